@@ -1,0 +1,156 @@
+//! Command-line arguments as clap parses them, and their conversion into validated
+//! settings. No logic outside this module sees clap types.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+/// tstore: a content-addressed global store for OpenTofu/Terraform providers and modules.
+#[derive(Debug, Parser)]
+#[command(name = "tstore", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Which tool's defaults to follow: the default registry host and the lock file header.
+    #[arg(long, global = true, env = "TSTORE_FLAVOR", value_parser = ["tofu", "terraform"])]
+    pub flavor: Option<String>,
+
+    /// The store's directory (default: $XDG_DATA_HOME/tstore or ~/.local/share/tstore).
+    #[arg(long, global = true, env = "TSTORE_HOME", value_name = "DIR")]
+    pub store: Option<PathBuf>,
+
+    /// The read-only view every link points into (default: ~/.tofu-store).
+    #[arg(long, global = true, env = "TSTORE_MOUNT", value_name = "DIR")]
+    pub mount: Option<PathBuf>,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Install the providers of a working directory from the store (the install phase of `tofu init`).
+    Init(InitArgs),
+    /// Inspect and maintain the store.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+/// Arguments of `tstore init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Ignore the versions recorded in the lock file and select the newest allowed ones.
+    #[arg(long)]
+    pub upgrade: bool,
+    /// Lock file mode; `readonly` fails instead of changing the lock file.
+    #[arg(long, value_parser = ["readonly"], value_name = "MODE")]
+    pub lockfile: Option<String>,
+    /// Print a JSON report on stdout instead of human-readable progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tstore store …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Ingest every provider package of a filesystem mirror directory (packed or unpacked layout).
+    Import {
+        /// The mirror directory.
+        path: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the packages in the store.
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show how much disk the store uses, and what copies per checkout would cost.
+    Du {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-hash every blob and check that every tree is complete.
+    Verify {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Parse the process arguments, accepting tofu's single-dash long flags
+/// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`.
+pub fn parse() -> Cli {
+    Cli::parse_from(with_double_dashes(std::env::args_os()))
+}
+
+/// Rewrite `-name[=value]` to `--name[=value]` when `name` is a long flag of tstore.
+fn with_double_dashes(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut longs = Vec::new();
+    collect_long_flags(&Cli::command(), &mut longs);
+    let mut out = Vec::new();
+    let mut rest_is_positional = false;
+    for arg in args {
+        let Some(text) = arg.to_str() else {
+            out.push(arg);
+            continue;
+        };
+        if text == "--" {
+            rest_is_positional = true;
+        }
+        let single = !rest_is_positional && text.starts_with('-') && !text.starts_with("--");
+        let name = text.trim_start_matches('-').split('=').next().unwrap_or("");
+        if single && name.len() > 1 && longs.iter().any(|l| l == name) {
+            out.push(OsString::from(format!("-{text}")));
+        } else {
+            out.push(arg);
+        }
+    }
+    out
+}
+
+fn collect_long_flags(cmd: &clap::Command, out: &mut Vec<String>) {
+    out.extend(
+        cmd.get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(str::to_owned),
+    );
+    out.extend(["help".to_owned(), "version".to_owned()]);
+    for sub in cmd.get_subcommands() {
+        collect_long_flags(sub, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(with_double_dashes(args.iter().map(OsString::from))).unwrap()
+    }
+
+    #[test]
+    fn single_dash_long_flags_are_accepted() {
+        let cli = parse(&["tstore", "init", "-upgrade", "-lockfile=readonly", "-json"]);
+        let Command::Init(args) = cli.command else {
+            panic!("expected init")
+        };
+        assert!(args.upgrade && args.json);
+        assert_eq!(args.lockfile.as_deref(), Some("readonly"));
+        let cli = parse(&["tstore", "-flavor=terraform", "init", "--upgrade"]);
+        assert_eq!(cli.flavor.as_deref(), Some("terraform"));
+    }
+
+    #[test]
+    fn unknown_single_dash_words_are_left_alone() {
+        let args = with_double_dashes(["tstore", "init", "-x", "--", "-upgrade"].map(OsString::from));
+        assert_eq!(args[2], "-x");
+        assert_eq!(args[4], "-upgrade");
+    }
+}

@@ -1,0 +1,299 @@
+//! One function per command. Human output goes to stdout in tofu's words; `--json`
+//! replaces it with one JSON document; errors go to stderr.
+//!
+//! # JSON formats
+//!
+//! - `init --json`: [`InitReport`]: `{"providers":[{"provider","version","platform",
+//!   "source","obtained":"ingested"|"memoized","hashes":[{"hash","disposition":{…}}],
+//!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
+//!   "bytes_hashed":N}`
+//! - `store ls --json`: `{"packages":[Package…]}`
+//! - `store du --json`: the store's `DiskUsage`
+//! - `store verify --json`: the store's `VerifyReport`
+//! - `store import --json`: `{"imported":[Package…]}`
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_installer::addr::Platform;
+use tstore_installer::cliconfig::CliConfig;
+use tstore_installer::fsmirror::{FilesystemMirror, MirrorLocation};
+use tstore_installer::install::{self, Event, InitOptions, InstallError, Reporter};
+use tstore_installer::mountpoint;
+use tstore_store::{Disposition, HashRecord, PackageKey, SourceFingerprint, Store};
+
+use crate::cli::{Command, InitArgs, StoreCommand};
+use crate::Settings;
+
+/// Run one command.
+pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Init(args) => init(settings, args),
+        Command::Store(StoreCommand::Import { path, json }) => store_import(settings, &path, json),
+        Command::Store(StoreCommand::Ls { json }) => store_ls(settings, json),
+        Command::Store(StoreCommand::Du { json }) => store_du(settings, json),
+        Command::Store(StoreCommand::Verify { json }) => store_verify(settings, json),
+    }
+}
+
+fn open_store(settings: &Settings) -> Result<Store> {
+    Store::open(&settings.store)
+        .with_context(|| format!("cannot open the store at {}", settings.store.display()))
+}
+
+/// Prints tofu-style progress lines.
+struct HumanReporter;
+
+impl Reporter for HumanReporter {
+    fn event(&self, event: Event<'_>) {
+        let line = match event {
+            Event::ReusingLocked { provider } => {
+                format!("- Reusing previous version of {provider} from the dependency lock file")
+            }
+            Event::Finding {
+                provider,
+                constraints,
+            } if constraints.is_empty() => format!("- Finding latest version of {provider}..."),
+            Event::Finding {
+                provider,
+                constraints,
+            } => format!("- Finding {provider} versions matching \"{constraints}\"..."),
+            Event::UsingPreviouslyInstalled { provider, version } => {
+                format!("- Using previously-installed {provider} v{version}")
+            }
+            Event::Installing { provider, version } => {
+                format!("- Installing {provider} v{version}...")
+            }
+            Event::Installed {
+                provider,
+                version,
+                auth,
+                from_store,
+            } => {
+                let store = if from_store { ", from the store" } else { "" };
+                format!("- Installed {provider} v{version} ({auth}{store})")
+            }
+        };
+        let _ = writeln!(std::io::stdout(), "{line}");
+    }
+}
+
+/// Reports nothing (for `--json`).
+struct Silent;
+
+impl Reporter for Silent {
+    fn event(&self, _: Event<'_>) {}
+}
+
+fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let dir = match args.dir {
+        Some(d) if d.is_absolute() => d,
+        Some(d) => cwd.join(d),
+        None => cwd.clone(),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "the working directory {} does not exist or is not a directory",
+            dir.display()
+        );
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    let cli_config = CliConfig::load(settings.flavor, &env)?;
+    let methods = cli_config.effective_methods(settings.flavor, &cwd, &env);
+    let store = open_store(settings)?;
+    mountpoint::ensure_views_link(&settings.mount, &store.views_dir())?;
+    let opts = InitOptions {
+        dir,
+        flavor: settings.flavor,
+        upgrade: args.upgrade,
+        lockfile_readonly: args.lockfile.as_deref() == Some("readonly"),
+        platform: Platform::current(),
+        mount: settings.mount.clone(),
+        methods,
+    };
+    let mut out = std::io::stdout();
+    if !args.json {
+        writeln!(out, "\nInitializing provider plugins...")?;
+    }
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &HumanReporter };
+    let report = install::init(&store, &opts, reporter)?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tool = match settings.flavor {
+        tstore_installer::flavor::Flavor::Tofu => "OpenTofu",
+        tstore_installer::flavor::Flavor::Terraform => "Terraform",
+    };
+    match report.lock_file {
+        install::LockFileChange::Created => writeln!(
+            out,
+            "\n{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
+             selections it made above. Include this file in your version control repository\n\
+             so that {tool} can guarantee to make the same selections by default when\n\
+             you run \"{}\" in the future.",
+            settings.flavor.init_command()
+        )?,
+        install::LockFileChange::Updated => writeln!(
+            out,
+            "\n{tool} has made some changes to the provider dependency selections recorded\n\
+             in the .terraform.lock.hcl file. Review those changes and commit them to your\n\
+             version control system if they represent changes you intended to make."
+        )?,
+        install::LockFileChange::Unchanged => {}
+    }
+    writeln!(out, "\ntstore has installed the providers of this working directory.")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn store_import(settings: &Settings, path: &std::path::Path, json: bool) -> Result<ExitCode> {
+    let store = open_store(settings)?;
+    let mirror = FilesystemMirror {
+        root: std::path::absolute(path)?,
+    };
+    let mut imported = Vec::new();
+    for (addr, package) in mirror.all_packages()? {
+        let key = PackageKey::Provider {
+            addr: addr.to_string(),
+            version: package.version.to_string(),
+            platform: package.platform.to_string(),
+        };
+        let local = |hash| HashRecord {
+            hash,
+            disposition: Disposition {
+                verified_locally: true,
+                ..Disposition::default()
+            },
+        };
+        let (source, tree, hashes) = match &package.location {
+            MirrorLocation::Packed(zip) => {
+                let a = store
+                    .ingest_zip(zip)
+                    .with_context(|| format!("cannot import {}", zip.display()))?;
+                let mut hashes = vec![local(a.ingested.h1.clone())];
+                if a.h1_zip != a.ingested.h1 {
+                    hashes.push(local(a.h1_zip));
+                }
+                hashes.push(local(a.zh));
+                (zip, a.ingested.tree, hashes)
+            }
+            MirrorLocation::Unpacked(dir) => {
+                let i = store
+                    .ingest_dir(dir)
+                    .with_context(|| format!("cannot import {}", dir.display()))?;
+                (dir, i.tree, vec![local(i.h1)])
+            }
+        };
+        let fingerprint = SourceFingerprint::of_path(source)?;
+        let pkg = store
+            .commit_package(&key, &tree, &hashes, Some((source, &fingerprint)))
+            .with_context(|| format!("cannot import {}", source.display()))?;
+        if !json {
+            println!(
+                "- Imported {} v{} ({})",
+                addr, package.version, package.platform
+            );
+        }
+        imported.push(pkg);
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "imported": imported }))?
+        );
+    } else if imported.is_empty() {
+        println!("No provider packages found in {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn store_ls(settings: &Settings, json: bool) -> Result<ExitCode> {
+    let store = open_store(settings)?;
+    let packages = store.packages()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "packages": packages }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &packages {
+        let PackageKey::Provider {
+            addr,
+            version,
+            platform,
+        } = &p.key;
+        println!(
+            "provider {addr} {version} {platform}  {} files, {} bytes  tree {}",
+            p.files, p.bytes, p.tree
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn store_du(settings: &Settings, json: bool) -> Result<ExitCode> {
+    let store = open_store(settings)?;
+    let du = store.disk_usage()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&du)?);
+    } else {
+        println!(
+            "{} packages, {} trees, {} blobs\n{} bytes on disk (blobs)\n{} bytes if every package were a separate copy",
+            du.packages, du.trees, du.blobs, du.blob_bytes, du.logical_bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn store_verify(settings: &Settings, json: bool) -> Result<ExitCode> {
+    let store = open_store(settings)?;
+    let report = store.verify()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "checked {} blobs ({} bytes)",
+            report.blobs_checked, report.bytes_checked
+        );
+        for c in &report.corrupt {
+            println!("corrupt: {c:?}");
+        }
+        for m in &report.missing {
+            println!("missing: {m:?}");
+        }
+    }
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        if !json {
+            eprintln!("Error: the store is damaged; see the list above");
+        }
+        ExitCode::from(1)
+    })
+}
+
+/// Print an error as tofu does (`Error: summary`, blank line, detail), then the chain
+/// of causes and a hint when there is one.
+pub fn print_error(err: &anyhow::Error) {
+    let mut out = String::new();
+    if let Some(install) = err.downcast_ref::<InstallError>() {
+        out.push_str(&format!("\nError: {}\n\n{install}\n", install.summary()));
+        let mut source = std::error::Error::source(install);
+        while let Some(cause) = source {
+            out.push_str(&format!("  caused by: {cause}\n"));
+            source = cause.source();
+        }
+        if let Some(hint) = install.hint() {
+            out.push_str(&format!("\n  hint: {hint}\n"));
+        }
+    } else {
+        out.push_str(&format!("\nError: {err}\n"));
+        for cause in err.chain().skip(1) {
+            out.push_str(&format!("  caused by: {cause}\n"));
+        }
+    }
+    let _ = std::io::stderr().write_all(out.as_bytes());
+}

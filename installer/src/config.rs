@@ -1,0 +1,891 @@
+//! Provider requirements of one module directory.
+//!
+//! Reads the module's `*.tf`, `*.tf.json`, `*.tofu` and `*.tofu.json` files
+//! (a `.tofu` file hides the `.tf` file of the same name; override files are
+//! applied last) and collects, per provider address, the AND of every
+//! version constraint found: `required_providers` entries, legacy
+//! `provider { version = ... }` arguments, and providers implied by
+//! `resource`/`data`/`ephemeral` blocks and `provider` blocks. Only what
+//! provider installation needs is interpreted; everything else is ignored.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use hcl::edit::expr::{Expression, ObjectKey, TraversalOperator};
+use hcl::edit::structure::{Attribute, Block, Body, Structure};
+use hcl::edit::Span;
+use serde_json::Value;
+
+use crate::addr::{normalize_part, ProviderAddr};
+use crate::lockfile::line_at;
+use crate::version::VersionConstraints;
+
+/// A position in a configuration file, shown as `path:line` (or `path` for
+/// JSON files, whose values carry no line numbers once parsed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePos {
+    /// The file.
+    pub file: PathBuf,
+    /// One-based line, when known.
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for SourcePos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}", self.file.display()),
+            None => write!(f, "{}", self.file.display()),
+        }
+    }
+}
+
+/// Errors from loading a module's configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The module directory cannot be listed.
+    #[error("module directory {} does not exist or cannot be read", dir.display())]
+    ReadDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        #[source]
+        err: io::Error,
+    },
+    /// A configuration file cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        err: io::Error,
+    },
+    /// HCL or JSON syntax error.
+    #[error("{at}: {message}")]
+    Syntax {
+        /// Where.
+        at: SourcePos,
+        /// The parser's message.
+        message: String,
+    },
+    /// Valid syntax with an invalid provider requirement.
+    #[error("{at}: {summary}: {detail}")]
+    Invalid {
+        /// Where.
+        at: SourcePos,
+        /// Short summary, in tofu's words.
+        summary: &'static str,
+        /// Explanation.
+        detail: String,
+    },
+}
+
+/// A `module "NAME" { source = ..., version = ... }` call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleCall {
+    /// The `source` argument as written (empty if missing or not a literal).
+    pub source: String,
+    /// The `version` argument, if any.
+    pub version: Option<String>,
+    /// Where the call is declared.
+    pub at: SourcePos,
+}
+
+/// What one module directory requires.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleRequirements {
+    /// Every provider the module uses (built-in ones excluded), with the AND of
+    /// its constraints; an empty constraint set means any version.
+    pub providers: BTreeMap<ProviderAddr, VersionConstraints>,
+    /// Child module calls by name, for walking the module tree.
+    pub module_calls: BTreeMap<String, ModuleCall>,
+}
+
+/// Load the provider requirements of the module in `dir` (not recursive).
+/// `default_host` is the registry host for addresses without one.
+pub fn load_module_requirements(
+    dir: &Path,
+    default_host: &str,
+) -> Result<ModuleRequirements, ConfigError> {
+    let (primary, overrides) = module_files(dir)?;
+    let parse_all = |paths: &[PathBuf]| -> Result<Vec<FileContent>, ConfigError> {
+        paths
+            .iter()
+            .map(|p| {
+                let src = fs_err::read_to_string(p).map_err(|err| ConfigError::Read {
+                    path: p.clone(),
+                    err,
+                })?;
+                if p.to_string_lossy().ends_with(".json") {
+                    parse_json(&src, p)
+                } else {
+                    parse_hcl(&src, p)
+                }
+            })
+            .collect()
+    };
+    let primary = parse_all(&primary)?;
+    let overrides = parse_all(&overrides)?;
+
+    // One required_providers block per module, then override files replace
+    // whole entries by local name (tofu's configs.NewModule).
+    let mut required: BTreeMap<String, RequiredEntry> = BTreeMap::new();
+    let mut first_block: Option<&SourcePos> = None;
+    for file in &primary {
+        for block in &file.required_blocks {
+            if let Some(first) = first_block {
+                return Err(invalid(
+                    &block.at,
+                    "Duplicate required providers configuration",
+                    format!("A module may have only one required providers configuration. The required providers were previously configured at {first}."),
+                ));
+            }
+            first_block = Some(&block.at);
+            for e in &block.entries {
+                required.insert(e.name.clone(), e.clone());
+            }
+        }
+    }
+    for file in &overrides {
+        for block in &file.required_blocks {
+            for e in &block.entries {
+                required.insert(e.name.clone(), e.clone());
+            }
+        }
+    }
+
+    let mut reqs = ModuleRequirements::default();
+    let mut local_names: BTreeMap<String, ProviderAddr> = BTreeMap::new();
+    for e in required.values() {
+        let addr = match &e.source {
+            Some(src) => ProviderAddr::parse_source(src, default_host).map_err(|err| {
+                invalid(&e.at, "Invalid provider source address", err.to_string())
+            })?,
+            None => {
+                let kind = normalize_part(&e.name)
+                    .map_err(|err| invalid(&e.at, "Invalid provider name", err))?;
+                ProviderAddr::implied(&kind, default_host)
+            }
+        };
+        let constraints = parse_constraints(e.version.as_deref(), &e.at)?;
+        local_names.insert(e.name.clone(), addr.clone());
+        add(&mut reqs, addr, &constraints);
+    }
+    let resolve = |local: &str| -> ProviderAddr {
+        local_names
+            .get(local)
+            .cloned()
+            .unwrap_or_else(|| ProviderAddr::implied(local, default_host))
+    };
+
+    // Provider configurations keyed by (name, alias): an override's version
+    // replaces the primary one, as tofu merges provider blocks.
+    let mut provider_cfgs: BTreeMap<(String, String), ProviderConfig> = BTreeMap::new();
+    for (i, file) in primary.iter().chain(&overrides).enumerate() {
+        let is_override = i >= primary.len();
+        for pc in &file.provider_configs {
+            let key = (pc.name.clone(), pc.alias.clone());
+            match provider_cfgs.get_mut(&key) {
+                Some(existing) if is_override => {
+                    if pc.version.is_some() {
+                        existing.version.clone_from(&pc.version);
+                        existing.at = pc.at.clone();
+                    }
+                }
+                _ => {
+                    provider_cfgs.insert(key, pc.clone());
+                }
+            }
+        }
+    }
+    for pc in provider_cfgs.values() {
+        let constraints = parse_constraints(pc.version.as_deref(), &pc.at)?;
+        add(&mut reqs, resolve(&pc.name), &constraints);
+    }
+    for file in primary.iter().chain(&overrides) {
+        for local in &file.resource_providers {
+            add(&mut reqs, resolve(local), &VersionConstraints::default());
+        }
+        for (name, call) in &file.module_calls {
+            reqs.module_calls.insert(name.clone(), call.clone());
+        }
+    }
+    Ok(reqs)
+}
+
+fn add(reqs: &mut ModuleRequirements, addr: ProviderAddr, c: &VersionConstraints) {
+    if addr.is_builtin() {
+        return;
+    }
+    reqs.providers.entry(addr).or_default().merge(c);
+}
+
+fn parse_constraints(s: Option<&str>, at: &SourcePos) -> Result<VersionConstraints, ConfigError> {
+    VersionConstraints::parse(s.unwrap_or("")).map_err(|e| {
+        invalid(
+            at,
+            "Invalid version constraint",
+            format!("Incorrect version constraint syntax: {}.", e.reason()),
+        )
+    })
+}
+
+fn invalid(at: &SourcePos, summary: &'static str, detail: String) -> ConfigError {
+    ConfigError::Invalid {
+        at: at.clone(),
+        summary,
+        detail,
+    }
+}
+
+/// List the module's primary and override files, sorted by name, with `.tf`
+/// files dropped where a `.tofu` file of the same stem exists.
+fn module_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ConfigError> {
+    let entries = fs_err::read_dir(dir).map_err(|err| ConfigError::ReadDir {
+        dir: dir.to_owned(),
+        err: io::Error::new(err.kind(), err.to_string()),
+    })?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|err| ConfigError::ReadDir {
+            dir: dir.to_owned(),
+            err,
+        })?;
+        let path = entry.path();
+        if path.is_dir() {
+            continue;
+        }
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        // Editor droppings and hidden files, as tofu ignores them.
+        let ignored = name.starts_with('.')
+            || name.ends_with('~')
+            || (name.starts_with('#') && name.ends_with('#'));
+        if !ignored && config_ext(&name).is_some() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    let mut primary = Vec::new();
+    let mut overrides = Vec::new();
+    for name in &names {
+        let ext = config_ext(name).unwrap_or_default();
+        let stem = &name[..name.len() - ext.len()];
+        if let Some(tofu_ext) = ext.strip_prefix(".tf").map(|rest| format!(".tofu{rest}")) {
+            if names.contains(&format!("{stem}{tofu_ext}")) {
+                continue;
+            }
+        }
+        let is_override = stem == "override" || stem.ends_with("_override");
+        let path = dir.join(name);
+        if is_override {
+            overrides.push(path);
+        } else {
+            primary.push(path);
+        }
+    }
+    Ok((primary, overrides))
+}
+
+fn config_ext(name: &str) -> Option<&'static str> {
+    [".tf", ".tf.json", ".tofu", ".tofu.json"]
+        .into_iter()
+        .find(|ext| name.ends_with(ext) && name.len() > ext.len())
+}
+
+#[derive(Clone, Debug)]
+struct RequiredEntry {
+    name: String,
+    source: Option<String>,
+    version: Option<String>,
+    at: SourcePos,
+}
+
+#[derive(Clone, Debug)]
+struct RequiredBlock {
+    at: SourcePos,
+    entries: Vec<RequiredEntry>,
+}
+
+#[derive(Clone, Debug)]
+struct ProviderConfig {
+    name: String,
+    alias: String,
+    version: Option<String>,
+    at: SourcePos,
+}
+
+/// What one file contributes.
+#[derive(Default)]
+struct FileContent {
+    required_blocks: Vec<RequiredBlock>,
+    provider_configs: Vec<ProviderConfig>,
+    /// Local provider names used by resources (from `provider =` or the type prefix).
+    resource_providers: Vec<String>,
+    module_calls: Vec<(String, ModuleCall)>,
+}
+
+/// The local provider name a resource type implies: the part before the first `_`.
+fn implied_local_name(resource_type: &str) -> &str {
+    resource_type.split('_').next().unwrap_or(resource_type)
+}
+
+/// The local name from a `provider = NAME[.ALIAS]` meta-argument (or its JSON
+/// string form).
+fn local_name_from_ref(s: &str) -> &str {
+    s.split('.').next().unwrap_or(s)
+}
+
+struct HclFile<'a> {
+    src: &'a str,
+    path: &'a Path,
+}
+
+impl HclFile<'_> {
+    fn at(&self, node: &impl Span) -> SourcePos {
+        SourcePos {
+            file: self.path.to_owned(),
+            line: node.span().map(|r| line_at(self.src, r.start)),
+        }
+    }
+
+    fn string_attr(&self, body: &Body, name: &str) -> Result<Option<String>, ConfigError> {
+        match body.get_attribute(name) {
+            None => Ok(None),
+            Some(a) => self.string_value(a).map(Some),
+        }
+    }
+
+    fn string_value(&self, a: &Attribute) -> Result<String, ConfigError> {
+        match &a.value {
+            Expression::String(s) => Ok(s.as_str().to_owned()),
+            _ => Err(invalid(
+                &self.at(a),
+                "Invalid value",
+                format!(
+                    "The {:?} argument must be a literal string.",
+                    a.key.as_str()
+                ),
+            )),
+        }
+    }
+
+    fn required_providers(&self, block: &Block) -> Result<RequiredBlock, ConfigError> {
+        let mut entries = Vec::new();
+        for s in block.body.iter() {
+            let Structure::Attribute(a) = s else {
+                return Err(invalid(
+                    &self.at(s),
+                    "Unexpected block",
+                    "required_providers may contain only attributes.".into(),
+                ));
+            };
+            let name = a.key.as_str().to_owned();
+            let at = self.at(a);
+            let entry = match &a.value {
+                // Legacy 0.12 form: `name = "constraint"`.
+                Expression::String(v) => RequiredEntry {
+                    name,
+                    source: None,
+                    version: Some(v.as_str().to_owned()),
+                    at,
+                },
+                Expression::Object(obj) => {
+                    check_local_name(&name, &at)?;
+                    let mut entry = RequiredEntry {
+                        name,
+                        source: None,
+                        version: None,
+                        at: at.clone(),
+                    };
+                    for (k, v) in obj.iter() {
+                        let key = match k {
+                            ObjectKey::Ident(i) => i.as_str().to_owned(),
+                            ObjectKey::Expression(Expression::String(s)) => s.as_str().to_owned(),
+                            ObjectKey::Expression(e) => e.to_string(),
+                        };
+                        let value_at = v.expr().span().map_or(at.clone(), |r| SourcePos {
+                            file: self.path.to_owned(),
+                            line: Some(line_at(self.src, r.start)),
+                        });
+                        let as_string = |what: &'static str| {
+                            match v.expr() {
+                            Expression::String(s) => Ok(s.as_str().to_owned()),
+                            _ => Err(invalid(&value_at, what, format!("The {key:?} of a provider requirement must be a literal string."))),
+                        }
+                        };
+                        match key.as_str() {
+                            "version" => entry.version = Some(as_string("Invalid version constraint")?),
+                            "source" => entry.source = Some(as_string("Invalid source")?),
+                            "configuration_aliases" => {}
+                            other => {
+                                return Err(invalid(
+                                    &value_at,
+                                    "Invalid required_providers object",
+                                    format!("required_providers objects can only contain \"version\", \"source\" and \"configuration_aliases\" attributes, not {other:?}. To configure a provider, use a \"provider\" block."),
+                                ))
+                            }
+                        }
+                    }
+                    entry
+                }
+                _ => {
+                    return Err(invalid(
+                        &at,
+                        "Invalid required_providers object",
+                        "required_providers entries must be strings or objects.".into(),
+                    ))
+                }
+            };
+            entries.push(entry);
+        }
+        Ok(RequiredBlock {
+            at: self.at(block),
+            entries,
+        })
+    }
+
+    fn resource_provider(&self, block: &Block) -> Option<String> {
+        let explicit = block
+            .body
+            .get_attribute("provider")
+            .and_then(|a| match &a.value {
+                Expression::Variable(v) => Some(v.as_str().to_owned()),
+                Expression::Traversal(t) => match (&t.expr, t.operators.first().map(|o| o.value()))
+                {
+                    (Expression::Variable(v), None | Some(TraversalOperator::GetAttr(_))) => {
+                        Some(v.as_str().to_owned())
+                    }
+                    _ => None,
+                },
+                // Not valid in native syntax, but harmless to accept.
+                Expression::String(s) => Some(local_name_from_ref(s.as_str()).to_owned()),
+                _ => None,
+            });
+        explicit.or_else(|| {
+            block
+                .labels
+                .first()
+                .map(|l| implied_local_name(l.as_str()).to_owned())
+        })
+    }
+}
+
+fn check_local_name(name: &str, at: &SourcePos) -> Result<(), ConfigError> {
+    match normalize_part(name) {
+        Ok(n) if n == name => Ok(()),
+        Ok(n) => Err(invalid(
+            at,
+            "Invalid provider local name",
+            format!("{name:?} is an invalid provider local name: must be lower case; try {n:?}."),
+        )),
+        Err(e) => Err(invalid(
+            at,
+            "Invalid provider local name",
+            format!("{name:?} is an invalid provider local name: {e}."),
+        )),
+    }
+}
+
+fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
+    let body = hcl::edit::parser::parse_body(src).map_err(|e| ConfigError::Syntax {
+        at: SourcePos {
+            file: path.to_owned(),
+            line: Some(e.location().line()),
+        },
+        message: e.message().to_owned(),
+    })?;
+    let f = HclFile { src, path };
+    let mut out = FileContent::default();
+    for block in body.blocks() {
+        match block.ident.as_str() {
+            "terraform" => {
+                for inner in block.body.blocks() {
+                    if inner.ident.as_str() == "required_providers" {
+                        out.required_blocks.push(f.required_providers(inner)?);
+                    }
+                }
+            }
+            "provider" => {
+                let Some(name) = block.labels.first() else {
+                    continue;
+                };
+                out.provider_configs.push(ProviderConfig {
+                    name: name.as_str().to_owned(),
+                    alias: f.string_attr(&block.body, "alias")?.unwrap_or_default(),
+                    version: f.string_attr(&block.body, "version")?,
+                    at: f.at(block),
+                });
+            }
+            "resource" | "data" | "ephemeral" => {
+                if let Some(local) = f.resource_provider(block) {
+                    out.resource_providers.push(local);
+                }
+            }
+            "module" => {
+                let Some(name) = block.labels.first() else {
+                    continue;
+                };
+                let source = match block.body.get_attribute("source") {
+                    Some(a) => a.value.as_str().unwrap_or_default().to_owned(),
+                    None => String::new(),
+                };
+                let version = block
+                    .body
+                    .get_attribute("version")
+                    .and_then(|a| a.value.as_str().map(str::to_owned));
+                out.module_calls.push((
+                    name.as_str().to_owned(),
+                    ModuleCall {
+                        source,
+                        version,
+                        at: f.at(block),
+                    },
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// JSON syntax: a block type maps to an object, or an array of objects, of
+/// bodies (or of labels, then bodies). Both shapes are flattened here.
+fn json_items(v: &Value) -> Vec<&serde_json::Map<String, Value>> {
+    match v {
+        Value::Object(o) => vec![o],
+        Value::Array(a) => a.iter().filter_map(Value::as_object).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
+    let at = SourcePos {
+        file: path.to_owned(),
+        line: None,
+    };
+    let root: Value = serde_json::from_str(src).map_err(|e| ConfigError::Syntax {
+        at: SourcePos {
+            file: path.to_owned(),
+            line: Some(e.line()),
+        },
+        message: e.to_string(),
+    })?;
+    let Some(root) = root.as_object() else {
+        return Err(ConfigError::Syntax {
+            at,
+            message: "the root of a JSON configuration file must be an object".into(),
+        });
+    };
+    let string = |v: &Value, what: &str| -> Result<String, ConfigError> {
+        v.as_str().map(str::to_owned).ok_or_else(|| {
+            invalid(
+                &at,
+                "Invalid value",
+                format!("The {what:?} argument must be a string."),
+            )
+        })
+    };
+    let mut out = FileContent::default();
+    for (key, value) in root {
+        match key.as_str() {
+            "terraform" => {
+                for tf in json_items(value) {
+                    let Some(rp) = tf.get("required_providers") else {
+                        continue;
+                    };
+                    for block in json_items(rp) {
+                        let mut entries = Vec::new();
+                        for (name, v) in block {
+                            let mut entry = RequiredEntry {
+                                name: name.clone(),
+                                source: None,
+                                version: None,
+                                at: at.clone(),
+                            };
+                            match v {
+                                Value::String(s) => entry.version = Some(s.clone()),
+                                Value::Object(o) => {
+                                    check_local_name(name, &at)?;
+                                    for (k, v) in o {
+                                        match k.as_str() {
+                                            "version" => entry.version = Some(string(v, "version")?),
+                                            "source" => entry.source = Some(string(v, "source")?),
+                                            "configuration_aliases" => {}
+                                            other => {
+                                                return Err(invalid(
+                                                    &at,
+                                                    "Invalid required_providers object",
+                                                    format!("required_providers objects can only contain \"version\", \"source\" and \"configuration_aliases\" attributes, not {other:?}."),
+                                                ))
+                                            }
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    return Err(invalid(
+                                        &at,
+                                        "Invalid required_providers object",
+                                        "required_providers entries must be strings or objects."
+                                            .into(),
+                                    ))
+                                }
+                            }
+                            entries.push(entry);
+                        }
+                        out.required_blocks.push(RequiredBlock {
+                            at: at.clone(),
+                            entries,
+                        });
+                    }
+                }
+            }
+            "provider" => {
+                for by_name in json_items(value) {
+                    for (name, bodies) in by_name {
+                        for body in json_items(bodies) {
+                            out.provider_configs.push(ProviderConfig {
+                                name: name.clone(),
+                                alias: body
+                                    .get("alias")
+                                    .map(|v| string(v, "alias"))
+                                    .transpose()?
+                                    .unwrap_or_default(),
+                                version: body
+                                    .get("version")
+                                    .map(|v| string(v, "version"))
+                                    .transpose()?,
+                                at: at.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            "resource" | "data" | "ephemeral" => {
+                for by_type in json_items(value) {
+                    for (rtype, by_name) in by_type {
+                        for names in json_items(by_name) {
+                            for bodies in names.values() {
+                                for body in json_items(bodies) {
+                                    let local = match body.get("provider").and_then(Value::as_str) {
+                                        Some(r) => local_name_from_ref(r),
+                                        None => implied_local_name(rtype),
+                                    };
+                                    out.resource_providers.push(local.to_owned());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            "module" => {
+                for by_name in json_items(value) {
+                    for (name, body) in by_name {
+                        let Some(body) = json_items(body).into_iter().next() else {
+                            continue;
+                        };
+                        out.module_calls.push((
+                            name.clone(),
+                            ModuleCall {
+                                source: body
+                                    .get("source")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                                    .to_owned(),
+                                version: body
+                                    .get("version")
+                                    .and_then(Value::as_str)
+                                    .map(str::to_owned),
+                                at: at.clone(),
+                            },
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOST: &str = "registry.opentofu.org";
+
+    fn module(
+        files: &[(&str, &str)],
+    ) -> (tempfile::TempDir, Result<ModuleRequirements, ConfigError>) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            fs_err::write(dir.path().join(name), content).unwrap();
+        }
+        let r = load_module_requirements(dir.path(), HOST);
+        (dir, r)
+    }
+
+    fn summary(r: &ModuleRequirements) -> Vec<String> {
+        r.providers
+            .iter()
+            .map(|(a, c)| format!("{a} [{}]", c.to_lock_string()))
+            .collect()
+    }
+
+    #[test]
+    fn required_providers_and_implied() {
+        let (_d, r) = module(&[
+            (
+                "main.tf",
+                r#"
+terraform {
+  required_version = ">= 1.0"
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = "~>2.0,   >=2.0.0 , !=2.1.1"
+    }
+    fake = {
+      source = "example.com/test/fake"
+    }
+    legacy = ">= 1.0"
+    awsalt = {
+      source = "hashicorp/aws"
+    }
+  }
+}
+
+resource "null_resource" "x" {}
+resource "fake_thing" "y" {}
+data "http" "z" {}
+resource "aws_instance" "w" {
+  provider = awsalt.west
+}
+data "terraform_remote_state" "s" {}
+provider "google" {
+  version = "< 5"
+}
+provider "google" {
+  alias = "other"
+}
+module "child" {
+  source  = "./child"
+}
+"#,
+            ),
+            (
+                "versions.tf",
+                "provider \"null\" {\n  version = \"<= 2.9\"\n}\n",
+            ),
+        ]);
+        let r = r.unwrap();
+        assert_eq!(
+            summary(&r),
+            [
+                "example.com/test/fake []",
+                "registry.opentofu.org/hashicorp/aws []",
+                "registry.opentofu.org/hashicorp/google [< 5.0.0]",
+                "registry.opentofu.org/hashicorp/http []",
+                "registry.opentofu.org/hashicorp/legacy [>= 1.0.0]",
+                "registry.opentofu.org/hashicorp/null [>= 2.0.0, ~> 2.0, != 2.1.1, <= 2.9.0]",
+            ]
+        );
+        assert_eq!(r.module_calls["child"].source, "./child");
+    }
+
+    #[test]
+    fn tofu_files_win_and_overrides_replace_entries() {
+        let (_d, r) = module(&[
+            ("main.tf", "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = \"1.0.0\" }\n  }\n}\n"),
+            ("main.tofu", "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = \"2.0.0\" }\n  }\n}\n"),
+            ("override.tf", "terraform {\n  required_providers {\n    null = { source = \"example.com/x/null\", version = \"3.0.0\" }\n  }\n}\n"),
+            ("res.tf", "resource \"null_resource\" \"r\" {}\n"),
+            (".hidden.tf", "this is not parsed {"),
+            ("notes.txt", "ignored {"),
+        ]);
+        assert_eq!(summary(&r.unwrap()), ["example.com/x/null [3.0.0]"]);
+    }
+
+    #[test]
+    fn json_syntax() {
+        let (_d, r) = module(&[
+            (
+                "main.tf.json",
+                r#"{
+  "terraform": [{"required_providers": {"null": {"source": "hashicorp/null", "version": "~> 2.1"}}}],
+  "resource": {"null_resource": {"x": {}}, "aws_instance": {"y": [{"provider": "myaws.west"}]}},
+  "provider": {"google": [{"version": ">= 4"}, {"alias": "b"}]},
+  "module": {"m": {"source": "hashicorp/consul/aws", "version": "1.0.0"}}
+}"#,
+            ),
+            ("tf.tofu.json", r#"{"data": {"http": {"d": {}}}}"#),
+        ]);
+        let r = r.unwrap();
+        assert_eq!(
+            summary(&r),
+            [
+                "registry.opentofu.org/hashicorp/google [>= 4.0.0]",
+                "registry.opentofu.org/hashicorp/http []",
+                "registry.opentofu.org/hashicorp/myaws []",
+                "registry.opentofu.org/hashicorp/null [~> 2.1]",
+            ]
+        );
+        assert_eq!(r.module_calls["m"].version.as_deref(), Some("1.0.0"));
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("main.tf", "terraform {\n  required_providers {\n    null = {\n      source = \"hashicorp/terraform-provider-null\"\n", "main.tf:"),
+            ("main.tf", "resource \"x\" {\n  = 1\n}\n", "main.tf:2:"),
+            (
+                "main.tf",
+                "\n\nterraform {\n  required_providers {\n    null = {\n      source = \"a/b/c/d\"\n    }\n  }\n}\n",
+                "main.tf:5: Invalid provider source address",
+            ),
+            (
+                "main.tf",
+                "terraform {\n  required_providers {\n    null = {\n      version = \"~>> 1\"\n    }\n  }\n}\n",
+                "main.tf:3: Invalid version constraint",
+            ),
+            (
+                "main.tf",
+                "terraform {\n  required_providers {\n    null = { bogus = \"x\" }\n  }\n}\n",
+                "main.tf:3: Invalid required_providers object",
+            ),
+            ("main.tf.json", "{\n  \"terraform\": \n}", "main.tf.json:3:"),
+        ];
+        for (name, src, needle) in cases {
+            let (d, r) = module(&[(name, src)]);
+            let msg = r.unwrap_err().to_string();
+            let rel = msg.replace(&format!("{}/", d.path().display()), "");
+            assert!(rel.starts_with(needle), "{src}\n=> {rel}");
+        }
+        // Two required_providers blocks in primary files.
+        let (_d, r) = module(&[
+            ("a.tf", "terraform {\n  required_providers {}\n}\n"),
+            ("b.tf", "terraform {\n  required_providers {}\n}\n"),
+        ]);
+        assert!(r
+            .unwrap_err()
+            .to_string()
+            .contains("Duplicate required providers configuration"));
+        let missing = load_module_requirements(Path::new("/nonexistent/dir"), HOST).unwrap_err();
+        assert!(matches!(missing, ConfigError::ReadDir { .. }));
+    }
+
+    #[test]
+    fn terraform_flavor_default_host_and_builtin_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            dir.path().join("main.tf"),
+            "resource \"null_resource\" \"x\" {}\nprovider \"terraform\" {}\n",
+        )
+        .unwrap();
+        let r = load_module_requirements(dir.path(), "registry.terraform.io").unwrap();
+        assert_eq!(summary(&r), ["registry.terraform.io/hashicorp/null []"]);
+    }
+}

@@ -1,0 +1,796 @@
+//! The dependency lock file, `.terraform.lock.hcl` (spec §2).
+//!
+//! Reading validates like OpenTofu's `depsfile` package, with its wording;
+//! writing reproduces its byte layout exactly, so a lock file written by tofu
+//! or Terraform and rewritten by tstore produces no diff.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Write as _};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use hcl::edit::expr::Expression;
+use hcl::edit::structure::{Attribute, Block, Body, Structure};
+use hcl::edit::Span;
+
+use crate::addr::{AddrError, ProviderAddr};
+use crate::flavor::Flavor;
+use crate::version::{Version, VersionConstraints};
+
+/// What is wrong with a lock file; each names the tofu diagnostic it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockErrorKind {
+    /// HCL syntax error.
+    Syntax,
+    /// "Unsupported block type".
+    UnsupportedBlockType,
+    /// "Unsupported argument".
+    UnsupportedArgument,
+    /// "Missing required argument".
+    MissingArgument,
+    /// "Attribute redefined".
+    DuplicateArgument,
+    /// Wrong number of block labels.
+    InvalidLabels,
+    /// "Invalid provider source address" (unparseable or not lockable).
+    InvalidSourceAddress,
+    /// "Non-normalized provider source address".
+    NonNormalizedAddress,
+    /// "Invalid provider source address" for `terraform.io/builtin/terraform`.
+    BuiltinProvider,
+    /// "Duplicate provider lock".
+    DuplicateProvider,
+    /// "Invalid provider version number".
+    InvalidVersion,
+    /// "Invalid provider version constraints".
+    InvalidConstraints,
+    /// "Invalid provider hash string".
+    InvalidHash,
+    /// "Invalid provider hash set".
+    InvalidHashSet,
+    /// An argument value of the wrong type (e.g. not a string literal).
+    InvalidValue,
+}
+
+/// Errors from reading a lock file.
+#[derive(Debug, thiserror::Error)]
+pub enum LockFileError {
+    /// The file exists but could not be read.
+    #[error("cannot read dependency lock file {path}")]
+    Read {
+        /// The lock file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        err: io::Error,
+    },
+    /// The file is not a valid lock file.
+    #[error("{file}:{line}: {summary}: {detail}")]
+    Invalid {
+        /// Which check failed.
+        kind: LockErrorKind,
+        /// File name as given to the parser.
+        file: String,
+        /// One-based line of the offending construct.
+        line: usize,
+        /// Short summary, in tofu's words.
+        summary: &'static str,
+        /// Explanation, in tofu's words.
+        detail: String,
+    },
+}
+
+impl LockFileError {
+    /// The check that failed, if the file was read.
+    pub fn kind(&self) -> Option<LockErrorKind> {
+        match self {
+            LockFileError::Read { .. } => None,
+            LockFileError::Invalid { kind, .. } => Some(*kind),
+        }
+    }
+}
+
+/// The selection recorded for one provider.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockedProvider {
+    /// The selected version.
+    pub version: Version,
+    /// The canonical constraints string, when the configuration had any.
+    pub constraints: Option<String>,
+    /// Accepted package hashes (`h1:…`, `zh:…`, unknown schemes kept as-is).
+    pub hashes: BTreeSet<String>,
+}
+
+/// A parsed `.terraform.lock.hcl`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockFile {
+    /// The leading comment lines as found (each ending in `\n`), kept on rewrite.
+    pub header: Option<String>,
+    /// Locked providers, in lock file order.
+    pub providers: BTreeMap<ProviderAddr, LockedProvider>,
+    /// Warnings to show the user (e.g. about ignored `module` blocks).
+    pub warnings: Vec<String>,
+}
+
+impl LockFile {
+    /// Read and parse the lock file at `path`; `Ok(None)` if it does not exist.
+    pub fn load(path: &Path) -> Result<Option<LockFile>, LockFileError> {
+        let src = match fs_err::read_to_string(path) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => {
+                return Err(LockFileError::Read {
+                    path: path.to_owned(),
+                    err,
+                })
+            }
+        };
+        Self::parse(&src, &path.display().to_string()).map(Some)
+    }
+
+    /// Parse lock file source; `filename` is used in error messages.
+    pub fn parse(src: &str, filename: &str) -> Result<LockFile, LockFileError> {
+        let ctx = Ctx { src, filename };
+        let body = hcl::edit::parser::parse_body(src).map_err(|e| LockFileError::Invalid {
+            kind: LockErrorKind::Syntax,
+            file: filename.to_owned(),
+            line: e.location().line(),
+            summary: "Invalid HCL syntax",
+            detail: e.message().to_owned(),
+        })?;
+
+        let mut lock = LockFile {
+            header: leading_comments(src),
+            ..LockFile::default()
+        };
+        // Where each provider was first declared, for the duplicate message.
+        let mut seen: BTreeMap<ProviderAddr, usize> = BTreeMap::new();
+        for structure in body.iter() {
+            match structure {
+                Structure::Attribute(attr) => {
+                    return Err(ctx.unsupported_argument(attr));
+                }
+                Structure::Block(block) => match block.ident.as_str() {
+                    "provider" => {
+                        let (addr, locked) = ctx.provider_block(block)?;
+                        let line = ctx.line(block);
+                        if let Some(first) = seen.get(&addr) {
+                            return Err(ctx.err(
+                                LockErrorKind::DuplicateProvider,
+                                line,
+                                "Duplicate provider lock",
+                                format!(
+                                    "This lockfile already declared a lock for provider {addr} at {filename}:{first}."
+                                ),
+                            ));
+                        }
+                        seen.insert(addr.clone(), line);
+                        lock.providers.insert(addr, locked);
+                    }
+                    "module" => {
+                        ctx.expect_one_label(block)?;
+                        // One warning is enough to make the point, as in tofu.
+                        if lock.warnings.is_empty() {
+                            lock.warnings.push(format!(
+                                "{filename}:{}: Dependency locks for modules are not yet supported: this lock file contains module blocks, which are ignored; it may have been written by a later version.",
+                                ctx.line(block)
+                            ));
+                        }
+                    }
+                    other => {
+                        return Err(ctx.err(
+                            LockErrorKind::UnsupportedBlockType,
+                            ctx.line(block),
+                            "Unsupported block type",
+                            format!("Blocks of type {other:?} are not expected here."),
+                        ))
+                    }
+                },
+            }
+        }
+        Ok(lock)
+    }
+
+    /// Render the lock file exactly as OpenTofu writes it.
+    ///
+    /// The header is the one read from the existing file, or the standard two
+    /// comment lines naming `flavor`'s init command.
+    pub fn to_string_with_header(&self, flavor: Flavor) -> String {
+        let mut out = match &self.header {
+            Some(h) => {
+                let mut h = h.clone();
+                if !h.ends_with('\n') {
+                    h.push('\n');
+                }
+                h
+            }
+            None => format!(
+                "# This file is maintained automatically by \"{}\".\n# Manual edits may be lost in future updates.\n",
+                flavor.init_command()
+            ),
+        };
+        for (addr, p) in &self.providers {
+            out.push('\n');
+            let _ = writeln!(out, "provider {} {{", quote(&addr.to_string()));
+            // hclwrite aligns the `=` of consecutive one-line attributes;
+            // `hashes = [` opens a multi-line value and is never padded.
+            match p.constraints.as_deref().filter(|c| !c.is_empty()) {
+                Some(c) => {
+                    let _ = writeln!(out, "  version     = {}", quote(&p.version.to_string()));
+                    let _ = writeln!(out, "  constraints = {}", quote(c));
+                }
+                None => {
+                    let _ = writeln!(out, "  version = {}", quote(&p.version.to_string()));
+                }
+            }
+            if !p.hashes.is_empty() {
+                out.push_str("  hashes = [\n");
+                for h in &p.hashes {
+                    let _ = writeln!(out, "    {},", quote(h));
+                }
+                out.push_str("  ]\n");
+            }
+            out.push_str("}\n");
+        }
+        out
+    }
+}
+
+impl fmt::Display for LockFile {
+    /// Renders with the OpenTofu header when none was read.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_with_header(Flavor::Tofu))
+    }
+}
+
+/// The comment lines (`#` or `//`) at the very top of the file.
+fn leading_comments(src: &str) -> Option<String> {
+    let mut header = String::new();
+    for line in src.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('#') || t.starts_with("//") {
+            header.push_str(line);
+        } else {
+            break;
+        }
+    }
+    (!header.is_empty()).then_some(header)
+}
+
+/// Quote a string as an HCL string literal, the way hclwrite does.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // Template sequences must be escaped to stay literal.
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One-based line number of a byte offset.
+pub(crate) fn line_at(src: &str, offset: usize) -> usize {
+    let end = offset.min(src.len());
+    src.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+struct Ctx<'a> {
+    src: &'a str,
+    filename: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, node: &impl Span) -> usize {
+        node.span().map_or(0, |r| line_at(self.src, r.start))
+    }
+
+    fn err(
+        &self,
+        kind: LockErrorKind,
+        line: usize,
+        summary: &'static str,
+        detail: String,
+    ) -> LockFileError {
+        LockFileError::Invalid {
+            kind,
+            file: self.filename.to_owned(),
+            line,
+            summary,
+            detail,
+        }
+    }
+
+    fn unsupported_argument(&self, attr: &Attribute) -> LockFileError {
+        self.err(
+            LockErrorKind::UnsupportedArgument,
+            self.line(attr),
+            "Unsupported argument",
+            format!(
+                "An argument named {:?} is not expected here.",
+                attr.key.as_str()
+            ),
+        )
+    }
+
+    fn expect_one_label<'b>(&self, block: &'b Block) -> Result<&'b str, LockFileError> {
+        match block.labels.as_slice() {
+            [one] => Ok(one.as_str()),
+            [] => Err(self.err(
+                LockErrorKind::InvalidLabels,
+                self.line(block),
+                "Missing name for block",
+                format!("All {:?} blocks must have 1 labels.", block.ident.as_str()),
+            )),
+            _ => Err(self.err(
+                LockErrorKind::InvalidLabels,
+                self.line(block),
+                "Extraneous label for block",
+                format!(
+                    "Only 1 labels are expected for {:?} blocks.",
+                    block.ident.as_str()
+                ),
+            )),
+        }
+    }
+
+    fn string_value<'b>(&self, attr: &'b Attribute) -> Result<&'b str, LockFileError> {
+        match &attr.value {
+            Expression::String(s) => Ok(s.as_str()),
+            _ => Err(self.err(
+                LockErrorKind::InvalidValue,
+                self.line(attr),
+                "Incorrect attribute value type",
+                format!(
+                    "Inappropriate value for attribute {:?}: string required.",
+                    attr.key.as_str()
+                ),
+            )),
+        }
+    }
+
+    fn provider_block(
+        &self,
+        block: &Block,
+    ) -> Result<(ProviderAddr, LockedProvider), LockFileError> {
+        let raw_addr = self.expect_one_label(block)?;
+        let line = self.line(block);
+        let addr = match ProviderAddr::parse_normalized(raw_addr) {
+            Ok(a) => a,
+            Err(AddrError::NotNormalized { normalized, .. }) => {
+                // Check lockability first, as tofu does, so a spelled-differently
+                // built-in still gets the built-in message.
+                if let Ok(a) = ProviderAddr::parse_normalized(&normalized) {
+                    if a.is_builtin() {
+                        return Err(self.builtin(line, &a));
+                    }
+                }
+                return Err(self.err(
+                    LockErrorKind::NonNormalizedAddress,
+                    line,
+                    "Non-normalized provider source address",
+                    format!("The provider source address for this provider lock must be written as {normalized:?}, the fully-qualified and normalized form."),
+                ));
+            }
+            Err(_) => {
+                return Err(self.err(
+                    LockErrorKind::InvalidSourceAddress,
+                    line,
+                    "Invalid provider source address",
+                    "The provider source address for a provider lock must be a valid, fully-qualified address of the form \"hostname/namespace/type\".".to_owned(),
+                ))
+            }
+        };
+        if addr.is_builtin() {
+            return Err(self.builtin(line, &addr));
+        }
+
+        let body: &Body = &block.body;
+        let mut version = None;
+        let mut constraints = None;
+        let mut hashes = BTreeSet::new();
+        let mut seen_attrs: Vec<&str> = Vec::new();
+        for structure in body.iter() {
+            let attr = match structure {
+                Structure::Attribute(a) => a,
+                Structure::Block(b) => {
+                    return Err(self.err(
+                        LockErrorKind::UnsupportedBlockType,
+                        self.line(b),
+                        "Unsupported block type",
+                        format!(
+                            "Blocks of type {:?} are not expected here.",
+                            b.ident.as_str()
+                        ),
+                    ))
+                }
+            };
+            let key = attr.key.as_str();
+            if seen_attrs.contains(&key) {
+                return Err(self.err(
+                    LockErrorKind::DuplicateArgument,
+                    self.line(attr),
+                    "Attribute redefined",
+                    format!("The argument {key:?} was already set."),
+                ));
+            }
+            seen_attrs.push(key);
+            match key {
+                "version" => {
+                    let raw = self.string_value(attr)?;
+                    version = Some(self.version(attr, raw, &addr)?);
+                }
+                "constraints" => {
+                    let raw = self.string_value(attr)?;
+                    constraints = Some(self.constraints(attr, raw, &addr)?);
+                }
+                "hashes" => hashes = self.hashes(attr)?,
+                _ => return Err(self.unsupported_argument(attr)),
+            }
+        }
+        let Some(version) = version else {
+            return Err(self.err(
+                LockErrorKind::MissingArgument,
+                line,
+                "Missing required argument",
+                "The argument \"version\" is required, but no definition was found.".to_owned(),
+            ));
+        };
+        Ok((
+            addr,
+            LockedProvider {
+                version,
+                constraints,
+                hashes,
+            },
+        ))
+    }
+
+    fn builtin(&self, line: usize, addr: &ProviderAddr) -> LockFileError {
+        self.err(
+            LockErrorKind::BuiltinProvider,
+            line,
+            "Invalid provider source address",
+            format!("Cannot lock a version for built-in provider {addr}. Built-in providers are bundled inside the CLI itself, so you can't select a version for them independently of the release you are currently running."),
+        )
+    }
+
+    fn version(
+        &self,
+        attr: &Attribute,
+        raw: &str,
+        addr: &ProviderAddr,
+    ) -> Result<Version, LockFileError> {
+        let line = self.line(attr);
+        let v = Version::parse(raw).map_err(|e| {
+            self.err(
+                LockErrorKind::InvalidVersion,
+                line,
+                "Invalid provider version number",
+                format!(
+                    "The selected version number for provider {addr} is invalid: {}.",
+                    e.reason()
+                ),
+            )
+        })?;
+        let canon = v.to_string();
+        if canon != raw {
+            return Err(self.err(
+                LockErrorKind::InvalidVersion,
+                line,
+                "Invalid provider version number",
+                format!("The selected version number for provider {addr} must be written in normalized form: {canon:?}."),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn constraints(
+        &self,
+        attr: &Attribute,
+        raw: &str,
+        addr: &ProviderAddr,
+    ) -> Result<String, LockFileError> {
+        let line = self.line(attr);
+        let c = VersionConstraints::parse(raw).map_err(|e| {
+            self.err(
+                LockErrorKind::InvalidConstraints,
+                line,
+                "Invalid provider version constraints",
+                format!(
+                    "The recorded version constraints for provider {addr} are invalid: {}.",
+                    e.reason()
+                ),
+            )
+        })?;
+        let canon = c.to_lock_string();
+        if canon != raw {
+            return Err(self.err(
+                LockErrorKind::InvalidConstraints,
+                line,
+                "Invalid provider version constraints",
+                format!("The recorded version constraints for provider {addr} must be written in normalized form: {canon:?}."),
+            ));
+        }
+        Ok(canon)
+    }
+
+    fn hashes(&self, attr: &Attribute) -> Result<BTreeSet<String>, LockFileError> {
+        let line = self.line(attr);
+        let Expression::Array(items) = &attr.value else {
+            return Err(self.err(
+                LockErrorKind::InvalidValue,
+                line,
+                "Invalid expression",
+                "A static list expression is required.".to_owned(),
+            ));
+        };
+        if items.is_empty() {
+            return Err(self.err(
+                LockErrorKind::InvalidHashSet,
+                line,
+                "Invalid provider hash set",
+                "The \"hashes\" argument must either be omitted or contain at least one hash value.".to_owned(),
+            ));
+        }
+        let mut out = BTreeSet::new();
+        for item in items.iter() {
+            let item_line = item.span().map_or(line, |r| line_at(self.src, r.start));
+            let Expression::String(s) = item else {
+                return Err(self.err(
+                    LockErrorKind::InvalidValue,
+                    item_line,
+                    "Incorrect value type",
+                    "Each hash must be a string.".to_owned(),
+                ));
+            };
+            let s = s.as_str();
+            // A scheme of at least one character, then a colon; the scheme
+            // itself is not checked, so unknown schemes survive a rewrite.
+            if s.find(':').is_none_or(|i| i == 0) {
+                return Err(self.err(
+                    LockErrorKind::InvalidHash,
+                    item_line,
+                    "Invalid provider hash string",
+                    format!("Cannot interpret {s:?} as a provider hash: hash string must start with a scheme keyword followed by a colon."),
+                ));
+            }
+            out.insert(s.to_owned());
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spec §2.1, real Terraform 1.0.3 output.
+    const EXAMPLE: &str = r#"# This file is maintained automatically by "terraform init".
+# Manual edits may be lost in future updates.
+
+provider "example.com/test/fake" {
+  version     = "1.0.0"
+  constraints = "1.0.0"
+  hashes = [
+    "h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=",
+  ]
+}
+
+provider "registry.terraform.io/hashicorp/null" {
+  version     = "2.1.2"
+  constraints = ">= 2.0.0, ~> 2.0, != 2.1.1, <= 2.9.0"
+  hashes = [
+    "h1:CFnENdqQu4g3LJNevA32aDxcUz2qGkRGQpFfkI8TCdE=",
+  ]
+}
+"#;
+
+    fn parse(src: &str) -> Result<LockFile, LockFileError> {
+        LockFile::parse(src, ".terraform.lock.hcl")
+    }
+
+    fn err_of(body: &str) -> LockFileError {
+        let src = format!("# header\n\n{body}");
+        parse(&src).expect_err(body)
+    }
+
+    #[test]
+    fn example_round_trips_byte_identically() {
+        let lock = parse(EXAMPLE).unwrap();
+        assert_eq!(lock.providers.len(), 2);
+        let null = ProviderAddr::parse_normalized("registry.terraform.io/hashicorp/null").unwrap();
+        assert_eq!(lock.providers[&null].version.to_string(), "2.1.2");
+        assert!(lock.warnings.is_empty());
+        // The existing header wins over the flavor's.
+        assert_eq!(lock.to_string_with_header(Flavor::Tofu), EXAMPLE);
+        assert_eq!(lock.to_string_with_header(Flavor::Terraform), EXAMPLE);
+    }
+
+    #[test]
+    fn fresh_header_names_the_flavor() {
+        let mut lock = parse(EXAMPLE).unwrap();
+        lock.header = None;
+        let tf = lock.to_string_with_header(Flavor::Terraform);
+        assert_eq!(tf, EXAMPLE);
+        let tofu = lock.to_string_with_header(Flavor::Tofu);
+        assert!(tofu.starts_with(
+            "# This file is maintained automatically by \"tofu init\".\n# Manual edits may be lost in future updates.\n\nprovider"
+        ));
+        assert_eq!(
+            LockFile::default()
+                .to_string_with_header(Flavor::Tofu)
+                .lines()
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn writer_layout_without_constraints_and_hashes_sorted() {
+        let addr = ProviderAddr::parse_normalized("registry.opentofu.org/hashicorp/null").unwrap();
+        let mut lock = LockFile::default();
+        lock.providers.insert(
+            addr,
+            LockedProvider {
+                version: "3.2.1".parse().unwrap(),
+                constraints: None,
+                hashes: ["zh:9455", "h1:35PY=", "zh:4059", "h1:35PY="]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            },
+        );
+        let out = lock.to_string_with_header(Flavor::Tofu);
+        let expected = "# This file is maintained automatically by \"tofu init\".\n# Manual edits may be lost in future updates.\n\nprovider \"registry.opentofu.org/hashicorp/null\" {\n  version = \"3.2.1\"\n  hashes = [\n    \"h1:35PY=\",\n    \"zh:4059\",\n    \"zh:9455\",\n  ]\n}\n";
+        assert_eq!(out, expected);
+        assert_eq!(
+            parse(&out).unwrap(),
+            LockFile {
+                header: lock.header.clone().or(leading_comments(&out)),
+                ..lock.clone()
+            }
+        );
+        // No hashes: the attribute is omitted.
+        let mut bare = lock.clone();
+        bare.providers.values_mut().for_each(|p| p.hashes.clear());
+        assert!(!bare.to_string_with_header(Flavor::Tofu).contains("hashes"));
+    }
+
+    #[test]
+    fn accepts_missing_hashes_unknown_schemes_and_warns_on_modules() {
+        let lock = parse(
+            "provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n}\n\nmodule \"x\" {}\nmodule \"y\" {}\n\nprovider \"example.com/test/other\" {\n  version = \"1.0.0\"\n  hashes = [\"xx:abc\", \"zh:00\"]\n}\n",
+        )
+        .unwrap();
+        assert_eq!(lock.header, None);
+        assert_eq!(lock.providers.len(), 2);
+        assert_eq!(lock.warnings.len(), 1);
+        assert!(lock.warnings[0].contains("Dependency locks for modules are not yet supported"));
+        let other = ProviderAddr::parse_normalized("example.com/test/other").unwrap();
+        assert!(lock.providers[&other].hashes.contains("xx:abc"));
+    }
+
+    #[test]
+    fn spec_error_cases() {
+        let cases: &[(&str, LockErrorKind, &str)] = &[
+            ("foo \"x\" {}\n", LockErrorKind::UnsupportedBlockType, "Blocks of type \"foo\" are not expected here."),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n  foo = 1\n}\n",
+                LockErrorKind::UnsupportedArgument,
+                "An argument named \"foo\" is not expected here.",
+            ),
+            (
+                "provider \"EXAMPLE.com/test/fake\" {\n  version = \"1.0.0\"\n}\n",
+                LockErrorKind::NonNormalizedAddress,
+                "must be written as \"example.com/test/fake\", the fully-qualified and normalized form.",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n  constraints = \"~>1.0\"\n}\n",
+                LockErrorKind::InvalidConstraints,
+                "must be written in normalized form: \"~> 1.0\".",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"v1.0.0\"\n}\n",
+                LockErrorKind::InvalidVersion,
+                "a \"v\" prefix should not be used",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"1.0\"\n}\n",
+                LockErrorKind::InvalidVersion,
+                "must be written in normalized form: \"1.0.0\"",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n  hashes = [\n    \"nocolon\",\n  ]\n}\n",
+                LockErrorKind::InvalidHash,
+                "Cannot interpret \"nocolon\" as a provider hash: hash string must start with a scheme keyword followed by a colon.",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n}\nprovider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n}\n",
+                LockErrorKind::DuplicateProvider,
+                "already declared a lock for provider example.com/test/fake",
+            ),
+            (
+                "provider \"terraform.io/builtin/terraform\" {\n  version = \"1.0.0\"\n}\n",
+                LockErrorKind::BuiltinProvider,
+                "Cannot lock a version for built-in provider terraform.io/builtin/terraform",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  hashes = [\"h1:x\"]\n}\n",
+                LockErrorKind::MissingArgument,
+                "\"version\" is required",
+            ),
+            (
+                "provider \"hashicorp/null\" {\n  version = \"1.0.0\"\n}\n",
+                LockErrorKind::InvalidSourceAddress,
+                "fully-qualified address",
+            ),
+            (
+                "provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n  hashes = []\n}\n",
+                LockErrorKind::InvalidHashSet,
+                "at least one hash value",
+            ),
+            ("provider \"example.com/test/fake\" {\n", LockErrorKind::Syntax, ""),
+            ("version = \"1\"\n", LockErrorKind::UnsupportedArgument, "\"version\""),
+        ];
+        for (body, kind, needle) in cases {
+            let e = err_of(body);
+            assert_eq!(e.kind(), Some(*kind), "{body}: {e}");
+            let msg = e.to_string();
+            assert!(msg.contains(needle), "{body}: {msg}");
+            assert!(msg.starts_with(".terraform.lock.hcl:"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn error_lines_point_at_the_construct() {
+        let e = err_of("provider \"example.com/test/fake\" {\n  version = \"1.0.0\"\n  hashes = [\n    \"h1:ok\",\n    \"nocolon\",\n  ]\n}\n");
+        // Two header lines precede the body: the bad hash is on line 7.
+        assert!(
+            e.to_string()
+                .starts_with(".terraform.lock.hcl:7: Invalid provider hash string"),
+            "{e}"
+        );
+        let e = err_of("\n\nfoo {}\n");
+        assert!(
+            e.to_string()
+                .starts_with(".terraform.lock.hcl:5: Unsupported block type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn load_missing_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(LockFile::load(&dir.path().join(".terraform.lock.hcl"))
+            .unwrap()
+            .is_none());
+        let path = dir.path().join(".terraform.lock.hcl");
+        fs_err::write(&path, EXAMPLE).unwrap();
+        assert_eq!(LockFile::load(&path).unwrap().unwrap().providers.len(), 2);
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote("a\"b\\c${x}%{y}$z"), r#""a\"b\\c$${x}%%{y}$z""#);
+    }
+}

@@ -1,0 +1,83 @@
+//! The `tstore` binary: parses arguments into settings, runs one command, prints results
+//! on stdout and diagnostics on stderr, and maps failures to exit codes
+//! (0 ok, 1 failure as tofu, 2 usage error as clap).
+
+mod cli;
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use tstore_installer::flavor::Flavor;
+
+/// Settings shared by every command, resolved once from flags, environment and defaults.
+pub struct Settings {
+    /// `TSTORE_HOME`: where the store lives.
+    pub store: PathBuf,
+    /// `TSTORE_MOUNT`: the read-only view every link points into.
+    pub mount: PathBuf,
+    /// Which tool's defaults to follow.
+    pub flavor: Flavor,
+}
+
+impl Settings {
+    fn resolve(cli: &cli::Cli) -> Result<Settings> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let store = match &cli.store {
+            Some(p) => p.clone(),
+            None => match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+                Some(xdg) => PathBuf::from(xdg).join("tstore"),
+                None => home
+                    .as_ref()
+                    .context("HOME is not set; set TSTORE_HOME to choose the store's directory")?
+                    .join(".local/share/tstore"),
+            },
+        };
+        let mount = match &cli.mount {
+            Some(p) => p.clone(),
+            None => home
+                .as_ref()
+                .context("HOME is not set; set TSTORE_MOUNT to choose the mount path")?
+                .join(".tofu-store"),
+        };
+        let flavor = match cli.flavor.as_deref() {
+            None => Flavor::default(),
+            Some(s) => s.parse().map_err(|_| anyhow::anyhow!("unknown flavor {s:?}"))?,
+        };
+        Ok(Settings {
+            store: absolute(store)?,
+            mount: absolute(mount)?,
+            flavor,
+        })
+    }
+}
+
+fn absolute(path: PathBuf) -> Result<PathBuf> {
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    if path.as_os_str().is_empty() {
+        bail!("an empty path was given for the store or the mount path");
+    }
+    Ok(std::path::absolute(&path)?)
+}
+
+fn main() -> ExitCode {
+    let cli = cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TSTORE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = Settings::resolve(&cli).and_then(|settings| commands::run(&settings, cli.command));
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            commands::print_error(&err);
+            ExitCode::from(1)
+        }
+    }
+}

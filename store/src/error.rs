@@ -1,0 +1,269 @@
+//! Errors of the store.
+//!
+//! Every variant names the thing it is about (a path, an archive entry, a package) and keeps the
+//! underlying error as its `#[source]`, so that a binary printing the whole `source()` chain gives
+//! the user "what happened, where, and what to do".
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use crate::package::PackageKey;
+use crate::tree::TreeId;
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A filesystem operation failed.
+    #[error("filesystem operation on {} failed", path.display())]
+    Io {
+        /// The path the operation was about.
+        path: PathBuf,
+        /// The underlying error (fs-err errors repeat the operation and path).
+        #[source]
+        source: io::Error,
+    },
+
+    /// Linking or copying a blob into a view failed.
+    #[error("could not link {} to {}", from.display(), to.display())]
+    Link {
+        /// The blob file.
+        from: PathBuf,
+        /// The path in the view being built.
+        to: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The SQLite index failed.
+    #[error("store index {}: {context}", path.display())]
+    Index {
+        /// The index database file.
+        path: PathBuf,
+        /// What the store was doing.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The index holds something the store cannot decode; the index is damaged.
+    #[error("store index is damaged: {what}\n\n  hint: run `tstore store verify`; if it persists, remove the store and re-run init")]
+    CorruptIndex {
+        /// Description of the damaged record.
+        what: String,
+    },
+
+    /// A file could not be read as a zip archive.
+    #[error("{} is not a readable zip archive", archive.display())]
+    BadZip {
+        /// The archive.
+        archive: PathBuf,
+        /// The zip error.
+        #[source]
+        source: zip::result::ZipError,
+    },
+
+    /// An archive was refused before (or while) extracting it.
+    #[error(
+        "refusing to unpack {}: entry {entry:?}: {reason}\n\n  hint: the archive is corrupt or malicious; nothing from it was installed. \
+         Obtain the package from a trusted source (or raise the store limits if the package is legitimately that large)",
+        archive.display()
+    )]
+    HostileArchive {
+        /// The archive.
+        archive: PathBuf,
+        /// The offending entry name, as stored in the archive (empty for whole-archive limits).
+        entry: String,
+        /// Why it was refused.
+        reason: HostileReason,
+    },
+
+    /// A directory to ingest holds something the store refuses to take in.
+    #[error(
+        "refusing to ingest {}: entry {entry:?}: {reason}\n\n  hint: nothing from this directory was installed; remove or fix the entry",
+        dir.display()
+    )]
+    HostileDirectory {
+        /// The directory being ingested.
+        dir: PathBuf,
+        /// The offending path, relative to `dir`.
+        entry: String,
+        /// Why it was refused.
+        reason: HostileReason,
+    },
+
+    /// An `h1:` hash cannot be computed for a tree (a symlink that dangles or points at a directory).
+    #[error("cannot compute the h1: hash of the package: entry {entry:?} {reason}")]
+    Unhashable {
+        /// The offending entry.
+        entry: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A package already exists with a different tree.
+    #[error(
+        "package {key} is already in the store with different content (tree {existing}, new tree {new})\n\n  \
+         hint: a package of the same name, version and platform must not change; check where it came from"
+    )]
+    PackageConflict {
+        /// The package.
+        key: PackageKey,
+        /// The tree the store has.
+        existing: TreeId,
+        /// The tree that was offered.
+        new: TreeId,
+    },
+
+    /// `commit_package` was given a tree the index does not know.
+    #[error("tree {0} is not in the store index (ingest it first)")]
+    UnknownTree(TreeId),
+
+    /// A package key has a segment that cannot be a path component.
+    #[error("invalid package key {key:?}: {reason}")]
+    InvalidPackageKey {
+        /// The key as given.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A hash string lacks its `scheme:` prefix.
+    #[error("cannot interpret {0:?} as a package hash: a hash string must start with a scheme keyword followed by a colon (h1: or zh:)")]
+    InvalidHash(String),
+
+    /// A blob or tree id is not 64 lowercase hex digits.
+    #[error("invalid {what} id {input:?}: expected 64 lowercase hex digits")]
+    InvalidId {
+        /// "blob" or "tree".
+        what: &'static str,
+        /// The input.
+        input: String,
+    },
+}
+
+impl StoreError {
+    /// Wrap an I/O error with the path it is about.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Why an archive entry (or a directory entry) was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostileReason {
+    /// A `..` path component.
+    ParentDir,
+    /// A leading `/`, a drive letter or a backslash.
+    AbsolutePath,
+    /// A symlink whose target is absolute or resolves outside the package root.
+    EscapingSymlink {
+        /// The link target.
+        target: String,
+    },
+    /// A device, FIFO or socket (from the unix mode).
+    SpecialFile {
+        /// The unix mode (file type bits included).
+        mode: u32,
+    },
+    /// The same normalized path occurs twice (or as both a file and a directory).
+    Duplicate,
+    /// A name that cannot be a path: not UTF-8, contains a newline or NUL, or is empty.
+    InvalidName,
+    /// More entries than `Limits::max_entries`.
+    TooManyEntries {
+        /// Entries in the archive.
+        count: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An entry larger than `Limits::max_entry_bytes`.
+    EntryTooLarge {
+        /// Its (declared or actual) size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// More content than `Limits::max_total_bytes` in total.
+    TotalTooLarge {
+        /// The total so far.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An entry that expands more than `Limits::max_ratio` times its compressed size.
+    CompressionRatio {
+        /// Uncompressed size.
+        size: u64,
+        /// Compressed size.
+        compressed: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The content does not have the size the central directory declares.
+    SizeMismatch {
+        /// Declared size.
+        declared: u64,
+        /// Bytes actually produced (possibly cut off at `declared + 1`).
+        actual: u64,
+    },
+}
+
+impl fmt::Display for HostileReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostileReason::ParentDir => {
+                write!(f, "its path contains a \"..\" component and would land outside the package directory")
+            }
+            HostileReason::AbsolutePath => write!(
+                f,
+                "its path is absolute (leading \"/\", a drive letter or a backslash) and would land outside the package directory"
+            ),
+            HostileReason::EscapingSymlink { target } => write!(
+                f,
+                "it is a symbolic link to {target:?}, which is absolute or points outside the package directory"
+            ),
+            HostileReason::SpecialFile { mode } => write!(
+                f,
+                "it is a device, FIFO or socket (mode {mode:o}); packages may hold only files, directories and symlinks"
+            ),
+            HostileReason::Duplicate => write!(
+                f,
+                "the same path occurs more than once (or as both a file and a directory)"
+            ),
+            HostileReason::InvalidName => write!(
+                f,
+                "its name is not usable as a path (not UTF-8, empty, or contains a newline or NUL)"
+            ),
+            HostileReason::TooManyEntries { count, limit } => {
+                write!(f, "the archive has {count} entries, more than the limit of {limit}")
+            }
+            HostileReason::EntryTooLarge { size, limit } => write!(
+                f,
+                "it is at least {size} bytes uncompressed, more than the per-entry limit of {limit} bytes"
+            ),
+            HostileReason::TotalTooLarge { size, limit } => write!(
+                f,
+                "the archive unpacks to at least {size} bytes, more than the limit of {limit} bytes"
+            ),
+            HostileReason::CompressionRatio {
+                size,
+                compressed,
+                limit,
+            } => write!(
+                f,
+                "it expands from {compressed} to {size} bytes, more than {limit} times its compressed size (a zip bomb?)"
+            ),
+            HostileReason::SizeMismatch { declared, actual } => write!(
+                f,
+                "the archive declares {declared} bytes but the entry decompresses to {actual}{}",
+                if actual > declared { " or more" } else { "" }
+            ),
+        }
+    }
+}

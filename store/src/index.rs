@@ -1,0 +1,181 @@
+//! The SQLite index: blobs, trees, packages, their hashes, and source memos.
+//!
+//! Every connection is set up in this order (style (e)): `busy_timeout` (switching to WAL can
+//! itself return BUSY), `journal_mode=WAL`, `foreign_keys=ON`. Every write runs in a
+//! `BEGIN IMMEDIATE` transaction: a deferred read-then-write transaction would fail with BUSY at
+//! once whatever the timeout.
+//!
+//! The schema is versioned in code through `PRAGMA user_version`; [`MIGRATIONS`] is applied in
+//! order, each in its own immediate transaction that re-reads the version (two processes may open
+//! a new store at once).
+//!
+//! Rows only ever point at things that are already durable: blob files are fsynced before their
+//! `blobs` rows, a package's view is renamed in before its `packages` row.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior};
+
+use crate::{Result, StoreError};
+
+/// Schema migrations; `user_version` = number applied.
+const MIGRATIONS: &[&str] = &[
+    // v1
+    "
+    CREATE TABLE blobs (
+        id      TEXT PRIMARY KEY,       -- BLAKE3 hex
+        size    INTEGER NOT NULL,
+        sha256  BLOB NOT NULL           -- 32 bytes, for h1: without re-reading
+    ) WITHOUT ROWID;
+    CREATE TABLE trees (
+        id       TEXT PRIMARY KEY,      -- BLAKE3 hex of encoding
+        encoding BLOB NOT NULL,         -- canonical tree encoding (tree.rs)
+        h1       TEXT NOT NULL,         -- memoized directory-form h1:
+        files    INTEGER NOT NULL,
+        bytes    INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE tree_blobs (
+        tree TEXT NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        blob TEXT NOT NULL REFERENCES blobs(id),
+        PRIMARY KEY (tree, blob)
+    ) WITHOUT ROWID;
+    CREATE INDEX tree_blobs_by_blob ON tree_blobs(blob);
+    CREATE TABLE packages (
+        id         INTEGER PRIMARY KEY,
+        kind       TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        version    TEXT NOT NULL,
+        platform   TEXT NOT NULL,
+        tree       TEXT NOT NULL REFERENCES trees(id),
+        created_at INTEGER NOT NULL,
+        UNIQUE (kind, name, version, platform)
+    );
+    CREATE TABLE package_hashes (
+        package              INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
+        hash                 TEXT NOT NULL,
+        verified_locally     INTEGER NOT NULL,
+        reported_by_registry INTEGER NOT NULL,
+        signed_by_key_ids    TEXT NOT NULL, -- JSON array
+        PRIMARY KEY (package, hash)
+    );
+    CREATE TABLE sources (
+        path        TEXT PRIMARY KEY,   -- canonical absolute path
+        fingerprint TEXT NOT NULL,
+        tree        TEXT NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        hashes      TEXT NOT NULL,      -- JSON array of HashRecord
+        updated_at  INTEGER NOT NULL
+    );
+    ",
+];
+
+/// An open index connection.
+pub(crate) struct Index {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+}
+
+impl Index {
+    /// Open (creating if needed) and migrate.
+    pub(crate) fn open(path: &Path) -> Result<Index> {
+        let err = |context: &str| {
+            let path = path.to_path_buf();
+            let context = context.to_owned();
+            move |source| StoreError::Index {
+                path,
+                context,
+                source,
+            }
+        };
+        let conn = Connection::open(path).map_err(err("opening"))?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(err("setting busy_timeout"))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err("enabling WAL"))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err("enabling foreign keys"))?;
+        // In WAL mode NORMAL may lose the last commits on power loss but never corrupts; since
+        // files are made durable before the rows that point at them, a lost row only means a
+        // package is ingested again.
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err("setting synchronous"))?;
+        let mut index = Index {
+            conn,
+            path: path.to_path_buf(),
+        };
+        index.migrate()?;
+        Ok(index)
+    }
+
+    /// Turn a rusqlite error into a store error with context.
+    pub(crate) fn err(&self, context: &str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+        let path = self.path.clone();
+        let context = context.to_owned();
+        move |source| StoreError::Index {
+            path,
+            context,
+            source,
+        }
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let err = |source| StoreError::Index {
+            path: path.clone(),
+            context: "migrating the schema".to_owned(),
+            source,
+        };
+        let version: usize = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(err)?;
+        if version >= MIGRATIONS.len() {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let version: usize = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(err)?;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            tx.execute_batch(sql).map_err(err)?;
+            tx.pragma_update(None, "user_version", i + 1).map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+}
+
+/// A tree row.
+#[derive(Clone, Debug)]
+pub(crate) struct TreeRow {
+    pub(crate) encoding: Vec<u8>,
+    pub(crate) h1: String,
+    pub(crate) files: u64,
+    pub(crate) bytes: u64,
+}
+
+/// Fetch a tree row.
+pub(crate) fn tree_row(conn: &Connection, id: &str) -> rusqlite::Result<Option<TreeRow>> {
+    conn.query_row(
+        "SELECT encoding, h1, files, bytes FROM trees WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(TreeRow {
+                encoding: r.get(0)?,
+                h1: r.get(1)?,
+                files: r.get(2)?,
+                bytes: r.get(3)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}

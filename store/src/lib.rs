@@ -1,0 +1,99 @@
+//! The tstore content-addressed store: blobs, trees, packages, the SQLite index, `h1:`/`zh:`
+//! hashing, ingest, read-only views and verification.
+//!
+//! The store knows nothing of HCL, registries or OpenTofu configuration. Packages are named by
+//! opaque strings ([`PackageKey`]); the installer decides what to fetch, and the store makes
+//! content durable, deduplicated, verified and visible.
+//!
+//! # Model
+//!
+//! - **Blob** ([`BlobId`]): file content addressed by BLAKE3, written once, read-only.
+//! - **Tree** ([`TreeId`], [`Tree`]): the sorted list of a package's files (path, exec bit,
+//!   blob) and symlinks, addressed by the BLAKE3 of its canonical encoding. Identical files in
+//!   different packages share one blob.
+//! - **Package** ([`Package`]): a [`PackageKey`] resolving to a tree, with the hashes trusted
+//!   for it ([`HashRecord`]: `h1:`/`zh:` plus a [`Disposition`]).
+//! - **View**: the package materialized read-only at `views/…` (hardlinks to blobs).
+//! - **Source memo** ([`SourceMemo`]): which tree a zip or directory produced, keyed by its
+//!   path and an lstat-only [`SourceFingerprint`], so a second init re-reads nothing.
+//!
+//! # On-disk layout
+//!
+//! ```text
+//! <root>/
+//! ├── .lock                     advisory lock: shared for init/import/mount, exclusive for gc
+//! ├── index.sqlite (+ -wal)     blobs(id,size,sha256) trees(id,encoding,h1,files,bytes)
+//! │                             tree_blobs packages package_hashes sources
+//! ├── blobs-v1/ab/<62 hex>      blob content, 0444 (or 0555: the mode it was first needed with)
+//! │   blobs-v1/ab/<62 hex>.x|.r twin with the other mode, made on demand (reflink or copy)
+//! ├── tmp/                      temp files and dirs (same filesystem: renames are atomic)
+//! └── views/providers/HOST/NS/TYPE/VERSION/OS_ARCH/…   read-only package views
+//! ```
+//!
+//! # Invariants
+//!
+//! - **The index never points at nothing.** Writes are ordered: blob files are fsynced and
+//!   renamed in → `blobs`/`trees` rows → view renamed in → `packages` row. Garbage collection
+//!   (exclusive lock) must delete rows first and files second.
+//! - **Nothing half-made is visible.** Blobs and views are built under `tmp/` and renamed
+//!   into place; a failed or interrupted ingest leaves at most unreferenced blobs.
+//! - **"Already exists" is success.** Two processes ingesting and committing the same package
+//!   at once both succeed, and end with one tree and one view.
+//! - **Blob files are never modified** and are read-only; a view file is a hardlink to one.
+//! - **`h1:` is computed once**, at ingest, from sha256s recorded in the same read pass that
+//!   computed the BLAKE3 addresses, and memoized in the `trees` table.
+//! - **Archives are validated before extraction** ([`HostileReason`], [`Limits`]).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use tstore_store::{HashRecord, PackageKey, Store};
+//! # fn main() -> tstore_store::Result<()> {
+//! let store = Store::open("/home/me/.tofu-store".as_ref())?;
+//! let _lock = store.lock_shared()?;
+//! let zip = std::path::Path::new("terraform-provider-null_2.1.2_linux_amd64.zip");
+//! let got = store.ingest_zip(zip)?;
+//! let key = PackageKey::provider("registry.terraform.io/hashicorp/null", "2.1.2", "linux_amd64");
+//! let hashes = [
+//!     HashRecord::verified_locally(got.ingested.h1.clone()),
+//!     HashRecord::verified_locally(got.zh.clone()),
+//! ];
+//! let package = store.commit_package(&key, &got.ingested.tree, &hashes, None)?;
+//! println!("{} at {}", package.key, store.view_dir(&key)?.display());
+//! # Ok(())
+//! # }
+//! ```
+
+// `StoreError` carries its context inline (a `PackageKey`, two `TreeId`s, paths) so callers can
+// match on it; errors are the cold path, so the size of `Result` does not matter here.
+#![allow(clippy::result_large_err)]
+
+mod blob;
+mod error;
+mod fingerprint;
+mod hash;
+mod index;
+mod ingest;
+mod layout;
+mod lock;
+mod package;
+mod store;
+mod tree;
+mod view;
+
+pub use blob::BlobId;
+pub use error::{HostileReason, StoreError};
+pub use fingerprint::SourceFingerprint;
+pub use hash::{h1_of_files, h1_of_zip_names, Hash, NewlineInName};
+pub use ingest::{Ingested, IngestedArchive, Limits};
+pub use lock::{LockMode, StoreLock};
+pub use package::{Disposition, HashRecord, Package, PackageKey};
+pub use store::{BadView, CorruptBlob, DiskUsage, MissingBlob, SourceMemo, Store, VerifyReport};
+pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
+pub use view::LinkMode;
+
+/// Result with [`StoreError`] by default.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,87 @@
+//! The store-wide advisory lock, `<root>/.lock` (style (e)).
+//!
+//! `init`, `mount` and `import` hold it shared; `gc` takes it exclusive, without waiting (run from
+//! cron, it skips when the store is busy). The lock is released when the [`StoreLock`] drops.
+//! Like cargo, the store tries first and only logs that it waits when it has to.
+//!
+//! Advisory locks are unreliable on some network filesystems; gc safety depends on this lock.
+
+use std::fs::TryLockError;
+use std::path::Path;
+
+use crate::{Result, StoreError};
+
+/// Whether a [`StoreLock`] is shared or exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    /// Held by init/import/mount: many at once.
+    Shared,
+    /// Held by gc: alone.
+    Exclusive,
+}
+
+/// A held store lock; dropping it releases the lock.
+#[derive(Debug)]
+pub struct StoreLock {
+    file: fs_err::File,
+    mode: LockMode,
+}
+
+impl StoreLock {
+    /// Shared or exclusive.
+    pub fn mode(&self) -> LockMode {
+        self.mode
+    }
+
+    fn open(path: &Path) -> Result<fs_err::File> {
+        fs_err::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| StoreError::io(path, e))
+    }
+
+    /// Take the lock shared, blocking (with a log line) if gc holds it.
+    pub(crate) fn shared(path: &Path) -> Result<StoreLock> {
+        let file = Self::open(path)?;
+        match file.file().try_lock_shared() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                tracing::info!(
+                    "waiting for the store lock {} (gc is running)",
+                    path.display()
+                );
+                file.file()
+                    .lock_shared()
+                    .map_err(|e| StoreError::io(path, e))?;
+            }
+            Err(TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
+        }
+        Ok(StoreLock {
+            file,
+            mode: LockMode::Shared,
+        })
+    }
+
+    /// Try to take the lock exclusive without waiting; `None` if anyone holds it.
+    pub(crate) fn try_exclusive(path: &Path) -> Result<Option<StoreLock>> {
+        let file = Self::open(path)?;
+        match file.file().try_lock() {
+            Ok(()) => Ok(Some(StoreLock {
+                file,
+                mode: LockMode::Exclusive,
+            })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(StoreError::io(path, e)),
+        }
+    }
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        // Closing the file releases the lock too; unlock explicitly to be prompt and clear.
+        let _ = self.file.file().unlock();
+    }
+}

@@ -1,0 +1,310 @@
+//! Packages: named things that resolve to a tree, with the hashes trusted for them.
+//!
+//! The store treats names as opaque strings; the caller (the installer) normalizes provider
+//! addresses before it asks. The store only checks that each name segment can safely be a path
+//! component of the view.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::ser::SerializeStruct as _;
+
+use crate::hash::Hash;
+use crate::tree::TreeId;
+use crate::{Result, StoreError};
+
+/// How a hash came to be trusted (seed 001, "dispositions"); stored per package per hash.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Disposition {
+    /// The store computed this hash itself over content it holds.
+    pub verified_locally: bool,
+    /// A registry (or mirror) reported this hash for the package.
+    pub reported_by_registry: bool,
+    /// Key ids of signatures (e.g. on SHA256SUMS) that cover this hash.
+    pub signed_by_key_ids: Vec<String>,
+}
+
+impl Disposition {
+    /// OR the flags and union the key ids (sorted, deduplicated).
+    pub fn merge(&mut self, other: &Disposition) {
+        self.verified_locally |= other.verified_locally;
+        self.reported_by_registry |= other.reported_by_registry;
+        self.signed_by_key_ids
+            .extend(other.signed_by_key_ids.iter().cloned());
+        self.signed_by_key_ids.sort();
+        self.signed_by_key_ids.dedup();
+    }
+}
+
+/// One hash of a package and how it came to be trusted.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HashRecord {
+    /// The hash (serialized as its lock file string).
+    pub hash: Hash,
+    /// How it is trusted.
+    pub disposition: Disposition,
+}
+
+impl HashRecord {
+    /// A hash the store computed itself.
+    pub fn verified_locally(hash: Hash) -> HashRecord {
+        HashRecord {
+            hash,
+            disposition: Disposition {
+                verified_locally: true,
+                ..Disposition::default()
+            },
+        }
+    }
+}
+
+/// Merge hash records: one record per hash, dispositions OR-ed; sorted by hash.
+pub(crate) fn merge_hash_records(records: impl IntoIterator<Item = HashRecord>) -> Vec<HashRecord> {
+    let mut map: std::collections::BTreeMap<Hash, Disposition> = Default::default();
+    for r in records {
+        map.entry(r.hash).or_default().merge(&r.disposition);
+    }
+    map.into_iter()
+        .map(|(hash, disposition)| HashRecord { hash, disposition })
+        .collect()
+}
+
+/// Identity of a package. Only providers exist so far; modules will be another variant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PackageKey {
+    /// A provider package for one platform.
+    Provider {
+        /// `host/namespace/type`, already normalized by the caller.
+        addr: String,
+        /// The version, e.g. `2.1.2`.
+        version: String,
+        /// `os_arch`, e.g. `linux_amd64`.
+        platform: String,
+    },
+}
+
+fn check_segment(key: &PackageKey, what: &str, s: &str) -> Result<()> {
+    let reason = if s.is_empty() {
+        Some("is empty")
+    } else if s == "." || s == ".." {
+        Some("is \".\" or \"..\"")
+    } else if s.contains('/') || s.contains('\\') {
+        Some("contains a slash")
+    } else if s.contains('\0') || s.contains('\n') {
+        Some("contains a NUL or newline")
+    } else {
+        None
+    };
+    match reason {
+        Some(r) => Err(StoreError::InvalidPackageKey {
+            key: key.to_string(),
+            reason: format!("{what} {s:?} {r}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+impl PackageKey {
+    /// A provider key.
+    pub fn provider(
+        addr: impl Into<String>,
+        version: impl Into<String>,
+        platform: impl Into<String>,
+    ) -> PackageKey {
+        PackageKey::Provider {
+            addr: addr.into(),
+            version: version.into(),
+            platform: platform.into(),
+        }
+    }
+
+    /// The kind as stored in the index and in JSON: `"provider"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PackageKey::Provider { .. } => "provider",
+        }
+    }
+
+    /// The name (provider address).
+    pub fn name(&self) -> &str {
+        match self {
+            PackageKey::Provider { addr, .. } => addr,
+        }
+    }
+
+    /// The version.
+    pub fn version(&self) -> &str {
+        match self {
+            PackageKey::Provider { version, .. } => version,
+        }
+    }
+
+    /// The platform (`os_arch`).
+    pub fn platform(&self) -> &str {
+        match self {
+            PackageKey::Provider { platform, .. } => platform,
+        }
+    }
+
+    /// Rebuild a key from its index columns.
+    pub(crate) fn from_columns(
+        kind: &str,
+        name: String,
+        version: String,
+        platform: String,
+    ) -> Result<Self> {
+        match kind {
+            "provider" => Ok(PackageKey::Provider {
+                addr: name,
+                version,
+                platform,
+            }),
+            other => Err(StoreError::CorruptIndex {
+                what: format!("unknown package kind {other:?}"),
+            }),
+        }
+    }
+
+    /// Path of the package's view relative to `views/`:
+    /// `providers/HOST/NS/TYPE/VERSION/OS_ARCH`. Every segment is checked: non-empty, not
+    /// `.`/`..`, no slash inside (the address has exactly two).
+    pub fn view_relpath(&self) -> Result<PathBuf> {
+        match self {
+            PackageKey::Provider {
+                addr,
+                version,
+                platform,
+            } => {
+                let parts: Vec<&str> = addr.split('/').collect();
+                if parts.len() != 3 {
+                    return Err(StoreError::InvalidPackageKey {
+                        key: self.to_string(),
+                        reason: format!("provider address {addr:?} is not HOST/NAMESPACE/TYPE"),
+                    });
+                }
+                let mut p = PathBuf::from("providers");
+                for part in parts {
+                    check_segment(self, "address segment", part)?;
+                    p.push(part);
+                }
+                check_segment(self, "version", version)?;
+                check_segment(self, "platform", platform)?;
+                p.push(version);
+                p.push(platform);
+                Ok(p)
+            }
+        }
+    }
+}
+
+impl fmt::Display for PackageKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PackageKey::Provider {
+                addr,
+                version,
+                platform,
+            } => write!(f, "provider {addr} {version} ({platform})"),
+        }
+    }
+}
+
+/// Serialized as the fields `kind`, `name`, `version`, `platform`.
+impl serde::Serialize for PackageKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("PackageKey", 4)?;
+        s.serialize_field("kind", self.kind())?;
+        s.serialize_field("name", self.name())?;
+        s.serialize_field("version", self.version())?;
+        s.serialize_field("platform", self.platform())?;
+        s.end()
+    }
+}
+
+/// A package as recorded in the index.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Package {
+    /// Its identity (serialized as `kind`, `name`, `version`, `platform`).
+    #[serde(flatten)]
+    pub key: PackageKey,
+    /// Its content.
+    pub tree: TreeId,
+    /// The hashes trusted for it, sorted, one record per hash.
+    pub hashes: Vec<HashRecord>,
+    /// Number of regular files in the tree.
+    pub files: u64,
+    /// Total size of those files.
+    pub bytes: u64,
+    /// When it was first committed (Unix seconds).
+    pub created_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_relpath_checks_segments() {
+        let k = PackageKey::provider(
+            "registry.terraform.io/hashicorp/null",
+            "2.1.2",
+            "linux_amd64",
+        );
+        assert_eq!(
+            k.view_relpath().unwrap(),
+            PathBuf::from("providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
+        );
+        for (addr, v, p) in [
+            ("a/b", "1", "x"),
+            ("a/b/c/d", "1", "x"),
+            ("a//c", "1", "x"),
+            ("a/../c", "1", "x"),
+            ("a/b/c", "..", "x"),
+            ("a/b/c", "1", "linux/amd64"),
+            ("a/b/c", "1", ""),
+        ] {
+            assert!(
+                PackageKey::provider(addr, v, p).view_relpath().is_err(),
+                "{addr} {v} {p}"
+            );
+        }
+    }
+
+    #[test]
+    fn merge_ors_dispositions() {
+        let h: Hash = "h1:abc".parse().unwrap();
+        let merged = merge_hash_records([
+            HashRecord::verified_locally(h.clone()),
+            HashRecord {
+                hash: h.clone(),
+                disposition: Disposition {
+                    reported_by_registry: true,
+                    signed_by_key_ids: vec!["K2".into(), "K1".into()],
+                    ..Default::default()
+                },
+            },
+        ]);
+        assert_eq!(merged.len(), 1);
+        let d = &merged[0].disposition;
+        assert!(d.verified_locally && d.reported_by_registry);
+        assert_eq!(d.signed_by_key_ids, vec!["K1", "K2"]);
+    }
+
+    #[test]
+    fn package_serializes_key_fields() {
+        let k = PackageKey::provider("example.com/test/fake", "1.0.0", "linux_amd64");
+        let v = serde_json::to_value(Package {
+            key: k,
+            tree: TreeId([0; 32]),
+            hashes: vec![HashRecord::verified_locally("h1:x".parse().unwrap())],
+            files: 1,
+            bytes: 2,
+            created_at: 3,
+        })
+        .unwrap();
+        assert_eq!(v["kind"], "provider");
+        assert_eq!(v["name"], "example.com/test/fake");
+        assert_eq!(v["platform"], "linux_amd64");
+        assert_eq!(v["hashes"][0]["hash"], "h1:x");
+    }
+}

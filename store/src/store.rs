@@ -1,0 +1,590 @@
+//! [`Store`]: the handle tying layout, index, blobs, trees, packages and views together.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{OptionalExtension as _, TransactionBehavior};
+
+use crate::blob::{exists, BlobId};
+use crate::fingerprint::SourceFingerprint;
+use crate::hash::Hash;
+use crate::index::{now, tree_row, Index};
+use crate::ingest::{source_key, Limits};
+use crate::layout::Layout;
+use crate::lock::StoreLock;
+use crate::package::{merge_hash_records, Disposition, HashRecord, Package, PackageKey};
+use crate::tree::{Tree, TreeId};
+use crate::view::{check_view, hash_file, materialize, remove_view, LinkMode, Linker};
+use crate::{Result, StoreError};
+
+/// What the store remembers about a source (a zip or directory) it ingested before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceMemo {
+    /// The fingerprint the source had then.
+    pub fingerprint: SourceFingerprint,
+    /// The tree it produced.
+    pub tree: TreeId,
+    /// The hashes recorded for it (e.g. its `zh:`, `HashZip` `h1:` and directory `h1:`).
+    pub hashes: Vec<HashRecord>,
+}
+
+/// Space used by the store.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DiskUsage {
+    /// Packages in the index.
+    pub packages: u64,
+    /// Trees in the index.
+    pub trees: u64,
+    /// Blobs in the index.
+    pub blobs: u64,
+    /// Bytes actually taken by blob files (twins included).
+    pub blob_bytes: u64,
+    /// Sum over packages of their tree bytes: what a copy per package would cost.
+    pub logical_bytes: u64,
+}
+
+/// A blob file whose content does not match its name.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CorruptBlob {
+    /// The blob (from the file name).
+    pub blob: BlobId,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// A blob a tree needs whose file is missing.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MissingBlob {
+    /// The blob.
+    pub blob: BlobId,
+    /// A tree that references it.
+    pub referenced_by: TreeId,
+}
+
+/// A package whose view does not match its tree.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BadView {
+    /// The package.
+    pub package: PackageKey,
+    /// Its view directory.
+    pub path: PathBuf,
+    /// What is wrong, one line each.
+    pub problems: Vec<String>,
+}
+
+/// Result of [`Store::verify`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VerifyReport {
+    /// Blob files re-hashed.
+    pub blobs_checked: u64,
+    /// Bytes read to do so (and to check copied view files).
+    pub bytes_checked: u64,
+    /// Blob files with the wrong content.
+    pub corrupt: Vec<CorruptBlob>,
+    /// Blobs referenced by trees but absent.
+    pub missing: Vec<MissingBlob>,
+    /// Views that do not match their package.
+    pub views_bad: Vec<BadView>,
+}
+
+impl VerifyReport {
+    /// Nothing wrong found.
+    pub fn is_clean(&self) -> bool {
+        self.corrupt.is_empty() && self.missing.is_empty() && self.views_bad.is_empty()
+    }
+}
+
+/// An open store. Cheap to share between threads (`&Store` is `Sync`); each process opens its
+/// own. See the crate docs for the layout and invariants.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) layout: Layout,
+    pub(crate) limits: Limits,
+    pub(crate) index: Mutex<Index>,
+    pub(crate) bytes_hashed: AtomicU64,
+    pub(crate) linker: Linker,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Open or create the store at `root`: create the layout, open the SQLite index (WAL) and
+    /// run its migrations.
+    pub fn open(root: &Path) -> Result<Store> {
+        fs_err::create_dir_all(root).map_err(|e| StoreError::io(root, e))?;
+        let root = fs_err::canonicalize(root).map_err(|e| StoreError::io(root, e))?;
+        let layout = Layout::new(&root);
+        for dir in [&layout.blobs, &layout.tmp, &layout.views] {
+            fs_err::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+        }
+        let index = Index::open(&layout.index)?;
+        Ok(Store {
+            layout,
+            limits: Limits::default(),
+            index: Mutex::new(index),
+            bytes_hashed: AtomicU64::new(0),
+            linker: Linker::new(),
+        })
+    }
+
+    /// Use these archive limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The archive limits in use.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The store root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.layout.root
+    }
+
+    /// `<root>/views`: materialized read-only packages.
+    pub fn views_dir(&self) -> PathBuf {
+        self.layout.views.clone()
+    }
+
+    /// Where the view of `key` is: `views/` + [`PackageKey::view_relpath`].
+    pub fn view_dir(&self, key: &PackageKey) -> Result<PathBuf> {
+        Ok(self.layout.views.join(key.view_relpath()?))
+    }
+
+    /// How views are linked to blobs by this handle (hardlinks unless they failed).
+    pub fn link_mode(&self) -> LinkMode {
+        self.linker.mode()
+    }
+
+    /// Content bytes this handle has read and hashed (ingest and verify). Tests use it to prove
+    /// that a second init neither re-reads a zip nor re-hashes a tree.
+    pub fn bytes_hashed(&self) -> u64 {
+        self.bytes_hashed.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn index(&self) -> MutexGuard<'_, Index> {
+        self.index.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take the store lock shared (init, import, mount), waiting while gc holds it.
+    pub fn lock_shared(&self) -> Result<StoreLock> {
+        StoreLock::shared(&self.layout.lock)
+    }
+
+    /// Try to take the store lock exclusive (gc) without waiting; `None` if the store is busy.
+    pub fn try_lock_exclusive(&self) -> Result<Option<StoreLock>> {
+        StoreLock::try_exclusive(&self.layout.lock)
+    }
+
+    /// Remove everything under `tmp/`: leftovers of processes that crashed mid-ingest.
+    ///
+    /// Only safe while no other process is ingesting, hence the exclusive lock it demands
+    /// (gc calls it). Returns the number of entries removed.
+    pub fn clean_tmp(&self, lock: &StoreLock) -> Result<u64> {
+        assert_eq!(
+            lock.mode(),
+            crate::lock::LockMode::Exclusive,
+            "clean_tmp needs the exclusive store lock"
+        );
+        let tmp = &self.layout.tmp;
+        let mut removed = 0;
+        for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
+            let entry = entry.map_err(|e| StoreError::io(tmp, e))?;
+            let path = entry.path();
+            let ft = entry.file_type().map_err(|e| StoreError::io(&path, e))?;
+            if ft.is_dir() {
+                crate::view::make_dirs_writable(&path)?;
+                fs_err::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))?;
+            } else {
+                fs_err::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+            }
+            removed += 1;
+        }
+        Ok(removed)
+    }
+
+    /// What `path` produced when it was last committed as a source, if its fingerprint then
+    /// equals `fp` (and the tree is still in the store).
+    pub fn source_memo(&self, path: &Path, fp: &SourceFingerprint) -> Result<Option<SourceMemo>> {
+        let key = source_key(path)?;
+        let index = self.index();
+        let row: Option<(String, String, String)> = index
+            .conn
+            .query_row(
+                "SELECT fingerprint, tree, hashes FROM sources WHERE path = ?1",
+                [&key],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(index.err("reading a source memo"))?;
+        let Some((stored_fp, tree, hashes)) = row else {
+            return Ok(None);
+        };
+        if stored_fp != fp.as_str() {
+            return Ok(None);
+        }
+        let hashes: Vec<HashRecord> =
+            serde_json::from_str(&hashes).map_err(|e| StoreError::CorruptIndex {
+                what: format!("source memo hashes for {key}: {e}"),
+            })?;
+        Ok(Some(SourceMemo {
+            fingerprint: SourceFingerprint::from_stored(stored_fp),
+            tree: tree.parse()?,
+            hashes,
+        }))
+    }
+
+    /// Make a package visible.
+    ///
+    /// Materializes its read-only view (if absent), then records the package row and its hashes
+    /// (merged with any already recorded: one record per hash, dispositions OR-ed), and, given a
+    /// `source`, remembers `path -> (fingerprint, tree, hashes)` for [`Store::source_memo`].
+    /// Idempotent. If the package exists with the same tree, the hashes are merged; with a
+    /// different tree the result is [`StoreError::PackageConflict`].
+    ///
+    /// The whole commit runs in one `BEGIN IMMEDIATE` transaction, which serializes commits
+    /// between processes: the view is renamed in before the row that makes it visible, and a
+    /// leftover view from a crashed commit is checked against the tree (and replaced if wrong).
+    pub fn commit_package(
+        &self,
+        key: &PackageKey,
+        tree: &TreeId,
+        hashes: &[HashRecord],
+        source: Option<(&Path, &SourceFingerprint)>,
+    ) -> Result<Package> {
+        let view = self.view_dir(key)?;
+        let source_key = source
+            .map(|(p, fp)| source_key(p).map(|k| (k, fp)))
+            .transpose()?;
+        let tree_str = tree.to_string();
+        let mut index = self.index();
+        let index_path = index.path.clone();
+        let err = |source| StoreError::Index {
+            path: index_path.clone(),
+            context: format!("committing package {key}"),
+            source,
+        };
+        let tx = index
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let Some(row) = tree_row(&tx, &tree_str).map_err(err)? else {
+            return Err(StoreError::UnknownTree(*tree));
+        };
+        let existing: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT id, tree FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                [key.kind(), key.name(), key.version(), key.platform()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        let decoded = Tree::decode(&row.encoding)?;
+        let package_id = match existing {
+            Some((_, existing_tree)) if existing_tree != tree_str => {
+                return Err(StoreError::PackageConflict {
+                    key: key.clone(),
+                    existing: existing_tree.parse()?,
+                    new: *tree,
+                });
+            }
+            Some((id, _)) => {
+                // Repair a view removed behind our back.
+                if !exists(&view)? {
+                    materialize(&self.layout, &self.linker, &decoded, &view)?;
+                }
+                id
+            }
+            None => {
+                if exists(&view)? {
+                    let problems = check_view(&self.layout, &decoded, &view, &self.bytes_hashed)?;
+                    if !problems.is_empty() {
+                        tracing::warn!(
+                            "replacing stale view {} left by an interrupted commit: {}",
+                            view.display(),
+                            problems.join("; ")
+                        );
+                        remove_view(&self.layout, &view)?;
+                    }
+                }
+                materialize(&self.layout, &self.linker, &decoded, &view)?;
+                tx.execute(
+                    "INSERT INTO packages (kind, name, version, platform, tree, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), tree_str, now()],
+                )
+                .map_err(err)?;
+                tx.last_insert_rowid()
+            }
+        };
+        let merged = merge_hash_records(
+            read_hashes(&tx, package_id)
+                .map_err(err)?
+                .into_iter()
+                .chain(hashes.iter().cloned()),
+        );
+        for r in &merged {
+            let key_ids =
+                serde_json::to_string(&r.disposition.signed_by_key_ids).expect("strings serialize");
+            tx.execute(
+                "INSERT INTO package_hashes (package, hash, verified_locally, reported_by_registry, signed_by_key_ids)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (package, hash) DO UPDATE SET
+                   verified_locally = excluded.verified_locally,
+                   reported_by_registry = excluded.reported_by_registry,
+                   signed_by_key_ids = excluded.signed_by_key_ids",
+                rusqlite::params![
+                    package_id,
+                    r.hash.to_string(),
+                    r.disposition.verified_locally,
+                    r.disposition.reported_by_registry,
+                    key_ids
+                ],
+            )
+            .map_err(err)?;
+        }
+        if let Some((path_key, fp)) = source_key {
+            let memo = serde_json::to_string(&merge_hash_records(hashes.iter().cloned()))
+                .expect("hash records serialize");
+            tx.execute(
+                "INSERT INTO sources (path, fingerprint, tree, hashes, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (path) DO UPDATE SET fingerprint = excluded.fingerprint, tree = excluded.tree,
+                   hashes = excluded.hashes, updated_at = excluded.updated_at",
+                rusqlite::params![path_key, fp.as_str(), tree_str, memo, now()],
+            )
+            .map_err(err)?;
+        }
+        let package = read_package(&tx, key).map_err(err)?;
+        tx.commit().map_err(err)?;
+        package.ok_or_else(|| StoreError::CorruptIndex {
+            what: format!("package {key} vanished while committing"),
+        })?
+    }
+
+    /// The package `key`, if committed.
+    pub fn package(&self, key: &PackageKey) -> Result<Option<Package>> {
+        let index = self.index();
+        read_package(&index.conn, key)
+            .map_err(index.err("reading a package"))?
+            .transpose()
+    }
+
+    /// All packages, sorted by key.
+    pub fn packages(&self) -> Result<Vec<Package>> {
+        let index = self.index();
+        let err = || index.err("listing packages");
+        let mut stmt = index
+            .conn
+            .prepare("SELECT kind, name, version, platform FROM packages")
+            .map_err(err())?;
+        let keys = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(err())?
+            .collect::<rusqlite::Result<Vec<(String, String, String, String)>>>()
+            .map_err(err())?;
+        let mut keys = keys
+            .into_iter()
+            .map(|(k, n, v, p)| PackageKey::from_columns(&k, n, v, p))
+            .collect::<Result<Vec<_>>>()?;
+        keys.sort();
+        keys.iter()
+            .map(|k| {
+                read_package(&index.conn, k)
+                    .map_err(err())?
+                    .transpose()?
+                    .ok_or_else(|| StoreError::CorruptIndex {
+                        what: format!("package {k} vanished while listing"),
+                    })
+            })
+            .collect()
+    }
+
+    /// Counts and sizes of what the store holds.
+    pub fn disk_usage(&self) -> Result<DiskUsage> {
+        let mut usage = {
+            let index = self.index();
+            let count = |sql: &str| -> Result<u64> {
+                index
+                    .conn
+                    .query_row(sql, [], |r| r.get(0))
+                    .map_err(index.err("measuring disk usage"))
+            };
+            DiskUsage {
+                packages: count("SELECT COUNT(*) FROM packages")?,
+                trees: count("SELECT COUNT(*) FROM trees")?,
+                blobs: count("SELECT COUNT(*) FROM blobs")?,
+                blob_bytes: 0,
+                logical_bytes: count(
+                    "SELECT COALESCE(SUM(t.bytes), 0) FROM packages p JOIN trees t ON t.id = p.tree",
+                )?,
+            }
+        };
+        for entry in walkdir::WalkDir::new(&self.layout.blobs) {
+            let entry = entry.map_err(|e| StoreError::io(&self.layout.blobs, e.into()))?;
+            if entry.file_type().is_file() {
+                let meta = entry
+                    .metadata()
+                    .map_err(|e| StoreError::io(entry.path(), e.into()))?;
+                usage.blob_bytes += meta.len();
+            }
+        }
+        Ok(usage)
+    }
+
+    /// Re-hash every blob file (BLAKE3) against its name, check that every tree's blobs exist
+    /// and that every package's view matches its tree. Bytes read count into
+    /// [`Store::bytes_hashed`].
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let mut report = VerifyReport::default();
+        let before = self.bytes_hashed();
+        for entry in walkdir::WalkDir::new(&self.layout.blobs)
+            .min_depth(2)
+            .max_depth(2)
+            .sort_by_file_name()
+        {
+            let entry = entry.map_err(|e| StoreError::io(&self.layout.blobs, e.into()))?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let fan = entry
+                .path()
+                .parent()
+                .and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let name = entry.file_name().to_str().unwrap_or_default();
+            let rest = name
+                .strip_suffix(".x")
+                .or_else(|| name.strip_suffix(".r"))
+                .unwrap_or(name);
+            let Ok(blob) = format!("{fan}{rest}").parse::<BlobId>() else {
+                tracing::debug!("verify: ignoring stray file {}", entry.path().display());
+                continue;
+            };
+            report.blobs_checked += 1;
+            let actual = hash_file(entry.path(), &self.bytes_hashed)?;
+            if actual != *blob.as_bytes() {
+                report.corrupt.push(CorruptBlob {
+                    blob,
+                    path: entry.into_path(),
+                });
+            }
+        }
+        let (tree_blobs, packages) = {
+            let index = self.index();
+            let err = || index.err("verifying");
+            let mut stmt = index
+                .conn
+                .prepare("SELECT tree, blob FROM tree_blobs ORDER BY tree, blob")
+                .map_err(err())?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(err())?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(err())?;
+            drop(stmt);
+            let mut stmt = index
+                .conn
+                .prepare("SELECT p.kind, p.name, p.version, p.platform, t.encoding FROM packages p JOIN trees t ON t.id = p.tree")
+                .map_err(err())?;
+            let packages = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, Vec<u8>>(4)?,
+                    ))
+                })
+                .map_err(err())?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(err())?;
+            (rows, packages)
+        };
+        for (tree, blob) in tree_blobs {
+            let blob: BlobId = blob.parse()?;
+            if !exists(&self.layout.blob_path(&blob))? {
+                report.missing.push(MissingBlob {
+                    blob,
+                    referenced_by: tree.parse()?,
+                });
+            }
+        }
+        for (kind, name, version, platform, encoding) in packages {
+            let key = PackageKey::from_columns(&kind, name, version, platform)?;
+            let tree = Tree::decode(&encoding)?;
+            let path = self.view_dir(&key)?;
+            let problems = check_view(&self.layout, &tree, &path, &self.bytes_hashed)?;
+            if !problems.is_empty() {
+                report.views_bad.push(BadView {
+                    package: key,
+                    path,
+                    problems,
+                });
+            }
+        }
+        report.views_bad.sort_by(|a, b| a.package.cmp(&b.package));
+        report.bytes_checked = self.bytes_hashed() - before;
+        Ok(report)
+    }
+}
+
+/// The hash records of a package row.
+fn read_hashes(conn: &rusqlite::Connection, package_id: i64) -> rusqlite::Result<Vec<HashRecord>> {
+    let mut stmt = conn.prepare(
+        "SELECT hash, verified_locally, reported_by_registry, signed_by_key_ids FROM package_hashes WHERE package = ?1",
+    )?;
+    let rows = stmt.query_map([package_id], |r| {
+        let hash: String = r.get(0)?;
+        let key_ids: String = r.get(3)?;
+        let conv = |i, e: Box<dyn std::error::Error + Send + Sync>| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e)
+        };
+        Ok(HashRecord {
+            hash: hash.parse::<Hash>().map_err(|e| conv(0, Box::new(e)))?,
+            disposition: Disposition {
+                verified_locally: r.get(1)?,
+                reported_by_registry: r.get(2)?,
+                signed_by_key_ids: serde_json::from_str(&key_ids)
+                    .map_err(|e| conv(3, Box::new(e)))?,
+            },
+        })
+    })?;
+    let mut v = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    v.sort_by(|a, b| a.hash.cmp(&b.hash));
+    Ok(v)
+}
+
+/// Read one package (the inner `Result` carries decoding errors).
+fn read_package(
+    conn: &rusqlite::Connection,
+    key: &PackageKey,
+) -> rusqlite::Result<Option<Result<Package>>> {
+    let row: Option<(i64, String, i64, u64, u64)> = conn
+        .query_row(
+            "SELECT p.id, p.tree, p.created_at, t.files, t.bytes FROM packages p JOIN trees t ON t.id = p.tree
+             WHERE p.kind = ?1 AND p.name = ?2 AND p.version = ?3 AND p.platform = ?4",
+            [key.kind(), key.name(), key.version(), key.platform()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()?;
+    let Some((id, tree, created_at, files, bytes)) = row else {
+        return Ok(None);
+    };
+    let hashes = read_hashes(conn, id)?;
+    Ok(Some(tree.parse::<TreeId>().map(|tree| Package {
+        key: key.clone(),
+        tree,
+        hashes,
+        files,
+        bytes,
+        created_at,
+    })))
+}

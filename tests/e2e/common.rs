@@ -1,0 +1,46 @@
+//! Helpers shared by the end-to-end tests that need the tstore binary itself.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tstore_test_support::TestEnv;
+
+/// The `tstore` binary under test, built by cargo for this test target.
+pub fn tstore_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tstore"))
+}
+
+/// `tstore` with the test's isolated environment, `--flavor terraform` (the judge is
+/// terraform), and the CLI config when given.
+pub fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
+    let mut cmd = env.command(&tstore_bin());
+    cmd.env("TSTORE_FLAVOR", "terraform");
+    if let Some(cfg) = cli_config {
+        cmd.env("TF_CLI_CONFIG_FILE", cfg);
+    }
+    cmd
+}
+
+/// Parse stdout as JSON.
+pub fn json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// The configuration the spec's vectors were produced with (spec/providers.md §9).
+pub const NULL_CONFIG: &str = r#"terraform {
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = ">= 2.0.0, ~> 2.1"
+    }
+  }
+}
+
+resource "null_resource" "x" {}
+"#;

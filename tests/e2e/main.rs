@@ -1,0 +1,7 @@
+//! End-to-end tests: the real `tstore` binary, a real SQLite store in a temp dir, real
+//! filesystem mirrors, and the real terraform 1.0.3 as the judge of compatibility.
+//! One test binary (see style.md (f)) so everything links once.
+
+mod common;
+mod providers;
+mod store;

@@ -1,0 +1,226 @@
+//! Issue 3: the first provider installed end to end from filesystem mirrors.
+
+use std::path::Path;
+
+use tstore_test_support::{
+    mirror, peers, run_fail, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1,
+};
+
+use crate::common::{json, tstore, NULL_CONFIG};
+
+const NULL_LINK: &str = ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
+
+/// `tstore init`, then the real `terraform validate` and `plan` work offline in that
+/// directory without any `terraform init`.
+fn init_then_terraform_accepts(packed: bool) {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    if packed {
+        mirror::null_packed(&mirror_dir);
+    } else {
+        mirror::null_unpacked(&mirror_dir);
+    }
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+
+    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let text = stdout(&out);
+    assert!(text.contains("- Installed hashicorp/null v2.1.2"), "{text}");
+    assert!(text.contains("has created a lock file"), "{text}");
+
+    let link = dir.join(NULL_LINK);
+    let target = std::fs::read_link(&link).expect("the provider dir is a symlink");
+    assert!(
+        target.starts_with(&env.mount),
+        "link {} points into the mount path {}",
+        target.display(),
+        env.mount.display()
+    );
+    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    assert!(lock.contains(NULL_H1), "{lock}");
+
+    // No CLI config for terraform: it must not need any installation source.
+    run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
+    let plan = run_ok(env.terraform(&dir).args(["plan", "-no-color", "-input=false"]));
+    assert!(
+        stdout(&plan).contains("null_resource.x will be created"),
+        "{}",
+        stdout(&plan)
+    );
+}
+
+#[test]
+fn init_from_packed_mirror_then_terraform_validate_and_plan() {
+    init_then_terraform_accepts(true);
+}
+
+#[test]
+fn init_from_unpacked_mirror_then_terraform_validate_and_plan() {
+    init_then_terraform_accepts(false);
+}
+
+/// The lock file tstore writes is byte-identical to the one `terraform init` writes from
+/// the same mirror.
+fn lock_file_matches_terraform(packed: bool) {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    if packed {
+        mirror::null_packed(&mirror_dir);
+    } else {
+        mirror::null_unpacked(&mirror_dir);
+    }
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let ours = env.checkout("ours", &[("main.tf", NULL_CONFIG)]);
+    let theirs = env.checkout("theirs", &[("main.tf", NULL_CONFIG)]);
+
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-no-color", "-input=false"]),
+    );
+    let ours = std::fs::read(ours.join(".terraform.lock.hcl")).unwrap();
+    let theirs = std::fs::read(theirs.join(".terraform.lock.hcl")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs),
+        "lock files differ"
+    );
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn lock_file_is_byte_identical_to_terraform_packed() {
+    lock_file_matches_terraform(true);
+}
+
+#[test]
+fn lock_file_is_byte_identical_to_terraform_unpacked() {
+    lock_file_matches_terraform(false);
+}
+
+/// Two checkouts share one copy; the second init neither re-reads the zip nor
+/// re-hashes the tree (the store counts bytes hashed).
+#[test]
+fn second_checkout_reuses_the_store_without_rehashing() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_packed(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
+
+    let first = json(&run_ok(tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&a)));
+    assert_eq!(first["providers"][0]["obtained"], "ingested", "{first}");
+    assert!(first["bytes_hashed"].as_u64().unwrap() > 20_000_000, "{first}");
+
+    let second = json(&run_ok(tstore(&env, Some(&cfg)).args(["init", "-json"]).arg(&b)));
+    assert_eq!(second["providers"][0]["obtained"], "memoized", "{second}");
+    assert_eq!(second["bytes_hashed"], 0, "{second}");
+    assert_eq!(second["lock_file"], "created", "{second}");
+
+    // Both links resolve to the same file, held once by the store.
+    let bin = peers().null_provider.file_name().unwrap().to_owned();
+    let ia = std::fs::metadata(a.join(NULL_LINK).join(&bin)).unwrap();
+    let ib = std::fs::metadata(b.join(NULL_LINK).join(&bin)).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((ia.dev(), ia.ino()), (ib.dev(), ib.ino()));
+    let du = json(&run_ok(tstore(&env, None).args(["store", "du", "--json"])));
+    assert_eq!(du["packages"], 1, "{du}");
+    assert_eq!(du["blobs"], 1, "{du}");
+    assert!(du["blob_bytes"].as_u64().unwrap() < 2 * 20_373_856, "{du}");
+
+    // A re-init of an installed checkout changes nothing.
+    let again = stdout(&run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a)));
+    assert!(
+        again.contains("- Using previously-installed hashicorp/null v2.1.2"),
+        "{again}"
+    );
+    assert!(again.contains("Reusing previous version"), "{again}");
+}
+
+/// Rewrite the null provider's package in the mirror with one byte changed.
+fn tamper(mirror_dir: &Path, packed: bool) {
+    let mut bytes = std::fs::read(&peers().null_provider).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x01;
+    let files = [mirror::PkgFile {
+        path: tstore_test_support::NULL_PROVIDER_FILE,
+        contents: &bytes,
+        executable: true,
+    }];
+    let addr = "registry.terraform.io/hashicorp/null";
+    if packed {
+        mirror::write_packed(mirror_dir, addr, "2.1.2", "linux_amd64", &files);
+    } else {
+        let dir = mirror_dir.join(addr).join("2.1.2/linux_amd64");
+        std::fs::remove_dir_all(&dir).unwrap();
+        mirror::write_unpacked(mirror_dir, addr, "2.1.2", "linux_amd64", &files);
+    }
+}
+
+fn tampered_package_is_refused(packed: bool) {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    if packed {
+        mirror::null_packed(&mirror_dir);
+    } else {
+        mirror::null_unpacked(&mirror_dir);
+    }
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
+    let lock = std::fs::read_to_string(a.join(".terraform.lock.hcl")).unwrap();
+    // A second checkout with the lock file but nothing installed yet.
+    let b = env.checkout(
+        "b",
+        &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", lock.as_str())],
+    );
+
+    tamper(&mirror_dir, packed);
+
+    for dir in [&a, &b] {
+        let before = snapshot(dir);
+        let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(dir));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("Error: Failed to install provider"), "{err}");
+        assert!(
+            err.contains(
+                "doesn't match any of the checksums previously recorded in the dependency lock file"
+            ),
+            "{err}"
+        );
+        let origin = if packed { "the current package" } else { "the local package" };
+        assert!(err.contains(origin), "{err}");
+        assert_eq!(before, snapshot(dir), "{} changed on a failed init", dir.display());
+    }
+    assert!(!b.join(".terraform").exists());
+}
+
+#[test]
+fn tampered_packed_package_is_refused_and_nothing_changes() {
+    tampered_package_is_refused(true);
+}
+
+#[test]
+fn tampered_unpacked_package_is_refused_and_nothing_changes() {
+    tampered_package_is_refused(false);
+}
+
+#[test]
+fn lockfile_readonly_refuses_to_create_a_lock_file() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let before = snapshot(&dir);
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-lockfile=readonly"])
+            .arg(&dir),
+    );
+    assert!(stderr(&out).contains("-lockfile=readonly"), "{}", stderr(&out));
+    assert_eq!(before, snapshot(&dir));
+}

@@ -1,0 +1,93 @@
+//! The store commands: import, ls, du, verify; concurrency and hostile archives.
+
+use tstore_test_support::hostile::HostileKind;
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+
+use crate::common::{json, tstore};
+
+/// Two separate processes importing the same package at the same time both succeed,
+/// and the store ends with one package, one tree and one view.
+#[test]
+fn concurrent_imports_of_the_same_package_both_succeed() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_packed(&mirror_dir);
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            tstore(&env, None)
+                .args(["store", "import"])
+                .arg(&mirror_dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "import failed: {}", stderr(&out));
+    }
+    let du = json(&run_ok(tstore(&env, None).args(["store", "du", "--json"])));
+    assert_eq!(du["packages"], 1, "{du}");
+    assert_eq!(du["trees"], 1, "{du}");
+    assert_eq!(du["blobs"], 1, "{du}");
+    let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    assert_eq!(ls["packages"].as_array().unwrap().len(), 1, "{ls}");
+    let verify = json(&run_ok(tstore(&env, None).args(["store", "verify", "--json"])));
+    assert_eq!(verify["blobs_checked"], 1, "{verify}");
+}
+
+/// Every class of hostile archive is rejected with a clear error, and nothing new
+/// becomes visible in the store.
+#[test]
+fn hostile_archives_are_rejected() {
+    let env = TestEnv::new();
+    for kind in HostileKind::ALL {
+        let mirror_dir = env.root.path().join(format!("mirror-{}", kind.name()));
+        let dir = mirror_dir.join("example.com/test/evil");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("terraform-provider-evil_1.0.0_linux_amd64.zip"),
+            kind.zip_bytes(),
+        )
+        .unwrap();
+        let out = run_fail(tstore(&env, None).args(["store", "import"]).arg(&mirror_dir));
+        let err = stderr(&out);
+        assert!(
+            err.contains("terraform-provider-evil_1.0.0_linux_amd64.zip"),
+            "{}: error names the archive: {err}",
+            kind.name()
+        );
+        let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+        assert_eq!(ls["packages"], serde_json::json!([]), "{}: {ls}", kind.name());
+        let views = env.store.join("views/providers/example.com");
+        assert!(!views.exists(), "{}: a view appeared", kind.name());
+    }
+}
+
+/// `store verify` reports a blob whose bytes changed on disk, and exits non-zero.
+#[test]
+fn verify_reports_a_corrupted_blob() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    run_ok(tstore(&env, None).args(["store", "import"]).arg(&mirror_dir));
+    let clean = json(&run_ok(tstore(&env, None).args(["store", "verify", "--json"])));
+    assert_eq!(clean["corrupt"], serde_json::json!([]), "{clean}");
+
+    let blob = walkdir::WalkDir::new(env.store.join("blobs-v1"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.file_type().is_file())
+        .expect("a blob file")
+        .into_path();
+    std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
+
+    let out = run_fail(tstore(&env, None).args(["store", "verify", "--json"]));
+    let report = json(&out);
+    assert_eq!(report["corrupt"].as_array().unwrap().len(), 1, "{report}");
+}

@@ -1,0 +1,63 @@
+//! Dev-only helpers for tstore's end-to-end tests.
+//!
+//! This crate uses no tstore crate: it drives the real `tstore` binary, the real `terraform`
+//! v1.0.3 and the real `null` 2.1.2 provider binary (see "Real peers, not mocks" in the design
+//! guide), and builds the fixtures those programs read.
+//!
+//! - [`TestEnv`]: one isolated environment per test (store, mount point, `HOME`, XDG dirs,
+//!   checkouts), all in a temp dir removed on drop. The real store of the user is never touched.
+//! - [`peers`]: the real terraform and null provider, fetched once into `target/peers/` by
+//!   `scripts/fetch-peers` when missing.
+//! - [`run_ok`] / [`run_fail`]: run a command and panic with everything needed to debug it.
+//! - [`mirror`]: filesystem mirrors (unpacked and packed layouts) and the `h1:`/`zh:` hashes.
+//! - [`hostile`]: provider zips crafted to attack an unpacker (path traversal, links, devices,
+//!   duplicates, a ratio bomb).
+//! - [`snapshot`]: a directory tree as a map, for "nothing changed" assertions.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use tstore_test_support::{mirror, run_ok, stdout, TestEnv};
+//!
+//! let env = TestEnv::new();
+//! let mirror_root = mirror::null_packed(&env.root.path().join("mirror"));
+//! let config = env.cli_config_fs_mirror(&mirror_root);
+//! let dir = env.checkout(
+//!     "a",
+//!     &[("main.tf", r#"terraform { required_providers { null = { source = "hashicorp/null" } } }"#)],
+//! );
+//! // The installer's tests use `Path::new(env!("CARGO_BIN_EXE_tstore"))`.
+//! let tstore = Path::new("target/debug/tstore");
+//! let out = run_ok(
+//!     env.command(tstore)
+//!         .env("TF_CLI_CONFIG_FILE", &config)
+//!         .args(["--flavor", "terraform", "init"])
+//!         .arg(&dir),
+//! );
+//! println!("{}", stdout(&out));
+//! ```
+
+mod env;
+pub mod hostile;
+pub mod mirror;
+mod peers;
+mod process;
+mod snapshot;
+
+use std::path::PathBuf;
+
+pub use env::TestEnv;
+pub use peers::{peers, peers_dir, Peers, NULL_H1, NULL_PROVIDER_FILE};
+pub use process::{command_line, run_fail, run_ok, stderr, stdout};
+pub use snapshot::snapshot;
+
+/// The workspace root (`tests/support/../..`, from this crate's `CARGO_MANIFEST_DIR`).
+pub fn workspace_root() -> PathBuf {
+    let support = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    support
+        .parent()
+        .and_then(|tests| tests.parent())
+        .expect("tests/support has a workspace root two levels up")
+        .to_path_buf()
+}
