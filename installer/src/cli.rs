@@ -149,7 +149,8 @@ mod tests {
 
     #[test]
     fn unknown_single_dash_words_are_left_alone() {
-        let args = with_double_dashes(["tstore", "init", "-x", "--", "-upgrade"].map(OsString::from));
+        let args =
+            with_double_dashes(["tstore", "init", "-x", "--", "-upgrade"].map(OsString::from));
         assert_eq!(args[2], "-x");
         assert_eq!(args[4], "-upgrade");
     }

@@ -53,8 +53,8 @@ impl Reporter for HumanReporter {
             }
             Event::Finding {
                 provider,
-                constraints,
-            } if constraints.is_empty() => format!("- Finding latest version of {provider}..."),
+                constraints: "",
+            } => format!("- Finding latest version of {provider}..."),
             Event::Finding {
                 provider,
                 constraints,
@@ -103,6 +103,8 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let methods = cli_config.effective_methods(settings.flavor, &cwd, &env);
     let store = open_store(settings)?;
+    // Shared: any number of inits and imports at once; a future gc takes it exclusive.
+    let _lock = store.lock_shared()?;
     mountpoint::ensure_views_link(&settings.mount, &store.views_dir())?;
     let opts = InitOptions {
         dir,
@@ -145,12 +147,16 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         )?,
         install::LockFileChange::Unchanged => {}
     }
-    writeln!(out, "\ntstore has installed the providers of this working directory.")?;
+    writeln!(
+        out,
+        "\ntstore has installed the providers of this working directory."
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn store_import(settings: &Settings, path: &std::path::Path, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
+    let _lock = store.lock_shared()?;
     let mirror = FilesystemMirror {
         root: std::path::absolute(path)?,
     };

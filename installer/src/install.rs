@@ -192,7 +192,9 @@ pub enum InstallError {
         method: &'static str,
     },
     /// No available version matches.
-    #[error("no available releases match the given constraints {constraints} for provider {provider}")]
+    #[error(
+        "no available releases match the given constraints {constraints} for provider {provider}"
+    )]
     NoMatchingVersion {
         /// Fully-qualified address.
         provider: String,
@@ -480,9 +482,7 @@ fn obtain(
 
     let version = match locked {
         Some(locked) if !opts.upgrade => {
-            reporter.event(Event::ReusingLocked {
-                provider: &display,
-            });
+            reporter.event(Event::ReusingLocked { provider: &display });
             if !constraints.matches(&locked.version) {
                 return Err(InstallError::LockedVersionExcluded {
                     provider: addr.to_string(),

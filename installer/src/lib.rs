@@ -2,13 +2,15 @@
 //! dependency lock file, configuration loading, the CLI configuration and provider
 //! sources, plus the install flow behind `tstore init`.
 
+#![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
+
 pub mod addr;
 pub mod cliconfig;
 pub mod config;
 pub mod flavor;
 pub mod fsmirror;
-pub mod lockfile;
-pub mod version;
 pub mod install;
 pub mod link;
+pub mod lockfile;
 pub mod mountpoint;
+pub mod version;

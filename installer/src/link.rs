@@ -121,7 +121,10 @@ mod tests {
         std::fs::create_dir_all(link.join("sub")).unwrap();
         std::fs::write(link.join("sub/file"), "x").unwrap();
         let target = tmp.path().join("target");
-        assert_eq!(ensure_symlink(&link, &target).unwrap(), LinkOutcome::Replaced);
+        assert_eq!(
+            ensure_symlink(&link, &target).unwrap(),
+            LinkOutcome::Replaced
+        );
         assert_eq!(std::fs::read_link(&link).unwrap(), target);
         let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp entries left behind");

@@ -43,7 +43,9 @@ impl Settings {
         };
         let flavor = match cli.flavor.as_deref() {
             None => Flavor::default(),
-            Some(s) => s.parse().map_err(|_| anyhow::anyhow!("unknown flavor {s:?}"))?,
+            Some(s) => s
+                .parse()
+                .map_err(|_| anyhow::anyhow!("unknown flavor {s:?}"))?,
         };
         Ok(Settings {
             store: absolute(store)?,

@@ -58,6 +58,16 @@ impl Fixture {
     }
 }
 
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        // Views are read-only directories: make them removable for TempDir (matters when the
+        // tests do not run as root).
+        if self.root.exists() {
+            let _ = crate::view::make_dirs_writable(&self.root);
+        }
+    }
+}
+
 enum Z<'a> {
     File(&'a str, &'a [u8], u32),
     Dir(&'a str),
@@ -679,4 +689,28 @@ fn clean_tmp_removes_leftovers_under_the_exclusive_lock() {
     let lock = store.try_lock_exclusive().unwrap().unwrap();
     assert_eq!(store.clean_tmp(&lock).unwrap(), 2);
     assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0);
+}
+
+#[test]
+fn hostile_archive_message_names_archive_entry_and_remedy() {
+    let err = StoreError::HostileArchive {
+        archive: PathBuf::from("/mirror/p.zip"),
+        entry: "../evil".into(),
+        reason: HostileReason::ParentDir,
+    };
+    assert_eq!(
+        err.to_string(),
+        "refusing to unpack /mirror/p.zip: entry \"../evil\": its path contains a \"..\" component \
+         and would land outside the package directory\n\n  hint: the archive is corrupt or malicious; \
+         nothing from it was installed. Obtain the package from a trusted source (or raise the store \
+         limits if the package is legitimately that large)"
+    );
+    let conflict = StoreError::PackageConflict {
+        key: key("fake"),
+        existing: TreeId([1; 32]),
+        new: TreeId([2; 32]),
+    };
+    assert!(conflict.to_string().starts_with(
+        "package provider example.com/test/fake 1.0.0 (linux_amd64) is already in the store"
+    ));
 }

@@ -8,7 +8,8 @@ use tstore_test_support::{
 
 use crate::common::{json, tstore, NULL_CONFIG};
 
-const NULL_LINK: &str = ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
+const NULL_LINK: &str =
+    ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
 
 /// `tstore init`, then the real `terraform validate` and `plan` work offline in that
 /// directory without any `terraform init`.
@@ -41,7 +42,10 @@ fn init_then_terraform_accepts(packed: bool) {
 
     // No CLI config for terraform: it must not need any installation source.
     run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
-    let plan = run_ok(env.terraform(&dir).args(["plan", "-no-color", "-input=false"]));
+    let plan = run_ok(
+        env.terraform(&dir)
+            .args(["plan", "-no-color", "-input=false"]),
+    );
     assert!(
         stdout(&plan).contains("null_resource.x will be created"),
         "{}",
@@ -110,11 +114,18 @@ fn second_checkout_reuses_the_store_without_rehashing() {
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
 
-    let first = json(&run_ok(tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&a)));
+    let first = json(&run_ok(
+        tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&a),
+    ));
     assert_eq!(first["providers"][0]["obtained"], "ingested", "{first}");
-    assert!(first["bytes_hashed"].as_u64().unwrap() > 20_000_000, "{first}");
+    assert!(
+        first["bytes_hashed"].as_u64().unwrap() > 20_000_000,
+        "{first}"
+    );
 
-    let second = json(&run_ok(tstore(&env, Some(&cfg)).args(["init", "-json"]).arg(&b)));
+    let second = json(&run_ok(
+        tstore(&env, Some(&cfg)).args(["init", "-json"]).arg(&b),
+    ));
     assert_eq!(second["providers"][0]["obtained"], "memoized", "{second}");
     assert_eq!(second["bytes_hashed"], 0, "{second}");
     assert_eq!(second["lock_file"], "created", "{second}");
@@ -174,7 +185,10 @@ fn tampered_package_is_refused(packed: bool) {
     // A second checkout with the lock file but nothing installed yet.
     let b = env.checkout(
         "b",
-        &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", lock.as_str())],
+        &[
+            ("main.tf", NULL_CONFIG),
+            (".terraform.lock.hcl", lock.as_str()),
+        ],
     );
 
     tamper(&mirror_dir, packed);
@@ -191,9 +205,18 @@ fn tampered_package_is_refused(packed: bool) {
             ),
             "{err}"
         );
-        let origin = if packed { "the current package" } else { "the local package" };
+        let origin = if packed {
+            "the current package"
+        } else {
+            "the local package"
+        };
         assert!(err.contains(origin), "{err}");
-        assert_eq!(before, snapshot(dir), "{} changed on a failed init", dir.display());
+        assert_eq!(
+            before,
+            snapshot(dir),
+            "{} changed on a failed init",
+            dir.display()
+        );
     }
     assert!(!b.join(".terraform").exists());
 }
@@ -221,6 +244,10 @@ fn lockfile_readonly_refuses_to_create_a_lock_file() {
             .args(["init", "-lockfile=readonly"])
             .arg(&dir),
     );
-    assert!(stderr(&out).contains("-lockfile=readonly"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-lockfile=readonly"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(before, snapshot(&dir));
 }

@@ -33,7 +33,9 @@ fn concurrent_imports_of_the_same_package_both_succeed() {
     assert_eq!(du["blobs"], 1, "{du}");
     let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
     assert_eq!(ls["packages"].as_array().unwrap().len(), 1, "{ls}");
-    let verify = json(&run_ok(tstore(&env, None).args(["store", "verify", "--json"])));
+    let verify = json(&run_ok(
+        tstore(&env, None).args(["store", "verify", "--json"]),
+    ));
     assert_eq!(verify["blobs_checked"], 1, "{verify}");
 }
 
@@ -51,7 +53,11 @@ fn hostile_archives_are_rejected() {
             kind.zip_bytes(),
         )
         .unwrap();
-        let out = run_fail(tstore(&env, None).args(["store", "import"]).arg(&mirror_dir));
+        let out = run_fail(
+            tstore(&env, None)
+                .args(["store", "import"])
+                .arg(&mirror_dir),
+        );
         let err = stderr(&out);
         assert!(
             err.contains("terraform-provider-evil_1.0.0_linux_amd64.zip"),
@@ -59,7 +65,12 @@ fn hostile_archives_are_rejected() {
             kind.name()
         );
         let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
-        assert_eq!(ls["packages"], serde_json::json!([]), "{}: {ls}", kind.name());
+        assert_eq!(
+            ls["packages"],
+            serde_json::json!([]),
+            "{}: {ls}",
+            kind.name()
+        );
         let views = env.store.join("views/providers/example.com");
         assert!(!views.exists(), "{}: a view appeared", kind.name());
     }
@@ -72,8 +83,14 @@ fn verify_reports_a_corrupted_blob() {
     let env = TestEnv::new();
     let mirror_dir = env.root.path().join("mirror");
     mirror::null_unpacked(&mirror_dir);
-    run_ok(tstore(&env, None).args(["store", "import"]).arg(&mirror_dir));
-    let clean = json(&run_ok(tstore(&env, None).args(["store", "verify", "--json"])));
+    run_ok(
+        tstore(&env, None)
+            .args(["store", "import"])
+            .arg(&mirror_dir),
+    );
+    let clean = json(&run_ok(
+        tstore(&env, None).args(["store", "verify", "--json"]),
+    ));
     assert_eq!(clean["corrupt"], serde_json::json!([]), "{clean}");
 
     let blob = walkdir::WalkDir::new(env.store.join("blobs-v1"))
