@@ -38,8 +38,9 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
 }
 
 fn open_store(settings: &Settings) -> Result<Store> {
-    Store::open(&settings.store)
-        .with_context(|| format!("cannot open the store at {}", settings.store.display()))
+    let store = Store::open(&settings.store)
+        .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;
+    Ok(store.with_limits(settings.limits.clone()))
 }
 
 /// Prints tofu-style progress lines.

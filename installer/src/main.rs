@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use tstore_installer::flavor::Flavor;
+use tstore_store::Limits;
 
 /// Settings shared by every command, resolved once from flags, environment and defaults.
 pub struct Settings {
@@ -19,6 +20,9 @@ pub struct Settings {
     pub mount: PathBuf,
     /// Which tool's defaults to follow.
     pub flavor: Flavor,
+    /// Archive limits (`TSTORE_MAX_ARCHIVE_BYTES`, `TSTORE_MAX_ENTRY_BYTES`,
+    /// `TSTORE_MAX_ENTRIES`, `TSTORE_MAX_RATIO`), defaults from the store.
+    pub limits: Limits,
 }
 
 impl Settings {
@@ -51,8 +55,28 @@ impl Settings {
             store: absolute(store)?,
             mount: absolute(mount)?,
             flavor,
+            limits: limits_from_env()?,
         })
     }
+}
+
+/// Archive limits, each overridable by an environment variable.
+fn limits_from_env() -> Result<Limits> {
+    let mut limits = Limits::default();
+    for (var, field) in [
+        ("TSTORE_MAX_ARCHIVE_BYTES", &mut limits.max_total_bytes),
+        ("TSTORE_MAX_ENTRY_BYTES", &mut limits.max_entry_bytes),
+        ("TSTORE_MAX_ENTRIES", &mut limits.max_entries),
+        ("TSTORE_MAX_RATIO", &mut limits.max_ratio),
+    ] {
+        if let Some(value) = std::env::var_os(var) {
+            let text = value.to_string_lossy();
+            *field = text.trim().parse().with_context(|| {
+                format!("{var}={text:?} is not a whole number; unset it or give a positive integer")
+            })?;
+        }
+    }
+    Ok(limits)
 }
 
 fn absolute(path: PathBuf) -> Result<PathBuf> {

@@ -87,11 +87,28 @@ impl Index {
                 source,
             }
         };
+        // Switching a fresh database to WAL and migrating it can answer SQLITE_BUSY at once,
+        // without consulting the busy handler, when another process does the same. So
+        // opening is serialized between processes by a small lock file, held only here.
+        let open_lock_path = path.with_file_name(".index-open.lock");
+        let open_lock = fs_err::File::create(&open_lock_path).map_err(|source| StoreError::Io {
+            path: open_lock_path.clone(),
+            source,
+        })?;
+        open_lock.file().lock().map_err(|source| StoreError::Io {
+            path: open_lock_path.clone(),
+            source,
+        })?;
         let conn = Connection::open(path).map_err(err("opening"))?;
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(err("setting busy_timeout"))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err("enabling WAL"))?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .map_err(err("reading the journal mode"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            conn.pragma_update(None, "journal_mode", "WAL")
+                .map_err(err("enabling WAL"))?;
+        }
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err("enabling foreign keys"))?;
         // In WAL mode NORMAL may lose the last commits on power loss but never corrupts; since
@@ -104,6 +121,7 @@ impl Index {
             path: path.to_path_buf(),
         };
         index.migrate()?;
+        drop(open_lock);
         Ok(index)
     }
 

@@ -108,3 +108,36 @@ fn verify_reports_a_corrupted_blob() {
     let report = json(&out);
     assert_eq!(report["corrupt"].as_array().unwrap().len(), 1, "{report}");
 }
+
+/// The archive limits are configurable: a package over a lowered per-entry limit is
+/// refused, and a bad value is a clear error.
+#[test]
+fn archive_limits_come_from_the_environment() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_packed(&mirror_dir);
+    let out = run_fail(
+        tstore(&env, None)
+            .env("TSTORE_MAX_ENTRY_BYTES", "1000000")
+            .args(["store", "import"])
+            .arg(&mirror_dir),
+    );
+    assert!(
+        stderr(&out).contains("terraform-provider-null_v2.1.2_x4"),
+        "{}",
+        stderr(&out)
+    );
+    let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    assert_eq!(ls["packages"], serde_json::json!([]), "{ls}");
+
+    let out = run_fail(
+        tstore(&env, None)
+            .env("TSTORE_MAX_RATIO", "lots")
+            .args(["store", "ls"]),
+    );
+    assert!(
+        stderr(&out).contains("TSTORE_MAX_RATIO"),
+        "{}",
+        stderr(&out)
+    );
+}
