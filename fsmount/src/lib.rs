@@ -1,9 +1,195 @@
-//! The read-only FUSE filesystem over the store (not implemented yet).
+//! The read-only FUSE filesystem over the store, and the mount-point probes around it.
 //!
-//! It will serve `providers/HOST/NS/TYPE/VERSION/OS_ARCH/…` and `modules/<id>/…`
-//! straight from the store's blobs at the mount path (`TSTORE_MOUNT`, default
-//! `~/.tofu-store`), answering EROFS to every mutation. Until then the mount path is a
-//! symlink to the store's materialized views (see `tstore_installer::mountpoint`), so
-//! links written into working directories today stay valid when FUSE arrives.
+//! [`StoreFs`] serves
+//!
+//! ```text
+//! <mount>/
+//! ├── providers/HOST/NS/TYPE/VERSION/OS_ARCH/…   one directory per provider package
+//! └── modules/                                   (module packages, when the store has them)
+//! ```
+//!
+//! straight from the store's blobs, built from the SQLite index, the same paths as the
+//! materialized views (`$TSTORE_HOME/views`), so a link in a working directory is the same
+//! string with or without FUSE. Every mutation answers `EROFS` (and the mount is `ro`), so no
+//! one, root included, can change a shared package through it. Packages committed while
+//! mounted appear without a remount.
+//!
+//! [`mount`] runs the filesystem in the calling thread until it is unmounted; [`probe`],
+//! [`unmount`] and [`availability`] are what mount management needs around it.
 //!
 //! **Architecture Invariant:** fsmount only reads the store; it never writes.
+//!
+//! # Example
+//!
+//! ```no_run
+//! let store = tstore_store::Store::open("/home/me/.local/share/tstore".as_ref())?;
+//! // Blocks until `fusermount3 -u /home/me/.tofu-store`.
+//! tstore_fsmount::mount(store, "/home/me/.tofu-store".as_ref(), 4)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod fs;
+
+use std::io;
+use std::path::Path;
+use std::process::Command;
+
+pub use fs::StoreFs;
+use tstore_store::Store;
+
+/// The `fsname` of tstore mounts as listed in `/proc/self/mountinfo` (type `fuse.tstore`).
+pub const FS_NAME: &str = "tstore";
+
+/// Mount `store` read-only at `mountpoint` and serve it with `threads` worker threads until
+/// the filesystem is unmounted (`fusermount3 -u`). The mount point must be an existing
+/// directory.
+pub fn mount(store: Store, mountpoint: &Path, threads: usize) -> io::Result<()> {
+    let mut config = fuser::Config::default();
+    config.mount_options = vec![
+        fuser::MountOption::FSName(FS_NAME.into()),
+        fuser::MountOption::Subtype(FS_NAME.into()),
+        fuser::MountOption::RO,
+        // Providers are executed straight from the mount (terraform execs them).
+        fuser::MountOption::Exec,
+        fuser::MountOption::NoDev,
+        fuser::MountOption::NoSuid,
+        fuser::MountOption::NoAtime,
+    ];
+    // root serves the machine's store to every user; others get FUSE's default (owner only,
+    // since `allow_other` needs `user_allow_other` in /etc/fuse.conf).
+    if is_root() {
+        config.acl = fuser::SessionACL::All;
+    }
+    config.n_threads = Some(threads.max(1));
+    config.clone_fd = true;
+    fuser::mount(StoreFs::new(store), mountpoint, &config)
+}
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}
+
+/// What is at a mount path, as far as FUSE is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MountState {
+    /// A live tstore FUSE mount.
+    Live,
+    /// A FUSE mount whose daemon is gone: `stat` answers "Transport endpoint is not connected".
+    Stale,
+    /// Some other filesystem is mounted there.
+    Foreign,
+    /// Nothing is mounted there.
+    NotMounted,
+}
+
+/// Probe `path`: `/proc/self/mountinfo` says whether and what is mounted; `stat` says whether
+/// a FUSE daemon still answers.
+pub fn probe(path: &Path) -> MountState {
+    let Some((fstype, source)) = mount_type(path) else {
+        return MountState::NotMounted;
+    };
+    // Mounted directly (as root) the type is `fuse`, through fusermount3 `fuse.tstore`; the
+    // source is our fsname either way.
+    if !fstype.starts_with("fuse") || source != FS_NAME {
+        return MountState::Foreign;
+    }
+    match std::fs::metadata(path) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => MountState::Stale,
+        Err(_) => MountState::Stale,
+        Ok(_) => MountState::Live,
+    }
+}
+
+/// The filesystem type and source of the mount at exactly `path` (the last one, if
+/// stacked), if any.
+pub fn mount_type(path: &Path) -> Option<(String, String)> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = escape_mountinfo(&path.to_string_lossy());
+    info.lines()
+        .rev()
+        .filter(|line| line.split(' ').nth(4) == Some(want.as_str()))
+        .filter_map(|line| {
+            // After the optional fields comes "-", then the filesystem type.
+            let mut fields = line.split(' ').skip_while(|f| *f != "-");
+            fields.next()?;
+            Some((fields.next()?.to_owned(), fields.next()?.to_owned()))
+        })
+        .next()
+}
+
+/// Mount points in mountinfo have space, tab, newline and backslash octal-escaped.
+fn escape_mountinfo(path: &str) -> String {
+    path.replace('\\', r"\134")
+        .replace(' ', r"\040")
+        .replace('\t', r"\011")
+        .replace('\n', r"\012")
+}
+
+/// Unmount the FUSE mount at `path` with `fusermount3 -u` (`-z`, lazily, if `lazy`: for a
+/// stale mount or one still in use).
+pub fn unmount(path: &Path, lazy: bool) -> io::Result<()> {
+    let mut cmd = Command::new("fusermount3");
+    cmd.arg("-u");
+    if lazy {
+        cmd.arg("-z");
+    }
+    let out = cmd.arg("--").arg(path).output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "fusermount3 -u{} {} failed: {}",
+            if lazy { " -z" } else { "" },
+            path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// Why FUSE cannot be used on this machine.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// `/dev/fuse` is missing or cannot be opened.
+    #[error("/dev/fuse is not available ({0})")]
+    NoDevice(String),
+    /// `fusermount3` is not on `PATH`.
+    #[error("fusermount3 is not installed (install the fuse3 package)")]
+    NoFusermount,
+}
+
+/// Whether FUSE mounts can be made here: `/dev/fuse` opens and `fusermount3` is on `PATH`.
+pub fn availability() -> Result<(), Unavailable> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .map_err(|e| Unavailable::NoDevice(e.to_string()))?;
+    let found = std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| dir.join("fusermount3").is_file())
+    });
+    if found {
+        Ok(())
+    } else {
+        Err(Unavailable::NoFusermount)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes() {
+        assert_eq!(escape_mountinfo("/a b\\c"), r"/a\040b\134c");
+    }
+
+    #[test]
+    fn a_plain_directory_is_not_mounted() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(probe(dir.path()), MountState::NotMounted);
+        let (fstype, _) = mount_type(Path::new("/proc")).unwrap();
+        assert_eq!(fstype, "proc");
+    }
+}

@@ -22,6 +22,10 @@ pub struct Cli {
     #[arg(long, global = true, env = "TSTORE_MOUNT", value_name = "DIR")]
     pub mount: Option<PathBuf>,
 
+    /// Do not use FUSE: make the mount path a symlink to the store's materialized views.
+    #[arg(long, global = true, env = "TSTORE_NO_FUSE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_fuse: bool,
+
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -35,6 +39,32 @@ pub enum Command {
     /// Inspect and maintain the store.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Mount the store read-only at the mount path (FUSE; a daemon unless --foreground).
+    Mount(MountArgs),
+    /// Unmount the FUSE mount at the mount path and stop its daemon.
+    Umount(UmountArgs),
+}
+
+/// Arguments of `tstore mount`.
+#[derive(Debug, Args)]
+pub struct MountArgs {
+    /// Serve the mount in this process until it is unmounted (for systemd and tests).
+    #[arg(long, conflicts_with = "status")]
+    pub foreground: bool,
+    /// Report whether the mount is up instead of mounting.
+    #[arg(long)]
+    pub status: bool,
+    /// With --status: print JSON.
+    #[arg(long, requires = "status")]
+    pub json: bool,
+}
+
+/// Arguments of `tstore umount`.
+#[derive(Debug, Args)]
+pub struct UmountArgs {
+    /// Detach the mount even if it is in use (`fusermount3 -u -z`).
+    #[arg(long)]
+    pub lazy: bool,
 }
 
 /// Arguments of `tstore init`.

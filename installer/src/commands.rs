@@ -4,7 +4,10 @@
 //! # JSON formats
 //!
 //! - `init --json`: [`InitReport`]: `{"providers":[{"provider","version","platform",
-//!   "source","obtained":"ingested"|"memoized","hashes":[{"hash","disposition":{…}}],
+//!   "source" (`filesystem_mirror:PATH`, `registry:URL`, `network_mirror:URL`),"auth",
+//!   "obtained":"ingested"|"memoized"|"downloaded"|"in_store",
+//!   "hashes":[{"hash","disposition":{"verified_locally","reported_by_registry",
+//!   "signed_by_key_ids"}}],
 //!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
 //!   "bytes_hashed":N}`
 //! - `store ls --json`: `{"packages":[Package…]}`
@@ -20,7 +23,6 @@ use tstore_installer::addr::Platform;
 use tstore_installer::cliconfig::CliConfig;
 use tstore_installer::fsmirror::{FilesystemMirror, MirrorLocation};
 use tstore_installer::install::{self, Event, InitOptions, InstallError, Reporter};
-use tstore_installer::mountpoint;
 use tstore_store::{Disposition, HashRecord, PackageKey, SourceFingerprint, Store};
 
 use crate::cli::{Command, InitArgs, StoreCommand};
@@ -34,6 +36,8 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Store(StoreCommand::Ls { json }) => store_ls(settings, json),
         Command::Store(StoreCommand::Du { json }) => store_du(settings, json),
         Command::Store(StoreCommand::Verify { json }) => store_verify(settings, json),
+        Command::Mount(args) => crate::mount::mount(settings, &args),
+        Command::Umount(args) => crate::mount::umount(settings, &args),
     }
 }
 
@@ -43,12 +47,93 @@ fn open_store(settings: &Settings) -> Result<Store> {
     Ok(store.with_limits(settings.limits.clone()))
 }
 
-/// Prints tofu-style progress lines.
-struct HumanReporter;
+/// Prints tofu-style progress lines to stdout; downloads get an indicatif bar on a
+/// terminal (stderr) and one plain line otherwise.
+struct HumanReporter {
+    /// Present when stderr is a terminal.
+    bars: Option<indicatif::MultiProgress>,
+    active: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+}
+
+impl HumanReporter {
+    fn new() -> Self {
+        use std::io::IsTerminal;
+        HumanReporter {
+            bars: std::io::stderr()
+                .is_terminal()
+                .then(indicatif::MultiProgress::new),
+            active: Default::default(),
+        }
+    }
+
+    /// Download events; `true` if `event` was one.
+    fn download_event(&self, event: &Event<'_>) -> bool {
+        match *event {
+            Event::Downloading {
+                provider,
+                version,
+                url,
+            } => {
+                match &self.bars {
+                    Some(multi) => {
+                        let bar = multi.add(indicatif::ProgressBar::new(0));
+                        bar.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "  {msg} [{bar:30}] {bytes}/{total_bytes}",
+                            )
+                            .expect("valid template")
+                            .progress_chars("=> "),
+                        );
+                        bar.set_message(format!("{provider} v{version}"));
+                        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                        active.insert(provider.to_owned(), bar);
+                    }
+                    None => {
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "- Downloading {provider} v{version} from {url}"
+                        );
+                    }
+                }
+                true
+            }
+            Event::DownloadProgress {
+                provider,
+                bytes,
+                total,
+            } => {
+                let active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(bar) = active.get(provider) {
+                    if let Some(total) = total {
+                        bar.set_length(total);
+                    }
+                    bar.set_position(bytes);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
 
 impl Reporter for HumanReporter {
     fn event(&self, event: Event<'_>) {
+        if self.download_event(&event) {
+            return;
+        }
+        // Phase 3 (linking) has begun once these come: downloads are over.
+        let linking = matches!(
+            event,
+            Event::Installing { .. } | Event::UsingPreviouslyInstalled { .. }
+        );
+        if linking {
+            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            for (_, bar) in active.drain() {
+                bar.finish_and_clear();
+            }
+        }
         let line = match event {
+            Event::Downloading { .. } | Event::DownloadProgress { .. } => return,
             Event::ReusingLocked { provider } => {
                 format!("- Reusing previous version of {provider} from the dependency lock file")
             }
@@ -106,7 +191,19 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let store = open_store(settings)?;
     // Shared: any number of inits and imports at once; a future gc takes it exclusive.
     let _lock = store.lock_shared()?;
-    mountpoint::ensure_views_link(&settings.mount, &store.views_dir())?;
+    // The mount path must resolve before any link into it is made (issue 6).
+    match crate::mount::ensure(settings, &store)? {
+        crate::mount::Ensured::Mounted { pid, repaired } => eprintln!(
+            "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
+            if repaired {
+                "the mount was stale; remounted"
+            } else {
+                "mounted"
+            },
+            settings.mount.display()
+        ),
+        crate::mount::Ensured::AlreadyMounted | crate::mount::Ensured::ViewsLink(_) => {}
+    }
     let opts = InitOptions {
         dir,
         flavor: settings.flavor,
@@ -115,12 +212,23 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods,
+        network: install::NetworkSettings {
+            hosts: cli_config.hosts.clone(),
+            credentials: tstore_installer::http::Credentials::new(
+                &cli_config.credentials,
+                std::env::vars(),
+            ),
+            ssl_cert_file: env("SSL_CERT_FILE")
+                .filter(|v| !v.is_empty())
+                .map(Into::into),
+        },
     };
     let mut out = std::io::stdout();
     if !args.json {
         writeln!(out, "\nInitializing provider plugins...")?;
     }
-    let reporter: &dyn Reporter = if args.json { &Silent } else { &HumanReporter };
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = install::init(&store, &opts, reporter)?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;

@@ -25,12 +25,16 @@ use tstore_store::{
 };
 
 use crate::addr::{Platform, ProviderAddr};
-use crate::cliconfig::{InstallMethod, InstallMethodKind};
-use crate::config::{self, ConfigError};
+use crate::cliconfig::{HostServices, InstallMethod, InstallMethodKind};
+use crate::discovery::{self, DiscoveryError};
 use crate::flavor::Flavor;
 use crate::fsmirror::{FilesystemMirror, MirrorError, MirrorLocation, MirrorPackage};
+use crate::http::{Credentials, HttpClient, HttpError};
 use crate::link::{self, LinkError, LinkOutcome};
 use crate::lockfile::{LockFile, LockFileError, LockedProvider};
+use crate::module_tree::{self, ModuleTreeError};
+use crate::netmirror::{NetMirrorError, NetworkMirror};
+use crate::registry::{Registry, RegistryError, VerifiedPackage};
 use crate::version::{newest_matching, Version, VersionConstraints};
 
 /// The lock file's name in a working directory.
@@ -53,6 +57,19 @@ pub struct InitOptions {
     pub mount: PathBuf,
     /// The effective provider installation methods from the CLI configuration.
     pub methods: Vec<InstallMethod>,
+    /// How to reach registries and network mirrors.
+    pub network: NetworkSettings,
+}
+
+/// What the network sources need from the CLI configuration and the environment.
+#[derive(Clone, Debug, Default)]
+pub struct NetworkSettings {
+    /// `host` blocks: service discovery overrides.
+    pub hosts: BTreeMap<String, HostServices>,
+    /// Bearer tokens (`credentials` blocks, `TF_TOKEN_…`).
+    pub credentials: Credentials,
+    /// `SSL_CERT_FILE`: CA certificates replacing the bundled roots.
+    pub ssl_cert_file: Option<PathBuf>,
 }
 
 /// Progress of an install, for the binary to render.
@@ -84,6 +101,24 @@ pub enum Event<'a> {
         /// Selected version.
         version: &'a Version,
     },
+    /// A package download starts (registry or network mirror).
+    Downloading {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// Selected version.
+        version: &'a Version,
+        /// The archive URL.
+        url: &'a str,
+    },
+    /// Bytes of a download received so far (called often; render cheaply).
+    DownloadProgress {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// Bytes received.
+        bytes: u64,
+        /// `Content-Length`, if the server sent one.
+        total: Option<u64>,
+    },
     /// Installed (linked).
     Installed {
         /// Provider as tofu displays it.
@@ -97,8 +132,9 @@ pub enum Event<'a> {
     },
 }
 
-/// Receives [`Event`]s as the install proceeds.
-pub trait Reporter {
+/// Receives [`Event`]s as the install proceeds. Providers are obtained in parallel, so
+/// events of different providers interleave.
+pub trait Reporter: Sync {
     /// Called for each event, in order.
     fn event(&self, event: Event<'_>);
 }
@@ -111,6 +147,11 @@ pub enum Obtained {
     Ingested,
     /// Recognized from the store's memo of an unchanged source: nothing read or hashed.
     Memoized,
+    /// Downloaded from a registry or network mirror and ingested into the store.
+    Downloaded,
+    /// Already in the store with the archive hash the (signed) source promises: nothing
+    /// downloaded.
+    InStore,
 }
 
 /// What happened to the lock file.
@@ -134,8 +175,12 @@ pub struct ProviderReport {
     pub version: String,
     /// Platform installed.
     pub platform: String,
-    /// Where the package came from (e.g. `filesystem_mirror:/path/to/zip`).
+    /// Where the package came from: `filesystem_mirror:/path/to/zip`,
+    /// `registry:https://…/x.zip` or `network_mirror:https://…/x.zip`.
     pub source: String,
+    /// How the package was authenticated, as tofu words it (`signed, key ID …`,
+    /// `verified checksum`, `unauthenticated`).
+    pub auth: String,
     /// How its content reached the store.
     pub obtained: Obtained,
     /// The hashes known for the package, with their dispositions.
@@ -164,7 +209,7 @@ pub struct InitReport {
 pub enum InstallError {
     /// The configuration could not be read.
     #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(#[from] ModuleTreeError),
     /// The lock file could not be read.
     #[error(transparent)]
     LockFile(#[from] LockFileError),
@@ -265,6 +310,36 @@ pub enum InstallError {
     /// A filesystem mirror could not be searched.
     #[error(transparent)]
     Mirror(#[from] MirrorError),
+    /// A registry or network mirror failed (unreachable, malformed answer, bad signature).
+    #[error("{}{provider}{} from the {what}", if .version.is_some() { "cannot install " } else { "cannot list the versions of " }, .version.as_ref().map(|v| format!(" {v}")).unwrap_or_default())]
+    Remote {
+        /// Fully-qualified address.
+        provider: String,
+        /// The version being installed, `None` while listing versions.
+        version: Option<Version>,
+        /// A short description of the step.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: RemoteError,
+    },
+    /// A downloaded archive does not hash to what its source promised.
+    #[error(
+        "the archive of {provider} {version} downloaded from {url} does not match the \
+         checksums its source reported\n\n  Downloaded archive has {computed}\n  The source reported {expected}"
+    )]
+    ArchiveChecksum {
+        /// Fully-qualified address.
+        provider: String,
+        /// Version.
+        version: Version,
+        /// The archive URL.
+        url: String,
+        /// What the download hashes to.
+        computed: String,
+        /// What the source promised.
+        expected: String,
+    },
     /// The store failed for one provider.
     #[error("store operation failed for provider {provider} {version}")]
     Store {
@@ -290,6 +365,23 @@ pub enum InstallError {
     },
 }
 
+/// The errors of the network sources.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// Service discovery.
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// The registry protocol.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The network mirror protocol.
+    #[error(transparent)]
+    NetMirror(#[from] NetMirrorError),
+    /// A download.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+}
+
 fn render_locations(locations: &[String]) -> String {
     if locations.is_empty() {
         return String::new();
@@ -312,7 +404,13 @@ impl InstallError {
             | InstallError::UnsupportedMethod { .. }
             | InstallError::NoMatchingVersion { .. }
             | InstallError::LockedVersionExcluded { .. }
-            | InstallError::Mirror(_) => "Failed to query available provider packages",
+            | InstallError::Mirror(_)
+            | InstallError::Remote { version: None, .. } => {
+                "Failed to query available provider packages"
+            }
+            InstallError::Remote { .. } | InstallError::ArchiveChecksum { .. } => {
+                "Failed to install provider"
+            }
             InstallError::NoPackageForPlatform { .. }
             | InstallError::ChecksumMismatch { .. }
             | InstallError::Store { .. }
@@ -328,6 +426,28 @@ impl InstallError {
             InstallError::ChecksumMismatch { .. } => Some(
                 "if the new package is expected, remove this provider's entry from the lock \
                  file (or run init with -upgrade after changing the version) and run init again"
+                    .into(),
+            ),
+            InstallError::Remote {
+                source: RemoteError::Registry(RegistryError::Signature { .. }),
+                ..
+            } => Some(
+                "the SHA256SUMS is not signed by any key the registry lists for this provider; \
+                 do not use this package, and tell the registry's operator"
+                    .into(),
+            ),
+            InstallError::Remote {
+                source: RemoteError::Registry(RegistryError::ShasumNotSigned { .. }),
+                ..
+            }
+            | InstallError::ArchiveChecksum { .. } => Some(
+                "the package was not installed because it may have been tampered with; \
+                 try again later, and tell the source's operator if it persists"
+                    .into(),
+            ),
+            InstallError::Remote { .. } => Some(
+                "check that the source is reachable and serves the provider protocols \
+                 (network, the CLI configuration's host blocks, SSL_CERT_FILE for a private CA)"
                     .into(),
             ),
             InstallError::NotFound { .. } => Some(
@@ -349,10 +469,13 @@ struct Planned {
     key: PackageKey,
     tree: TreeId,
     hashes: Vec<HashRecord>,
-    /// The `h1:` of the installed directory: what tofu records in the lock file.
-    dir_h1: Hash,
-    source_path: PathBuf,
-    fingerprint: SourceFingerprint,
+    /// What goes into the lock file (spec §8): the installed directory's `h1:` plus, from
+    /// network sources, the hashes the RFC's lock rule adds.
+    lock_hashes: BTreeSet<String>,
+    /// The source path and fingerprint to memoize (filesystem mirrors).
+    memo: Option<(PathBuf, SourceFingerprint)>,
+    source: String,
+    auth: String,
     obtained: Obtained,
     link: PathBuf,
     target: PathBuf,
@@ -365,19 +488,53 @@ pub fn init(
     reporter: &dyn Reporter,
 ) -> Result<InitReport, InstallError> {
     let default_host = opts.flavor.default_registry_host();
-    let requirements = config::load_module_requirements(&opts.dir, default_host)?;
+    let requirements = module_tree::load_configuration_requirements(&opts.dir, default_host)?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
+    let needs_network = opts.methods.iter().any(|m| {
+        matches!(
+            m.kind,
+            InstallMethodKind::NetworkMirror { .. } | InstallMethodKind::Direct
+        )
+    });
+    let http = if needs_network {
+        Some(
+            HttpClient::new(opts.network.ssl_cert_file.as_deref()).map_err(|source| {
+                InstallError::Remote {
+                    provider: "(all providers)".into(),
+                    version: None,
+                    what: "cannot set up HTTPS".into(),
+                    source: RemoteError::Http(source),
+                }
+            })?,
+        )
+    } else {
+        None
+    };
 
     // Phase 1: obtain and verify everything before touching the working directory.
-    let mut planned = Vec::new();
-    for (addr, constraints) in &requirements.providers {
-        if addr.is_builtin() {
-            continue;
-        }
-        let locked = old_lock.as_ref().and_then(|l| l.providers.get(addr));
-        planned.push(obtain(store, opts, addr, constraints, locked, reporter)?);
-    }
+    // Providers are independent, so they are obtained in parallel (downloads overlap);
+    // the first error in configuration order wins.
+    let wanted: Vec<_> = requirements
+        .providers
+        .iter()
+        .filter(|(addr, _)| !addr.is_builtin())
+        .collect();
+    let results: Vec<Result<Planned, InstallError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = wanted
+            .iter()
+            .map(|(addr, constraints)| {
+                let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
+                let http = http.as_ref();
+                scope.spawn(move || obtain(store, opts, http, addr, constraints, locked, reporter))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("provider thread panicked"))
+            .collect()
+    });
+    let planned = results.into_iter().collect::<Result<Vec<_>, _>>()?;
 
     // Phase 2: the new lock file.
     let new_lock = next_lock_file(old_lock.as_ref(), &planned);
@@ -412,7 +569,7 @@ pub fn init(
                 &p.key,
                 &p.tree,
                 &p.hashes,
-                Some((&p.source_path, &p.fingerprint)),
+                p.memo.as_ref().map(|(path, fp)| (path.as_path(), fp)),
             )
             .map_err(store_err)?;
         let link_outcome = link::ensure_symlink(&p.link, &p.target)?;
@@ -430,15 +587,16 @@ pub fn init(
             reporter.event(Event::Installed {
                 provider,
                 version: &p.version,
-                auth: "unauthenticated",
-                from_store: p.obtained == Obtained::Memoized,
+                auth: &p.auth,
+                from_store: matches!(p.obtained, Obtained::Memoized | Obtained::InStore),
             });
         }
         reports.push(ProviderReport {
             provider: p.addr.to_string(),
             version: p.version.to_string(),
             platform: opts.platform.to_string(),
-            source: format!("filesystem_mirror:{}", p.source_path.display()),
+            source: p.source,
+            auth: p.auth,
             obtained: p.obtained,
             hashes: package.hashes,
             link: p.link,
@@ -467,10 +625,51 @@ fn render(lock: &LockFile, flavor: Flavor) -> String {
     lock.to_string_with_header(flavor)
 }
 
+/// Where a version of a provider can be had.
+enum Candidate {
+    /// A package in a filesystem mirror.
+    Fs(MirrorPackage),
+    /// A version listed by the provider's origin registry.
+    Registry {
+        registry: Registry,
+        version: Version,
+        platforms: Vec<Platform>,
+    },
+    /// A version listed by a network mirror.
+    Net {
+        mirror: NetworkMirror,
+        version: Version,
+    },
+}
+
+impl Candidate {
+    fn version(&self) -> &Version {
+        match self {
+            Candidate::Fs(p) => &p.version,
+            Candidate::Registry { version, .. } | Candidate::Net { version, .. } => version,
+        }
+    }
+}
+
+/// A package obtained into the store but not yet committed.
+struct Obtainment {
+    tree: TreeId,
+    hashes: Vec<HashRecord>,
+    dir_h1: Hash,
+    lock_extra: Vec<String>,
+    memo: Option<(PathBuf, SourceFingerprint)>,
+    source: String,
+    auth: String,
+    obtained: Obtained,
+    /// "current" (archive) or "local" (directory), for the lock mismatch message.
+    origin: &'static str,
+}
+
 /// Phase 1 for one provider.
 fn obtain(
     store: &Store,
     opts: &InitOptions,
+    http: Option<&HttpClient>,
     addr: &ProviderAddr,
     constraints: &VersionConstraints,
     locked: Option<&LockedProvider>,
@@ -478,7 +677,7 @@ fn obtain(
 ) -> Result<Planned, InstallError> {
     let display = display_name(addr, opts.flavor);
     let constraints_text = constraints.to_lock_string();
-    let candidates = available_packages(opts, addr)?;
+    let candidates = available_packages(opts, http, addr)?;
 
     let version = match locked {
         Some(locked) if !opts.upgrade => {
@@ -498,7 +697,7 @@ fn obtain(
                 provider: &display,
                 constraints: &constraints_text,
             });
-            let versions: BTreeSet<&Version> = candidates.iter().map(|p| &p.version).collect();
+            let versions: BTreeSet<&Version> = candidates.iter().map(Candidate::version).collect();
             newest_matching(versions, constraints)
                 .cloned()
                 .ok_or_else(|| InstallError::NoMatchingVersion {
@@ -508,50 +707,85 @@ fn obtain(
         }
     };
 
-    let package = candidates
-        .iter()
-        .find(|p| p.version == version && p.platform == opts.platform)
-        .ok_or_else(|| {
-            if candidates.iter().any(|p| p.version == version) {
-                InstallError::NoPackageForPlatform {
-                    provider: addr.to_string(),
-                    version: version.clone(),
-                    platform: opts.platform.clone(),
-                }
-            } else {
-                InstallError::NoMatchingVersion {
-                    provider: addr.to_string(),
-                    constraints: format!("= {version} (the version in the lock file)"),
-                }
-            }
-        })?;
-
+    let key = PackageKey::Provider {
+        addr: addr.to_string(),
+        version: version.to_string(),
+        platform: opts.platform.to_string(),
+    };
     let store_err = |source| InstallError::Store {
         provider: addr.to_string(),
         version: version.clone(),
         source,
     };
-    let source_path = match &package.location {
-        MirrorLocation::Packed(p) | MirrorLocation::Unpacked(p) => p.clone(),
+    let remote_err = |what: &str, source: RemoteError| InstallError::Remote {
+        provider: addr.to_string(),
+        version: Some(version.clone()),
+        what: what.to_owned(),
+        source,
     };
-    let fingerprint = SourceFingerprint::of_path(&source_path).map_err(store_err)?;
-    let (tree, hashes, obtained) = match store
-        .source_memo(&source_path, &fingerprint)
-        .map_err(store_err)?
-    {
-        Some(memo) => (memo.tree, memo.hashes, Obtained::Memoized),
-        None => {
-            let (tree, hashes) = ingest(store, &package.location).map_err(store_err)?;
-            (tree, hashes, Obtained::Ingested)
+
+    // The first method, in CLI configuration order, that has the version for this platform.
+    let mut got = None;
+    for candidate in candidates.iter().filter(|c| *c.version() == version) {
+        match candidate {
+            Candidate::Fs(package) if package.platform == opts.platform => {
+                got = Some(obtain_fs(store, &package.location).map_err(store_err)?);
+            }
+            Candidate::Registry {
+                registry,
+                platforms,
+                ..
+            } if platforms.is_empty() || platforms.contains(&opts.platform) => {
+                let http = http.expect("a network method has a client");
+                let verified = registry
+                    .verified_package(http, addr, &version, &opts.platform)
+                    .map_err(|e| remote_err("origin registry", e.into()))?;
+                got = Some(obtain_registry(
+                    store, opts, http, reporter, &key, addr, &version, verified,
+                )?);
+            }
+            Candidate::Net { mirror, .. } => {
+                let http = http.expect("a network method has a client");
+                let archive = mirror
+                    .archive(http, addr, &version, &opts.platform)
+                    .map_err(|e| remote_err("network mirror", e.into()))?;
+                if let Some(archive) = archive {
+                    got = Some(obtain_net(
+                        store,
+                        http,
+                        reporter,
+                        opts.flavor,
+                        &key,
+                        addr,
+                        &version,
+                        archive,
+                    )?);
+                }
+            }
+            _ => {}
         }
+        if got.is_some() {
+            break;
+        }
+    }
+    let Some(got) = got else {
+        return Err(if candidates.iter().any(|c| *c.version() == version) {
+            InstallError::NoPackageForPlatform {
+                provider: addr.to_string(),
+                version: version.clone(),
+                platform: opts.platform.clone(),
+            }
+        } else {
+            InstallError::NoMatchingVersion {
+                provider: addr.to_string(),
+                constraints: format!("= {version} (the version in the lock file)"),
+            }
+        });
     };
-    let dir_h1 = hashes
-        .first()
-        .map(|r| r.hash.clone())
-        .expect("ingest records the directory h1 first");
 
     if let Some(locked) = locked.filter(|l| l.version == version && !l.hashes.is_empty()) {
-        let matches = hashes
+        let matches = got
+            .hashes
             .iter()
             .any(|r| locked.hashes.contains(&r.hash.to_string()));
         if !matches {
@@ -559,24 +793,18 @@ fn obtain(
                 display,
                 provider: addr.to_string(),
                 version,
-                origin: match package.location {
-                    MirrorLocation::Packed(_) => "current",
-                    MirrorLocation::Unpacked(_) => "local",
-                },
-                source_path: source_path.display().to_string(),
-                computed: join_hashes(hashes.iter().map(|r| r.hash.to_string())),
+                origin: got.origin,
+                source_path: got.source.clone(),
+                computed: join_hashes(got.hashes.iter().map(|r| r.hash.to_string())),
                 lock_path: opts.dir.join(LOCK_FILE_NAME).display().to_string(),
                 recorded: join_hashes(locked.hashes.iter().cloned()),
             });
         }
     }
 
-    let key = PackageKey::Provider {
-        addr: addr.to_string(),
-        version: version.to_string(),
-        platform: opts.platform.to_string(),
-    };
     let relpath = key.view_relpath().map_err(store_err)?;
+    let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
+    lock_hashes.insert(got.dir_h1.to_string());
     Ok(Planned {
         link: opts.dir.join(".terraform").join(&relpath),
         target: opts.mount.join(&relpath),
@@ -585,12 +813,310 @@ fn obtain(
         version,
         constraints: constraints.clone(),
         key,
+        tree: got.tree,
+        hashes: got.hashes,
+        lock_hashes,
+        memo: got.memo,
+        source: got.source,
+        auth: got.auth,
+        obtained: got.obtained,
+    })
+}
+
+fn record(hash: Hash, verified_locally: bool, reported: bool, key: Option<&str>) -> HashRecord {
+    HashRecord {
+        hash,
+        disposition: Disposition {
+            verified_locally,
+            reported_by_registry: reported,
+            signed_by_key_ids: key.map(|k| vec![k.to_owned()]).unwrap_or_default(),
+        },
+    }
+}
+
+/// A filesystem mirror package: from the source memo, or ingested.
+fn obtain_fs(store: &Store, location: &MirrorLocation) -> Result<Obtainment, StoreError> {
+    let (path, origin) = match location {
+        MirrorLocation::Packed(p) => (p.clone(), "current"),
+        MirrorLocation::Unpacked(p) => (p.clone(), "local"),
+    };
+    let fingerprint = SourceFingerprint::of_path(&path)?;
+    let (tree, hashes, obtained) = match store.source_memo(&path, &fingerprint)? {
+        Some(memo) => (memo.tree, memo.hashes, Obtained::Memoized),
+        None => {
+            let (tree, hashes) = ingest(store, location)?;
+            (tree, hashes, Obtained::Ingested)
+        }
+    };
+    let dir_h1 = hashes
+        .first()
+        .map(|r| r.hash.clone())
+        .expect("ingest records the directory h1 first");
+    // RFC lock rule (seed 001): a packed mirror also records the zh: of the zip it
+    // verified (terraform 1.0.3 records only the h1:; see ARCHITECTURE.md).
+    let lock_extra = hashes
+        .iter()
+        .filter(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
+        .map(|r| r.hash.to_string())
+        .collect();
+    Ok(Obtainment {
         tree,
         hashes,
         dir_h1,
-        source_path,
-        fingerprint,
+        lock_extra,
+        source: format!("filesystem_mirror:{}", path.display()),
+        memo: Some((path, fingerprint)),
+        auth: "unauthenticated".into(),
         obtained,
+        origin,
+    })
+}
+
+/// The directory `h1:` of a committed package: the `h1:` recorded as verified locally that
+/// is not the archive form (the store records the directory form first).
+fn stored_dir_h1(hashes: &[HashRecord]) -> Option<Hash> {
+    hashes
+        .iter()
+        .find(|r| matches!(r.hash, Hash::H1(_)) && r.disposition.verified_locally)
+        .map(|r| r.hash.clone())
+}
+
+/// Download `url` into the store's temp dir and ingest it; the archive's zh must be one of
+/// `expected` (if any is given) — checked before anything is extracted.
+#[allow(clippy::too_many_arguments)]
+fn download_and_ingest(
+    store: &Store,
+    http: &HttpClient,
+    reporter: &dyn Reporter,
+    display: &str,
+    addr: &ProviderAddr,
+    version: &Version,
+    url: &str,
+    expected_zh: Option<&Hash>,
+) -> Result<tstore_store::IngestedArchive, InstallError> {
+    let remote_err = |source: RemoteError| InstallError::Remote {
+        provider: addr.to_string(),
+        version: Some(version.clone()),
+        what: format!("archive at {url}"),
+        source,
+    };
+    let store_err = |source| InstallError::Store {
+        provider: addr.to_string(),
+        version: version.clone(),
+        source,
+    };
+    let tmp_dir = store.root().join("tmp");
+    let temp = tempfile::Builder::new()
+        .prefix("download-")
+        .suffix(".zip")
+        .tempfile_in(&tmp_dir)
+        .map_err(|source| {
+            remote_err(RemoteError::Http(HttpError::Write {
+                url: url.to_owned(),
+                path: tmp_dir.clone(),
+                source,
+            }))
+        })?;
+    reporter.event(Event::Downloading {
+        provider: display,
+        version,
+        url,
+    });
+    let progress = |bytes, total| {
+        reporter.event(Event::DownloadProgress {
+            provider: display,
+            bytes,
+            total,
+        })
+    };
+    let (sha, _bytes) = http
+        .download(url, temp.path(), &progress)
+        .map_err(|e| remote_err(e.into()))?;
+    let zh = Hash::zh_from_sha256(&sha);
+    if let Some(expected) = expected_zh {
+        if *expected != zh {
+            return Err(InstallError::ArchiveChecksum {
+                provider: addr.to_string(),
+                version: version.clone(),
+                url: url.to_owned(),
+                computed: zh.to_string(),
+                expected: expected.to_string(),
+            });
+        }
+    }
+    store.ingest_zip(temp.path()).map_err(store_err)
+}
+
+/// A registry package: SHA256SUMS already verified; reuse the store's copy when it holds the
+/// signed archive hash, else download, check and ingest.
+#[allow(clippy::too_many_arguments)]
+fn obtain_registry(
+    store: &Store,
+    opts: &InitOptions,
+    http: &HttpClient,
+    reporter: &dyn Reporter,
+    key: &PackageKey,
+    addr: &ProviderAddr,
+    version: &Version,
+    verified: VerifiedPackage,
+) -> Result<Obtainment, InstallError> {
+    let store_err = |source| InstallError::Store {
+        provider: addr.to_string(),
+        version: version.clone(),
+        source,
+    };
+    let zh = Hash::Zh(verified.shasum.clone());
+    let key_id = verified.key_id.as_str();
+    let mut hashes = Vec::new();
+    let (tree, dir_h1, obtained) = match reuse(store, key, &zh).map_err(store_err)? {
+        Some((tree, dir_h1)) => {
+            hashes.push(record(dir_h1.clone(), true, false, None));
+            (tree, dir_h1, Obtained::InStore)
+        }
+        None => {
+            let archive = download_and_ingest(
+                store,
+                http,
+                reporter,
+                &display_name(addr, opts.flavor),
+                addr,
+                version,
+                &verified.download_url,
+                Some(&zh),
+            )?;
+            hashes.push(record(archive.ingested.h1.clone(), true, false, None));
+            if archive.h1_zip != archive.ingested.h1 {
+                hashes.push(record(archive.h1_zip.clone(), true, false, None));
+            }
+            (
+                archive.ingested.tree,
+                archive.ingested.h1,
+                Obtained::Downloaded,
+            )
+        }
+    };
+    let mut lock_extra = Vec::new();
+    for (sum, _file) in &verified.signed_sums {
+        let h = Hash::Zh(sum.clone());
+        lock_extra.push(h.to_string());
+        hashes.push(record(h.clone(), h == zh, true, Some(key_id)));
+    }
+    let auth = match opts.flavor {
+        Flavor::Terraform => format!("self-signed, key ID {key_id}"),
+        Flavor::Tofu => format!("signed, key ID {key_id}"),
+    };
+    Ok(Obtainment {
+        tree,
+        hashes,
+        dir_h1,
+        lock_extra,
+        memo: None,
+        source: format!("registry:{}", verified.download_url),
+        auth,
+        obtained,
+        origin: "current",
+    })
+}
+
+/// The committed package `key` if it records `zh` (its archive was verified before): its
+/// tree and directory `h1:`.
+fn reuse(store: &Store, key: &PackageKey, zh: &Hash) -> Result<Option<(TreeId, Hash)>, StoreError> {
+    let Some(package) = store.package(key)? else {
+        return Ok(None);
+    };
+    if !package
+        .hashes
+        .iter()
+        .any(|r| r.hash == *zh && r.disposition.verified_locally)
+    {
+        return Ok(None);
+    }
+    Ok(stored_dir_h1(&package.hashes).map(|h1| (package.tree, h1)))
+}
+
+/// A network mirror package: the archive must match one of the mirror's hashes, if it
+/// gives any. The lock gets the directory `h1:` and the zip's `zh:` (RFC; terraform 1.0.3
+/// records only the `h1:`).
+#[allow(clippy::too_many_arguments)]
+fn obtain_net(
+    store: &Store,
+    http: &HttpClient,
+    reporter: &dyn Reporter,
+    flavor: Flavor,
+    key: &PackageKey,
+    addr: &ProviderAddr,
+    version: &Version,
+    archive: crate::netmirror::MirrorArchive,
+) -> Result<Obtainment, InstallError> {
+    let store_err = |source| InstallError::Store {
+        provider: addr.to_string(),
+        version: version.clone(),
+        source,
+    };
+    let reported: Vec<Hash> = archive
+        .hashes
+        .iter()
+        .filter_map(|h| h.parse::<Hash>().ok())
+        .collect();
+    let auth = if reported.is_empty() {
+        "unauthenticated"
+    } else {
+        "verified checksum"
+    };
+    // A reported zh: already verified into the store means nothing to download.
+    for zh in reported.iter().filter(|h| matches!(h, Hash::Zh(_))) {
+        if let Some((tree, dir_h1)) = reuse(store, key, zh).map_err(store_err)? {
+            return Ok(Obtainment {
+                tree,
+                hashes: vec![
+                    record(dir_h1.clone(), true, false, None),
+                    record(zh.clone(), true, false, None),
+                ],
+                lock_extra: vec![zh.to_string()],
+                dir_h1,
+                memo: None,
+                source: format!("network_mirror:{}", archive.url),
+                auth: auth.into(),
+                obtained: Obtained::InStore,
+                origin: "current",
+            });
+        }
+    }
+    let ingested = download_and_ingest(
+        store,
+        http,
+        reporter,
+        &display_name(addr, flavor),
+        addr,
+        version,
+        &archive.url,
+        None,
+    )?;
+    let computed = [&ingested.ingested.h1, &ingested.h1_zip, &ingested.zh];
+    if !reported.is_empty() && !computed.iter().any(|h| reported.contains(h)) {
+        return Err(InstallError::ArchiveChecksum {
+            provider: addr.to_string(),
+            version: version.clone(),
+            url: archive.url.clone(),
+            computed: join_hashes(computed.iter().map(|h| h.to_string())),
+            expected: join_hashes(reported.iter().map(|h| h.to_string())),
+        });
+    }
+    let mut hashes = vec![record(ingested.ingested.h1.clone(), true, false, None)];
+    if ingested.h1_zip != ingested.ingested.h1 {
+        hashes.push(record(ingested.h1_zip.clone(), true, false, None));
+    }
+    hashes.push(record(ingested.zh.clone(), true, false, None));
+    Ok(Obtainment {
+        tree: ingested.ingested.tree,
+        dir_h1: ingested.ingested.h1.clone(),
+        lock_extra: vec![ingested.zh.to_string()],
+        hashes,
+        memo: None,
+        source: format!("network_mirror:{}", archive.url),
+        auth: auth.into(),
+        obtained: Obtained::Downloaded,
+        origin: "current",
     })
 }
 
@@ -629,34 +1155,75 @@ fn ingest(
     }
 }
 
-/// Every package of `addr` in the filesystem mirrors whose patterns match it, in
-/// method order (the first method holding a version wins, as in tofu).
+/// Every candidate of `addr` from the methods whose patterns match it, in method order
+/// (the first method holding a version wins, as in tofu).
 fn available_packages(
     opts: &InitOptions,
+    http: Option<&HttpClient>,
     addr: &ProviderAddr,
-) -> Result<Vec<MirrorPackage>, InstallError> {
+) -> Result<Vec<Candidate>, InstallError> {
     let mut found = Vec::new();
     let mut locations = Vec::new();
+    let remote_err = |what: String, source: RemoteError| InstallError::Remote {
+        provider: addr.to_string(),
+        version: None,
+        what,
+        source,
+    };
     for method in opts.methods.iter().filter(|m| m.matches(addr)) {
         match &method.kind {
             InstallMethodKind::FilesystemMirror { path } => {
                 locations.push(format!("{} (filesystem mirror)", path.display()));
                 let mirror = FilesystemMirror { root: path.clone() };
-                found.extend(mirror.packages(addr)?);
+                found.extend(mirror.packages(addr)?.into_iter().map(Candidate::Fs));
             }
-            InstallMethodKind::NetworkMirror { .. } if found.is_empty() => {
-                return Err(InstallError::UnsupportedMethod {
-                    provider: addr.to_string(),
-                    method: "network_mirror",
-                })
+            InstallMethodKind::NetworkMirror { url } => {
+                locations.push(format!("{url} (network mirror)"));
+                let http = http.expect("a network method has a client");
+                let what = format!("network mirror {url}");
+                let host = url::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let token = opts.network.credentials.token(&host).map(str::to_owned);
+                let mirror = NetworkMirror::new(url, token)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                let versions = mirror
+                    .versions(http, addr)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                found.extend(versions.into_iter().map(|version| Candidate::Net {
+                    mirror: mirror.clone(),
+                    version,
+                }));
             }
-            InstallMethodKind::Direct if found.is_empty() => {
-                return Err(InstallError::UnsupportedMethod {
-                    provider: addr.to_string(),
-                    method: "direct",
-                })
+            InstallMethodKind::Direct => {
+                locations.push(format!("{} (origin registry)", addr.host));
+                let http = http.expect("a network method has a client");
+                let what = format!("registry {}", addr.host);
+                let token = opts
+                    .network
+                    .credentials
+                    .token(&addr.host)
+                    .map(str::to_owned);
+                let base = discovery::discover(
+                    http,
+                    &opts.network.hosts,
+                    &addr.host,
+                    "providers.v1",
+                    token.as_deref(),
+                )
+                .map_err(|e| remote_err(what.clone(), e.into()))?;
+                let registry = Registry { base, token };
+                let versions = registry
+                    .versions(http, addr)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                found.extend(versions.into_iter().map(|v| Candidate::Registry {
+                    registry: registry.clone(),
+                    version: v.version,
+                    platforms: v.platforms,
+                }));
             }
-            _ => {}
+            InstallMethodKind::DevOverrides(_) => {}
         }
     }
     if found.is_empty() {
@@ -679,7 +1246,7 @@ fn next_lock_file(old: Option<&LockFile>, planned: &[Planned]) -> LockFile {
                 hashes.extend(old_entry.hashes.iter().cloned());
             }
         }
-        hashes.insert(p.dir_h1.to_string());
+        hashes.extend(p.lock_hashes.iter().cloned());
         let constraints = (!p.constraints.is_empty()).then(|| p.constraints.to_lock_string());
         providers.insert(
             p.addr.clone(),

@@ -7,10 +7,16 @@
 pub mod addr;
 pub mod cliconfig;
 pub mod config;
+pub mod discovery;
 pub mod flavor;
 pub mod fsmirror;
+pub mod http;
 pub mod install;
 pub mod link;
 pub mod lockfile;
+pub mod module_tree;
 pub mod mountpoint;
+pub mod netmirror;
+pub mod registry;
+pub mod signing;
 pub mod version;

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod mount;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +24,8 @@ pub struct Settings {
     /// Archive limits (`TSTORE_MAX_ARCHIVE_BYTES`, `TSTORE_MAX_ENTRY_BYTES`,
     /// `TSTORE_MAX_ENTRIES`, `TSTORE_MAX_RATIO`), defaults from the store.
     pub limits: Limits,
+    /// `--no-fuse` / `TSTORE_NO_FUSE`: use the views symlink instead of a FUSE mount.
+    pub no_fuse: bool,
 }
 
 impl Settings {
@@ -56,6 +59,7 @@ impl Settings {
             mount: absolute(mount)?,
             flavor,
             limits: limits_from_env()?,
+            no_fuse: cli.no_fuse,
         })
     }
 }

@@ -1,9 +1,14 @@
 //! The mount path (`TSTORE_MOUNT`, default `~/.tofu-store`) that every link points into.
 //!
-//! Until the FUSE filesystem exists, the mount path is a symlink to the store's
-//! materialized views (`$TSTORE_HOME/views`). Links in working directories name the
-//! mount path, not the views, so when FUSE takes over the mount path nothing in any
-//! working directory has to change.
+//! It is one of two things, serving the same paths (`providers/HOST/NS/TYPE/VERSION/OS_ARCH`):
+//!
+//! - **FUSE**: a directory with the tstore FUSE filesystem mounted on it
+//!   ([`prepare_mount_dir`] turns the fallback symlink, if any, into that directory);
+//! - **fallback** (no FUSE, or `--no-fuse`): a symlink to the store's materialized views
+//!   (`$TSTORE_HOME/views`, [`ensure_views_link`]).
+//!
+//! Links in working directories name the mount path, never the views, so switching between
+//! the two changes nothing in any working directory.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -60,6 +65,42 @@ pub fn ensure_views_link(mount: &Path, views: &Path) -> Result<(), MountPathErro
             what: "a file or non-empty directory".into(),
         }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => symlink(mount, views).map_err(io_err),
+        Err(e) => Err(io_err(e)),
+    }
+}
+
+/// Make `mount` an empty directory for a FUSE mount: create it, or replace our fallback
+/// symlink (to `views`) by it. The caller has made sure nothing is mounted there.
+pub fn prepare_mount_dir(mount: &Path, views: &Path) -> Result<(), MountPathError> {
+    let io_err = |source| MountPathError::Io {
+        mount: mount.to_owned(),
+        source,
+    };
+    match std::fs::symlink_metadata(mount) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            let current = std::fs::read_link(mount).map_err(io_err)?;
+            if current != views {
+                return Err(MountPathError::Occupied {
+                    mount: mount.to_owned(),
+                    what: format!("a symlink to {}", current.display()),
+                });
+            }
+            // rename(2) cannot put a directory over a symlink: remove, then create. Links
+            // dangle only until the mount is up, a moment later.
+            fs_err::remove_file(mount).map_err(io_err)?;
+            match fs_err::create_dir(mount) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(io_err(e)),
+                _ => Ok(()),
+            }
+        }
+        Ok(meta) if meta.is_dir() && is_empty_dir(mount).map_err(io_err)? => Ok(()),
+        Ok(_) => Err(MountPathError::Occupied {
+            mount: mount.to_owned(),
+            what: "a file or non-empty directory".into(),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs_err::create_dir_all(mount).map_err(io_err)
+        }
         Err(e) => Err(io_err(e)),
     }
 }

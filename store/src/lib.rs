@@ -77,6 +77,7 @@ mod ingest;
 mod layout;
 mod lock;
 mod package;
+mod read;
 mod store;
 mod tree;
 mod view;

@@ -3,5 +3,7 @@
 //! One test binary (see style.md (f)) so everything links once.
 
 mod common;
+mod fuse;
 mod providers;
+mod registry;
 mod store;

@@ -83,18 +83,30 @@ fn lock_file_matches_terraform(packed: bool) {
             .env("TF_CLI_CONFIG_FILE", &cfg)
             .args(["init", "-no-color", "-input=false"]),
     );
-    let ours = std::fs::read(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs = std::fs::read(theirs.join(".terraform.lock.hcl")).unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&ours),
-        String::from_utf8_lossy(&theirs),
-        "lock files differ"
-    );
-    assert_eq!(ours, theirs);
+    let ours = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
+    let theirs = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    if packed {
+        // The one deliberate difference (issue 4, RFC lock rule): tstore also records the
+        // zh: of the zip it verified, right after terraform's h1: line.
+        let zip = mirror_dir.join(mirror::NULL_ADDR).join(mirror::packed_name(
+            mirror::NULL_ADDR,
+            mirror::NULL_VERSION,
+            mirror::PLATFORM,
+        ));
+        let h1_line = format!("    \"{NULL_H1}\",\n");
+        let expected = theirs.replace(
+            &h1_line,
+            &format!("{h1_line}    \"{}\",\n", mirror::zh(&zip)),
+        );
+        assert_ne!(expected, theirs, "terraform's lock has the h1: line");
+        assert_eq!(ours, expected, "lock = terraform's + the zip's zh:");
+    } else {
+        assert_eq!(ours, theirs, "lock files differ");
+    }
 }
 
 #[test]
-fn lock_file_is_byte_identical_to_terraform_packed() {
+fn lock_file_is_terraforms_plus_the_zip_zh_packed() {
     lock_file_matches_terraform(true);
 }
 
@@ -250,4 +262,56 @@ fn lockfile_readonly_refuses_to_create_a_lock_file() {
         stderr(&out)
     );
     assert_eq!(before, snapshot(&dir));
+}
+
+/// Issue 4, item 1: requirements come from the whole module tree. Constraints from the
+/// root and a local child module (and a grandchild that only implies the provider) are
+/// combined exactly as terraform combines them: the lock files are byte-identical.
+#[test]
+fn requirements_from_local_modules_match_terraform() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let files = [
+        (
+            "main.tf",
+            r#"terraform {
+  required_providers {
+    null = { source = "hashicorp/null", version = "~>2.0,   >=2.0.0 , !=2.1.1" }
+  }
+}
+module "child" { source = "./modules/child" }
+"#,
+        ),
+        (
+            "modules/child/main.tf",
+            r#"terraform {
+  required_providers {
+    null = { source = "hashicorp/null", version = "<= 2.9, >= 2.0.0" }
+  }
+}
+module "grandchild" { source = "../grandchild" }
+"#,
+        ),
+        (
+            "modules/grandchild/main.tf",
+            "resource \"null_resource\" \"g\" {}\n",
+        ),
+    ];
+    let ours = env.checkout("ours", &files);
+    let theirs = env.checkout("theirs", &files);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-no-color", "-input=false"]),
+    );
+    let ours = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
+    let theirs = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    assert!(
+        ours.contains(r#"constraints = ">= 2.0.0, ~> 2.0, != 2.1.1, <= 2.9.0""#),
+        "{ours}"
+    );
+    assert_eq!(ours, theirs);
 }

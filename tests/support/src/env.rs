@@ -149,6 +149,13 @@ impl Drop for TestEnv {
                 .arg(&self.mount)
                 .status();
         }
+        // ... and must not leave its daemon running (`tstore mount` writes its pid there).
+        if let Ok(pid) = fs_err::read_to_string(self.store.join("mount.pid")) {
+            let pid = pid.trim();
+            if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
+                let _ = Command::new("kill").args(["-9", pid]).status();
+            }
+        }
         // The store makes its views 0555; make every dir writable again so the TempDir can
         // be removed. Stay on this filesystem, and never follow symlinks out of the tree.
         for entry in walkdir::WalkDir::new(self.root.path())

@@ -39,10 +39,13 @@
 //! ```
 
 mod env;
+pub mod gpg;
 pub mod hostile;
 pub mod mirror;
 mod peers;
 mod process;
+pub mod registry;
+pub mod server;
 mod snapshot;
 
 use std::path::PathBuf;

@@ -1,0 +1,794 @@
+//! [`StoreFs`]: the `fuser` filesystem.
+//!
+//! # Inodes
+//!
+//! Every node gets an inode number the first time it is seen and keeps it for the life of the
+//! mount; numbers are never reused. Inode 1 is the root. There are two kinds of directories:
+//!
+//! - **index directories**: the root, `providers/`, `modules/` and every level above a package
+//!   (`providers/HOST/NS/TYPE/VERSION`). Their children come from the package list in the
+//!   index, which is re-read when [`Store::index_generation`] changed, on `lookup`, `opendir`
+//!   and `readdir` of an index directory. So a package committed while mounted is visible at
+//!   once; index directories get a short TTL and no `FOPEN_CACHE_DIR`.
+//! - **package contents**: the package root (`…/OS_ARCH`) and everything below it, built from
+//!   the package's tree the first time the package root is looked into. Immutable: long TTLs,
+//!   `FOPEN_KEEP_CACHE`, `FOPEN_CACHE_DIR`.
+//!
+//! # Reads
+//!
+//! `open` opens the blob's primary file (`blobs-v1/ab/<rest>`; its content is the same whatever
+//! the mode) and keeps the descriptor for the handle; `read` is a `pread` on it, outside any
+//! lock, so one large read never blocks lookups or other readers (the session runs several
+//! threads).
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::Component;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    BackingId, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo,
+    KernelConfig, LockOwner, OpenAccMode, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+};
+use tstore_store::{BlobId, EntryKind, Store, TreeId};
+
+/// TTL of package contents: immutable, so as long as the kernel likes.
+const CONTENT_TTL: Duration = Duration::from_secs(24 * 3600);
+/// TTL of index directories, whose listings change when packages are committed.
+const INDEX_TTL: Duration = Duration::from_secs(1);
+/// Every node's mtime/ctime/atime: fixed (as the Nix store does), content never changes.
+const FIXED_TIME: Duration = Duration::from_secs(1);
+const ROOT: u64 = 1;
+
+#[derive(Debug)]
+enum Node {
+    /// An index directory: children recomputed from the package list.
+    IndexDir { children: BTreeMap<OsString, u64> },
+    /// A package root whose tree is not loaded yet.
+    Package { tree: TreeId },
+    /// A directory inside a package (the package root once loaded).
+    Dir { children: BTreeMap<OsString, u64> },
+    /// A regular file.
+    File { blob: BlobId, exec: bool, size: u64 },
+    /// A symbolic link inside a package.
+    Symlink { target: OsString },
+}
+
+#[derive(Debug)]
+struct State {
+    /// `nodes[ino - 1]`.
+    nodes: Vec<Node>,
+    /// `(parent, name) → ino` of every index-level node ever made, so a refresh keeps numbers.
+    known: HashMap<(u64, OsString), u64>,
+    /// The tree of every package root ever made (also once loaded into a `Dir`).
+    known_trees: HashMap<u64, TreeId>,
+    /// Index generation the index directories were built from (`None`: never built).
+    generation: Option<u64>,
+}
+
+impl State {
+    fn node(&self, ino: u64) -> Option<&Node> {
+        ino.checked_sub(1).and_then(|i| self.nodes.get(i as usize))
+    }
+
+    fn push(&mut self, node: Node) -> u64 {
+        self.nodes.push(node);
+        self.nodes.len() as u64
+    }
+}
+
+/// An open file.
+#[derive(Debug)]
+struct Handle {
+    file: Arc<std::fs::File>,
+    _backing: Option<Arc<BackingId>>,
+}
+
+/// The read-only filesystem over one store. See the module docs.
+#[derive(Debug)]
+pub struct StoreFs {
+    store: Store,
+    state: Mutex<State>,
+    handles: Mutex<HashMap<u64, Handle>>,
+    /// Passthrough backing ids by inode, shared by that inode's open handles (the kernel wants
+    /// one per inode); dropped (closed) with the last handle.
+    backing: Mutex<HashMap<u64, Weak<BackingId>>>,
+    /// The kernel accepted `FUSE_PASSTHROUGH`: reads of opened files go straight to the blob
+    /// file in the kernel, without a round trip to this process.
+    passthrough: AtomicBool,
+    next_handle: AtomicU64,
+    uid: u32,
+    gid: u32,
+}
+
+impl StoreFs {
+    /// A filesystem serving `store`. Files are owned by the owner of the store root.
+    pub fn new(store: Store) -> StoreFs {
+        let (uid, gid) = std::fs::metadata(store.root())
+            .map(|m| (m.uid(), m.gid()))
+            .unwrap_or((0, 0));
+        let mut state = State {
+            nodes: Vec::new(),
+            known: HashMap::new(),
+            known_trees: HashMap::new(),
+            generation: None,
+        };
+        state.push(Node::IndexDir {
+            children: BTreeMap::new(),
+        });
+        StoreFs {
+            store,
+            state: Mutex::new(state),
+            handles: Mutex::new(HashMap::new()),
+            backing: Mutex::new(HashMap::new()),
+            passthrough: AtomicBool::new(false),
+            next_handle: AtomicU64::new(1),
+            uid,
+            gid,
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-read the package list if the index changed since the last look.
+    fn refresh(&self, state: &mut State) -> Result<(), Errno> {
+        let generation = self.store.index_generation().map_err(|e| {
+            tracing::error!("reading the index generation: {e}");
+            Errno::EIO
+        })?;
+        if state.generation == Some(generation) {
+            return Ok(());
+        }
+        let packages = self.store.packages().map_err(|e| {
+            tracing::error!("listing packages: {e}");
+            Errno::EIO
+        })?;
+        // New children of every index directory, reusing known inode numbers.
+        let mut fresh: BTreeMap<u64, BTreeMap<OsString, u64>> = BTreeMap::new();
+        fresh.insert(ROOT, BTreeMap::new());
+        for top in ["providers", "modules"] {
+            let ino = index_child(state, &mut fresh, ROOT, OsStr::new(top), None);
+            fresh.entry(ino).or_default();
+        }
+        for package in &packages {
+            let Ok(rel) = package.key.view_relpath() else {
+                continue;
+            };
+            let parts: Vec<&OsStr> = rel
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => Some(s),
+                    _ => None,
+                })
+                .collect();
+            let Some((last, dirs)) = parts.split_last() else {
+                continue;
+            };
+            let mut parent = ROOT;
+            for dir in dirs {
+                parent = index_child(state, &mut fresh, parent, dir, None);
+                fresh.entry(parent).or_default();
+            }
+            index_child(state, &mut fresh, parent, last, Some(package.tree));
+        }
+        for (ino, children) in fresh {
+            if let Some(Node::IndexDir { children: c }) = state.nodes.get_mut(ino as usize - 1) {
+                *c = children;
+            }
+        }
+        state.generation = Some(generation);
+        Ok(())
+    }
+
+    /// Build the contents of package root `ino` from its tree, if not done yet.
+    fn load_package(&self, state: &mut State, ino: u64) -> Result<(), Errno> {
+        let Some(Node::Package { tree }) = state.node(ino) else {
+            return Ok(());
+        };
+        let tree = self.store.tree(tree).map_err(|e| {
+            tracing::error!("reading tree {tree}: {e}");
+            Errno::EIO
+        })?;
+        let mut dirs: HashMap<String, u64> = HashMap::new();
+        let mut children: HashMap<u64, BTreeMap<OsString, u64>> = HashMap::new();
+        children.insert(ino, BTreeMap::new());
+        for entry in tree.entries() {
+            let mut parent = ino;
+            let mut prefix = String::new();
+            let mut parts = entry.path.split('/').peekable();
+            while let Some(part) = parts.next() {
+                if parts.peek().is_none() {
+                    let node = match &entry.kind {
+                        EntryKind::File { blob, exec } => {
+                            let path = self.store.blob_path(blob);
+                            let size = std::fs::metadata(&path)
+                                .map_err(|e| {
+                                    tracing::error!("blob {}: {e}", path.display());
+                                    Errno::EIO
+                                })?
+                                .len();
+                            Node::File {
+                                blob: *blob,
+                                exec: *exec,
+                                size,
+                            }
+                        }
+                        EntryKind::Symlink { target } => Node::Symlink {
+                            target: target.into(),
+                        },
+                    };
+                    let child = state.push(node);
+                    children
+                        .entry(parent)
+                        .or_default()
+                        .insert(part.into(), child);
+                    break;
+                }
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(part);
+                parent = match dirs.get(&prefix) {
+                    Some(&d) => d,
+                    None => {
+                        let d = state.push(Node::Dir {
+                            children: BTreeMap::new(),
+                        });
+                        children.entry(parent).or_default().insert(part.into(), d);
+                        children.entry(d).or_default();
+                        dirs.insert(prefix.clone(), d);
+                        d
+                    }
+                };
+            }
+        }
+        for (dir, kids) in children {
+            state.nodes[dir as usize - 1] = Node::Dir { children: kids };
+        }
+        Ok(())
+    }
+
+    /// Make `ino` ready to be listed or looked into.
+    fn prepare_dir(&self, state: &mut State, ino: u64) -> Result<(), Errno> {
+        match state.node(ino) {
+            Some(Node::IndexDir { .. }) => self.refresh(state),
+            Some(Node::Package { .. }) => self.load_package(state, ino),
+            Some(Node::Dir { .. }) => Ok(()),
+            Some(_) => Err(Errno::ENOTDIR),
+            None => Err(Errno::ENOENT),
+        }
+    }
+
+    fn attr(&self, state: &State, ino: u64) -> Option<(FileAttr, Duration)> {
+        let node = state.node(ino)?;
+        let time = UNIX_EPOCH + FIXED_TIME;
+        let subdirs = |children: &BTreeMap<OsString, u64>| {
+            children
+                .values()
+                .filter(|&&c| {
+                    matches!(
+                        state.node(c),
+                        Some(Node::IndexDir { .. } | Node::Package { .. } | Node::Dir { .. })
+                    )
+                })
+                .count() as u32
+        };
+        let (kind, perm, size, nlink, ttl) = match node {
+            Node::IndexDir { children } => (
+                FileType::Directory,
+                0o555,
+                0,
+                2 + subdirs(children),
+                INDEX_TTL,
+            ),
+            // Not loaded yet: the link count is a guess until then (and `find` tolerates 1).
+            Node::Package { .. } => (FileType::Directory, 0o555, 0, 1, INDEX_TTL),
+            Node::Dir { children } => (
+                FileType::Directory,
+                0o555,
+                0,
+                2 + subdirs(children),
+                CONTENT_TTL,
+            ),
+            Node::File { exec, size, .. } => (
+                FileType::RegularFile,
+                if *exec { 0o555 } else { 0o444 },
+                *size,
+                1,
+                CONTENT_TTL,
+            ),
+            Node::Symlink { target } => (
+                FileType::Symlink,
+                0o777,
+                target.len() as u64,
+                1,
+                CONTENT_TTL,
+            ),
+        };
+        Some((
+            FileAttr {
+                ino: INodeNo(ino),
+                size,
+                blocks: size.div_ceil(512),
+                atime: time,
+                mtime: time,
+                ctime: time,
+                crtime: time,
+                kind,
+                perm,
+                nlink,
+                uid: self.uid,
+                gid: self.gid,
+                rdev: 0,
+                blksize: 128 * 1024,
+                flags: 0,
+            },
+            ttl,
+        ))
+    }
+}
+
+/// The inode of index-level child `name` of `parent`, made if new, recorded in `fresh`.
+/// `tree` is set for a package root.
+fn index_child(
+    state: &mut State,
+    fresh: &mut BTreeMap<u64, BTreeMap<OsString, u64>>,
+    parent: u64,
+    name: &OsStr,
+    tree: Option<TreeId>,
+) -> u64 {
+    let key = (parent, name.to_os_string());
+    let existing = state.known.get(&key).copied().filter(|&ino| {
+        match (state.node(ino), tree) {
+            (Some(Node::IndexDir { .. }), None) => true,
+            // The same package root keeps its contents only if its tree is the same.
+            (Some(Node::Package { tree: t }), Some(want)) => *t == want,
+            (Some(Node::Dir { .. }), Some(_)) => state.known_trees.get(&ino) == tree.as_ref(),
+            _ => false,
+        }
+    });
+    let ino = existing.unwrap_or_else(|| {
+        let ino = match tree {
+            None => state.push(Node::IndexDir {
+                children: BTreeMap::new(),
+            }),
+            Some(tree) => state.push(Node::Package { tree }),
+        };
+        if let Some(tree) = tree {
+            state.known_trees.insert(ino, tree);
+        }
+        state.known.insert(key.clone(), ino);
+        ino
+    });
+    fresh
+        .entry(parent)
+        .or_default()
+        .insert(name.to_os_string(), ino);
+    ino
+}
+
+fn erofs_entry(reply: ReplyEntry) {
+    reply.error(Errno::EROFS);
+}
+
+impl fuser::Filesystem for StoreFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let _ = config.set_max_readahead(1 << 20);
+        let _ = config.add_capabilities(fuser::InitFlags::FUSE_PARALLEL_DIROPS);
+        // Passthrough (Linux 6.9+, needs CAP_SYS_ADMIN) would give native read speed, but is
+        // opt-in (TSTORE_FUSE_PASSTHROUGH=1): on the test machine (6.18, store on overlayfs)
+        // reads through it answered EIO. The store may sit on a stacked filesystem, hence
+        // the stack depth.
+        if std::env::var_os("TSTORE_FUSE_PASSTHROUGH").is_some_and(|v| v == "1")
+            && config
+                .capabilities()
+                .contains(fuser::InitFlags::FUSE_PASSTHROUGH)
+            && config.set_max_stack_depth(2).is_ok()
+            && config
+                .add_capabilities(fuser::InitFlags::FUSE_PASSTHROUGH)
+                .is_ok()
+        {
+            *self.passthrough.get_mut() = true;
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let mut state = self.state();
+        if let Err(e) = self.prepare_dir(&mut state, parent.0) {
+            return reply.error(e);
+        }
+        let child = match state.node(parent.0) {
+            Some(Node::IndexDir { children } | Node::Dir { children }) => children.get(name),
+            _ => None,
+        };
+        match child.and_then(|&c| self.attr(&state, c)) {
+            Some((attr, ttl)) => reply.entry(&ttl, &attr, Generation(0)),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        let mut state = self.state();
+        if matches!(state.node(ino.0), Some(Node::IndexDir { .. })) {
+            if let Err(e) = self.refresh(&mut state) {
+                return reply.error(e);
+            }
+        }
+        match self.attr(&state, ino.0) {
+            Some((attr, ttl)) => reply.attr(&ttl, &attr),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match self.state().node(ino.0) {
+            Some(Node::Symlink { target }) => reply.data(target.as_bytes()),
+            Some(_) => reply.error(Errno::EINVAL),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if flags.acc_mode() != OpenAccMode::O_RDONLY || flags.0 & libc::O_TRUNC != 0 {
+            return reply.error(Errno::EROFS);
+        }
+        let blob = match self.state().node(ino.0) {
+            Some(Node::File { blob, .. }) => *blob,
+            Some(Node::Symlink { .. }) => return reply.error(Errno::ELOOP),
+            Some(_) => return reply.error(Errno::EISDIR),
+            None => return reply.error(Errno::ENOENT),
+        };
+        let path = self.store.blob_path(&blob);
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => Arc::new(file),
+            Err(e) => {
+                tracing::error!("opening blob {}: {e}", path.display());
+                return reply.error(Errno::EIO);
+            }
+        };
+        let fh = self.next_handle.fetch_add(1, Ordering::Relaxed);
+        let backing = if self.passthrough.load(Ordering::Relaxed) {
+            let mut map = self.backing.lock().unwrap_or_else(|e| e.into_inner());
+            match map.get(&ino.0).and_then(Weak::upgrade) {
+                Some(b) => Some(b),
+                None => match reply.open_backing(&*file) {
+                    Ok(b) => {
+                        let b = Arc::new(b);
+                        map.insert(ino.0, Arc::downgrade(&b));
+                        Some(b)
+                    }
+                    Err(e) => {
+                        tracing::warn!("FUSE passthrough refused ({e}); serving reads instead");
+                        self.passthrough.store(false, Ordering::Relaxed);
+                        None
+                    }
+                },
+            }
+        } else {
+            None
+        };
+        // Registered before the reply: a read may arrive on another thread right after it.
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                fh,
+                Handle {
+                    file,
+                    _backing: backing.clone(),
+                },
+            );
+        let flags = FopenFlags::FOPEN_KEEP_CACHE;
+        match &backing {
+            Some(b) => reply.opened_passthrough(FileHandle(fh), flags, b),
+            None => reply.opened(FileHandle(fh), flags),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let file = self
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&fh.0)
+            .map(|h| h.file.clone());
+        let Some(file) = file else {
+            return reply.error(Errno::EBADF);
+        };
+        let mut buf = vec![0u8; size as usize];
+        let mut filled = 0;
+        while filled < buf.len() {
+            match file.read_at(&mut buf[filled..], offset + filled as u64) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::error!("reading a blob: {e}");
+                    return reply.error(Errno::EIO);
+                }
+            }
+        }
+        reply.data(&buf[..filled]);
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&fh.0);
+        reply.ok();
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        let mut state = self.state();
+        if let Err(e) = self.prepare_dir(&mut state, ino.0) {
+            return reply.error(e);
+        }
+        let flags = match state.node(ino.0) {
+            Some(Node::Dir { .. }) => FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR,
+            _ => FopenFlags::empty(),
+        };
+        reply.opened(FileHandle(0), flags);
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let mut state = self.state();
+        if let Err(e) = self.prepare_dir(&mut state, ino.0) {
+            return reply.error(e);
+        }
+        let children = match state.node(ino.0) {
+            Some(Node::IndexDir { children } | Node::Dir { children }) => children,
+            _ => return reply.error(Errno::ENOTDIR),
+        };
+        let dots = [
+            (ino.0, FileType::Directory, OsStr::new(".")),
+            (ino.0, FileType::Directory, OsStr::new("..")),
+        ];
+        let entries = dots.into_iter().chain(children.iter().map(|(name, &c)| {
+            let kind = match state.node(c) {
+                Some(Node::File { .. }) => FileType::RegularFile,
+                Some(Node::Symlink { .. }) => FileType::Symlink,
+                _ => FileType::Directory,
+            };
+            (c, kind, name.as_os_str())
+        }));
+        for (i, (child, kind, name)) in entries.enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(child), i as u64 + 1, kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        // Nothing to flush; ENOSYS makes the kernel stop sending flush on every close (one
+        // round trip less per small file).
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: fuser::ReplyXattr,
+    ) {
+        reply.error(Errno::NO_XATTR);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: fuser::ReplyXattr) {
+        if size == 0 {
+            reply.size(0);
+        } else {
+            reply.data(&[]);
+        }
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let files = self.state().nodes.len() as u64;
+        reply.statfs(0, 0, 0, files, 0, 4096, 255, 4096);
+    }
+
+    fn access(&self, _req: &Request, ino: INodeNo, mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        if mask.contains(fuser::AccessFlags::W_OK) {
+            return reply.error(Errno::EROFS);
+        }
+        if self.state().node(ino.0).is_some() {
+            reply.ok();
+        } else {
+            reply.error(Errno::ENOENT);
+        }
+    }
+
+    // Every mutation: EROFS. The mount is `ro` too, so the kernel answers most of these
+    // itself; these are the second wall.
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        _size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn mknod(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        erofs_entry(reply);
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        erofs_entry(reply);
+    }
+
+    fn unlink(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn symlink(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _link_name: &OsStr,
+        _target: &std::path::Path,
+        reply: ReplyEntry,
+    ) {
+        erofs_entry(reply);
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        _flags: fuser::RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        erofs_entry(reply);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _data: &[u8],
+        _write_flags: fuser::WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: fuser::ReplyCreate,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _length: u64,
+        _mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+}

@@ -1,0 +1,302 @@
+//! The HTTP client behind the registry and network mirror sources: `ureq` with rustls.
+//!
+//! - TLS roots are the bundled web PKI roots, unless `SSL_CERT_FILE` names a PEM file: then
+//!   its certificates **replace** them, as in Go's TLS stack that terraform and tofu use
+//!   (how a private CA, or a test's self-signed one, is trusted).
+//! - Bearer tokens come from `credentials "HOST" { token = "…" }` blocks and
+//!   `TF_TOKEN_<host>` variables ([`Credentials`]); the sources decide which host's token a
+//!   request carries (tofu sends the provider host's token to its registry API).
+//! - Responses are limited in size: JSON documents to 16 MiB, archives are streamed to disk.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+/// The largest JSON document, `SHA256SUMS` or signature we read into memory.
+const MAX_DOCUMENT: u64 = 16 << 20;
+
+/// Errors from an HTTP request.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// Connection, TLS or protocol failure (nothing usable came back).
+    #[error("request to {url} failed: {message}")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// ureq's description.
+        message: String,
+    },
+    /// The server answered with an error status.
+    #[error("{url} answered HTTP {status}{}", render_body(.body))]
+    Status {
+        /// The URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body (registries put `{"errors":[…]}` there).
+        body: String,
+    },
+    /// Reading the body failed or it was too large.
+    #[error("cannot read the response from {url}")]
+    Body {
+        /// The URL.
+        url: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The response was not the JSON document expected.
+    #[error("malformed response from {url}: {message}")]
+    Malformed {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// `SSL_CERT_FILE` could not be used.
+    #[error("cannot load the CA certificates of SSL_CERT_FILE={}: {message}", path.display())]
+    CaFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A temp file for a download could not be written.
+    #[error("cannot write the download of {url} to {}", path.display())]
+    Write {
+        /// The URL.
+        url: String,
+        /// The temp file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn render_body(body: &str) -> String {
+    if body.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", body.trim())
+    }
+}
+
+/// Bearer tokens by host, from the CLI configuration and the environment.
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    /// `credentials` blocks, by lowercased host.
+    blocks: BTreeMap<String, String>,
+    /// `TF_TOKEN_…` variables, by variable name.
+    vars: BTreeMap<String, String>,
+}
+
+impl Credentials {
+    /// `credentials` blocks plus every `TF_TOKEN_…` variable of `env` (as in tofu, the
+    /// variable wins over a block for the same host).
+    pub fn new(
+        blocks: &BTreeMap<String, String>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Self {
+        Credentials {
+            blocks: blocks
+                .iter()
+                .map(|(h, t)| (h.to_ascii_lowercase(), t.clone()))
+                .collect(),
+            vars: env
+                .into_iter()
+                .filter(|(k, v)| k.starts_with("TF_TOKEN_") && !v.is_empty())
+                .collect(),
+        }
+    }
+
+    /// The token for `host` (a hostname, optionally with `:port`).
+    pub fn token(&self, host: &str) -> Option<&str> {
+        let host = host.to_ascii_lowercase();
+        self.vars
+            .get(&token_var(&host))
+            .or_else(|| self.blocks.get(&host))
+            .map(String::as_str)
+    }
+}
+
+/// `TF_TOKEN_` + the host with `.` → `_` and `-` → `__` (a port cannot be expressed, so it
+/// is dropped).
+pub fn token_var(host: &str) -> String {
+    let name = host.split(':').next().unwrap_or(host);
+    let mut var = String::from("TF_TOKEN_");
+    for c in name.chars() {
+        match c {
+            '.' => var.push('_'),
+            '-' => var.push_str("__"),
+            c => var.push(c),
+        }
+    }
+    var
+}
+
+/// A shared HTTP client (cheap to clone; connections are pooled).
+#[derive(Clone, Debug)]
+pub struct HttpClient {
+    agent: ureq::Agent,
+}
+
+impl HttpClient {
+    /// A client trusting `SSL_CERT_FILE`'s certificates when `ssl_cert_file` is given, else
+    /// the bundled roots.
+    pub fn new(ssl_cert_file: Option<&Path>) -> Result<Self, HttpError> {
+        let mut builder = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(30))
+            .timeout_read(Duration::from_secs(120))
+            .user_agent(concat!("tstore/", env!("CARGO_PKG_VERSION")));
+        if let Some(path) = ssl_cert_file {
+            builder = builder.tls_config(Arc::new(tls_config(path)?));
+        }
+        Ok(HttpClient {
+            agent: builder.build(),
+        })
+    }
+
+    fn get(&self, url: &str, token: Option<&str>) -> Result<ureq::Response, HttpError> {
+        let mut req = self.agent.get(url);
+        if let Some(token) = token {
+            req = req.set("Authorization", &format!("Bearer {token}"));
+        }
+        match req.call() {
+            Ok(resp) => Ok(resp),
+            Err(ureq::Error::Status(status, resp)) => {
+                let mut body = String::new();
+                let _ = resp.into_reader().take(4096).read_to_string(&mut body);
+                Err(HttpError::Status {
+                    url: url.to_owned(),
+                    status,
+                    body,
+                })
+            }
+            Err(ureq::Error::Transport(t)) => Err(HttpError::Transport {
+                url: url.to_owned(),
+                message: t.to_string(),
+            }),
+        }
+    }
+
+    /// GET `url` into memory (at most 16 MiB).
+    pub fn get_bytes(&self, url: &str, token: Option<&str>) -> Result<Vec<u8>, HttpError> {
+        let resp = self.get(url, token)?;
+        let mut body = Vec::new();
+        resp.into_reader()
+            .take(MAX_DOCUMENT + 1)
+            .read_to_end(&mut body)
+            .map_err(|source| HttpError::Body {
+                url: url.to_owned(),
+                source,
+            })?;
+        if body.len() as u64 > MAX_DOCUMENT {
+            return Err(HttpError::Body {
+                url: url.to_owned(),
+                source: std::io::Error::other("response larger than 16 MiB"),
+            });
+        }
+        Ok(body)
+    }
+
+    /// GET `url` and parse it as JSON of type `T`.
+    pub fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        token: Option<&str>,
+    ) -> Result<T, HttpError> {
+        let body = self.get_bytes(url, token)?;
+        serde_json::from_slice(&body).map_err(|e| HttpError::Malformed {
+            url: url.to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Stream `url` into `dest` (created), returning the SHA-256 of the bytes and their
+    /// count. `progress` is called with the bytes received so far and the total, if known.
+    pub fn download(
+        &self,
+        url: &str,
+        dest: &Path,
+        progress: &dyn Fn(u64, Option<u64>),
+    ) -> Result<([u8; 32], u64), HttpError> {
+        let resp = self.get(url, None)?;
+        let total = resp
+            .header("Content-Length")
+            .and_then(|v| v.parse::<u64>().ok());
+        let write_err = |source| HttpError::Write {
+            url: url.to_owned(),
+            path: dest.to_path_buf(),
+            source,
+        };
+        let mut file = fs_err::File::create(dest).map_err(write_err)?;
+        let mut reader = resp.into_reader();
+        let mut sha = Sha256::new();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut done = 0u64;
+        loop {
+            let n = reader.read(&mut buf).map_err(|source| HttpError::Body {
+                url: url.to_owned(),
+                source,
+            })?;
+            if n == 0 {
+                break;
+            }
+            sha.update(&buf[..n]);
+            file.write_all(&buf[..n]).map_err(write_err)?;
+            done += n as u64;
+            progress(done, total);
+        }
+        file.flush().map_err(write_err)?;
+        Ok((sha.finalize().into(), done))
+    }
+}
+
+fn tls_config(path: &Path) -> Result<rustls::ClientConfig, HttpError> {
+    let ca_err = |message: String| HttpError::CaFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let pem = fs_err::read(path).map_err(|e| ca_err(e.to_string()))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+        let cert = cert.map_err(|e| ca_err(e.to_string()))?;
+        roots.add(cert).map_err(|e| ca_err(e.to_string()))?;
+    }
+    if roots.is_empty() {
+        return Err(ca_err("no PEM certificates in the file".into()));
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ca_err(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_variable_names_follow_tofu() {
+        assert_eq!(token_var("tstore.test"), "TF_TOKEN_tstore_test");
+        assert_eq!(token_var("my-host.test:8443"), "TF_TOKEN_my__host_test");
+    }
+
+    #[test]
+    fn env_token_wins_over_credentials_block() {
+        let blocks = BTreeMap::from([("a.test".to_owned(), "block".to_owned())]);
+        let creds = Credentials::new(&blocks, []);
+        assert_eq!(creds.token("A.test"), Some("block"));
+        let env = [("TF_TOKEN_a_test".to_owned(), "env".to_owned())];
+        let creds = Credentials::new(&blocks, env);
+        assert_eq!(creds.token("a.test"), Some("env"));
+        assert_eq!(creds.token("b.test"), None);
+    }
+}

@@ -1,0 +1,292 @@
+//! Provider requirements of a whole configuration: the root module and every module it
+//! calls, recursively.
+//!
+//! Local calls (`./x`, `../x`) are read from the source directory, relative to the
+//! calling module. Remote calls are read where `.terraform/modules/modules.json` says
+//! they are installed; a remote call that is not installed yet contributes nothing (the
+//! modules installer runs first and records it). Constraints on the same provider from
+//! different modules are combined with AND, as tofu does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::addr::ProviderAddr;
+use crate::config::{self, ConfigError, SourcePos};
+use crate::version::VersionConstraints;
+
+/// How deep module calls may nest before we assume a cycle (`./a` calling `../a`).
+const MAX_DEPTH: usize = 64;
+
+/// Errors from walking the module tree.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleTreeError {
+    /// One module's configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A local module call names a directory that does not exist.
+    #[error(
+        "{at}: Unreadable module directory: the directory {} for module call \"{key}\" \
+         does not exist or cannot be read",
+        dir.display()
+    )]
+    MissingLocalModule {
+        /// The call's position.
+        at: SourcePos,
+        /// Module key (`a.b`).
+        key: String,
+        /// The directory the source resolves to.
+        dir: PathBuf,
+    },
+    /// Module calls nest deeper than [`MAX_DEPTH`]; almost surely a cycle.
+    #[error(
+        "{at}: Module calls nest more than {MAX_DEPTH} levels deep at \"{key}\"; \
+         a local module probably calls itself"
+    )]
+    TooDeep {
+        /// The call's position.
+        at: SourcePos,
+        /// Module key.
+        key: String,
+    },
+    /// `modules.json` exists but cannot be understood.
+    #[error("cannot read the module manifest {}: {message}", path.display())]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// The combined provider requirements of a configuration.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigurationRequirements {
+    /// Every provider any module uses, with the AND of all constraints.
+    pub providers: BTreeMap<ProviderAddr, VersionConstraints>,
+    /// Keys of the modules that were read (`""` is the root), in walk order.
+    pub modules: Vec<String>,
+}
+
+/// Load the requirements of the configuration rooted at `root`.
+pub fn load_configuration_requirements(
+    root: &Path,
+    default_host: &str,
+) -> Result<ConfigurationRequirements, ModuleTreeError> {
+    let installed = installed_modules(root)?;
+    let mut out = ConfigurationRequirements::default();
+    walk(root, "", 0, default_host, &installed, &mut out)?;
+    Ok(out)
+}
+
+fn walk(
+    dir: &Path,
+    key: &str,
+    depth: usize,
+    default_host: &str,
+    installed: &BTreeMap<String, PathBuf>,
+    out: &mut ConfigurationRequirements,
+) -> Result<(), ModuleTreeError> {
+    let module = config::load_module_requirements(dir, default_host)?;
+    out.modules.push(key.to_owned());
+    for (addr, constraints) in module.providers {
+        out.providers
+            .entry(addr)
+            .and_modify(|c| c.merge(&constraints))
+            .or_insert(constraints);
+    }
+    for (name, call) in module.module_calls {
+        let child_key = if key.is_empty() {
+            name
+        } else {
+            format!("{key}.{name}")
+        };
+        if depth + 1 > MAX_DEPTH {
+            return Err(ModuleTreeError::TooDeep {
+                at: call.at,
+                key: child_key,
+            });
+        }
+        let child_dir = if is_local_source(&call.source) {
+            let d = dir.join(&call.source);
+            if !d.is_dir() {
+                return Err(ModuleTreeError::MissingLocalModule {
+                    at: call.at,
+                    key: child_key,
+                    dir: d,
+                });
+            }
+            d
+        } else {
+            match installed.get(&child_key) {
+                Some(d) if d.is_dir() => d.clone(),
+                _ => continue,
+            }
+        };
+        walk(
+            &child_dir,
+            &child_key,
+            depth + 1,
+            default_host,
+            installed,
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+/// tofu treats only `./` and `../` prefixes as local paths.
+fn is_local_source(source: &str) -> bool {
+    source.starts_with("./") || source.starts_with("../")
+}
+
+/// Module key → installed directory, from `.terraform/modules/modules.json`.
+fn installed_modules(root: &Path) -> Result<BTreeMap<String, PathBuf>, ModuleTreeError> {
+    let path = root.join(".terraform/modules/modules.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => {
+            return Err(ModuleTreeError::Manifest {
+                path,
+                message: e.to_string(),
+            })
+        }
+    };
+    let manifest: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ModuleTreeError::Manifest {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    let mut out = BTreeMap::new();
+    for record in manifest["Modules"].as_array().into_iter().flatten() {
+        if let (Some(key), Some(dir)) = (record["Key"].as_str(), record["Dir"].as_str()) {
+            if !key.is_empty() {
+                out.insert(key.to_owned(), root.join(dir));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, files: &[(&str, &str)]) {
+        for (name, body) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+    }
+
+    const HOST: &str = "registry.terraform.io";
+
+    #[test]
+    fn local_and_installed_modules_are_walked_and_constraints_combined() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(
+            root,
+            &[
+                (
+                    "main.tf",
+                    r#"
+terraform {
+  required_providers {
+    null = { source = "hashicorp/null", version = "~>2.0,   >=2.0.0 , !=2.1.1" }
+  }
+}
+module "a" { source = "./modules/a" }
+module "remote" {
+  source  = "example.com/ns/remote/aws"
+  version = "1.0.0"
+}
+"#,
+                ),
+                (
+                    "modules/a/main.tf",
+                    r#"
+terraform {
+  required_providers {
+    null = { source = "hashicorp/null", version = "<= 2.9, >= 2.0.0" }
+  }
+}
+module "b" { source = "../b" }
+"#,
+                ),
+                ("modules/b/main.tf", r#"resource "random_id" "x" {}"#),
+                (
+                    ".terraform/modules/modules.json",
+                    r#"{"Modules":[{"Key":"","Source":"","Dir":"."},{"Key":"remote","Source":"example.com/ns/remote/aws","Version":"1.0.0","Dir":".terraform/modules/remote"}]}"#,
+                ),
+                (
+                    ".terraform/modules/remote/main.tf",
+                    r#"resource "tls_private_key" "k" {}"#,
+                ),
+            ],
+        );
+        let reqs = load_configuration_requirements(root, HOST).unwrap();
+        assert_eq!(reqs.modules, ["", "a", "a.b", "remote"]);
+        let names: Vec<String> = reqs.providers.keys().map(|a| a.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "registry.terraform.io/hashicorp/null",
+                "registry.terraform.io/hashicorp/random",
+                "registry.terraform.io/hashicorp/tls",
+            ]
+        );
+        let null = ProviderAddr::parse_source("hashicorp/null", HOST).unwrap();
+        // The spec's merged example (spec/providers.md §2.1).
+        assert_eq!(
+            reqs.providers[&null].to_lock_string(),
+            ">= 2.0.0, ~> 2.0, != 2.1.1, <= 2.9.0"
+        );
+    }
+
+    #[test]
+    fn uninstalled_remote_modules_are_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            &[(
+                "main.tf",
+                r#"module "x" { source = "git::https://example.com/x.git" }"#,
+            )],
+        );
+        let reqs = load_configuration_requirements(tmp.path(), HOST).unwrap();
+        assert_eq!(reqs.modules, [""]);
+        assert!(reqs.providers.is_empty());
+    }
+
+    #[test]
+    fn missing_local_module_names_the_call() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            &[("main.tf", "module \"gone\" {\n  source = \"./nope\"\n}\n")],
+        );
+        let err = load_configuration_requirements(tmp.path(), HOST)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("main.tf:1"), "{err}");
+        assert!(err.contains("\"gone\""), "{err}");
+    }
+
+    #[test]
+    fn self_calling_local_module_is_reported_not_looped() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            &[
+                ("main.tf", r#"module "a" { source = "./a" }"#),
+                ("a/main.tf", r#"module "again" { source = "./" }"#),
+            ],
+        );
+        let err = load_configuration_requirements(tmp.path(), HOST)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("levels deep"), "{err}");
+    }
+}

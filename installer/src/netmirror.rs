@@ -1,0 +1,135 @@
+//! The provider network mirror protocol (spec/providers.md §7.1).
+//!
+//! ```text
+//! GET {base}{host}/{ns}/{type}/index.json        → {"versions":{"1.0.0":{}}}
+//! GET {base}{host}/{ns}/{type}/{version}.json    → {"archives":{"linux_amd64":{"url","hashes"}}}
+//! GET url (relative to the {version}.json URL)   → the zip
+//! ```
+//!
+//! `hashes` is optional and may hold `h1:` and `zh:` values; the archive must match one.
+
+use std::collections::BTreeMap;
+
+use url::Url;
+
+use crate::addr::{Platform, ProviderAddr};
+use crate::http::{HttpClient, HttpError};
+use crate::version::Version;
+
+/// Errors of the network mirror protocol.
+#[derive(Debug, thiserror::Error)]
+pub enum NetMirrorError {
+    /// A request failed.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// A URL could not be formed.
+    #[error("invalid network mirror URL {url:?}: {message}")]
+    BadUrl {
+        /// The URL or reference.
+        url: String,
+        /// The parser's message.
+        message: String,
+    },
+}
+
+/// One platform's archive of a version.
+#[derive(Clone, Debug)]
+pub struct MirrorArchive {
+    /// Absolute URL of the zip.
+    pub url: String,
+    /// Hashes the mirror reports (may be empty).
+    pub hashes: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct IndexDoc {
+    versions: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct VersionDoc {
+    archives: BTreeMap<String, ArchiveEntry>,
+}
+
+#[derive(serde::Deserialize)]
+struct ArchiveEntry {
+    url: String,
+    #[serde(default)]
+    hashes: Vec<String>,
+}
+
+/// A network mirror at a base URL.
+#[derive(Clone, Debug)]
+pub struct NetworkMirror {
+    /// Base URL (a `/` is added if missing).
+    pub base: Url,
+    /// Bearer token for the mirror's host, if configured.
+    pub token: Option<String>,
+}
+
+impl NetworkMirror {
+    /// A mirror at `url`.
+    pub fn new(url: &str, token: Option<String>) -> Result<Self, NetMirrorError> {
+        let with_slash = if url.ends_with('/') {
+            url.to_owned()
+        } else {
+            format!("{url}/")
+        };
+        let base = Url::parse(&with_slash).map_err(|e| NetMirrorError::BadUrl {
+            url: url.to_owned(),
+            message: e.to_string(),
+        })?;
+        Ok(NetworkMirror { base, token })
+    }
+
+    fn url(&self, rel: &str) -> Result<Url, NetMirrorError> {
+        self.base.join(rel).map_err(|e| NetMirrorError::BadUrl {
+            url: rel.to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The versions the mirror holds for `addr` (unparseable ones skipped).
+    pub fn versions(
+        &self,
+        http: &HttpClient,
+        addr: &ProviderAddr,
+    ) -> Result<Vec<Version>, NetMirrorError> {
+        let url = self.url(&format!(
+            "{}/{}/{}/index.json",
+            addr.host, addr.namespace, addr.kind
+        ))?;
+        let doc: IndexDoc = http.get_json(url.as_str(), self.token.as_deref())?;
+        Ok(doc
+            .versions
+            .keys()
+            .filter_map(|v| Version::parse(v).ok())
+            .collect())
+    }
+
+    /// The archive of `version` for `platform`, if the mirror has one.
+    pub fn archive(
+        &self,
+        http: &HttpClient,
+        addr: &ProviderAddr,
+        version: &Version,
+        platform: &Platform,
+    ) -> Result<Option<MirrorArchive>, NetMirrorError> {
+        let url = self.url(&format!(
+            "{}/{}/{}/{version}.json",
+            addr.host, addr.namespace, addr.kind
+        ))?;
+        let doc: VersionDoc = http.get_json(url.as_str(), self.token.as_deref())?;
+        let Some(entry) = doc.archives.get(&platform.to_string()) else {
+            return Ok(None);
+        };
+        let archive = url.join(&entry.url).map_err(|e| NetMirrorError::BadUrl {
+            url: entry.url.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Some(MirrorArchive {
+            url: archive.to_string(),
+            hashes: entry.hashes.clone(),
+        }))
+    }
+}

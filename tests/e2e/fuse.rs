@@ -1,0 +1,216 @@
+//! Issue 6: the store mounted read-only with FUSE, served from blobs; mount management and
+//! the views-symlink fallback.
+
+use std::path::{Path, PathBuf};
+
+use tstore_test_support::{mirror, run_ok, stderr, stdout, TestEnv, NULL_PROVIDER_FILE};
+
+use crate::common::{json, tstore, NULL_CONFIG};
+
+const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
+const NULL_LINK: &str =
+    ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
+
+/// A checkout with the null provider, initialized by `tstore init` (which mounts).
+fn init_null(env: &TestEnv, no_fuse: bool) -> PathBuf {
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_packed(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let mut cmd = tstore(env, Some(&cfg));
+    if no_fuse {
+        cmd.env("TSTORE_NO_FUSE", "1");
+    }
+    run_ok(cmd.arg("init").arg(&dir));
+    dir
+}
+
+fn status(env: &TestEnv) -> serde_json::Value {
+    json(&run_ok(
+        tstore(env, None).args(["mount", "--status", "--json"]),
+    ))
+}
+
+fn plan_works(env: &TestEnv, dir: &Path) {
+    let plan = run_ok(
+        env.terraform(dir)
+            .args(["plan", "-no-color", "-input=false"]),
+    );
+    assert!(
+        stdout(&plan).contains("null_resource.x will be created"),
+        "{}",
+        stdout(&plan)
+    );
+}
+
+fn assert_erofs<T: std::fmt::Debug>(what: &str, result: std::io::Result<T>) {
+    let err = result.expect_err(what);
+    assert_eq!(err.raw_os_error(), Some(30), "{what}: {err}"); // EROFS
+}
+
+#[test]
+fn init_mounts_fuse_files_match_blobs_mutations_fail_and_terraform_plans() {
+    let env = TestEnv::new();
+    let dir = init_null(&env, false);
+    let st = status(&env);
+    assert_eq!(st["state"], "mounted", "{st}");
+    assert!(st["pid"].is_u64(), "{st}");
+
+    let link = std::fs::read_link(dir.join(NULL_LINK)).unwrap();
+    assert_eq!(link, env.mount.join(NULL_REL));
+    let file = env.mount.join(NULL_REL).join(NULL_PROVIDER_FILE);
+    // Byte-identical to the blob (the view file is a hardlink to it) and to the source.
+    let served = std::fs::read(&file).unwrap();
+    let blob = std::fs::read(
+        env.store
+            .join("views")
+            .join(NULL_REL)
+            .join(NULL_PROVIDER_FILE),
+    )
+    .unwrap();
+    assert!(served == blob, "served bytes differ from the blob");
+    assert!(served == mirror::null_provider_bytes());
+    let meta = std::fs::metadata(&file).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(meta.permissions().mode() & 0o777, 0o555);
+    assert_eq!(meta.len(), served.len() as u64);
+
+    // As root: every mutation fails with EROFS.
+    let pkg = env.mount.join(NULL_REL);
+    assert_erofs("create", std::fs::write(pkg.join("new"), "x"));
+    assert_erofs(
+        "write",
+        std::fs::OpenOptions::new().append(true).open(&file),
+    );
+    assert_erofs("rm", std::fs::remove_file(&file));
+    assert_erofs(
+        "chmod",
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o777)),
+    );
+    assert_erofs("mv", std::fs::rename(&file, pkg.join("moved")));
+    assert_erofs("mkdir", std::fs::create_dir(pkg.join("d")));
+    assert_erofs("ln", std::fs::hard_link(&file, pkg.join("h")));
+    assert_erofs("ln -s", std::os::unix::fs::symlink("x", pkg.join("s")));
+    assert_erofs("rmdir", std::fs::remove_dir(&pkg));
+    let touch = std::process::Command::new("touch")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!touch.status.success());
+    assert!(
+        stderr(&touch).contains("Read-only file system"),
+        "{}",
+        stderr(&touch)
+    );
+    assert!(std::fs::read(&file).unwrap() == served);
+
+    // terraform executes the provider straight from the mount.
+    run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
+    plan_works(&env, &dir);
+}
+
+#[test]
+fn package_ingested_while_mounted_is_visible_at_once() {
+    let env = TestEnv::new();
+    let out = run_ok(tstore(&env, None).arg("mount"));
+    assert!(
+        stdout(&out).contains("Mounted the store"),
+        "{}",
+        stdout(&out)
+    );
+    let providers = env.mount.join("providers");
+    assert_eq!(std::fs::read_dir(&providers).unwrap().count(), 0);
+    assert!(env.mount.join("modules").is_dir());
+
+    let mirror_dir = env.root.path().join("mirror");
+    let files = [mirror::PkgFile {
+        path: "terraform-provider-thing_v1.0.0",
+        contents: b"#!/bin/sh\necho thing\n",
+        executable: true,
+    }];
+    mirror::write_unpacked(
+        &mirror_dir,
+        "example.com/acme/thing",
+        "1.0.0",
+        "linux_amd64",
+        &files,
+    );
+    run_ok(
+        tstore(&env, None)
+            .args(["store", "import"])
+            .arg(&mirror_dir),
+    );
+    let file =
+        providers.join("example.com/acme/thing/1.0.0/linux_amd64/terraform-provider-thing_v1.0.0");
+    assert_eq!(std::fs::read(&file).unwrap(), files[0].contents);
+    let names: Vec<_> = std::fs::read_dir(&providers)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["example.com"]);
+    let ran = std::process::Command::new(&file).output().unwrap();
+    assert_eq!(stdout(&ran), "thing\n");
+
+    let out = run_ok(tstore(&env, None).arg("umount"));
+    assert!(stdout(&out).contains("Unmounted"), "{}", stdout(&out));
+    assert_eq!(status(&env)["state"], "not-mounted");
+    assert!(!env.store.join("mount.pid").exists());
+}
+
+#[test]
+fn killed_daemon_is_detected_and_the_next_init_remounts() {
+    let env = TestEnv::new();
+    let dir = init_null(&env, false);
+    let pid = status(&env)["pid"].as_u64().expect("daemon pid");
+    run_ok(std::process::Command::new("kill").args(["-9", &pid.to_string()]));
+    let start = std::time::Instant::now();
+    while status(&env)["state"] != "stale" {
+        assert!(start.elapsed().as_secs() < 10, "mount never went stale");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let cfg = env.cli_config_fs_mirror(&env.root.path().join("mirror"));
+    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    assert!(stderr(&out).contains("remounted"), "{}", stderr(&out));
+    assert_eq!(status(&env)["state"], "mounted");
+    assert!(dir.join(NULL_LINK).join(NULL_PROVIDER_FILE).is_file());
+    plan_works(&env, &dir);
+}
+
+#[test]
+fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
+    let env = TestEnv::new();
+    let dir = init_null(&env, true);
+    assert!(env.mount.is_symlink());
+    assert_eq!(
+        std::fs::read_link(&env.mount).unwrap(),
+        env.store.join("views")
+    );
+    let st = json(&run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["mount", "--status", "--json"]),
+    ));
+    assert_eq!(st["state"], "views-link", "{st}");
+    let link = std::fs::read_link(dir.join(NULL_LINK)).unwrap();
+    assert_eq!(link, env.mount.join(NULL_REL));
+    plan_works(&env, &dir);
+
+    // Fallback → FUSE: the symlink becomes the mount; the link is unchanged and resolves.
+    run_ok(tstore(&env, None).arg("mount"));
+    assert_eq!(status(&env)["state"], "mounted");
+    assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
+    plan_works(&env, &dir);
+
+    // FUSE → fallback.
+    run_ok(tstore(&env, None).arg("umount"));
+    let cfg = env.cli_config_fs_mirror(&env.root.path().join("mirror"));
+    run_ok(
+        tstore(&env, Some(&cfg))
+            .arg("--no-fuse")
+            .arg("init")
+            .arg(&dir),
+    );
+    assert!(env.mount.is_symlink());
+    assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
+    plan_works(&env, &dir);
+}

@@ -1,0 +1,180 @@
+//! [`TestRegistry`]: a provider origin registry and a network mirror on one loopback
+//! [`Server`], with `SHA256SUMS` signed by a [`GpgKey`] made at test time.
+//!
+//! ```text
+//! /v1/providers/NS/TYPE/versions
+//! /v1/providers/NS/TYPE/VERSION/download/OS/ARCH       download metadata (JSON)
+//! /files/NS/TYPE/VERSION/SHA256SUMS(.sig), /files/.../terraform-provider-TYPE_VERSION_OS_ARCH.zip
+//! /mirror/HOST/NS/TYPE/index.json, /mirror/HOST/NS/TYPE/VERSION.json (relative archive URLs)
+//! /mfiles/<zip>
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+use crate::gpg::GpgKey;
+use crate::server::Server;
+
+/// A registry + network mirror fixture.
+#[derive(Debug)]
+pub struct TestRegistry {
+    /// The HTTP server.
+    pub server: Server,
+    /// The signing key.
+    pub key: GpgKey,
+    versions: Mutex<BTreeMap<String, BTreeMap<String, Vec<String>>>>,
+    mirror_versions: Mutex<BTreeMap<String, Vec<String>>>,
+}
+
+impl TestRegistry {
+    /// Start a server and make a key.
+    pub fn start() -> TestRegistry {
+        TestRegistry {
+            server: Server::start(),
+            key: GpgKey::generate(),
+            versions: Mutex::default(),
+            mirror_versions: Mutex::default(),
+        }
+    }
+
+    /// The `providers.v1` base URL.
+    pub fn providers_url(&self) -> String {
+        format!("{}/v1/providers/", self.server.url())
+    }
+
+    /// The network mirror base URL.
+    pub fn mirror_url(&self) -> String {
+        format!("{}/mirror/", self.server.url())
+    }
+
+    /// Publish `ns_type` (`NS/TYPE`) `version` with one zip per platform (`OS_ARCH`); signs
+    /// the SHA256SUMS. Returns the SHA256SUMS text.
+    pub fn publish(&self, ns_type: &str, version: &str, zips: &[(&str, Vec<u8>)]) -> String {
+        let kind = ns_type.rsplit('/').next().unwrap();
+        let files = format!("/files/{ns_type}/{version}");
+        let mut sums = String::new();
+        let mut sorted: Vec<_> = zips.iter().collect();
+        sorted.sort_by_key(|(p, _)| *p);
+        for (platform, zip) in &sorted {
+            let name = format!("terraform-provider-{kind}_{version}_{platform}.zip");
+            sums.push_str(&format!("{}  {name}\n", hex::encode(Sha256::digest(zip))));
+            self.server
+                .route(&format!("{files}/{name}"), "application/zip", zip.clone());
+        }
+        self.server
+            .route(&format!("{files}/SHA256SUMS"), "text/plain", sums.clone());
+        self.server.route(
+            &format!("{files}/SHA256SUMS.sig"),
+            "application/octet-stream",
+            self.key.sign(sums.as_bytes()),
+        );
+        for (platform, zip) in &sorted {
+            let (os, arch) = platform.split_once('_').unwrap();
+            let name = format!("terraform-provider-{kind}_{version}_{platform}.zip");
+            let meta = serde_json::json!({
+                "protocols": ["5.0"],
+                "os": os,
+                "arch": arch,
+                "filename": name,
+                "download_url": format!("{}{files}/{name}", self.server.url()),
+                "shasums_url": format!("{}{files}/SHA256SUMS", self.server.url()),
+                "shasums_signature_url": format!("{}{files}/SHA256SUMS.sig", self.server.url()),
+                "shasum": hex::encode(Sha256::digest(zip)),
+                "signing_keys": {"gpg_public_keys": [{
+                    "key_id": self.key.key_id,
+                    "ascii_armor": self.key.armor,
+                    "trust_signature": "",
+                    "source": "tstore tests",
+                    "source_url": null
+                }]}
+            });
+            self.server.route(
+                &format!("/v1/providers/{ns_type}/{version}/download/{os}/{arch}"),
+                "application/json",
+                meta.to_string(),
+            );
+        }
+        let mut all = self.versions.lock().unwrap();
+        let entry = all.entry(ns_type.to_owned()).or_default();
+        entry.insert(
+            version.to_owned(),
+            sorted.iter().map(|(p, _)| p.to_string()).collect(),
+        );
+        let doc = serde_json::json!({
+            "versions": entry.iter().map(|(v, platforms)| serde_json::json!({
+                "version": v,
+                "protocols": ["5.0"],
+                "platforms": platforms.iter().map(|p| {
+                    let (os, arch) = p.split_once('_').unwrap();
+                    serde_json::json!({"os": os, "arch": arch})
+                }).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>()
+        });
+        self.server.route(
+            &format!("/v1/providers/{ns_type}/versions"),
+            "application/json",
+            doc.to_string(),
+        );
+        sums
+    }
+
+    /// Publish `addr` (`HOST/NS/TYPE`) `version` on the network mirror: one
+    /// `(OS_ARCH, zip, hashes)` per platform; archive URLs are relative.
+    pub fn publish_mirror(
+        &self,
+        addr: &str,
+        version: &str,
+        archives: &[(&str, Vec<u8>, Vec<String>)],
+    ) {
+        let kind = addr.rsplit('/').next().unwrap();
+        let mut doc = serde_json::Map::new();
+        for (platform, zip, hashes) in archives {
+            let name = format!("terraform-provider-{kind}_{version}_{platform}.zip");
+            self.server
+                .route(&format!("/mfiles/{name}"), "application/zip", zip.clone());
+            let mut entry = serde_json::json!({"url": format!("../../../../mfiles/{name}")});
+            if !hashes.is_empty() {
+                entry["hashes"] = serde_json::json!(hashes);
+            }
+            doc.insert(platform.to_string(), entry);
+        }
+        self.server.route(
+            &format!("/mirror/{addr}/{version}.json"),
+            "application/json",
+            serde_json::json!({"archives": doc}).to_string(),
+        );
+        let mut all = self.mirror_versions.lock().unwrap();
+        let list = all.entry(addr.to_owned()).or_default();
+        list.push(version.to_owned());
+        let index: serde_json::Map<String, serde_json::Value> = list
+            .iter()
+            .map(|v| (v.clone(), serde_json::json!({})))
+            .collect();
+        self.server.route(
+            &format!("/mirror/{addr}/index.json"),
+            "application/json",
+            serde_json::json!({"versions": index}).to_string(),
+        );
+    }
+
+    /// Write a CLI config to `path`: a `host` block pointing each of `hosts` at this
+    /// registry (plain HTTP), then `installation` (the body of `provider_installation`).
+    pub fn write_cli_config(&self, path: &Path, hosts: &[&str], installation: &str) -> PathBuf {
+        let mut text = String::new();
+        for host in hosts {
+            text.push_str(&format!(
+                "host \"{host}\" {{\n  services = {{\n    \"providers.v1\" = \"{}\"\n  }}\n}}\n\n",
+                self.providers_url()
+            ));
+        }
+        text.push_str(&format!("provider_installation {{\n{installation}\n}}\n"));
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent).unwrap();
+        }
+        fs_err::write(path, text).unwrap();
+        path.to_path_buf()
+    }
+}
