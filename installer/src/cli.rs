@@ -43,6 +43,42 @@ pub enum Command {
     Mount(MountArgs),
     /// Unmount the FUSE mount at the mount path and stop its daemon.
     Umount(UmountArgs),
+    /// Provider commands (like `tofu providers …`).
+    #[command(subcommand)]
+    Providers(ProvidersCommand),
+    /// Print a CLI configuration block that lets a later `tofu init` find every provider
+    /// in the store (a filesystem mirror on the mount path) and keep tstore's links.
+    CliConfig,
+}
+
+/// `tstore providers …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ProvidersCommand {
+    /// Record the checksums of the required providers for several platforms in the lock
+    /// file (like `tofu providers lock`), and keep the packages in the store.
+    Lock(ProvidersLockArgs),
+}
+
+/// Arguments of `tstore providers lock`.
+#[derive(Debug, Args)]
+pub struct ProvidersLockArgs {
+    /// Only these providers (`[HOST/]NAMESPACE/TYPE`); default: every required provider.
+    pub providers: Vec<String>,
+    /// A target platform `OS_ARCH`; repeatable (default: the current platform).
+    #[arg(long = "platform", value_name = "OS_ARCH")]
+    pub platforms: Vec<String>,
+    /// Fetch packages from this filesystem mirror instead of the origin registries.
+    #[arg(long, value_name = "DIR", conflicts_with = "net_mirror")]
+    pub fs_mirror: Option<PathBuf>,
+    /// Fetch packages from this network mirror instead of the origin registries.
+    #[arg(long, value_name = "URL")]
+    pub net_mirror: Option<String>,
+    /// The working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
+    /// Print a JSON report on stdout instead of human-readable progress.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `tstore mount`.
@@ -81,6 +117,12 @@ pub struct InitArgs {
     /// Print a JSON report on stdout instead of human-readable progress.
     #[arg(long)]
     pub json: bool,
+    /// Say for each module call whether it was linked or copied, and why.
+    #[arg(long)]
+    pub explain: bool,
+    /// Link module packages that make no read-only statement (default: private copy).
+    #[arg(long)]
+    pub assume_read_only: bool,
 }
 
 /// `tstore store …` subcommands.

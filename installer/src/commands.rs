@@ -5,7 +5,7 @@
 //!
 //! - `init --json`: [`InitReport`]: `{"providers":[{"provider","version","platform",
 //!   "source" (`filesystem_mirror:PATH`, `registry:URL`, `network_mirror:URL`),"auth",
-//!   "obtained":"ingested"|"memoized"|"downloaded"|"in_store",
+//!   "obtained":"ingested"|"memoized"|"downloaded"|"in_store"|"store_by_lock",
 //!   "hashes":[{"hash","disposition":{"verified_locally","reported_by_registry",
 //!   "signed_by_key_ids"}}],
 //!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
@@ -38,10 +38,14 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Store(StoreCommand::Verify { json }) => store_verify(settings, json),
         Command::Mount(args) => crate::mount::mount(settings, &args),
         Command::Umount(args) => crate::mount::umount(settings, &args),
+        Command::Providers(crate::cli::ProvidersCommand::Lock(args)) => {
+            crate::providers_cmd::lock(settings, args)
+        }
+        Command::CliConfig => crate::providers_cmd::cli_config(settings),
     }
 }
 
-fn open_store(settings: &Settings) -> Result<Store> {
+pub(crate) fn open_store(settings: &Settings) -> Result<Store> {
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;
     Ok(store.with_limits(settings.limits.clone()))
@@ -49,14 +53,14 @@ fn open_store(settings: &Settings) -> Result<Store> {
 
 /// Prints tofu-style progress lines to stdout; downloads get an indicatif bar on a
 /// terminal (stderr) and one plain line otherwise.
-struct HumanReporter {
+pub(crate) struct HumanReporter {
     /// Present when stderr is a terminal.
     bars: Option<indicatif::MultiProgress>,
     active: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
 }
 
 impl HumanReporter {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         use std::io::IsTerminal;
         HumanReporter {
             bars: std::io::stderr()
@@ -148,6 +152,19 @@ impl Reporter for HumanReporter {
             Event::UsingPreviouslyInstalled { provider, version } => {
                 format!("- Using previously-installed {provider} v{version}")
             }
+            Event::UsingFromStore { provider, version } => {
+                format!("- Using {provider} v{version} from the store")
+            }
+            Event::Fetching {
+                provider,
+                version,
+                platform,
+            } => format!("- Fetching {provider} {version} for {platform}..."),
+            Event::ObtainedChecksums {
+                provider,
+                platform,
+                auth,
+            } => format!("- Obtained {provider} checksums for {platform} ({auth})"),
             Event::Installing { provider, version } => {
                 format!("- Installing {provider} v{version}...")
             }
@@ -224,13 +241,31 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         },
     };
     let mut out = std::io::stdout();
+    // Modules first: provider requirements are read through the installed modules (issue 5).
+    let (modules, warnings) = tstore_installer::modules::install(
+        &store,
+        &tstore_installer::modules::ModuleOptions {
+            dir: opts.dir.clone(),
+            mount: opts.mount.clone(),
+            upgrade: args.upgrade,
+            default_host: settings.flavor.default_registry_host().to_owned(),
+            network: opts.network.clone(),
+            assume_read_only: args.assume_read_only,
+        },
+    )?;
+    for w in warnings {
+        eprintln!("Warning: {w}");
+    }
     if !args.json {
+        write!(out, "{}", modules.render(args.explain))?;
         writeln!(out, "\nInitializing provider plugins...")?;
     }
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = install::init(&store, &opts, reporter)?;
     if args.json {
+        let mut report = serde_json::to_value(&report)?;
+        report["modules"] = serde_json::to_value(&modules.calls)?;
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
@@ -340,7 +375,14 @@ fn store_ls(settings: &Settings, json: bool) -> Result<ExitCode> {
             addr,
             version,
             platform,
-        } = &p.key;
+        } = &p.key
+        else {
+            println!(
+                "{}  {} files, {} bytes  tree {}",
+                p.key, p.files, p.bytes, p.tree
+            );
+            continue;
+        };
         println!(
             "provider {addr} {version} {platform}  {} files, {} bytes  tree {}",
             p.files, p.bytes, p.tree

@@ -161,7 +161,8 @@ impl HttpClient {
         })
     }
 
-    fn get(&self, url: &str, token: Option<&str>) -> Result<ureq::Response, HttpError> {
+    /// GET `url` (with a bearer token if given); non-2xx statuses are errors.
+    pub fn get(&self, url: &str, token: Option<&str>) -> Result<ureq::Response, HttpError> {
         let mut req = self.agent.get(url);
         if let Some(token) = token {
             req = req.set("Authorization", &format!("Bearer {token}"));

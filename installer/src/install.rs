@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tstore_store::{
-    Disposition, Hash, HashRecord, PackageKey, SourceFingerprint, Store, StoreError, TreeId,
+    Disposition, Freshness, Hash, HashRecord, PackageKey, Reverified, SourceFingerprint, Store,
+    StoreError, TreeId,
 };
 
 use crate::addr::{Platform, ProviderAddr};
@@ -94,6 +95,32 @@ pub enum Event<'a> {
         /// Selected version.
         version: &'a Version,
     },
+    /// The lock file pins a version whose package the store holds with a matching hash
+    /// (fresh or re-verified): no installation source is consulted.
+    UsingFromStore {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// Locked version.
+        version: &'a Version,
+    },
+    /// `providers lock`: this platform's package was fetched (or found) for checksums.
+    Fetching {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// Selected version.
+        version: &'a Version,
+        /// The platform.
+        platform: &'a Platform,
+    },
+    /// `providers lock`: this platform's checksums were obtained and authenticated.
+    ObtainedChecksums {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// The platform.
+        platform: &'a Platform,
+        /// How the package was authenticated.
+        auth: &'a str,
+    },
     /// About to install.
     Installing {
         /// Provider as tofu displays it.
@@ -152,6 +179,9 @@ pub enum Obtained {
     /// Already in the store with the archive hash the (signed) source promises: nothing
     /// downloaded.
     InStore,
+    /// The lock file pins the version and the store holds the package with one of the
+    /// lock's hashes, its files unchanged since verified: no source consulted, no network.
+    StoreByLock,
 }
 
 /// What happened to the lock file.
@@ -461,24 +491,35 @@ impl InstallError {
 }
 
 /// A provider that passed phase 1.
-struct Planned {
-    addr: ProviderAddr,
-    display: String,
-    version: Version,
-    constraints: VersionConstraints,
-    key: PackageKey,
-    tree: TreeId,
-    hashes: Vec<HashRecord>,
+pub(crate) struct Planned {
+    pub(crate) addr: ProviderAddr,
+    pub(crate) display: String,
+    pub(crate) version: Version,
+    pub(crate) constraints: VersionConstraints,
+    pub(crate) key: PackageKey,
+    pub(crate) tree: TreeId,
+    pub(crate) hashes: Vec<HashRecord>,
     /// What goes into the lock file (spec §8): the installed directory's `h1:` plus, from
     /// network sources, the hashes the RFC's lock rule adds.
-    lock_hashes: BTreeSet<String>,
+    pub(crate) lock_hashes: BTreeSet<String>,
     /// The source path and fingerprint to memoize (filesystem mirrors).
-    memo: Option<(PathBuf, SourceFingerprint)>,
-    source: String,
-    auth: String,
-    obtained: Obtained,
+    pub(crate) memo: Option<(PathBuf, SourceFingerprint)>,
+    pub(crate) source: String,
+    pub(crate) auth: String,
+    pub(crate) obtained: Obtained,
     link: PathBuf,
     target: PathBuf,
+}
+
+/// What phase 1 is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ObtainMode {
+    /// `init`: a package the store holds with a lock hash is used without any source, and
+    /// every package must match the lock's hashes.
+    Init,
+    /// `providers lock`: fetch from the sources and record fresh checksums (trust on first
+    /// use for the platforms asked for); the lock only pins the version.
+    Lock,
 }
 
 /// Run the provider install for `opts.dir`.
@@ -526,7 +567,18 @@ pub fn init(
             .map(|(addr, constraints)| {
                 let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
                 let http = http.as_ref();
-                scope.spawn(move || obtain(store, opts, http, addr, constraints, locked, reporter))
+                scope.spawn(move || {
+                    obtain(
+                        store,
+                        opts,
+                        http,
+                        addr,
+                        constraints,
+                        locked,
+                        reporter,
+                        ObtainMode::Init,
+                    )
+                })
             })
             .collect();
         handles
@@ -588,7 +640,10 @@ pub fn init(
                 provider,
                 version: &p.version,
                 auth: &p.auth,
-                from_store: matches!(p.obtained, Obtained::Memoized | Obtained::InStore),
+                from_store: matches!(
+                    p.obtained,
+                    Obtained::Memoized | Obtained::InStore | Obtained::StoreByLock
+                ),
             });
         }
         reports.push(ProviderReport {
@@ -621,7 +676,7 @@ pub fn init(
 }
 
 /// The lock file as tofu would write it, keeping an existing header.
-fn render(lock: &LockFile, flavor: Flavor) -> String {
+pub(crate) fn render(lock: &LockFile, flavor: Flavor) -> String {
     lock.to_string_with_header(flavor)
 }
 
@@ -666,7 +721,8 @@ struct Obtainment {
 }
 
 /// Phase 1 for one provider.
-fn obtain(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn obtain(
     store: &Store,
     opts: &InitOptions,
     http: Option<&HttpClient>,
@@ -674,9 +730,17 @@ fn obtain(
     constraints: &VersionConstraints,
     locked: Option<&LockedProvider>,
     reporter: &dyn Reporter,
+    mode: ObtainMode,
 ) -> Result<Planned, InstallError> {
     let display = display_name(addr, opts.flavor);
     let constraints_text = constraints.to_lock_string();
+    if mode == ObtainMode::Init {
+        if let Some(planned) =
+            from_store_by_lock(store, opts, addr, constraints, locked, reporter, &display)?
+        {
+            return Ok(planned);
+        }
+    }
     let candidates = available_packages(opts, http, addr)?;
 
     let version = match locked {
@@ -783,10 +847,15 @@ fn obtain(
         });
     };
 
-    if let Some(locked) = locked.filter(|l| l.version == version && !l.hashes.is_empty()) {
+    if let Some(locked) =
+        locked.filter(|l| mode == ObtainMode::Init && l.version == version && !l.hashes.is_empty())
+    {
+        // Only hashes computed from this package count: a signed zh: of another
+        // platform's zip says nothing about this one.
         let matches = got
             .hashes
             .iter()
+            .filter(|r| r.disposition.verified_locally)
             .any(|r| locked.hashes.contains(&r.hash.to_string()));
         if !matches {
             return Err(InstallError::ChecksumMismatch {
@@ -821,6 +890,160 @@ fn obtain(
         auth: got.auth,
         obtained: got.obtained,
     })
+}
+
+/// Issue 4 item 5: when the lock pins a version (no `-upgrade`, still allowed by the
+/// constraints) and the store holds that package for this platform with a hash the lock
+/// records, computed by the store itself (the memoized `h1:` of the tree, or the `zh:` of
+/// the archive it was ingested from), use it without consulting any source: no version
+/// listing, no download, no re-hash. The package's files are first checked against their
+/// stat at commit ([`Store::package_freshness`]); a stale package is re-verified, and if
+/// damaged removed from the store, in which case the normal path fetches it again.
+fn from_store_by_lock(
+    store: &Store,
+    opts: &InitOptions,
+    addr: &ProviderAddr,
+    constraints: &VersionConstraints,
+    locked: Option<&LockedProvider>,
+    reporter: &dyn Reporter,
+    display: &str,
+) -> Result<Option<Planned>, InstallError> {
+    let Some(locked) = locked else {
+        return Ok(None);
+    };
+    if opts.upgrade
+        || locked.hashes.is_empty()
+        || !constraints.matches(&locked.version)
+        || !opts.methods.iter().any(|m| m.matches(addr))
+        || fs_mirror_offers(opts, addr, &locked.version)
+    {
+        return Ok(None);
+    }
+    let version = locked.version.clone();
+    let key = PackageKey::Provider {
+        addr: addr.to_string(),
+        version: version.to_string(),
+        platform: opts.platform.to_string(),
+    };
+    let store_err = |source| InstallError::Store {
+        provider: addr.to_string(),
+        version: version.clone(),
+        source,
+    };
+    let Some(package) = store.package(&key).map_err(store_err)? else {
+        return Ok(None);
+    };
+    let matches_lock = package
+        .hashes
+        .iter()
+        .any(|r| r.disposition.verified_locally && locked.hashes.contains(&r.hash.to_string()));
+    if !matches_lock {
+        return Ok(None);
+    }
+    match store.package_freshness(&key).map_err(store_err)? {
+        Freshness::Fresh => {}
+        Freshness::Missing => return Ok(None),
+        Freshness::Stale => match store.reverify_package(&key).map_err(store_err)? {
+            Reverified::Intact => {}
+            Reverified::Removed(problems) => {
+                tracing::warn!(
+                    "{key} changed in the store ({}); fetching it again",
+                    problems.join("; ")
+                );
+                return Ok(None);
+            }
+            Reverified::Missing => return Ok(None),
+        },
+    }
+    let Some(dir_h1) = stored_dir_h1(&package.hashes) else {
+        return Ok(None);
+    };
+    reporter.event(Event::ReusingLocked { provider: display });
+    reporter.event(Event::UsingFromStore {
+        provider: display,
+        version: &version,
+    });
+    // The RFC's lock union, as the source that brought the package recorded it: hashes
+    // reported by its registry, and archive hashes verified locally; plus the directory h1.
+    let mut lock_hashes: BTreeSet<String> = package
+        .hashes
+        .iter()
+        .filter(|r| {
+            r.disposition.reported_by_registry
+                || (r.disposition.verified_locally && matches!(r.hash, Hash::Zh(_)))
+        })
+        .map(|r| r.hash.to_string())
+        .collect();
+    lock_hashes.insert(dir_h1.to_string());
+    let auth = auth_summary(&package.hashes, opts.flavor);
+    let relpath = key.view_relpath().map_err(store_err)?;
+    Ok(Some(Planned {
+        link: opts.dir.join(".terraform").join(&relpath),
+        target: opts.mount.join(&relpath),
+        addr: addr.clone(),
+        display: display.to_owned(),
+        version,
+        constraints: constraints.clone(),
+        source: format!("store:{}", relpath.display()),
+        tree: package.tree,
+        hashes: package.hashes,
+        key,
+        lock_hashes,
+        memo: None,
+        auth,
+        obtained: Obtained::StoreByLock,
+    }))
+}
+
+/// Whether a filesystem mirror consulted for `addr` holds `version` for the platform. Such
+/// a mirror is read as tofu reads it (a memo hit costs only `lstat`s), so a package
+/// changed in the team's mirror is still reported against the lock; the store shortcut
+/// only saves network sources. A mirror that cannot be listed does not count.
+fn fs_mirror_offers(opts: &InitOptions, addr: &ProviderAddr, version: &Version) -> bool {
+    opts.methods
+        .iter()
+        .filter(|m| m.matches(addr))
+        .any(|m| match &m.kind {
+            InstallMethodKind::FilesystemMirror { path } if is_store_view(opts, path) => false,
+            InstallMethodKind::FilesystemMirror { path } => FilesystemMirror { root: path.clone() }
+                .packages(addr)
+                .is_ok_and(|packages| {
+                    packages
+                        .iter()
+                        .any(|p| p.version == *version && p.platform == opts.platform)
+                }),
+            _ => false,
+        })
+}
+
+/// Whether `path` is the store's provider view on the mount path (as `tstore cli-config`
+/// writes it), compared after resolving symlinks.
+fn is_store_view(opts: &InitOptions, path: &Path) -> bool {
+    let view = opts.mount.join("providers");
+    path == view
+        || matches!(
+            (fs_err::canonicalize(path), fs_err::canonicalize(&view)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
+/// The authentication summary of seed 001 from a package's hash dispositions: signed if
+/// any hash carries a key ID, "signing skipped" if reported by a registry, else
+/// "verified checksum" (the store computed the hash that matched the lock).
+fn auth_summary(hashes: &[HashRecord], flavor: Flavor) -> String {
+    if let Some(key_id) = hashes
+        .iter()
+        .find_map(|r| r.disposition.signed_by_key_ids.first())
+    {
+        return match flavor {
+            Flavor::Terraform => format!("self-signed, key ID {key_id}"),
+            Flavor::Tofu => format!("signed, key ID {key_id}"),
+        };
+    }
+    if hashes.iter().any(|r| r.disposition.reported_by_registry) {
+        return "signing skipped".into();
+    }
+    "verified checksum".into()
 }
 
 fn record(hash: Hash, verified_locally: bool, reported: bool, key: Option<&str>) -> HashRecord {
@@ -1172,6 +1395,11 @@ fn available_packages(
     };
     for method in opts.methods.iter().filter(|m| m.matches(addr)) {
         match &method.kind {
+            // The store's own view (`tstore cli-config`): what it holds is already
+            // in the store, and reading it back through the mount would only re-hash it.
+            InstallMethodKind::FilesystemMirror { path } if is_store_view(opts, path) => {
+                locations.push(format!("{} (the store itself)", path.display()));
+            }
             InstallMethodKind::FilesystemMirror { path } => {
                 locations.push(format!("{} (filesystem mirror)", path.display()));
                 let mirror = FilesystemMirror { root: path.clone() };

@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod mount;
+mod providers_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -67,6 +67,13 @@ const MIGRATIONS: &[&str] = &[
         updated_at  INTEGER NOT NULL
     );
     ",
+    // v2: the content stat of each package (freshness.rs), recorded at its first commit.
+    "
+    CREATE TABLE package_stats (
+        package INTEGER PRIMARY KEY REFERENCES packages(id) ON DELETE CASCADE,
+        stat    TEXT NOT NULL
+    );
+    ",
 ];
 
 /// An open index connection.

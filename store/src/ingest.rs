@@ -71,6 +71,20 @@ pub struct Ingested {
     pub bytes: u64,
 }
 
+/// Result of ingesting a module package directory ([`Store::ingest_module_dir`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IngestedModule {
+    /// The tree (recorded in the index).
+    pub tree: TreeId,
+    /// Directory-form `h1:`, unless the tree has symlinks that cannot be hashed as files
+    /// (to directories, dangling): `h1:` is a provider notion, modules do not need it.
+    pub h1: Option<Hash>,
+    /// Number of regular files.
+    pub files: u64,
+    /// Total bytes of the regular files.
+    pub bytes: u64,
+}
+
 /// Result of ingesting a zip archive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IngestedArchive {
@@ -164,6 +178,26 @@ impl Store {
     /// implied, anything else is refused. A symlinked `dir` is resolved first (like Terraform's
     /// `EvalSymlinks` on the root).
     pub fn ingest_dir(&self, dir: &Path) -> Result<Ingested> {
+        let (tree, blobs) = self.dir_tree(dir, false)?;
+        self.record_tree(&tree, &blobs)
+    }
+
+    /// Ingest a module package directory (issue 5): like [`Store::ingest_dir`], but every
+    /// entry named `.git` (directory or file, at any depth) is left out, and symlinks to
+    /// directories or to nothing are kept (only escaping ones are refused), so the `h1:` may be
+    /// absent.
+    pub fn ingest_module_dir(&self, dir: &Path) -> Result<IngestedModule> {
+        let (tree, blobs) = self.dir_tree(dir, true)?;
+        let (tree, h1, files, bytes) = self.record_tree_with(&tree, &blobs, false)?;
+        Ok(IngestedModule {
+            tree,
+            h1,
+            files,
+            bytes,
+        })
+    }
+
+    fn dir_tree(&self, dir: &Path, skip_git: bool) -> Result<(Tree, Vec<WrittenBlob>)> {
         use std::os::unix::fs::PermissionsExt as _;
         let root = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
         let hostile = |entry: String, reason| StoreError::HostileDirectory {
@@ -176,6 +210,8 @@ impl Store {
         for entry in walkdir::WalkDir::new(&root)
             .follow_links(false)
             .min_depth(1)
+            .into_iter()
+            .filter_entry(|e| !(skip_git && e.file_name() == ".git"))
         {
             let entry = entry.map_err(|e| {
                 let p = e.path().unwrap_or(&root).to_path_buf();
@@ -246,7 +282,7 @@ impl Store {
                 },
             ));
         }
-        self.record_tree(&tree, &blobs)
+        Ok((tree, blobs))
     }
 
     /// Ingest a zip archive (see the module docs for the checks made before extracting).
@@ -549,20 +585,47 @@ impl Store {
     /// Record blobs (already durable) and the tree in the index; compute its `h1:` unless the
     /// index already has it.
     fn record_tree(&self, tree: &Tree, blobs: &[WrittenBlob]) -> Result<Ingested> {
+        let (tree, h1, files, bytes) = self.record_tree_with(tree, blobs, true)?;
+        Ok(Ingested {
+            tree,
+            h1: h1.expect("required h1 is present"),
+            files,
+            bytes,
+        })
+    }
+
+    /// Record a tree; without `require_h1` an unhashable tree is recorded with an empty `h1`
+    /// column (read back as `None`).
+    fn record_tree_with(
+        &self,
+        tree: &Tree,
+        blobs: &[WrittenBlob],
+        require_h1: bool,
+    ) -> Result<(TreeId, Option<Hash>, u64, u64)> {
         let id = tree.id();
         let id_str = id.to_string();
         let sha_of: HashMap<BlobId, [u8; 32]> = blobs.iter().map(|b| (b.id, b.sha256)).collect();
         let size_of: HashMap<BlobId, u64> = blobs.iter().map(|b| (b.id, b.size)).collect();
         let mut index = self.index();
         if let Some(row) = tree_row(&index.conn, &id_str).map_err(index.err("reading a tree"))? {
-            return Ok(Ingested {
-                tree: id,
-                h1: row.h1.parse()?,
-                files: row.files,
-                bytes: row.bytes,
-            });
+            let h1 = if row.h1.is_empty() {
+                if require_h1 {
+                    // Recorded by a module ingest as unhashable: say why.
+                    Some(tree.h1(&sha_of)?)
+                } else {
+                    None
+                }
+            } else {
+                Some(row.h1.parse()?)
+            };
+            return Ok((id, h1, row.files, row.bytes));
         }
-        let h1 = tree.h1(&sha_of)?;
+        let h1 = match tree.h1(&sha_of) {
+            Ok(h1) => Some(h1),
+            Err(StoreError::Unhashable { .. }) if !require_h1 => None,
+            Err(e) => return Err(e),
+        };
+        let h1_text = h1.as_ref().map(ToString::to_string).unwrap_or_default();
         let (mut files, mut bytes) = (0u64, 0u64);
         for e in tree.entries() {
             if let EntryKind::File { blob, .. } = &e.kind {
@@ -589,7 +652,7 @@ impl Store {
             drop(put_blob);
             let inserted = tx.execute(
                 "INSERT OR IGNORE INTO trees (id, encoding, h1, files, bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
-                rusqlite::params![id_str, tree.encode(), h1.to_string(), files, bytes],
+                rusqlite::params![id_str, tree.encode(), h1_text, files, bytes],
             )?;
             if inserted > 0 {
                 let mut link =
@@ -602,12 +665,7 @@ impl Store {
         })();
         result.map_err(err)?;
         tx.commit().map_err(err)?;
-        Ok(Ingested {
-            tree: id,
-            h1,
-            files,
-            bytes,
-        })
+        Ok((id, h1, files, bytes))
     }
 }
 

@@ -28,6 +28,7 @@
 //! │   blobs-v1/ab/<62 hex>.x|.r twin with the other mode, made on demand (reflink or copy)
 //! ├── tmp/                      temp files and dirs (same filesystem: renames are atomic)
 //! └── views/providers/HOST/NS/TYPE/VERSION/OS_ARCH/…   read-only package views
+//!     views/modules/<module package id>/…             (module packages, issue 5)
 //! ```
 //!
 //! # Invariants
@@ -71,6 +72,7 @@
 mod blob;
 mod error;
 mod fingerprint;
+mod freshness;
 mod hash;
 mod index;
 mod ingest;
@@ -85,8 +87,9 @@ mod view;
 pub use blob::BlobId;
 pub use error::{HostileReason, StoreError};
 pub use fingerprint::SourceFingerprint;
+pub use freshness::{Freshness, Reverified};
 pub use hash::{h1_of_files, h1_of_zip_names, Hash, NewlineInName};
-pub use ingest::{Ingested, IngestedArchive, Limits};
+pub use ingest::{Ingested, IngestedArchive, IngestedModule, Limits};
 pub use lock::{LockMode, StoreLock};
 pub use package::{Disposition, HashRecord, Package, PackageKey};
 pub use store::{BadView, CorruptBlob, DiskUsage, MissingBlob, SourceMemo, Store, VerifyReport};

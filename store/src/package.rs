@@ -69,7 +69,7 @@ pub(crate) fn merge_hash_records(records: impl IntoIterator<Item = HashRecord>) 
         .collect()
 }
 
-/// Identity of a package. Only providers exist so far; modules will be another variant.
+/// Identity of a package: a provider for one platform, or a module package.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PackageKey {
     /// A provider package for one platform.
@@ -80,6 +80,13 @@ pub enum PackageKey {
         version: String,
         /// `os_arch`, e.g. `linux_amd64`.
         platform: String,
+    },
+    /// A module package (issue 5): what one fetch yields (a repository at a commit, an
+    /// extracted archive). The id is chosen by the installer from the normalized source and
+    /// the resolved commit or content hash; it must be one path segment.
+    Module {
+        /// Filesystem-safe id, e.g. `git-repo-3fbb99d1be85-<blake3 prefix>`.
+        id: String,
     },
 }
 
@@ -118,31 +125,40 @@ impl PackageKey {
         }
     }
 
-    /// The kind as stored in the index and in JSON: `"provider"`.
+    /// A module package key.
+    pub fn module(id: impl Into<String>) -> PackageKey {
+        PackageKey::Module { id: id.into() }
+    }
+
+    /// The kind as stored in the index and in JSON: `"provider"` or `"module"`.
     pub fn kind(&self) -> &'static str {
         match self {
             PackageKey::Provider { .. } => "provider",
+            PackageKey::Module { .. } => "module",
         }
     }
 
-    /// The name (provider address).
+    /// The name (provider address, or module package id).
     pub fn name(&self) -> &str {
         match self {
             PackageKey::Provider { addr, .. } => addr,
+            PackageKey::Module { id } => id,
         }
     }
 
-    /// The version.
+    /// The version (empty for modules: the id already names the content).
     pub fn version(&self) -> &str {
         match self {
             PackageKey::Provider { version, .. } => version,
+            PackageKey::Module { .. } => "",
         }
     }
 
-    /// The platform (`os_arch`).
+    /// The platform (`os_arch`; empty for modules).
     pub fn platform(&self) -> &str {
         match self {
             PackageKey::Provider { platform, .. } => platform,
+            PackageKey::Module { .. } => "",
         }
     }
 
@@ -159,6 +175,7 @@ impl PackageKey {
                 version,
                 platform,
             }),
+            "module" => Ok(PackageKey::Module { id: name }),
             other => Err(StoreError::CorruptIndex {
                 what: format!("unknown package kind {other:?}"),
             }),
@@ -193,6 +210,10 @@ impl PackageKey {
                 p.push(platform);
                 Ok(p)
             }
+            PackageKey::Module { id } => {
+                check_segment(self, "module package id", id)?;
+                Ok(PathBuf::from("modules").join(id))
+            }
         }
     }
 }
@@ -205,6 +226,7 @@ impl fmt::Display for PackageKey {
                 version,
                 platform,
             } => write!(f, "provider {addr} {version} ({platform})"),
+            PackageKey::Module { id } => write!(f, "module package {id}"),
         }
     }
 }
@@ -267,6 +289,24 @@ mod tests {
                 PackageKey::provider(addr, v, p).view_relpath().is_err(),
                 "{addr} {v} {p}"
             );
+        }
+    }
+
+    #[test]
+    fn module_keys_live_under_modules() {
+        let k = PackageKey::module("git-repo-3fbb99d1be85");
+        assert_eq!(
+            k.view_relpath().unwrap(),
+            PathBuf::from("modules/git-repo-3fbb99d1be85")
+        );
+        assert_eq!(k.kind(), "module");
+        assert_eq!(
+            PackageKey::from_columns("module", k.name().into(), String::new(), String::new())
+                .unwrap(),
+            k
+        );
+        for bad in ["", "..", "a/b"] {
+            assert!(PackageKey::module(bad).view_relpath().is_err(), "{bad}");
         }
     }
 

@@ -360,6 +360,13 @@ impl Store {
             )
             .map_err(err)?;
         }
+        // The content stat as of the first commit (freshness.rs); a later commit must not
+        // bless files changed since.
+        tx.execute(
+            "INSERT INTO package_stats (package, stat) VALUES (?1, ?2) ON CONFLICT (package) DO NOTHING",
+            rusqlite::params![package_id, crate::freshness::content_stat(&self.layout, &decoded, &view)],
+        )
+        .map_err(err)?;
         let package = read_package(&tx, key).map_err(err)?;
         tx.commit().map_err(err)?;
         package.ok_or_else(|| StoreError::CorruptIndex {

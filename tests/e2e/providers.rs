@@ -315,3 +315,75 @@ module "grandchild" { source = "../grandchild" }
     );
     assert_eq!(ours, theirs);
 }
+
+/// Issue 4 item 6: living beside `terraform init`. With the CLI configuration printed by
+/// `tstore cli-config` (the store's view as a filesystem mirror, before `direct`), a real
+/// `terraform init` with no other source reachable succeeds, reuses tstore's link and
+/// leaves the lock file alone; and tstore itself is fine with that configuration.
+#[test]
+fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_packed(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let link = dir.join(NULL_LINK);
+    let target = std::fs::read_link(&link).unwrap();
+    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+
+    let printed = stdout(&run_ok(tstore(&env, None).arg("cli-config")));
+    let providers_view = env.mount.join("providers");
+    assert!(
+        printed.contains(&format!("path = \"{}\"", providers_view.display())),
+        "{printed}"
+    );
+    assert!(
+        printed.find("filesystem_mirror") < printed.find("direct"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("\"registry.terraform.io/hashicorp/null\""),
+        "{printed}"
+    );
+    let store_cfg = env.root.path().join("cli-config/store.tfrc");
+    std::fs::write(&store_cfg, &printed).unwrap();
+    // The packed mirror is gone: the store is the only place null can come from.
+    std::fs::remove_dir_all(&mirror_dir).unwrap();
+
+    let out = run_ok(
+        env.terraform(&dir)
+            .env("TF_CLI_CONFIG_FILE", &store_cfg)
+            .args(["init", "-no-color", "-input=false"]),
+    );
+    assert!(
+        stdout(&out).contains("- Using previously-installed hashicorp/null v2.1.2"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(std::fs::read_link(&link).unwrap(), target);
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
+        lock
+    );
+    run_ok(env.terraform(&dir).args(["validate", "-no-color"]));
+
+    // tstore with the same configuration: from the store, nothing re-hashed.
+    let other = env.checkout(
+        "other",
+        &[
+            ("main.tf", NULL_CONFIG),
+            (".terraform.lock.hcl", lock.as_str()),
+        ],
+    );
+    let report = json(&run_ok(
+        tstore(&env, Some(&store_cfg))
+            .args(["init", "--json"])
+            .arg(&other),
+    ));
+    assert_eq!(
+        report["providers"][0]["obtained"], "store_by_lock",
+        "{report}"
+    );
+    assert_eq!(report["bytes_hashed"], 0, "{report}");
+}

@@ -345,3 +345,254 @@ fn network_mirror_lock_has_h1_and_verified_zh() {
     );
     assert_eq!(before, snapshot(&dir2));
 }
+
+/// `lock` with only the hash lines `keep` accepts.
+fn filter_lock(lock: &str, keep: impl Fn(&str) -> bool) -> String {
+    lock.lines()
+        .filter(|l| {
+            let t = l.trim();
+            !(t.starts_with("\"h1:") || t.starts_with("\"zh:")) || keep(t)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Issue 4 item 5: a lock file pinning versions the store holds is satisfied from the
+/// store with no source consulted and nothing hashed, whether it holds all hashes, only
+/// `zh:` or only `h1:` — and still after the registry is gone.
+#[test]
+fn locked_packages_are_verified_from_the_store_without_network() {
+    let env = TestEnv::new();
+    let (reg, cfg) = registry_with_providers(&env);
+    let first = env.checkout("first", &[("main.tf", CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
+    let lock = std::fs::read_to_string(first.join(".terraform.lock.hcl")).unwrap();
+
+    let variants = [
+        ("full", lock.clone()),
+        ("zh-only", filter_lock(&lock, |l| l.starts_with("\"zh:"))),
+        ("h1-only", filter_lock(&lock, |l| l.starts_with("\"h1:"))),
+    ];
+    for (name, variant) in &variants {
+        let dir = env.checkout(
+            name,
+            &[
+                ("main.tf", CONFIG),
+                (".terraform.lock.hcl", variant.as_str()),
+            ],
+        );
+        let before = reg.server.requests().len();
+        let report = json(&run_ok(
+            tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&dir),
+        ));
+        assert_eq!(
+            reg.server.requests().len(),
+            before,
+            "{name}: a request reached the registry: {:?}",
+            &reg.server.requests()[before..]
+        );
+        assert_eq!(report["bytes_hashed"], 0, "{name}: {report}");
+        for p in report["providers"].as_array().unwrap() {
+            assert_eq!(p["obtained"], "store_by_lock", "{name}: {report}");
+        }
+        // The lock gets back every hash the store remembers (h1 + signed zh lines).
+        let after = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+        assert_eq!(after, lock, "{name}");
+        let expected = if *name == "full" {
+            "unchanged"
+        } else {
+            "updated"
+        };
+        assert_eq!(report["lock_file"], expected, "{name}: {report}");
+        run_ok(env.terraform(&dir).args(["providers", "-no-color"]));
+    }
+
+    // The registry is gone: a checkout with a zh-only lock still inits, and says so.
+    drop(reg);
+    let dir = env.checkout(
+        "offline",
+        &[
+            ("main.tf", CONFIG),
+            (".terraform.lock.hcl", variants[1].1.as_str()),
+        ],
+    );
+    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let text = stdout(&out);
+    assert!(
+        text.contains("- Using hashicorp/null v2.1.2 from the store"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- Using tstore.test/test/fake v1.0.0 from the store"),
+        "{text}"
+    );
+    assert!(text.contains(", from the store)"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
+        lock
+    );
+    // A lock hash the store never verified for this platform is not enough: with only
+    // the other platforms' zh: lines, the store path is skipped and the (gone) registry
+    // is needed.
+    let zip_path = env.root.path().join("null-linux.zip");
+    std::fs::write(&zip_path, mirror::zip_bytes(&mirror::null_files())).unwrap();
+    let linux_zh = mirror::zh(&zip_path);
+    let other_zh_only = filter_lock(&lock, |l| l.starts_with("\"zh:") && !l.contains(&linux_zh));
+    let dir = env.checkout(
+        "other-platform",
+        &[
+            ("main.tf", CONFIG),
+            (".terraform.lock.hcl", other_zh_only.as_str()),
+        ],
+    );
+    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    assert!(
+        stderr(&out).contains("Failed to query available provider packages"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A stale package (its files changed since verified) is never trusted: a touched blob is
+/// re-hashed and used; a modified blob makes the store drop the package and fetch it again.
+#[test]
+fn stale_store_package_is_reverified_or_fetched_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let (reg, cfg) = registry_with_providers(&env);
+    let first = env.checkout("first", &[("main.tf", CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
+    let lock = std::fs::read_to_string(first.join(".terraform.lock.hcl")).unwrap();
+    let view = env
+        .store
+        .join("views/providers/tstore.test/test/fake/1.0.0/linux_amd64");
+    let init_json = |name: &str| {
+        let dir = env.checkout(
+            name,
+            &[("main.tf", CONFIG), (".terraform.lock.hcl", lock.as_str())],
+        );
+        let before = reg.server.requests().len();
+        let report = json(&run_ok(
+            tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&dir),
+        ));
+        let requests: Vec<String> = reg.server.requests()[before..]
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        let fake = report["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["provider"] == "tstore.test/test/fake")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
+            lock
+        );
+        (report, fake, requests)
+    };
+
+    // Same content, new mtime: re-hashed (a few bytes), trusted, nothing fetched.
+    let data = view.join("sub/data.txt");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::File::open(&data)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    let (report, fake, requests) = init_json("touched");
+    assert_eq!(fake["obtained"], "store_by_lock", "{report}");
+    assert!(report["bytes_hashed"].as_u64().unwrap() > 0, "{report}");
+    assert!(requests.is_empty(), "{requests:?}");
+
+    // Content changed behind the store's back: dropped and downloaded again.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&data, "WORLD\n").unwrap();
+    let (report, fake, requests) = init_json("modified");
+    assert_eq!(fake["obtained"], "downloaded", "{report}");
+    assert!(
+        requests
+            .iter()
+            .any(|p| p.ends_with("terraform-provider-fake_1.0.0_linux_amd64.zip")),
+        "{requests:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "world\n");
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+    // And the repaired package is trusted from the store again.
+    let (report, fake, requests) = init_json("repaired");
+    assert_eq!(fake["obtained"], "store_by_lock", "{report}");
+    assert_eq!(report["bytes_hashed"], 0, "{report}");
+    assert!(requests.is_empty(), "{requests:?}");
+}
+
+/// Issue 4 item 7: `tstore providers lock` for two platforms writes terraform's lock
+/// byte for byte, installs nothing into the working directory, and keeps every
+/// platform's package in the store (a later init downloads nothing).
+#[test]
+fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
+    let env = TestEnv::new();
+    let (reg, cfg) = registry_with_providers(&env);
+    let ours = env.checkout("ours", &[("main.tf", CONFIG)]);
+    let theirs = env.checkout("theirs", &[("main.tf", CONFIG)]);
+    let platforms = ["-platform=linux_amd64", "-platform=darwin_amd64"];
+    let out = run_ok(
+        tstore(&env, Some(&cfg))
+            .current_dir(&ours)
+            .args(["providers", "lock"])
+            .args(platforms),
+    );
+    let text = stdout(&out);
+    for platform in ["linux_amd64", "darwin_amd64"] {
+        for provider in ["hashicorp/null", "tstore.test/test/fake"] {
+            let line = format!(
+                "- Obtained {provider} checksums for {platform} (self-signed, key ID {})",
+                reg.key.key_id
+            );
+            assert!(text.contains(&line), "{line:?} missing from:\n{text}");
+        }
+    }
+    assert!(
+        text.contains("Success! Terraform has updated the lock file."),
+        "{text}"
+    );
+    assert!(!ours.join(".terraform").exists());
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["providers", "lock", "-no-color"])
+            .args(platforms),
+    );
+    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
+    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    assert_eq!(ours_lock, theirs_lock, "lock files differ");
+    assert_eq!(ours_lock.matches("h1:").count(), 4, "{ours_lock}");
+
+    // Running it again changes nothing.
+    let out = run_ok(
+        tstore(&env, Some(&cfg))
+            .current_dir(&ours)
+            .args(["providers", "lock"])
+            .args(platforms),
+    );
+    assert!(
+        stdout(&out).contains("found no need for changes"),
+        "{}",
+        stdout(&out)
+    );
+    // Both platforms' packages are in the store.
+    let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    let darwin = ls["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["platform"] == "darwin_amd64")
+        .count();
+    assert_eq!(darwin, 2, "{ls}");
+    // init after lock: the store has everything the lock pins; no source consulted.
+    let before = reg.server.requests().len();
+    let report = json(&run_ok(
+        tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&ours),
+    ));
+    assert_eq!(reg.server.requests().len(), before, "{report}");
+    assert_eq!(report["lock_file"], "unchanged", "{report}");
+}

@@ -1,0 +1,163 @@
+//! Git packages through the real `git` command (spec/modules.md §2, §8).
+//!
+//! A package is a repository at one commit. The ref is resolved with `git ls-remote` (cheap,
+//! and it re-resolves branches and moved tags every init); a full commit id is taken as is.
+//! Only when the store lacks that commit's package is the repository cloned.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The query parameters of a git address that tstore understands.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GitAddress {
+    /// The repository URL without `ref`/`depth`/`sshkey`.
+    pub repo: String,
+    /// `?ref=`.
+    pub reference: Option<String>,
+    /// `?depth=`.
+    pub depth: Option<u32>,
+}
+
+impl GitAddress {
+    /// Parse `URL[?ref=…&depth=…]`.
+    pub fn parse(url: &str) -> Result<GitAddress, String> {
+        let (repo, query) = match url.split_once('?') {
+            Some((r, q)) => (r, q),
+            None => (url, ""),
+        };
+        let mut out = GitAddress {
+            repo: repo.to_owned(),
+            ..GitAddress::default()
+        };
+        let mut rest = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "ref" => out.reference = Some(v.to_owned()),
+                "depth" => {
+                    out.depth = Some(
+                        v.parse()
+                            .map_err(|_| format!("depth {v:?} is not a number"))?,
+                    );
+                }
+                "sshkey" => return Err("sshkey= is not supported by tstore".into()),
+                _ => rest.push(pair),
+            }
+        }
+        if !rest.is_empty() {
+            out.repo = format!("{}?{}", out.repo, rest.join("&"));
+        }
+        Ok(out)
+    }
+}
+
+/// A full 40-hex commit id.
+pub fn is_full_sha(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn git() -> Command {
+    let mut c = Command::new("git");
+    c.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ASKPASS", "true")
+        .arg("-c")
+        .arg("advice.detachedHead=false");
+    c
+}
+
+fn run(mut cmd: Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run git ({what}): {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("git {what} failed: {}", stderr.trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote`; `None` when
+/// no ref of that name exists (it may still be an abbreviated commit id).
+pub fn resolve(addr: &GitAddress) -> Result<Option<String>, String> {
+    if let Some(r) = &addr.reference {
+        if is_full_sha(r) {
+            return Ok(Some(r.to_ascii_lowercase()));
+        }
+    }
+    let name = addr.reference.as_deref().unwrap_or("HEAD");
+    let mut cmd = git();
+    cmd.arg("ls-remote").arg("--").arg(&addr.repo).arg(name);
+    if name != "HEAD" {
+        cmd.arg(format!("{name}^{{}}"));
+    }
+    let out = run(cmd, &format!("ls-remote {}", addr.repo))?;
+    let mut refs = std::collections::BTreeMap::new();
+    for line in out.lines() {
+        if let Some((sha, r)) = line.split_once('\t') {
+            refs.insert(r.to_owned(), sha.to_owned());
+        }
+    }
+    let candidates = if name == "HEAD" {
+        vec!["HEAD".to_owned()]
+    } else {
+        vec![
+            format!("refs/tags/{name}^{{}}"),
+            format!("refs/tags/{name}"),
+            format!("refs/heads/{name}"),
+            name.to_owned(),
+        ]
+    };
+    Ok(candidates.iter().find_map(|c| refs.get(c).cloned()))
+}
+
+/// Clone `addr` into `dest` (must not exist) at its ref; returns the checked-out commit.
+pub fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, String> {
+    let sha_ref = addr
+        .reference
+        .as_deref()
+        .filter(|r| r.len() >= 4 && r.bytes().all(|b| b.is_ascii_hexdigit()) && !r.contains('.'));
+    let mut cmd = git();
+    cmd.arg("clone").arg("--quiet");
+    if let Some(d) = addr.depth {
+        cmd.arg(format!("--depth={d}"));
+    }
+    match (&addr.reference, sha_ref) {
+        (Some(r), None) => {
+            cmd.arg("--branch").arg(r);
+        }
+        (Some(_), Some(_)) => {
+            cmd.arg("--no-checkout");
+        }
+        _ => {}
+    }
+    cmd.arg("--").arg(&addr.repo).arg(dest);
+    run(cmd, &format!("clone {}", addr.repo))?;
+    if let Some(sha) = sha_ref {
+        let mut cmd = git();
+        cmd.arg("-C")
+            .arg(dest)
+            .arg("checkout")
+            .arg("--quiet")
+            .arg("--detach")
+            .arg(sha);
+        run(cmd, &format!("checkout {sha}"))
+            .map_err(|e| format!("{e} (unknown revision {sha:?})"))?;
+    }
+    let mut cmd = git();
+    cmd.arg("-C").arg(dest).arg("rev-parse").arg("HEAD");
+    Ok(run(cmd, "rev-parse HEAD")?.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_is_split() {
+        let a = GitAddress::parse("file:///B/repo.git?ref=v1.0.0&depth=1").unwrap();
+        assert_eq!(a.repo, "file:///B/repo.git");
+        assert_eq!(a.reference.as_deref(), Some("v1.0.0"));
+        assert_eq!(a.depth, Some(1));
+        assert!(is_full_sha("3fbb99d1be850365f85d62321a7e5865d45ba643"));
+    }
+}

@@ -1,0 +1,111 @@
+//! The module registry protocol (spec/modules.md §3): `modules.v1` discovery, `versions`,
+//! and `download` answering `204` + `X-Terraform-Get` (or `200` + `{"location":…}`).
+
+use crate::discovery;
+use crate::http::HttpClient;
+use crate::install::NetworkSettings;
+use crate::version::{newest_matching, Version, VersionConstraints};
+
+/// A registry module address.
+#[derive(Clone, Debug)]
+pub struct RegistryModule<'a> {
+    /// Host (maybe with port).
+    pub host: &'a str,
+    /// `NS/NAME/SYSTEM`.
+    pub path: String,
+}
+
+#[derive(serde::Deserialize)]
+struct Versions {
+    modules: Vec<VersionList>,
+}
+
+#[derive(serde::Deserialize)]
+struct VersionList {
+    versions: Vec<VersionEntry>,
+}
+
+#[derive(serde::Deserialize)]
+struct VersionEntry {
+    version: String,
+}
+
+/// Select the newest version matching `constraints` and return it with the package address
+/// its download endpoint names (relative locations resolved against the download URL).
+pub fn resolve(
+    http: &HttpClient,
+    net: &NetworkSettings,
+    m: &RegistryModule<'_>,
+    constraints: &VersionConstraints,
+) -> Result<(Version, String), String> {
+    let token = net.credentials.token(m.host);
+    let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
+        .map_err(|e| super::chain(&e))?;
+    let versions_url = base
+        .join(&format!("{}/versions", m.path))
+        .map_err(|e| e.to_string())?;
+    let list: Versions = http
+        .get_json(versions_url.as_str(), token)
+        .map_err(|e| match e {
+            crate::http::HttpError::Status { status: 404, .. } => format!(
+                "Module not found: the registry at {} has no module {}",
+                m.host, m.path
+            ),
+            e => super::chain(&e),
+        })?;
+    let available: Vec<Version> = list
+        .modules
+        .first()
+        .map(|l| {
+            l.versions
+                .iter()
+                .filter_map(|v| Version::parse_lenient(&v.version).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let version = newest_matching(&available, constraints)
+        .cloned()
+        .ok_or_else(|| {
+            let mut all: Vec<String> = available.iter().map(ToString::to_string).collect();
+            all.sort();
+            format!(
+                "no available version of {}/{} matches the constraint {:?} (available: {})",
+                m.host,
+                m.path,
+                constraints.to_lock_string(),
+                if all.is_empty() {
+                    "none".into()
+                } else {
+                    all.join(", ")
+                }
+            )
+        })?;
+    let download = base
+        .join(&format!("{}/{version}/download", m.path))
+        .map_err(|e| e.to_string())?;
+    let resp = http
+        .get(download.as_str(), token)
+        .map_err(|e| super::chain(&e))?;
+    let location = match resp.header("X-Terraform-Get") {
+        Some(l) => l.to_owned(),
+        None => {
+            #[derive(serde::Deserialize)]
+            struct Loc {
+                location: String,
+            }
+            let body: Loc = serde_json::from_reader(resp.into_reader()).map_err(|e| {
+                format!("{download} answered neither X-Terraform-Get nor a JSON location: {e}")
+            })?;
+            body.location
+        }
+    };
+    let location = if ["/", "./", "../"].iter().any(|p| location.starts_with(p)) {
+        download
+            .join(&location)
+            .map_err(|e| e.to_string())?
+            .to_string()
+    } else {
+        location
+    };
+    Ok((version, location))
+}

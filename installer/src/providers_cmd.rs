@@ -1,0 +1,185 @@
+//! `tstore providers lock` and `tstore cli-config`.
+//!
+//! # JSON format
+//!
+//! `providers lock --json`: the installer's `LockReport`:
+//! `{"providers":[{"provider","version","platforms":[{"platform","source","auth",
+//! "obtained","hashes":[…]}]}],"lock_file":"created"|"updated"|"unchanged"}`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_installer::addr::{Platform, ProviderAddr};
+use tstore_installer::cliconfig::CliConfig;
+use tstore_installer::flavor::Flavor;
+use tstore_installer::install::{self, Event, InitOptions, LockFileChange, Reporter};
+use tstore_installer::providers_lock::{self, LockOptions, LockSource};
+
+use crate::cli::ProvidersLockArgs;
+use crate::commands::{open_store, HumanReporter};
+use crate::Settings;
+
+/// Shows only what `tofu providers lock` shows (fetches, checksums, downloads).
+struct LockReporter(HumanReporter);
+
+impl Reporter for LockReporter {
+    fn event(&self, event: Event<'_>) {
+        match event {
+            Event::Fetching { .. }
+            | Event::ObtainedChecksums { .. }
+            | Event::Downloading { .. }
+            | Event::DownloadProgress { .. } => self.0.event(event),
+            _ => {}
+        }
+    }
+}
+
+struct Silent;
+
+impl Reporter for Silent {
+    fn event(&self, _: Event<'_>) {}
+}
+
+/// `tstore providers lock`.
+pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let dir = match args.chdir {
+        Some(d) => cwd.join(d),
+        None => cwd.clone(),
+    };
+    let default_host = settings.flavor.default_registry_host();
+    let mut platforms = Vec::new();
+    for p in &args.platforms {
+        let platform: Platform = p.parse().with_context(|| {
+            format!("invalid target platform {p:?}; use OS_ARCH, e.g. linux_amd64")
+        })?;
+        if !platforms.contains(&platform) {
+            platforms.push(platform);
+        }
+    }
+    if platforms.is_empty() {
+        platforms.push(Platform::current());
+    }
+    let only = args
+        .providers
+        .iter()
+        .map(|s| {
+            ProviderAddr::parse_source(s, default_host)
+                .with_context(|| format!("invalid provider source address {s:?}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let source = match (args.fs_mirror, args.net_mirror) {
+        (Some(dir), _) => LockSource::FilesystemMirror(std::path::absolute(dir)?),
+        (None, Some(url)) => LockSource::NetworkMirror(if url.ends_with('/') {
+            url
+        } else {
+            format!("{url}/")
+        }),
+        (None, None) => LockSource::Direct,
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let cli_config = CliConfig::load(settings.flavor, &env)?;
+    let store = open_store(settings)?;
+    let _lock = store.lock_shared()?;
+    let opts = LockOptions {
+        base: InitOptions {
+            dir,
+            flavor: settings.flavor,
+            upgrade: false,
+            lockfile_readonly: false,
+            platform: Platform::current(),
+            mount: settings.mount.clone(),
+            methods: Vec::new(),
+            network: install::NetworkSettings {
+                hosts: cli_config.hosts.clone(),
+                credentials: tstore_installer::http::Credentials::new(
+                    &cli_config.credentials,
+                    std::env::vars(),
+                ),
+                ssl_cert_file: env("SSL_CERT_FILE")
+                    .filter(|v| !v.is_empty())
+                    .map(Into::into),
+            },
+        },
+        platforms,
+        source,
+        only,
+    };
+    let human = LockReporter(HumanReporter::new());
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
+    let report = providers_lock::lock(&store, &opts, reporter)?;
+    let mut out = std::io::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tool = match settings.flavor {
+        Flavor::Tofu => "OpenTofu",
+        Flavor::Terraform => "Terraform",
+    };
+    match report.lock_file {
+        LockFileChange::Unchanged => writeln!(
+            out,
+            "\nSuccess! {tool} has validated the lock file and found no need for changes."
+        )?,
+        LockFileChange::Created | LockFileChange::Updated => writeln!(
+            out,
+            "\nSuccess! {tool} has updated the lock file.\n\n\
+             Review the changes in .terraform.lock.hcl and then commit to your\n\
+             version control system to retain the new checksums."
+        )?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tstore cli-config`: a `provider_installation` block whose first method is the store's
+/// view on the mount path, laid out as an unpacked filesystem mirror. `direct` follows
+/// for everything else, excluding the providers the store holds (as tofu's implied
+/// configuration excludes those found in local mirrors): tofu lists versions from every
+/// matching method, and an unreachable registry would fail an otherwise local init.
+pub fn cli_config(settings: &Settings) -> Result<ExitCode> {
+    let store = open_store(settings)?;
+    let mut addrs: Vec<String> = store
+        .packages()?
+        .iter()
+        .filter(|p| p.key.kind() == "provider")
+        .map(|p| p.key.name().to_owned())
+        .collect();
+    addrs.dedup();
+    let mirror = settings.mount.join("providers");
+    let mut text = String::new();
+    text.push_str(
+        "# Generated by `tstore cli-config`. Put this in your CLI configuration\n\
+         # (TF_CLI_CONFIG_FILE, ~/.tofurc or ~/.terraformrc) in place of any\n\
+         # provider_installation block, keeping other methods after filesystem_mirror.\n\
+         # `tofu init` then finds the providers tstore installed in the store and keeps\n\
+         # tstore's links. Run it again after new providers enter the store.\n",
+    );
+    text.push_str("provider_installation {\n  filesystem_mirror {\n");
+    text.push_str(&format!(
+        "    path = \"{}\"\n  }}\n",
+        hcl_escape(&mirror.to_string_lossy())
+    ));
+    if addrs.is_empty() {
+        text.push_str("  direct {}\n");
+    } else {
+        text.push_str("  direct {\n    exclude = [\n");
+        for a in &addrs {
+            text.push_str(&format!("      \"{}\",\n", hcl_escape(a)));
+        }
+        text.push_str("    ]\n  }\n");
+    }
+    text.push_str("}\n");
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Escape a string for a double-quoted HCL string literal.
+fn hcl_escape(s: &str) -> String {
+    s.replace('\\', r"\\")
+        .replace('"', "\\\"")
+        .replace("${", "$${")
+        .replace("%{", "%%{")
+}

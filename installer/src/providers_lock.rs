@@ -1,0 +1,265 @@
+//! `tstore providers lock`: like `tofu providers lock` (spec/providers.md §8.3), record in
+//! the lock file the checksums of each provider's package for several platforms, without
+//! installing anything into the working directory.
+//!
+//! For each required provider the version is selected as `init` selects it (the lock pin
+//! while the constraints allow it, else the newest match). Then, per platform, its package
+//! is fetched from the sources and authenticated exactly as `init` would (signed
+//! `SHA256SUMS` from the origin registry, reported hashes of a network mirror), and its
+//! `h1:` computed. The lock entry gets the union, over platforms, of the hashes the RFC's
+//! lock rule admits (seed 001): every `zh:` the registry reported (signed), every archive
+//! hash verified locally, and each platform's `h1:`; plus the entry's old hashes when the
+//! version did not change. Checksums are recorded fresh (trust on first use): the old
+//! entry's hashes are not a gate here, as they are for `init`.
+//!
+//! Sources: the origin registry of each provider (the CLI configuration's `host` blocks
+//! and credentials apply) unless `-fs-mirror=DIR` or `-net-mirror=URL` is given, as in
+//! tofu; the CLI configuration's `provider_installation` is not used.
+//!
+//! Every package fetched is also committed to the store (another runner sharing the store
+//! may need it), but nothing is linked into `.terraform`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use tstore_store::{HashRecord, Store};
+
+use crate::addr::Platform;
+use crate::cliconfig::{InstallMethod, InstallMethodKind};
+use crate::http::HttpClient;
+use crate::install::{
+    obtain, render, write_atomic, Event, InitOptions, InstallError, LockFileChange, ObtainMode,
+    Obtained, Planned, RemoteError, Reporter, LOCK_FILE_NAME,
+};
+use crate::lockfile::{LockFile, LockedProvider};
+use crate::module_tree;
+
+/// Where `providers lock` fetches packages from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockSource {
+    /// Each provider's origin registry (the default).
+    Direct,
+    /// `-fs-mirror=DIR`.
+    FilesystemMirror(std::path::PathBuf),
+    /// `-net-mirror=URL`.
+    NetworkMirror(String),
+}
+
+impl LockSource {
+    /// The single installation method this source stands for.
+    pub fn method(&self) -> InstallMethod {
+        let kind = match self {
+            LockSource::Direct => InstallMethodKind::Direct,
+            LockSource::FilesystemMirror(path) => {
+                InstallMethodKind::FilesystemMirror { path: path.clone() }
+            }
+            LockSource::NetworkMirror(url) => InstallMethodKind::NetworkMirror { url: url.clone() },
+        };
+        InstallMethod {
+            kind,
+            include: Vec::new(),
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// What `providers lock` needs, validated by the binary.
+#[derive(Clone, Debug)]
+pub struct LockOptions {
+    /// Working directory, flavor and network settings; `methods` and `platform` are
+    /// replaced per platform from `source` and `platforms`.
+    pub base: InitOptions,
+    /// The platforms to record checksums for (the current one when none was given).
+    pub platforms: Vec<Platform>,
+    /// Where packages come from.
+    pub source: LockSource,
+    /// Only these providers (fully-qualified); empty: every required provider.
+    pub only: Vec<crate::addr::ProviderAddr>,
+}
+
+/// One platform's package of one provider, as reported by `providers lock --json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlatformReport {
+    /// `os_arch`.
+    pub platform: String,
+    /// Where the package came from (as in `init --json`).
+    pub source: String,
+    /// How it was authenticated.
+    pub auth: String,
+    /// How its content reached the store.
+    pub obtained: Obtained,
+    /// The hashes known for it, with dispositions.
+    pub hashes: Vec<HashRecord>,
+}
+
+/// One provider's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProviderLockReport {
+    /// Fully-qualified address.
+    pub provider: String,
+    /// Selected version.
+    pub version: String,
+    /// One entry per platform, in the order asked.
+    pub platforms: Vec<PlatformReport>,
+}
+
+/// The result of `providers lock`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockReport {
+    /// Providers, sorted by address.
+    pub providers: Vec<ProviderLockReport>,
+    /// What happened to `.terraform.lock.hcl`.
+    pub lock_file: LockFileChange,
+}
+
+/// Run `providers lock` for `opts.base.dir`.
+pub fn lock(
+    store: &Store,
+    opts: &LockOptions,
+    reporter: &dyn Reporter,
+) -> Result<LockReport, InstallError> {
+    let base = &opts.base;
+    let default_host = base.flavor.default_registry_host();
+    let requirements = module_tree::load_configuration_requirements(&base.dir, default_host)?;
+    let lock_path = base.dir.join(LOCK_FILE_NAME);
+    let old_lock = LockFile::load(&lock_path)?;
+    let http = match opts.source {
+        LockSource::FilesystemMirror(_) => None,
+        _ => Some(
+            HttpClient::new(base.network.ssl_cert_file.as_deref()).map_err(|source| {
+                InstallError::Remote {
+                    provider: "(all providers)".into(),
+                    version: None,
+                    what: "cannot set up HTTPS".into(),
+                    source: RemoteError::Http(source),
+                }
+            })?,
+        ),
+    };
+    let wanted: Vec<_> = requirements
+        .providers
+        .iter()
+        .filter(|(addr, _)| !addr.is_builtin())
+        .filter(|(addr, _)| opts.only.is_empty() || opts.only.contains(addr))
+        .collect();
+
+    // Phase 1: every provider for every platform, before anything is written.
+    let mut planned: Vec<Vec<Planned>> = Vec::new();
+    for (addr, constraints) in &wanted {
+        let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
+        let mut per_platform = Vec::new();
+        for platform in &opts.platforms {
+            let popts = InitOptions {
+                platform: platform.clone(),
+                methods: vec![opts.source.method()],
+                upgrade: false,
+                ..base.clone()
+            };
+            let p = obtain(
+                store,
+                &popts,
+                http.as_ref(),
+                addr,
+                constraints,
+                locked,
+                reporter,
+                ObtainMode::Lock,
+            )?;
+            reporter.event(Event::Fetching {
+                provider: &p.display,
+                version: &p.version,
+                platform,
+            });
+            reporter.event(Event::ObtainedChecksums {
+                provider: &p.display,
+                platform,
+                auth: &p.auth,
+            });
+            per_platform.push(p);
+        }
+        planned.push(per_platform);
+    }
+
+    // Phase 2: the new lock file: only the providers worked on change.
+    let mut new_lock = old_lock.clone().unwrap_or_default();
+    for per_platform in &planned {
+        let Some(first) = per_platform.first() else {
+            continue;
+        };
+        let mut hashes: BTreeSet<String> = BTreeSet::new();
+        if let Some(old) = old_lock
+            .as_ref()
+            .and_then(|l| l.providers.get(&first.addr))
+            .filter(|old| old.version == first.version)
+        {
+            hashes.extend(old.hashes.iter().cloned());
+        }
+        for p in per_platform {
+            hashes.extend(p.lock_hashes.iter().cloned());
+        }
+        let constraints =
+            (!first.constraints.is_empty()).then(|| first.constraints.to_lock_string());
+        new_lock.providers.insert(
+            first.addr.clone(),
+            LockedProvider {
+                version: first.version.clone(),
+                constraints,
+                hashes,
+            },
+        );
+    }
+    let text = render(&new_lock, base.flavor);
+    let change = match &old_lock {
+        None if planned.is_empty() => LockFileChange::Unchanged,
+        None => LockFileChange::Created,
+        Some(old) if render(old, base.flavor) == text => LockFileChange::Unchanged,
+        Some(_) => LockFileChange::Updated,
+    };
+
+    // Phase 3: commit the packages (for other runners sharing the store), write the lock.
+    let mut providers = BTreeMap::new();
+    for per_platform in planned {
+        let mut report = None;
+        for p in per_platform {
+            let package = store
+                .commit_package(
+                    &p.key,
+                    &p.tree,
+                    &p.hashes,
+                    p.memo.as_ref().map(|(path, fp)| (path.as_path(), fp)),
+                )
+                .map_err(|source| InstallError::Store {
+                    provider: p.addr.to_string(),
+                    version: p.version.clone(),
+                    source,
+                })?;
+            let entry = report.get_or_insert_with(|| ProviderLockReport {
+                provider: p.addr.to_string(),
+                version: p.version.to_string(),
+                platforms: Vec::new(),
+            });
+            entry.platforms.push(PlatformReport {
+                platform: p.key.platform().to_owned(),
+                source: p.source,
+                auth: p.auth,
+                obtained: p.obtained,
+                hashes: package.hashes,
+            });
+        }
+        if let Some(r) = report {
+            providers.insert(r.provider.clone(), r);
+        }
+    }
+    if change != LockFileChange::Unchanged {
+        write_atomic(&lock_path, text.as_bytes()).map_err(|source| {
+            InstallError::WriteLockFile {
+                path: lock_path.clone(),
+                source,
+            }
+        })?;
+    }
+    Ok(LockReport {
+        providers: providers.into_values().collect(),
+        lock_file: change,
+    })
+}
