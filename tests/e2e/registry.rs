@@ -596,3 +596,74 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
     assert_eq!(reg.server.requests().len(), before, "{report}");
     assert_eq!(report["lock_file"], "unchanged", "{report}");
 }
+
+/// Issue 4 item 2: the lock pin holds when a newer version is published, `-upgrade` moves
+/// it, a pin the constraints no longer allow is an error, and a provider no longer
+/// required leaves the lock.
+#[test]
+fn lock_pin_upgrade_excluded_and_removed_provider() {
+    let env = TestEnv::new();
+    let (reg, cfg) = registry_with_providers(&env);
+    let dir = env.checkout("stack", &[("main.tf", CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    reg.publish(
+        "test/fake",
+        "1.1.0",
+        &[("linux_amd64", mirror::zip_bytes(&FAKE_FILES[..1]))],
+    );
+    let lock_path = dir.join(".terraform.lock.hcl");
+    let version_of = |lock: &str| {
+        let at = lock.find("tstore.test/test/fake").unwrap();
+        lock[at..].lines().nth(1).unwrap().trim().to_owned()
+    };
+    // The pin holds.
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    assert_eq!(version_of(&lock), "version     = \"1.0.0\"", "{lock}");
+    // -upgrade moves it, and says the lock changed.
+    let out = run_ok(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-upgrade"])
+            .arg(&dir),
+    );
+    assert!(
+        stdout(&out).contains("- Installed tstore.test/test/fake v1.1.0"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("has made some changes"),
+        "{}",
+        stdout(&out)
+    );
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    assert_eq!(version_of(&lock), "version     = \"1.1.0\"", "{lock}");
+    // A constraint excluding the pinned version is an error, nothing changes.
+    std::fs::write(dir.join("main.tf"), CONFIG.replace(">= 1.0.0", "< 1.1.0")).unwrap();
+    let before = snapshot(&dir);
+    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    assert!(
+        stderr(&out).contains("locked provider tstore.test/test/fake 1.1.0 does not match configured version constraint < 1.1.0"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(before, snapshot(&dir));
+    // A provider no longer required leaves the lock.
+    std::fs::write(
+        dir.join("main.tf"),
+        CONFIG.replace("fake = {", "# fake = {").replace(
+            "      source  = \"tstore.test/test/fake\"\n      version = \">= 1.0.0\"\n    }\n",
+            "",
+        ),
+    )
+    .unwrap();
+    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    assert!(
+        stdout(&out).contains("has made some changes"),
+        "{}",
+        stdout(&out)
+    );
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    assert!(!lock.contains("test/fake"), "{lock}");
+    assert!(lock.contains("hashicorp/null"), "{lock}");
+}

@@ -21,11 +21,15 @@ pub struct Response {
     pub content_type: String,
     /// Body.
     pub body: Vec<u8>,
+    /// Extra response headers (`X-Terraform-Get`, `Location`, ...), in order.
+    pub headers: Vec<(String, String)>,
 }
 
 /// One request as received.
 #[derive(Clone, Debug)]
 pub struct Request {
+    /// The method (`GET`, `HEAD`, ...).
+    pub method: String,
     /// The request path (with query).
     pub path: String,
     /// The `Authorization` header, if any.
@@ -100,6 +104,37 @@ impl Server {
                 status,
                 content_type: content_type.to_owned(),
                 body: body.into(),
+                headers: Vec::new(),
+            },
+        );
+    }
+
+    /// Serve `status` with extra `headers` and `body` at `path`: e.g. the module registry's
+    /// `204 No Content` + `X-Terraform-Get: ADDRESS` download answer, or a page answering
+    /// `?terraform-get=1` with that header. A `HEAD` gets the same status and headers.
+    pub fn route_with_headers(
+        &self,
+        path: &str,
+        status: u16,
+        headers: &[(&str, &str)],
+        body: impl Into<Vec<u8>>,
+    ) {
+        let mut content_type = "text/plain".to_owned();
+        let mut extra = Vec::new();
+        for (name, value) in headers {
+            if name.eq_ignore_ascii_case("content-type") {
+                value.clone_into(&mut content_type);
+            } else {
+                extra.push(((*name).to_owned(), (*value).to_owned()));
+            }
+        }
+        self.routes.lock().unwrap().insert(
+            path.to_owned(),
+            Response {
+                status,
+                content_type,
+                body: body.into(),
+                headers: extra,
             },
         );
     }
@@ -134,6 +169,7 @@ fn serve(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) -> std::
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     reader.read_line(&mut line)?;
+    let method = line.split_whitespace().next().unwrap_or("GET").to_owned();
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let mut authorization = None;
     loop {
@@ -148,6 +184,7 @@ fn serve(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) -> std::
         }
     }
     log.lock().unwrap().push(Request {
+        method: method.clone(),
         path: path.clone(),
         authorization,
     });
@@ -161,15 +198,38 @@ fn serve(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) -> std::
             status: 404,
             content_type: "application/json".into(),
             body: br#"{"errors":["Not Found"]}"#.to_vec(),
+            headers: Vec::new(),
         });
+    let mut head = format!("HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
+    // A 204 (and any 1xx/304) has no body and must not announce one.
+    let bodyless = resp.status == 204 || resp.status == 304 || resp.status < 200;
+    if !bodyless {
+        head.push_str(&format!(
+            "Content-Type: {}\r\nContent-Length: {}\r\n",
+            resp.content_type,
+            resp.body.len()
+        ));
+    }
+    for (name, value) in &resp.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("Connection: close\r\n\r\n");
     let mut stream = stream;
-    write!(
-        stream,
-        "HTTP/1.1 {} X\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        resp.status,
-        resp.content_type,
-        resp.body.len()
-    )?;
-    stream.write_all(&resp.body)?;
+    stream.write_all(head.as_bytes())?;
+    if !bodyless && method != "HEAD" {
+        stream.write_all(&resp.body)?;
+    }
     stream.flush()
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        404 => "Not Found",
+        500 => "Internal Server Error",
+        _ => "X",
+    }
 }
