@@ -7,4 +7,5 @@ mod fuse;
 mod modules;
 mod providers;
 mod registry;
+mod selection;
 mod store;

@@ -1,0 +1,156 @@
+//! Issue 4: which installation method serves a provider, and `-lockfile=readonly`.
+//! Synthetic providers from filesystem mirrors; no terraform run is needed here.
+
+use std::path::Path;
+
+use tstore_test_support::mirror::{self, PkgFile};
+use tstore_test_support::{run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
+
+use crate::common::tstore;
+
+const FAKE: &str = "example.com/test/fake";
+const OTHER: &str = "example.com/test/other";
+
+fn publish(mirror_dir: &Path, addr: &str, version: &str, marker: &str) {
+    let kind = addr.rsplit('/').next().unwrap();
+    let name = format!("terraform-provider-{kind}_v{version}");
+    mirror::write_unpacked(
+        mirror_dir,
+        addr,
+        version,
+        "linux_amd64",
+        &[PkgFile {
+            path: &name,
+            contents: marker.as_bytes(),
+            executable: true,
+        }],
+    );
+}
+
+fn config(providers: &[(&str, &str)]) -> String {
+    let mut s = String::from("terraform {\n  required_providers {\n");
+    for (name, version) in providers {
+        s.push_str(&format!(
+            "    {name} = {{ source = \"example.com/test/{name}\", version = \"{version}\" }}\n"
+        ));
+    }
+    s.push_str("  }\n}\n");
+    s
+}
+
+fn linked_marker(dir: &Path, addr: &str, version: &str) -> String {
+    let kind = addr.rsplit('/').next().unwrap();
+    std::fs::read_to_string(
+        dir.join(".terraform/providers")
+            .join(addr)
+            .join(version)
+            .join("linux_amd64")
+            .join(format!("terraform-provider-{kind}_v{version}")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    publish(&mirror_dir, FAKE, "1.0.0", "fake");
+    publish(&mirror_dir, OTHER, "2.0.0", "other");
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    // Unchanged lock: readonly is fine.
+    run_ok(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-lockfile=readonly"])
+            .arg(&dir),
+    );
+
+    std::fs::write(
+        dir.join("main.tf"),
+        config(&[("fake", "1.0.0"), ("other", ">= 1.0")]),
+    )
+    .unwrap();
+    let before = snapshot(&dir);
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-lockfile=readonly"])
+            .arg(&dir),
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("Provider dependency changes detected"),
+        "{err}"
+    );
+    assert!(err.contains("-lockfile=readonly"), "{err}");
+    assert_eq!(
+        before,
+        snapshot(&dir),
+        "a refused init changed the directory"
+    );
+
+    // Without readonly the same change is recorded.
+    let out = stdout(&run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir)));
+    assert!(out.contains("has made some changes"), "{out}");
+    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    assert!(
+        lock.contains("provider \"example.com/test/other\""),
+        "{lock}"
+    );
+}
+
+#[test]
+fn include_and_exclude_patterns_choose_the_mirror() {
+    let env = TestEnv::new();
+    let a = env.root.path().join("mirror-a");
+    let b = env.root.path().join("mirror-b");
+    publish(&a, FAKE, "1.0.0", "from-a");
+    publish(&a, OTHER, "1.0.0", "other-from-a");
+    publish(&b, FAKE, "1.0.0", "from-b");
+    publish(&b, OTHER, "1.0.0", "other-from-b");
+    let cfg = env.root.path().join("patterns.tfrc");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"provider_installation {{
+  filesystem_mirror {{
+    path    = "{a}"
+    exclude = ["example.com/test/fake"]
+  }}
+  filesystem_mirror {{
+    path    = "{b}"
+    include = ["example.com/test/fake"]
+  }}
+}}
+"#,
+            a = a.display(),
+            b = b.display()
+        ),
+    )
+    .unwrap();
+    let dir = env.checkout(
+        "stack",
+        &[("main.tf", &config(&[("fake", "1.0.0"), ("other", "1.0.0")]))],
+    );
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    assert_eq!(linked_marker(&dir, FAKE, "1.0.0"), "from-b");
+    assert_eq!(linked_marker(&dir, OTHER, "1.0.0"), "other-from-a");
+}
+
+/// With no `provider_installation` block, `terraform.d/plugins` in the current directory
+/// is an implied filesystem mirror (spec §7.3), consulted before `direct`.
+#[test]
+fn implied_local_plugin_directory_is_used_without_a_provider_installation_block() {
+    let env = TestEnv::new();
+    let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "~> 1.0")]))]);
+    publish(&dir.join("terraform.d/plugins"), FAKE, "1.2.0", "implied");
+    let empty_cfg = env.root.path().join("empty.tfrc");
+    std::fs::write(&empty_cfg, "").unwrap();
+    let out = run_ok(tstore(&env, Some(&empty_cfg)).arg("init").current_dir(&dir));
+    assert!(
+        stdout(&out).contains("- Installed example.com/test/fake v1.2.0"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(linked_marker(&dir, FAKE, "1.2.0"), "implied");
+}
