@@ -101,6 +101,13 @@ pub struct StoreFs {
     /// The kernel accepted `FUSE_PASSTHROUGH`: reads of opened files go straight to the blob
     /// file in the kernel, without a round trip to this process.
     passthrough: AtomicBool,
+    /// The kernel accepted `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS once and the kernel
+    /// stops sending `open`/`release` for files, saving two round trips per file (the
+    /// cost that dominated warm reads of many small module files). Reads then arrive with
+    /// file handle 0 and are served by inode from `by_inode`.
+    no_open: AtomicBool,
+    /// Blob files opened for handle-less reads, by inode. Bounded: cleared when full.
+    by_inode: Mutex<HashMap<u64, Arc<std::fs::File>>>,
     next_handle: AtomicU64,
     uid: u32,
     gid: u32,
@@ -127,6 +134,8 @@ impl StoreFs {
             handles: Mutex::new(HashMap::new()),
             backing: Mutex::new(HashMap::new()),
             passthrough: AtomicBool::new(false),
+            no_open: AtomicBool::new(false),
+            by_inode: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
             uid,
             gid,
@@ -378,6 +387,39 @@ fn erofs_entry(reply: ReplyEntry) {
     reply.error(Errno::EROFS);
 }
 
+/// How many handle-less blob files stay open at once (see `StoreFs::no_open`).
+const MAX_FILES_BY_INODE: usize = 512;
+
+impl StoreFs {
+    /// The blob file behind a file inode, for reads without an open handle.
+    fn file_by_inode(&self, ino: u64) -> Result<Arc<std::fs::File>, Errno> {
+        if let Some(f) = self
+            .by_inode
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&ino)
+        {
+            return Ok(f.clone());
+        }
+        let blob = match self.state().node(ino) {
+            Some(Node::File { blob, .. }) => *blob,
+            Some(_) => return Err(Errno::EISDIR),
+            None => return Err(Errno::ENOENT),
+        };
+        let path = self.store.blob_path(&blob);
+        let file = Arc::new(std::fs::File::open(&path).map_err(|e| {
+            tracing::error!("opening blob {}: {e}", path.display());
+            Errno::EIO
+        })?);
+        let mut map = self.by_inode.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_FILES_BY_INODE {
+            map.clear();
+        }
+        map.insert(ino, file.clone());
+        Ok(file)
+    }
+}
+
 impl fuser::Filesystem for StoreFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let _ = config.set_max_readahead(1 << 20);
@@ -396,6 +438,14 @@ impl fuser::Filesystem for StoreFs {
                 .is_ok()
         {
             *self.passthrough.get_mut() = true;
+        } else if config
+            .capabilities()
+            .contains(fuser::InitFlags::FUSE_NO_OPEN_SUPPORT)
+            && config
+                .add_capabilities(fuser::InitFlags::FUSE_NO_OPEN_SUPPORT)
+                .is_ok()
+        {
+            *self.no_open.get_mut() = true;
         }
         Ok(())
     }
@@ -446,6 +496,11 @@ impl fuser::Filesystem for StoreFs {
             Some(_) => return reply.error(Errno::EISDIR),
             None => return reply.error(Errno::ENOENT),
         };
+        if self.no_open.load(Ordering::Relaxed) {
+            // The mount is `ro`, so the kernel itself refuses writable opens with EROFS
+            // before asking us; from here on it will not ask again.
+            return reply.error(Errno::ENOSYS);
+        }
         let path = self.store.blob_path(&blob);
         let file = match std::fs::File::open(&path) {
             Ok(file) => Arc::new(file),
@@ -496,7 +551,7 @@ impl fuser::Filesystem for StoreFs {
     fn read(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -504,12 +559,18 @@ impl fuser::Filesystem for StoreFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let file = self
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&fh.0)
-            .map(|h| h.file.clone());
+        let file = if fh.0 == 0 && self.no_open.load(Ordering::Relaxed) {
+            match self.file_by_inode(ino.0) {
+                Ok(file) => Some(file),
+                Err(e) => return reply.error(e),
+            }
+        } else {
+            self.handles
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&fh.0)
+                .map(|h| h.file.clone())
+        };
         let Some(file) = file else {
             return reply.error(Errno::EBADF);
         };
