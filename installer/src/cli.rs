@@ -49,6 +49,36 @@ pub enum Command {
     /// Print a CLI configuration block that lets a later `tofu init` find every provider
     /// in the store (a filesystem mirror on the mount path) and keep tstore's links.
     CliConfig,
+    /// Remove what no live working directory links (run from cron: skips if the store is busy).
+    Gc(GcArgs),
+    /// The working directories that keep packages alive.
+    #[command(subcommand)]
+    Roots(RootsCommand),
+}
+
+/// Arguments of `tstore gc`.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Keep anything younger than this (`30s`, `15m`, `1h`, `7d`; a bare number is seconds).
+    #[arg(long, default_value = "1h", value_name = "DURATION")]
+    pub min_age: String,
+    /// Report what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tstore roots …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RootsCommand {
+    /// List the recorded roots and their links.
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `tstore providers …` subcommands.

@@ -42,6 +42,10 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
             crate::providers_cmd::lock(settings, args)
         }
         Command::CliConfig => crate::providers_cmd::cli_config(settings),
+        Command::Gc(args) => crate::gc_cmd::gc(settings, &args),
+        Command::Roots(crate::cli::RootsCommand::Ls { json }) => {
+            crate::gc_cmd::roots_ls(settings, json)
+        }
     }
 }
 
@@ -191,7 +195,7 @@ impl Reporter for Silent {
 
 fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-    let dir = match args.dir {
+    let dir = match args.dir.clone() {
         Some(d) if d.is_absolute() => d,
         Some(d) => cwd.join(d),
         None => cwd.clone(),
@@ -206,10 +210,28 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let methods = cli_config.effective_methods(settings.flavor, &cwd, &env);
     let store = open_store(settings)?;
-    // Shared: any number of inits and imports at once; a future gc takes it exclusive.
-    let _lock = store.lock_shared()?;
+    // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
+    // the root is recorded (issue 7, ARCHITECTURE.md "Concurrency").
+    let lock = store.lock_shared()?;
+    let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
+    // On failure too: the links the directory has now (kept or made) stay pinned.
+    let recorded = crate::gc_cmd::record_root(settings, &store, &lock, &dir);
+    let code = result?;
+    recorded?;
+    Ok(code)
+}
+
+fn init_locked(
+    settings: &Settings,
+    args: InitArgs,
+    store: &Store,
+    dir: std::path::PathBuf,
+    cli_config: &CliConfig,
+    methods: Vec<tstore_installer::cliconfig::InstallMethod>,
+) -> Result<ExitCode> {
+    let env = |k: &str| std::env::var(k).ok();
     // The mount path must resolve before any link into it is made (issue 6).
-    match crate::mount::ensure(settings, &store)? {
+    match crate::mount::ensure(settings, store)? {
         crate::mount::Ensured::Mounted { pid, repaired } => eprintln!(
             "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
             if repaired {
@@ -243,7 +265,7 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules (issue 5).
     let (modules, warnings) = tstore_installer::modules::install(
-        &store,
+        store,
         &tstore_installer::modules::ModuleOptions {
             dir: opts.dir.clone(),
             mount: opts.mount.clone(),
@@ -251,6 +273,7 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
             default_host: settings.flavor.default_registry_host().to_owned(),
             network: opts.network.clone(),
             assume_read_only: args.assume_read_only,
+            progress: !args.json,
         },
     )?;
     for w in warnings {
@@ -262,7 +285,7 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     }
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
-    let report = install::init(&store, &opts, reporter)?;
+    let report = install::init(store, &opts, reporter)?;
     if args.json {
         let mut report = serde_json::to_value(&report)?;
         report["modules"] = serde_json::to_value(&modules.calls)?;
@@ -407,10 +430,28 @@ fn store_du(settings: &Settings, json: bool) -> Result<ExitCode> {
 
 fn store_verify(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
+    // Issue 7: leftovers of crashed processes are removed first when no other tstore runs,
+    // else only reported (they may be in progress).
+    let leftovers = crate::gc_cmd::verify_leftovers(&store)?;
     let report = store.verify()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let mut value = serde_json::to_value(&report)?;
+        value["leftovers"] = serde_json::to_value(&leftovers)?;
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
+        let verb = if leftovers.removed {
+            "removed"
+        } else {
+            "found (store busy, not removed)"
+        };
+        for path in leftovers
+            .tmp
+            .iter()
+            .chain(&leftovers.views)
+            .chain(&leftovers.blobs)
+        {
+            println!("leftover {verb}: {}", path.display());
+        }
         println!(
             "checked {} blobs ({} bytes)",
             report.blobs_checked, report.bytes_checked

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod gc_cmd;
 mod mount;
 mod providers_cmd;
 

@@ -74,6 +74,35 @@ const MIGRATIONS: &[&str] = &[
         stat    TEXT NOT NULL
     );
     ",
+    // v3 (issue 7, gc.rs / roots.rs): working-directory roots and the links that pin packages;
+    // when a package was last linked; when each tree was first recorded (grace period).
+    "
+    CREATE TABLE roots (
+        id         INTEGER PRIMARY KEY,
+        path       TEXT NOT NULL UNIQUE,   -- canonical working directory
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE root_links (
+        root    INTEGER NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        link    TEXT NOT NULL,             -- absolute path of the symlink
+        target  TEXT NOT NULL,             -- what it pointed at when recorded
+        package INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
+        PRIMARY KEY (root, link)
+    ) WITHOUT ROWID;
+    CREATE INDEX root_links_by_package ON root_links(package);
+    ALTER TABLE packages ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE tree_times (
+        tree       TEXT PRIMARY KEY REFERENCES trees(id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO tree_times (tree, created_at)
+        SELECT id, CAST(strftime('%s', 'now') AS INTEGER) FROM trees;
+    CREATE TRIGGER trees_created_at AFTER INSERT ON trees BEGIN
+        INSERT OR IGNORE INTO tree_times (tree, created_at)
+        VALUES (NEW.id, CAST(strftime('%s', 'now') AS INTEGER));
+    END;
+    ",
 ];
 
 /// An open index connection.

@@ -230,6 +230,11 @@ impl Store {
         if stored_fp != fp.as_str() {
             return Ok(None);
         }
+        drop(index);
+        // Issue 7: never hand out a tree whose files were damaged since (gc.rs).
+        if !self.tree_packages_intact(&tree)? {
+            return Ok(None);
+        }
         let hashes: Vec<HashRecord> =
             serde_json::from_str(&hashes).map_err(|e| StoreError::CorruptIndex {
                 what: format!("source memo hashes for {key}: {e}"),

@@ -4,6 +4,7 @@
 
 mod common;
 mod fuse;
+mod gc;
 mod modules;
 mod providers;
 mod registry;

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, TestEnv};
+use tstore_test_support::module_registry::ModuleRegistry;
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, TestEnv};
 
 use crate::common::{json, tstore};
 
@@ -226,4 +227,376 @@ fn bad_module_sources_fail_clearly_and_write_nothing() {
     let dir = checkout(&env, "badmeta", &base, Some("module \"x\" {\n"));
     let err = stderr(&run_fail(no_fuse(tstore(&env, None)).arg("init").arg(&dir)));
     assert!(err.contains("module-package.meta.hcl"), "{err}");
+}
+
+/// `git archive --format=FORMAT v1.0.0` of `<base>/repo.git` (`tar.xz`/`tar.bz2`: the tar
+/// piped through `xz`/`bzip2`).
+fn git_archive(base: &Path, format: &str) -> Vec<u8> {
+    let out_file = base.join(format!("pkg.{format}"));
+    let (fmt, filter) = match format {
+        "tar.xz" => ("tar", " | xz -c"),
+        "tar.bz2" => ("tar", " | bzip2 -c"),
+        f => (f, ""),
+    };
+    sh(
+        base,
+        &format!(
+            "git -C repo.git archive --format={fmt} v1.0.0{filter} > {}",
+            out_file.display()
+        ),
+    );
+    fs_err::read(out_file).unwrap()
+}
+
+/// The issue's full fixture: spec §1's root (a local module calling `../`, the same git
+/// module at one tag twice, a git `//subdir` whose module calls a remote one, and the
+/// package root calling `./modules/inner`), plus registry modules with version constraints
+/// (git location; relative archive location) and http archives (zip with `//subdir`,
+/// tar.gz forced by `?archive=`, a page answering `X-Terraform-Get`, tar.xz with `//subdir`,
+/// tar.bz2 forced by `?archive=`).
+fn full_fixture(env: &TestEnv, base: &Path) -> (ModuleRegistry, std::path::PathBuf, String) {
+    package_repo(base, None);
+    let reg = ModuleRegistry::start();
+    let git = format!("git::file://{}/repo.git?ref=v1.0.0", base.display());
+    for v in ["1.0.0", "1.1.0", "1.2.0-beta", "2.0.0"] {
+        reg.publish("acme/gitpkg/null", v, &git);
+        // From /v1/modules/acme/tarpkg/null/V/download up to the server root.
+        reg.publish(
+            "acme/tarpkg/null",
+            v,
+            "../../../../../../archives/pkg.tar.gz",
+        );
+    }
+    let zip = reg.archive("pkg.zip", git_archive(base, "zip"));
+    reg.archive("pkg.tar.gz", git_archive(base, "tar.gz"));
+    reg.archive("pkg-noext", git_archive(base, "tar.gz"));
+    reg.archive("pkg.tar.xz", git_archive(base, "tar.xz"));
+    reg.archive("pkg-bz", git_archive(base, "tar.bz2"));
+    let url = reg.server.url();
+    reg.server.route_with_headers(
+        "/page/pkg",
+        200,
+        &[("Content-Type", "text/html"), ("X-Terraform-Get", &zip)],
+        "<html></html>",
+    );
+    let cfg = reg.write_cli_config(&env.root.path().join("cli-config/modules.tfrc"), "");
+    let host = reg.host();
+    let extra = format!(
+        "module \"reg\" {{\n  source  = \"{host}/acme/gitpkg/null\"\n  version = \"~> 1.0\"\n}}\n\
+         module \"regsub\" {{\n  source  = \"{host}/acme/gitpkg/null//sub\"\n  version = \"1.0.0\"\n}}\n\
+         module \"tarreg\" {{\n  source  = \"{host}/acme/tarpkg/null\"\n  version = \">= 1.0.0, < 2.0.0\"\n}}\n\
+         module \"zip\" {{\n  source = \"{url}/archives/pkg.zip//modules/inner\"\n}}\n\
+         module \"tgz\" {{\n  source = \"{url}/archives/pkg-noext?archive=tar.gz\"\n}}\n\
+         module \"page\" {{\n  source = \"{url}/page/pkg\"\n}}\n\
+         module \"txz\" {{\n  source = \"{url}/archives/pkg.tar.xz//sub\"\n}}\n\
+         module \"tbz\" {{\n  source = \"{url}/archives/pkg-bz?archive=tar.bz2\"\n}}\n\
+         output \"remote\" {{\n  value = [module.reg.msg, module.regsub.msg, module.tarreg.msg, module.zip.msg, module.tgz.msg, module.page.msg, module.txz.msg, module.tbz.msg]\n}}\n"
+    );
+    (reg, cfg, extra)
+}
+
+/// See: issue 5 ("What must be shown", first point). Registry modules with version
+/// constraints (`modules.v1` through a CLI-config `host` block, `204` + `X-Terraform-Get`,
+/// git and relative archive locations) and http archives (zip, tar.gz, tar.xz, tar.bz2,
+/// `?archive=`, a page's `X-Terraform-Get`): the same modules.json records as `terraform init`, then `validate`
+/// and `plan` offline, and a later `terraform init` trusts the install.
+#[test]
+fn full_fixture_with_registry_and_archives_matches_terraform() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let (reg, cfg, extra) = full_fixture(&env, &base);
+
+    let theirs = checkout(&env, "theirs", &base, None);
+    fs_err::write(theirs.join("remote.tf"), &extra).unwrap();
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .arg("init")
+            .arg("-no-color"),
+    );
+    let ours = checkout(&env, "ours", &base, None);
+    fs_err::write(ours.join("remote.tf"), &extra).unwrap();
+    let before = reg.server.requests().len();
+    let out = run_ok(
+        no_fuse(tstore(&env, Some(&cfg)))
+            .arg("init")
+            .arg("--json")
+            .arg(&ours),
+    );
+    let report = json(&out);
+    let theirs_records = records(&theirs);
+    assert_eq!(records(&ours), theirs_records);
+    assert!(
+        theirs_records.contains(&format!(
+            r#"{{"Dir":".terraform/modules/reg","Key":"reg","Source":"{}/acme/gitpkg/null","Version":"1.1.0"}}"#,
+            reg.host()
+        )),
+        "{theirs_records:?}"
+    );
+    // tstore fetched each package once: the git repo (reg, regsub, gita, ... share it), two
+    // tar.gz (tarreg and tgz have the same bytes, but their URLs differ), one zip (zip and
+    // page resolve to the same URL), one tar.xz, one tar.bz2.
+    let downloads: Vec<String> = reg.server.requests()[before..]
+        .iter()
+        .filter(|r| r.path.starts_with("/archives/"))
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(downloads.len(), 5, "{downloads:?}");
+    let fetched = report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["package"].as_str())
+        .collect::<BTreeSet<_>>();
+    assert_eq!(
+        fetched.len(),
+        6,
+        "git, zip, tar.gz twice, xz, bz2: {fetched:?}"
+    );
+
+    for dir in [&ours, &theirs] {
+        run_ok(env.terraform(dir).arg("validate").arg("-no-color"));
+    }
+    let plan = |dir: &Path| {
+        let text = stdout(&run_ok(
+            env.terraform(dir)
+                .env("TF_CLI_CONFIG_FILE", &cfg)
+                .arg("plan")
+                .arg("-no-color"),
+        ));
+        text.lines()
+            .filter(|l| l.contains('"'))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let ours_plan = plan(&ours);
+    assert_eq!(ours_plan, plan(&theirs));
+    assert!(
+        ours_plan.iter().any(|l| l.contains("\"sub:inner:deep\"")),
+        "{ours_plan:?}"
+    );
+    // A later plain `terraform init` trusts every record: nothing is downloaded.
+    let before = reg.server.requests().len();
+    let again = stdout(&run_ok(
+        env.terraform(&ours)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .arg("init")
+            .arg("-no-color"),
+    ));
+    assert!(!again.contains("Downloading"), "{again}");
+    assert!(
+        reg.server.requests()[before..]
+            .iter()
+            .all(|r| !r.path.starts_with("/archives/")),
+        "{:?}",
+        reg.server.requests()
+    );
+}
+
+/// See: issue 5 (bad inputs). A registry version that does not exist, a 404 archive and a
+/// corrupt archive name the call and file:line, and leave `.terraform/modules` alone.
+#[test]
+fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let (reg, cfg, _) = full_fixture(&env, &base);
+    let url = reg.server.url();
+    reg.archive("corrupt.tar.gz", b"\x1f\x8bnot really gzip".to_vec());
+    reg.archive("corrupt.zip", b"PK\x03\x04 truncated".to_vec());
+    let host = reg.host();
+    for (i, (source, version, expect)) in [
+        (
+            format!("{host}/acme/gitpkg/null"),
+            Some("9.9.9"),
+            "no available version",
+        ),
+        (format!("{host}/acme/nope/null"), None, "Module not found"),
+        (format!("{url}/archives/missing.zip"), None, "404"),
+        (format!("{url}/archives/corrupt.tar.gz"), None, "corrupt"),
+        (format!("{url}/archives/corrupt.zip"), None, "zip"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let version = version.map_or(String::new(), |v| format!("  version = \"{v}\"\n"));
+        let dir = env.checkout(
+            &format!("bad{i}"),
+            &[(
+                "main.tf",
+                &format!("\n\nmodule \"m\" {{\n  source = \"{source}\"\n{version}}}\n"),
+            )],
+        );
+        let out = run_fail(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&dir));
+        let err = stderr(&out);
+        assert!(err.contains("main.tf:3"), "{err}");
+        assert!(err.contains("module \"m\""), "{err}");
+        assert!(err.contains(expect), "{source}: {err}");
+        assert!(!dir.join(".terraform/modules").exists());
+    }
+}
+
+/// A bare repo `<base>/<name>.git` (tag v1) whose root module writes into its own
+/// directory at apply time (`local-exec` into `path.module`), with `meta` as its
+/// `module-package.meta.hcl`.
+fn self_modifying_repo(base: &Path, name: &str, meta: &str) -> String {
+    let src = base.join(format!("{name}-src"));
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(
+        src.join("main.tf"),
+        "resource \"null_resource\" \"w\" {\n  provisioner \"local-exec\" {\n    \
+         command = \"echo written > ${path.module}/written.txt\"\n  }\n}\n\
+         output \"path\" {\n  value = path.module\n}\n",
+    )
+    .unwrap();
+    fs_err::write(src.join("module-package.meta.hcl"), meta).unwrap();
+    sh(
+        &src,
+        &format!(
+            "git init -q -b main . && git add -A && git commit -qm init && git tag v1 \
+             && git clone -q --bare . ../{name}.git"
+        ),
+    );
+    format!("git::file://{}/{name}.git?ref=v1", base.display())
+}
+
+/// See: issue 5 ("What must be shown", third point). A module declared `self = false` gets a
+/// private copy: `terraform apply` (real null provider, offline through a filesystem mirror)
+/// writes into it, in that checkout only. The same module wrongly declared read-only is
+/// linked to the store: the same write fails (read-only file system) and the store is
+/// unchanged.
+#[test]
+fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let honest = self_modifying_repo(
+        &base,
+        "honest",
+        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+    );
+    let liar = self_modifying_repo(&base, "liar", "# every module is read-only\n");
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let checkout_of = |name: &str, source: &str| {
+        env.checkout(
+            name,
+            &[(
+                "main.tf",
+                &format!("module \"w\" {{\n  source = \"{source}\"\n}}\n"),
+            )],
+        )
+    };
+    let init = |dir: &Path, action: &str| {
+        let report = json(&run_ok(
+            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(dir),
+        ));
+        let call = &report["modules"][0];
+        assert_eq!(call["action"], action, "{report}");
+    };
+    let apply = |dir: &Path| {
+        let mut cmd = env.terraform(dir);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["apply", "-auto-approve", "-no-color"]);
+        cmd
+    };
+
+    // Declared self-modifying: a private copy; apply writes into it.
+    let a = checkout_of("a", &honest);
+    let b = checkout_of("b", &honest);
+    init(&a, "copy");
+    init(&b, "copy");
+    let out = run_ok(&mut apply(&a));
+    assert!(stdout(&out).contains("Apply complete!"), "{}", stdout(&out));
+    assert_eq!(
+        fs_err::read_to_string(a.join(".terraform/modules/w/written.txt")).unwrap(),
+        "written\n"
+    );
+    assert!(!b.join(".terraform/modules/w/written.txt").exists());
+    // A re-init keeps the modified private copy (only -upgrade replaces it).
+    init(&a, "copy");
+    assert!(a.join(".terraform/modules/w/written.txt").exists());
+
+    // Wrongly declared read-only: linked into the store; the write fails.
+    let c = checkout_of("c", &liar);
+    init(&c, "link");
+    let link = fs_err::read_link(c.join(".terraform/modules/w")).unwrap();
+    assert!(link.starts_with(&env.mount), "{}", link.display());
+    let fuse = !fs_err::symlink_metadata(&env.mount)
+        .unwrap()
+        .file_type()
+        .is_symlink();
+    // The suite runs with FUSE (scripts/test installs fuse3): without it, views are 0555
+    // files on disk that root could still write, and this check would prove nothing.
+    assert!(
+        fuse,
+        "the store is not FUSE-mounted at {}: install fuse3 (scripts/test does)",
+        env.mount.display()
+    );
+    let out = run_fail(&mut apply(&c));
+    let err = stderr(&out);
+    assert!(err.contains("Read-only file system"), "{err}");
+    assert!(!c.join(".terraform/modules/w/written.txt").exists());
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+}
+
+/// See: issue 5 item 5 (spec §5: a dangling `.terraform/modules/KEY` link makes plain
+/// `terraform init` fail). The store unmounted, or its view of the package removed:
+/// `tstore init` makes the link resolve again (mount, or re-materialize the package).
+#[test]
+fn dangling_module_links_are_repaired_by_tstore_init() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    package_repo(&base, Some("# read-only\n"));
+    let dir = checkout(&env, "c", &base, None);
+    let init = |mut cmd: Command| {
+        let report = json(&run_ok(cmd.arg("init").arg("--json").arg(&dir)));
+        report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == "gita")
+            .unwrap()["package"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let gita = dir.join(".terraform/modules/gita");
+
+    // 1. The FUSE mount goes away (if this machine has FUSE).
+    let id = init(tstore(&env, None));
+    if !fs_err::symlink_metadata(&env.mount)
+        .unwrap()
+        .file_type()
+        .is_symlink()
+    {
+        run_ok(tstore(&env, None).arg("umount"));
+        assert!(!gita.join("main.tf").exists(), "dangling after umount");
+        let err = stderr(&run_fail(env.terraform(&dir).arg("init").arg("-no-color")));
+        assert!(err.contains("gita"), "{err}");
+        assert_eq!(init(tstore(&env, None)), id);
+        assert!(gita.join("main.tf").is_file());
+        run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
+        run_ok(tstore(&env, None).arg("umount"));
+    }
+
+    // 2. Without FUSE: the package's view in the store is removed.
+    assert_eq!(init(no_fuse(tstore(&env, None))), id);
+    assert!(gita.join("main.tf").is_file());
+    let view = env.store.join("views/modules").join(&id);
+    sh(
+        env.root.path(),
+        // Directories only: the files are hardlinks of the blobs and share their mode.
+        &format!(
+            "find {0} -type d -exec chmod u+w {{}} + && rm -rf {0}",
+            view.display()
+        ),
+    );
+    assert!(!gita.join("main.tf").exists(), "dangling without its view");
+    assert_eq!(init(no_fuse(tstore(&env, None))), id);
+    assert!(gita.join("main.tf").is_file(), "re-materialized");
+    run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
+    run_ok(no_fuse(tstore(&env, None)).args(["store", "verify"]));
 }

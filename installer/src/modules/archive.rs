@@ -1,7 +1,7 @@
 //! HTTP(S) module packages (spec/modules.md §2): archives by extension or `?archive=`, and
 //! pages answering `?terraform-get=1` with an `X-Terraform-Get` address.
 //!
-//! Tar archives are checked entry by entry as the store checks zips (no absolute paths, no
+//! Tar archives (plain, gzip, xz, bzip2; decompressed as a stream) are checked entry by entry as the store checks zips (no absolute paths, no
 //! `..`, only files, directories and symlinks, size limits enforced while extracting); the
 //! extracted directory then goes through the store's directory ingest, which refuses symlinks
 //! leading out of the package. Zips go straight to the store's zip ingest.
@@ -22,6 +22,10 @@ pub enum ArchiveKind {
     TarGz,
     /// `.tar`.
     Tar,
+    /// `.tar.xz`, `.txz`.
+    TarXz,
+    /// `.tar.bz2`, `.tbz2`.
+    TarBz2,
 }
 
 impl ArchiveKind {
@@ -31,6 +35,10 @@ impl ArchiveKind {
             Some(ArchiveKind::Zip)
         } else if n.ends_with(".tar.gz") || n.ends_with(".tgz") || n == "tar.gz" || n == "tgz" {
             Some(ArchiveKind::TarGz)
+        } else if n.ends_with(".tar.xz") || n.ends_with(".txz") || n == "tar.xz" || n == "txz" {
+            Some(ArchiveKind::TarXz)
+        } else if n.ends_with(".tar.bz2") || n.ends_with(".tbz2") || n == "tar.bz2" || n == "tbz2" {
+            Some(ArchiveKind::TarBz2)
         } else if n.ends_with(".tar") || n == "tar" {
             Some(ArchiveKind::Tar)
         } else {
@@ -72,10 +80,9 @@ pub fn fetch(http: &HttpClient, url: &str, dest: &Path) -> Result<HttpFetch, Str
         }
     }
     let kind = match &forced {
-        Some(f) => Some(
-            ArchiveKind::from_name(f)
-                .ok_or_else(|| format!("archive type {f:?} is not supported (zip, tar.gz, tar)"))?,
-        ),
+        Some(f) => Some(ArchiveKind::from_name(f).ok_or_else(|| {
+            format!("archive type {f:?} is not supported (zip, tar.gz, tar.xz, tar.bz2, tar)")
+        })?),
         None => ArchiveKind::from_name(parsed.path()),
     };
     if let Some(kind) = kind {
@@ -97,7 +104,7 @@ pub fn fetch(http: &HttpClient, url: &str, dest: &Path) -> Result<HttpFetch, Str
         .map(HttpFetch::Redirect)
         .ok_or_else(|| {
             format!(
-                "{url} is neither an archive (zip, tar.gz, tar) nor a page with an \
+                "{url} is neither an archive (zip, tar.gz, tar.xz, tar.bz2, tar) nor a page with an \
                  X-Terraform-Get header or terraform-get meta tag"
             )
         })
@@ -120,19 +127,56 @@ pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
     Ok(h.finalize().into())
 }
 
-/// Extract a tar (optionally gzipped) into `dest` with the store's archive checks.
+/// Extract a tar archive of `kind` (plain, gzip, xz or bzip2 compressed) into `dest` with
+/// the store's archive checks. Decompression streams: sizes are enforced on what the tar
+/// reader takes, so a decompression bomb stops at the limit, not at the end of the disk.
 pub fn extract_tar(
     archive: &Path,
-    gz: bool,
+    kind: ArchiveKind,
     dest: &Path,
     limits: &tstore_store::Limits,
 ) -> Result<(), String> {
     let file = fs_err::File::open(archive).map_err(|e| e.to_string())?;
-    let reader: Box<dyn Read> = if gz {
-        Box::new(flate2::read::GzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
+    match kind {
+        ArchiveKind::Tar => extract_tar_stream(file, dest, limits),
+        ArchiveKind::TarGz => extract_tar_stream(flate2::read::GzDecoder::new(file), dest, limits),
+        ArchiveKind::TarBz2 => {
+            extract_tar_stream(bzip2::read::MultiBzDecoder::new(file), dest, limits)
+        }
+        ArchiveKind::TarXz => {
+            // lzma-rs decodes into a writer: run it on a thread writing into a pipe that the
+            // tar reader drains. When extraction stops early (an error, the end of the tar),
+            // the reader is dropped and the decoder fails with a broken pipe.
+            let (reader, mut writer) = std::io::pipe().map_err(|e| e.to_string())?;
+            let decoder = std::thread::spawn(move || {
+                let mut input = std::io::BufReader::new(file);
+                lzma_rs::xz_decompress(&mut input, &mut writer)
+            });
+            let extracted = extract_tar_stream(reader, dest, limits);
+            let decoded = decoder
+                .join()
+                .map_err(|_| "the xz decoder panicked".to_owned())?;
+            extracted?;
+            match decoded {
+                Ok(()) => Ok(()),
+                // The tar ended (two zero blocks) before the xz stream: trailing data.
+                Err(lzma_rs::error::Error::IoError(e))
+                    if e.kind() == std::io::ErrorKind::BrokenPipe =>
+                {
+                    Ok(())
+                }
+                Err(e) => Err(format!("corrupt archive: xz: {e}")),
+            }
+        }
+        ArchiveKind::Zip => Err("a zip is not a tar archive".into()),
+    }
+}
+
+fn extract_tar_stream(
+    reader: impl Read,
+    dest: &Path,
+    limits: &tstore_store::Limits,
+) -> Result<(), String> {
     let mut tar = tar::Archive::new(reader);
     let mut total = 0u64;
     let mut count = 0u64;
@@ -222,10 +266,222 @@ pub fn extract_tar(
             }
             std::os::unix::fs::symlink(&target, &out).map_err(|e| e.to_string())?;
         } else {
+            // Devices, fifos, hard links: a module package needs none of them.
             return Err(format!(
                 "entry {name:?} is not a file, directory or symlink"
             ));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    fn limits() -> tstore_store::Limits {
+        tstore_store::Limits::default()
+    }
+
+    /// A tar entry: (raw name, type, link target, contents).
+    type Entry<'a> = (&'a str, tar::EntryType, Option<&'a str>, &'a [u8]);
+
+    /// A tar written header by header, so hostile names (`..`, absolute) get through.
+    fn tar_bytes(entries: &[Entry<'_>]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, kind, link, data) in entries {
+            let mut h = tar::Header::new_old();
+            let raw = &mut h.as_old_mut().name;
+            raw[..name.len()].copy_from_slice(name.as_bytes());
+            h.set_entry_type(*kind);
+            h.set_mode(0o644);
+            h.set_size(data.len() as u64);
+            if let Some(l) = link {
+                h.as_old_mut().linkname[..l.len()].copy_from_slice(l.as_bytes());
+            }
+            h.set_cksum();
+            b.append(&h, *data).unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    fn compress(kind: ArchiveKind, tar: &[u8]) -> Vec<u8> {
+        match kind {
+            ArchiveKind::Tar => tar.to_vec(),
+            ArchiveKind::TarGz => {
+                let mut e =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(tar).unwrap();
+                e.finish().unwrap()
+            }
+            ArchiveKind::TarBz2 => {
+                let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+                e.write_all(tar).unwrap();
+                e.finish().unwrap()
+            }
+            ArchiveKind::TarXz => {
+                let mut out = Vec::new();
+                lzma_rs::xz_compress(&mut std::io::Cursor::new(tar), &mut out).unwrap();
+                out
+            }
+            ArchiveKind::Zip => unreachable!(),
+        }
+    }
+
+    fn extract(
+        kind: ArchiveKind,
+        entries: &[Entry<'_>],
+        limits: &tstore_store::Limits,
+    ) -> (tempfile::TempDir, Result<(), String>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("a");
+        fs_err::write(&file, compress(kind, &tar_bytes(entries))).unwrap();
+        let dest = tmp.path().join("x");
+        fs_err::create_dir(&dest).unwrap();
+        let r = extract_tar(&file, kind, &dest, limits);
+        (tmp, r)
+    }
+
+    use tar::EntryType as T;
+
+    #[test]
+    fn kinds_by_name_and_archive_param() {
+        for (name, kind) in [
+            ("https://h/p.tar.xz", ArchiveKind::TarXz),
+            ("p.txz", ArchiveKind::TarXz),
+            ("tar.bz2", ArchiveKind::TarBz2),
+            ("p.tbz2", ArchiveKind::TarBz2),
+            ("p.tgz", ArchiveKind::TarGz),
+            ("p.zip", ArchiveKind::Zip),
+            ("p.tar", ArchiveKind::Tar),
+        ] {
+            assert_eq!(ArchiveKind::from_name(name), Some(kind), "{name}");
+        }
+        assert_eq!(ArchiveKind::from_name("page"), None);
+    }
+
+    #[test]
+    fn every_compression_extracts_files_dirs_and_links() {
+        for kind in [
+            ArchiveKind::Tar,
+            ArchiveKind::TarGz,
+            ArchiveKind::TarXz,
+            ArchiveKind::TarBz2,
+        ] {
+            let (tmp, r) = extract(
+                kind,
+                &[
+                    ("m/", T::Directory, None, b""),
+                    ("m/main.tf", T::Regular, None, b"output \"x\" {}\n"),
+                    ("link.tf.txt", T::Symlink, Some("m/main.tf"), b""),
+                ],
+                &limits(),
+            );
+            r.unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+            let x = tmp.path().join("x");
+            assert_eq!(
+                fs_err::read_to_string(x.join("link.tf.txt")).unwrap(),
+                "output \"x\" {}\n",
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn hostile_entries_are_refused_in_every_compression() {
+        let cases: [(&str, Vec<Entry<'_>>, &str); 6] = [
+            (
+                "dotdot",
+                vec![("../evil", T::Regular, None, b"x")],
+                "absolute path or \"..\"",
+            ),
+            (
+                "absolute",
+                vec![("/tmp/evil", T::Regular, None, b"x")],
+                "absolute path or \"..\"",
+            ),
+            (
+                "absolute link",
+                vec![("l", T::Symlink, Some("/etc/passwd"), b"")],
+                "absolute target",
+            ),
+            (
+                "through a link",
+                vec![
+                    ("d", T::Symlink, Some("."), b""),
+                    ("d/f", T::Regular, None, b"x"),
+                ],
+                "inside a symlinked directory",
+            ),
+            (
+                "device",
+                vec![("dev", T::Char, None, b"")],
+                "not a file, directory or symlink",
+            ),
+            (
+                "duplicate",
+                vec![("f", T::Regular, None, b"x"), ("f", T::Regular, None, b"y")],
+                "appears twice",
+            ),
+        ];
+        for kind in [ArchiveKind::TarGz, ArchiveKind::TarXz, ArchiveKind::TarBz2] {
+            for (what, entries, expect) in &cases {
+                let (tmp, r) = extract(kind, entries, &limits());
+                let err = r.expect_err(what);
+                assert!(err.contains(expect), "{kind:?} {what}: {err}");
+                assert!(!tmp.path().join("evil").exists());
+            }
+        }
+    }
+
+    #[test]
+    fn size_limits_stop_a_decompression_bomb() {
+        let big = vec![0u8; 4 << 20];
+        let small = tstore_store::Limits {
+            max_entry_bytes: 1 << 20,
+            ..limits()
+        };
+        for kind in [ArchiveKind::TarGz, ArchiveKind::TarXz, ArchiveKind::TarBz2] {
+            let (_tmp, r) = extract(kind, &[("zeros", T::Regular, None, &big)], &small);
+            assert!(r.unwrap_err().contains("larger than"), "{kind:?}");
+        }
+        let total = tstore_store::Limits {
+            max_total_bytes: 3 << 20,
+            ..limits()
+        };
+        let two = vec![0u8; 2 << 20];
+        let (_tmp, r) = extract(
+            ArchiveKind::TarXz,
+            &[("a", T::Regular, None, &two), ("b", T::Regular, None, &two)],
+            &total,
+        );
+        assert!(r.unwrap_err().contains("in total"));
+        let entries = tstore_store::Limits {
+            max_entries: 1,
+            ..limits()
+        };
+        let (_tmp, r) = extract(
+            ArchiveKind::TarBz2,
+            &[("a", T::Regular, None, b""), ("b", T::Regular, None, b"")],
+            &entries,
+        );
+        assert!(r.unwrap_err().contains("entries"));
+    }
+
+    #[test]
+    fn corrupt_compressed_streams_are_errors() {
+        for kind in [ArchiveKind::TarGz, ArchiveKind::TarXz, ArchiveKind::TarBz2] {
+            let tmp = tempfile::tempdir().unwrap();
+            let file = tmp.path().join("a");
+            let mut bytes = compress(kind, &tar_bytes(&[("f", T::Regular, None, b"hello")]));
+            let n = bytes.len();
+            bytes[n / 2..].iter_mut().for_each(|b| *b ^= 0x5a);
+            fs_err::write(&file, &bytes).unwrap();
+            let dest = tmp.path().join("x");
+            fs_err::create_dir(&dest).unwrap();
+            let r = extract_tar(&file, kind, &dest, &limits());
+            assert!(r.is_err(), "{kind:?}");
+        }
+    }
 }

@@ -8,6 +8,8 @@
 //! 1. **Walk** the module tree from the root (override files applied by [`crate::config`]).
 //!    Local calls resolve against the caller (inside a remote package they stay inside it);
 //!    remote calls are fetched into the store (or found there), then read from the view.
+//!    The packages of one module's calls are fetched in parallel first (`Walker::prefetch`,
+//!    one fetch per package address), with a progress bar on a terminal.
 //! 2. **Decide** per remote call (one `.terraform/modules/KEY` = one package instance):
 //!    *link* when every module of the instance is read-only, *private copy* otherwise
 //!    ([`policy`]). Nothing in the working directory has been touched so far: a failed
@@ -34,6 +36,7 @@ pub mod archive;
 pub mod git;
 pub mod manifest;
 pub mod policy;
+mod progress;
 pub mod registry;
 pub mod source;
 
@@ -47,8 +50,9 @@ use tstore_store::{HashRecord, PackageKey, Store};
 use crate::config::{self, SourcePos};
 use crate::http::HttpClient;
 use crate::install::NetworkSettings;
-use crate::version::VersionConstraints;
+use crate::version::{Version, VersionConstraints};
 use policy::{Meta, ReadOnlyStatus, META_FILE};
+use progress::Progress;
 use source::{clean_join, Getter, ModuleSource, RemotePackage};
 
 /// How deep module calls may nest before we assume a cycle.
@@ -72,6 +76,9 @@ pub struct ModuleOptions {
     pub network: NetworkSettings,
     /// Link packages whose read-only status is unknown (`--assume-read-only`).
     pub assume_read_only: bool,
+    /// Show a progress bar on stderr while packages are fetched in parallel (only drawn
+    /// when stderr is a terminal).
+    pub progress: bool,
 }
 
 /// What happened to one module call.
@@ -228,6 +235,9 @@ struct Walker<'a> {
     opts: &'a ModuleOptions,
     http: Option<HttpClient>,
     cache: HashMap<String, Fetched>,
+    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location) of this init.
+    resolved: HashMap<String, (Version, String)>,
+    slots: Slots,
     nodes: Vec<Node>,
     /// Install key → (package root in the store view, its meta file).
     installs: BTreeMap<String, (Fetched, Option<Meta>)>,
@@ -249,6 +259,8 @@ pub fn install(
         opts,
         http: None,
         cache: HashMap::new(),
+        resolved: HashMap::new(),
+        slots: Slots::default(),
         nodes: Vec::new(),
         installs: BTreeMap::new(),
         report: ModulesReport::default(),
@@ -284,6 +296,7 @@ impl Walker<'_> {
         depth: usize,
     ) -> Result<(), ModuleInstallError> {
         let module = config::load_module_requirements(dir_abs, &self.opts.default_host)?;
+        self.prefetch(&module.module_calls);
         for (name, call) in module.module_calls {
             let key = if prefix.is_empty() {
                 name
@@ -373,14 +386,11 @@ impl Walker<'_> {
                             .map_err(|e| fail(format!("invalid version constraint: {e}")))?,
                         None => VersionConstraints::default(),
                     };
-                    let http = self.http().map_err(&fail)?;
                     let m = registry::RegistryModule {
                         host: &host,
                         path: format!("{namespace}/{name}/{system}"),
                     };
-                    let (version, location) =
-                        registry::resolve(&http, &self.opts.network, &m, &constraints)
-                            .map_err(&fail)?;
+                    let (version, location) = self.resolve(&m, &constraints).map_err(&fail)?;
                     let (package, loc_sub) = match ModuleSource::parse(&location, &self.opts.default_host)
                     {
                         Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
@@ -494,17 +504,238 @@ impl Walker<'_> {
         Ok(self.http.clone().expect("just set"))
     }
 
+    fn fetcher(&self) -> Fetcher<'_> {
+        Fetcher {
+            store: self.store,
+            slots: &self.slots,
+            default_host: &self.opts.default_host,
+            http: self.http.clone(),
+        }
+    }
+
+    /// The registry's version and download location for `m`, resolved once per init.
+    fn resolve(
+        &mut self,
+        m: &registry::RegistryModule<'_>,
+        constraints: &VersionConstraints,
+    ) -> Result<(Version, String), String> {
+        let key = resolve_key(m, constraints);
+        if let Some(r) = self.resolved.get(&key) {
+            return Ok(r.clone());
+        }
+        let http = self.http()?;
+        let r = registry::resolve(&http, &self.opts.network, m, constraints)?;
+        self.resolved.insert(key, r.clone());
+        Ok(r)
+    }
+
     /// The package at `package`, from the store or fetched into it.
     fn fetch(&mut self, package: &RemotePackage, hops: usize) -> Result<Fetched, String> {
         let addr = package.to_string();
         if let Some(f) = self.cache.get(&addr) {
             return Ok(f.clone());
         }
+        if package.getter == Getter::Http {
+            self.http()?;
+        }
+        let mut log = FetchLog::default();
+        let result = self.fetcher().fetch(package, hops, &mut log);
+        self.report.fetched.extend(log.fetched);
+        self.report.reused.extend(log.reused);
+        let fetched = result?;
+        self.cache.insert(addr, fetched.clone());
+        Ok(fetched)
+    }
+
+    /// Fetch the packages of the remote and registry calls of one module in parallel
+    /// (issue 5 item 6), filling the caches `visit` then reads. Failures are left for
+    /// `visit`, which retries the call alone and reports it with its file:line.
+    fn prefetch(&mut self, calls: &BTreeMap<String, config::ModuleCall>) {
+        enum Job<'a> {
+            Remote(RemotePackage),
+            Registry(String, registry::RegistryModule<'a>, VersionConstraints),
+        }
+        let parsed: Vec<_> = calls
+            .values()
+            .filter_map(|call| {
+                Some((
+                    ModuleSource::parse(&call.source, &self.opts.default_host).ok()?,
+                    call,
+                ))
+            })
+            .collect();
+        let mut jobs = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (src, call) in &parsed {
+            match src {
+                ModuleSource::Remote { package, .. } => {
+                    let addr = package.to_string();
+                    if !self.cache.contains_key(&addr) && seen.insert(addr) {
+                        jobs.push(Job::Remote(package.clone()));
+                    }
+                }
+                ModuleSource::Registry {
+                    host,
+                    namespace,
+                    name,
+                    system,
+                    ..
+                } => {
+                    let Ok(constraints) = call
+                        .version
+                        .as_deref()
+                        .map_or(Ok(VersionConstraints::default()), VersionConstraints::parse)
+                    else {
+                        continue;
+                    };
+                    let m = registry::RegistryModule {
+                        host,
+                        path: format!("{namespace}/{name}/{system}"),
+                    };
+                    let key = resolve_key(&m, &constraints);
+                    if !self.resolved.contains_key(&key) && seen.insert(key.clone()) {
+                        jobs.push(Job::Registry(key, m, constraints));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if jobs.len() < 2 {
+            return;
+        }
+        let needs_http = jobs.iter().any(|j| match j {
+            Job::Remote(p) => p.getter == Getter::Http,
+            Job::Registry(..) => true,
+        });
+        if needs_http && self.http().is_err() {
+            return;
+        }
+        let progress = Progress::new(self.opts.progress, jobs.len());
+        let fetcher = self.fetcher();
+        let network = &self.opts.network;
+        type Outcome = (
+            Option<(String, (Version, String))>,
+            Option<(String, Fetched)>,
+            FetchLog,
+        );
+        let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|job| {
+                    let (fetcher, progress) = (&fetcher, &progress);
+                    scope.spawn(move || {
+                        let mut log = FetchLog::default();
+                        let (label, resolved, package) = match job {
+                            Job::Remote(p) => (p.to_string(), None, Some(p.clone())),
+                            Job::Registry(key, m, c) => {
+                                let http = fetcher.http.as_ref().expect("http is set");
+                                match registry::resolve(http, network, m, c) {
+                                    Ok(r) => {
+                                        let pkg =
+                                            match ModuleSource::parse(&r.1, fetcher.default_host) {
+                                                Ok(ModuleSource::Remote { package, .. }) => {
+                                                    Some(package)
+                                                }
+                                                _ => None,
+                                            };
+                                        (
+                                            format!("{}/{}", m.host, m.path),
+                                            Some((key.clone(), r)),
+                                            pkg,
+                                        )
+                                    }
+                                    Err(_) => (key.clone(), None, None),
+                                }
+                            }
+                        };
+                        progress.start(&label);
+                        let fetched = package.and_then(|p| {
+                            let f = fetcher.fetch(&p, 0, &mut log).ok()?;
+                            Some((p.to_string(), f))
+                        });
+                        progress.done(&label);
+                        (resolved, fetched, log)
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        progress.finish();
+        for (resolved, fetched, log) in outcomes {
+            if let Some((k, r)) = resolved {
+                self.resolved.insert(k, r);
+            }
+            if let Some((addr, f)) = fetched {
+                self.cache.entry(addr).or_insert(f);
+            }
+            self.report.fetched.extend(log.fetched);
+            self.report.reused.extend(log.reused);
+        }
+    }
+}
+
+fn resolve_key(m: &registry::RegistryModule<'_>, constraints: &VersionConstraints) -> String {
+    format!("{}/{} {}", m.host, m.path, constraints.to_lock_string())
+}
+
+/// Package ids one fetch fetched or found in the store.
+#[derive(Debug, Default)]
+struct FetchLog {
+    fetched: Vec<String>,
+    reused: Vec<String>,
+}
+
+/// Fetches packages into the store; shared by the threads of [`Walker::prefetch`].
+struct Fetcher<'a> {
+    store: &'a Store,
+    /// Per package address, the result of its fetch in this init: the first thread to ask
+    /// fetches it while the others wait, so two calls (or an `X-Terraform-Get` hop and a
+    /// call) naming one address download it once.
+    slots: &'a Slots,
+    default_host: &'a str,
+    /// Set by the walker before any http(s) or registry package is fetched.
+    http: Option<HttpClient>,
+}
+
+type Slots = std::sync::Mutex<HashMap<String, std::sync::Arc<std::sync::Mutex<Option<Fetched>>>>>;
+
+impl Fetcher<'_> {
+    /// The package at `package`, from the store or fetched into it (once per init).
+    fn fetch(
+        &self,
+        package: &RemotePackage,
+        hops: usize,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, String> {
         if hops > 8 {
             return Err("too many X-Terraform-Get redirections".into());
         }
+        let slot = {
+            let mut slots = self
+                .slots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            slots.entry(package.to_string()).or_default().clone()
+        };
+        let mut slot = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(f) = &*slot {
+            return Ok(f.clone());
+        }
+        let fetched = self.fetch_uncached(package, hops, log)?;
+        *slot = Some(fetched.clone());
+        Ok(fetched)
+    }
+
+    fn fetch_uncached(
+        &self,
+        package: &RemotePackage,
+        hops: usize,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, String> {
         let fetched = match package.getter {
-            Getter::Git => self.fetch_git(&package.url)?,
+            Getter::Git => self.fetch_git(&package.url, log)?,
             Getter::File => {
                 let path = package.url.trim_start_matches("file://");
                 let ingested = self
@@ -515,12 +746,15 @@ impl Walker<'_> {
                 self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?
             }
             Getter::Http => {
-                let http = self.http()?;
+                let http = self
+                    .http
+                    .as_ref()
+                    .ok_or_else(|| "no HTTP client".to_owned())?;
                 let tmp = self.tmpdir()?;
                 let file = tmp.path().join("archive");
-                match archive::fetch(&http, &package.url, &file)? {
+                match archive::fetch(http, &package.url, &file)? {
                     archive::HttpFetch::Redirect(next) => {
-                        let (pkg, sub) = match ModuleSource::parse(&next, &self.opts.default_host) {
+                        let (pkg, sub) = match ModuleSource::parse(&next, self.default_host) {
                             Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
                             _ => {
                                 return Err(format!(
@@ -530,7 +764,7 @@ impl Walker<'_> {
                                 ))
                             }
                         };
-                        let mut f = self.fetch(&pkg, hops + 1)?;
+                        let mut f = self.fetch(&pkg, hops + 1, log)?;
                         f.subdir = join_subdirs(&[f.subdir.take(), sub]);
                         f
                     }
@@ -541,7 +775,7 @@ impl Walker<'_> {
                             &format!("http\0{}\0{}", package.url, hex::encode(sha256)),
                         );
                         if self.known(&id)? {
-                            self.report.reused.push(id.clone());
+                            log.reused.push(id.clone());
                             self.fetched(&id)?
                         } else {
                             let (tree, hashes) = match kind {
@@ -549,16 +783,14 @@ impl Walker<'_> {
                                     let a = self.store.ingest_zip(&file).map_err(|e| chain(&e))?;
                                     (a.ingested.tree, vec![a.ingested.h1, a.zh])
                                 }
-                                archive::ArchiveKind::TarGz | archive::ArchiveKind::Tar => {
+                                archive::ArchiveKind::TarGz
+                                | archive::ArchiveKind::Tar
+                                | archive::ArchiveKind::TarXz
+                                | archive::ArchiveKind::TarBz2 => {
                                     let dest = tmp.path().join("x");
                                     fs_err::create_dir(&dest).map_err(|e| e.to_string())?;
-                                    archive::extract_tar(
-                                        &file,
-                                        kind == archive::ArchiveKind::TarGz,
-                                        &dest,
-                                        self.store.limits(),
-                                    )
-                                    .map_err(|e| format!("{}: {e}", package.url))?;
+                                    archive::extract_tar(&file, kind, &dest, self.store.limits())
+                                        .map_err(|e| format!("{}: {e}", package.url))?;
                                     let i = self
                                         .store
                                         .ingest_module_dir(&dest)
@@ -566,23 +798,22 @@ impl Walker<'_> {
                                     (i.tree, i.h1.into_iter().collect())
                                 }
                             };
-                            self.report.fetched.push(id.clone());
+                            log.fetched.push(id.clone());
                             self.commit(&id, &tree, hashes)?
                         }
                     }
                 }
             }
         };
-        self.cache.insert(addr, fetched.clone());
         Ok(fetched)
     }
 
-    fn fetch_git(&mut self, url: &str) -> Result<Fetched, String> {
+    fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, String> {
         let addr = git::GitAddress::parse(url)?;
         if let Some(commit) = git::resolve(&addr)? {
             let id = git_id(&addr.repo, &commit);
             if self.known(&id)? {
-                self.report.reused.push(id.clone());
+                log.reused.push(id.clone());
                 return self.fetched(&id);
             }
         } else if addr
@@ -601,7 +832,7 @@ impl Walker<'_> {
         let commit = git::checkout(&addr, &dest)?;
         let id = git_id(&addr.repo, &commit);
         let ingested = self.store.ingest_module_dir(&dest).map_err(|e| chain(&e))?;
-        self.report.fetched.push(id.clone());
+        log.fetched.push(id.clone());
         self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())
     }
 

@@ -12,6 +12,8 @@
 //! - [`mirror`]: filesystem mirrors (unpacked and packed layouts) and the `h1:`/`zh:` hashes.
 //! - [`hostile`]: provider zips crafted to attack an unpacker (path traversal, links, devices,
 //!   duplicates, a ratio bomb).
+//! - [`module_registry`]: a module registry (`modules.v1`, `204` + `X-Terraform-Get`) and
+//!   archive host on a loopback [`server::Server`].
 //! - [`snapshot`]: a directory tree as a map, for "nothing changed" assertions.
 //!
 //! # Example
@@ -42,6 +44,7 @@ mod env;
 pub mod gpg;
 pub mod hostile;
 pub mod mirror;
+pub mod module_registry;
 mod peers;
 mod process;
 pub mod registry;

@@ -123,7 +123,7 @@ impl Server {
         let mut extra = Vec::new();
         for (name, value) in headers {
             if name.eq_ignore_ascii_case("content-type") {
-                value.clone_into(&mut content_type);
+                content_type = (*value).to_owned();
             } else {
                 extra.push(((*name).to_owned(), (*value).to_owned()));
             }

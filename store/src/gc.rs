@@ -1,0 +1,519 @@
+//! Garbage collection and leftover cleanup (issue 7).
+//!
+//! [`Store::gc`] runs under the **exclusive** store lock (the caller took it with
+//! [`Store::try_lock_exclusive`], without waiting). No init, import or `providers lock` is
+//! running then (they hold the lock shared from before they look packages up until their
+//! root is recorded), so nothing is half-ingested and every link a running init made is
+//! already recorded as a root. The FUSE daemon holds no lock; it only reads rows and blobs.
+//!
+//! 1. **Roots.** A root whose directory is gone is dropped. Each recorded link is re-read:
+//!    it stays only while `readlink(link)` is still the recorded target; a root with no link
+//!    left is dropped.
+//! 2. **Mark.** Live packages are those some remaining link names.
+//! 3. **Sweep rows**, in one `BEGIN IMMEDIATE` transaction: packages no link names whose
+//!    `max(created_at, used_at)` is older than the grace period (`min_age`); then trees no
+//!    package uses and first recorded before the grace period (`tree_times`); then blobs no
+//!    tree uses whose file's ctime is older than the grace period. Foreign keys (a package's
+//!    tree, a tree's blobs) make a wrong delete fail instead of dangling.
+//! 4. **Sweep files**, only after the rows are committed (the index never points at
+//!    nothing): views of removed packages (made writable first), blob files and their
+//!    `.x`/`.r` twins.
+//! 5. **Leftovers** ([`Store::leftovers`]): blob files without a row (a crash between
+//!    rename and row), views without a package row (a crash between view rename and row, or
+//!    a gc crash between its commit and its file sweep), entries of `tmp/`.
+//!
+//! A gc killed at any point leaves rows that point at files that exist (files go last), plus
+//! at most files without rows, which the next gc or `store verify` removes.
+//!
+//! An open file of a swept blob stays readable: on Linux an unlinked inode lives until its
+//! last descriptor closes (the FUSE daemon keeps one per open handle). New opens of a swept
+//! package answer ENOENT/EIO; the daemon does not crash.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::TransactionBehavior;
+
+use crate::blob::{exists, BlobId};
+use crate::index::now;
+use crate::lock::{LockMode, StoreLock};
+use crate::package::PackageKey;
+use crate::view::remove_view;
+use crate::{Result, Store, StoreError};
+
+/// What [`Store::gc`] should do.
+#[derive(Clone, Debug)]
+pub struct GcOptions {
+    /// Grace period: nothing younger is removed.
+    pub min_age: Duration,
+    /// Compute and report, remove nothing.
+    pub dry_run: bool,
+}
+
+impl Default for GcOptions {
+    fn default() -> Self {
+        GcOptions {
+            min_age: Duration::from_secs(3600),
+            dry_run: false,
+        }
+    }
+}
+
+/// What a gc run did (or, with `dry_run`, would do).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GcReport {
+    /// Nothing was removed.
+    pub dry_run: bool,
+    /// Roots kept.
+    pub roots_live: u64,
+    /// Roots dropped (directory gone or no link into the store left).
+    pub roots_dropped: Vec<PathBuf>,
+    /// Links dropped from roots that stay.
+    pub links_dropped: u64,
+    /// Packages removed.
+    pub packages_removed: Vec<PackageKey>,
+    /// Packages kept because a live root links them.
+    pub packages_live: u64,
+    /// Unreferenced packages kept because they are younger than the grace period.
+    pub packages_young: u64,
+    /// Trees removed.
+    pub trees_removed: u64,
+    /// Blobs removed.
+    pub blobs_removed: u64,
+    /// Bytes of blob files (twins included) removed.
+    pub bytes_freed: u64,
+    /// Leftovers found and removed.
+    pub leftovers: Leftovers,
+    /// Wall time in milliseconds.
+    pub millis: u64,
+}
+
+/// Files the index does not know (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Leftovers {
+    /// Entries of `tmp/`.
+    pub tmp: Vec<PathBuf>,
+    /// Package views without a package row.
+    pub views: Vec<PathBuf>,
+    /// Blob files (or twins) without a blob row.
+    pub blobs: Vec<PathBuf>,
+    /// Bytes of those blob files.
+    pub blob_bytes: u64,
+    /// Whether they were removed (only under the exclusive lock).
+    pub removed: bool,
+}
+
+impl Leftovers {
+    /// Nothing left over.
+    pub fn is_empty(&self) -> bool {
+        self.tmp.is_empty() && self.views.is_empty() && self.blobs.is_empty()
+    }
+}
+
+fn assert_exclusive(lock: &StoreLock, what: &str) {
+    assert_eq!(
+        lock.mode(),
+        LockMode::Exclusive,
+        "{what} needs the exclusive store lock"
+    );
+}
+
+fn remove_file_if_exists(path: &Path) -> Result<u64> {
+    match fs_err::symlink_metadata(path) {
+        Ok(m) => {
+            fs_err::remove_file(path).map_err(|e| StoreError::io(path, e))?;
+            Ok(m.len())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+/// ctime in seconds, or `None` if the file is gone.
+fn ctime(path: &Path) -> Result<Option<i64>> {
+    match fs_err::symlink_metadata(path) {
+        Ok(m) => Ok(Some(m.ctime())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+impl Store {
+    /// Collect garbage (see the module docs). Needs the exclusive store lock.
+    pub fn gc(&self, lock: &StoreLock, opts: &GcOptions) -> Result<GcReport> {
+        assert_exclusive(lock, "gc");
+        let started = Instant::now();
+        let cutoff = now() - i64::try_from(opts.min_age.as_secs()).unwrap_or(i64::MAX);
+        let mut report = GcReport {
+            dry_run: opts.dry_run,
+            ..GcReport::default()
+        };
+
+        // 1. Roots: re-read every recorded link (filesystem reads, outside any transaction).
+        let links: Vec<(i64, String, String, String)> = {
+            let index = self.index();
+            let err = || index.err("reading roots");
+            let mut stmt = index
+                .conn
+                .prepare(
+                    "SELECT r.id, r.path, l.link, l.target FROM roots r
+                     LEFT JOIN root_links l ON l.root = r.id ORDER BY r.id",
+                )
+                .map_err(err())?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                        r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    ))
+                })
+                .map_err(err())?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(err())?;
+            rows
+        };
+        let mut dead_links: Vec<(i64, String)> = Vec::new();
+        let mut roots: std::collections::BTreeMap<i64, (String, u64)> = Default::default();
+        for (root, path, link, target) in links {
+            let entry = roots.entry(root).or_insert((path.clone(), 0));
+            if link.is_empty() {
+                continue;
+            }
+            let live = Path::new(&path).is_dir()
+                && std::fs::read_link(&link).is_ok_and(|t| t == Path::new(&target));
+            if live {
+                entry.1 += 1;
+            } else {
+                dead_links.push((root, link));
+            }
+        }
+        let dead_roots: Vec<i64> = roots
+            .iter()
+            .filter(|(_, (_, live))| *live == 0)
+            .map(|(id, _)| *id)
+            .collect();
+        report.roots_live = (roots.len() - dead_roots.len()) as u64;
+        report.roots_dropped = dead_roots
+            .iter()
+            .map(|id| PathBuf::from(&roots[id].0))
+            .collect();
+        report.links_dropped = dead_links
+            .iter()
+            .filter(|(root, _)| !dead_roots.contains(root))
+            .count() as u64;
+
+        // 2.–3. Rows, in one transaction.
+        let (views, blobs) = {
+            let mut index = self.index();
+            let index_path = index.path.clone();
+            let err = |source| StoreError::Index {
+                path: index_path.clone(),
+                context: "collecting garbage".to_owned(),
+                source,
+            };
+            let tx = index
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(err)?;
+            for (root, link) in &dead_links {
+                tx.execute(
+                    "DELETE FROM root_links WHERE root = ?1 AND link = ?2",
+                    rusqlite::params![root, link],
+                )
+                .map_err(err)?;
+            }
+            for root in &dead_roots {
+                tx.execute("DELETE FROM roots WHERE id = ?1", [root])
+                    .map_err(err)?;
+            }
+            report.packages_live = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM packages p WHERE EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(err)?;
+            let mut stmt = tx
+                .prepare(
+                    "SELECT id, kind, name, version, platform, MAX(created_at, used_at) FROM packages p
+                     WHERE NOT EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
+                )
+                .map_err(err)?;
+            let unreferenced = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, i64>(5)?,
+                    ))
+                })
+                .map_err(err)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(err)?;
+            drop(stmt);
+            let mut views = Vec::new();
+            for (id, kind, name, version, platform, at) in unreferenced {
+                if at > cutoff {
+                    report.packages_young += 1;
+                    continue;
+                }
+                let key = PackageKey::from_columns(&kind, name, version, platform)?;
+                tx.execute("DELETE FROM packages WHERE id = ?1", [id])
+                    .map_err(err)?;
+                views.push(self.view_dir(&key)?);
+                report.packages_removed.push(key);
+            }
+            report.trees_removed = tx
+                .execute(
+                    "DELETE FROM trees WHERE id IN (
+                       SELECT t.id FROM trees t LEFT JOIN tree_times tt ON tt.tree = t.id
+                       WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.tree = t.id)
+                         AND COALESCE(tt.created_at, 0) <= ?1)",
+                    [cutoff],
+                )
+                .map_err(err)? as u64;
+            let mut stmt = tx
+                .prepare(
+                    "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)",
+                )
+                .map_err(err)?;
+            let candidates = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(err)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(err)?;
+            drop(stmt);
+            let mut blobs = Vec::new();
+            {
+                let mut delete = tx.prepare("DELETE FROM blobs WHERE id = ?1").map_err(err)?;
+                for id in candidates {
+                    let blob: BlobId = id.parse()?;
+                    let primary = self.layout.blob_path(&blob);
+                    if ctime(&primary)?.is_some_and(|t| t > cutoff) {
+                        continue;
+                    }
+                    delete.execute([&id]).map_err(err)?;
+                    blobs.push(blob);
+                }
+            }
+            report.blobs_removed = blobs.len() as u64;
+            if opts.dry_run {
+                tx.rollback().map_err(err)?;
+            } else {
+                tx.commit().map_err(err)?;
+            }
+            (views, blobs)
+        };
+
+        // 4. Files, after the rows are gone.
+        for blob in &blobs {
+            for path in [
+                self.layout.blob_path(blob),
+                self.layout.blob_twin_path(blob, true),
+                self.layout.blob_twin_path(blob, false),
+            ] {
+                report.bytes_freed += if opts.dry_run {
+                    fs_err::symlink_metadata(&path).map_or(0, |m| m.len())
+                } else {
+                    remove_file_if_exists(&path)?
+                };
+            }
+        }
+        if !opts.dry_run {
+            for view in &views {
+                if exists(view)? {
+                    remove_view(&self.layout, view)?;
+                }
+                self.prune_view_parents(view);
+            }
+        }
+
+        // 5. Leftovers.
+        report.leftovers = self.leftovers(Some(cutoff), (!opts.dry_run).then_some(lock))?;
+        report.bytes_freed += report.leftovers.blob_bytes;
+        report.millis = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    /// Find files the index does not know: entries of `tmp/`, views without a package row,
+    /// blob files without a blob row (older than `cutoff`, seconds since the epoch, if
+    /// given). With the exclusive lock they are removed; otherwise (a shared lock or none)
+    /// they are only reported, since a running init may be about to commit them.
+    pub fn leftovers(&self, cutoff: Option<i64>, clean: Option<&StoreLock>) -> Result<Leftovers> {
+        if let Some(lock) = clean {
+            assert_exclusive(lock, "cleaning leftovers");
+        }
+        let mut out = Leftovers {
+            removed: clean.is_some(),
+            ..Leftovers::default()
+        };
+        let (blob_ids, packages) = {
+            let index = self.index();
+            let err = || index.err("listing rows");
+            let mut stmt = index.conn.prepare("SELECT id FROM blobs").map_err(err())?;
+            let ids = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(err())?
+                .collect::<rusqlite::Result<HashSet<_>>>()
+                .map_err(err())?;
+            drop(stmt);
+            let mut stmt = index
+                .conn
+                .prepare("SELECT kind, name, version, platform FROM packages")
+                .map_err(err())?;
+            let keys = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .map_err(err())?
+                .collect::<rusqlite::Result<Vec<(String, String, String, String)>>>()
+                .map_err(err())?;
+            (ids, keys)
+        };
+        let mut views = HashSet::new();
+        for (k, n, v, p) in packages {
+            if let Ok(rel) = PackageKey::from_columns(&k, n, v, p)?.view_relpath() {
+                views.insert(rel);
+            }
+        }
+
+        // tmp/
+        let tmp = &self.layout.tmp;
+        for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
+            let entry = entry.map_err(|e| StoreError::io(tmp, e))?;
+            out.tmp.push(entry.path());
+        }
+        out.tmp.sort();
+
+        // views/providers/H/N/T/V/P and views/modules/ID
+        for (top, depth) in [("providers", 5), ("modules", 1)] {
+            let base = self.layout.views.join(top);
+            if !base.is_dir() {
+                continue;
+            }
+            for entry in walkdir::WalkDir::new(&base)
+                .min_depth(depth)
+                .max_depth(depth)
+                .sort_by_file_name()
+            {
+                let entry = entry.map_err(|e| StoreError::io(&base, e.into()))?;
+                let rel = entry
+                    .path()
+                    .strip_prefix(&self.layout.views)
+                    .expect("under views")
+                    .to_path_buf();
+                if !views.contains(&rel) {
+                    out.views.push(entry.into_path());
+                }
+            }
+        }
+
+        // blobs-v1/ab/<rest>[.x|.r]
+        let blobs_dir = &self.layout.blobs;
+        for fan in fs_err::read_dir(blobs_dir).map_err(|e| StoreError::io(blobs_dir, e))? {
+            let fan = fan.map_err(|e| StoreError::io(blobs_dir, e))?;
+            let fan_name = fan.file_name().to_string_lossy().into_owned();
+            if !fan.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let fan_path = fan.path();
+            for entry in fs_err::read_dir(&fan_path).map_err(|e| StoreError::io(&fan_path, e))? {
+                let entry = entry.map_err(|e| StoreError::io(&fan_path, e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let rest = name
+                    .strip_suffix(".x")
+                    .or_else(|| name.strip_suffix(".r"))
+                    .unwrap_or(&name);
+                let id = format!("{fan_name}{rest}");
+                if id.parse::<BlobId>().is_err() || blob_ids.contains(&id) {
+                    continue;
+                }
+                let path = entry.path();
+                let meta = fs_err::symlink_metadata(&path).map_err(|e| StoreError::io(&path, e))?;
+                if cutoff.is_some_and(|c| meta.ctime() > c) {
+                    continue;
+                }
+                out.blob_bytes += meta.len();
+                out.blobs.push(path);
+            }
+        }
+        out.blobs.sort();
+
+        if clean.is_some() {
+            for path in &out.tmp {
+                if fs_err::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                    crate::view::make_dirs_writable(path)?;
+                    fs_err::remove_dir_all(path).map_err(|e| StoreError::io(path, e))?;
+                } else {
+                    remove_file_if_exists(path)?;
+                }
+            }
+            for path in &out.views {
+                remove_view(&self.layout, path)?;
+                self.prune_view_parents(path);
+            }
+            for path in &out.blobs {
+                remove_file_if_exists(path)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Remove the directories above a removed view that became empty, up to (not
+    /// including) `views/providers` or `views/modules`. Best effort: only under the
+    /// exclusive lock, so no commit is creating a view beside it.
+    fn prune_view_parents(&self, view: &Path) {
+        let stops = [
+            self.layout.views.join("providers"),
+            self.layout.views.join("modules"),
+        ];
+        let mut dir = view.parent();
+        while let Some(d) = dir {
+            if !d.starts_with(&self.layout.views)
+                || stops.iter().any(|s| s == d)
+                || d == self.layout.views
+            {
+                break;
+            }
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+
+    /// A memo hit or a reused package must not bring back corrupt content: every package
+    /// using `tree` is checked against its content stat (stat calls only), and a stale one
+    /// re-verified; `false` if one was found damaged (and removed, with the memos of its
+    /// tree, by [`Store::reverify_package`]), so the caller ingests again.
+    pub(crate) fn tree_packages_intact(&self, tree: &str) -> Result<bool> {
+        let keys = {
+            let index = self.index();
+            let err = || index.err("reading packages of a tree");
+            let mut stmt = index
+                .conn
+                .prepare("SELECT kind, name, version, platform FROM packages WHERE tree = ?1")
+                .map_err(err())?;
+            let rows = stmt
+                .query_map([tree], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .map_err(err())?
+                .collect::<rusqlite::Result<Vec<(String, String, String, String)>>>()
+                .map_err(err())?;
+            rows
+        };
+        for (k, n, v, p) in keys {
+            let key = PackageKey::from_columns(&k, n, v, p)?;
+            if self.package_freshness(&key)? == crate::Freshness::Stale
+                && matches!(self.reverify_package(&key)?, crate::Reverified::Removed(_))
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}

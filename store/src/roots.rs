@@ -1,0 +1,243 @@
+//! Roots: the working directories whose links keep packages alive (issue 7).
+//!
+//! A **root** is a working directory that `tstore init` linked into the store. Each root
+//! records its **links**: the absolute path of every symlink it has into the store
+//! (`.terraform/providers/H/N/T/V/OS_ARCH`, `.terraform/modules/KEY`), the target the
+//! symlink had, and the package that target names. The store knows nothing of
+//! `.terraform`: the installer finds the links, and [`Store::gc`](crate::Store::gc)
+//! re-reads exactly the recorded paths (`readlink(link) == target`).
+//!
+//! ```text
+//! roots(id, path UNIQUE, created_at, updated_at)
+//! root_links(root → roots ON DELETE CASCADE, link, target, package → packages ON DELETE CASCADE)
+//! ```
+//!
+//! [`Store::record_root`] replaces a root's links and stamps the linked packages' `used_at`
+//! in one `BEGIN IMMEDIATE` transaction. The caller must hold the store lock shared from
+//! before it looked the packages up until this returns: gc, which needs the lock exclusive,
+//! can then never run between a package being committed (or found) and its root being
+//! recorded (the concurrency protocol in ARCHITECTURE.md).
+
+use std::path::{Component, Path, PathBuf};
+
+use rusqlite::{OptionalExtension as _, TransactionBehavior};
+
+use crate::index::now;
+use crate::lock::StoreLock;
+use crate::package::PackageKey;
+use crate::{Result, Store, StoreError};
+
+/// A symlink of a working directory into the store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RootLink {
+    /// The symlink (absolute).
+    pub link: PathBuf,
+    /// Its target when recorded (under the mount path or the store's views).
+    pub target: PathBuf,
+    /// The package the target names.
+    pub package: PackageKey,
+}
+
+/// A recorded root.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Root {
+    /// The working directory.
+    pub path: PathBuf,
+    /// When it was first recorded (seconds since the epoch).
+    pub created_at: i64,
+    /// When its links were last recorded.
+    pub updated_at: i64,
+    /// Its links, sorted by link path.
+    pub links: Vec<RootLink>,
+}
+
+/// What [`Store::record_root`] recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RecordedRoot {
+    /// Links recorded.
+    pub links: u64,
+    /// Links skipped because the store holds no such package (a dangling link).
+    pub unknown: Vec<PackageKey>,
+}
+
+/// The package a path relative to the views names: `providers/H/N/T/V/OS_ARCH[/…]` or
+/// `modules/ID[/…]`.
+pub fn package_of_view_relpath(rel: &Path) -> Option<PackageKey> {
+    let parts: Vec<&str> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    match parts.as_slice() {
+        ["providers", host, ns, kind, version, platform, ..] => Some(PackageKey::provider(
+            format!("{host}/{ns}/{kind}"),
+            *version,
+            *platform,
+        )),
+        ["modules", id, ..] => Some(PackageKey::module(*id)),
+        _ => None,
+    }
+}
+
+impl Store {
+    /// Replace the links recorded for working directory `dir` (see the module docs). A root
+    /// with no link left is forgotten. Links to packages the store does not hold are skipped
+    /// and returned.
+    pub fn record_root(
+        &self,
+        _lock: &StoreLock,
+        dir: &Path,
+        links: &[RootLink],
+    ) -> Result<RecordedRoot> {
+        let dir = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
+        let dir_str = path_str(&dir)?;
+        let mut index = self.index();
+        let index_path = index.path.clone();
+        let err = |source| StoreError::Index {
+            path: index_path.clone(),
+            context: format!("recording root {}", dir.display()),
+            source,
+        };
+        let tx = index
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let t = now();
+        let mut recorded = RecordedRoot::default();
+        let mut resolved = Vec::new();
+        for l in links {
+            let id: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                    [l.package.kind(), l.package.name(), l.package.version(), l.package.platform()],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(err)?;
+            match id {
+                Some(id) => resolved.push((path_str(&l.link)?, path_str(&l.target)?, id)),
+                None => recorded.unknown.push(l.package.clone()),
+            }
+        }
+        if resolved.is_empty() {
+            tx.execute("DELETE FROM roots WHERE path = ?1", [&dir_str])
+                .map_err(err)?;
+        } else {
+            tx.execute(
+                "INSERT INTO roots (path, created_at, updated_at) VALUES (?1, ?2, ?2)
+                 ON CONFLICT (path) DO UPDATE SET updated_at = excluded.updated_at",
+                rusqlite::params![dir_str, t],
+            )
+            .map_err(err)?;
+            let root: i64 = tx
+                .query_row("SELECT id FROM roots WHERE path = ?1", [&dir_str], |r| {
+                    r.get(0)
+                })
+                .map_err(err)?;
+            tx.execute("DELETE FROM root_links WHERE root = ?1", [root])
+                .map_err(err)?;
+            for (link, target, package) in &resolved {
+                tx.execute(
+                    "INSERT OR REPLACE INTO root_links (root, link, target, package) VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![root, link, target, package],
+                )
+                .map_err(err)?;
+                tx.execute(
+                    "UPDATE packages SET used_at = ?2 WHERE id = ?1",
+                    rusqlite::params![package, t],
+                )
+                .map_err(err)?;
+                recorded.links += 1;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(recorded)
+    }
+
+    /// Every recorded root with its links, sorted by path.
+    pub fn roots(&self) -> Result<Vec<Root>> {
+        let index = self.index();
+        let err = || index.err("listing roots");
+        let mut stmt = index
+            .conn
+            .prepare(
+                "SELECT r.path, r.created_at, r.updated_at, l.link, l.target,
+                        p.kind, p.name, p.version, p.platform
+                 FROM roots r JOIN root_links l ON l.root = r.id JOIN packages p ON p.id = l.package
+                 ORDER BY r.path, l.link",
+            )
+            .map_err(err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, String>(8)?,
+                ))
+            })
+            .map_err(err())?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(err())?;
+        let mut roots: Vec<Root> = Vec::new();
+        for (path, created_at, updated_at, link, target, kind, name, version, platform) in rows {
+            let link = RootLink {
+                link: link.into(),
+                target: target.into(),
+                package: PackageKey::from_columns(&kind, name, version, platform)?,
+            };
+            let path = PathBuf::from(path);
+            match roots.last_mut() {
+                Some(r) if r.path == path => r.links.push(link),
+                _ => roots.push(Root {
+                    path,
+                    created_at,
+                    updated_at,
+                    links: vec![link],
+                }),
+            }
+        }
+        Ok(roots)
+    }
+}
+
+pub(crate) fn path_str(p: &Path) -> Result<String> {
+    p.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| StoreError::CorruptIndex {
+            what: format!("path {} is not UTF-8", p.display()),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_relpaths_name_packages() {
+        assert_eq!(
+            package_of_view_relpath(Path::new(
+                "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64"
+            )),
+            Some(PackageKey::provider(
+                "registry.terraform.io/hashicorp/null",
+                "2.1.2",
+                "linux_amd64"
+            ))
+        );
+        assert_eq!(
+            package_of_view_relpath(Path::new("modules/git-x-0123/sub/dir")),
+            Some(PackageKey::module("git-x-0123"))
+        );
+        assert_eq!(package_of_view_relpath(Path::new("providers/a/b")), None);
+        assert_eq!(package_of_view_relpath(Path::new("other/x")), None);
+        assert_eq!(package_of_view_relpath(Path::new("modules/../x")), None);
+    }
+}
