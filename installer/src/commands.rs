@@ -9,7 +9,8 @@
 //!   "hashes":[{"hash","disposition":{"verified_locally","reported_by_registry",
 //!   "signed_by_key_ids"}}],
 //!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
-//!   "bytes_hashed":N}`
+//!   "bytes_hashed":N,"modules":[CallReport…],
+//!   "module_packages":{"fetched":[package id…],"reused":[package id…]}}`
 //! - `store ls --json`: `{"packages":[Package…]}`
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
@@ -289,6 +290,10 @@ fn init_locked(
     if args.json {
         let mut report = serde_json::to_value(&report)?;
         report["modules"] = serde_json::to_value(&modules.calls)?;
+        report["module_packages"] = serde_json::json!({
+            "fetched": modules.fetched,
+            "reused": modules.reused,
+        });
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);

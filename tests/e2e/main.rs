@@ -5,6 +5,7 @@
 mod common;
 mod fuse;
 mod gc;
+mod https;
 mod modules;
 mod providers;
 mod registry;

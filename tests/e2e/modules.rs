@@ -254,8 +254,14 @@ fn git_archive(base: &Path, format: &str) -> Vec<u8> {
 /// (git location; relative archive location) and http archives (zip with `//subdir`,
 /// tar.gz forced by `?archive=`, a page answering `X-Terraform-Get`, tar.xz with `//subdir`,
 /// tar.bz2 forced by `?archive=`).
-fn full_fixture(env: &TestEnv, base: &Path) -> (ModuleRegistry, std::path::PathBuf, String) {
-    package_repo(base, None);
+/// `meta` is the package repository's `module-package.meta.hcl` (and so every archive's, and
+/// the registry modules'), when given.
+fn full_fixture(
+    env: &TestEnv,
+    base: &Path,
+    meta: Option<&str>,
+) -> (ModuleRegistry, std::path::PathBuf, String) {
+    package_repo(base, meta);
     let reg = ModuleRegistry::start();
     let git = format!("git::file://{}/repo.git?ref=v1.0.0", base.display());
     for v in ["1.0.0", "1.1.0", "1.2.0-beta", "2.0.0"] {
@@ -305,7 +311,7 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
     let env = TestEnv::new();
     let base = env.root.path().join("git");
     fs_err::create_dir_all(&base).unwrap();
-    let (reg, cfg, extra) = full_fixture(&env, &base);
+    let (reg, cfg, extra) = full_fixture(&env, &base, None);
 
     let theirs = checkout(&env, "theirs", &base, None);
     fs_err::write(theirs.join("remote.tf"), &extra).unwrap();
@@ -394,6 +400,304 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
     );
 }
 
+/// `tstore init --explain` output: module key → (the `- KEY in DIR[ (VERSION)]` line, the
+/// decision line `    ACTION: REASON` under it).
+fn explained(text: &str) -> std::collections::BTreeMap<String, (String, String)> {
+    let mut calls = std::collections::BTreeMap::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("- ") else {
+            continue;
+        };
+        let Some((key, _)) = rest.split_once(" in ") else {
+            continue;
+        };
+        let decision = lines
+            .next_if(|l| l.starts_with("    "))
+            .unwrap_or_else(|| panic!("no decision line under {line:?}:\n{text}"));
+        calls.insert(
+            key.to_owned(),
+            (line.to_owned(), decision.trim_start().to_owned()),
+        );
+    }
+    calls
+}
+
+/// See: issue 5 ("What must be shown", second point). Ten checkouts of the full fixture,
+/// whose packages carry `module-package.meta.hcl` files: every package but one says its
+/// modules are read-only; one more git package says `self = false`. Each remote package is in
+/// the store once and each archive is ingested once; in every checkout the read-only installs
+/// are links into `$TSTORE_MOUNT/modules/…` that resolve, the `self = false` one is a private
+/// writable copy, and local modules are read in place. `--explain` names each call, its
+/// decision and the reason; `terraform validate` passes offline.
+#[test]
+fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let (reg, cfg, extra) = full_fixture(&env, &base, Some("# every module is read-only\n"));
+    let rw = one_module_repo(
+        &base,
+        "rw",
+        "output \"msg\" {\n  value = \"rw\"\n}\n",
+        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+    );
+    let rw_tf = format!("module \"rw\" {{\n  source = \"{rw}\"\n}}\n");
+    // Remote installs (one `.terraform/modules/KEY` each) and the package each one names:
+    // the git repo (gita, gitb, gitsub, the registry's reg and regsub, and the `deep` calls of
+    // `sub`), the zip
+    // (zip, and page through X-Terraform-Get), two tar.gz URLs, tar.xz, tar.bz2, and rw.
+    let linked = [
+        ("gita", "repo"),
+        ("gitb", "repo"),
+        ("gitsub", "repo"),
+        ("gitsub.deep", "repo"),
+        ("reg", "repo"),
+        ("regsub", "repo"),
+        ("regsub.deep", "repo"),
+        ("txz.deep", "repo"),
+        ("zip", "zip"),
+        ("page", "zip"),
+        ("tarreg", "tar.gz"),
+        ("tgz", "noext"),
+        ("txz", "tar.xz"),
+        ("tbz", "tar.bz2"),
+    ];
+    // Modules read where they are: local calls, and calls inside a remote install.
+    let in_place = [
+        "gita.inner",
+        "gitb.inner",
+        "local",
+        "local.nested",
+        "page.inner",
+        "reg.inner",
+        "tarreg.inner",
+        "tbz.inner",
+        "tgz.inner",
+    ];
+    let archives = [
+        "/archives/pkg.zip",
+        "/archives/pkg.tar.gz",
+        "/archives/pkg-noext",
+        "/archives/pkg.tar.xz",
+        "/archives/pkg-bz",
+    ];
+
+    let before = reg.server.requests().len();
+    let mut packages: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    let mut first_records = None;
+    // Package id → how many inits fetched (cloned, or downloaded and ingested) it.
+    let mut fetches: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in 0..10 {
+        let dir = checkout(&env, &format!("c{i}"), &base, None);
+        fs_err::write(dir.join("remote.tf"), &extra).unwrap();
+        fs_err::write(dir.join("rw.tf"), &rw_tf).unwrap();
+        let report = json(&run_ok(
+            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(&dir),
+        ));
+        let calls = report["modules"].as_array().unwrap();
+        let listed = |what: &str| -> BTreeSet<String> {
+            report["module_packages"][what]
+                .as_array()
+                .unwrap_or_else(|| panic!("no module_packages.{what}: {report}"))
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect()
+        };
+        for id in listed("fetched") {
+            *fetches.entry(id).or_default() += 1;
+        }
+        if i > 0 {
+            assert!(listed("fetched").is_empty(), "c{i}: {report}");
+            assert_eq!(listed("reused").len(), 7, "c{i}: {report}");
+        }
+        let call = |key: &str| {
+            calls
+                .iter()
+                .find(|c| c["key"] == key)
+                .unwrap_or_else(|| panic!("no call {key}: {report}"))
+        };
+        let modules = dir.join(".terraform/modules");
+        for (key, group) in linked {
+            let c = call(key);
+            assert_eq!(c["action"], "link", "{c}");
+            assert_eq!(c["read_only"], "read_only", "{c}");
+            let id = c["package"].as_str().unwrap();
+            packages.entry(group.into()).or_default().insert(id.into());
+            let link = fs_err::read_link(modules.join(key)).unwrap();
+            assert_eq!(link, env.mount.join("modules").join(id), "{key}");
+            // It resolves: the package root, with its meta file.
+            assert!(
+                modules.join(key).join("module-package.meta.hcl").is_file(),
+                "{key} -> {}",
+                link.display()
+            );
+            assert!(modules.join(key).join(".git").symlink_metadata().is_err());
+        }
+        let c = call("rw");
+        assert_eq!(c["action"], "copy", "{c}");
+        assert_eq!(c["read_only"], "self_modifying", "{c}");
+        packages
+            .entry("rw".into())
+            .or_default()
+            .insert(c["package"].as_str().unwrap().into());
+        let copy = modules.join("rw");
+        let meta = fs_err::symlink_metadata(&copy).unwrap();
+        assert!(meta.is_dir(), "a real directory, not a link: {meta:?}");
+        assert!(copy.join("main.tf").is_file());
+        fs_err::write(copy.join("scratch"), "private").unwrap();
+        for key in in_place {
+            let c = call(key);
+            assert_eq!(c["action"], "in_place", "{c}");
+            assert!(modules.join(key).symlink_metadata().is_err(), "{key}");
+        }
+        // Local modules are not copied: their records point at the source directories.
+        assert_eq!(call("local")["dir"], "local-mod");
+        assert_eq!(call("local.nested")["dir"], "local-mod2");
+        assert_eq!(
+            call("gita.inner")["dir"],
+            ".terraform/modules/gita/modules/inner"
+        );
+        let recs = records(&dir);
+        for r in [
+            r#"{"Dir":"local-mod","Key":"local","Source":"./local-mod"}"#,
+            r#"{"Dir":"local-mod2","Key":"local.nested","Source":"../local-mod2"}"#,
+        ] {
+            assert!(recs.contains(r), "{recs:?}");
+        }
+        assert_eq!(
+            recs.len(),
+            linked.len() + in_place.len() + 2,
+            "root, rw and every call: {recs:?}"
+        );
+        assert_eq!(calls.len(), recs.len() - 1);
+        // Every checkout has the same records (relative Dirs; nothing checkout-specific).
+        match &first_records {
+            None => first_records = Some(recs),
+            Some(first) => assert_eq!(&recs, first, "c{i}"),
+        }
+        if i == 0 {
+            run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
+        }
+    }
+    // The scratch files stayed in their own checkouts' copies, not in the store.
+    for i in 0..10 {
+        let copy = env.work.join(format!("c{i}/.terraform/modules/rw"));
+        assert_eq!(
+            fs_err::read_to_string(copy.join("scratch")).unwrap(),
+            "private"
+        );
+    }
+
+    // One package per group, the same in every checkout; seven distinct packages.
+    for (group, ids) in &packages {
+        assert_eq!(ids.len(), 1, "{group}: {ids:?}");
+    }
+    let ids: BTreeSet<String> = packages.values().flatten().cloned().collect();
+    assert_eq!(ids.len(), 7, "{packages:?}");
+    let ls = json_str(&stdout(&run_ok(
+        tstore(&env, None).args(["store", "ls", "--json"]),
+    )));
+    let stored: BTreeSet<String> = ls["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "module")
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(stored, ids, "one store package per remote package");
+    // Each was fetched once (by the first checkout's init) and found in the store afterwards.
+    assert_eq!(
+        fetches,
+        ids.iter().map(|id| (id.clone(), 1)).collect(),
+        "{packages:?}"
+    );
+    let count = fs_err::read_dir(env.mount.join("modules")).unwrap().count();
+    assert_eq!(count, ids.len(), "the mount's modules/ lists them once");
+
+    // Each archive URL was downloaded at most once per init, however many calls name it (zip
+    // and page's X-Terraform-Get both name pkg.zip). An archive's identity includes the
+    // SHA-256 of its bytes (spec §8), so every init downloads it again; only the first
+    // ingests it (above).
+    let log = reg.server.requests();
+    for path in archives {
+        let gets = log[before..]
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.split('?').next() == Some(path))
+            .count();
+        assert!((1..=10).contains(&gets), "{path}: {gets} GETs for 10 inits");
+    }
+
+    // `--explain` (a re-init of c0): each call, its decision and the reason.
+    let dir = env.work.join("c0");
+    let text = stdout(&run_ok(
+        tstore(&env, Some(&cfg))
+            .arg("init")
+            .arg("--explain")
+            .arg(&dir),
+    ));
+    let explain = explained(&text);
+    let keys: BTreeSet<&str> = explain.keys().map(String::as_str).collect();
+    let want: BTreeSet<&str> = linked
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(in_place)
+        .chain(["rw"])
+        .collect();
+    assert_eq!(keys, want, "{text}");
+    for (key, _) in linked {
+        let (head, decision) = &explain[key];
+        let install = format!("- {key} in .terraform/modules/{key}");
+        // The called module's path in its package: "." or the `//subdir`.
+        let path = match head.strip_prefix(&install) {
+            Some("" | " (1.1.0)" | " (1.0.0)") => ".".to_owned(),
+            Some(rest) => rest
+                .trim_start_matches('/')
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_owned(),
+            None => panic!("{head}"),
+        };
+        assert_eq!(
+            decision,
+            &format!(
+                "linked read-only to the store: every module in the package instance is \
+                 read-only: its package's module-package.meta.hcl covers path {path:?} \
+                 (read-only by default)"
+            ),
+            "{key}: {text}"
+        );
+    }
+    assert!(
+        explain["reg"].0.ends_with(" (1.1.0)"),
+        "{}",
+        explain["reg"].0
+    );
+    assert_eq!(
+        explain["rw"].1, "private copy: module-package.meta.hcl says self = false for path \".\"",
+        "{text}"
+    );
+    assert_eq!(
+        explain["local"],
+        (
+            "- local in local-mod".to_owned(),
+            "read in place: local path, read in place; no module-package.meta.hcl makes a \
+             statement"
+                .to_owned()
+        )
+    );
+    assert!(
+        explain["gita.inner"]
+            .1
+            .starts_with("read in place: inside the install of module \"gita\"; "),
+        "{text}"
+    );
+    // The re-init kept the private copy (and what the checkout wrote into it).
+    assert!(dir.join(".terraform/modules/rw/scratch").is_file());
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+}
+
 /// See: issue 5 (bad inputs). A registry version that does not exist, a 404 archive and a
 /// corrupt archive name the call and file:line, and leave `.terraform/modules` alone.
 #[test]
@@ -401,7 +705,7 @@ fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
     let env = TestEnv::new();
     let base = env.root.path().join("git");
     fs_err::create_dir_all(&base).unwrap();
-    let (reg, cfg, _) = full_fixture(&env, &base);
+    let (reg, cfg, _) = full_fixture(&env, &base, None);
     let url = reg.server.url();
     reg.archive("corrupt.tar.gz", b"\x1f\x8bnot really gzip".to_vec());
     reg.archive("corrupt.zip", b"PK\x03\x04 truncated".to_vec());
@@ -441,15 +745,22 @@ fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
 /// directory at apply time (`local-exec` into `path.module`), with `meta` as its
 /// `module-package.meta.hcl`.
 fn self_modifying_repo(base: &Path, name: &str, meta: &str) -> String {
-    let src = base.join(format!("{name}-src"));
-    fs_err::create_dir_all(&src).unwrap();
-    fs_err::write(
-        src.join("main.tf"),
+    one_module_repo(
+        base,
+        name,
         "resource \"null_resource\" \"w\" {\n  provisioner \"local-exec\" {\n    \
          command = \"echo written > ${path.module}/written.txt\"\n  }\n}\n\
          output \"path\" {\n  value = path.module\n}\n",
+        meta,
     )
-    .unwrap();
+}
+
+/// A bare repo `<base>/<name>.git` (tag v1) holding `main_tf` and `meta` as its
+/// `module-package.meta.hcl`; returns its `git::` source.
+fn one_module_repo(base: &Path, name: &str, main_tf: &str, meta: &str) -> String {
+    let src = base.join(format!("{name}-src"));
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("main.tf"), main_tf).unwrap();
     fs_err::write(src.join("module-package.meta.hcl"), meta).unwrap();
     sh(
         &src,

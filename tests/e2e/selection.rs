@@ -154,3 +154,86 @@ fn implied_local_plugin_directory_is_used_without_a_provider_installation_block(
     );
     assert_eq!(linked_marker(&dir, FAKE, "1.2.0"), "implied");
 }
+
+/// An override file's `required_providers` entry replaces the base file's constraint
+/// (seed 002): the pinned version no longer matches (an error, nothing changes), and
+/// `-upgrade` selects the newest version the override allows. terraform judges the lock.
+#[test]
+fn override_file_constraint_change_takes_effect_like_terraform() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    publish(&mirror_dir, FAKE, "1.0.0", "one");
+    publish(&mirror_dir, FAKE, "1.5.0", "one-five");
+    publish(&mirror_dir, FAKE, "2.0.0", "two");
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let main = config(&[("fake", ">= 1.0.0")]);
+    let ours = env.checkout("ours", &[("main.tf", &main)]);
+    let theirs = env.checkout("theirs", &[("main.tf", &main)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    assert_eq!(linked_marker(&ours, FAKE, "2.0.0"), "two");
+    let tf_init = |upgrade: bool| {
+        let mut cmd = env.terraform(&theirs);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-no-color", "-input=false"]);
+        if upgrade {
+            cmd.arg("-upgrade");
+        }
+        run_ok(&mut cmd);
+    };
+    tf_init(false);
+
+    let over = "terraform {\n  required_providers {\n    fake = {\n      source  = \"example.com/test/fake\"\n      version = \"~> 1.0\"\n    }\n  }\n}\n";
+    for dir in [&ours, &theirs] {
+        std::fs::write(dir.join("override.tf"), over).unwrap();
+    }
+    let before = snapshot(&ours);
+    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "locked provider example.com/test/fake 2.0.0 does not match configured version constraint ~> 1.0"
+        ),
+        "{err}"
+    );
+    assert_eq!(before, snapshot(&ours), "a refused init changed the directory");
+
+    let out = stdout(&run_ok(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-upgrade"])
+            .arg(&ours),
+    ));
+    assert!(out.contains("- Installed example.com/test/fake v1.5.0"), "{out}");
+    assert!(out.contains("has made some changes"), "{out}");
+    assert_eq!(linked_marker(&ours, FAKE, "1.5.0"), "one-five");
+    tf_init(true);
+    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
+    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    assert_eq!(ours_lock, theirs_lock, "lock files differ");
+    assert!(ours_lock.contains("constraints = \"~> 1.0\""), "{ours_lock}");
+}
+
+/// An invalid constraint string (here in an override file) is a configuration error naming
+/// the file and line and the provider; exit 1, the checkout and its lock untouched.
+#[test]
+fn invalid_constraint_string_is_a_clear_error_and_nothing_changes() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    publish(&mirror_dir, FAKE, "1.0.0", "one");
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    std::fs::write(
+        dir.join("main_override.tf"),
+        "terraform {\n  required_providers {\n    fake = {\n      source  = \"example.com/test/fake\"\n      version = \"~> banana\"\n    }\n  }\n}\n",
+    )
+    .unwrap();
+    let before = snapshot(&dir);
+    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let err = stderr(&out);
+    eprintln!("ERR: {err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for expect in ["Invalid version constraint", "main_override.tf:5", "fake"] {
+        assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+    }
+    assert_eq!(before, snapshot(&dir), "a failed init changed the directory");
+}

@@ -14,6 +14,8 @@
 //!   duplicates, a ratio bomb).
 //! - [`module_registry`]: a module registry (`modules.v1`, `204` + `X-Terraform-Get`) and
 //!   archive host on a loopback [`server::Server`].
+//! - [`tls`]: a CA made at test time for the HTTPS mode of [`server::Server`]
+//!   ([`server::Server::start_tls`]); its PEM is the `SSL_CERT_FILE` of tstore and terraform.
 //! - [`snapshot`]: a directory tree as a map, for "nothing changed" assertions.
 //!
 //! # Example
@@ -50,6 +52,7 @@ mod process;
 pub mod registry;
 pub mod server;
 mod snapshot;
+pub mod tls;
 
 use std::path::PathBuf;
 

@@ -2,6 +2,7 @@
 //! [`Server`], with `SHA256SUMS` signed by a [`GpgKey`] made at test time.
 //!
 //! ```text
+//! /.well-known/terraform.json                          service discovery ([`TestRegistry::start_tls`])
 //! /v1/providers/NS/TYPE/versions
 //! /v1/providers/NS/TYPE/VERSION/download/OS/ARCH       download metadata (JSON)
 //! /files/NS/TYPE/VERSION/SHA256SUMS(.sig), /files/.../terraform-provider-TYPE_VERSION_OS_ARCH.zip
@@ -38,6 +39,40 @@ impl TestRegistry {
             versions: Mutex::default(),
             mirror_versions: Mutex::default(),
         }
+    }
+
+    /// Start an HTTPS server (see [`Server::start_tls`]) and make a key. The server also
+    /// answers service discovery, so [`TestRegistry::host`] (`localhost:PORT`) works as the
+    /// host of a provider source address with no `host` block; write the CA for
+    /// `SSL_CERT_FILE` with [`TestRegistry::write_ca`].
+    pub fn start_tls() -> TestRegistry {
+        let reg = TestRegistry {
+            server: Server::start_tls(&[]),
+            key: GpgKey::generate(),
+            versions: Mutex::default(),
+            mirror_versions: Mutex::default(),
+        };
+        reg.server.route(
+            "/.well-known/terraform.json",
+            "application/json",
+            r#"{"providers.v1":"/v1/providers/"}"#,
+        );
+        reg
+    }
+
+    /// `localhost:PORT`: a registry host (for provider source addresses) that resolves to
+    /// this server.
+    pub fn host(&self) -> String {
+        format!("localhost:{}", self.server.port())
+    }
+
+    /// Write the PEM of the CA of an HTTPS registry to `path` (for `SSL_CERT_FILE`) and
+    /// return the path. Panics for a plain HTTP registry.
+    pub fn write_ca(&self, path: &Path) -> PathBuf {
+        self.server
+            .ca()
+            .expect("an HTTPS registry (TestRegistry::start_tls)")
+            .write_pem(path)
     }
 
     /// The `providers.v1` base URL.

@@ -4,13 +4,19 @@
 //! short-lived thread per connection, `Connection: close`), logs every request, and stops
 //! on drop. Tests reach it from tstore and terraform through `host` blocks of the CLI
 //! configuration (plain HTTP) or as a network mirror URL.
+//!
+//! [`Server::start_tls`] serves the same table over HTTPS with a certificate signed by a
+//! [`TestCa`] made at test time (terraform 1.0.3 requires https for service discovery and
+//! network mirrors); give its [`Server::ca`] PEM to tstore and terraform as `SSL_CERT_FILE`.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+
+use crate::tls::TestCa;
 
 /// One canned response.
 #[derive(Clone, Debug)]
@@ -46,11 +52,24 @@ pub struct Server {
     log: Arc<Mutex<Vec<Request>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    ca: Option<TestCa>,
 }
 
 impl Server {
     /// Start a server with no routes (every path answers 404).
     pub fn start() -> Server {
+        Server::start_with(None)
+    }
+
+    /// Start an HTTPS server with no routes, its certificate signed by a new [`TestCa`]
+    /// and valid for `127.0.0.1`, `localhost` and `extra_names` (which tests may use as
+    /// hosts that resolve to the loopback address, e.g. `localhost`). [`Server::url`] is
+    /// `https://127.0.0.1:PORT`.
+    pub fn start_tls(extra_names: &[&str]) -> Server {
+        Server::start_with(Some(TestCa::new(extra_names)))
+    }
+
+    fn start_with(ca: Option<TestCa>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let routes: Routes = Arc::default();
@@ -58,15 +77,35 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (routes, log, stop) = (routes.clone(), log.clone(), stop.clone());
+            let tls = ca.as_ref().map(|ca| ca.server_config.clone());
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
                         break;
                     }
                     let Ok(stream) = stream else { continue };
-                    let (routes, log) = (routes.clone(), log.clone());
+                    let (routes, log, tls) = (routes.clone(), log.clone(), tls.clone());
                     std::thread::spawn(move || {
-                        let _ = serve(stream, &routes, &log);
+                        let timeout = Some(std::time::Duration::from_secs(30));
+                        if stream.set_read_timeout(timeout).is_err() {
+                            return;
+                        }
+                        let mut stream = stream;
+                        match tls {
+                            None => {
+                                let _ = serve(&mut stream, &routes, &log);
+                            }
+                            Some(config) => {
+                                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                                    return;
+                                };
+                                let mut tls = rustls::StreamOwned::new(conn, stream);
+                                if serve(&mut tls, &routes, &log).is_ok() {
+                                    tls.conn.send_close_notify();
+                                    let _ = tls.flush();
+                                }
+                            }
+                        }
                     });
                 }
             })
@@ -77,12 +116,25 @@ impl Server {
             log,
             stop,
             thread: Some(thread),
+            ca,
         }
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://127.0.0.1:PORT` (`https://` for [`Server::start_tls`]), without a trailing
+    /// slash.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The port the server listens on (on `127.0.0.1`).
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// The CA that signed an HTTPS server's certificate; `None` for plain HTTP.
+    pub fn ca(&self) -> Option<&TestCa> {
+        self.ca.as_ref()
     }
 
     /// Serve `body` with status 200 at `path` (replacing any earlier route).
@@ -164,9 +216,13 @@ impl Drop for Server {
     }
 }
 
-fn serve(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
+fn serve(
+    stream: &mut (impl Read + Write),
+    routes: &Routes,
+    log: &Mutex<Vec<Request>>,
+) -> std::io::Result<()> {
+    // Requests have no body: once the head is read, the rest of the exchange is writing.
+    let mut reader = BufReader::new(stream);
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let method = line.split_whitespace().next().unwrap_or("GET").to_owned();
@@ -214,11 +270,12 @@ fn serve(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<Request>>) -> std::
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("Connection: close\r\n\r\n");
-    let mut stream = stream;
-    stream.write_all(head.as_bytes())?;
+    let mut out = head.into_bytes();
     if !bodyless && method != "HEAD" {
-        stream.write_all(&resp.body)?;
+        out.extend_from_slice(&resp.body);
     }
+    let stream = reader.get_mut();
+    stream.write_all(&out)?;
     stream.flush()
 }
 
