@@ -169,7 +169,11 @@ pub fn load_module_requirements(
                 ProviderAddr::implied(&kind, default_host)
             }
         };
-        let constraints = parse_constraints(e.version.as_deref(), &e.at)?;
+        let constraints = parse_constraints(
+            e.version.as_deref(),
+            e.version_at.as_ref().unwrap_or(&e.at),
+            &format!("provider {:?} ({addr})", e.name),
+        )?;
         local_names.insert(e.name.clone(), addr.clone());
         add(&mut reqs, addr, &constraints);
     }
@@ -201,7 +205,11 @@ pub fn load_module_requirements(
         }
     }
     for pc in provider_cfgs.values() {
-        let constraints = parse_constraints(pc.version.as_deref(), &pc.at)?;
+        let constraints = parse_constraints(
+            pc.version.as_deref(),
+            &pc.at,
+            &format!("provider {:?}", pc.name),
+        )?;
         add(&mut reqs, resolve(&pc.name), &constraints);
     }
     for file in primary.iter().chain(&overrides) {
@@ -222,12 +230,21 @@ fn add(reqs: &mut ModuleRequirements, addr: ProviderAddr, c: &VersionConstraints
     reqs.providers.entry(addr).or_default().merge(c);
 }
 
-fn parse_constraints(s: Option<&str>, at: &SourcePos) -> Result<VersionConstraints, ConfigError> {
-    VersionConstraints::parse(s.unwrap_or("")).map_err(|e| {
+/// Parse the constraint string of `who` (e.g. `provider "null" (registry.terraform.io/hashicorp/null)`).
+fn parse_constraints(
+    s: Option<&str>,
+    at: &SourcePos,
+    who: &str,
+) -> Result<VersionConstraints, ConfigError> {
+    let text = s.unwrap_or("");
+    VersionConstraints::parse(text).map_err(|e| {
         invalid(
             at,
             "Invalid version constraint",
-            format!("Incorrect version constraint syntax: {}.", e.reason()),
+            format!(
+                "Incorrect version constraint syntax for {who}: {text:?}: {}. Use constraints like \"~> 1.2\" or \">= 1.0, < 2.0\".",
+                e.reason()
+            ),
         )
     })
 }
@@ -302,6 +319,8 @@ struct RequiredEntry {
     source: Option<String>,
     version: Option<String>,
     at: SourcePos,
+    /// Where the `version` value is, when known (else `at`).
+    version_at: Option<SourcePos>,
 }
 
 #[derive(Clone, Debug)]
@@ -392,6 +411,7 @@ impl HclFile<'_> {
                     source: None,
                     version: Some(v.as_str().to_owned()),
                     at,
+                    version_at: None,
                 },
                 Expression::Object(obj) => {
                     check_local_name(&name, &at)?;
@@ -400,6 +420,7 @@ impl HclFile<'_> {
                         source: None,
                         version: None,
                         at: at.clone(),
+                        version_at: None,
                     };
                     for (k, v) in obj.iter() {
                         let key = match k {
@@ -418,7 +439,10 @@ impl HclFile<'_> {
                         }
                         };
                         match key.as_str() {
-                            "version" => entry.version = Some(as_string("Invalid version constraint")?),
+                            "version" => {
+                                entry.version = Some(as_string("Invalid version constraint")?);
+                                entry.version_at = Some(value_at.clone());
+                            }
                             "source" => entry.source = Some(as_string("Invalid source")?),
                             "configuration_aliases" => {}
                             other => {
@@ -605,6 +629,7 @@ fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
                                 source: None,
                                 version: None,
                                 at: at.clone(),
+                                version_at: None,
                             };
                             match v {
                                 Value::String(s) => entry.version = Some(s.clone()),
@@ -849,7 +874,7 @@ module "child" {
             (
                 "main.tf",
                 "terraform {\n  required_providers {\n    null = {\n      version = \"~>> 1\"\n    }\n  }\n}\n",
-                "main.tf:3: Invalid version constraint",
+                "main.tf:4: Invalid version constraint",
             ),
             (
                 "main.tf",

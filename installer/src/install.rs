@@ -21,8 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tstore_store::{
-    Disposition, Freshness, Hash, HashRecord, PackageKey, Reverified, SourceFingerprint, Store,
-    StoreError, TreeId,
+    Disposition, Hash, HashRecord, PackageKey, SourceFingerprint, Store, StoreError, TreeId,
 };
 
 use crate::addr::{Platform, ProviderAddr};
@@ -940,20 +939,8 @@ fn from_store_by_lock(
     if !matches_lock {
         return Ok(None);
     }
-    match store.package_freshness(&key).map_err(store_err)? {
-        Freshness::Fresh => {}
-        Freshness::Missing => return Ok(None),
-        Freshness::Stale => match store.reverify_package(&key).map_err(store_err)? {
-            Reverified::Intact => {}
-            Reverified::Removed(problems) => {
-                tracing::warn!(
-                    "{key} changed in the store ({}); fetching it again",
-                    problems.join("; ")
-                );
-                return Ok(None);
-            }
-            Reverified::Missing => return Ok(None),
-        },
+    if store.trusted_package(&key).map_err(store_err)?.is_none() {
+        return Ok(None);
     }
     let Some(dir_h1) = stored_dir_h1(&package.hashes) else {
         return Ok(None);
@@ -1244,7 +1231,7 @@ fn obtain_registry(
 /// The committed package `key` if it records `zh` (its archive was verified before): its
 /// tree and directory `h1:`.
 fn reuse(store: &Store, key: &PackageKey, zh: &Hash) -> Result<Option<(TreeId, Hash)>, StoreError> {
-    let Some(package) = store.package(key)? else {
+    let Some(package) = store.trusted_package(key)? else {
         return Ok(None);
     };
     if !package

@@ -211,6 +211,30 @@ impl Store {
         Ok(Reverified::Removed(problems))
     }
 
+    /// The package `key` if its files may be trusted without reading them: fresh by the
+    /// recorded stat, or stale but re-verified intact. A damaged package is removed (see
+    /// [`Store::reverify_package`]) and `None` is returned, so the caller fetches it
+    /// again instead of linking corrupt content. Every path that reuses a committed
+    /// package goes through here.
+    pub fn trusted_package(&self, key: &PackageKey) -> Result<Option<crate::Package>> {
+        match self.package_freshness(key)? {
+            Freshness::Fresh => {}
+            Freshness::Missing => return Ok(None),
+            Freshness::Stale => match self.reverify_package(key)? {
+                Reverified::Intact => {}
+                Reverified::Removed(problems) => {
+                    tracing::warn!(
+                        "{key} changed in the store ({}); it will be fetched again",
+                        problems.join("; ")
+                    );
+                    return Ok(None);
+                }
+                Reverified::Missing => return Ok(None),
+            },
+        }
+        self.package(key)
+    }
+
     /// The tree of a committed package and its recorded stat.
     fn package_tree_and_stat(&self, key: &PackageKey) -> Result<Option<(Tree, Option<String>)>> {
         let index = self.index();

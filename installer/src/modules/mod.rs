@@ -845,9 +845,15 @@ impl Fetcher<'_> {
             .map_err(|e| e.to_string())
     }
 
+    /// Whether the store holds this package intact (a damaged one is removed and fetched
+    /// again rather than linked).
     fn known(&self, id: &str) -> Result<bool, String> {
         let key = PackageKey::module(id);
-        Ok(self.store.package(&key).map_err(|e| chain(&e))?.is_some()
+        Ok(self
+            .store
+            .trusted_package(&key)
+            .map_err(|e| chain(&e))?
+            .is_some()
             && self.store.view_dir(&key).map_err(|e| chain(&e))?.is_dir())
     }
 
