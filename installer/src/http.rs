@@ -139,6 +139,27 @@ pub fn token_var(host: &str) -> String {
     var
 }
 
+/// HTTP cache validators of a response (`ETag`, `Last-Modified`), sent back as
+/// `If-None-Match` / `If-Modified-Since`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// `ETag`, quoted as received (`"…"` or `W/"…"`).
+    pub etag: Option<String>,
+    /// `Last-Modified` (an HTTP date, as received).
+    pub last_modified: Option<String>,
+}
+
+/// A body downloaded by [`HttpClient::download_if_changed`].
+#[derive(Clone, Debug)]
+pub struct Downloaded {
+    /// SHA-256 of the bytes.
+    pub sha256: [u8; 32],
+    /// How many bytes.
+    pub size: u64,
+    /// The response's validators.
+    pub validators: Validators,
+}
+
 /// A shared HTTP client (cheap to clone; connections are pooled).
 #[derive(Clone, Debug)]
 pub struct HttpClient {
@@ -227,6 +248,64 @@ impl HttpClient {
         progress: &dyn Fn(u64, Option<u64>),
     ) -> Result<([u8; 32], u64), HttpError> {
         let resp = self.get(url, None)?;
+        Self::write_body(resp, url, dest, progress)
+    }
+
+    /// A conditional GET of `url` (`If-None-Match` / `If-Modified-Since` from `since`):
+    /// `Ok(None)` when the server answers `304 Not Modified`, else the body streamed into
+    /// `dest` as [`HttpClient::download`] does, with the response's validators.
+    pub fn download_if_changed(
+        &self,
+        url: &str,
+        dest: &Path,
+        since: &Validators,
+    ) -> Result<Option<Downloaded>, HttpError> {
+        let mut req = self.agent.get(url);
+        if let Some(etag) = &since.etag {
+            req = req.set("If-None-Match", etag);
+        }
+        if let Some(lm) = &since.last_modified {
+            req = req.set("If-Modified-Since", lm);
+        }
+        let resp = match req.call() {
+            Ok(resp) => resp,
+            Err(ureq::Error::Status(status, resp)) => {
+                let mut body = String::new();
+                let _ = resp.into_reader().take(4096).read_to_string(&mut body);
+                return Err(HttpError::Status {
+                    url: url.to_owned(),
+                    status,
+                    body,
+                });
+            }
+            Err(ureq::Error::Transport(t)) => {
+                return Err(HttpError::Transport {
+                    url: url.to_owned(),
+                    message: t.to_string(),
+                })
+            }
+        };
+        if resp.status() == 304 {
+            return Ok(None);
+        }
+        let validators = Validators {
+            etag: resp.header("ETag").map(str::to_owned),
+            last_modified: resp.header("Last-Modified").map(str::to_owned),
+        };
+        let (sha256, size) = Self::write_body(resp, url, dest, &|_, _| {})?;
+        Ok(Some(Downloaded {
+            sha256,
+            size,
+            validators,
+        }))
+    }
+
+    fn write_body(
+        resp: ureq::Response,
+        url: &str,
+        dest: &Path,
+        progress: &dyn Fn(u64, Option<u64>),
+    ) -> Result<([u8; 32], u64), HttpError> {
         let total = resp
             .header("Content-Length")
             .and_then(|v| v.parse::<u64>().ok());

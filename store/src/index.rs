@@ -1,4 +1,5 @@
-//! The SQLite index: blobs, trees, packages, their hashes, and source memos.
+//! The SQLite index: blobs, trees, packages, their hashes, source memos, roots and module
+//! source memos.
 //!
 //! Every connection is set up in this order (style (e)): `busy_timeout` (switching to WAL can
 //! itself return BUSY), `journal_mode=WAL`, `foreign_keys=ON`. Every write runs in a
@@ -102,6 +103,20 @@ const MIGRATIONS: &[&str] = &[
         INSERT OR IGNORE INTO tree_times (tree, created_at)
         VALUES (NEW.id, CAST(strftime('%s', 'now') AS INTEGER));
     END;
+    ",
+    // v4 (issue 5 item 6, module_sources.rs): module source → package memos, so a registry
+    // module version or an unchanged (304) archive URL is not downloaded again.
+    "
+    CREATE TABLE module_sources (
+        source        TEXT PRIMARY KEY,    -- installer-chosen key (registry version, URL)
+        package       INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
+        location      TEXT NOT NULL,       -- resolved download location, or ''
+        subdir        TEXT NOT NULL,       -- `//subdir` named while fetching, or ''
+        etag          TEXT,
+        last_modified TEXT,
+        updated_at    INTEGER NOT NULL
+    );
+    CREATE INDEX module_sources_by_package ON module_sources(package);
     ",
 ];
 

@@ -23,7 +23,8 @@
 //! <root>/
 //! ├── .lock                     advisory lock: shared for init/import/mount, exclusive for gc
 //! ├── index.sqlite (+ -wal)     blobs(id,size,sha256) trees(id,encoding,h1,files,bytes)
-//! │                             tree_blobs packages package_hashes sources
+//! │                             tree_blobs packages package_hashes sources roots …
+//! │                             module_sources (module source → package memos)
 //! ├── blobs-v1/ab/<62 hex>      blob content, 0444 (or 0555: the mode it was first needed with)
 //! │   blobs-v1/ab/<62 hex>.x|.r twin with the other mode, made on demand (reflink or copy)
 //! ├── tmp/                      temp files and dirs (same filesystem: renames are atomic)
@@ -79,6 +80,7 @@ mod index;
 mod ingest;
 mod layout;
 mod lock;
+mod module_sources;
 mod package;
 mod read;
 mod roots;
@@ -94,6 +96,7 @@ pub use gc::{GcOptions, GcReport, Leftovers};
 pub use hash::{h1_of_files, h1_of_zip_names, Hash, NewlineInName};
 pub use ingest::{Ingested, IngestedArchive, IngestedModule, Limits};
 pub use lock::{LockMode, StoreLock};
+pub use module_sources::ModuleSourceMemo;
 pub use package::{Disposition, HashRecord, Package, PackageKey};
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{BadView, CorruptBlob, DiskUsage, MissingBlob, SourceMemo, Store, VerifyReport};

@@ -475,12 +475,19 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
         "tbz.inner",
         "tgz.inner",
     ];
-    let archives = [
+    // Archive URLs named by module calls (pkg.zip also through page's X-Terraform-Get).
+    let plain_archives = [
         "/archives/pkg.zip",
-        "/archives/pkg.tar.gz",
         "/archives/pkg-noext",
         "/archives/pkg.tar.xz",
         "/archives/pkg-bz",
+    ];
+    // Registry module versions: their download endpoints, and the archive tarpkg names.
+    let registry_downloads = [
+        "/v1/modules/acme/gitpkg/null/1.1.0/download",
+        "/v1/modules/acme/gitpkg/null/1.0.0/download",
+        "/v1/modules/acme/tarpkg/null/1.1.0/download",
+        "/archives/pkg.tar.gz",
     ];
 
     let before = reg.server.requests().len();
@@ -507,7 +514,9 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
         for id in listed("fetched") {
             *fetches.entry(id).or_default() += 1;
         }
-        if i > 0 {
+        if i == 0 {
+            assert_eq!(listed("fetched").len(), 7, "c0: {report}");
+        } else {
             assert!(listed("fetched").is_empty(), "c{i}: {report}");
             assert_eq!(listed("reused").len(), 7, "c{i}: {report}");
         }
@@ -615,17 +624,44 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     let count = fs_err::read_dir(env.mount.join("modules")).unwrap().count();
     assert_eq!(count, ids.len(), "the mount's modules/ lists them once");
 
-    // Each archive URL was downloaded at most once per init, however many calls name it (zip
-    // and page's X-Terraform-Get both name pkg.zip). An archive's identity includes the
-    // SHA-256 of its bytes (spec §8), so every init downloads it again; only the first
-    // ingests it (above).
+    // Nothing is downloaded twice (issue 5 item 6; ARCHITECTURE.md, Modules, "Speed").
     let log = reg.server.requests();
-    for path in archives {
-        let gets = log[before..]
+    let answers = |path: &str| -> Vec<u16> {
+        log[before..]
             .iter()
             .filter(|r| r.method == "GET" && r.path.split('?').next() == Some(path))
-            .count();
-        assert!((1..=10).contains(&gets), "{path}: {gets} GETs for 10 inits");
+            .map(|r| r.status)
+            .collect()
+    };
+    // A registry module version is immutable: once its package is in the store, only the
+    // version listing is read (every init, to select the version), not its download
+    // endpoint nor the location that names.
+    for path in registry_downloads {
+        let once: u16 = if path.ends_with("/download") {
+            204
+        } else {
+            200
+        };
+        assert_eq!(answers(path), [once], "{path}");
+    }
+    assert_eq!(
+        answers("/v1/modules/acme/gitpkg/null/versions").len(),
+        20,
+        "reg and regsub list versions in every init"
+    );
+    // A plain archive URL is asked once per init, however many calls name it (zip and
+    // page's X-Terraform-Get both name pkg.zip), conditionally after the first: the server
+    // answers 304 and the stored package is reused.
+    for path in plain_archives {
+        let mut want = vec![304_u16; 10];
+        want[0] = 200;
+        assert_eq!(answers(path), want, "{path}");
+        let conditional = log[before..]
+            .iter()
+            .filter(|r| r.path.split('?').next() == Some(path))
+            .skip(1)
+            .all(|r| r.if_none_match.is_some());
+        assert!(conditional, "{path}: {log:?}");
     }
 
     // `--explain` (a re-init of c0): each call, its decision and the reason.
@@ -695,6 +731,96 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     );
     // The re-init kept the private copy (and what the checkout wrote into it).
     assert!(dir.join(".terraform/modules/rw/scratch").is_file());
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+}
+
+/// See: issue 5 item 6 (ARCHITECTURE.md, Modules, "Speed"). A plain archive URL is
+/// revalidated, not trusted: after the first download each init sends a conditional GET
+/// (`If-None-Match`); `304` reuses the stored package, and new bytes at the same URL (a new
+/// `ETag`, `200`) are downloaded and ingested as a new package, which the call then uses.
+#[test]
+fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
+    let env = TestEnv::new();
+    let reg = ModuleRegistry::start();
+    let src = env.root.path().join("archive-src");
+    let tarball = |value: &str| -> Vec<u8> {
+        let _ = fs_err::remove_dir_all(&src);
+        fs_err::create_dir_all(&src).unwrap();
+        fs_err::write(
+            src.join("main.tf"),
+            format!("output \"v\" {{\n  value = \"{value}\"\n}}\n"),
+        )
+        .unwrap();
+        sh(&src, "tar czf ../m.tar.gz main.tf");
+        fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
+    };
+    let one = tarball("one");
+    let etag_one = tstore_test_support::server::etag_of(&one);
+    let url = reg.archive("m.tar.gz", one);
+    let dir = env.checkout(
+        "w",
+        &[(
+            "main.tf",
+            format!("module \"m\" {{\n  source = \"{url}\"\n}}\n").as_str(),
+        )],
+    );
+    let init = || -> (Vec<String>, Vec<String>, String) {
+        let report = json(&run_ok(
+            no_fuse(tstore(&env, None))
+                .arg("init")
+                .arg("--json")
+                .arg(&dir),
+        ));
+        let ids = |what: &str| -> Vec<String> {
+            report["module_packages"][what]
+                .as_array()
+                .unwrap_or_else(|| panic!("{report}"))
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let main = fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
+        (ids("fetched"), ids("reused"), main)
+    };
+    let (fetched, reused, main) = init();
+    assert_eq!(
+        (fetched.len(), reused.len()),
+        (1, 0),
+        "{fetched:?} {reused:?}"
+    );
+    assert!(main.contains("\"one\""), "{main}");
+    let first = fetched[0].clone();
+    let (fetched, reused, _) = init();
+    assert_eq!(
+        (fetched, reused),
+        (vec![], vec![first.clone()]),
+        "304: reused"
+    );
+
+    // New bytes at the same URL: a new ETag, so the conditional GET gets them.
+    reg.archive("m.tar.gz", tarball("two"));
+    let (fetched, reused, main) = init();
+    assert_eq!(fetched.len(), 1, "{fetched:?}");
+    assert!(reused.is_empty(), "{reused:?}");
+    assert_ne!(fetched[0], first, "new bytes, new package");
+    assert!(
+        main.contains("\"two\""),
+        "the call uses the new package: {main}"
+    );
+    let second = fetched[0].clone();
+    let (fetched, reused, _) = init();
+    assert_eq!((fetched, reused), (vec![], vec![second]), "304 again");
+
+    let log: Vec<_> = reg
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/archives/m.tar.gz")
+        .collect();
+    let statuses: Vec<u16> = log.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200, 304, 200, 304], "{log:?}");
+    assert_eq!(log[0].if_none_match, None, "the first GET is plain");
+    assert_eq!(log[2].if_none_match.as_deref(), Some(etag_one.as_str()));
     run_ok(tstore(&env, None).args(["store", "verify"]));
 }
 

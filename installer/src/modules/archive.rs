@@ -11,7 +11,7 @@ use std::path::{Component, Path};
 
 use sha2::{Digest, Sha256};
 
-use crate::http::HttpClient;
+use crate::http::{HttpClient, Validators};
 
 /// An archive format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,13 +56,24 @@ pub enum HttpFetch {
         kind: ArchiveKind,
         /// SHA-256 of its bytes.
         sha256: [u8; 32],
+        /// The response's `ETag` / `Last-Modified`.
+        validators: Validators,
     },
+    /// An archive the server says is unchanged since `since` (`304 Not Modified`).
+    NotModified,
     /// A page that names another address (`X-Terraform-Get`).
     Redirect(String),
 }
 
-/// Fetch `url` (archive into `dest`, or the page's `X-Terraform-Get`).
-pub fn fetch(http: &HttpClient, url: &str, dest: &Path) -> Result<HttpFetch, String> {
+/// Fetch `url` (archive into `dest`, or the page's `X-Terraform-Get`). An archive is asked
+/// for conditionally when `since` has validators (`If-None-Match` for a strong `ETag`,
+/// `If-Modified-Since`), and may then be [`HttpFetch::NotModified`].
+pub fn fetch(
+    http: &HttpClient,
+    url: &str,
+    dest: &Path,
+    since: Option<&Validators>,
+) -> Result<HttpFetch, String> {
     let mut parsed = url::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
     let forced = parsed
         .query_pairs()
@@ -86,10 +97,28 @@ pub fn fetch(http: &HttpClient, url: &str, dest: &Path) -> Result<HttpFetch, Str
         None => ArchiveKind::from_name(parsed.path()),
     };
     if let Some(kind) = kind {
-        let (sha256, _) = http
-            .download(parsed.as_str(), dest, &|_, _| {})
-            .map_err(|e| crate::modules::chain(&e))?;
-        return Ok(HttpFetch::Archive { kind, sha256 });
+        // Only a strong ETag says "the same bytes"; a weak one (`W/"…"`) only "equivalent".
+        let since = Validators {
+            etag: since
+                .and_then(|v| v.etag.clone())
+                .filter(|e| !e.starts_with("W/")),
+            last_modified: since.and_then(|v| v.last_modified.clone()),
+        };
+        let conditional = since.etag.is_some() || since.last_modified.is_some();
+        return match http
+            .download_if_changed(parsed.as_str(), dest, &since)
+            .map_err(|e| crate::modules::chain(&e))?
+        {
+            Some(d) => Ok(HttpFetch::Archive {
+                kind,
+                sha256: d.sha256,
+                validators: d.validators,
+            }),
+            None if conditional => Ok(HttpFetch::NotModified),
+            None => Err(format!(
+                "{url} answered 304 Not Modified to an unconditional request"
+            )),
+        };
     }
     parsed.query_pairs_mut().append_pair("terraform-get", "1");
     let resp = http

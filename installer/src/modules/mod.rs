@@ -31,6 +31,15 @@
 //! `<kind>-<readable slug>-<20 hex of SHA-256(identity)>`, where the identity is
 //! `git\0REPO\0COMMIT`, `http\0FINAL_URL\0SHA256(archive)` or `file\0PATH\0TREE`: one
 //! segment, filesystem-safe, and equal for `?ref=v1.0.0` and `?ref=<its commit>`.
+//!
+//! # Not fetching again (issue 5 item 6)
+//!
+//! The store's `module_sources` memos ([`tstore_store::ModuleSourceMemo`]), used only when
+//! their package is intact ([`Store::trusted_package`]): a registry `(module, exact
+//! version)` is immutable, so its download endpoint and location are skipped (the version
+//! listing is still read); a plain archive URL is revalidated with a conditional GET
+//! (`ETag`/`Last-Modified`) and reused on `304`; git refs are re-resolved with `ls-remote`
+//! every init (spec §8: tags move). See ARCHITECTURE.md, Modules.
 
 pub mod archive;
 pub mod git;
@@ -45,10 +54,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use tstore_store::{HashRecord, PackageKey, Store};
+use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
 
 use crate::config::{self, SourcePos};
-use crate::http::HttpClient;
+use crate::http::{HttpClient, Validators};
 use crate::install::NetworkSettings;
 use crate::version::{Version, VersionConstraints};
 use policy::{Meta, ReadOnlyStatus, META_FILE};
@@ -235,8 +244,9 @@ struct Walker<'a> {
     opts: &'a ModuleOptions,
     http: Option<HttpClient>,
     cache: HashMap<String, Fetched>,
-    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location) of this init.
-    resolved: HashMap<String, (Version, String)>,
+    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location, package) of this
+    /// init.
+    resolved: HashMap<String, Resolved>,
     slots: Slots,
     nodes: Vec<Node>,
     /// Install key → (package root in the store view, its meta file).
@@ -390,17 +400,15 @@ impl Walker<'_> {
                         host: &host,
                         path: format!("{namespace}/{name}/{system}"),
                     };
-                    let (version, location) = self.resolve(&m, &constraints).map_err(&fail)?;
-                    let (package, loc_sub) = match ModuleSource::parse(&location, &self.opts.default_host)
-                    {
-                        Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
-                        _ => {
-                            return Err(fail(format!(
-                                "the registry's download location {location:?} is not a supported remote address"
-                            )))
-                        }
+                    let Resolved {
+                        version,
+                        location,
+                        fetched,
+                    } = self.registry(&m, &constraints).map_err(&fail)?;
+                    let loc_sub = match ModuleSource::parse(&location, &self.opts.default_host) {
+                        Ok(ModuleSource::Remote { subdir, .. }) => subdir,
+                        _ => return Err(fail(bad_location(&location))),
                     };
-                    let fetched = self.fetch(&package, 0).map_err(&fail)?;
                     let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
                     self.remote_node(
                         &key,
@@ -513,18 +521,25 @@ impl Walker<'_> {
         }
     }
 
-    /// The registry's version and download location for `m`, resolved once per init.
-    fn resolve(
+    /// The registry's version, download location and package for `m`, resolved once per
+    /// init.
+    fn registry(
         &mut self,
         m: &registry::RegistryModule<'_>,
         constraints: &VersionConstraints,
-    ) -> Result<(Version, String), String> {
+    ) -> Result<Resolved, String> {
         let key = resolve_key(m, constraints);
         if let Some(r) = self.resolved.get(&key) {
             return Ok(r.clone());
         }
-        let http = self.http()?;
-        let r = registry::resolve(&http, &self.opts.network, m, constraints)?;
+        self.http()?;
+        let mut log = FetchLog::default();
+        let result = self
+            .fetcher()
+            .registry(&self.opts.network, m, constraints, &mut log);
+        self.report.fetched.extend(log.fetched);
+        self.report.reused.extend(log.reused);
+        let r = result?;
         self.resolved.insert(key, r.clone());
         Ok(r)
     }
@@ -614,7 +629,7 @@ impl Walker<'_> {
         let fetcher = self.fetcher();
         let network = &self.opts.network;
         type Outcome = (
-            Option<(String, (Version, String))>,
+            Option<(String, Resolved)>,
             Option<(String, Fetched)>,
             FetchLog,
         );
@@ -625,36 +640,29 @@ impl Walker<'_> {
                     let (fetcher, progress) = (&fetcher, &progress);
                     scope.spawn(move || {
                         let mut log = FetchLog::default();
-                        let (label, resolved, package) = match job {
-                            Job::Remote(p) => (p.to_string(), None, Some(p.clone())),
+                        let outcome = match job {
+                            Job::Remote(p) => {
+                                let label = p.to_string();
+                                progress.start(&label);
+                                let fetched = fetcher
+                                    .fetch(p, 0, &mut log)
+                                    .ok()
+                                    .map(|f| (label.clone(), f));
+                                progress.done(&label);
+                                (None, fetched, log)
+                            }
                             Job::Registry(key, m, c) => {
-                                let http = fetcher.http.as_ref().expect("http is set");
-                                match registry::resolve(http, network, m, c) {
-                                    Ok(r) => {
-                                        let pkg =
-                                            match ModuleSource::parse(&r.1, fetcher.default_host) {
-                                                Ok(ModuleSource::Remote { package, .. }) => {
-                                                    Some(package)
-                                                }
-                                                _ => None,
-                                            };
-                                        (
-                                            format!("{}/{}", m.host, m.path),
-                                            Some((key.clone(), r)),
-                                            pkg,
-                                        )
-                                    }
-                                    Err(_) => (key.clone(), None, None),
-                                }
+                                let label = format!("{}/{}", m.host, m.path);
+                                progress.start(&label);
+                                let resolved = fetcher
+                                    .registry(network, m, c, &mut log)
+                                    .ok()
+                                    .map(|r| (key.clone(), r));
+                                progress.done(&label);
+                                (resolved, None, log)
                             }
                         };
-                        progress.start(&label);
-                        let fetched = package.and_then(|p| {
-                            let f = fetcher.fetch(&p, 0, &mut log).ok()?;
-                            Some((p.to_string(), f))
-                        });
-                        progress.done(&label);
-                        (resolved, fetched, log)
+                        outcome
                     })
                 })
                 .collect();
@@ -676,6 +684,19 @@ impl Walker<'_> {
 
 fn resolve_key(m: &registry::RegistryModule<'_>, constraints: &VersionConstraints) -> String {
     format!("{}/{} {}", m.host, m.path, constraints.to_lock_string())
+}
+
+/// A registry module's selected version, the download location the registry named for it,
+/// and its package.
+#[derive(Clone, Debug)]
+struct Resolved {
+    version: Version,
+    location: String,
+    fetched: Fetched,
+}
+
+fn bad_location(location: &str) -> String {
+    format!("the registry's download location {location:?} is not a supported remote address")
 }
 
 /// Package ids one fetch fetched or found in the store.
@@ -700,6 +721,79 @@ struct Fetcher<'a> {
 type Slots = std::sync::Mutex<HashMap<String, std::sync::Arc<std::sync::Mutex<Option<Fetched>>>>>;
 
 impl Fetcher<'_> {
+    /// A registry module: the newest version matching `constraints` (the version listing is
+    /// read every init), then its package. A (module address, exact version) names one
+    /// package for good (the registry contract; spec §8), so when the store's memo for it
+    /// names a package the store holds intact, neither the download endpoint nor the
+    /// location it names is asked again. Locations read by the file getter (re-read every
+    /// init) are not memoized.
+    fn registry(
+        &self,
+        network: &NetworkSettings,
+        m: &registry::RegistryModule<'_>,
+        constraints: &VersionConstraints,
+        log: &mut FetchLog,
+    ) -> Result<Resolved, String> {
+        let http = self
+            .http
+            .as_ref()
+            .ok_or_else(|| "no HTTP client".to_owned())?;
+        let (version, download) = registry::select(http, network, m, constraints)?;
+        let memo_key = format!(
+            "registry\0{}/{}\0{version}",
+            m.host.to_ascii_lowercase(),
+            m.path
+        );
+        if let Some(memo) = self.memo(&memo_key)? {
+            log.reused.push(memo.package.clone());
+            let mut fetched = self.fetched(&memo.package)?;
+            fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
+            return Ok(Resolved {
+                version,
+                location: memo.location,
+                fetched,
+            });
+        }
+        let location = registry::location(http, network, m, &download)?;
+        let package = match ModuleSource::parse(&location, self.default_host) {
+            Ok(ModuleSource::Remote { package, .. }) => package,
+            _ => return Err(bad_location(&location)),
+        };
+        let fetched = self.fetch(&package, 0, log)?;
+        if package.getter != Getter::File {
+            self.remember(
+                &memo_key,
+                &ModuleSourceMemo {
+                    package: fetched.id.clone(),
+                    location: location.clone(),
+                    subdir: fetched.subdir.clone().unwrap_or_default(),
+                    etag: None,
+                    last_modified: None,
+                },
+            )?;
+        }
+        Ok(Resolved {
+            version,
+            location,
+            fetched,
+        })
+    }
+
+    /// The store's memo for `source`, when the package it names is intact in the store.
+    fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, String> {
+        match self.store.module_source(source).map_err(|e| chain(&e))? {
+            Some(memo) if self.known(&memo.package)? => Ok(Some(memo)),
+            _ => Ok(None),
+        }
+    }
+
+    fn remember(&self, source: &str, memo: &ModuleSourceMemo) -> Result<(), String> {
+        self.store
+            .record_module_source(source, memo)
+            .map(|_| ())
+            .map_err(|e| chain(&e))
+    }
+
     /// The package at `package`, from the store or fetched into it (once per init).
     fn fetch(
         &self,
@@ -752,7 +846,20 @@ impl Fetcher<'_> {
                     .ok_or_else(|| "no HTTP client".to_owned())?;
                 let tmp = self.tmpdir()?;
                 let file = tmp.path().join("archive");
-                match archive::fetch(http, &package.url, &file)? {
+                // An archive URL's package is revalidated, never trusted blindly: the memo's
+                // validators make the GET conditional, and only `304` reuses its package.
+                let memo_key = format!("http\0{}", package.url);
+                let memo = self.memo(&memo_key)?;
+                let since = memo.as_ref().map(|m| Validators {
+                    etag: m.etag.clone(),
+                    last_modified: m.last_modified.clone(),
+                });
+                match archive::fetch(http, &package.url, &file, since.as_ref())? {
+                    archive::HttpFetch::NotModified => {
+                        let memo = memo.expect("a conditional request needs a memo");
+                        log.reused.push(memo.package.clone());
+                        self.fetched(&memo.package)?
+                    }
                     archive::HttpFetch::Redirect(next) => {
                         let (pkg, sub) = match ModuleSource::parse(&next, self.default_host) {
                             Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
@@ -768,44 +875,71 @@ impl Fetcher<'_> {
                         f.subdir = join_subdirs(&[f.subdir.take(), sub]);
                         f
                     }
-                    archive::HttpFetch::Archive { kind, sha256 } => {
+                    archive::HttpFetch::Archive {
+                        kind,
+                        sha256,
+                        validators,
+                    } => {
                         let id = package_id(
                             "http",
                             &package.url,
                             &format!("http\0{}\0{}", package.url, hex::encode(sha256)),
                         );
-                        if self.known(&id)? {
-                            log.reused.push(id.clone());
-                            self.fetched(&id)?
-                        } else {
-                            let (tree, hashes) = match kind {
-                                archive::ArchiveKind::Zip => {
-                                    let a = self.store.ingest_zip(&file).map_err(|e| chain(&e))?;
-                                    (a.ingested.tree, vec![a.ingested.h1, a.zh])
-                                }
-                                archive::ArchiveKind::TarGz
-                                | archive::ArchiveKind::Tar
-                                | archive::ArchiveKind::TarXz
-                                | archive::ArchiveKind::TarBz2 => {
-                                    let dest = tmp.path().join("x");
-                                    fs_err::create_dir(&dest).map_err(|e| e.to_string())?;
-                                    archive::extract_tar(&file, kind, &dest, self.store.limits())
-                                        .map_err(|e| format!("{}: {e}", package.url))?;
-                                    let i = self
-                                        .store
-                                        .ingest_module_dir(&dest)
-                                        .map_err(|e| chain(&e))?;
-                                    (i.tree, i.h1.into_iter().collect())
-                                }
-                            };
-                            log.fetched.push(id.clone());
-                            self.commit(&id, &tree, hashes)?
+                        let f =
+                            self.http_archive(&id, kind, &file, tmp.path(), &package.url, log)?;
+                        if validators.etag.is_some() || validators.last_modified.is_some() {
+                            self.remember(
+                                &memo_key,
+                                &ModuleSourceMemo {
+                                    package: id,
+                                    location: String::new(),
+                                    subdir: String::new(),
+                                    etag: validators.etag,
+                                    last_modified: validators.last_modified,
+                                },
+                            )?;
                         }
+                        f
                     }
                 }
             }
         };
         Ok(fetched)
+    }
+
+    /// The package `id` of a downloaded archive: found in the store, or ingested.
+    fn http_archive(
+        &self,
+        id: &str,
+        kind: archive::ArchiveKind,
+        file: &Path,
+        tmp: &Path,
+        url: &str,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, String> {
+        if self.known(id)? {
+            log.reused.push(id.to_owned());
+            return self.fetched(id);
+        }
+        let (tree, hashes) = match kind {
+            archive::ArchiveKind::Zip => {
+                let a = self.store.ingest_zip(file).map_err(|e| chain(&e))?;
+                (a.ingested.tree, vec![a.ingested.h1, a.zh])
+            }
+            archive::ArchiveKind::TarGz
+            | archive::ArchiveKind::Tar
+            | archive::ArchiveKind::TarXz
+            | archive::ArchiveKind::TarBz2 => {
+                let dest = tmp.join("x");
+                fs_err::create_dir(&dest).map_err(|e| e.to_string())?;
+                archive::extract_tar(file, kind, &dest, self.store.limits())
+                    .map_err(|e| format!("{url}: {e}"))?;
+                let i = self.store.ingest_module_dir(&dest).map_err(|e| chain(&e))?;
+                (i.tree, i.h1.into_iter().collect())
+            }
+        };
+        log.fetched.push(id.to_owned());
+        self.commit(id, &tree, hashes)
     }
 
     fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, String> {

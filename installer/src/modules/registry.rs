@@ -30,14 +30,14 @@ struct VersionEntry {
     version: String,
 }
 
-/// Select the newest version matching `constraints` and return it with the package address
-/// its download endpoint names (relative locations resolved against the download URL).
-pub fn resolve(
+/// Select the newest version matching `constraints` (the version listing is read every
+/// time, as tofu does) and return it with its download endpoint.
+pub fn select(
     http: &HttpClient,
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
     constraints: &VersionConstraints,
-) -> Result<(Version, String), String> {
+) -> Result<(Version, url::Url), String> {
     let token = net.credentials.token(m.host);
     let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
         .map_err(|e| super::chain(&e))?;
@@ -83,6 +83,18 @@ pub fn resolve(
     let download = base
         .join(&format!("{}/{version}/download", m.path))
         .map_err(|e| e.to_string())?;
+    Ok((version, download))
+}
+
+/// The package address the `download` endpoint names (relative locations resolved against
+/// the download URL).
+pub fn location(
+    http: &HttpClient,
+    net: &NetworkSettings,
+    m: &RegistryModule<'_>,
+    download: &url::Url,
+) -> Result<String, String> {
+    let token = net.credentials.token(m.host);
     let resp = http
         .get(download.as_str(), token)
         .map_err(|e| super::chain(&e))?;
@@ -107,5 +119,5 @@ pub fn resolve(
     } else {
         location
     };
-    Ok((version, location))
+    Ok(location)
 }

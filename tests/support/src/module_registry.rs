@@ -4,7 +4,7 @@
 //! ```text
 //! /v1/modules/NS/NAME/SYSTEM/versions            {"modules":[{"versions":[{"version":…}]}]}
 //! /v1/modules/NS/NAME/SYSTEM/VERSION/download    204 + X-Terraform-Get: LOCATION
-//! /archives/NAME                                 archive bytes (see `ModuleRegistry::archive`)
+//! /archives/NAME                                 archive bytes + ETag; 304 to If-None-Match
 //! ```
 //!
 //! Its registry host is `127.0.0.1:PORT`: terraform 1.0.3 takes that (not `localhost:PORT`)
@@ -68,10 +68,13 @@ impl ModuleRegistry {
         );
     }
 
-    /// Serve `bytes` at `/archives/NAME` and return its absolute URL.
+    /// Serve `bytes` at `/archives/NAME` and return its absolute URL. The route has a strong
+    /// `ETag` derived from the bytes ([`Server::route_versioned`]): a conditional GET for
+    /// the same bytes answers `304`; serving new bytes at the same name changes the tag.
     pub fn archive(&self, name: &str, bytes: Vec<u8>) -> String {
         let path = format!("/archives/{name}");
-        self.server.route(&path, "application/octet-stream", bytes);
+        self.server
+            .route_versioned(&path, "application/octet-stream", bytes, None);
         format!("{}{path}", self.server.url())
     }
 
@@ -137,5 +140,58 @@ mod tests {
         let log = reg.server.requests();
         assert_eq!(log.last().unwrap().method, "HEAD");
         assert_eq!(log[0].method, "GET");
+    }
+
+    #[test]
+    fn archives_answer_conditional_gets_with_304_until_their_bytes_change() {
+        let reg = ModuleRegistry::start();
+        reg.archive("p.zip", b"one".to_vec());
+        let first = raw(&reg.server, "GET /archives/p.zip HTTP/1.1\r\n\r\n");
+        let etag = first
+            .lines()
+            .find_map(|l| l.strip_prefix("ETag: "))
+            .unwrap()
+            .to_owned();
+        assert_eq!(etag, crate::server::etag_of(b"one"));
+        let again = raw(
+            &reg.server,
+            &format!("GET /archives/p.zip HTTP/1.1\r\nIf-None-Match: {etag}\r\n\r\n"),
+        );
+        assert!(
+            again.starts_with("HTTP/1.1 304 Not Modified\r\n"),
+            "{again}"
+        );
+        assert!(
+            again.ends_with("\r\n\r\n") && !again.contains("Content-Length"),
+            "{again}"
+        );
+        reg.archive("p.zip", b"two".to_vec());
+        let changed = raw(
+            &reg.server,
+            &format!("GET /archives/p.zip HTTP/1.1\r\nif-none-match: {etag}\r\n\r\n"),
+        );
+        assert!(
+            changed.starts_with("HTTP/1.1 200 OK\r\n") && changed.ends_with("two"),
+            "{changed}"
+        );
+        // Last-Modified, when no If-None-Match is sent.
+        let lm = "Tue, 01 Apr 2025 10:00:00 GMT";
+        reg.server
+            .route_versioned("/lm", "text/plain", "x", Some(lm));
+        let cond = raw(
+            &reg.server,
+            &format!("GET /lm HTTP/1.1\r\nIf-Modified-Since: {lm}\r\n\r\n"),
+        );
+        assert!(cond.starts_with("HTTP/1.1 304 "), "{cond}");
+        let statuses: Vec<u16> = reg.server.requests().iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [200, 304, 200, 304]);
+        assert_eq!(
+            reg.server.requests()[1].if_none_match.as_deref(),
+            Some(etag.as_str())
+        );
+        assert_eq!(
+            reg.server.requests()[3].if_modified_since.as_deref(),
+            Some(lm)
+        );
     }
 }

@@ -5,6 +5,12 @@
 //! on drop. Tests reach it from tstore and terraform through `host` blocks of the CLI
 //! configuration (plain HTTP) or as a network mirror URL.
 //!
+//! Conditional requests: a `200` route with an `ETag` (and/or `Last-Modified`) header, set
+//! through [`Server::route_with_headers`] or [`Server::route_versioned`], answers `304 Not
+//! Modified` (no body) to a GET or HEAD whose `If-None-Match` names that tag (weak
+//! comparison, or `*`), or, with no `If-None-Match`, whose `If-Modified-Since` is exactly the
+//! route's `Last-Modified`. The request log records each answer's status.
+//!
 //! [`Server::start_tls`] serves the same table over HTTPS with a certificate signed by a
 //! [`TestCa`] made at test time (terraform 1.0.3 requires https for service discovery and
 //! network mirrors); give its [`Server::ca`] PEM to tstore and terraform as `SSL_CERT_FILE`.
@@ -40,6 +46,12 @@ pub struct Request {
     pub path: String,
     /// The `Authorization` header, if any.
     pub authorization: Option<String>,
+    /// The `If-None-Match` header, if any.
+    pub if_none_match: Option<String>,
+    /// The `If-Modified-Since` header, if any.
+    pub if_modified_since: Option<String>,
+    /// The status the server answered (`304` for a conditional GET of an unchanged route).
+    pub status: u16,
 }
 
 type Routes = Arc<Mutex<HashMap<String, Response>>>;
@@ -191,6 +203,26 @@ impl Server {
         );
     }
 
+    /// Serve `body` with status 200 at `path` with a strong `ETag` derived from the bytes
+    /// (so new bytes get a new tag) and, when given, `Last-Modified`; conditional requests
+    /// for the same tag (or date) answer `304`. Returns the `ETag`.
+    pub fn route_versioned(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: impl Into<Vec<u8>>,
+        last_modified: Option<&str>,
+    ) -> String {
+        let body = body.into();
+        let etag = etag_of(&body);
+        let mut headers = vec![("Content-Type", content_type), ("ETag", etag.as_str())];
+        if let Some(lm) = last_modified {
+            headers.push(("Last-Modified", lm));
+        }
+        self.route_with_headers(path, 200, &headers, body);
+        etag
+    }
+
     /// The body served at `path`, if any.
     pub fn body(&self, path: &str) -> Option<Vec<u8>> {
         self.routes
@@ -227,25 +259,24 @@ fn serve(
     reader.read_line(&mut line)?;
     let method = line.split_whitespace().next().unwrap_or("GET").to_owned();
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-    let mut authorization = None;
+    let (mut authorization, mut if_none_match, mut if_modified_since) = (None, None, None);
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
             break;
         }
         if let Some((name, value)) = header.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("authorization") {
-                authorization = Some(value.trim().to_owned());
-            }
+            let slot = match name.trim().to_ascii_lowercase().as_str() {
+                "authorization" => &mut authorization,
+                "if-none-match" => &mut if_none_match,
+                "if-modified-since" => &mut if_modified_since,
+                _ => continue,
+            };
+            *slot = Some(value.trim().to_owned());
         }
     }
-    log.lock().unwrap().push(Request {
-        method: method.clone(),
-        path: path.clone(),
-        authorization,
-    });
     let route_path = path.split('?').next().unwrap_or(&path).to_owned();
-    let resp = routes
+    let mut resp = routes
         .lock()
         .unwrap()
         .get(&route_path)
@@ -256,6 +287,28 @@ fn serve(
             body: br#"{"errors":["Not Found"]}"#.to_vec(),
             headers: Vec::new(),
         });
+    if resp.status == 200
+        && (method == "GET" || method == "HEAD")
+        && not_modified(
+            &resp,
+            if_none_match.as_deref(),
+            if_modified_since.as_deref(),
+        )
+    {
+        resp.status = 304;
+        resp.body.clear();
+        resp.headers.retain(|(n, _)| {
+            n.eq_ignore_ascii_case("etag") || n.eq_ignore_ascii_case("last-modified")
+        });
+    }
+    log.lock().unwrap().push(Request {
+        method: method.clone(),
+        path: path.clone(),
+        authorization,
+        if_none_match,
+        if_modified_since,
+        status: resp.status,
+    });
     let mut head = format!("HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
     // A 204 (and any 1xx/304) has no body and must not announce one.
     let bodyless = resp.status == 204 || resp.status == 304 || resp.status < 200;
@@ -279,12 +332,44 @@ fn serve(
     stream.flush()
 }
 
+/// A strong `ETag` for `body`: new bytes, new tag.
+pub fn etag_of(body: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("\"{}\"", &hex::encode(sha2::Sha256::digest(body))[..16])
+}
+
+/// Whether a conditional request's validators match `resp` (RFC 9110 §13.1.1-2: weak
+/// comparison for `If-None-Match`, which takes precedence over `If-Modified-Since`; dates are
+/// compared as strings, which is enough for tests that send back what they were given).
+fn not_modified(
+    resp: &Response,
+    if_none_match: Option<&str>,
+    if_modified_since: Option<&str>,
+) -> bool {
+    let header = |name: &str| {
+        resp.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let weak = |t: &str| t.trim().trim_start_matches("W/").to_owned();
+    match (if_none_match, if_modified_since) {
+        (Some(inm), _) => header("ETag").is_some_and(|etag| {
+            inm.split(',')
+                .any(|t| t.trim() == "*" || weak(t) == weak(etag))
+        }),
+        (None, Some(ims)) => header("Last-Modified").is_some_and(|lm| lm == ims),
+        (None, None) => false,
+    }
+}
+
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         204 => "No Content",
         301 => "Moved Permanently",
         302 => "Found",
+        304 => "Not Modified",
         404 => "Not Found",
         500 => "Internal Server Error",
         _ => "X",

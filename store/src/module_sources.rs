@@ -1,0 +1,144 @@
+//! Module source memos (issue 5 item 6, migration v4): what a module address that names an
+//! immutable or revalidatable package resolved to, so a later init need not download it.
+//!
+//! ```text
+//! module_sources(source PRIMARY KEY, package → packages ON DELETE CASCADE,
+//!                location, subdir, etag, last_modified, updated_at)
+//! ```
+//!
+//! The installer chooses the `source` keys and what may be trusted (registry
+//! `(address, version)`: immutable by the registry contract; a plain http(s) archive URL:
+//! only after the server answers `304 Not Modified` to a conditional GET). The store only
+//! keeps the rows; a memo dies with its package (gc, a damaged package removed), and a
+//! caller must still check the package with [`Store::trusted_package`] before using it.
+
+use rusqlite::{OptionalExtension as _, TransactionBehavior};
+
+use crate::index::now;
+use crate::package::PackageKey;
+use crate::{Result, Store, StoreError};
+
+/// What a module source resolved to when it was last fetched.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleSourceMemo {
+    /// The module package id ([`PackageKey::Module`]).
+    pub package: String,
+    /// The resolved location (a registry's download address), or empty.
+    pub location: String,
+    /// A `//subdir` the fetch itself named (`X-Terraform-Get` hops), or empty.
+    pub subdir: String,
+    /// The `ETag` the server sent with the package's bytes.
+    pub etag: Option<String>,
+    /// The `Last-Modified` the server sent with the package's bytes.
+    pub last_modified: Option<String>,
+}
+
+impl Store {
+    /// The memo recorded for `source`, if its package is still committed.
+    pub fn module_source(&self, source: &str) -> Result<Option<ModuleSourceMemo>> {
+        let index = self.index();
+        index
+            .conn
+            .query_row(
+                "SELECT p.name, m.location, m.subdir, m.etag, m.last_modified
+                 FROM module_sources m JOIN packages p ON p.id = m.package
+                 WHERE m.source = ?1 AND p.kind = 'module'",
+                [source],
+                |r| {
+                    Ok(ModuleSourceMemo {
+                        package: r.get(0)?,
+                        location: r.get(1)?,
+                        subdir: r.get(2)?,
+                        etag: r.get(3)?,
+                        last_modified: r.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(index.err("reading a module source memo"))
+    }
+
+    /// Record (replacing) the memo for `source`. The package must be committed; if it is
+    /// not (removed meanwhile), nothing is recorded and `false` is returned.
+    pub fn record_module_source(&self, source: &str, memo: &ModuleSourceMemo) -> Result<bool> {
+        let mut index = self.index();
+        let path = index.path.clone();
+        let err = |source| StoreError::Index {
+            path: path.clone(),
+            context: "recording a module source memo".to_owned(),
+            source,
+        };
+        let tx = index
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let key = PackageKey::module(memo.package.clone());
+        let id: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                [key.kind(), key.name(), key.version(), key.platform()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        let Some(id) = id else {
+            return Ok(false);
+        };
+        tx.execute(
+            "INSERT INTO module_sources (source, package, location, subdir, etag, last_modified, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (source) DO UPDATE SET package = excluded.package,
+                 location = excluded.location, subdir = excluded.subdir, etag = excluded.etag,
+                 last_modified = excluded.last_modified, updated_at = excluded.updated_at",
+            rusqlite::params![
+                source,
+                id,
+                memo.location,
+                memo.subdir,
+                memo.etag,
+                memo.last_modified,
+                now()
+            ],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{PackageKey, Store};
+
+    #[test]
+    fn memos_follow_their_package() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("store")).unwrap();
+        let dir = tmp.path().join("pkg");
+        fs_err::create_dir_all(&dir).unwrap();
+        fs_err::write(dir.join("main.tf"), "output \"x\" {}\n").unwrap();
+        let memo = super::ModuleSourceMemo {
+            package: "http-p-0123".into(),
+            location: "https://h/p.zip".into(),
+            subdir: "sub".into(),
+            etag: Some("\"e1\"".into()),
+            last_modified: None,
+        };
+        // Not committed yet: nothing recorded.
+        assert!(!store.record_module_source("http\0u", &memo).unwrap());
+        assert_eq!(store.module_source("http\0u").unwrap(), None);
+        let ingested = store.ingest_module_dir(&dir).unwrap();
+        let key = PackageKey::module("http-p-0123");
+        store
+            .commit_package(&key, &ingested.tree, &[], None)
+            .unwrap();
+        assert!(store.record_module_source("http\0u", &memo).unwrap());
+        assert_eq!(store.module_source("http\0u").unwrap(), Some(memo.clone()));
+        let newer = super::ModuleSourceMemo {
+            etag: Some("\"e2\"".into()),
+            ..memo
+        };
+        assert!(store.record_module_source("http\0u", &newer).unwrap());
+        assert_eq!(store.module_source("http\0u").unwrap(), Some(newer));
+    }
+}
