@@ -230,7 +230,6 @@ fn init_locked(
     cli_config: &CliConfig,
     methods: Vec<tstore_installer::cliconfig::InstallMethod>,
 ) -> Result<ExitCode> {
-    let env = |k: &str| std::env::var(k).ok();
     // The mount path must resolve before any link into it is made (issue 6).
     match crate::mount::ensure(settings, store)? {
         crate::mount::Ensured::Mounted { pid, repaired } => eprintln!(
@@ -252,16 +251,7 @@ fn init_locked(
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods,
-        network: install::NetworkSettings {
-            hosts: cli_config.hosts.clone(),
-            credentials: tstore_installer::http::Credentials::new(
-                &cli_config.credentials,
-                std::env::vars(),
-            ),
-            ssl_cert_file: env("SSL_CERT_FILE")
-                .filter(|v| !v.is_empty())
-                .map(Into::into),
-        },
+        network: install::NetworkSettings::from_environment(cli_config),
     };
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules (issue 5).

@@ -72,6 +72,20 @@ pub struct NetworkSettings {
     pub ssl_cert_file: Option<PathBuf>,
 }
 
+impl NetworkSettings {
+    /// The network settings of a CLI configuration and this process's environment
+    /// (`TF_TOKEN_…` variables, `SSL_CERT_FILE`).
+    pub fn from_environment(cli_config: &crate::cliconfig::CliConfig) -> NetworkSettings {
+        NetworkSettings {
+            hosts: cli_config.hosts.clone(),
+            credentials: Credentials::new(&cli_config.credentials, std::env::vars()),
+            ssl_cert_file: std::env::var_os("SSL_CERT_FILE")
+                .filter(|v| !v.is_empty())
+                .map(Into::into),
+        }
+    }
+}
+
 /// Progress of an install, for the binary to render.
 #[derive(Debug)]
 pub enum Event<'a> {

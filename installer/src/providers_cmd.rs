@@ -91,16 +91,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
             platform: Platform::current(),
             mount: settings.mount.clone(),
             methods: Vec::new(),
-            network: install::NetworkSettings {
-                hosts: cli_config.hosts.clone(),
-                credentials: tstore_installer::http::Credentials::new(
-                    &cli_config.credentials,
-                    std::env::vars(),
-                ),
-                ssl_cert_file: env("SSL_CERT_FILE")
-                    .filter(|v| !v.is_empty())
-                    .map(Into::into),
-            },
+            network: install::NetworkSettings::from_environment(&cli_config),
         },
         platforms,
         source,
