@@ -416,8 +416,16 @@ fn store_du(settings: &Settings, json: bool) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&du)?);
     } else {
         println!(
-            "{} packages, {} trees, {} blobs\n{} bytes on disk (blobs)\n{} bytes if every package were a separate copy",
-            du.packages, du.trees, du.blobs, du.blob_bytes, du.logical_bytes
+            "{} packages, {} trees, {} blobs\n{} bytes on disk (blobs)\n\
+             {} bytes if every package were a separate copy\n\
+             {} bytes if each of the {} links from working directories were a private copy",
+            du.packages,
+            du.trees,
+            du.blobs,
+            du.blob_bytes,
+            du.logical_bytes,
+            du.linked_bytes,
+            du.links
         );
     }
     Ok(ExitCode::SUCCESS)

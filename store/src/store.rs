@@ -42,6 +42,11 @@ pub struct DiskUsage {
     pub blob_bytes: u64,
     /// Sum over packages of their tree bytes: what a copy per package would cost.
     pub logical_bytes: u64,
+    /// Links from working directories into the store (recorded roots).
+    pub links: u64,
+    /// Sum over those links of the linked package's bytes: what a private copy per link,
+    /// as `tofu init` makes, would cost.
+    pub linked_bytes: u64,
 }
 
 /// A blob file whose content does not match its name.
@@ -434,6 +439,11 @@ impl Store {
                 blob_bytes: 0,
                 logical_bytes: count(
                     "SELECT COALESCE(SUM(t.bytes), 0) FROM packages p JOIN trees t ON t.id = p.tree",
+                )?,
+                links: count("SELECT COUNT(*) FROM root_links")?,
+                linked_bytes: count(
+                    "SELECT COALESCE(SUM(t.bytes), 0) FROM root_links l
+                     JOIN packages p ON p.id = l.package JOIN trees t ON t.id = p.tree",
                 )?,
             }
         };

@@ -152,6 +152,9 @@ fn second_checkout_reuses_the_store_without_rehashing() {
     assert_eq!(du["packages"], 1, "{du}");
     assert_eq!(du["blobs"], 1, "{du}");
     assert!(du["blob_bytes"].as_u64().unwrap() < 2 * 20_373_856, "{du}");
+    // Two checkouts link it: private copies, as `tofu init` makes, would cost twice.
+    assert_eq!(du["links"], 2, "{du}");
+    assert_eq!(du["linked_bytes"], 2 * 20_373_856, "{du}");
 
     // A re-init of an installed checkout changes nothing.
     let again = stdout(&run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a)));
