@@ -460,17 +460,32 @@ fn store_verify(settings: &Settings, json: bool) -> Result<ExitCode> {
             report.blobs_checked, report.bytes_checked
         );
         for c in &report.corrupt {
-            println!("corrupt: {c:?}");
+            println!(
+                "corrupt: blob {} ({}): its content does not match its name",
+                c.blob,
+                c.path.display()
+            );
         }
         for m in &report.missing {
-            println!("missing: {m:?}");
+            println!(
+                "missing: blob {} (referenced by tree {})",
+                m.blob, m.referenced_by
+            );
+        }
+        for v in &report.views_bad {
+            for problem in &v.problems {
+                println!("bad view: {} ({}): {problem}", v.package, v.path.display());
+            }
         }
     }
     Ok(if report.is_clean() {
         ExitCode::SUCCESS
     } else {
         if !json {
-            eprintln!("Error: the store is damaged; see the list above");
+            eprintln!(
+                "Error: the store is damaged; see the list above\n\n  hint: run `tstore init` \
+                 again in the affected working directories: damaged packages are fetched again"
+            );
         }
         ExitCode::from(1)
     })
