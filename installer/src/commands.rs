@@ -24,7 +24,7 @@ use tstore_installer::addr::Platform;
 use tstore_installer::cliconfig::CliConfig;
 use tstore_installer::fsmirror::{FilesystemMirror, MirrorLocation};
 use tstore_installer::install::{self, Event, InitOptions, InstallError, Reporter};
-use tstore_store::{Disposition, HashRecord, PackageKey, SourceFingerprint, Store};
+use tstore_store::{PackageKey, SourceFingerprint, Store};
 
 use crate::cli::{Command, InitArgs, StoreCommand};
 use crate::Settings;
@@ -329,32 +329,11 @@ fn store_import(settings: &Settings, path: &std::path::Path, json: bool) -> Resu
             version: package.version.to_string(),
             platform: package.platform.to_string(),
         };
-        let local = |hash| HashRecord {
-            hash,
-            disposition: Disposition {
-                verified_locally: true,
-                ..Disposition::default()
-            },
+        let source = match &package.location {
+            MirrorLocation::Packed(p) | MirrorLocation::Unpacked(p) => p,
         };
-        let (source, tree, hashes) = match &package.location {
-            MirrorLocation::Packed(zip) => {
-                let a = store
-                    .ingest_zip(zip)
-                    .with_context(|| format!("cannot import {}", zip.display()))?;
-                let mut hashes = vec![local(a.ingested.h1.clone())];
-                if a.h1_zip != a.ingested.h1 {
-                    hashes.push(local(a.h1_zip));
-                }
-                hashes.push(local(a.zh));
-                (zip, a.ingested.tree, hashes)
-            }
-            MirrorLocation::Unpacked(dir) => {
-                let i = store
-                    .ingest_dir(dir)
-                    .with_context(|| format!("cannot import {}", dir.display()))?;
-                (dir, i.tree, vec![local(i.h1)])
-            }
-        };
+        let (tree, hashes) = install::ingest_mirror_package(&store, &package.location)
+            .with_context(|| format!("cannot import {}", source.display()))?;
         let fingerprint = SourceFingerprint::of_path(source)?;
         let pkg = store
             .commit_package(&key, &tree, &hashes, Some((source, &fingerprint)))

@@ -1068,7 +1068,7 @@ fn obtain_fs(store: &Store, location: &MirrorLocation) -> Result<Obtainment, Sto
     let (tree, hashes, obtained) = match store.source_memo(&path, &fingerprint)? {
         Some(memo) => (memo.tree, memo.hashes, Obtained::Memoized),
         None => {
-            let (tree, hashes) = ingest(store, location)?;
+            let (tree, hashes) = ingest_mirror_package(store, location)?;
             (tree, hashes, Obtained::Ingested)
         }
     };
@@ -1348,8 +1348,10 @@ fn join_hashes(hashes: impl Iterator<Item = String>) -> String {
     hashes.collect::<Vec<_>>().join(", ")
 }
 
-/// Ingest a mirror package. The first record is always the directory `h1:`.
-fn ingest(
+/// Ingest a filesystem-mirror package, with the hashes verified locally for it: the
+/// directory `h1:` (always first), and for a zip its archive-form `h1:` when different and
+/// its `zh:`.
+pub fn ingest_mirror_package(
     store: &Store,
     location: &MirrorLocation,
 ) -> Result<(TreeId, Vec<HashRecord>), StoreError> {
