@@ -167,6 +167,14 @@ impl Index {
         // package is ingested again.
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(err("setting synchronous"))?;
+        // A gc sweep of 50k blobs re-read index pages ~200k times with the default 2 MiB
+        // page cache, and wrote ~120k pages to an on-disk statement journal (cascading
+        // deletes inside one transaction). A larger cache (allocated only as used) and
+        // in-memory temp files keep such a sweep off the disk until commit.
+        conn.pragma_update(None, "cache_size", -65536)
+            .map_err(err("setting cache_size"))?;
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(err("setting temp_store"))?;
         let mut index = Index {
             conn,
             path: path.to_path_buf(),
