@@ -73,6 +73,16 @@ pub struct NetworkSettings {
 }
 
 impl NetworkSettings {
+    /// The HTTP client for registries and network mirrors (`SSL_CERT_FILE` roots).
+    pub fn http_client(&self) -> Result<HttpClient, InstallError> {
+        HttpClient::new(self.ssl_cert_file.as_deref()).map_err(|source| InstallError::Remote {
+            provider: "(all providers)".into(),
+            version: None,
+            what: "cannot set up HTTPS".into(),
+            source: RemoteError::Http(source),
+        })
+    }
+
     /// The network settings of a CLI configuration and this process's environment
     /// (`TF_TOKEN_…` variables, `SSL_CERT_FILE`).
     pub fn from_environment(cli_config: &crate::cliconfig::CliConfig) -> NetworkSettings {
@@ -552,16 +562,7 @@ pub fn init(
         )
     });
     let http = if needs_network {
-        Some(
-            HttpClient::new(opts.network.ssl_cert_file.as_deref()).map_err(|source| {
-                InstallError::Remote {
-                    provider: "(all providers)".into(),
-                    version: None,
-                    what: "cannot set up HTTPS".into(),
-                    source: RemoteError::Http(source),
-                }
-            })?,
-        )
+        Some(opts.network.http_client()?)
     } else {
         None
     };

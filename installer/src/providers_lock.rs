@@ -26,10 +26,9 @@ use tstore_store::{HashRecord, Store};
 
 use crate::addr::Platform;
 use crate::cliconfig::{InstallMethod, InstallMethodKind};
-use crate::http::HttpClient;
 use crate::install::{
     obtain, render, write_atomic, Event, InitOptions, InstallError, LockFileChange, ObtainMode,
-    Obtained, Planned, RemoteError, Reporter, LOCK_FILE_NAME,
+    Obtained, Planned, Reporter, LOCK_FILE_NAME,
 };
 use crate::lockfile::{LockFile, LockedProvider};
 use crate::module_tree;
@@ -125,16 +124,7 @@ pub fn lock(
     let old_lock = LockFile::load(&lock_path)?;
     let http = match opts.source {
         LockSource::FilesystemMirror(_) => None,
-        _ => Some(
-            HttpClient::new(base.network.ssl_cert_file.as_deref()).map_err(|source| {
-                InstallError::Remote {
-                    provider: "(all providers)".into(),
-                    version: None,
-                    what: "cannot set up HTTPS".into(),
-                    source: RemoteError::Http(source),
-                }
-            })?,
-        ),
+        _ => Some(base.network.http_client()?),
     };
     let wanted: Vec<_> = requirements
         .providers
