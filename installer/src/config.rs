@@ -109,19 +109,36 @@ pub fn load_module_requirements(
     dir: &Path,
     default_host: &str,
 ) -> Result<ModuleRequirements, ConfigError> {
+    load_module_requirements_shown_as(dir, dir, default_host)
+}
+
+/// [`load_module_requirements`] for a module the user knows under another
+/// path: every position in the result and in errors names `shown_as` (e.g.
+/// `.terraform/modules/KEY/main.tf:427`), never `dir`, which may be the
+/// store's internal copy of a module package.
+pub fn load_module_requirements_shown_as(
+    dir: &Path,
+    shown_as: &Path,
+    default_host: &str,
+) -> Result<ModuleRequirements, ConfigError> {
     let (primary, overrides) = module_files(dir)?;
     let parse_all = |paths: &[PathBuf]| -> Result<Vec<FileContent>, ConfigError> {
         paths
             .iter()
             .map(|p| {
-                let src = fs_err::read_to_string(p).map_err(|err| ConfigError::Read {
-                    path: p.clone(),
+                let shown = match p.file_name() {
+                    Some(name) => shown_as.join(name),
+                    None => p.clone(),
+                };
+                // std's error names no path: the message shows `shown`.
+                let src = std::fs::read_to_string(p).map_err(|err| ConfigError::Read {
+                    path: shown.clone(),
                     err,
                 })?;
                 if p.to_string_lossy().ends_with(".json") {
-                    parse_json(&src, p)
+                    parse_json(&src, &shown)
                 } else {
-                    parse_hcl(&src, p)
+                    parse_hcl(&src, &shown)
                 }
             })
             .collect()
@@ -221,6 +238,22 @@ pub fn load_module_requirements(
         }
     }
     Ok(reqs)
+}
+
+/// Parse one configuration file (`.tf`/`.tofu` as HCL, `.tf.json`/`.tofu.json`
+/// as JSON) the way [`load_module_requirements`] does, and report the first
+/// syntax or requirement error. Used by the corpus check, which compares this
+/// verdict with terraform's on public modules.
+pub fn check_file(path: &Path) -> Result<(), ConfigError> {
+    let src = fs_err::read_to_string(path).map_err(|err| ConfigError::Read {
+        path: path.to_owned(),
+        err,
+    })?;
+    if path.to_string_lossy().ends_with(".json") {
+        parse_json(&src, path).map(drop)
+    } else {
+        parse_hcl(&src, path).map(drop)
+    }
 }
 
 fn add(reqs: &mut ModuleRequirements, addr: ProviderAddr, c: &VersionConstraints) {
@@ -514,11 +547,25 @@ fn check_local_name(name: &str, at: &SourcePos) -> Result<(), ConfigError> {
     }
 }
 
+/// The line a syntax error is on, as terraform counts it. The parser clamps an
+/// error at the end of input to the last byte, so an unexpected end after a
+/// final newline would be reported on the line before; terraform reports the
+/// (empty) last line.
+fn syntax_error_line(src: &str, e: &hcl::edit::parser::Error) -> usize {
+    let loc = e.location();
+    let at_eof = loc.offset() + 1 == src.len() && loc.column() > e.line().chars().count() + 1;
+    if at_eof && src.ends_with('\n') {
+        src.matches('\n').count() + 1
+    } else {
+        loc.line()
+    }
+}
+
 fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
     let body = hcl::edit::parser::parse_body(src).map_err(|e| ConfigError::Syntax {
         at: SourcePos {
             file: path.to_owned(),
-            line: Some(e.location().line()),
+            line: Some(syntax_error_line(src, &e)),
         },
         message: e.message().to_owned(),
     })?;

@@ -5,6 +5,7 @@
 mod common;
 mod fuse;
 mod gc;
+mod hcl_syntax;
 mod https;
 mod modules;
 mod providers;

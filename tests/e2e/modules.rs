@@ -1037,3 +1037,51 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
     run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
     run_ok(no_fuse(tstore(&env, None)).args(["store", "verify"]));
 }
+
+/// A syntax error inside a module package names the file as the user sees it, under
+/// `.terraform/modules/KEY/`, with terraform's line, and never the store's copy; the working
+/// directory is left as it was.
+#[test]
+fn syntax_errors_in_module_packages_name_the_path_the_user_sees() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let src = base.join("pkg-src");
+    fs_err::create_dir_all(src.join("modules/inner")).unwrap();
+    fs_err::write(
+        src.join("main.tf"),
+        "module \"inner\" {\n  source = \"./modules/inner\"\n}\n",
+    )
+    .unwrap();
+    fs_err::write(
+        src.join("modules/inner/main.tf"),
+        "locals {\n  x = true ? 1 :\n  2\n}\n",
+    )
+    .unwrap();
+    sh(
+        &src,
+        "git init -q -b main . && git add -A && git commit -qm init && git tag v1 \
+         && git clone -q --bare . ../pkg.git",
+    );
+    let source = format!("git::file://{}/pkg.git?ref=v1", base.display());
+    let dir = env.checkout(
+        "syntax",
+        &[(
+            "main.tf",
+            &format!("module \"net\" {{\n  source = \"{source}\"\n}}\n"),
+        )],
+    );
+    let before = tstore_test_support::snapshot(&dir);
+    let out = run_fail(no_fuse(tstore(&env, None)).arg("init").arg(&dir));
+    let err = stderr(&out);
+    let shown = dir.join(".terraform/modules/net/modules/inner/main.tf:2");
+    assert!(
+        err.contains(&shown.display().to_string()),
+        "stderr does not name {}:\n{err}",
+        shown.display()
+    );
+    assert!(
+        !err.contains(&env.store.display().to_string()),
+        "stderr names the store:\n{err}"
+    );
+    assert_eq!(tstore_test_support::snapshot(&dir), before);
+}

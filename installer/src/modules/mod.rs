@@ -305,7 +305,14 @@ impl Walker<'_> {
         prefix: &str,
         depth: usize,
     ) -> Result<(), ModuleInstallError> {
-        let module = config::load_module_requirements(dir_abs, &self.opts.default_host)?;
+        // Positions name the module as the user sees it (`.terraform/modules/KEY/…`
+        // under the working directory), never the store's copy of its package.
+        let shown_as = match dir_rel {
+            "." => self.opts.dir.clone(),
+            rel => self.opts.dir.join(rel),
+        };
+        let module =
+            config::load_module_requirements_shown_as(dir_abs, &shown_as, &self.opts.default_host)?;
         self.prefetch(&module.module_calls);
         for (name, call) in module.module_calls {
             let key = if prefix.is_empty() {
