@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use tstore_installer::addr::Platform;
 use tstore_installer::cliconfig::CliConfig;
-use tstore_installer::fsmirror::{FilesystemMirror, MirrorLocation};
+use tstore_installer::fsmirror::{self, FilesystemMirror, MirrorLocation};
 use tstore_installer::install::{self, Event, InitOptions, InstallError, Reporter};
 use tstore_store::{PackageKey, SourceFingerprint, Store};
 
@@ -209,7 +209,8 @@ fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     }
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
-    let methods = cli_config.effective_methods(settings.flavor, &cwd, &env);
+    let methods =
+        cli_config.effective_methods(settings.flavor, &cwd, &env, &fsmirror::providers_in);
     let store = open_store(settings)?;
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded (issue 7, ARCHITECTURE.md "Concurrency").

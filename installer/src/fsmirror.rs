@@ -55,6 +55,16 @@ pub struct FilesystemMirror {
     pub root: PathBuf,
 }
 
+/// The providers an implied local plugin directory holds, for
+/// [`CliConfig::effective_methods`](crate::cliconfig::CliConfig::effective_methods);
+/// an unreadable directory holds none, as tofu ignores it.
+pub fn providers_in(dir: &Path) -> Vec<ProviderAddr> {
+    FilesystemMirror::new(dir)
+        .all_packages()
+        .map(|pkgs| pkgs.into_iter().map(|(addr, _)| addr).collect())
+        .unwrap_or_default()
+}
+
 impl FilesystemMirror {
     /// A mirror rooted at `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {

@@ -222,7 +222,7 @@ impl fmt::Display for ProviderAddr {
 
 /// Normalize a namespace or type: lower case; letters, digits and single
 /// dashes only, not at either end (the DNS label rules OpenTofu applies).
-pub(crate) fn normalize_part(given: &str) -> Result<String, String> {
+pub fn normalize_part(given: &str) -> Result<String, String> {
     if given.is_empty() {
         return Err("must have at least one character".to_owned());
     }
@@ -243,7 +243,7 @@ pub(crate) fn normalize_part(given: &str) -> Result<String, String> {
 }
 
 /// Normalize a host name with optional port, like svchost.ForComparison.
-pub(crate) fn normalize_host(given: &str) -> Result<String, String> {
+pub fn normalize_host(given: &str) -> Result<String, String> {
     let (name, port) = match given.find(':') {
         Some(i) => (&given[..i], Some(&given[i + 1..])),
         None => (given, None),

@@ -15,6 +15,7 @@ use hcl::edit::Span;
 
 use crate::addr::{AddrError, ProviderAddr};
 use crate::flavor::Flavor;
+use crate::span::line_at;
 use crate::version::{Version, VersionConstraints};
 
 /// What is wrong with a lock file; each names the tofu diagnostic it matches.
@@ -282,16 +283,6 @@ pub(crate) fn quote(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// One-based line number of a byte offset.
-pub(crate) fn line_at(src: &str, offset: usize) -> usize {
-    let end = offset.min(src.len());
-    src.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 struct Ctx<'a> {

@@ -17,8 +17,7 @@ use hcl::edit::Span;
 
 use crate::addr::{normalize_host, normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
-use crate::fsmirror::FilesystemMirror;
-use crate::lockfile::line_at;
+use crate::span::line_at;
 
 /// Errors from reading the CLI configuration.
 #[derive(Debug, thiserror::Error)]
@@ -348,11 +347,14 @@ impl CliConfig {
     /// two-part patterns expanded to `flavor`'s registry host; or, without a
     /// block, the implied ones: a filesystem mirror for each existing local
     /// plugin directory, then `direct` excluding every provider found in them.
+    /// `providers_in` lists the providers a local plugin directory holds (reading
+    /// a mirror is the provider sources' job, not the language's).
     pub fn effective_methods(
         &self,
         flavor: Flavor,
         cwd: &Path,
         env: &dyn Fn(&str) -> Option<String>,
+        providers_in: &dyn Fn(&Path) -> Vec<ProviderAddr>,
     ) -> Vec<InstallMethod> {
         let default_host = flavor.default_registry_host();
         if let Some(methods) = &self.provider_installation {
@@ -380,12 +382,10 @@ impl CliConfig {
             if !dir.is_dir() {
                 continue;
             }
-            if let Ok(pkgs) = FilesystemMirror::new(&dir).all_packages() {
-                for (addr, _) in pkgs {
-                    let a = addr.to_string();
-                    if !found.contains(&a) {
-                        found.push(a);
-                    }
+            for addr in providers_in(&dir) {
+                let a = addr.to_string();
+                if !found.contains(&a) {
+                    found.push(a);
                 }
             }
             methods.push(InstallMethod::new(InstallMethodKind::FilesystemMirror {
@@ -818,7 +818,12 @@ credentials "app.terraform.io" {
     #[test]
     fn matching_patterns() {
         let c = parse(FULL).unwrap();
-        let methods = c.effective_methods(Flavor::Terraform, Path::new("/nonexistent"), &|_| None);
+        let methods = c.effective_methods(
+            Flavor::Terraform,
+            Path::new("/nonexistent"),
+            &|_| None,
+            &|_| Vec::new(),
+        );
         let a = |s: &str| ProviderAddr::parse_normalized(s).unwrap();
         let fs = &methods[1];
         assert!(fs.matches(&a("registry.terraform.io/hashicorp/null")));
@@ -970,7 +975,16 @@ credentials "app.terraform.io" {
                 dir.path().join("nope").display().to_string(),
             ),
         ]);
-        let methods = CliConfig::default().effective_methods(Flavor::Tofu, &cwd, &env);
+        // The local directory holds one provider; the home one none.
+        let providers_in = |dir: &Path| {
+            if dir.starts_with(&cwd) {
+                vec![ProviderAddr::parse_source("example.com/test/fake", "x").unwrap()]
+            } else {
+                Vec::new()
+            }
+        };
+        let methods =
+            CliConfig::default().effective_methods(Flavor::Tofu, &cwd, &env, &providers_in);
         assert_eq!(methods.len(), 3);
         assert_eq!(
             methods[0].kind,

@@ -8,8 +8,9 @@
 //! `resource`/`data`/`ephemeral` blocks and `provider` blocks. Only what
 //! provider installation needs is interpreted; everything else is ignored.
 
+pub mod tree;
+
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -19,27 +20,9 @@ use hcl::edit::Span;
 use serde_json::Value;
 
 use crate::addr::{normalize_part, ProviderAddr};
-use crate::lockfile::line_at;
+use crate::span::line_at;
+pub use crate::span::SourcePos;
 use crate::version::VersionConstraints;
-
-/// A position in a configuration file, shown as `path:line` (or `path` for
-/// JSON files, whose values carry no line numbers once parsed).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourcePos {
-    /// The file.
-    pub file: PathBuf,
-    /// One-based line, when known.
-    pub line: Option<usize>,
-}
-
-impl fmt::Display for SourcePos {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}", self.file.display()),
-            None => write!(f, "{}", self.file.display()),
-        }
-    }
-}
 
 /// Errors from loading a module's configuration.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,19 @@
+//! The OpenTofu/Terraform language as tstore needs it, and nothing else: provider
+//! addresses ([`addr`]), versions and constraints ([`version`]), the dependency lock file
+//! ([`lockfile`]), the tool whose conventions to follow ([`flavor`]), source positions
+//! ([`span`]), configuration loading ([`config`]: one module directory with its override
+//! files, and the walk over the module tree) and the CLI configuration ([`cliconfig`]).
+//!
+//! **Architecture Invariant:** this crate knows no store and no network. It reads files
+//! and returns values; fetching, verifying and linking packages happen in
+//! `tstore-installer`, which depends on this crate and never the other way round.
+
+#![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
+
+pub mod addr;
+pub mod cliconfig;
+pub mod config;
+pub mod flavor;
+pub mod lockfile;
+pub mod span;
+pub mod version;
