@@ -1,0 +1,230 @@
+//! Reading one CLI configuration file's HCL into a [`CliConfig`].
+
+use hcl::edit::expr::{Expression, ObjectKey};
+use hcl::edit::structure::{Attribute, Block, Structure};
+use hcl::edit::Span;
+
+use super::*;
+use crate::span::line_at;
+
+/// Replace quoted attribute names at the start of a line (`"a/b" = ...`)
+/// with placeholder identifiers, returning the rewritten text and the names.
+pub(super) fn unquote_keys(src: &str) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(src.len());
+    let mut names = Vec::new();
+    for line in src.split_inclusive('\n') {
+        let indent_len = line.len() - line.trim_start().len();
+        let t = &line[indent_len..];
+        let parsed = t.strip_prefix('"').and_then(|r| {
+            let mut name = String::new();
+            let mut chars = r.char_indices();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => name.push(chars.next()?.1),
+                    '"' => return Some((name, &r[i + 1..])),
+                    c => name.push(c),
+                }
+            }
+            None
+        });
+        match parsed {
+            Some((name, after))
+                if after.trim_start().starts_with('=') && !after.trim_start().starts_with("==") =>
+            {
+                out.push_str(&line[..indent_len]);
+                out.push_str(&format!("tstore_quoted_{}", names.len()));
+                out.push_str(after);
+                names.push(name);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    (out, names)
+}
+
+pub(super) struct Parser<'a> {
+    pub(super) src: &'a str,
+    pub(super) filename: &'a str,
+    pub(super) names: &'a [String],
+    pub(super) env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Parser<'_> {
+    pub(super) fn invalid(&self, node: &impl Span, message: String) -> CliConfigError {
+        CliConfigError::Invalid {
+            file: self.filename.to_owned(),
+            line: node.span().map_or(0, |r| line_at(self.src, r.start)),
+            message,
+        }
+    }
+
+    /// An identifier, with placeholders for quoted names mapped back.
+    pub(super) fn name(&self, ident: &str) -> String {
+        ident
+            .strip_prefix("tstore_quoted_")
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|i| self.names.get(i))
+            .cloned()
+            .unwrap_or_else(|| ident.to_owned())
+    }
+
+    pub(super) fn key(&self, a: &Attribute) -> String {
+        self.name(a.key.as_str())
+    }
+
+    pub(super) fn object_key(&self, k: &ObjectKey) -> String {
+        match k {
+            ObjectKey::Ident(i) => self.name(i.as_str()),
+            ObjectKey::Expression(Expression::String(s)) => s.as_str().to_owned(),
+            ObjectKey::Expression(e) => e.to_string(),
+        }
+    }
+
+    pub(super) fn string<'b>(&self, a: &'b Attribute) -> Result<&'b str, CliConfigError> {
+        match &a.value {
+            Expression::String(s) => Ok(s.as_str()),
+            _ => Err(self.invalid(a, format!("{:?} must be a string", self.key(a)))),
+        }
+    }
+
+    pub(super) fn strings(&self, a: &Attribute) -> Result<Vec<String>, CliConfigError> {
+        let Expression::Array(items) = &a.value else {
+            return Err(self.invalid(a, format!("{:?} must be a list of strings", self.key(a))));
+        };
+        items
+            .iter()
+            .map(|e| match e {
+                Expression::String(s) => Ok(s.as_str().to_owned()),
+                _ => Err(self.invalid(a, format!("{:?} must be a list of strings", self.key(a)))),
+            })
+            .collect()
+    }
+
+    pub(super) fn expand_path(&self, s: &str) -> PathBuf {
+        let home = (self.env)("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        expand_tilde(&expand_vars(s, self.env), home.as_deref())
+    }
+
+    pub(super) fn host_label(&self, b: &Block, what: &str) -> Result<String, CliConfigError> {
+        let [label] = b.labels.as_slice() else {
+            return Err(self.invalid(
+                b,
+                format!("a {what} block must have exactly one label, the host name"),
+            ));
+        };
+        normalize_host(label.as_str()).map_err(|e| {
+            self.invalid(
+                b,
+                format!(
+                    "The {what} {:?} block has an invalid hostname: {e}",
+                    label.as_str()
+                ),
+            )
+        })
+    }
+
+    pub(super) fn methods(&self, block: &Block) -> Result<Vec<InstallMethod>, CliConfigError> {
+        let mut methods: Vec<InstallMethod> = Vec::new();
+        for s in block.body.iter() {
+            let Structure::Block(m) = s else {
+                return Err(self.invalid(
+                    s,
+                    "The items inside the provider_installation block must all be blocks.".into(),
+                ));
+            };
+            if !m.labels.is_empty() {
+                return Err(self.invalid(
+                    m,
+                    "The blocks inside the provider_installation block may not have any labels."
+                        .into(),
+                ));
+            }
+            let kind = m.ident.as_str();
+            if kind == "dev_overrides" {
+                if !methods.is_empty() {
+                    return Err(self.invalid(m, "The dev_overrides block must appear before all other installation methods, because development overrides always have the highest priority.".into()));
+                }
+                let mut overrides = BTreeMap::new();
+                for item in m.body.iter() {
+                    let Structure::Attribute(a) = item else {
+                        return Err(self.invalid(
+                            item,
+                            "dev_overrides may contain only \"NAMESPACE/TYPE\" = \"DIR\" entries"
+                                .into(),
+                        ));
+                    };
+                    let addr = self.key(a);
+                    if let Err(e) =
+                        ProviderAddr::parse_source(&addr, Flavor::Tofu.default_registry_host())
+                    {
+                        return Err(self.invalid(a, format!("The entry {addr:?} in dev_overrides is not a valid provider source string: {e}")));
+                    }
+                    overrides.insert(addr, self.expand_path(self.string(a)?));
+                }
+                methods.push(InstallMethod::new(InstallMethodKind::DevOverrides(
+                    overrides,
+                )));
+                continue;
+            }
+            let mut include = Vec::new();
+            let mut exclude = Vec::new();
+            let mut path = None;
+            let mut url = None;
+            for item in m.body.iter() {
+                let Structure::Attribute(a) = item else {
+                    return Err(self.invalid(
+                        item,
+                        format!("Invalid {kind} block: nested blocks are not expected here."),
+                    ));
+                };
+                match (kind, self.key(a).as_str()) {
+                    (_, "include") => include = self.strings(a)?,
+                    (_, "exclude") => exclude = self.strings(a)?,
+                    ("filesystem_mirror", "path") => path = Some(self.string(a)?),
+                    ("network_mirror", "url") => url = Some(self.string(a)?),
+                    // Retry counts and trust settings do not change what is installed.
+                    ("direct" | "network_mirror", "download_retry_count") => {}
+                    ("network_mirror", "trust_all_hashes") => {}
+                    ("direct" | "filesystem_mirror" | "network_mirror", other) => {
+                        return Err(self.invalid(
+                            a,
+                            format!("Invalid {kind} block: unsupported argument {other:?}."),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            for p in include.iter().chain(&exclude) {
+                parse_pattern(p, Flavor::Tofu.default_registry_host()).map_err(|e| {
+                    self.invalid(
+                        m,
+                        format!("CLI config specifies invalid provider matching patterns: {e}."),
+                    )
+                })?;
+            }
+            let kind = match kind {
+                "direct" => InstallMethodKind::Direct,
+                "filesystem_mirror" => match path.filter(|p| !p.is_empty()) {
+                    Some(p) => InstallMethodKind::FilesystemMirror { path: self.expand_path(p) },
+                    None => return Err(self.invalid(m, "Invalid filesystem_mirror block: \"path\" argument is required.".into())),
+                },
+                "network_mirror" => match url.filter(|u| !u.is_empty()) {
+                    Some(u) => InstallMethodKind::NetworkMirror { url: u.to_owned() },
+                    None => return Err(self.invalid(m, "Invalid network_mirror block: \"url\" argument is required.".into())),
+                },
+                "oci_mirror" => {
+                    return Err(self.invalid(m, "The oci_mirror installation method is not supported by tstore; use a filesystem_mirror or network_mirror.".into()))
+                }
+                other => return Err(self.invalid(m, format!("Unknown provider installation method {other:?}."))),
+            };
+            methods.push(InstallMethod {
+                kind,
+                include,
+                exclude,
+            });
+        }
+        Ok(methods)
+    }
+}

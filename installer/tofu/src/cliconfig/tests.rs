@@ -1,0 +1,292 @@
+use super::*;
+
+fn env_from(pairs: &[(&str, String)]) -> impl Fn(&str) -> Option<String> {
+    let map: BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    move |k: &str| map.get(k).cloned()
+}
+
+const FULL: &str = r#"
+# comment
+plugin_cache_dir = "~/cache"
+disable_checkpoint = true
+
+provider_installation {
+  dev_overrides {
+"hashicorp/null" = "/dev/null-provider"
+  }
+  filesystem_mirror {
+path    = "/abs/dir"
+include = ["registry.terraform.io/hashicorp/*"]
+  }
+  network_mirror {
+url = "https://host/prefix/"
+  }
+  direct {
+exclude = ["example.com/*/*", "hashicorp/aws"]
+  }
+}
+
+host "Example.com" {
+  services = {
+"providers.v1" = "https://example.com/v1/providers/"
+  }
+}
+
+credentials "app.terraform.io" {
+  token = "secret"
+}
+"#;
+
+fn parse(src: &str) -> Result<CliConfig, CliConfigError> {
+    let env = env_from(&[("HOME", "/home/u".into())]);
+    CliConfig::parse_with_env(src, "test.tfrc", &env)
+}
+
+#[test]
+fn parses_everything() {
+    let c = parse(FULL).unwrap();
+    assert_eq!(c.plugin_cache_dir, Some(PathBuf::from("/home/u/cache")));
+    let m = c.provider_installation.as_ref().unwrap();
+    assert_eq!(m.len(), 4);
+    assert_eq!(
+        m[0].kind,
+        InstallMethodKind::DevOverrides(
+            [(
+                "hashicorp/null".to_owned(),
+                PathBuf::from("/dev/null-provider")
+            )]
+            .into()
+        )
+    );
+    assert_eq!(
+        m[1].kind,
+        InstallMethodKind::FilesystemMirror {
+            path: "/abs/dir".into()
+        }
+    );
+    assert_eq!(m[1].include, ["registry.terraform.io/hashicorp/*"]);
+    assert_eq!(
+        m[2].kind,
+        InstallMethodKind::NetworkMirror {
+            url: "https://host/prefix/".into()
+        }
+    );
+    assert_eq!(m[3].kind, InstallMethodKind::Direct);
+    assert_eq!(
+        c.hosts["example.com"].services["providers.v1"],
+        "https://example.com/v1/providers/"
+    );
+    assert_eq!(c.credentials["app.terraform.io"], "secret");
+}
+
+#[test]
+fn matching_patterns() {
+    let c = parse(FULL).unwrap();
+    let methods = c.effective_methods(
+        Flavor::Terraform,
+        Path::new("/nonexistent"),
+        &|_| None,
+        &|_| Vec::new(),
+    );
+    let a = |s: &str| ProviderAddr::parse_normalized(s).unwrap();
+    let fs = &methods[1];
+    assert!(fs.matches(&a("registry.terraform.io/hashicorp/null")));
+    assert!(!fs.matches(&a("registry.opentofu.org/hashicorp/null")));
+    let direct = &methods[3];
+    assert_eq!(
+        direct.exclude,
+        ["example.com/*/*", "registry.terraform.io/hashicorp/aws"]
+    );
+    assert!(!direct.matches(&a("example.com/test/fake")));
+    assert!(!direct.matches(&a("registry.terraform.io/hashicorp/aws")));
+    assert!(direct.matches(&a("registry.opentofu.org/hashicorp/aws")));
+    assert!(direct.matches(&a("registry.terraform.io/hashicorp/null")));
+    // Two-part patterns in a raw method use OpenTofu's host.
+    let raw = &c.provider_installation.as_ref().unwrap()[3];
+    assert!(!raw.matches(&a("registry.opentofu.org/hashicorp/aws")));
+}
+
+#[test]
+fn errors_carry_file_and_line() {
+    let cases = [
+        (
+            "provider_installation {\n  filesystem_mirror {\n  }\n}\n",
+            "test.tfrc:2:",
+            "\"path\" argument is required",
+        ),
+        (
+            "provider_installation {\n  direct {}\n  dev_overrides {\n  }\n}\n",
+            "test.tfrc:3:",
+            "must appear before",
+        ),
+        (
+            "provider_installation {\n  bogus {}\n}\n",
+            "test.tfrc:2:",
+            "Unknown provider installation method \"bogus\"",
+        ),
+        (
+            "provider_installation {\n  direct {\n    include = [\"*/null\"]\n  }\n}\n",
+            "test.tfrc:2:",
+            "namespace can be a wildcard only",
+        ),
+        (
+            "provider_installation {}\nprovider_installation {}\n",
+            "test.tfrc:2:",
+            "No more than one",
+        ),
+        (
+            "provider_installation {\n  network_mirror {\n    url = 1\n  }\n}\n",
+            "test.tfrc:3:",
+            "must be a string",
+        ),
+        ("x = {\n", "test.tfrc:", "invalid CLI configuration syntax"),
+    ];
+    for (src, prefix, needle) in cases {
+        let msg = parse(src).unwrap_err().to_string();
+        assert!(
+            msg.starts_with(prefix) && msg.contains(needle),
+            "{src}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn load_order_and_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    fs_err::create_dir_all(home.join(".terraform.d")).unwrap();
+    fs_err::write(
+        home.join(".tofurc"),
+        "plugin_cache_dir = \"/from/tofurc\"\n",
+    )
+    .unwrap();
+    fs_err::write(
+        home.join(".terraformrc"),
+        "plugin_cache_dir = \"/from/terraformrc\"\n",
+    )
+    .unwrap();
+    fs_err::write(
+        home.join(".terraform.d/extra.tfrc"),
+        "credentials \"x.io\" {\n  token = \"t\"\n}\n",
+    )
+    .unwrap();
+    let h = home.display().to_string();
+
+    let c = CliConfig::load(Flavor::Tofu, &env_from(&[("HOME", h.clone())])).unwrap();
+    assert_eq!(c.plugin_cache_dir, Some(PathBuf::from("/from/tofurc")));
+    assert_eq!(c.credentials["x.io"], "t");
+    assert_eq!(c.source_files.len(), 2);
+
+    let c = CliConfig::load(Flavor::Terraform, &env_from(&[("HOME", h.clone())])).unwrap();
+    assert_eq!(c.plugin_cache_dir, Some(PathBuf::from("/from/terraformrc")));
+
+    let c = CliConfig::load(
+        Flavor::Tofu,
+        &env_from(&[
+            ("HOME", h.clone()),
+            ("TF_PLUGIN_CACHE_DIR", "/env/cache".into()),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.plugin_cache_dir, Some(PathBuf::from("/env/cache")));
+
+    // An explicit file replaces everything else; a missing one is an error.
+    let explicit = dir.path().join("explicit.tfrc");
+    fs_err::write(&explicit, "provider_installation {\n  direct {}\n}\n").unwrap();
+    let c = CliConfig::load(
+        Flavor::Tofu,
+        &env_from(&[
+            ("HOME", h.clone()),
+            ("TF_CLI_CONFIG_FILE", explicit.display().to_string()),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.plugin_cache_dir, None);
+    assert!(c.credentials.is_empty());
+    assert_eq!(
+        c.provider_installation.unwrap()[0].kind,
+        InstallMethodKind::Direct
+    );
+    let e = CliConfig::load(
+        Flavor::Tofu,
+        &env_from(&[(
+            "TF_CLI_CONFIG_FILE",
+            dir.path().join("missing").display().to_string(),
+        )]),
+    )
+    .unwrap_err();
+    assert!(matches!(e, CliConfigError::Read { .. }));
+
+    // No HOME and no override: empty config.
+    assert_eq!(
+        CliConfig::load(Flavor::Tofu, &|_| None).unwrap(),
+        CliConfig::default()
+    );
+}
+
+#[test]
+fn implied_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("work");
+    let home = dir.path().join("home");
+    let local = cwd.join("terraform.d/plugins/example.com/test/fake/1.0.0/linux_amd64");
+    fs_err::create_dir_all(&local).unwrap();
+    fs_err::create_dir_all(home.join(".terraform.d/plugins")).unwrap();
+    let env = env_from(&[
+        ("HOME", home.display().to_string()),
+        (
+            "XDG_DATA_DIRS",
+            dir.path().join("nope").display().to_string(),
+        ),
+    ]);
+    // The local directory holds one provider; the home one none.
+    let providers_in = |dir: &Path| {
+        if dir.starts_with(&cwd) {
+            vec![ProviderAddr::parse_source("example.com/test/fake", "x").unwrap()]
+        } else {
+            Vec::new()
+        }
+    };
+    let methods = CliConfig::default().effective_methods(Flavor::Tofu, &cwd, &env, &providers_in);
+    assert_eq!(methods.len(), 3);
+    assert_eq!(
+        methods[0].kind,
+        InstallMethodKind::FilesystemMirror {
+            path: cwd.join("terraform.d/plugins")
+        }
+    );
+    assert_eq!(
+        methods[1].kind,
+        InstallMethodKind::FilesystemMirror {
+            path: home.join(".terraform.d/plugins")
+        }
+    );
+    assert_eq!(methods[2].kind, InstallMethodKind::Direct);
+    assert_eq!(methods[2].exclude, ["example.com/test/fake"]);
+
+    let dirs = implied_plugin_dirs(
+        Flavor::Tofu,
+        &cwd,
+        &env_from(&[("HOME", "/h".into()), ("XDG_DATA_HOME", "/x".into())]),
+    );
+    let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    assert_eq!(
+        dirs[1..],
+        [
+            "/h/.terraform.d/plugins",
+            "/x/opentofu/plugins",
+            "/x/terraform/plugins",
+            "/usr/local/share/terraform/plugins",
+            "/usr/share/terraform/plugins",
+        ]
+    );
+}
+
+#[test]
+fn env_expansion() {
+    let env = env_from(&[("A", "x".into())]);
+    assert_eq!(expand_vars("/p/$A/${A}/$B/$", &env), "/p/x/x//$");
+}

@@ -1,0 +1,170 @@
+//! The JSON-syntax reader: what one `.tf.json`/`.tofu.json` file contributes.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{
+    check_local_name, implied_local_name, invalid, local_name_from_ref, ConfigError, FileContent,
+    ModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+};
+
+/// JSON syntax: a block type maps to an object, or an array of objects, of
+/// bodies (or of labels, then bodies). Both shapes are flattened here.
+fn json_items(v: &Value) -> Vec<&serde_json::Map<String, Value>> {
+    match v {
+        Value::Object(o) => vec![o],
+        Value::Array(a) => a.iter().filter_map(Value::as_object).collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
+    let at = SourcePos {
+        file: path.to_owned(),
+        line: None,
+    };
+    let root: Value = serde_json::from_str(src).map_err(|e| ConfigError::Syntax {
+        at: SourcePos {
+            file: path.to_owned(),
+            line: Some(e.line()),
+        },
+        message: e.to_string(),
+    })?;
+    let Some(root) = root.as_object() else {
+        return Err(ConfigError::Syntax {
+            at,
+            message: "the root of a JSON configuration file must be an object".into(),
+        });
+    };
+    let string = |v: &Value, what: &str| -> Result<String, ConfigError> {
+        v.as_str().map(str::to_owned).ok_or_else(|| {
+            invalid(
+                &at,
+                "Invalid value",
+                format!("The {what:?} argument must be a string."),
+            )
+        })
+    };
+    let mut out = FileContent::default();
+    for (key, value) in root {
+        match key.as_str() {
+            "terraform" => {
+                for tf in json_items(value) {
+                    let Some(rp) = tf.get("required_providers") else {
+                        continue;
+                    };
+                    for block in json_items(rp) {
+                        let mut entries = Vec::new();
+                        for (name, v) in block {
+                            let mut entry = RequiredEntry {
+                                name: name.clone(),
+                                source: None,
+                                version: None,
+                                at: at.clone(),
+                                version_at: None,
+                            };
+                            match v {
+                                Value::String(s) => entry.version = Some(s.clone()),
+                                Value::Object(o) => {
+                                    check_local_name(name, &at)?;
+                                    for (k, v) in o {
+                                        match k.as_str() {
+                                            "version" => entry.version = Some(string(v, "version")?),
+                                            "source" => entry.source = Some(string(v, "source")?),
+                                            "configuration_aliases" => {}
+                                            other => {
+                                                return Err(invalid(
+                                                    &at,
+                                                    "Invalid required_providers object",
+                                                    format!("required_providers objects can only contain \"version\", \"source\" and \"configuration_aliases\" attributes, not {other:?}."),
+                                                ))
+                                            }
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    return Err(invalid(
+                                        &at,
+                                        "Invalid required_providers object",
+                                        "required_providers entries must be strings or objects."
+                                            .into(),
+                                    ))
+                                }
+                            }
+                            entries.push(entry);
+                        }
+                        out.required_blocks.push(RequiredBlock {
+                            at: at.clone(),
+                            entries,
+                        });
+                    }
+                }
+            }
+            "provider" => {
+                for by_name in json_items(value) {
+                    for (name, bodies) in by_name {
+                        for body in json_items(bodies) {
+                            out.provider_configs.push(ProviderConfig {
+                                name: name.clone(),
+                                alias: body
+                                    .get("alias")
+                                    .map(|v| string(v, "alias"))
+                                    .transpose()?
+                                    .unwrap_or_default(),
+                                version: body
+                                    .get("version")
+                                    .map(|v| string(v, "version"))
+                                    .transpose()?,
+                                at: at.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            "resource" | "data" | "ephemeral" => {
+                for by_type in json_items(value) {
+                    for (rtype, by_name) in by_type {
+                        for names in json_items(by_name) {
+                            for bodies in names.values() {
+                                for body in json_items(bodies) {
+                                    let local = match body.get("provider").and_then(Value::as_str) {
+                                        Some(r) => local_name_from_ref(r),
+                                        None => implied_local_name(rtype),
+                                    };
+                                    out.resource_providers.push(local.to_owned());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            "module" => {
+                for by_name in json_items(value) {
+                    for (name, body) in by_name {
+                        let Some(body) = json_items(body).into_iter().next() else {
+                            continue;
+                        };
+                        out.module_calls.push((
+                            name.clone(),
+                            ModuleCall {
+                                source: body
+                                    .get("source")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                                    .to_owned(),
+                                version: body
+                                    .get("version")
+                                    .and_then(Value::as_str)
+                                    .map(str::to_owned),
+                                at: at.clone(),
+                            },
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
