@@ -1,3 +1,4 @@
+
 use super::*;
 
 fn env_from(pairs: &[(&str, String)]) -> impl Fn(&str) -> Option<String> {
@@ -15,23 +16,23 @@ disable_checkpoint = true
 
 provider_installation {
   dev_overrides {
-"hashicorp/null" = "/dev/null-provider"
+    "hashicorp/null" = "/dev/null-provider"
   }
   filesystem_mirror {
-path    = "/abs/dir"
-include = ["registry.terraform.io/hashicorp/*"]
+    path    = "/abs/dir"
+    include = ["registry.terraform.io/hashicorp/*"]
   }
   network_mirror {
-url = "https://host/prefix/"
+    url = "https://host/prefix/"
   }
   direct {
-exclude = ["example.com/*/*", "hashicorp/aws"]
+    exclude = ["example.com/*/*", "hashicorp/aws"]
   }
 }
 
 host "Example.com" {
   services = {
-"providers.v1" = "https://example.com/v1/providers/"
+    "providers.v1" = "https://example.com/v1/providers/"
   }
 }
 
