@@ -3,16 +3,20 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use tstore_installer::addr::Platform;
+use tstore_installer::flavor::Flavor;
 
 /// tstore: a content-addressed global store for OpenTofu/Terraform providers and modules.
 #[derive(Debug, Parser)]
 #[command(name = "tstore", version, about, propagate_version = true)]
 pub struct Cli {
     /// Which tool's defaults to follow: the default registry host and the lock file header.
-    #[arg(long, global = true, env = "TSTORE_FLAVOR", value_parser = ["tofu", "terraform"])]
-    pub flavor: Option<String>,
+    #[arg(long, global = true, env = "TSTORE_FLAVOR", value_parser = flavor_parser())]
+    pub flavor: Option<Flavor>,
 
     /// The store's directory (default: $XDG_DATA_HOME/tstore or ~/.local/share/tstore).
     #[arg(long, global = true, env = "TSTORE_HOME", value_name = "DIR")]
@@ -60,8 +64,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct GcArgs {
     /// Keep anything younger than this (`30s`, `15m`, `1h`, `7d`; a bare number is seconds).
-    #[arg(long, default_value = "1h", value_name = "DURATION")]
-    pub min_age: String,
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = parse_duration)]
+    pub min_age: Duration,
     /// Report what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -95,8 +99,8 @@ pub struct ProvidersLockArgs {
     /// Only these providers (`[HOST/]NAMESPACE/TYPE`); default: every required provider.
     pub providers: Vec<String>,
     /// A target platform `OS_ARCH`; repeatable (default: the current platform).
-    #[arg(long = "platform", value_name = "OS_ARCH")]
-    pub platforms: Vec<String>,
+    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = parse_platform)]
+    pub platforms: Vec<Platform>,
     /// Fetch packages from this filesystem mirror instead of the origin registries.
     #[arg(long, value_name = "DIR", conflicts_with = "net_mirror")]
     pub fs_mirror: Option<PathBuf>,
@@ -142,8 +146,8 @@ pub struct InitArgs {
     #[arg(long)]
     pub upgrade: bool,
     /// Lock file mode; `readonly` fails instead of changing the lock file.
-    #[arg(long, value_parser = ["readonly"], value_name = "MODE")]
-    pub lockfile: Option<String>,
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lockfile: Option<LockfileMode>,
     /// Print a JSON report on stdout instead of human-readable progress.
     #[arg(long)]
     pub json: bool,
@@ -184,6 +188,43 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `-lockfile=MODE` of `tstore init`, as tofu names its modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LockfileMode {
+    /// Fail instead of changing the lock file.
+    Readonly,
+}
+
+/// The flavors by the names users type (`tofu`, `terraform`).
+fn flavor_parser() -> impl TypedValueParser<Value = Flavor> {
+    PossibleValuesParser::new(["tofu", "terraform"]).map(|s| {
+        s.parse::<Flavor>()
+            .expect("every possible value is a flavor")
+    })
+}
+
+/// `90`, `90s`, `15m`, `1h`, `7d` (a bare number is seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration like 30s, 15m, 1h or 7d");
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "" | "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        "d" => n.checked_mul(86400),
+        _ => None,
+    };
+    secs.map(Duration::from_secs).ok_or_else(bad)
+}
+
+/// A target platform `OS_ARCH`.
+fn parse_platform(text: &str) -> Result<Platform, String> {
+    text.parse()
+        .map_err(|e| format!("{e}; use OS_ARCH, e.g. linux_amd64"))
 }
 
 /// Parse the process arguments, accepting tofu's single-dash long flags
@@ -233,6 +274,41 @@ fn collect_long_flags(cmd: &clap::Command, out: &mut Vec<String>) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("2d").unwrap(), Duration::from_secs(172_800));
+        for bad in ["1w", "h", "", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn typed_values() {
+        let cli = Cli::try_parse_from([
+            "tstore",
+            "--flavor",
+            "terraform",
+            "init",
+            "--lockfile",
+            "readonly",
+        ])
+        .unwrap();
+        assert_eq!(cli.flavor, Some(Flavor::Terraform));
+        let Command::Init(init) = cli.command else {
+            panic!("not init")
+        };
+        assert_eq!(init.lockfile, Some(LockfileMode::Readonly));
+        assert!(Cli::try_parse_from(["tstore", "--flavor", "opentofu", "gc"]).is_err());
+        assert!(Cli::try_parse_from(["tstore", "init", "--lockfile", "frozen"]).is_err());
+        assert!(Cli::try_parse_from(["tstore", "gc", "--min-age", "1y"]).is_err());
+        let lock = Cli::try_parse_from(["tstore", "providers", "lock", "--platform", "linux"]);
+        assert!(lock.is_err());
+    }
+
     fn parse(args: &[&str]) -> Cli {
         Cli::try_parse_from(with_double_dashes(args.iter().map(OsString::from))).unwrap()
     }
@@ -244,9 +320,9 @@ mod tests {
             panic!("expected init")
         };
         assert!(args.upgrade && args.json);
-        assert_eq!(args.lockfile.as_deref(), Some("readonly"));
+        assert_eq!(args.lockfile, Some(LockfileMode::Readonly));
         let cli = parse(&["tstore", "-flavor=terraform", "init", "--upgrade"]);
-        assert_eq!(cli.flavor.as_deref(), Some("terraform"));
+        assert_eq!(cli.flavor, Some(Flavor::Terraform));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 
 mod cli;
 mod commands;
-mod gc_cmd;
-mod mount;
-mod providers_cmd;
+mod daemon;
+mod diagnostics;
+mod reporter;
+mod roots;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,12 +51,7 @@ impl Settings {
                 .context("HOME is not set; set TSTORE_MOUNT to choose the mount path")?
                 .join(".tofu-store"),
         };
-        let flavor = match cli.flavor.as_deref() {
-            None => Flavor::default(),
-            Some(s) => s
-                .parse()
-                .map_err(|_| anyhow::anyhow!("unknown flavor {s:?}"))?,
-        };
+        let flavor = cli.flavor.unwrap_or_default();
         Ok(Settings {
             store: absolute(store)?,
             mount: absolute(mount)?,
@@ -108,7 +104,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            commands::print_error(&err);
+            diagnostics::print_error(&err);
             ExitCode::from(1)
         }
     }

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn env_from(pairs: &[(&str, String)]) -> impl Fn(&str) -> Option<String> {

@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// Spec §2.1, real Terraform 1.0.3 output.

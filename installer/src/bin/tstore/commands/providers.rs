@@ -16,8 +16,9 @@ use tstore_installer::flavor::Flavor;
 use tstore_installer::install::{self, Event, InitOptions, LockFileChange, Reporter};
 use tstore_installer::providers_lock::{self, LockOptions, LockSource};
 
+use super::open_store;
 use crate::cli::ProvidersLockArgs;
-use crate::commands::{open_store, HumanReporter};
+use crate::reporter::{HumanReporter, Silent};
 use crate::Settings;
 
 /// Shows only what `tofu providers lock` shows (fetches, checksums, downloads).
@@ -35,12 +36,6 @@ impl Reporter for LockReporter {
     }
 }
 
-struct Silent;
-
-impl Reporter for Silent {
-    fn event(&self, _: Event<'_>) {}
-}
-
 /// `tstore providers lock`.
 pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
@@ -50,10 +45,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     };
     let default_host = settings.flavor.default_registry_host();
     let mut platforms = Vec::new();
-    for p in &args.platforms {
-        let platform: Platform = p.parse().with_context(|| {
-            format!("invalid target platform {p:?}; use OS_ARCH, e.g. linux_amd64")
-        })?;
+    for platform in args.platforms {
         if !platforms.contains(&platform) {
             platforms.push(platform);
         }

@@ -1,0 +1,141 @@
+//! `tstore init`: modules, then providers, then the root the store keeps alive.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_installer::addr::Platform;
+use tstore_installer::cliconfig::CliConfig;
+use tstore_installer::fsmirror;
+use tstore_installer::install::{self, InitOptions, Reporter};
+use tstore_store::Store;
+
+use super::open_store;
+use crate::cli::{InitArgs, LockfileMode};
+use crate::daemon;
+use crate::reporter::{HumanReporter, Silent};
+use crate::roots;
+use crate::Settings;
+
+pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let dir = match args.dir.clone() {
+        Some(d) if d.is_absolute() => d,
+        Some(d) => cwd.join(d),
+        None => cwd.clone(),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "the working directory {} does not exist or is not a directory",
+            dir.display()
+        );
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    let cli_config = CliConfig::load(settings.flavor, &env)?;
+    let methods =
+        cli_config.effective_methods(settings.flavor, &cwd, &env, &fsmirror::providers_in);
+    let store = open_store(settings)?;
+    // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
+    // the root is recorded (issue 7, ARCHITECTURE.md "Concurrency").
+    let lock = store.lock_shared()?;
+    let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
+    // On failure too: the links the directory has now (kept or made) stay pinned.
+    let recorded = roots::record_root(settings, &store, &lock, &dir);
+    let code = result?;
+    recorded?;
+    Ok(code)
+}
+
+fn init_locked(
+    settings: &Settings,
+    args: InitArgs,
+    store: &Store,
+    dir: std::path::PathBuf,
+    cli_config: &CliConfig,
+    methods: Vec<tstore_installer::cliconfig::InstallMethod>,
+) -> Result<ExitCode> {
+    // The mount path must resolve before any link into it is made (issue 6).
+    match daemon::ensure(settings, store)? {
+        daemon::Ensured::Mounted { pid, repaired } => eprintln!(
+            "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
+            if repaired {
+                "the mount was stale; remounted"
+            } else {
+                "mounted"
+            },
+            settings.mount.display()
+        ),
+        daemon::Ensured::AlreadyMounted | daemon::Ensured::ViewsLink(_) => {}
+    }
+    let opts = InitOptions {
+        dir,
+        flavor: settings.flavor,
+        upgrade: args.upgrade,
+        lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
+        platform: Platform::current(),
+        mount: settings.mount.clone(),
+        methods,
+        network: install::NetworkSettings::from_environment(cli_config),
+    };
+    let mut out = std::io::stdout();
+    // Modules first: provider requirements are read through the installed modules (issue 5).
+    let (modules, warnings) = tstore_installer::modules::install(
+        store,
+        &tstore_installer::modules::ModuleOptions {
+            dir: opts.dir.clone(),
+            mount: opts.mount.clone(),
+            upgrade: args.upgrade,
+            default_host: settings.flavor.default_registry_host().to_owned(),
+            network: opts.network.clone(),
+            assume_read_only: args.assume_read_only,
+            progress: !args.json,
+        },
+    )?;
+    for w in warnings {
+        eprintln!("Warning: {w}");
+    }
+    if !args.json {
+        write!(out, "{}", modules.render(args.explain))?;
+        writeln!(out, "\nInitializing provider plugins...")?;
+    }
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
+    let report = install::init(store, &opts, reporter)?;
+    if args.json {
+        let mut report = serde_json::to_value(&report)?;
+        report["modules"] = serde_json::to_value(&modules.calls)?;
+        report["module_packages"] = serde_json::json!({
+            "fetched": modules.fetched,
+            "reused": modules.reused,
+        });
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tool = match settings.flavor {
+        tstore_installer::flavor::Flavor::Tofu => "OpenTofu",
+        tstore_installer::flavor::Flavor::Terraform => "Terraform",
+    };
+    match report.lock_file {
+        install::LockFileChange::Created => writeln!(
+            out,
+            "\n{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
+             selections it made above. Include this file in your version control repository\n\
+             so that {tool} can guarantee to make the same selections by default when\n\
+             you run \"{}\" in the future.",
+            settings.flavor.init_command()
+        )?,
+        install::LockFileChange::Updated => writeln!(
+            out,
+            "\n{tool} has made some changes to the provider dependency selections recorded\n\
+             in the .terraform.lock.hcl file. Review those changes and commit them to your\n\
+             version control system if they represent changes you intended to make."
+        )?,
+        install::LockFileChange::Unchanged => {}
+    }
+    writeln!(
+        out,
+        "\ntstore has installed the providers of this working directory."
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

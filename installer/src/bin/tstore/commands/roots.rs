@@ -1,0 +1,33 @@
+//! `tstore roots ls`.
+//!
+//! # JSON format
+//!
+//! `roots ls --json`: `{"roots":[{"path","created_at","updated_at","links":[{"link",
+//! "target","package"}]}]}`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::open_store;
+use crate::Settings;
+
+/// `tstore roots ls`.
+pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
+    let store = open_store(settings)?;
+    let roots = store.roots()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "roots": roots }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in &roots {
+        println!("{}  ({} links)", r.path.display(), r.links.len());
+        for l in &r.links {
+            println!("  {} -> {}", l.link.display(), l.package);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

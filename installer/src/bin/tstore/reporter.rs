@@ -1,0 +1,143 @@
+//! Progress reporters: tofu-style lines on stdout, download bars on a terminal.
+
+use std::io::Write;
+
+use tstore_installer::install::{Event, Reporter};
+
+/// Prints tofu-style progress lines to stdout; downloads get an indicatif bar on a
+/// terminal (stderr) and one plain line otherwise.
+pub(crate) struct HumanReporter {
+    /// Present when stderr is a terminal.
+    bars: Option<indicatif::MultiProgress>,
+    active: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+}
+
+impl HumanReporter {
+    pub(crate) fn new() -> Self {
+        use std::io::IsTerminal;
+        HumanReporter {
+            bars: std::io::stderr()
+                .is_terminal()
+                .then(indicatif::MultiProgress::new),
+            active: Default::default(),
+        }
+    }
+
+    /// Download events; `true` if `event` was one.
+    fn download_event(&self, event: &Event<'_>) -> bool {
+        match *event {
+            Event::Downloading {
+                provider,
+                version,
+                url,
+            } => {
+                match &self.bars {
+                    Some(multi) => {
+                        let bar = multi.add(indicatif::ProgressBar::new(0));
+                        bar.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "  {msg} [{bar:30}] {bytes}/{total_bytes}",
+                            )
+                            .expect("valid template")
+                            .progress_chars("=> "),
+                        );
+                        bar.set_message(format!("{provider} v{version}"));
+                        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                        active.insert(provider.to_owned(), bar);
+                    }
+                    None => {
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "- Downloading {provider} v{version} from {url}"
+                        );
+                    }
+                }
+                true
+            }
+            Event::DownloadProgress {
+                provider,
+                bytes,
+                total,
+            } => {
+                let active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(bar) = active.get(provider) {
+                    if let Some(total) = total {
+                        bar.set_length(total);
+                    }
+                    bar.set_position(bytes);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Reporter for HumanReporter {
+    fn event(&self, event: Event<'_>) {
+        if self.download_event(&event) {
+            return;
+        }
+        // Phase 3 (linking) has begun once these come: downloads are over.
+        let linking = matches!(
+            event,
+            Event::Installing { .. } | Event::UsingPreviouslyInstalled { .. }
+        );
+        if linking {
+            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            for (_, bar) in active.drain() {
+                bar.finish_and_clear();
+            }
+        }
+        let line = match event {
+            Event::Downloading { .. } | Event::DownloadProgress { .. } => return,
+            Event::ReusingLocked { provider } => {
+                format!("- Reusing previous version of {provider} from the dependency lock file")
+            }
+            Event::Finding {
+                provider,
+                constraints: "",
+            } => format!("- Finding latest version of {provider}..."),
+            Event::Finding {
+                provider,
+                constraints,
+            } => format!("- Finding {provider} versions matching \"{constraints}\"..."),
+            Event::UsingPreviouslyInstalled { provider, version } => {
+                format!("- Using previously-installed {provider} v{version}")
+            }
+            Event::UsingFromStore { provider, version } => {
+                format!("- Using {provider} v{version} from the store")
+            }
+            Event::Fetching {
+                provider,
+                version,
+                platform,
+            } => format!("- Fetching {provider} {version} for {platform}..."),
+            Event::ObtainedChecksums {
+                provider,
+                platform,
+                auth,
+            } => format!("- Obtained {provider} checksums for {platform} ({auth})"),
+            Event::Installing { provider, version } => {
+                format!("- Installing {provider} v{version}...")
+            }
+            Event::Installed {
+                provider,
+                version,
+                auth,
+                from_store,
+            } => {
+                let store = if from_store { ", from the store" } else { "" };
+                format!("- Installed {provider} v{version} ({auth}{store})")
+            }
+        };
+        let _ = writeln!(std::io::stdout(), "{line}");
+    }
+}
+
+/// Reports nothing (for `--json`).
+pub(crate) struct Silent;
+
+impl Reporter for Silent {
+    fn event(&self, _: Event<'_>) {}
+}
