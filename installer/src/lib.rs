@@ -1,21 +1,19 @@
-//! OpenTofu knowledge for tstore: provider addresses, version constraints, the
-//! dependency lock file, configuration loading, the CLI configuration and provider
-//! sources, plus the install flow behind `tstore init`.
+//! Installing OpenTofu/Terraform providers and modules into tstore's store and linking them
+//! into working directories: the install flows behind `tstore init` and
+//! `tstore providers lock`, their sources, and the network they talk to.
+//!
+//! The language (addresses, versions, the lock file, configuration, the CLI configuration)
+//! is `tstore-tofu`; the store is `tstore-store`. Rooms:
+//!
+//! - [`net`]: HTTP, service discovery, signatures;
+//! - [`providers`]: the provider install flow, `providers lock`, and the installation
+//!   sources (filesystem mirror, registry, network mirror);
+//! - [`modules`]: module sources, the read-only policy, `modules.json`;
+//! - [`workdir`]: what tstore writes under a working directory's `.terraform/`.
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
 
-pub mod discovery;
-pub mod fsmirror;
-pub mod http;
-pub mod install;
-pub mod link;
 pub mod modules;
-pub mod mountpoint;
-pub mod netmirror;
-pub mod providers_lock;
-pub mod registry;
-pub mod signing;
-
-// The language lives in its own crate; these paths keep the installer's modules readable.
-pub use tstore_tofu::config::tree as module_tree;
-pub use tstore_tofu::{addr, cliconfig, config, flavor, lockfile, version};
+pub mod net;
+pub mod providers;
+pub mod workdir;

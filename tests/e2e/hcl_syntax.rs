@@ -58,7 +58,7 @@ fn tstore_accepts_exactly_what_terraform_accepts() {
                 }
                 _ => {}
             }
-            match (tstore_installer::config::check_file(&case), should_parse) {
+            match (tstore_tofu::config::check_file(&case), should_parse) {
                 (Ok(()), true) | (Err(_), false) => {}
                 (Ok(()), false) => disagreements.push(format!("{verdict}/{name}: tstore accepts")),
                 (Err(e), true) => {
@@ -82,7 +82,7 @@ fn syntax_errors_name_file_and_terraforms_line() {
             .nth(1)
             .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
             .unwrap_or_else(|| panic!("no line in terraform's error: {tf}"));
-        let err = tstore_installer::config::check_file(&case)
+        let err = tstore_tofu::config::check_file(&case)
             .unwrap_err()
             .to_string();
         let want = format!("{}:{tf_line}:", case.display());

@@ -11,7 +11,7 @@ use std::path::{Component, Path};
 
 use sha2::{Digest, Sha256};
 
-use crate::http::{HttpClient, Validators};
+use crate::net::http::{HttpClient, Validators};
 
 /// An archive format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

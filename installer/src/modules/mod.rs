@@ -5,7 +5,7 @@
 //!
 //! # Flow
 //!
-//! 1. **Walk** the module tree from the root (override files applied by [`crate::config`]).
+//! 1. **Walk** the module tree from the root (override files applied by [`tstore_tofu::config`]).
 //!    Local calls resolve against the caller (inside a remote package they stay inside it);
 //!    remote calls are fetched into the store (or found there), then read from the view.
 //!    The packages of one module's calls are fetched in parallel first (`Walker::prefetch`,
@@ -56,13 +56,13 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
 
-use crate::config::{self, SourcePos};
-use crate::http::{HttpClient, Validators};
-use crate::install::NetworkSettings;
-use crate::version::{Version, VersionConstraints};
+use crate::net::http::{HttpClient, Validators};
+use crate::net::NetworkSettings;
 use policy::{Meta, ReadOnlyStatus, META_FILE};
 use progress::Progress;
 use source::{clean_join, Getter, ModuleSource, RemotePackage};
+use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::version::{Version, VersionConstraints};
 
 /// How deep module calls may nest before we assume a cycle.
 const MAX_DEPTH: usize = 64;
@@ -1245,7 +1245,7 @@ fn apply(
                 let id = n.package.clone().expect("remote installs have a package");
                 let target = opts.mount.join("modules").join(&id);
                 remove_unless_symlink(&target_path).map_err(|e| werr(&target_path, &e))?;
-                crate::link::ensure_symlink(&target_path, &target)
+                crate::workdir::link::ensure_symlink(&target_path, &target)
                     .map_err(|e| werr(&target_path, &chain(&e)))?;
                 new.insert(
                     n.key.clone(),

@@ -1,10 +1,10 @@
 //! The module registry protocol (spec/modules.md §3): `modules.v1` discovery, `versions`,
 //! and `download` answering `204` + `X-Terraform-Get` (or `200` + `{"location":…}`).
 
-use crate::discovery;
-use crate::http::HttpClient;
-use crate::install::NetworkSettings;
-use crate::version::{newest_matching, Version, VersionConstraints};
+use crate::net::discovery;
+use crate::net::http::HttpClient;
+use crate::net::NetworkSettings;
+use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
 
 /// A registry module address.
 #[derive(Clone, Debug)]
@@ -47,7 +47,7 @@ pub fn select(
     let list: Versions = http
         .get_json(versions_url.as_str(), token)
         .map_err(|e| match e {
-            crate::http::HttpError::Status { status: 404, .. } => format!(
+            crate::net::http::HttpError::Status { status: 404, .. } => format!(
                 "Module not found: the registry at {} has no module {}",
                 m.host, m.path
             ),

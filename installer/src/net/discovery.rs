@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use url::Url;
 
-use crate::cliconfig::HostServices;
-use crate::http::{HttpClient, HttpError};
+use crate::net::http::{HttpClient, HttpError};
+use tstore_tofu::cliconfig::HostServices;
 
 /// Why a host's services could not be discovered.
 #[derive(Debug, thiserror::Error)]

@@ -24,18 +24,21 @@ use tstore_store::{
     Disposition, Hash, HashRecord, PackageKey, SourceFingerprint, Store, StoreError, TreeId,
 };
 
-use crate::addr::{Platform, ProviderAddr};
-use crate::cliconfig::{HostServices, InstallMethod, InstallMethodKind};
-use crate::discovery::{self, DiscoveryError};
-use crate::flavor::Flavor;
-use crate::fsmirror::{FilesystemMirror, MirrorError, MirrorLocation, MirrorPackage};
-use crate::http::{Credentials, HttpClient, HttpError};
-use crate::link::{self, LinkError, LinkOutcome};
-use crate::lockfile::{LockFile, LockFileError, LockedProvider};
-use crate::module_tree::{self, ModuleTreeError};
-use crate::netmirror::{NetMirrorError, NetworkMirror};
-use crate::registry::{Registry, RegistryError, VerifiedPackage};
-use crate::version::{newest_matching, Version, VersionConstraints};
+use crate::net::discovery::{self, DiscoveryError};
+use crate::net::http::{HttpClient, HttpError};
+use crate::net::NetworkSettings;
+use crate::providers::sources::fs_mirror::{
+    FilesystemMirror, MirrorError, MirrorLocation, MirrorPackage,
+};
+use crate::providers::sources::net_mirror::{NetMirrorError, NetworkMirror};
+use crate::providers::sources::registry::{Registry, RegistryError, VerifiedPackage};
+use crate::workdir::link::{self, LinkError, LinkOutcome};
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
+use tstore_tofu::config::tree::{self, ModuleTreeError};
+use tstore_tofu::flavor::Flavor;
+use tstore_tofu::lockfile::{LockFile, LockFileError, LockedProvider};
+use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
 
 /// The lock file's name in a working directory.
 pub const LOCK_FILE_NAME: &str = ".terraform.lock.hcl";
@@ -59,41 +62,6 @@ pub struct InitOptions {
     pub methods: Vec<InstallMethod>,
     /// How to reach registries and network mirrors.
     pub network: NetworkSettings,
-}
-
-/// What the network sources need from the CLI configuration and the environment.
-#[derive(Clone, Debug, Default)]
-pub struct NetworkSettings {
-    /// `host` blocks: service discovery overrides.
-    pub hosts: BTreeMap<String, HostServices>,
-    /// Bearer tokens (`credentials` blocks, `TF_TOKEN_…`).
-    pub credentials: Credentials,
-    /// `SSL_CERT_FILE`: CA certificates replacing the bundled roots.
-    pub ssl_cert_file: Option<PathBuf>,
-}
-
-impl NetworkSettings {
-    /// The HTTP client for registries and network mirrors (`SSL_CERT_FILE` roots).
-    pub fn http_client(&self) -> Result<HttpClient, InstallError> {
-        HttpClient::new(self.ssl_cert_file.as_deref()).map_err(|source| InstallError::Remote {
-            provider: "(all providers)".into(),
-            version: None,
-            what: "cannot set up HTTPS".into(),
-            source: RemoteError::Http(source),
-        })
-    }
-
-    /// The network settings of a CLI configuration and this process's environment
-    /// (`TF_TOKEN_…` variables, `SSL_CERT_FILE`).
-    pub fn from_environment(cli_config: &crate::cliconfig::CliConfig) -> NetworkSettings {
-        NetworkSettings {
-            hosts: cli_config.hosts.clone(),
-            credentials: Credentials::new(&cli_config.credentials, std::env::vars()),
-            ssl_cert_file: std::env::var_os("SSL_CERT_FILE")
-                .filter(|v| !v.is_empty())
-                .map(Into::into),
-        }
-    }
 }
 
 /// Progress of an install, for the binary to render.
@@ -448,6 +416,16 @@ fn render_locations(locations: &[String]) -> String {
 }
 
 impl InstallError {
+    /// The HTTP client could not be set up (an unreadable `SSL_CERT_FILE`).
+    pub(crate) fn https_setup(source: HttpError) -> InstallError {
+        InstallError::Remote {
+            provider: "(all providers)".into(),
+            version: None,
+            what: "cannot set up HTTPS".into(),
+            source: RemoteError::Http(source),
+        }
+    }
+
     /// The one-line summary tofu prints after `Error: ` for this kind of failure.
     pub fn summary(&self) -> &'static str {
         match self {
@@ -552,7 +530,7 @@ pub fn init(
     reporter: &dyn Reporter,
 ) -> Result<InitReport, InstallError> {
     let default_host = opts.flavor.default_registry_host();
-    let requirements = module_tree::load_configuration_requirements(&opts.dir, default_host)?;
+    let requirements = tree::load_configuration_requirements(&opts.dir, default_host)?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let needs_network = opts.methods.iter().any(|m| {
@@ -562,7 +540,11 @@ pub fn init(
         )
     });
     let http = if needs_network {
-        Some(opts.network.http_client()?)
+        Some(
+            opts.network
+                .http_client()
+                .map_err(InstallError::https_setup)?,
+        )
     } else {
         None
     };
@@ -1271,7 +1253,7 @@ fn obtain_net(
     key: &PackageKey,
     addr: &ProviderAddr,
     version: &Version,
-    archive: crate::netmirror::MirrorArchive,
+    archive: crate::providers::sources::net_mirror::MirrorArchive,
 ) -> Result<Obtainment, InstallError> {
     let store_err = |source| InstallError::Store {
         provider: addr.to_string(),

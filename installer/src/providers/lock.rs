@@ -24,14 +24,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use tstore_store::{HashRecord, Store};
 
-use crate::addr::Platform;
-use crate::cliconfig::{InstallMethod, InstallMethodKind};
-use crate::install::{
+use crate::providers::{
     obtain, render, write_atomic, Event, InitOptions, InstallError, LockFileChange, ObtainMode,
     Obtained, Planned, Reporter, LOCK_FILE_NAME,
 };
-use crate::lockfile::{LockFile, LockedProvider};
-use crate::module_tree;
+use tstore_tofu::addr::Platform;
+use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
+use tstore_tofu::config::tree;
+use tstore_tofu::lockfile::{LockFile, LockedProvider};
 
 /// Where `providers lock` fetches packages from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub struct LockOptions {
     /// Where packages come from.
     pub source: LockSource,
     /// Only these providers (fully-qualified); empty: every required provider.
-    pub only: Vec<crate::addr::ProviderAddr>,
+    pub only: Vec<tstore_tofu::addr::ProviderAddr>,
 }
 
 /// One platform's package of one provider, as reported by `providers lock --json`.
@@ -119,12 +119,16 @@ pub fn lock(
 ) -> Result<LockReport, InstallError> {
     let base = &opts.base;
     let default_host = base.flavor.default_registry_host();
-    let requirements = module_tree::load_configuration_requirements(&base.dir, default_host)?;
+    let requirements = tree::load_configuration_requirements(&base.dir, default_host)?;
     let lock_path = base.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let http = match opts.source {
         LockSource::FilesystemMirror(_) => None,
-        _ => Some(base.network.http_client()?),
+        _ => Some(
+            base.network
+                .http_client()
+                .map_err(InstallError::https_setup)?,
+        ),
     };
     let wanted: Vec<_> = requirements
         .providers

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use tstore_installer::addr::Platform;
-use tstore_installer::flavor::Flavor;
+use tstore_tofu::addr::Platform;
+use tstore_tofu::flavor::Flavor;
 
 /// tstore: a content-addressed global store for OpenTofu/Terraform providers and modules.
 #[derive(Debug, Parser)]

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use tstore_installer::flavor::Flavor;
 use tstore_store::Limits;
+use tstore_tofu::flavor::Flavor;
 
 /// Settings shared by every command, resolved once from flags, environment and defaults.
 pub struct Settings {

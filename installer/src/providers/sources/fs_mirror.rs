@@ -11,8 +11,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::addr::{normalize_host, normalize_part, Platform, ProviderAddr};
-use crate::version::Version;
+use tstore_tofu::addr::{normalize_host, normalize_part, Platform, ProviderAddr};
+use tstore_tofu::version::Version;
 
 /// Errors from scanning a mirror.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +56,7 @@ pub struct FilesystemMirror {
 }
 
 /// The providers an implied local plugin directory holds, for
-/// [`CliConfig::effective_methods`](crate::cliconfig::CliConfig::effective_methods);
+/// [`CliConfig::effective_methods`](tstore_tofu::cliconfig::CliConfig::effective_methods);
 /// an unreadable directory holds none, as tofu ignores it.
 pub fn providers_in(dir: &Path) -> Vec<ProviderAddr> {
     FilesystemMirror::new(dir)

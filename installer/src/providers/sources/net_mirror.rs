@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use url::Url;
 
-use crate::addr::{Platform, ProviderAddr};
-use crate::http::{HttpClient, HttpError};
-use crate::version::Version;
+use crate::net::http::{HttpClient, HttpError};
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::version::Version;
 
 /// Errors of the network mirror protocol.
 #[derive(Debug, thiserror::Error)]

@@ -13,10 +13,10 @@
 
 use url::Url;
 
-use crate::addr::{Platform, ProviderAddr};
-use crate::http::{HttpClient, HttpError};
-use crate::signing::{self, SignatureError, SigningKey};
-use crate::version::Version;
+use crate::net::http::{HttpClient, HttpError};
+use crate::net::signing::{self, SignatureError, SigningKey};
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::version::Version;
 
 /// Plugin protocol majors this installer accepts (Terraform 0.12+ / OpenTofu).
 const SUPPORTED_PROTOCOLS: [u64; 2] = [5, 6];

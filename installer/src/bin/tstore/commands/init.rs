@@ -4,11 +4,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::addr::Platform;
-use tstore_installer::cliconfig::CliConfig;
-use tstore_installer::fsmirror;
-use tstore_installer::install::{self, InitOptions, Reporter};
+use tstore_installer::providers::sources::fs_mirror;
+use tstore_installer::providers::{self, InitOptions, Reporter};
 use tstore_store::Store;
+use tstore_tofu::addr::Platform;
+use tstore_tofu::cliconfig::CliConfig;
 
 use super::open_store;
 use crate::cli::{InitArgs, LockfileMode};
@@ -33,7 +33,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let methods =
-        cli_config.effective_methods(settings.flavor, &cwd, &env, &fsmirror::providers_in);
+        cli_config.effective_methods(settings.flavor, &cwd, &env, &fs_mirror::providers_in);
     let store = open_store(settings)?;
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded (issue 7, ARCHITECTURE.md "Concurrency").
@@ -52,7 +52,7 @@ fn init_locked(
     store: &Store,
     dir: std::path::PathBuf,
     cli_config: &CliConfig,
-    methods: Vec<tstore_installer::cliconfig::InstallMethod>,
+    methods: Vec<tstore_tofu::cliconfig::InstallMethod>,
 ) -> Result<ExitCode> {
     // The mount path must resolve before any link into it is made (issue 6).
     match daemon::ensure(settings, store)? {
@@ -75,7 +75,7 @@ fn init_locked(
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods,
-        network: install::NetworkSettings::from_environment(cli_config),
+        network: tstore_installer::net::NetworkSettings::from_environment(cli_config),
     };
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules (issue 5).
@@ -100,7 +100,7 @@ fn init_locked(
     }
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
-    let report = install::init(store, &opts, reporter)?;
+    let report = providers::init(store, &opts, reporter)?;
     if args.json {
         let mut report = serde_json::to_value(&report)?;
         report["modules"] = serde_json::to_value(&modules.calls)?;
@@ -113,11 +113,11 @@ fn init_locked(
         return Ok(ExitCode::SUCCESS);
     }
     let tool = match settings.flavor {
-        tstore_installer::flavor::Flavor::Tofu => "OpenTofu",
-        tstore_installer::flavor::Flavor::Terraform => "Terraform",
+        tstore_tofu::flavor::Flavor::Tofu => "OpenTofu",
+        tstore_tofu::flavor::Flavor::Terraform => "Terraform",
     };
     match report.lock_file {
-        install::LockFileChange::Created => writeln!(
+        providers::LockFileChange::Created => writeln!(
             out,
             "\n{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
              selections it made above. Include this file in your version control repository\n\
@@ -125,13 +125,13 @@ fn init_locked(
              you run \"{}\" in the future.",
             settings.flavor.init_command()
         )?,
-        install::LockFileChange::Updated => writeln!(
+        providers::LockFileChange::Updated => writeln!(
             out,
             "\n{tool} has made some changes to the provider dependency selections recorded\n\
              in the .terraform.lock.hcl file. Review those changes and commit them to your\n\
              version control system if they represent changes you intended to make."
         )?,
-        install::LockFileChange::Unchanged => {}
+        providers::LockFileChange::Unchanged => {}
     }
     writeln!(
         out,

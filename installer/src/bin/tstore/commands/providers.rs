@@ -10,11 +10,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::addr::{Platform, ProviderAddr};
-use tstore_installer::cliconfig::CliConfig;
-use tstore_installer::flavor::Flavor;
-use tstore_installer::install::{self, Event, InitOptions, LockFileChange, Reporter};
-use tstore_installer::providers_lock::{self, LockOptions, LockSource};
+use tstore_installer::providers::lock::{LockOptions, LockSource};
+use tstore_installer::providers::{self, Event, InitOptions, LockFileChange, Reporter};
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::cliconfig::CliConfig;
+use tstore_tofu::flavor::Flavor;
 
 use super::open_store;
 use crate::cli::ProvidersLockArgs;
@@ -83,7 +83,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
             platform: Platform::current(),
             mount: settings.mount.clone(),
             methods: Vec::new(),
-            network: install::NetworkSettings::from_environment(&cli_config),
+            network: tstore_installer::net::NetworkSettings::from_environment(&cli_config),
         },
         platforms,
         source,
@@ -91,7 +91,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     };
     let human = LockReporter(HumanReporter::new());
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
-    let report = providers_lock::lock(&store, &opts, reporter)?;
+    let report = providers::lock::lock(&store, &opts, reporter)?;
     let mut out = std::io::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;

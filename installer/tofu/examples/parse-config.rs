@@ -21,7 +21,7 @@ fn main() -> io::Result<()> {
     };
     let mut out = io::BufWriter::new(io::stdout().lock());
     for path in paths.iter().filter(|p| !p.is_empty()) {
-        match tstore_installer::config::check_file(Path::new(path)) {
+        match tstore_tofu::config::check_file(Path::new(path)) {
             Ok(()) => writeln!(out, "ok\t{path}")?,
             Err(e) => {
                 let message = e.to_string().replace(['\n', '\t'], " ");

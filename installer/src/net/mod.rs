@@ -1,0 +1,45 @@
+//! Talking to remote services: HTTP with tofu's credentials and CA settings ([`http`]),
+//! service discovery ([`discovery`]) and OpenPGP signature checks ([`signing`]).
+//! Knows no store and no install flow.
+
+pub mod discovery;
+pub mod http;
+pub mod signing;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use tstore_tofu::cliconfig::{CliConfig, HostServices};
+
+use self::http::{Credentials, HttpClient, HttpError};
+
+/// What the network sources need from the CLI configuration and the environment.
+#[derive(Clone, Debug, Default)]
+pub struct NetworkSettings {
+    /// `host` blocks: service discovery overrides.
+    pub hosts: BTreeMap<String, HostServices>,
+    /// Bearer tokens (`credentials` blocks, `TF_TOKEN_…`).
+    pub credentials: Credentials,
+    /// `SSL_CERT_FILE`: CA certificates replacing the bundled roots.
+    pub ssl_cert_file: Option<PathBuf>,
+}
+
+impl NetworkSettings {
+    /// The HTTP client for registries, network mirrors and module sources
+    /// (`SSL_CERT_FILE` roots when set, the bundled ones otherwise).
+    pub fn http_client(&self) -> Result<HttpClient, HttpError> {
+        HttpClient::new(self.ssl_cert_file.as_deref())
+    }
+
+    /// The network settings of a CLI configuration and this process's environment
+    /// (`TF_TOKEN_…` variables, `SSL_CERT_FILE`).
+    pub fn from_environment(cli_config: &CliConfig) -> NetworkSettings {
+        NetworkSettings {
+            hosts: cli_config.hosts.clone(),
+            credentials: Credentials::new(&cli_config.credentials, std::env::vars()),
+            ssl_cert_file: std::env::var_os("SSL_CERT_FILE")
+                .filter(|v| !v.is_empty())
+                .map(Into::into),
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The working directory's `.terraform/`: links into the mount path ([`link`]) and the
+//! mount path itself ([`mountpoint`]).
+
+pub mod link;
+pub mod mountpoint;
