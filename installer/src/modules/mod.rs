@@ -52,17 +52,18 @@ pub mod source;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use policy::{Meta, ReadOnlyStatus, META_FILE};
+use progress::Progress;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use source::{clean_join, Getter, ModuleSource, RemotePackage};
 use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
+use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::version::{Version, VersionConstraints};
 
 use crate::net::http::{HttpClient, Validators};
 use crate::net::NetworkSettings;
-use policy::{Meta, ReadOnlyStatus, META_FILE};
-use progress::Progress;
-use source::{clean_join, Getter, ModuleSource, RemotePackage};
-use tstore_tofu::config::{self, SourcePos};
-use tstore_tofu::version::{Version, VersionConstraints};
+use crate::workdir::atomic::write_atomic;
 
 /// How deep module calls may nest before we assume a cycle.
 const MAX_DEPTH: usize = 64;
@@ -1379,17 +1380,5 @@ fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
             )?;
         }
     }
-    Ok(())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let dir = path.parent().expect("has a parent");
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    use std::os::unix::fs::PermissionsExt as _;
-    fs_err::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
-    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

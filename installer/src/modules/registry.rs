@@ -1,10 +1,10 @@
 //! The module registry protocol (spec/modules.md §3): `modules.v1` discovery, `versions`,
 //! and `download` answering `204` + `X-Terraform-Get` (or `200` + `{"location":…}`).
 
-use crate::net::discovery;
-use crate::net::http::HttpClient;
-use crate::net::NetworkSettings;
 use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
+
+use crate::net::http::HttpClient;
+use crate::net::{discovery, NetworkSettings};
 
 /// A registry module address.
 #[derive(Clone, Debug)]

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use tstore_tofu::cliconfig::HostServices;
 use url::Url;
 
 use crate::net::http::{HttpClient, HttpError};
-use tstore_tofu::cliconfig::HostServices;
 
 /// Why a host's services could not be discovered.
 #[derive(Debug, thiserror::Error)]

@@ -23,15 +23,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use tstore_store::{HashRecord, Store};
-
-use crate::providers::{
-    obtain, render, write_atomic, Event, InitOptions, InstallError, LockFileChange, ObtainMode,
-    Obtained, Planned, Reporter, LOCK_FILE_NAME,
-};
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
+
+use crate::providers::{
+    obtain, render, Event, InitOptions, InstallError, LockFileChange, ObtainMode, Obtained,
+    Planned, Reporter, LOCK_FILE_NAME,
+};
+use crate::workdir::atomic::write_atomic;
 
 /// Where `providers lock` fetches packages from.
 #[derive(Clone, Debug, PartialEq, Eq)]

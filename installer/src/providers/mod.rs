@@ -1,8 +1,15 @@
 //! Provider installation: the three-phase flow of `tstore init` ([`init`](init())),
 //! `tstore providers lock` ([`lock`]) and the installation sources ([`sources`]).
 
+mod error;
 mod init;
 pub mod lock;
+mod obtain;
+mod report;
 pub mod sources;
 
+pub use self::error::*;
 pub use self::init::*;
+pub use self::obtain::ingest_mirror_package;
+pub(crate) use self::obtain::*;
+pub use self::report::*;

@@ -10,11 +10,11 @@
 
 use std::collections::BTreeMap;
 
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::version::Version;
 use url::Url;
 
 use crate::net::http::{HttpClient, HttpError};
-use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::version::Version;
 
 /// Errors of the network mirror protocol.
 #[derive(Debug, thiserror::Error)]

@@ -11,12 +11,12 @@
 //! Requests to the registry API carry the provider host's bearer token; the archive
 //! download does not (it often lives on another host).
 
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::version::Version;
 use url::Url;
 
 use crate::net::http::{HttpClient, HttpError};
 use crate::net::signing::{self, SignatureError, SigningKey};
-use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::version::Version;
 
 /// Plugin protocol majors this installer accepts (Terraform 0.12+ / OpenTofu).
 const SUPPORTED_PROTOCOLS: [u64; 2] = [5, 6];

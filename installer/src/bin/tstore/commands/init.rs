@@ -12,10 +12,8 @@ use tstore_tofu::cliconfig::CliConfig;
 
 use super::open_store;
 use crate::cli::{InitArgs, LockfileMode};
-use crate::daemon;
 use crate::reporter::{HumanReporter, Silent};
-use crate::roots;
-use crate::Settings;
+use crate::{daemon, roots, Settings};
 
 pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;

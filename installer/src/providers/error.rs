@@ -1,0 +1,282 @@
+//! Why an install failed, in tofu's words.
+
+use std::path::PathBuf;
+
+use tstore_store::StoreError;
+use tstore_tofu::addr::Platform;
+use tstore_tofu::config::tree::ModuleTreeError;
+use tstore_tofu::lockfile::LockFileError;
+use tstore_tofu::version::Version;
+
+use crate::net::discovery::DiscoveryError;
+use crate::net::http::HttpError;
+use crate::providers::sources::fs_mirror::MirrorError;
+use crate::providers::sources::net_mirror::NetMirrorError;
+use crate::providers::sources::registry::RegistryError;
+use crate::workdir::link::LinkError;
+
+/// Why `init` failed. Each variant maps to one of tofu's error summaries.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The configuration could not be read.
+    #[error(transparent)]
+    Config(#[from] ModuleTreeError),
+    /// The lock file could not be read.
+    #[error(transparent)]
+    LockFile(#[from] LockFileError),
+    /// No installation method can serve this provider.
+    #[error(
+        "provider {provider} was not found in any of the search locations{}",
+        render_locations(.locations)
+    )]
+    NotFound {
+        /// Fully-qualified address.
+        provider: String,
+        /// The places searched.
+        locations: Vec<String>,
+    },
+    /// A method that this version of tstore cannot use yet would be needed.
+    #[error(
+        "provider {provider} would be installed through the {method} installation method, \
+         which this version of tstore does not support yet; add a filesystem_mirror for it \
+         to the CLI configuration"
+    )]
+    UnsupportedMethod {
+        /// Fully-qualified address.
+        provider: String,
+        /// Method name as written in the CLI configuration.
+        method: &'static str,
+    },
+    /// No available version matches.
+    #[error(
+        "no available releases match the given constraints {constraints} for provider {provider}"
+    )]
+    NoMatchingVersion {
+        /// Fully-qualified address.
+        provider: String,
+        /// Canonical constraints.
+        constraints: String,
+    },
+    /// The lock file pins a version the configuration no longer allows.
+    #[error(
+        "locked provider {provider} {locked} does not match configured version constraint \
+         {constraints}; must use {init} -upgrade to allow selection of new versions"
+    )]
+    LockedVersionExcluded {
+        /// Fully-qualified address.
+        provider: String,
+        /// Version in the lock file.
+        locked: Version,
+        /// Canonical constraints.
+        constraints: String,
+        /// `tofu init` or `terraform init`.
+        init: &'static str,
+    },
+    /// The selected version exists, but not for this platform.
+    #[error("provider {provider} {version} is not available for {platform}")]
+    NoPackageForPlatform {
+        /// Fully-qualified address.
+        provider: String,
+        /// Selected version.
+        version: Version,
+        /// Target platform.
+        platform: Platform,
+    },
+    /// The package does not match the lock file: nothing was linked.
+    #[error(
+        "Error while installing {display} v{version}: the {origin} package for {provider} {version} \
+         doesn't match any of the checksums previously recorded in the dependency lock file \
+         (this might be because the available checksums are for packages targeting different \
+         platforms)\n\n  Package {source_path} has {computed}\n  {lock_path} records {recorded}"
+    )]
+    ChecksumMismatch {
+        /// Provider as tofu displays it.
+        display: String,
+        /// Fully-qualified address.
+        provider: String,
+        /// Selected version.
+        version: Version,
+        /// "local" (unpacked) or "current" (archive), as tofu words it.
+        origin: &'static str,
+        /// The package location.
+        source_path: String,
+        /// Hashes computed for the package.
+        computed: String,
+        /// The lock file.
+        lock_path: String,
+        /// Hashes the lock file records.
+        recorded: String,
+    },
+    /// `-lockfile=readonly` and the lock file would change.
+    #[error(
+        "the lock file {lock_path} would change ({what}), but -lockfile=readonly was given; \
+         run init without it to record the change"
+    )]
+    LockFileReadonly {
+        /// The lock file.
+        lock_path: String,
+        /// A short description of the change.
+        what: String,
+    },
+    /// A filesystem mirror could not be searched.
+    #[error(transparent)]
+    Mirror(#[from] MirrorError),
+    /// A registry or network mirror failed (unreachable, malformed answer, bad signature).
+    #[error("{}{provider}{} from the {what}", if .version.is_some() { "cannot install " } else { "cannot list the versions of " }, .version.as_ref().map(|v| format!(" {v}")).unwrap_or_default())]
+    Remote {
+        /// Fully-qualified address.
+        provider: String,
+        /// The version being installed, `None` while listing versions.
+        version: Option<Version>,
+        /// A short description of the step.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: RemoteError,
+    },
+    /// A downloaded archive does not hash to what its source promised.
+    #[error(
+        "the archive of {provider} {version} downloaded from {url} does not match the \
+         checksums its source reported\n\n  Downloaded archive has {computed}\n  The source reported {expected}"
+    )]
+    ArchiveChecksum {
+        /// Fully-qualified address.
+        provider: String,
+        /// Version.
+        version: Version,
+        /// The archive URL.
+        url: String,
+        /// What the download hashes to.
+        computed: String,
+        /// What the source promised.
+        expected: String,
+    },
+    /// The store failed for one provider.
+    #[error("store operation failed for provider {provider} {version}")]
+    Store {
+        /// Fully-qualified address.
+        provider: String,
+        /// Selected version.
+        version: Version,
+        /// The store's error.
+        #[source]
+        source: StoreError,
+    },
+    /// A link in the working directory could not be written.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// The lock file could not be written.
+    #[error("cannot write the dependency lock file {path}")]
+    WriteLockFile {
+        /// The lock file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The errors of the network sources.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// Service discovery.
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// The registry protocol.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The network mirror protocol.
+    #[error(transparent)]
+    NetMirror(#[from] NetMirrorError),
+    /// A download.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+}
+
+fn render_locations(locations: &[String]) -> String {
+    if locations.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(":\n");
+    for l in locations {
+        s.push_str("\n  - ");
+        s.push_str(l);
+    }
+    s
+}
+
+impl InstallError {
+    /// The HTTP client could not be set up (an unreadable `SSL_CERT_FILE`).
+    pub(crate) fn https_setup(source: HttpError) -> InstallError {
+        InstallError::Remote {
+            provider: "(all providers)".into(),
+            version: None,
+            what: "cannot set up HTTPS".into(),
+            source: RemoteError::Http(source),
+        }
+    }
+
+    /// The one-line summary tofu prints after `Error: ` for this kind of failure.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            InstallError::Config(_) => "Failed to load the configuration",
+            InstallError::LockFile(_) => "Failed to read the dependency lock file",
+            InstallError::NotFound { .. }
+            | InstallError::UnsupportedMethod { .. }
+            | InstallError::NoMatchingVersion { .. }
+            | InstallError::LockedVersionExcluded { .. }
+            | InstallError::Mirror(_)
+            | InstallError::Remote { version: None, .. } => {
+                "Failed to query available provider packages"
+            }
+            InstallError::Remote { .. } | InstallError::ArchiveChecksum { .. } => {
+                "Failed to install provider"
+            }
+            InstallError::NoPackageForPlatform { .. }
+            | InstallError::ChecksumMismatch { .. }
+            | InstallError::Store { .. }
+            | InstallError::Link(_) => "Failed to install provider",
+            InstallError::LockFileReadonly { .. } => "Provider dependency changes detected",
+            InstallError::WriteLockFile { .. } => "Failed to write the dependency lock file",
+        }
+    }
+
+    /// A suggestion for the user, when there is an obvious next step.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            InstallError::ChecksumMismatch { .. } => Some(
+                "if the new package is expected, remove this provider's entry from the lock \
+                 file (or run init with -upgrade after changing the version) and run init again"
+                    .into(),
+            ),
+            InstallError::Remote {
+                source: RemoteError::Registry(RegistryError::Signature { .. }),
+                ..
+            } => Some(
+                "the SHA256SUMS is not signed by any key the registry lists for this provider; \
+                 do not use this package, and tell the registry's operator"
+                    .into(),
+            ),
+            InstallError::Remote {
+                source: RemoteError::Registry(RegistryError::ShasumNotSigned { .. }),
+                ..
+            }
+            | InstallError::ArchiveChecksum { .. } => Some(
+                "the package was not installed because it may have been tampered with; \
+                 try again later, and tell the source's operator if it persists"
+                    .into(),
+            ),
+            InstallError::Remote { .. } => Some(
+                "check that the source is reachable and serves the provider protocols \
+                 (network, the CLI configuration's host blocks, SSL_CERT_FILE for a private CA)"
+                    .into(),
+            ),
+            InstallError::NotFound { .. } => Some(
+                "check the provider_installation block of your CLI configuration \
+                 (TF_CLI_CONFIG_FILE)"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Using a package the store already holds, without asking any source.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tstore_store::{Hash, HashRecord, PackageKey, Store, StoreError, TreeId};
+use tstore_tofu::addr::ProviderAddr;
+use tstore_tofu::cliconfig::InstallMethodKind;
+use tstore_tofu::lockfile::LockedProvider;
+use tstore_tofu::version::{Version, VersionConstraints};
+
+use crate::providers::sources::fs_mirror::FilesystemMirror;
+use crate::providers::{
+    auth_summary, Event, InitOptions, InstallError, Obtained, Planned, Reporter,
+};
+
+/// Issue 4 item 5: when the lock pins a version (no `-upgrade`, still allowed by the
+/// constraints) and the store holds that package for this platform with a hash the lock
+/// records, computed by the store itself (the memoized `h1:` of the tree, or the `zh:` of
+/// the archive it was ingested from), use it without consulting any source: no version
+/// listing, no download, no re-hash. The package's files are first checked against their
+/// stat at commit ([`Store::package_freshness`]); a stale package is re-verified, and if
+/// damaged removed from the store, in which case the normal path fetches it again.
+pub(crate) fn from_store_by_lock(
+    store: &Store,
+    opts: &InitOptions,
+    addr: &ProviderAddr,
+    constraints: &VersionConstraints,
+    locked: Option<&LockedProvider>,
+    reporter: &dyn Reporter,
+    display: &str,
+) -> Result<Option<Planned>, InstallError> {
+    let Some(locked) = locked else {
+        return Ok(None);
+    };
+    if opts.upgrade
+        || locked.hashes.is_empty()
+        || !constraints.matches(&locked.version)
+        || !opts.methods.iter().any(|m| m.matches(addr))
+        || fs_mirror_offers(opts, addr, &locked.version)
+    {
+        return Ok(None);
+    }
+    let version = locked.version.clone();
+    let key = PackageKey::Provider {
+        addr: addr.to_string(),
+        version: version.to_string(),
+        platform: opts.platform.to_string(),
+    };
+    let store_err = |source| InstallError::Store {
+        provider: addr.to_string(),
+        version: version.clone(),
+        source,
+    };
+    let Some(package) = store.package(&key).map_err(store_err)? else {
+        return Ok(None);
+    };
+    let matches_lock = package
+        .hashes
+        .iter()
+        .any(|r| r.disposition.verified_locally && locked.hashes.contains(&r.hash.to_string()));
+    if !matches_lock {
+        return Ok(None);
+    }
+    if store.trusted_package(&key).map_err(store_err)?.is_none() {
+        return Ok(None);
+    }
+    let Some(dir_h1) = stored_dir_h1(&package.hashes) else {
+        return Ok(None);
+    };
+    reporter.event(Event::ReusingLocked { provider: display });
+    reporter.event(Event::UsingFromStore {
+        provider: display,
+        version: &version,
+    });
+    // The RFC's lock union, as the source that brought the package recorded it: hashes
+    // reported by its registry, and archive hashes verified locally; plus the directory h1.
+    let mut lock_hashes: BTreeSet<String> = package
+        .hashes
+        .iter()
+        .filter(|r| {
+            r.disposition.reported_by_registry
+                || (r.disposition.verified_locally && matches!(r.hash, Hash::Zh(_)))
+        })
+        .map(|r| r.hash.to_string())
+        .collect();
+    lock_hashes.insert(dir_h1.to_string());
+    let auth = auth_summary(&package.hashes, opts.flavor);
+    let relpath = key.view_relpath().map_err(store_err)?;
+    Ok(Some(Planned {
+        link: opts.dir.join(".terraform").join(&relpath),
+        target: opts.mount.join(&relpath),
+        addr: addr.clone(),
+        display: display.to_owned(),
+        version,
+        constraints: constraints.clone(),
+        source: format!("store:{}", relpath.display()),
+        tree: package.tree,
+        hashes: package.hashes,
+        key,
+        lock_hashes,
+        memo: None,
+        auth,
+        obtained: Obtained::StoreByLock,
+    }))
+}
+
+/// Whether a filesystem mirror consulted for `addr` holds `version` for the platform. Such
+/// a mirror is read as tofu reads it (a memo hit costs only `lstat`s), so a package
+/// changed in the team's mirror is still reported against the lock; the store shortcut
+/// only saves network sources. A mirror that cannot be listed does not count.
+pub(crate) fn fs_mirror_offers(opts: &InitOptions, addr: &ProviderAddr, version: &Version) -> bool {
+    opts.methods
+        .iter()
+        .filter(|m| m.matches(addr))
+        .any(|m| match &m.kind {
+            InstallMethodKind::FilesystemMirror { path } if is_store_view(opts, path) => false,
+            InstallMethodKind::FilesystemMirror { path } => FilesystemMirror { root: path.clone() }
+                .packages(addr)
+                .is_ok_and(|packages| {
+                    packages
+                        .iter()
+                        .any(|p| p.version == *version && p.platform == opts.platform)
+                }),
+            _ => false,
+        })
+}
+
+/// Whether `path` is the store's provider view on the mount path (as `tstore cli-config`
+/// writes it), compared after resolving symlinks.
+pub(crate) fn is_store_view(opts: &InitOptions, path: &Path) -> bool {
+    let view = opts.mount.join("providers");
+    path == view
+        || matches!(
+            (fs_err::canonicalize(path), fs_err::canonicalize(&view)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
+/// The directory `h1:` of a committed package: the `h1:` recorded as verified locally that
+/// is not the archive form (the store records the directory form first).
+pub(crate) fn stored_dir_h1(hashes: &[HashRecord]) -> Option<Hash> {
+    hashes
+        .iter()
+        .find(|r| matches!(r.hash, Hash::H1(_)) && r.disposition.verified_locally)
+        .map(|r| r.hash.clone())
+}
+
+/// The committed package `key` if it records `zh` (its archive was verified before): its
+/// tree and directory `h1:`.
+pub(crate) fn reuse(
+    store: &Store,
+    key: &PackageKey,
+    zh: &Hash,
+) -> Result<Option<(TreeId, Hash)>, StoreError> {
+    let Some(package) = store.trusted_package(key)? else {
+        return Ok(None);
+    };
+    if !package
+        .hashes
+        .iter()
+        .any(|r| r.hash == *zh && r.disposition.verified_locally)
+    {
+        return Ok(None);
+    }
+    Ok(stored_dir_h1(&package.hashes).map(|h1| (package.tree, h1)))
+}

@@ -1,0 +1,80 @@
+//! A filesystem mirror's package into the store: from the source memo, or ingested.
+
+use tstore_store::{Disposition, Hash, HashRecord, SourceFingerprint, Store, StoreError, TreeId};
+
+use crate::providers::sources::fs_mirror::MirrorLocation;
+use crate::providers::{Obtained, Obtainment};
+
+/// A filesystem mirror package: from the source memo, or ingested.
+pub(crate) fn obtain_fs(
+    store: &Store,
+    location: &MirrorLocation,
+) -> Result<Obtainment, StoreError> {
+    let (path, origin) = match location {
+        MirrorLocation::Packed(p) => (p.clone(), "current"),
+        MirrorLocation::Unpacked(p) => (p.clone(), "local"),
+    };
+    let fingerprint = SourceFingerprint::of_path(&path)?;
+    let (tree, hashes, obtained) = match store.source_memo(&path, &fingerprint)? {
+        Some(memo) => (memo.tree, memo.hashes, Obtained::Memoized),
+        None => {
+            let (tree, hashes) = ingest_mirror_package(store, location)?;
+            (tree, hashes, Obtained::Ingested)
+        }
+    };
+    let dir_h1 = hashes
+        .first()
+        .map(|r| r.hash.clone())
+        .expect("ingest records the directory h1 first");
+    // RFC lock rule (seed 001): a packed mirror also records the zh: of the zip it
+    // verified (terraform 1.0.3 records only the h1:; see ARCHITECTURE.md).
+    let lock_extra = hashes
+        .iter()
+        .filter(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
+        .map(|r| r.hash.to_string())
+        .collect();
+    Ok(Obtainment {
+        tree,
+        hashes,
+        dir_h1,
+        lock_extra,
+        source: format!("filesystem_mirror:{}", path.display()),
+        memo: Some((path, fingerprint)),
+        auth: "unauthenticated".into(),
+        obtained,
+        origin,
+    })
+}
+
+/// Ingest a filesystem-mirror package, with the hashes verified locally for it: the
+/// directory `h1:` (always first), and for a zip its archive-form `h1:` when different and
+/// its `zh:`.
+pub fn ingest_mirror_package(
+    store: &Store,
+    location: &MirrorLocation,
+) -> Result<(TreeId, Vec<HashRecord>), StoreError> {
+    let local = |hash| HashRecord {
+        hash,
+        disposition: Disposition {
+            verified_locally: true,
+            ..Disposition::default()
+        },
+    };
+    match location {
+        MirrorLocation::Unpacked(dir) => {
+            let ingested = store.ingest_dir(dir)?;
+            Ok((ingested.tree, vec![local(ingested.h1)]))
+        }
+        MirrorLocation::Packed(zip) => {
+            let archive = store.ingest_zip(zip)?;
+            let mut hashes = vec![local(archive.ingested.h1.clone())];
+            // A zip with directory entries has a different archive-form h1 (spec 1.4):
+            // remember it too, so a lock written by tofu from that zip still matches.
+            if archive.h1_zip != archive.ingested.h1 {
+                hashes.push(local(archive.h1_zip));
+            }
+            hashes.push(local(archive.zh));
+            Ok((archive.ingested.tree, hashes))
+        }
+    }
+}

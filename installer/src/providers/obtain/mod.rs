@@ -1,0 +1,340 @@
+//! Phase 1 for one provider: select its version, find a package for it in the installation
+//! methods, get that package into the store (or recognize it there) and check it against
+//! the lock file. Nothing here links or writes the lock file.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use tstore_store::{Hash, HashRecord, PackageKey, SourceFingerprint, Store, TreeId};
+use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::cliconfig::InstallMethodKind;
+use tstore_tofu::lockfile::LockedProvider;
+use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
+
+use crate::net::discovery;
+use crate::net::http::HttpClient;
+use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
+use crate::providers::sources::net_mirror::NetworkMirror;
+use crate::providers::sources::registry::Registry;
+
+mod download;
+mod from_store;
+mod fs_mirror;
+mod hashes;
+mod net_mirror;
+mod registry;
+
+pub(crate) use self::download::*;
+pub(crate) use self::from_store::*;
+pub use self::fs_mirror::ingest_mirror_package;
+pub(crate) use self::fs_mirror::*;
+pub(crate) use self::hashes::*;
+pub(crate) use self::net_mirror::*;
+pub(crate) use self::registry::*;
+use crate::providers::display_name;
+use crate::providers::Event;
+use crate::providers::InitOptions;
+use crate::providers::InstallError;
+use crate::providers::ObtainMode;
+use crate::providers::Obtained;
+use crate::providers::Planned;
+use crate::providers::RemoteError;
+use crate::providers::Reporter;
+use crate::providers::LOCK_FILE_NAME;
+
+/// Where a version of a provider can be had.
+pub(crate) enum Candidate {
+    /// A package in a filesystem mirror.
+    Fs(MirrorPackage),
+    /// A version listed by the provider's origin registry.
+    Registry {
+        registry: Registry,
+        version: Version,
+        platforms: Vec<Platform>,
+    },
+    /// A version listed by a network mirror.
+    Net {
+        mirror: NetworkMirror,
+        version: Version,
+    },
+}
+
+impl Candidate {
+    fn version(&self) -> &Version {
+        match self {
+            Candidate::Fs(p) => &p.version,
+            Candidate::Registry { version, .. } | Candidate::Net { version, .. } => version,
+        }
+    }
+}
+
+/// A package obtained into the store but not yet committed.
+pub(crate) struct Obtainment {
+    pub(crate) tree: TreeId,
+    pub(crate) hashes: Vec<HashRecord>,
+    pub(crate) dir_h1: Hash,
+    pub(crate) lock_extra: Vec<String>,
+    pub(crate) memo: Option<(PathBuf, SourceFingerprint)>,
+    pub(crate) source: String,
+    pub(crate) auth: String,
+    pub(crate) obtained: Obtained,
+    /// "current" (archive) or "local" (directory), for the lock mismatch message.
+    pub(crate) origin: &'static str,
+}
+
+/// Phase 1 for one provider.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn obtain(
+    store: &Store,
+    opts: &InitOptions,
+    http: Option<&HttpClient>,
+    addr: &ProviderAddr,
+    constraints: &VersionConstraints,
+    locked: Option<&LockedProvider>,
+    reporter: &dyn Reporter,
+    mode: ObtainMode,
+) -> Result<Planned, InstallError> {
+    let display = display_name(addr, opts.flavor);
+    let constraints_text = constraints.to_lock_string();
+    if mode == ObtainMode::Init {
+        if let Some(planned) =
+            from_store_by_lock(store, opts, addr, constraints, locked, reporter, &display)?
+        {
+            return Ok(planned);
+        }
+    }
+    let candidates = available_packages(opts, http, addr)?;
+
+    let version = match locked {
+        Some(locked) if !opts.upgrade => {
+            reporter.event(Event::ReusingLocked { provider: &display });
+            if !constraints.matches(&locked.version) {
+                return Err(InstallError::LockedVersionExcluded {
+                    provider: addr.to_string(),
+                    locked: locked.version.clone(),
+                    constraints: constraints_text,
+                    init: opts.flavor.init_command(),
+                });
+            }
+            locked.version.clone()
+        }
+        _ => {
+            reporter.event(Event::Finding {
+                provider: &display,
+                constraints: &constraints_text,
+            });
+            let versions: BTreeSet<&Version> = candidates.iter().map(Candidate::version).collect();
+            newest_matching(versions, constraints)
+                .cloned()
+                .ok_or_else(|| InstallError::NoMatchingVersion {
+                    provider: addr.to_string(),
+                    constraints: constraints_text.clone(),
+                })?
+        }
+    };
+
+    let key = PackageKey::Provider {
+        addr: addr.to_string(),
+        version: version.to_string(),
+        platform: opts.platform.to_string(),
+    };
+    let store_err = |source| InstallError::Store {
+        provider: addr.to_string(),
+        version: version.clone(),
+        source,
+    };
+    let remote_err = |what: &str, source: RemoteError| InstallError::Remote {
+        provider: addr.to_string(),
+        version: Some(version.clone()),
+        what: what.to_owned(),
+        source,
+    };
+
+    // The first method, in CLI configuration order, that has the version for this platform.
+    let mut got = None;
+    for candidate in candidates.iter().filter(|c| *c.version() == version) {
+        match candidate {
+            Candidate::Fs(package) if package.platform == opts.platform => {
+                got = Some(obtain_fs(store, &package.location).map_err(store_err)?);
+            }
+            Candidate::Registry {
+                registry,
+                platforms,
+                ..
+            } if platforms.is_empty() || platforms.contains(&opts.platform) => {
+                let http = http.expect("a network method has a client");
+                let verified = registry
+                    .verified_package(http, addr, &version, &opts.platform)
+                    .map_err(|e| remote_err("origin registry", e.into()))?;
+                got = Some(obtain_registry(
+                    store, opts, http, reporter, &key, addr, &version, verified,
+                )?);
+            }
+            Candidate::Net { mirror, .. } => {
+                let http = http.expect("a network method has a client");
+                let archive = mirror
+                    .archive(http, addr, &version, &opts.platform)
+                    .map_err(|e| remote_err("network mirror", e.into()))?;
+                if let Some(archive) = archive {
+                    got = Some(obtain_net(
+                        store,
+                        http,
+                        reporter,
+                        opts.flavor,
+                        &key,
+                        addr,
+                        &version,
+                        archive,
+                    )?);
+                }
+            }
+            _ => {}
+        }
+        if got.is_some() {
+            break;
+        }
+    }
+    let Some(got) = got else {
+        return Err(if candidates.iter().any(|c| *c.version() == version) {
+            InstallError::NoPackageForPlatform {
+                provider: addr.to_string(),
+                version: version.clone(),
+                platform: opts.platform.clone(),
+            }
+        } else {
+            InstallError::NoMatchingVersion {
+                provider: addr.to_string(),
+                constraints: format!("= {version} (the version in the lock file)"),
+            }
+        });
+    };
+
+    if let Some(locked) =
+        locked.filter(|l| mode == ObtainMode::Init && l.version == version && !l.hashes.is_empty())
+    {
+        // Only hashes computed from this package count: a signed zh: of another
+        // platform's zip says nothing about this one.
+        let matches = got
+            .hashes
+            .iter()
+            .filter(|r| r.disposition.verified_locally)
+            .any(|r| locked.hashes.contains(&r.hash.to_string()));
+        if !matches {
+            return Err(InstallError::ChecksumMismatch {
+                display,
+                provider: addr.to_string(),
+                version,
+                origin: got.origin,
+                source_path: got.source.clone(),
+                computed: join_hashes(got.hashes.iter().map(|r| r.hash.to_string())),
+                lock_path: opts.dir.join(LOCK_FILE_NAME).display().to_string(),
+                recorded: join_hashes(locked.hashes.iter().cloned()),
+            });
+        }
+    }
+
+    let relpath = key.view_relpath().map_err(store_err)?;
+    let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
+    lock_hashes.insert(got.dir_h1.to_string());
+    Ok(Planned {
+        link: opts.dir.join(".terraform").join(&relpath),
+        target: opts.mount.join(&relpath),
+        addr: addr.clone(),
+        display,
+        version,
+        constraints: constraints.clone(),
+        key,
+        tree: got.tree,
+        hashes: got.hashes,
+        lock_hashes,
+        memo: got.memo,
+        source: got.source,
+        auth: got.auth,
+        obtained: got.obtained,
+    })
+}
+
+/// Every candidate of `addr` from the methods whose patterns match it, in method order
+/// (the first method holding a version wins, as in tofu).
+pub(crate) fn available_packages(
+    opts: &InitOptions,
+    http: Option<&HttpClient>,
+    addr: &ProviderAddr,
+) -> Result<Vec<Candidate>, InstallError> {
+    let mut found = Vec::new();
+    let mut locations = Vec::new();
+    let remote_err = |what: String, source: RemoteError| InstallError::Remote {
+        provider: addr.to_string(),
+        version: None,
+        what,
+        source,
+    };
+    for method in opts.methods.iter().filter(|m| m.matches(addr)) {
+        match &method.kind {
+            // The store's own view (`tstore cli-config`): what it holds is already
+            // in the store, and reading it back through the mount would only re-hash it.
+            InstallMethodKind::FilesystemMirror { path } if is_store_view(opts, path) => {
+                locations.push(format!("{} (the store itself)", path.display()));
+            }
+            InstallMethodKind::FilesystemMirror { path } => {
+                locations.push(format!("{} (filesystem mirror)", path.display()));
+                let mirror = FilesystemMirror { root: path.clone() };
+                found.extend(mirror.packages(addr)?.into_iter().map(Candidate::Fs));
+            }
+            InstallMethodKind::NetworkMirror { url } => {
+                locations.push(format!("{url} (network mirror)"));
+                let http = http.expect("a network method has a client");
+                let what = format!("network mirror {url}");
+                let host = url::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let token = opts.network.credentials.token(&host).map(str::to_owned);
+                let mirror = NetworkMirror::new(url, token)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                let versions = mirror
+                    .versions(http, addr)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                found.extend(versions.into_iter().map(|version| Candidate::Net {
+                    mirror: mirror.clone(),
+                    version,
+                }));
+            }
+            InstallMethodKind::Direct => {
+                locations.push(format!("{} (origin registry)", addr.host));
+                let http = http.expect("a network method has a client");
+                let what = format!("registry {}", addr.host);
+                let token = opts
+                    .network
+                    .credentials
+                    .token(&addr.host)
+                    .map(str::to_owned);
+                let base = discovery::discover(
+                    http,
+                    &opts.network.hosts,
+                    &addr.host,
+                    "providers.v1",
+                    token.as_deref(),
+                )
+                .map_err(|e| remote_err(what.clone(), e.into()))?;
+                let registry = Registry { base, token };
+                let versions = registry
+                    .versions(http, addr)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                found.extend(versions.into_iter().map(|v| Candidate::Registry {
+                    registry: registry.clone(),
+                    version: v.version,
+                    platforms: v.platforms,
+                }));
+            }
+            InstallMethodKind::DevOverrides(_) => {}
+        }
+    }
+    if found.is_empty() {
+        return Err(InstallError::NotFound {
+            provider: addr.to_string(),
+            locations,
+        });
+    }
+    Ok(found)
+}
