@@ -1,0 +1,392 @@
+//! Bringing one remote package into the store, or finding it there: registry resolution,
+//! git, http archives, and the memos that avoid fetching again.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
+use tstore_tofu::version::VersionConstraints;
+
+use super::source::{clean_join, Getter, ModuleSource, RemotePackage};
+use super::walk::{bad_location, Fetched, Resolved};
+use super::{archive, chain, git, registry};
+use crate::net::http::{HttpClient, Validators};
+use crate::net::NetworkSettings;
+
+/// Package ids one fetch fetched or found in the store.
+#[derive(Debug, Default)]
+pub(super) struct FetchLog {
+    pub(super) fetched: Vec<String>,
+    pub(super) reused: Vec<String>,
+}
+
+/// Fetches packages into the store; shared by the threads of [`Walker::prefetch`].
+pub(super) struct Fetcher<'a> {
+    pub(super) store: &'a Store,
+    /// Per package address, the result of its fetch in this init: the first thread to ask
+    /// fetches it while the others wait, so two calls (or an `X-Terraform-Get` hop and a
+    /// call) naming one address download it once.
+    pub(super) slots: &'a Slots,
+    pub(super) default_host: &'a str,
+    /// Set by the walker before any http(s) or registry package is fetched.
+    pub(super) http: Option<HttpClient>,
+}
+
+pub(super) type Slots =
+    std::sync::Mutex<HashMap<String, std::sync::Arc<std::sync::Mutex<Option<Fetched>>>>>;
+
+impl Fetcher<'_> {
+    /// A registry module: the newest version matching `constraints` (the version listing is
+    /// read every init), then its package. A (module address, exact version) names one
+    /// package for good (the registry contract; spec §8), so when the store's memo for it
+    /// names a package the store holds intact, neither the download endpoint nor the
+    /// location it names is asked again. Locations read by the file getter (re-read every
+    /// init) are not memoized.
+    pub(super) fn registry(
+        &self,
+        network: &NetworkSettings,
+        m: &registry::RegistryModule<'_>,
+        constraints: &VersionConstraints,
+        log: &mut FetchLog,
+    ) -> Result<Resolved, String> {
+        let http = self
+            .http
+            .as_ref()
+            .ok_or_else(|| "no HTTP client".to_owned())?;
+        let (version, download) = registry::select(http, network, m, constraints)?;
+        let memo_key = format!(
+            "registry\0{}/{}\0{version}",
+            m.host.to_ascii_lowercase(),
+            m.path
+        );
+        if let Some(memo) = self.memo(&memo_key)? {
+            log.reused.push(memo.package.clone());
+            let mut fetched = self.fetched(&memo.package)?;
+            fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
+            return Ok(Resolved {
+                version,
+                location: memo.location,
+                fetched,
+            });
+        }
+        let location = registry::location(http, network, m, &download)?;
+        let package = match ModuleSource::parse(&location, self.default_host) {
+            Ok(ModuleSource::Remote { package, .. }) => package,
+            _ => return Err(bad_location(&location)),
+        };
+        let fetched = self.fetch(&package, 0, log)?;
+        if package.getter != Getter::File {
+            self.remember(
+                &memo_key,
+                &ModuleSourceMemo {
+                    package: fetched.id.clone(),
+                    location: location.clone(),
+                    subdir: fetched.subdir.clone().unwrap_or_default(),
+                    etag: None,
+                    last_modified: None,
+                },
+            )?;
+        }
+        Ok(Resolved {
+            version,
+            location,
+            fetched,
+        })
+    }
+
+    /// The store's memo for `source`, when the package it names is intact in the store.
+    pub(super) fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, String> {
+        match self.store.module_source(source).map_err(|e| chain(&e))? {
+            Some(memo) if self.known(&memo.package)? => Ok(Some(memo)),
+            _ => Ok(None),
+        }
+    }
+
+    pub(super) fn remember(&self, source: &str, memo: &ModuleSourceMemo) -> Result<(), String> {
+        self.store
+            .record_module_source(source, memo)
+            .map(|_| ())
+            .map_err(|e| chain(&e))
+    }
+
+    /// The package at `package`, from the store or fetched into it (once per init).
+    pub(super) fn fetch(
+        &self,
+        package: &RemotePackage,
+        hops: usize,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, String> {
+        if hops > 8 {
+            return Err("too many X-Terraform-Get redirections".into());
+        }
+        let slot = {
+            let mut slots = self
+                .slots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            slots.entry(package.to_string()).or_default().clone()
+        };
+        let mut slot = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(f) = &*slot {
+            return Ok(f.clone());
+        }
+        let fetched = self.fetch_uncached(package, hops, log)?;
+        *slot = Some(fetched.clone());
+        Ok(fetched)
+    }
+
+    pub(super) fn fetch_uncached(
+        &self,
+        package: &RemotePackage,
+        hops: usize,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, String> {
+        let fetched = match package.getter {
+            Getter::Git => self.fetch_git(&package.url, log)?,
+            Getter::File => {
+                let path = package.url.trim_start_matches("file://");
+                let ingested = self
+                    .store
+                    .ingest_module_dir(Path::new(path))
+                    .map_err(|e| chain(&e))?;
+                let id = package_id("file", path, &format!("file\0{path}\0{}", ingested.tree));
+                self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?
+            }
+            Getter::Http => {
+                let http = self
+                    .http
+                    .as_ref()
+                    .ok_or_else(|| "no HTTP client".to_owned())?;
+                let tmp = self.tmpdir()?;
+                let file = tmp.path().join("archive");
+                // An archive URL's package is revalidated, never trusted blindly: the memo's
+                // validators make the GET conditional, and only `304` reuses its package.
+                let memo_key = format!("http\0{}", package.url);
+                let memo = self.memo(&memo_key)?;
+                let since = memo.as_ref().map(|m| Validators {
+                    etag: m.etag.clone(),
+                    last_modified: m.last_modified.clone(),
+                });
+                match archive::fetch(http, &package.url, &file, since.as_ref())? {
+                    archive::HttpFetch::NotModified => {
+                        let memo = memo.expect("a conditional request needs a memo");
+                        log.reused.push(memo.package.clone());
+                        self.fetched(&memo.package)?
+                    }
+                    archive::HttpFetch::Redirect(next) => {
+                        let (pkg, sub) = match ModuleSource::parse(&next, self.default_host) {
+                            Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
+                            _ => {
+                                return Err(format!(
+                                    "{} names {next:?} (X-Terraform-Get), which is not a supported \
+                                     remote address",
+                                    package.url
+                                ))
+                            }
+                        };
+                        let mut f = self.fetch(&pkg, hops + 1, log)?;
+                        f.subdir = join_subdirs(&[f.subdir.take(), sub]);
+                        f
+                    }
+                    archive::HttpFetch::Archive {
+                        kind,
+                        sha256,
+                        validators,
+                    } => {
+                        let id = package_id(
+                            "http",
+                            &package.url,
+                            &format!("http\0{}\0{}", package.url, hex::encode(sha256)),
+                        );
+                        let f =
+                            self.http_archive(&id, kind, &file, tmp.path(), &package.url, log)?;
+                        if validators.etag.is_some() || validators.last_modified.is_some() {
+                            self.remember(
+                                &memo_key,
+                                &ModuleSourceMemo {
+                                    package: id,
+                                    location: String::new(),
+                                    subdir: String::new(),
+                                    etag: validators.etag,
+                                    last_modified: validators.last_modified,
+                                },
+                            )?;
+                        }
+                        f
+                    }
+                }
+            }
+        };
+        Ok(fetched)
+    }
+
+    /// The package `id` of a downloaded archive: found in the store, or ingested.
+    pub(super) fn http_archive(
+        &self,
+        id: &str,
+        kind: archive::ArchiveKind,
+        file: &Path,
+        tmp: &Path,
+        url: &str,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, String> {
+        if self.known(id)? {
+            log.reused.push(id.to_owned());
+            return self.fetched(id);
+        }
+        let (tree, hashes) = match kind {
+            archive::ArchiveKind::Zip => {
+                let a = self.store.ingest_zip(file).map_err(|e| chain(&e))?;
+                (a.ingested.tree, vec![a.ingested.h1, a.zh])
+            }
+            archive::ArchiveKind::TarGz
+            | archive::ArchiveKind::Tar
+            | archive::ArchiveKind::TarXz
+            | archive::ArchiveKind::TarBz2 => {
+                let dest = tmp.join("x");
+                fs_err::create_dir(&dest).map_err(|e| e.to_string())?;
+                archive::extract_tar(file, kind, &dest, self.store.limits())
+                    .map_err(|e| format!("{url}: {e}"))?;
+                let i = self.store.ingest_module_dir(&dest).map_err(|e| chain(&e))?;
+                (i.tree, i.h1.into_iter().collect())
+            }
+        };
+        log.fetched.push(id.to_owned());
+        self.commit(id, &tree, hashes)
+    }
+
+    pub(super) fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, String> {
+        let addr = git::GitAddress::parse(url)?;
+        if let Some(commit) = git::resolve(&addr)? {
+            let id = git_id(&addr.repo, &commit);
+            if self.known(&id)? {
+                log.reused.push(id.clone());
+                return self.fetched(&id);
+            }
+        } else if addr
+            .reference
+            .as_deref()
+            .is_some_and(|r| !looks_like_sha(r))
+        {
+            return Err(format!(
+                "the repository {} has no branch or tag {:?}",
+                addr.repo,
+                addr.reference.as_deref().unwrap_or_default()
+            ));
+        }
+        let tmp = self.tmpdir()?;
+        let dest = tmp.path().join("checkout");
+        let commit = git::checkout(&addr, &dest)?;
+        let id = git_id(&addr.repo, &commit);
+        let ingested = self.store.ingest_module_dir(&dest).map_err(|e| chain(&e))?;
+        log.fetched.push(id.clone());
+        self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())
+    }
+
+    pub(super) fn tmpdir(&self) -> Result<tempfile::TempDir, String> {
+        let base = self.store.root().join("tmp");
+        fs_err::create_dir_all(&base).map_err(|e| e.to_string())?;
+        tempfile::Builder::new()
+            .prefix("module-")
+            .tempdir_in(&base)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Whether the store holds this package intact (a damaged one is removed and fetched
+    /// again rather than linked).
+    pub(super) fn known(&self, id: &str) -> Result<bool, String> {
+        let key = PackageKey::module(id);
+        Ok(self
+            .store
+            .trusted_package(&key)
+            .map_err(|e| chain(&e))?
+            .is_some()
+            && self.store.view_dir(&key).map_err(|e| chain(&e))?.is_dir())
+    }
+
+    pub(super) fn fetched(&self, id: &str) -> Result<Fetched, String> {
+        Ok(Fetched {
+            id: id.to_owned(),
+            view: self
+                .store
+                .view_dir(&PackageKey::module(id))
+                .map_err(|e| chain(&e))?,
+            subdir: None,
+        })
+    }
+
+    pub(super) fn commit(
+        &self,
+        id: &str,
+        tree: &tstore_store::TreeId,
+        hashes: Vec<tstore_store::Hash>,
+    ) -> Result<Fetched, String> {
+        let key = PackageKey::module(id);
+        let records: Vec<HashRecord> = hashes
+            .into_iter()
+            .map(HashRecord::verified_locally)
+            .collect();
+        self.store
+            .commit_package(&key, tree, &records, None)
+            .map_err(|e| chain(&e))?;
+        self.fetched(id)
+    }
+}
+
+pub(super) fn looks_like_sha(r: &str) -> bool {
+    r.len() >= 4 && r.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+pub(super) fn join_subdirs(parts: &[Option<String>]) -> Option<String> {
+    let joined = parts
+        .iter()
+        .flatten()
+        .fold(".".to_owned(), |acc, p| clean_join(&acc, p));
+    (joined != ".").then_some(joined)
+}
+
+pub(super) fn git_id(repo: &str, commit: &str) -> String {
+    package_id(
+        "git",
+        repo,
+        &format!("git\0{repo}\0{}", commit.to_ascii_lowercase()),
+    )
+    .replacen(
+        "git-",
+        &format!("git-{}-", &commit[..commit.len().min(12)]),
+        1,
+    )
+}
+
+/// `<kind>-<slug>-<20 hex>` (see the module docs).
+pub(super) fn package_id(kind: &str, url: &str, identity: &str) -> String {
+    let last = url
+        .split('?')
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    let mut slug: String = last
+        .trim_end_matches(".git")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    slug = slug.trim_matches('.').to_owned();
+    if slug.is_empty() {
+        slug = "pkg".into();
+    }
+    let digest = Sha256::digest(identity.as_bytes());
+    format!("{kind}-{slug}-{}", &hex::encode(digest)[..20])
+}

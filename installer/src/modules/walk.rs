@@ -1,0 +1,476 @@
+//! Step 1: walk the module tree from the root, fetching remote packages as calls are met
+//! (the calls of one module in parallel).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use tstore_store::Store;
+use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::version::{Version, VersionConstraints};
+
+use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
+use super::policy::{Meta, META_FILE};
+use super::progress::Progress;
+use super::source::{clean_join, Getter, ModuleSource, RemotePackage};
+use super::{chain, policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH};
+use crate::net::http::HttpClient;
+
+#[derive(Clone, Debug)]
+pub(super) struct Fetched {
+    pub(super) id: String,
+    pub(super) view: PathBuf,
+    /// A `//subdir` named by a registry location or `X-Terraform-Get`.
+    pub(super) subdir: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Node {
+    pub(super) key: String,
+    pub(super) source: String,
+    pub(super) kind: &'static str,
+    pub(super) version: Option<String>,
+    pub(super) dir: String,
+    /// The install (remote call key) whose package holds this module; `None`: root package.
+    pub(super) install: Option<String>,
+    /// Cleaned path inside its package.
+    pub(super) pkg_path: String,
+    pub(super) parent: Option<usize>,
+    pub(super) package: Option<String>,
+    pub(super) at: SourcePos,
+}
+
+pub(super) struct Walker<'a> {
+    pub(super) store: &'a Store,
+    pub(super) opts: &'a ModuleOptions,
+    pub(super) http: Option<HttpClient>,
+    pub(super) cache: HashMap<String, Fetched>,
+    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location, package) of this
+    /// init.
+    pub(super) resolved: HashMap<String, Resolved>,
+    pub(super) slots: Slots,
+    pub(super) nodes: Vec<Node>,
+    /// Install key → (package root in the store view, its meta file).
+    pub(super) installs: BTreeMap<String, (Fetched, Option<Meta>)>,
+    pub(super) report: ModulesReport,
+    pub(super) warnings: Vec<String>,
+}
+
+impl Walker<'_> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn visit(
+        &mut self,
+        parent: Option<usize>,
+        dir_abs: &Path,
+        dir_rel: &str,
+        install: Option<&str>,
+        pkg_path: &str,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<(), ModuleInstallError> {
+        // Positions name the module as the user sees it (`.terraform/modules/KEY/…`
+        // under the working directory), never the store's copy of its package.
+        let shown_as = match dir_rel {
+            "." => self.opts.dir.clone(),
+            rel => self.opts.dir.join(rel),
+        };
+        let module =
+            config::load_module_requirements_shown_as(dir_abs, &shown_as, &self.opts.default_host)?;
+        self.prefetch(&module.module_calls);
+        for (name, call) in module.module_calls {
+            let key = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}.{name}")
+            };
+            let fail = |message: String| ModuleInstallError::Call {
+                at: call.at.clone(),
+                key: key.clone(),
+                address: call.source.clone(),
+                message,
+            };
+            if depth + 1 > MAX_DEPTH {
+                return Err(fail(format!(
+                    "module calls nest more than {MAX_DEPTH} levels deep; a module probably calls itself"
+                )));
+            }
+            let parsed = ModuleSource::parse(&call.source, &self.opts.default_host)
+                .map_err(|e| fail(e.reason))?;
+            let kind = parsed.kind();
+            let (node, abs) = match parsed {
+                ModuleSource::Unsupported { getter } => {
+                    return Err(fail(format!(
+                        "the {getter}:: getter is not supported by tstore (supported: local paths, \
+                         module registries, git::, http(s):// archives, absolute paths)"
+                    )))
+                }
+                ModuleSource::Local(src) => {
+                    if call.version.is_some() {
+                        return Err(fail(
+                            "Cannot apply a version constraint to a module with a relative local path"
+                                .into(),
+                        ));
+                    }
+                    let dir = clean_join(dir_rel, &src);
+                    let (new_pkg_path, abs) = match install {
+                        Some(inst) => {
+                            let p = clean_join(pkg_path, &src);
+                            if p.starts_with("..") {
+                                return Err(fail(format!(
+                                    "Local module path escapes module package: {src:?} from {pkg_path:?} \
+                                     leaves the package of module \"{inst}\""
+                                )));
+                            }
+                            let root = &self.installs[inst].0.view;
+                            let abs = if p == "." {
+                                root.clone()
+                            } else {
+                                root.join(&p)
+                            };
+                            (p.clone(), abs)
+                        }
+                        None => (dir.clone(), self.opts.dir.join(&dir)),
+                    };
+                    if !abs.is_dir() {
+                        return Err(fail(format!(
+                            "Unreadable module directory: {} does not exist or is not a directory",
+                            abs.display()
+                        )));
+                    }
+                    let package = install.map(|i| self.installs[i].0.id.clone());
+                    (
+                        Node {
+                            key: key.clone(),
+                            source: call.source.clone(),
+                            kind,
+                            version: None,
+                            dir,
+                            install: install.map(str::to_owned),
+                            pkg_path: new_pkg_path,
+                            parent,
+                            package,
+                            at: call.at.clone(),
+                        },
+                        abs,
+                    )
+                }
+                ModuleSource::Registry {
+                    host,
+                    namespace,
+                    name,
+                    system,
+                    subdir,
+                } => {
+                    let constraints = match &call.version {
+                        Some(v) => VersionConstraints::parse(v)
+                            .map_err(|e| fail(format!("invalid version constraint: {e}")))?,
+                        None => VersionConstraints::default(),
+                    };
+                    let m = registry::RegistryModule {
+                        host: &host,
+                        path: format!("{namespace}/{name}/{system}"),
+                    };
+                    let Resolved {
+                        version,
+                        location,
+                        fetched,
+                    } = self.registry(&m, &constraints).map_err(&fail)?;
+                    let loc_sub = match ModuleSource::parse(&location, &self.opts.default_host) {
+                        Ok(ModuleSource::Remote { subdir, .. }) => subdir,
+                        _ => return Err(fail(bad_location(&location))),
+                    };
+                    let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
+                    self.remote_node(
+                        &key,
+                        &call,
+                        kind,
+                        Some(version.to_string()),
+                        fetched,
+                        sub,
+                        parent,
+                    )
+                    .map_err(fail)?
+                }
+                ModuleSource::Remote { package, subdir } => {
+                    if call.version.is_some() {
+                        return Err(fail(
+                            "Cannot apply a version constraint to a module that is not from a registry"
+                                .into(),
+                        ));
+                    }
+                    let fetched = self.fetch(&package, 0).map_err(&fail)?;
+                    let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
+                    self.remote_node(&key, &call, kind, None, fetched, sub, parent)
+                        .map_err(fail)?
+                }
+            };
+            let idx = self.nodes.len();
+            let (dir, inst, pp) = (
+                node.dir.clone(),
+                node.install.clone(),
+                node.pkg_path.clone(),
+            );
+            self.nodes.push(node);
+            self.visit(Some(idx), &abs, &dir, inst.as_deref(), &pp, &key, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn remote_node(
+        &mut self,
+        key: &str,
+        call: &config::ModuleCall,
+        kind: &'static str,
+        version: Option<String>,
+        fetched: Fetched,
+        subdir: Option<String>,
+        parent: Option<usize>,
+    ) -> Result<(Node, PathBuf), String> {
+        let pkg_path = clean_join(".", subdir.as_deref().unwrap_or("."));
+        if pkg_path.starts_with("..") {
+            return Err(format!("subdirectory {pkg_path:?} leaves the package"));
+        }
+        let abs = if pkg_path == "." {
+            fetched.view.clone()
+        } else {
+            fetched.view.join(&pkg_path)
+        };
+        if !abs.is_dir() {
+            return Err(format!("the package has no subdirectory {pkg_path:?}"));
+        }
+        let meta = match policy::load(&fetched.view) {
+            Ok(m) => m,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "{}: module \"{key}\": ignoring invalid {META_FILE} of package {}: {e}",
+                    call.at, fetched.id
+                ));
+                None
+            }
+        };
+        let mut dir = format!(".terraform/modules/{key}");
+        if pkg_path != "." {
+            dir = format!("{dir}/{pkg_path}");
+        }
+        let id = fetched.id.clone();
+        self.installs.insert(key.to_owned(), (fetched, meta));
+        Ok((
+            Node {
+                key: key.to_owned(),
+                source: call.source.clone(),
+                kind,
+                version,
+                dir,
+                install: Some(key.to_owned()),
+                pkg_path,
+                parent,
+                package: Some(id),
+                at: call.at.clone(),
+            },
+            abs,
+        ))
+    }
+
+    pub(super) fn http(&mut self) -> Result<HttpClient, String> {
+        if self.http.is_none() {
+            self.http = Some(
+                HttpClient::new(self.opts.network.ssl_cert_file.as_deref())
+                    .map_err(|e| chain(&e))?,
+            );
+        }
+        Ok(self.http.clone().expect("just set"))
+    }
+
+    pub(super) fn fetcher(&self) -> Fetcher<'_> {
+        Fetcher {
+            store: self.store,
+            slots: &self.slots,
+            default_host: &self.opts.default_host,
+            http: self.http.clone(),
+        }
+    }
+
+    /// The registry's version, download location and package for `m`, resolved once per
+    /// init.
+    pub(super) fn registry(
+        &mut self,
+        m: &registry::RegistryModule<'_>,
+        constraints: &VersionConstraints,
+    ) -> Result<Resolved, String> {
+        let key = resolve_key(m, constraints);
+        if let Some(r) = self.resolved.get(&key) {
+            return Ok(r.clone());
+        }
+        self.http()?;
+        let mut log = FetchLog::default();
+        let result = self
+            .fetcher()
+            .registry(&self.opts.network, m, constraints, &mut log);
+        self.report.fetched.extend(log.fetched);
+        self.report.reused.extend(log.reused);
+        let r = result?;
+        self.resolved.insert(key, r.clone());
+        Ok(r)
+    }
+
+    /// The package at `package`, from the store or fetched into it.
+    pub(super) fn fetch(
+        &mut self,
+        package: &RemotePackage,
+        hops: usize,
+    ) -> Result<Fetched, String> {
+        let addr = package.to_string();
+        if let Some(f) = self.cache.get(&addr) {
+            return Ok(f.clone());
+        }
+        if package.getter == Getter::Http {
+            self.http()?;
+        }
+        let mut log = FetchLog::default();
+        let result = self.fetcher().fetch(package, hops, &mut log);
+        self.report.fetched.extend(log.fetched);
+        self.report.reused.extend(log.reused);
+        let fetched = result?;
+        self.cache.insert(addr, fetched.clone());
+        Ok(fetched)
+    }
+
+    /// Fetch the packages of the remote and registry calls of one module in parallel
+    /// (issue 5 item 6), filling the caches `visit` then reads. Failures are left for
+    /// `visit`, which retries the call alone and reports it with its file:line.
+    pub(super) fn prefetch(&mut self, calls: &BTreeMap<String, config::ModuleCall>) {
+        enum Job<'a> {
+            Remote(RemotePackage),
+            Registry(String, registry::RegistryModule<'a>, VersionConstraints),
+        }
+        let parsed: Vec<_> = calls
+            .values()
+            .filter_map(|call| {
+                Some((
+                    ModuleSource::parse(&call.source, &self.opts.default_host).ok()?,
+                    call,
+                ))
+            })
+            .collect();
+        let mut jobs = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (src, call) in &parsed {
+            match src {
+                ModuleSource::Remote { package, .. } => {
+                    let addr = package.to_string();
+                    if !self.cache.contains_key(&addr) && seen.insert(addr) {
+                        jobs.push(Job::Remote(package.clone()));
+                    }
+                }
+                ModuleSource::Registry {
+                    host,
+                    namespace,
+                    name,
+                    system,
+                    ..
+                } => {
+                    let Ok(constraints) = call
+                        .version
+                        .as_deref()
+                        .map_or(Ok(VersionConstraints::default()), VersionConstraints::parse)
+                    else {
+                        continue;
+                    };
+                    let m = registry::RegistryModule {
+                        host,
+                        path: format!("{namespace}/{name}/{system}"),
+                    };
+                    let key = resolve_key(&m, &constraints);
+                    if !self.resolved.contains_key(&key) && seen.insert(key.clone()) {
+                        jobs.push(Job::Registry(key, m, constraints));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if jobs.len() < 2 {
+            return;
+        }
+        let needs_http = jobs.iter().any(|j| match j {
+            Job::Remote(p) => p.getter == Getter::Http,
+            Job::Registry(..) => true,
+        });
+        if needs_http && self.http().is_err() {
+            return;
+        }
+        let progress = Progress::new(self.opts.progress, jobs.len());
+        let fetcher = self.fetcher();
+        let network = &self.opts.network;
+        type Outcome = (
+            Option<(String, Resolved)>,
+            Option<(String, Fetched)>,
+            FetchLog,
+        );
+        let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|job| {
+                    let (fetcher, progress) = (&fetcher, &progress);
+                    scope.spawn(move || {
+                        let mut log = FetchLog::default();
+                        let outcome = match job {
+                            Job::Remote(p) => {
+                                let label = p.to_string();
+                                progress.start(&label);
+                                let fetched = fetcher
+                                    .fetch(p, 0, &mut log)
+                                    .ok()
+                                    .map(|f| (label.clone(), f));
+                                progress.done(&label);
+                                (None, fetched, log)
+                            }
+                            Job::Registry(key, m, c) => {
+                                let label = format!("{}/{}", m.host, m.path);
+                                progress.start(&label);
+                                let resolved = fetcher
+                                    .registry(network, m, c, &mut log)
+                                    .ok()
+                                    .map(|r| (key.clone(), r));
+                                progress.done(&label);
+                                (resolved, None, log)
+                            }
+                        };
+                        outcome
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        progress.finish();
+        for (resolved, fetched, log) in outcomes {
+            if let Some((k, r)) = resolved {
+                self.resolved.insert(k, r);
+            }
+            if let Some((addr, f)) = fetched {
+                self.cache.entry(addr).or_insert(f);
+            }
+            self.report.fetched.extend(log.fetched);
+            self.report.reused.extend(log.reused);
+        }
+    }
+}
+
+pub(super) fn resolve_key(
+    m: &registry::RegistryModule<'_>,
+    constraints: &VersionConstraints,
+) -> String {
+    format!("{}/{} {}", m.host, m.path, constraints.to_lock_string())
+}
+
+/// A registry module's selected version, the download location the registry named for it,
+/// and its package.
+#[derive(Clone, Debug)]
+pub(super) struct Resolved {
+    pub(super) version: Version,
+    pub(super) location: String,
+    pub(super) fetched: Fetched,
+}
+
+pub(super) fn bad_location(location: &str) -> String {
+    format!("the registry's download location {location:?} is not a supported remote address")
+}
