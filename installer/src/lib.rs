@@ -13,7 +13,24 @@
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
 
-pub mod modules;
-pub mod net;
-pub mod providers;
-pub mod workdir;
+mod modules;
+mod net;
+mod providers;
+mod workdir;
+
+pub use crate::modules::{
+    install as install_modules, Action, CallReport, ModuleInstallError, ModuleOptions,
+    ModulesReport,
+};
+pub use crate::net::NetworkSettings;
+pub use crate::providers::lock::{
+    lock as lock_providers, LockOptions, LockReport, LockSource, PlatformReport, ProviderLockReport,
+};
+pub use crate::providers::sources::fs_mirror::{
+    providers_in as mirror_providers_in, FilesystemMirror, MirrorLocation, MirrorPackage,
+};
+pub use crate::providers::{
+    display_name, ingest_mirror_package, init as install_providers, Event, InitOptions, InitReport,
+    InstallError, LockFileChange, Obtained, ProviderReport, Reporter, LOCK_FILE_NAME,
+};
+pub use crate::workdir::{mountpoint, roots};

@@ -9,8 +9,6 @@
 use std::io::Read;
 use std::path::{Component, Path};
 
-use sha2::{Digest, Sha256};
-
 use crate::net::http::{HttpClient, Validators};
 
 /// An archive format.
@@ -146,14 +144,6 @@ fn meta_terraform_get(html: &str) -> Option<String> {
     let c = rest.find("content=\"")? + 9;
     let end = rest[c..].find('"')?;
     Some(rest[c..c + end].to_owned())
-}
-
-/// SHA-256 of a file.
-pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
-    let mut f = fs_err::File::open(path)?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h)?;
-    Ok(h.finalize().into())
 }
 
 /// Extract a tar archive of `kind` (plain, gzip, xz or bzip2 compressed) into `dest` with

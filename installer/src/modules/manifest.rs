@@ -3,8 +3,6 @@
 //! in the order `Key`, `Source`, `Version` (registry modules only), `Dir`; Go's `json.Marshal`
 //! escapes `<`, `>` and `&`. Records are sorted by key (as current OpenTofu writes them).
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 /// One record.
@@ -49,17 +47,6 @@ pub fn render(records: &[Record]) -> String {
     json.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
-}
-
-/// Read a manifest; a missing file is empty.
-pub fn read(path: &Path) -> Result<Vec<Record>, String> {
-    match fs_err::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<Manifest>(&text)
-            .map(|m| m.modules)
-            .map_err(|e| e.to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
-//! The working directory's `.terraform/`: links into the mount path ([`link`]) and the
-//! mount path itself ([`mountpoint`]).
+//! What tstore writes for a working directory: links under `.terraform/` into the mount
+//! path ([`link`]), files replaced atomically ([`atomic`]), the links that make the
+//! directory a root of the store ([`roots`]), and the mount path itself ([`mountpoint`]).
 
 pub mod atomic;
 pub mod link;
 pub mod mountpoint;
+pub mod roots;

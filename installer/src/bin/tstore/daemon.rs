@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use tstore_fsmount::MountState;
-use tstore_installer::workdir::mountpoint;
+use tstore_installer::mountpoint;
 use tstore_store::Store;
 
 use crate::Settings;

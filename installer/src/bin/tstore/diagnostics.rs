@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use tstore_installer::providers::InstallError;
+use tstore_installer::InstallError;
 
 /// Print an error as tofu does (`Error: summary`, blank line, detail), then the chain
 /// of causes and a hint when there is one.

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use tstore_installer::providers::{Event, Reporter};
+use tstore_installer::{Event, Reporter};
 
 /// Prints tofu-style progress lines to stdout; downloads get an indicatif bar on a
 /// terminal (stderr) and one plain line otherwise.

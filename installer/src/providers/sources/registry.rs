@@ -78,8 +78,6 @@ pub struct RegistryVersion {
 pub struct VerifiedPackage {
     /// The archive's URL.
     pub download_url: String,
-    /// Archive file name.
-    pub filename: String,
     /// The archive's SHA-256, lowercase hex (signed).
     pub shasum: String,
     /// Every line of the signed SHA256SUMS: (hex, file name).
@@ -251,7 +249,6 @@ impl Registry {
         }
         Ok(VerifiedPackage {
             download_url,
-            filename: doc.filename,
             shasum,
             signed_sums,
             key_id,

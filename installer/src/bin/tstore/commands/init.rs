@@ -4,8 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::providers::sources::fs_mirror;
-use tstore_installer::providers::{self, InitOptions, Reporter};
+use tstore_installer::{InitOptions, LockFileChange, Reporter};
 use tstore_store::Store;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -30,8 +29,12 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     }
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
-    let methods =
-        cli_config.effective_methods(settings.flavor, &cwd, &env, &fs_mirror::providers_in);
+    let methods = cli_config.effective_methods(
+        settings.flavor,
+        &cwd,
+        &env,
+        &tstore_installer::mirror_providers_in,
+    );
     let store = open_store(settings)?;
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded (issue 7, ARCHITECTURE.md "Concurrency").
@@ -73,13 +76,13 @@ fn init_locked(
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods,
-        network: tstore_installer::net::NetworkSettings::from_environment(cli_config),
+        network: tstore_installer::NetworkSettings::from_environment(cli_config),
     };
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules (issue 5).
-    let (modules, warnings) = tstore_installer::modules::install(
+    let (modules, warnings) = tstore_installer::install_modules(
         store,
-        &tstore_installer::modules::ModuleOptions {
+        &tstore_installer::ModuleOptions {
             dir: opts.dir.clone(),
             mount: opts.mount.clone(),
             upgrade: args.upgrade,
@@ -98,7 +101,7 @@ fn init_locked(
     }
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
-    let report = providers::init(store, &opts, reporter)?;
+    let report = tstore_installer::install_providers(store, &opts, reporter)?;
     if args.json {
         let mut report = serde_json::to_value(&report)?;
         report["modules"] = serde_json::to_value(&modules.calls)?;
@@ -115,7 +118,7 @@ fn init_locked(
         tstore_tofu::flavor::Flavor::Terraform => "Terraform",
     };
     match report.lock_file {
-        providers::LockFileChange::Created => writeln!(
+        LockFileChange::Created => writeln!(
             out,
             "\n{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
              selections it made above. Include this file in your version control repository\n\
@@ -123,13 +126,13 @@ fn init_locked(
              you run \"{}\" in the future.",
             settings.flavor.init_command()
         )?,
-        providers::LockFileChange::Updated => writeln!(
+        LockFileChange::Updated => writeln!(
             out,
             "\n{tool} has made some changes to the provider dependency selections recorded\n\
              in the .terraform.lock.hcl file. Review those changes and commit them to your\n\
              version control system if they represent changes you intended to make."
         )?,
-        providers::LockFileChange::Unchanged => {}
+        LockFileChange::Unchanged => {}
     }
     writeln!(
         out,

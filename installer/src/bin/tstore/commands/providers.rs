@@ -10,8 +10,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::providers::lock::{LockOptions, LockSource};
-use tstore_installer::providers::{self, Event, InitOptions, LockFileChange, Reporter};
+use tstore_installer::{Event, InitOptions, LockFileChange, Reporter};
+use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::cliconfig::CliConfig;
 use tstore_tofu::flavor::Flavor;
@@ -83,7 +83,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
             platform: Platform::current(),
             mount: settings.mount.clone(),
             methods: Vec::new(),
-            network: tstore_installer::net::NetworkSettings::from_environment(&cli_config),
+            network: tstore_installer::NetworkSettings::from_environment(&cli_config),
         },
         platforms,
         source,
@@ -91,7 +91,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     };
     let human = LockReporter(HumanReporter::new());
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
-    let report = providers::lock::lock(&store, &opts, reporter)?;
+    let report = tstore_installer::lock_providers(&store, &opts, reporter)?;
     let mut out = std::io::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;

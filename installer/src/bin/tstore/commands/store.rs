@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::providers;
-use tstore_installer::providers::sources::fs_mirror::{FilesystemMirror, MirrorLocation};
+use tstore_installer::{FilesystemMirror, MirrorLocation};
 use tstore_store::{PackageKey, SourceFingerprint, Store};
 
 use super::open_store;
@@ -26,7 +25,7 @@ pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) ->
         let source = match &package.location {
             MirrorLocation::Packed(p) | MirrorLocation::Unpacked(p) => p,
         };
-        let (tree, hashes) = providers::ingest_mirror_package(&store, &package.location)
+        let (tree, hashes) = tstore_installer::ingest_mirror_package(&store, &package.location)
             .with_context(|| format!("cannot import {}", source.display()))?;
         let fingerprint = SourceFingerprint::of_path(source)?;
         let pkg = store
