@@ -130,3 +130,119 @@ pub(super) fn describe(n: &Node, same: bool, reason: &str) -> String {
         format!("module \"{}\": {reason}", n.key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use tstore_tofu::config::SourcePos;
+
+    use super::*;
+
+    fn node(key: &str, install: Option<&str>, pkg_path: &str, parent: Option<usize>) -> Node {
+        Node {
+            key: key.into(),
+            source: String::new(),
+            kind: "git",
+            version: None,
+            dir: String::new(),
+            install: install.map(str::to_owned),
+            pkg_path: pkg_path.into(),
+            parent,
+            package: install.map(|_| "pkg".to_owned()),
+            at: SourcePos {
+                file: PathBuf::from("main.tf"),
+                line: Some(1),
+            },
+        }
+    }
+
+    fn installs(metas: &[(&str, Option<&str>)]) -> BTreeMap<String, (Fetched, Option<Meta>)> {
+        metas
+            .iter()
+            .map(|(key, meta)| {
+                let fetched = Fetched {
+                    id: format!("pkg-{key}"),
+                    view: PathBuf::from("/view"),
+                    subdir: None,
+                };
+                let meta = meta.map(|text| policy::parse(text).expect("valid meta"));
+                ((*key).to_owned(), (fetched, meta))
+            })
+            .collect()
+    }
+
+    const READ_ONLY: &str = "module \"m\" {\n  path = \".\"\n}\n";
+    const SELF_MODIFYING: &str =
+        "module \"m\" {\n  path = \".\"\n  read-only = { self = false }\n}\n";
+    const SUB_SELF_MODIFYING: &str = "module \"m\" {\n  path = \".\"\n}\nmodule \"s\" {\n  path = \"./sub\"\n  read-only = { self = false }\n}\n";
+
+    /// One remote install `a` holding a local module `a.sub`: the install is linked only
+    /// when every module of it is read-only; the member inside it is read in place.
+    #[test]
+    fn an_install_links_only_when_every_member_is_read_only() {
+        let nodes = [
+            node("a", Some("a"), ".", None),
+            node("a.sub", Some("a"), "sub", Some(0)),
+        ];
+        // (case, meta of a, --assume-read-only, action of a)
+        let cases = [
+            ("read-only package", Some(READ_ONLY), false, Action::Link),
+            (
+                "self-modifying root",
+                Some(SELF_MODIFYING),
+                false,
+                Action::Copy,
+            ),
+            (
+                "self-modifying member",
+                Some(SUB_SELF_MODIFYING),
+                false,
+                Action::Copy,
+            ),
+            (
+                "self-modifying wins over assume",
+                Some(SUB_SELF_MODIFYING),
+                true,
+                Action::Copy,
+            ),
+            (
+                "no statement: the compatible default",
+                None,
+                false,
+                Action::Copy,
+            ),
+            ("no statement, read-only assumed", None, true, Action::Link),
+        ];
+        for (case, meta, assume, want) in cases {
+            let got = decide(&nodes, &installs(&[("a", meta)]), None, assume);
+            assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
+            assert_eq!(got[1].action, Action::InPlace, "{case}");
+        }
+    }
+
+    /// A local module of the root package is read in place unless the root's meta file
+    /// says it modifies itself; a caller's `dependencies = false` makes its callees copies.
+    #[test]
+    fn root_package_locals_and_inherited_statements() {
+        let root_meta = policy::parse(
+            "module \"r\" {\n  path = \".\"\n  read-only = { dependencies = false }\n}\nmodule \"l\" {\n  path = \"./local\"\n  read-only = { self = false }\n}\n",
+        )
+        .unwrap();
+        let nodes = [
+            node("local", None, "local", None),
+            node("b", Some("b"), ".", None),
+        ];
+        let got = decide(
+            &nodes,
+            &installs(&[("b", Some(READ_ONLY))]),
+            Some(&root_meta),
+            false,
+        );
+        assert_eq!(got[0].action, Action::Copy, "{}", got[0].reason);
+        assert_eq!(got[1].action, Action::Copy, "{}", got[1].reason);
+        let got = decide(&nodes, &installs(&[("b", Some(READ_ONLY))]), None, false);
+        assert_eq!(got[0].action, Action::InPlace, "{}", got[0].reason);
+        assert_eq!(got[1].action, Action::Link, "{}", got[1].reason);
+    }
+}

@@ -152,7 +152,7 @@ pub fn init(
     let planned = results.into_iter().collect::<Result<Vec<_>, _>>()?;
 
     // Phase 2: the new lock file.
-    let new_lock = next_lock_file(old_lock.as_ref(), &planned);
+    let new_lock = next_lock_file(old_lock.as_ref(), planned.iter().map(Planned::selection));
     let change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
@@ -245,12 +245,15 @@ pub(crate) fn render(lock: &LockFile, flavor: Flavor) -> String {
 
 /// The lock file after this install: selections for exactly the required providers;
 /// hashes merged with the old entry when the version did not change (as tofu does).
-pub(crate) fn next_lock_file(old: Option<&LockFile>, planned: &[Planned]) -> LockFile {
+pub(crate) fn next_lock_file<'a>(
+    old: Option<&LockFile>,
+    selections: impl IntoIterator<Item = Selection<'a>>,
+) -> LockFile {
     let mut providers = BTreeMap::new();
-    for p in planned {
+    for p in selections {
         let mut hashes = BTreeSet::new();
-        if let Some(old_entry) = old.and_then(|l| l.providers.get(&p.addr)) {
-            if old_entry.version == p.version {
+        if let Some(old_entry) = old.and_then(|l| l.providers.get(p.addr)) {
+            if &old_entry.version == p.version {
                 hashes.extend(old_entry.hashes.iter().cloned());
             }
         }
@@ -272,11 +275,169 @@ pub(crate) fn next_lock_file(old: Option<&LockFile>, planned: &[Planned]) -> Loc
     }
 }
 
+/// One provider's selection, as the lock file records it.
+pub(crate) struct Selection<'a> {
+    pub(crate) addr: &'a ProviderAddr,
+    pub(crate) version: &'a Version,
+    pub(crate) constraints: &'a VersionConstraints,
+    /// The hashes this install vouches for.
+    pub(crate) lock_hashes: &'a BTreeSet<String>,
+}
+
+impl Planned {
+    pub(crate) fn selection(&self) -> Selection<'_> {
+        Selection {
+            addr: &self.addr,
+            version: &self.version,
+            constraints: &self.constraints,
+            lock_hashes: &self.lock_hashes,
+        }
+    }
+}
+
 /// The provider as tofu displays it: without the host when it is the default one.
 pub fn display_name(addr: &ProviderAddr, flavor: Flavor) -> String {
     if addr.host == flavor.default_registry_host() {
         format!("{}/{}", addr.namespace, addr.kind)
     } else {
         addr.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> ProviderAddr {
+        ProviderAddr::parse_source(s, "registry.terraform.io").unwrap()
+    }
+
+    fn lock(entries: &[(&str, &str, &[&str])]) -> LockFile {
+        LockFile {
+            providers: entries
+                .iter()
+                .map(|(a, v, h)| {
+                    let locked = LockedProvider {
+                        version: v.parse().unwrap(),
+                        constraints: None,
+                        hashes: h.iter().map(|s| s.to_string()).collect(),
+                    };
+                    (addr(a), locked)
+                })
+                .collect(),
+            ..LockFile::default()
+        }
+    }
+
+    /// The lock after an install: exactly the selected providers; old hashes kept only
+    /// when the version did not change; constraints recorded when there are any.
+    #[test]
+    fn next_lock_file_table() {
+        let old = lock(&[
+            ("hashicorp/null", "2.1.2", &["h1:old", "zh:old"]),
+            ("hashicorp/gone", "1.0.0", &["h1:gone"]),
+        ]);
+        let any = VersionConstraints::default();
+        let pinned: VersionConstraints = "~> 2.1".parse().unwrap();
+        // (case, old lock, selected (addr, version, constraints, new hashes), expected entries)
+        type Expected<'a> = &'a [(&'a str, &'a str, Option<&'a str>, &'a [&'a str])];
+        let cases: [(
+            &str,
+            Option<&LockFile>,
+            &[(&str, &str, &VersionConstraints, &[&str])],
+            Expected,
+        ); 4] = [
+            (
+                "same version keeps the old hashes and adds new ones; dropped providers go",
+                Some(&old),
+                &[("hashicorp/null", "2.1.2", &pinned, &["h1:new"])],
+                &[(
+                    "hashicorp/null",
+                    "2.1.2",
+                    Some("~> 2.1"),
+                    &["h1:new", "h1:old", "zh:old"],
+                )],
+            ),
+            (
+                "a new version forgets the old version's hashes",
+                Some(&old),
+                &[("hashicorp/null", "2.2.0", &any, &["h1:new"])],
+                &[("hashicorp/null", "2.2.0", None, &["h1:new"])],
+            ),
+            (
+                "no old lock",
+                None,
+                &[("hashicorp/null", "2.1.2", &any, &["h1:new"])],
+                &[("hashicorp/null", "2.1.2", None, &["h1:new"])],
+            ),
+            ("nothing selected", Some(&old), &[], &[]),
+        ];
+        for (case, old, selected, expected) in cases {
+            let hash_sets: Vec<BTreeSet<String>> = selected
+                .iter()
+                .map(|(_, _, _, h)| h.iter().map(|s| s.to_string()).collect())
+                .collect();
+            let addrs: Vec<ProviderAddr> = selected.iter().map(|(a, ..)| addr(a)).collect();
+            let versions: Vec<Version> = selected
+                .iter()
+                .map(|(_, v, ..)| v.parse().unwrap())
+                .collect();
+            let selections = (0..selected.len()).map(|i| Selection {
+                addr: &addrs[i],
+                version: &versions[i],
+                constraints: selected[i].2,
+                lock_hashes: &hash_sets[i],
+            });
+            let got = next_lock_file(old, selections);
+            let got: Vec<(String, String, Option<String>, Vec<String>)> = got
+                .providers
+                .iter()
+                .map(|(a, p)| {
+                    (
+                        a.to_string(),
+                        p.version.to_string(),
+                        p.constraints.clone(),
+                        p.hashes.iter().cloned().collect(),
+                    )
+                })
+                .collect();
+            let want: Vec<(String, String, Option<String>, Vec<String>)> = expected
+                .iter()
+                .map(|(a, v, c, h)| {
+                    (
+                        addr(a).to_string(),
+                        v.to_string(),
+                        c.map(str::to_owned),
+                        h.iter().map(|s| s.to_string()).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "{case}");
+        }
+    }
+
+    #[test]
+    fn display_name_drops_only_the_default_host() {
+        for (flavor, source, shown) in [
+            (
+                Flavor::Terraform,
+                "registry.terraform.io/hashicorp/null",
+                "hashicorp/null",
+            ),
+            (
+                Flavor::Tofu,
+                "registry.opentofu.org/hashicorp/null",
+                "hashicorp/null",
+            ),
+            (
+                Flavor::Tofu,
+                "registry.terraform.io/hashicorp/null",
+                "registry.terraform.io/hashicorp/null",
+            ),
+            (Flavor::Terraform, "example.com/a/b", "example.com/a/b"),
+        ] {
+            let a = ProviderAddr::parse_source(source, "unused.example").unwrap();
+            assert_eq!(display_name(&a, flavor), shown, "{flavor:?} {source}");
+        }
     }
 }

@@ -3,9 +3,9 @@
 use tstore_store::{Disposition, Hash, HashRecord};
 use tstore_tofu::flavor::Flavor;
 
-/// The authentication summary of seed 001 from a package's hash dispositions: signed if
-/// any hash carries a key ID, "signing skipped" if reported by a registry, else
-/// "verified checksum" (the store computed the hash that matched the lock).
+/// The authentication tofu reports for a package, from its hashes' dispositions: signed
+/// if any hash carries a key ID, "signing skipped" if a registry reported one, else
+/// "verified checksum" (the store computed the hash that matched).
 pub(crate) fn auth_summary(hashes: &[HashRecord], flavor: Flavor) -> String {
     if let Some(key_id) = hashes
         .iter()
@@ -40,4 +40,51 @@ pub(crate) fn record(
 
 pub(crate) fn join_hashes(hashes: impl Iterator<Item = String>) -> String {
     hashes.collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_summary_table() {
+        let h1 = || Hash::H1("abc".into());
+        let zh = || Hash::Zh("def".into());
+        let cases = [
+            ("no hashes", vec![], Flavor::Tofu, "verified checksum"),
+            (
+                "verified locally only",
+                vec![record(h1(), true, false, None)],
+                Flavor::Tofu,
+                "verified checksum",
+            ),
+            (
+                "reported by a registry, unsigned",
+                vec![
+                    record(h1(), true, false, None),
+                    record(zh(), true, true, None),
+                ],
+                Flavor::Tofu,
+                "signing skipped",
+            ),
+            (
+                "signed, tofu's words",
+                vec![
+                    record(h1(), true, false, None),
+                    record(zh(), true, true, Some("ABCD")),
+                ],
+                Flavor::Tofu,
+                "signed, key ID ABCD",
+            ),
+            (
+                "signed, terraform's words",
+                vec![record(zh(), false, true, Some("ABCD"))],
+                Flavor::Terraform,
+                "self-signed, key ID ABCD",
+            ),
+        ];
+        for (case, hashes, flavor, want) in cases {
+            assert_eq!(auth_summary(&hashes, flavor), want, "{case}");
+        }
+    }
 }

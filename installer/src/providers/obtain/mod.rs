@@ -2,6 +2,13 @@
 //! methods, get that package into the store (or recognize it there) and check it against
 //! the lock file. Nothing here links or writes the lock file.
 
+mod download;
+mod from_store;
+mod fs_mirror;
+mod hashes;
+mod net_mirror;
+mod registry;
+
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -11,36 +18,22 @@ use tstore_tofu::cliconfig::InstallMethodKind;
 use tstore_tofu::lockfile::LockedProvider;
 use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
 
+pub(crate) use self::download::download_and_ingest;
+pub(crate) use self::from_store::{from_store_by_lock, is_store_view, reuse};
+pub use self::fs_mirror::ingest_mirror_package;
+pub(crate) use self::fs_mirror::obtain_fs;
+pub(crate) use self::hashes::{auth_summary, join_hashes, record};
+pub(crate) use self::net_mirror::obtain_net;
+pub(crate) use self::registry::obtain_registry;
 use crate::net::discovery;
 use crate::net::http::HttpClient;
 use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
 use crate::providers::sources::net_mirror::NetworkMirror;
 use crate::providers::sources::registry::Registry;
-
-mod download;
-mod from_store;
-mod fs_mirror;
-mod hashes;
-mod net_mirror;
-mod registry;
-
-pub(crate) use self::download::*;
-pub(crate) use self::from_store::*;
-pub use self::fs_mirror::ingest_mirror_package;
-pub(crate) use self::fs_mirror::*;
-pub(crate) use self::hashes::*;
-pub(crate) use self::net_mirror::*;
-pub(crate) use self::registry::*;
-use crate::providers::display_name;
-use crate::providers::Event;
-use crate::providers::InitOptions;
-use crate::providers::InstallError;
-use crate::providers::ObtainMode;
-use crate::providers::Obtained;
-use crate::providers::Planned;
-use crate::providers::RemoteError;
-use crate::providers::Reporter;
-use crate::providers::LOCK_FILE_NAME;
+use crate::providers::{
+    display_name, Event, InitOptions, InstallError, ObtainMode, Obtained, Planned, RemoteError,
+    Reporter, LOCK_FILE_NAME,
+};
 
 /// Where a version of a provider can be had.
 pub(crate) enum Candidate {
@@ -82,7 +75,7 @@ pub(crate) struct Obtainment {
     pub(crate) origin: &'static str,
 }
 
-/// Phase 1 for one provider.
+/// Phase 1 for one provider: [`ProviderJob::run`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn obtain(
     store: &Store,
@@ -94,108 +87,170 @@ pub(crate) fn obtain(
     reporter: &dyn Reporter,
     mode: ObtainMode,
 ) -> Result<Planned, InstallError> {
-    let display = display_name(addr, opts.flavor);
-    let constraints_text = constraints.to_lock_string();
-    if mode == ObtainMode::Init {
-        if let Some(planned) =
-            from_store_by_lock(store, opts, addr, constraints, locked, reporter, &display)?
-        {
-            return Ok(planned);
-        }
+    ProviderJob {
+        store,
+        opts,
+        http,
+        addr,
+        constraints,
+        locked,
+        reporter,
+        mode,
+        display: display_name(addr, opts.flavor),
     }
-    let candidates = available_packages(opts, http, addr)?;
+    .run()
+}
 
-    let version = match locked {
-        Some(locked) if !opts.upgrade => {
-            reporter.event(Event::ReusingLocked { provider: &display });
-            if !constraints.matches(&locked.version) {
-                return Err(InstallError::LockedVersionExcluded {
-                    provider: addr.to_string(),
-                    locked: locked.version.clone(),
-                    constraints: constraints_text,
-                    init: opts.flavor.init_command(),
+/// Phase 1 for one provider, in its steps: the store shortcut, version selection, the
+/// first installation method that has the package, the check against the lock file.
+struct ProviderJob<'a> {
+    store: &'a Store,
+    opts: &'a InitOptions,
+    /// Present when a network method is configured.
+    http: Option<&'a HttpClient>,
+    addr: &'a ProviderAddr,
+    constraints: &'a VersionConstraints,
+    locked: Option<&'a LockedProvider>,
+    reporter: &'a dyn Reporter,
+    mode: ObtainMode,
+    /// The provider as tofu names it in messages.
+    display: String,
+}
+
+impl ProviderJob<'_> {
+    fn run(self) -> Result<Planned, InstallError> {
+        if self.mode == ObtainMode::Init {
+            if let Some(planned) = from_store_by_lock(
+                self.store,
+                self.opts,
+                self.addr,
+                self.constraints,
+                self.locked,
+                self.reporter,
+                &self.display,
+            )? {
+                return Ok(planned);
+            }
+        }
+        let candidates = available_packages(self.opts, self.http, self.addr)?;
+        let version = self.select_version(&candidates)?;
+        let key = PackageKey::Provider {
+            addr: self.addr.to_string(),
+            version: version.to_string(),
+            platform: self.opts.platform.to_string(),
+        };
+        let got = self.first_package(&candidates, &version, &key)?;
+        self.check_against_lock(&version, &got)?;
+        self.plan(version, key, got)
+    }
+
+    /// The lock file's version unless `-upgrade` (it must still satisfy the constraints),
+    /// else the newest version any method lists that the constraints allow.
+    fn select_version(&self, candidates: &[Candidate]) -> Result<Version, InstallError> {
+        let constraints_text = self.constraints.to_lock_string();
+        match self.locked {
+            Some(locked) if !self.opts.upgrade => {
+                self.reporter.event(Event::ReusingLocked {
+                    provider: &self.display,
                 });
-            }
-            locked.version.clone()
-        }
-        _ => {
-            reporter.event(Event::Finding {
-                provider: &display,
-                constraints: &constraints_text,
-            });
-            let versions: BTreeSet<&Version> = candidates.iter().map(Candidate::version).collect();
-            newest_matching(versions, constraints)
-                .cloned()
-                .ok_or_else(|| InstallError::NoMatchingVersion {
-                    provider: addr.to_string(),
-                    constraints: constraints_text.clone(),
-                })?
-        }
-    };
-
-    let key = PackageKey::Provider {
-        addr: addr.to_string(),
-        version: version.to_string(),
-        platform: opts.platform.to_string(),
-    };
-    let store_err = |source| InstallError::Store {
-        provider: addr.to_string(),
-        version: version.clone(),
-        source,
-    };
-    let remote_err = |what: &str, source: RemoteError| InstallError::Remote {
-        provider: addr.to_string(),
-        version: Some(version.clone()),
-        what: what.to_owned(),
-        source,
-    };
-
-    // The first method, in CLI configuration order, that has the version for this platform.
-    let mut got = None;
-    for candidate in candidates.iter().filter(|c| *c.version() == version) {
-        match candidate {
-            Candidate::Fs(package) if package.platform == opts.platform => {
-                got = Some(obtain_fs(store, &package.location).map_err(store_err)?);
-            }
-            Candidate::Registry {
-                registry,
-                platforms,
-                ..
-            } if platforms.is_empty() || platforms.contains(&opts.platform) => {
-                let http = http.expect("a network method has a client");
-                let verified = registry
-                    .verified_package(http, addr, &version, &opts.platform)
-                    .map_err(|e| remote_err("origin registry", e.into()))?;
-                got = Some(obtain_registry(
-                    store, opts, http, reporter, &key, addr, &version, verified,
-                )?);
-            }
-            Candidate::Net { mirror, .. } => {
-                let http = http.expect("a network method has a client");
-                let archive = mirror
-                    .archive(http, addr, &version, &opts.platform)
-                    .map_err(|e| remote_err("network mirror", e.into()))?;
-                if let Some(archive) = archive {
-                    got = Some(obtain_net(
-                        store,
-                        http,
-                        reporter,
-                        opts.flavor,
-                        &key,
-                        addr,
-                        &version,
-                        archive,
-                    )?);
+                if !self.constraints.matches(&locked.version) {
+                    return Err(InstallError::LockedVersionExcluded {
+                        provider: self.addr.to_string(),
+                        locked: locked.version.clone(),
+                        constraints: constraints_text,
+                        init: self.opts.flavor.init_command(),
+                    });
                 }
+                Ok(locked.version.clone())
             }
-            _ => {}
-        }
-        if got.is_some() {
-            break;
+            _ => {
+                self.reporter.event(Event::Finding {
+                    provider: &self.display,
+                    constraints: &constraints_text,
+                });
+                let versions: BTreeSet<&Version> =
+                    candidates.iter().map(Candidate::version).collect();
+                newest_matching(versions, self.constraints)
+                    .cloned()
+                    .ok_or_else(|| InstallError::NoMatchingVersion {
+                        provider: self.addr.to_string(),
+                        constraints: constraints_text,
+                    })
+            }
         }
     }
-    let Some(got) = got else {
-        return Err(if candidates.iter().any(|c| *c.version() == version) {
+
+    /// The package from the first method, in CLI configuration order, that has `version`
+    /// for this platform, brought into the store.
+    fn first_package(
+        &self,
+        candidates: &[Candidate],
+        version: &Version,
+        key: &PackageKey,
+    ) -> Result<Obtainment, InstallError> {
+        let (store, opts, addr) = (self.store, self.opts, self.addr);
+        let store_err = |source| InstallError::Store {
+            provider: addr.to_string(),
+            version: version.clone(),
+            source,
+        };
+        let remote_err = |what: &str, source: RemoteError| InstallError::Remote {
+            provider: addr.to_string(),
+            version: Some(version.clone()),
+            what: what.to_owned(),
+            source,
+        };
+        for candidate in candidates.iter().filter(|c| c.version() == version) {
+            let got = match candidate {
+                Candidate::Fs(package) if package.platform == opts.platform => {
+                    Some(obtain_fs(store, &package.location).map_err(store_err)?)
+                }
+                Candidate::Registry {
+                    registry,
+                    platforms,
+                    ..
+                } if platforms.is_empty() || platforms.contains(&opts.platform) => {
+                    let http = self.http.expect("a network method has a client");
+                    let verified = registry
+                        .verified_package(http, addr, version, &opts.platform)
+                        .map_err(|e| remote_err("origin registry", e.into()))?;
+                    Some(obtain_registry(
+                        store,
+                        opts,
+                        http,
+                        self.reporter,
+                        key,
+                        addr,
+                        version,
+                        verified,
+                    )?)
+                }
+                Candidate::Net { mirror, .. } => {
+                    let http = self.http.expect("a network method has a client");
+                    let archive = mirror
+                        .archive(http, addr, version, &opts.platform)
+                        .map_err(|e| remote_err("network mirror", e.into()))?;
+                    match archive {
+                        Some(archive) => Some(obtain_net(
+                            store,
+                            http,
+                            self.reporter,
+                            opts.flavor,
+                            key,
+                            addr,
+                            version,
+                            archive,
+                        )?),
+                        None => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(got) = got {
+                return Ok(got);
+            }
+        }
+        Err(if candidates.iter().any(|c| c.version() == version) {
             InstallError::NoPackageForPlatform {
                 provider: addr.to_string(),
                 version: version.clone(),
@@ -206,52 +261,69 @@ pub(crate) fn obtain(
                 provider: addr.to_string(),
                 constraints: format!("= {version} (the version in the lock file)"),
             }
-        });
-    };
+        })
+    }
 
-    if let Some(locked) =
-        locked.filter(|l| mode == ObtainMode::Init && l.version == version && !l.hashes.is_empty())
-    {
-        // Only hashes computed from this package count: a signed zh: of another
-        // platform's zip says nothing about this one.
+    /// Under `init`, a lock entry for this version with hashes must record one that was
+    /// computed from this very package; a signed `zh:` of another platform's zip says
+    /// nothing about this one.
+    fn check_against_lock(&self, version: &Version, got: &Obtainment) -> Result<(), InstallError> {
+        let Some(locked) = self.locked.filter(|l| {
+            self.mode == ObtainMode::Init && &l.version == version && !l.hashes.is_empty()
+        }) else {
+            return Ok(());
+        };
         let matches = got
             .hashes
             .iter()
             .filter(|r| r.disposition.verified_locally)
             .any(|r| locked.hashes.contains(&r.hash.to_string()));
-        if !matches {
-            return Err(InstallError::ChecksumMismatch {
-                display,
-                provider: addr.to_string(),
-                version,
-                origin: got.origin,
-                source_path: got.source.clone(),
-                computed: join_hashes(got.hashes.iter().map(|r| r.hash.to_string())),
-                lock_path: opts.dir.join(LOCK_FILE_NAME).display().to_string(),
-                recorded: join_hashes(locked.hashes.iter().cloned()),
-            });
+        if matches {
+            return Ok(());
         }
+        Err(InstallError::ChecksumMismatch {
+            display: self.display.clone(),
+            provider: self.addr.to_string(),
+            version: version.clone(),
+            origin: got.origin,
+            source_path: got.source.clone(),
+            computed: join_hashes(got.hashes.iter().map(|r| r.hash.to_string())),
+            lock_path: self.opts.dir.join(LOCK_FILE_NAME).display().to_string(),
+            recorded: join_hashes(locked.hashes.iter().cloned()),
+        })
     }
 
-    let relpath = key.view_relpath().map_err(store_err)?;
-    let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
-    lock_hashes.insert(got.dir_h1.to_string());
-    Ok(Planned {
-        link: opts.dir.join(".terraform").join(&relpath),
-        target: opts.mount.join(&relpath),
-        addr: addr.clone(),
-        display,
-        version,
-        constraints: constraints.clone(),
-        key,
-        tree: got.tree,
-        hashes: got.hashes,
-        lock_hashes,
-        memo: got.memo,
-        source: got.source,
-        auth: got.auth,
-        obtained: got.obtained,
-    })
+    /// What phases 2 and 3 need: the link, its target and the lock file's hashes.
+    fn plan(
+        self,
+        version: Version,
+        key: PackageKey,
+        got: Obtainment,
+    ) -> Result<Planned, InstallError> {
+        let relpath = key.view_relpath().map_err(|source| InstallError::Store {
+            provider: self.addr.to_string(),
+            version: version.clone(),
+            source,
+        })?;
+        let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
+        lock_hashes.insert(got.dir_h1.to_string());
+        Ok(Planned {
+            link: self.opts.dir.join(".terraform").join(&relpath),
+            target: self.opts.mount.join(&relpath),
+            addr: self.addr.clone(),
+            display: self.display,
+            version,
+            constraints: self.constraints.clone(),
+            key,
+            tree: got.tree,
+            hashes: got.hashes,
+            lock_hashes,
+            memo: got.memo,
+            source: got.source,
+            auth: got.auth,
+            obtained: got.obtained,
+        })
+    }
 }
 
 /// Every candidate of `addr` from the methods whose patterns match it, in method order
