@@ -340,13 +340,10 @@ mod tests {
         let any = VersionConstraints::default();
         let pinned: VersionConstraints = "~> 2.1".parse().unwrap();
         // (case, old lock, selected (addr, version, constraints, new hashes), expected entries)
+        type Selected<'a> = &'a [(&'a str, &'a str, &'a VersionConstraints, &'a [&'a str])];
         type Expected<'a> = &'a [(&'a str, &'a str, Option<&'a str>, &'a [&'a str])];
-        let cases: [(
-            &str,
-            Option<&LockFile>,
-            &[(&str, &str, &VersionConstraints, &[&str])],
-            Expected,
-        ); 4] = [
+        type Case<'a> = (&'a str, Option<&'a LockFile>, Selected<'a>, Expected<'a>);
+        let cases: [Case; 4] = [
             (
                 "same version keeps the old hashes and adds new ones; dropped providers go",
                 Some(&old),
