@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use tstore_store::{HashRecord, PackageKey, SourceFingerprint, Store, TreeId};
+use tstore_store::{HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
@@ -174,19 +174,7 @@ pub fn init(
     // Phase 3: commit to the store, link, write the lock file.
     let mut reports = Vec::new();
     for p in planned {
-        let store_err = |source| InstallError::Store {
-            provider: p.addr.to_string(),
-            version: p.version.clone(),
-            source,
-        };
-        let package = store
-            .commit_package(
-                &p.key,
-                &p.tree,
-                &p.hashes,
-                p.memo.as_ref().map(|(path, fp)| (path.as_path(), fp)),
-            )
-            .map_err(store_err)?;
+        let package = p.commit(store)?;
         let link_outcome = link::ensure_symlink(&p.link, &p.target)?;
         let provider = p.display.as_str();
         if link_outcome == LinkOutcome::Unchanged {
@@ -285,6 +273,22 @@ pub(crate) struct Selection<'a> {
 }
 
 impl Planned {
+    /// Make the package visible in the store, with its verified hashes and source memo.
+    pub(crate) fn commit(&self, store: &Store) -> Result<Package, InstallError> {
+        store
+            .commit_package(
+                &self.key,
+                &self.tree,
+                &self.hashes,
+                self.memo.as_ref().map(|(path, fp)| (path.as_path(), fp)),
+            )
+            .map_err(|source| InstallError::Store {
+                provider: self.addr.to_string(),
+                version: self.version.clone(),
+                source,
+            })
+    }
+
     pub(crate) fn selection(&self) -> Selection<'_> {
         Selection {
             addr: &self.addr,

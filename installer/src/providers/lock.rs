@@ -216,18 +216,7 @@ pub fn lock(
     for per_platform in planned {
         let mut report = None;
         for p in per_platform {
-            let package = store
-                .commit_package(
-                    &p.key,
-                    &p.tree,
-                    &p.hashes,
-                    p.memo.as_ref().map(|(path, fp)| (path.as_path(), fp)),
-                )
-                .map_err(|source| InstallError::Store {
-                    provider: p.addr.to_string(),
-                    version: p.version.clone(),
-                    source,
-                })?;
+            let package = p.commit(store)?;
             let entry = report.get_or_insert_with(|| ProviderLockReport {
                 provider: p.addr.to_string(),
                 version: p.version.to_string(),

@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod daemon;
 mod diagnostics;
+mod json;
 mod reporter;
 mod roots;
 

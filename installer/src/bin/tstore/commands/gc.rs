@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use tstore_store::GcOptions;
 
+use crate::json;
 use crate::Settings;
 
 /// `tstore gc`.
@@ -36,7 +37,7 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
     )?;
     drop(lock);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
     let verb = if report.dry_run {

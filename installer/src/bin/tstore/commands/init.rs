@@ -12,7 +12,7 @@ use tstore_tofu::cliconfig::CliConfig;
 use super::open_store;
 use crate::cli::{InitArgs, LockfileMode};
 use crate::reporter::{HumanReporter, Silent};
-use crate::{daemon, roots, Settings};
+use crate::{daemon, json, roots, Settings};
 
 pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
@@ -109,8 +109,7 @@ fn init_locked(
             "fetched": modules.fetched,
             "reused": modules.reused,
         });
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
     let tool = match settings.flavor {

@@ -21,6 +21,7 @@ use crate::daemon::{
     detach, ensure, fuse_unavailable, is_zombie, occupied, pid_file, read_pid, Ensured,
     MOUNT_TIMEOUT,
 };
+use crate::json;
 use crate::Settings;
 
 /// `tstore mount …`
@@ -148,7 +149,7 @@ fn status(settings: &Settings, json: bool) -> Result<ExitCode> {
         fuse: fuse_unavailable(settings),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&status)?);
+        json::print(&status)?;
         return Ok(ExitCode::SUCCESS);
     }
     let what = match state {

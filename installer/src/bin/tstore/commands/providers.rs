@@ -18,6 +18,7 @@ use tstore_tofu::flavor::Flavor;
 
 use super::open_store;
 use crate::cli::ProvidersLockArgs;
+use crate::json;
 use crate::reporter::{HumanReporter, Silent};
 use crate::Settings;
 
@@ -94,8 +95,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let report = tstore_installer::lock_providers(&store, &opts, reporter)?;
     let mut out = std::io::stdout();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
     let tool = match settings.flavor {

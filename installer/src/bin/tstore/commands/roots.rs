@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::open_store;
+use crate::json;
 use crate::Settings;
 
 /// `tstore roots ls`.
@@ -17,10 +18,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
     let roots = store.roots()?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "roots": roots }))?
-        );
+        json::print(&serde_json::json!({ "roots": roots }))?;
         return Ok(ExitCode::SUCCESS);
     }
     for r in &roots {

@@ -7,6 +7,7 @@ use tstore_installer::{FilesystemMirror, MirrorLocation};
 use tstore_store::{PackageKey, SourceFingerprint, Store};
 
 use super::open_store;
+use crate::json;
 use crate::Settings;
 
 pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) -> Result<ExitCode> {
@@ -40,10 +41,7 @@ pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) ->
         imported.push(pkg);
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "imported": imported }))?
-        );
+        json::print(&serde_json::json!({ "imported": imported }))?;
     } else if imported.is_empty() {
         println!("No provider packages found in {}", path.display());
     }
@@ -54,10 +52,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
     let packages = store.packages()?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "packages": packages }))?
-        );
+        json::print(&serde_json::json!({ "packages": packages }))?;
         return Ok(ExitCode::SUCCESS);
     }
     for p in &packages {
@@ -85,7 +80,7 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
     let du = store.disk_usage()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&du)?);
+        json::print(&du)?;
     } else {
         println!(
             "{} packages, {} trees, {} blobs\n{} bytes on disk (blobs)\n\
@@ -112,7 +107,7 @@ pub(crate) fn verify(settings: &Settings, json: bool) -> Result<ExitCode> {
     if json {
         let mut value = serde_json::to_value(&report)?;
         value["leftovers"] = serde_json::to_value(&leftovers)?;
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        json::print(&value)?;
     } else {
         let verb = if leftovers.removed {
             "removed"
