@@ -3,6 +3,7 @@
 //! One test binary (see style.md (f)) so everything links once.
 
 mod common;
+mod config_loader;
 mod fuse;
 mod gc;
 mod hcl_syntax;

@@ -60,6 +60,7 @@ use policy::{ReadOnlyStatus, META_FILE};
 use serde::Serialize;
 use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::flavor::Flavor;
 
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
@@ -82,8 +83,8 @@ pub struct ModuleOptions {
     pub mount: PathBuf,
     /// `-upgrade`: replace private copies even when unchanged.
     pub upgrade: bool,
-    /// Default registry host of the flavor.
-    pub default_host: String,
+    /// Which tool's conventions apply: which files a module has, the default registry.
+    pub flavor: Flavor,
     /// Registries and TLS.
     pub network: NetworkSettings,
     /// Link packages whose read-only status is unknown (`--assume-read-only`).

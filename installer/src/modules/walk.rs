@@ -74,7 +74,7 @@ impl Walker<'_> {
             rel => self.opts.dir.join(rel),
         };
         let module =
-            config::load_module_requirements_shown_as(dir_abs, &shown_as, &self.opts.default_host)?;
+            config::load_module_requirements_shown_as(dir_abs, &shown_as, self.opts.flavor)?;
         self.prefetch(&module.module_calls);
         for (name, call) in module.module_calls {
             let key = if prefix.is_empty() {
@@ -93,8 +93,9 @@ impl Walker<'_> {
                     "module calls nest more than {MAX_DEPTH} levels deep; a module probably calls itself"
                 )));
             }
-            let parsed = ModuleSource::parse(&call.source, &self.opts.default_host)
-                .map_err(|e| fail(e.reason))?;
+            let parsed =
+                ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host())
+                    .map_err(|e| fail(e.reason))?;
             let kind = parsed.kind();
             let (node, abs) = match parsed {
                 ModuleSource::Unsupported { getter } => {
@@ -174,7 +175,10 @@ impl Walker<'_> {
                         location,
                         fetched,
                     } = self.registry(&m, &constraints).map_err(&fail)?;
-                    let loc_sub = match ModuleSource::parse(&location, &self.opts.default_host) {
+                    let loc_sub = match ModuleSource::parse(
+                        &location,
+                        self.opts.flavor.default_registry_host(),
+                    ) {
                         Ok(ModuleSource::Remote { subdir, .. }) => subdir,
                         _ => return Err(fail(bad_location(&location))),
                     };
@@ -285,7 +289,7 @@ impl Walker<'_> {
         Fetcher {
             store: self.store,
             slots: &self.slots,
-            default_host: &self.opts.default_host,
+            default_host: self.opts.flavor.default_registry_host(),
             http: self.http.clone(),
         }
     }
@@ -347,7 +351,8 @@ impl Walker<'_> {
             .values()
             .filter_map(|call| {
                 Some((
-                    ModuleSource::parse(&call.source, &self.opts.default_host).ok()?,
+                    ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host())
+                        .ok()?,
                     call,
                 ))
             })

@@ -96,8 +96,7 @@ pub fn init(
     opts: &InitOptions,
     reporter: &dyn Reporter,
 ) -> Result<InitReport, InstallError> {
-    let default_host = opts.flavor.default_registry_host();
-    let requirements = tree::load_configuration_requirements(&opts.dir, default_host)?;
+    let requirements = tree::load_configuration_requirements(&opts.dir, opts.flavor)?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let needs_network = opts.methods.iter().any(|m| {

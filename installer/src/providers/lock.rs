@@ -119,8 +119,7 @@ pub fn lock(
     reporter: &dyn Reporter,
 ) -> Result<LockReport, InstallError> {
     let base = &opts.base;
-    let default_host = base.flavor.default_registry_host();
-    let requirements = tree::load_configuration_requirements(&base.dir, default_host)?;
+    let requirements = tree::load_configuration_requirements(&base.dir, base.flavor)?;
     let lock_path = base.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let http = match opts.source {

@@ -4,10 +4,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::ConfigError;
+use crate::flavor::Flavor;
 
-/// List the module's primary and override files, sorted by name, with `.tf`
-/// files dropped where a `.tofu` file of the same stem exists.
-pub(super) fn module_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ConfigError> {
+/// List the module's primary and override files, sorted by name. Under tofu, `.tofu` and
+/// `.tofu.json` files count too and hide the `.tf`/`.tf.json` file of the same stem;
+/// terraform reads neither.
+pub(super) fn module_files(
+    dir: &Path,
+    flavor: Flavor,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ConfigError> {
     let entries = fs_err::read_dir(dir).map_err(|err| ConfigError::ReadDir {
         dir: dir.to_owned(),
         err: io::Error::new(err.kind(), err.to_string()),
@@ -29,7 +34,7 @@ pub(super) fn module_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), C
         let ignored = name.starts_with('.')
             || name.ends_with('~')
             || (name.starts_with('#') && name.ends_with('#'));
-        if !ignored && config_ext(&name).is_some() {
+        if !ignored && config_ext(&name, flavor).is_some() {
             names.push(name);
         }
     }
@@ -37,7 +42,7 @@ pub(super) fn module_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), C
     let mut primary = Vec::new();
     let mut overrides = Vec::new();
     for name in &names {
-        let ext = config_ext(name).unwrap_or_default();
+        let ext = config_ext(name, flavor).unwrap_or_default();
         let stem = &name[..name.len() - ext.len()];
         if let Some(tofu_ext) = ext.strip_prefix(".tf").map(|rest| format!(".tofu{rest}")) {
             if names.contains(&format!("{stem}{tofu_ext}")) {
@@ -55,8 +60,68 @@ pub(super) fn module_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), C
     Ok((primary, overrides))
 }
 
-fn config_ext(name: &str) -> Option<&'static str> {
-    [".tf", ".tf.json", ".tofu", ".tofu.json"]
-        .into_iter()
+fn config_ext(name: &str, flavor: Flavor) -> Option<&'static str> {
+    let extensions: &[&'static str] = match flavor {
+        Flavor::Tofu => &[".tf", ".tf.json", ".tofu", ".tofu.json"],
+        Flavor::Terraform => &[".tf", ".tf.json"],
+    };
+    extensions
+        .iter()
+        .copied()
         .find(|ext| name.ends_with(ext) && name.len() > ext.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path, flavor: Flavor) -> (Vec<String>, Vec<String>) {
+        let (primary, overrides) = module_files(dir, flavor).unwrap();
+        let name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+        (
+            primary.iter().map(name).collect(),
+            overrides.iter().map(name).collect(),
+        )
+    }
+
+    #[test]
+    fn tofu_files_follow_the_flavor() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in [
+            "main.tf",
+            "main.tofu",
+            "vars.tf.json",
+            "vars.tofu.json",
+            "only.tofu",
+            "x.tf",
+            "override.tf",
+            "a_override.tofu",
+            ".hidden.tf",
+            "backup.tf~",
+            "#auto.tf#",
+            "notes.md",
+        ] {
+            fs_err::write(dir.path().join(f), "").unwrap();
+        }
+        fs_err::create_dir(dir.path().join("sub.tf")).unwrap();
+        assert_eq!(
+            names(dir.path(), Flavor::Tofu),
+            (
+                vec![
+                    "main.tofu".into(),
+                    "only.tofu".into(),
+                    "vars.tofu.json".into(),
+                    "x.tf".into()
+                ],
+                vec!["a_override.tofu".into(), "override.tf".into()],
+            )
+        );
+        assert_eq!(
+            names(dir.path(), Flavor::Terraform),
+            (
+                vec!["main.tf".into(), "vars.tf.json".into(), "x.tf".into()],
+                vec!["override.tf".into()],
+            )
+        );
+    }
 }

@@ -8,7 +8,7 @@ use hcl::edit::Span;
 
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, ConfigError, FileContent,
-    ModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+    FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
 };
 use crate::span::line_at;
 
@@ -30,6 +30,33 @@ impl HclFile<'_> {
             None => Ok(None),
             Some(a) => self.string_value(a).map(Some),
         }
+    }
+
+    /// An argument that init reads before anything is evaluated (a module's `source`
+    /// and `version`): a literal string. References and function calls are refused with
+    /// the diagnostics terraform gives for them there.
+    fn static_string_attr(&self, body: &Body, name: &str) -> Result<Option<String>, ConfigError> {
+        let Some(a) = body.get_attribute(name) else {
+            return Ok(None);
+        };
+        if let Some(s) = literal_string(&a.value) {
+            return Ok(Some(s));
+        }
+        let (summary, detail) = match non_literal(&a.value) {
+            NonLiteral::FunctionCall => (
+                "Function calls not allowed",
+                "Functions may not be called here.",
+            ),
+            NonLiteral::Reference => ("Variables not allowed", "Variables may not be used here."),
+            NonLiteral::Other => ("Invalid value", "A literal string is required here."),
+        };
+        Err(invalid(
+            &self.at(a),
+            summary,
+            format!(
+                "{detail} The {name:?} argument of a module call is read before anything is evaluated; tstore takes it only as a literal string (OpenTofu 1.8 and later can evaluate variables and locals here, which tstore does not yet)."
+            ),
+        ))
     }
 
     fn string_value(&self, a: &Attribute) -> Result<String, ConfigError> {
@@ -205,25 +232,67 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                 let Some(name) = block.labels.first() else {
                     continue;
                 };
-                let source = match block.body.get_attribute("source") {
-                    Some(a) => a.value.as_str().unwrap_or_default().to_owned(),
-                    None => String::new(),
-                };
-                let version = block
-                    .body
-                    .get_attribute("version")
-                    .and_then(|a| a.value.as_str().map(str::to_owned));
-                out.module_calls.push((
-                    name.as_str().to_owned(),
-                    ModuleCall {
-                        source,
-                        version,
-                        at: f.at(block),
-                    },
-                ));
+                out.module_calls.push(FileModuleCall {
+                    name: name.as_str().to_owned(),
+                    source: f.static_string_attr(&block.body, "source")?,
+                    version: f.static_string_attr(&block.body, "version")?,
+                    at: f.at(block),
+                });
             }
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// The value of a string expression with nothing to evaluate: a quoted string, or a
+/// template made only of literal parts.
+fn literal_string(expr: &Expression) -> Option<String> {
+    match expr {
+        Expression::String(s) => Some(s.as_str().to_owned()),
+        Expression::StringTemplate(t) => {
+            let mut out = String::new();
+            for element in t.iter() {
+                match element {
+                    hcl::edit::template::Element::Literal(l) => out.push_str(l.as_str()),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        }
+        Expression::Parenthesis(p) => literal_string(p.inner()),
+        _ => None,
+    }
+}
+
+/// Why an expression is not a literal, in the order terraform's evaluator meets it: a
+/// function call is refused before its arguments are looked at.
+enum NonLiteral {
+    FunctionCall,
+    Reference,
+    Other,
+}
+
+fn non_literal(expr: &Expression) -> NonLiteral {
+    match expr {
+        Expression::FuncCall(_) => NonLiteral::FunctionCall,
+        Expression::Variable(_) | Expression::Traversal(_) => NonLiteral::Reference,
+        Expression::Parenthesis(p) => non_literal(p.inner()),
+        Expression::StringTemplate(t) => t
+            .iter()
+            .find_map(|element| match element {
+                hcl::edit::template::Element::Interpolation(i) => Some(non_literal(&i.expr)),
+                _ => None,
+            })
+            .unwrap_or(NonLiteral::Other),
+        Expression::BinaryOp(op) => match non_literal(&op.lhs_expr) {
+            NonLiteral::Other => non_literal(&op.rhs_expr),
+            found => found,
+        },
+        Expression::Conditional(c) => match non_literal(&c.cond_expr) {
+            NonLiteral::Other => non_literal(&c.true_expr),
+            found => found,
+        },
+        _ => NonLiteral::Other,
+    }
 }

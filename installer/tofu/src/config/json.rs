@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, ConfigError, FileContent,
-    ModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+    FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
 };
 
 /// JSON syntax: a block type maps to an object, or an array of objects, of
@@ -145,21 +145,23 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                         let Some(body) = json_items(body).into_iter().next() else {
                             continue;
                         };
-                        out.module_calls.push((
-                            name.clone(),
-                            ModuleCall {
-                                source: body
-                                    .get("source")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or_default()
-                                    .to_owned(),
-                                version: body
-                                    .get("version")
-                                    .and_then(Value::as_str)
-                                    .map(str::to_owned),
-                                at: at.clone(),
-                            },
-                        ));
+                        let literal = |key: &str| -> Result<Option<String>, ConfigError> {
+                            match body.get(key) {
+                                None => Ok(None),
+                                Some(Value::String(s)) if !s.contains("${") => Ok(Some(s.clone())),
+                                Some(_) => Err(invalid(
+                                    &at,
+                                    "Invalid value",
+                                    format!("The {key:?} argument of module {name:?} must be a literal string: it is read before anything is evaluated."),
+                                )),
+                            }
+                        };
+                        out.module_calls.push(FileModuleCall {
+                            name: name.clone(),
+                            source: literal("source")?,
+                            version: literal("version")?,
+                            at: at.clone(),
+                        });
                     }
                 }
             }

@@ -18,6 +18,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::addr::{normalize_part, ProviderAddr};
+use crate::flavor::Flavor;
 pub use crate::span::SourcePos;
 use crate::version::VersionConstraints;
 
@@ -87,13 +88,14 @@ pub struct ModuleRequirements {
     pub module_calls: BTreeMap<String, ModuleCall>,
 }
 
-/// Load the provider requirements of the module in `dir` (not recursive).
-/// `default_host` is the registry host for addresses without one.
+/// Load the provider requirements and module calls of the module in `dir` (not
+/// recursive). `flavor` decides which files belong to it (terraform ignores `.tofu`
+/// files) and the registry host of addresses without one.
 pub fn load_module_requirements(
     dir: &Path,
-    default_host: &str,
+    flavor: Flavor,
 ) -> Result<ModuleRequirements, ConfigError> {
-    load_module_requirements_shown_as(dir, dir, default_host)
+    load_module_requirements_shown_as(dir, dir, flavor)
 }
 
 /// [`load_module_requirements`] for a module the user knows under another
@@ -103,9 +105,10 @@ pub fn load_module_requirements(
 pub fn load_module_requirements_shown_as(
     dir: &Path,
     shown_as: &Path,
-    default_host: &str,
+    flavor: Flavor,
 ) -> Result<ModuleRequirements, ConfigError> {
-    let (primary, overrides) = module_files(dir)?;
+    let default_host = flavor.default_registry_host();
+    let (primary, overrides) = module_files(dir, flavor)?;
     let parse_all = |paths: &[PathBuf]| -> Result<Vec<FileContent>, ConfigError> {
         paths
             .iter()
@@ -199,6 +202,18 @@ pub fn load_module_requirements_shown_as(
                         existing.at = pc.at.clone();
                     }
                 }
+                // An absent default configuration is an empty one, so an override may
+                // create it; an aliased one must exist, which catches alias typos.
+                None if is_override && !pc.alias.is_empty() => {
+                    return Err(invalid(
+                        &pc.at,
+                        "Missing base provider configuration for override",
+                        format!(
+                            "There is no {} provider configuration with the alias {:?}. An override file can only override an aliased provider configuration that was already defined in a primary configuration file.",
+                            pc.name, pc.alias
+                        ),
+                    ));
+                }
                 _ => {
                     provider_cfgs.insert(key, pc.clone());
                 }
@@ -217,11 +232,66 @@ pub fn load_module_requirements_shown_as(
         for local in &file.resource_providers {
             add(&mut reqs, resolve(local), &VersionConstraints::default());
         }
-        for (name, call) in &file.module_calls {
-            reqs.module_calls.insert(name.clone(), call.clone());
+    }
+    reqs.module_calls = merge_module_calls(&primary, &overrides)?;
+    Ok(reqs)
+}
+
+/// The module calls of a module: every primary file's `module` blocks (names unique,
+/// `source` required), then each override file's blocks merged argument by argument
+/// into the primary block of the same name, as tofu merges them
+/// (<https://github.com/opentofu/opentofu/blob/main/internal/configs/module_merge.go>).
+fn merge_module_calls(
+    primary: &[FileContent],
+    overrides: &[FileContent],
+) -> Result<BTreeMap<String, ModuleCall>, ConfigError> {
+    let mut calls: BTreeMap<String, ModuleCall> = BTreeMap::new();
+    for call in primary.iter().flat_map(|f| &f.module_calls) {
+        if let Some(first) = calls.get(&call.name) {
+            return Err(invalid(
+                &call.at,
+                "Duplicate module call",
+                format!(
+                    "A module call named {:?} was already defined at {}. Module calls must have unique names within a module.",
+                    call.name, first.at
+                ),
+            ));
+        }
+        let Some(source) = call.source.clone() else {
+            return Err(invalid(
+                &call.at,
+                "Missing required argument",
+                "The argument \"source\" is required, but no definition was found.".into(),
+            ));
+        };
+        calls.insert(
+            call.name.clone(),
+            ModuleCall {
+                source,
+                version: call.version.clone(),
+                at: call.at.clone(),
+            },
+        );
+    }
+    for call in overrides.iter().flat_map(|f| &f.module_calls) {
+        let Some(base) = calls.get_mut(&call.name) else {
+            return Err(invalid(
+                &call.at,
+                "Missing module call to override",
+                format!(
+                    "There is no module call named {:?}. An override file can only override a module call that was defined in a primary configuration file.",
+                    call.name
+                ),
+            ));
+        };
+        if let Some(source) = &call.source {
+            base.source.clone_from(source);
+        }
+        if call.version.is_some() {
+            base.version.clone_from(&call.version);
         }
     }
-    Ok(reqs)
+    Ok(calls)
 }
 
 /// Parse one configuration file (`.tf`/`.tofu` as HCL, `.tf.json`/`.tofu.json`
@@ -305,7 +375,17 @@ struct FileContent {
     provider_configs: Vec<ProviderConfig>,
     /// Local provider names used by resources (from `provider =` or the type prefix).
     resource_providers: Vec<String>,
-    module_calls: Vec<(String, ModuleCall)>,
+    module_calls: Vec<FileModuleCall>,
+}
+
+/// A `module` block as one file writes it. An override file may leave any argument out;
+/// a primary file must give `source`.
+#[derive(Clone, Debug)]
+struct FileModuleCall {
+    name: String,
+    source: Option<String>,
+    version: Option<String>,
+    at: SourcePos,
 }
 
 /// The local provider name a resource type implies: the part before the first `_`.
@@ -339,8 +419,6 @@ fn check_local_name(name: &str, at: &SourcePos) -> Result<(), ConfigError> {
 mod tests {
     use super::*;
 
-    const HOST: &str = "registry.opentofu.org";
-
     fn module(
         files: &[(&str, &str)],
     ) -> (tempfile::TempDir, Result<ModuleRequirements, ConfigError>) {
@@ -348,7 +426,7 @@ mod tests {
         for (name, content) in files {
             fs_err::write(dir.path().join(name), content).unwrap();
         }
-        let r = load_module_requirements(dir.path(), HOST);
+        let r = load_module_requirements(dir.path(), Flavor::Tofu);
         (dir, r)
     }
 
@@ -497,7 +575,8 @@ module "child" {
             .unwrap_err()
             .to_string()
             .contains("Duplicate required providers configuration"));
-        let missing = load_module_requirements(Path::new("/nonexistent/dir"), HOST).unwrap_err();
+        let missing =
+            load_module_requirements(Path::new("/nonexistent/dir"), Flavor::Tofu).unwrap_err();
         assert!(matches!(missing, ConfigError::ReadDir { .. }));
     }
 
@@ -509,7 +588,116 @@ module "child" {
             "resource \"null_resource\" \"x\" {}\nprovider \"terraform\" {}\n",
         )
         .unwrap();
-        let r = load_module_requirements(dir.path(), "registry.terraform.io").unwrap();
+        let r = load_module_requirements(dir.path(), Flavor::Terraform).unwrap();
         assert_eq!(summary(&r), ["registry.terraform.io/hashicorp/null []"]);
+    }
+
+    fn module_tf(files: &[(&str, &str)]) -> Result<ModuleRequirements, ConfigError> {
+        module(files).1
+    }
+
+    /// Override files merge into the primary `module` block argument by argument, as tofu
+    /// does; an override needs a base, and a primary block needs its `source`.
+    #[test]
+    fn module_blocks_merge_with_overrides() {
+        let main = "module \"m\" {\n  source  = \"acme/m/null\"\n  version = \"1.0.0\"\n}\n";
+        let r = module_tf(&[
+            ("main.tf", main),
+            ("override.tf", "module \"m\" {\n  version = \"2.0.0\"\n}\n"),
+        ])
+        .unwrap();
+        assert_eq!(r.module_calls["m"].source, "acme/m/null");
+        assert_eq!(r.module_calls["m"].version.as_deref(), Some("2.0.0"));
+
+        let r = module_tf(&[
+            ("main.tf", main),
+            (
+                "a_override.tf",
+                "module \"m\" {\n  source = \"./local\"\n}\n",
+            ),
+            (
+                "b_override.tf.json",
+                r#"{"module": {"m": {"version": "3.0.0"}}}"#,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(r.module_calls["m"].source, "./local");
+        assert_eq!(r.module_calls["m"].version.as_deref(), Some("3.0.0"));
+
+        let cases = [
+            (
+                vec![
+                    ("main.tf", main),
+                    ("override.tf", "module \"x\" {\n  version = \"1\"\n}\n"),
+                ],
+                "Missing module call to override",
+                "override.tf:1",
+            ),
+            (
+                vec![("main.tf", main), ("other.tf", main)],
+                "Duplicate module call",
+                "other.tf:1",
+            ),
+            (
+                vec![("main.tf", "module \"m\" {\n  version = \"1.0.0\"\n}\n")],
+                "Missing required argument",
+                "main.tf:1",
+            ),
+            (
+                vec![(
+                    "main.tf",
+                    "module \"m\" {\n  source  = \"acme/m/null\"\n  version = var.v\n}\n",
+                )],
+                "Variables not allowed",
+                "main.tf:3",
+            ),
+            (
+                vec![(
+                    "main.tf",
+                    "module \"m\" {\n  source = format(\"%s\", var.s)\n}\n",
+                )],
+                "Function calls not allowed",
+                "main.tf:2",
+            ),
+            (
+                vec![("main.tf", "module \"m\" {\n  source = \"${var.s}/x\"\n}\n")],
+                "Variables not allowed",
+                "main.tf:2",
+            ),
+            (
+                vec![
+                    ("main.tf", "provider \"null\" {\n  alias = \"a\"\n}\n"),
+                    (
+                        "override.tf",
+                        "provider \"null\" {\n  alias   = \"b\"\n  version = \"1.0\"\n}\n",
+                    ),
+                ],
+                "Missing base provider configuration for override",
+                "override.tf:1",
+            ),
+        ];
+        for (files, summary, at) in cases {
+            let err = module_tf(&files).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                matches!(&err, ConfigError::Invalid { summary: s, .. } if *s == summary),
+                "{files:?}: {text}"
+            );
+            assert!(text.contains(at), "{files:?}: {text} does not name {at}");
+        }
+
+        // A default provider configuration may be created by an override.
+        let r = module_tf(&[
+            ("main.tf", "resource \"null_resource\" \"x\" {}\n"),
+            (
+                "override.tf",
+                "provider \"null\" {\n  version = \"~> 2.1\"\n}\n",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(
+            summary(&r),
+            ["registry.opentofu.org/hashicorp/null [~> 2.1]"]
+        );
     }
 }

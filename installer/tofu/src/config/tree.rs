@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::addr::ProviderAddr;
 use crate::config::{self, ConfigError, SourcePos};
+use crate::flavor::Flavor;
 use crate::version::VersionConstraints;
 
 /// How deep module calls may nest before we assume a cycle (`./a` calling `../a`).
@@ -70,11 +71,11 @@ pub struct ConfigurationRequirements {
 /// Load the requirements of the configuration rooted at `root`.
 pub fn load_configuration_requirements(
     root: &Path,
-    default_host: &str,
+    flavor: Flavor,
 ) -> Result<ConfigurationRequirements, ModuleTreeError> {
     let installed = installed_modules(root)?;
     let mut out = ConfigurationRequirements::default();
-    walk(root, "", 0, default_host, &installed, &mut out)?;
+    walk(root, "", 0, flavor, &installed, &mut out)?;
     Ok(out)
 }
 
@@ -82,11 +83,11 @@ fn walk(
     dir: &Path,
     key: &str,
     depth: usize,
-    default_host: &str,
+    flavor: Flavor,
     installed: &BTreeMap<String, PathBuf>,
     out: &mut ConfigurationRequirements,
 ) -> Result<(), ModuleTreeError> {
-    let module = config::load_module_requirements(dir, default_host)?;
+    let module = config::load_module_requirements(dir, flavor)?;
     out.modules.push(key.to_owned());
     for (addr, constraints) in module.providers {
         out.providers
@@ -122,14 +123,7 @@ fn walk(
                 _ => continue,
             }
         };
-        walk(
-            &child_dir,
-            &child_key,
-            depth + 1,
-            default_host,
-            installed,
-            out,
-        )?;
+        walk(&child_dir, &child_key, depth + 1, flavor, installed, out)?;
     }
     Ok(())
 }
@@ -226,7 +220,7 @@ module "b" { source = "../b" }
                 ),
             ],
         );
-        let reqs = load_configuration_requirements(root, HOST).unwrap();
+        let reqs = load_configuration_requirements(root, Flavor::Terraform).unwrap();
         assert_eq!(reqs.modules, ["", "a", "a.b", "remote"]);
         let names: Vec<String> = reqs.providers.keys().map(|a| a.to_string()).collect();
         assert_eq!(
@@ -255,7 +249,7 @@ module "b" { source = "../b" }
                 r#"module "x" { source = "git::https://example.com/x.git" }"#,
             )],
         );
-        let reqs = load_configuration_requirements(tmp.path(), HOST).unwrap();
+        let reqs = load_configuration_requirements(tmp.path(), Flavor::Terraform).unwrap();
         assert_eq!(reqs.modules, [""]);
         assert!(reqs.providers.is_empty());
     }
@@ -267,7 +261,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &[("main.tf", "module \"gone\" {\n  source = \"./nope\"\n}\n")],
         );
-        let err = load_configuration_requirements(tmp.path(), HOST)
+        let err = load_configuration_requirements(tmp.path(), Flavor::Terraform)
             .unwrap_err()
             .to_string();
         assert!(err.contains("main.tf:1"), "{err}");
@@ -284,7 +278,7 @@ module "b" { source = "../b" }
                 ("a/main.tf", r#"module "again" { source = "./" }"#),
             ],
         );
-        let err = load_configuration_requirements(tmp.path(), HOST)
+        let err = load_configuration_requirements(tmp.path(), Flavor::Terraform)
             .unwrap_err()
             .to_string();
         assert!(err.contains("levels deep"), "{err}");

@@ -86,7 +86,7 @@ fn init_locked(
             dir: opts.dir.clone(),
             mount: opts.mount.clone(),
             upgrade: args.upgrade,
-            default_host: settings.flavor.default_registry_host().to_owned(),
+            flavor: settings.flavor,
             network: opts.network.clone(),
             assume_read_only: args.assume_read_only,
             progress: !args.json,

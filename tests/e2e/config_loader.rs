@@ -1,0 +1,147 @@
+//! The configuration loader against terraform 1.0.3: override files merge into `module`
+//! blocks argument by argument, and `.tofu` files exist only for the tofu flavor.
+
+use std::path::Path;
+use std::process::Command;
+
+use tstore_test_support::module_registry::ModuleRegistry;
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+
+use crate::common::{tstore, NULL_CONFIG};
+
+/// A bare git repository `<base>/mod.git` (tag v1) holding one module with an output.
+fn module_repo(base: &Path) -> String {
+    let src = base.join("mod-src");
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(
+        src.join("main.tf"),
+        "output \"msg\" {\n  value = \"hello\"\n}\n",
+    )
+    .unwrap();
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(
+            "git init -q -b main . && git add -A && git -c user.name=t -c user.email=t@t \
+             commit -qm init && git tag v1 && git clone -q --bare . ../mod.git",
+        )
+        .current_dir(&src)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", base)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!("git::file://{}/mod.git?ref=v1", base.display())
+}
+
+/// The `(Key, Source, Version)` of each `modules.json` record.
+fn records(dir: &Path) -> Vec<(String, String, Option<String>)> {
+    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut out: Vec<_> = json["Modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["Key"].as_str().unwrap().to_owned(),
+                m["Source"].as_str().unwrap().to_owned(),
+                m["Version"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// An override file that gives only `version` changes the version the primary block's
+/// registry source installs; terraform and tstore pick the same one.
+#[test]
+fn an_override_file_sets_a_module_version() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let git = module_repo(&base);
+    let reg = ModuleRegistry::start();
+    for v in ["1.0.0", "1.1.0", "2.0.0"] {
+        reg.publish("acme/mod/null", v, &git);
+    }
+    let cfg = reg.write_cli_config(&env.root.path().join("cli-config/modules.tfrc"), "");
+    let host = reg.host();
+    let files = [
+        (
+            "main.tf",
+            format!(
+                "module \"m\" {{\n  source  = \"{host}/acme/mod/null\"\n  version = \"~> 1.0\"\n}}\n"
+            ),
+        ),
+        (
+            "override.tf",
+            "module \"m\" {\n  version = \"2.0.0\"\n}\n".to_owned(),
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours),
+    );
+    let want = records(&theirs);
+    assert!(
+        want.iter()
+            .any(|(k, _, v)| k == "m" && v.as_deref() == Some("2.0.0")),
+        "terraform installed {want:?}"
+    );
+    assert_eq!(records(&ours), want);
+}
+
+/// terraform reads no `.tofu` file: a broken one changes nothing under `--flavor
+/// terraform`, while the tofu flavor reads it and names it in the error.
+#[test]
+fn tofu_files_are_read_only_by_the_tofu_flavor() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    // Unpacked: the lock file is then exactly terraform's (a packed mirror adds the zip's
+    // zh:, a documented difference).
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let files = [
+        ("main.tf", NULL_CONFIG),
+        ("broken.tofu", "this is { not valid\n"),
+        ("main.tofu", "terraform {\n  required_providers {\n    nope = {\n      source = \"acme/nope\"\n    }\n  }\n}\n"),
+    ];
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    assert_eq!(
+        fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
+        fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap(),
+        "the lock files differ"
+    );
+
+    let tofu = env.checkout("tofu", &files);
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_FLAVOR", "tofu")
+            .arg("init")
+            .arg(&tofu),
+    );
+    let err = stderr(&out);
+    assert!(err.contains("broken.tofu:1"), "{err}");
+}
