@@ -145,3 +145,48 @@ fn tofu_files_are_read_only_by_the_tofu_flavor() {
     let err = stderr(&out);
     assert!(err.contains("broken.tofu:1"), "{err}");
 }
+
+/// A CLI configuration in JSON (as HCL 1 reads it: objects become blocks) installs from
+/// the same filesystem mirror for terraform and tstore; a `TF_CLI_CONFIG_FILE` naming a
+/// missing file is skipped by both.
+#[test]
+fn json_cli_configuration_and_a_missing_one() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.root.path().join("cli.tfrc.json");
+    fs_err::write(
+        &cfg,
+        serde_json::json!({
+            "provider_installation": {
+                "filesystem_mirror": [{ "path": mirror_dir, "include": ["hashicorp/*"] }],
+                "direct": { "exclude": ["hashicorp/*"] },
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let theirs = env.checkout("theirs", &[("main.tf", NULL_CONFIG)]);
+    let ours = env.checkout("ours", &[("main.tf", NULL_CONFIG)]);
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    assert_eq!(
+        fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
+        fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap()
+    );
+
+    let missing = env.root.path().join("no-such.tfrc");
+    let files = [("main.tf", "locals {\n  x = 1\n}\n")];
+    let theirs = env.checkout("theirs-missing", &files);
+    let ours = env.checkout("ours-missing", &files);
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &missing)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(tstore(&env, Some(&missing)).arg("init").arg(&ours));
+}

@@ -17,6 +17,7 @@ use hcl::edit::structure::Structure;
 use crate::addr::{normalize_host, normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
 
+mod json;
 mod parse;
 use self::parse::{unquote_keys, Parser};
 
@@ -185,11 +186,11 @@ impl CliConfig {
     /// Load the configuration the way the chosen tool does.
     ///
     /// `TF_CLI_CONFIG_FILE` (or the legacy `TERRAFORM_CONFIG`) names the only
-    /// file to read, and it must be readable (tofu only warns, but silently
-    /// ignoring a file the user pointed at hides mistakes). Otherwise the
-    /// main file (`~/.tofurc` or `~/.terraformrc`) and the `*.tfrc` files of
-    /// the config directory are read if present. `TF_PLUGIN_CACHE_DIR`
-    /// overrides `plugin_cache_dir`.
+    /// file to read, if it exists (both tools skip a missing one). Otherwise the
+    /// main file (`~/.tofurc` or `~/.terraformrc`) and the `*.tfrc` and
+    /// `*.tfrc.json` files of the config directory are read if present. A file
+    /// whose content starts with `{` is JSON. `TF_PLUGIN_CACHE_DIR` overrides
+    /// `plugin_cache_dir`.
     pub fn load(
         flavor: Flavor,
         env: &dyn Fn(&str) -> Option<String>,
@@ -208,7 +209,11 @@ impl CliConfig {
         };
 
         if let Some(path) = var("TF_CLI_CONFIG_FILE").or_else(|| var("TERRAFORM_CONFIG")) {
-            read_file(&mut config, &expand_tilde(&path, home.as_deref()))?;
+            // A named file that does not exist is skipped, as both tools do.
+            let path = expand_tilde(&path, home.as_deref());
+            if path.exists() {
+                read_file(&mut config, &path)?;
+            }
         } else if let Some(home) = &home {
             if let Some(main) = main_config_file(flavor, home, &var) {
                 if main.is_file() {
@@ -225,7 +230,10 @@ impl CliConfig {
                 let mut files: Vec<PathBuf> = entries
                     .filter_map(Result::ok)
                     .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|e| e == "tfrc") && p.is_file())
+                    .filter(|p| {
+                        let name = p.file_name().unwrap_or_default().to_string_lossy();
+                        (name.ends_with(".tfrc") || name.ends_with(".tfrc.json")) && p.is_file()
+                    })
                     .collect();
                 files.sort();
                 for f in files {
@@ -251,6 +259,13 @@ impl CliConfig {
         filename: &str,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<CliConfig, CliConfigError> {
+        let native;
+        let src = if json::looks_like_json(src) {
+            native = json::to_native(src, filename)?;
+            native.as_str()
+        } else {
+            src
+        };
         let (rewritten, names) = unquote_keys(src);
         let body =
             hcl::edit::parser::parse_body(&rewritten).map_err(|e| CliConfigError::Syntax {

@@ -210,15 +210,35 @@ fn load_order_and_env() {
         c.provider_installation.unwrap()[0].kind,
         InstallMethodKind::Direct
     );
-    let e = CliConfig::load(
+    // A named file that does not exist is skipped, as terraform and tofu do; the
+    // default files are still not read.
+    let c = CliConfig::load(
         Flavor::Tofu,
-        &env_from(&[(
-            "TF_CLI_CONFIG_FILE",
-            dir.path().join("missing").display().to_string(),
-        )]),
+        &env_from(&[
+            ("HOME", h.clone()),
+            (
+                "TF_CLI_CONFIG_FILE",
+                dir.path().join("missing").display().to_string(),
+            ),
+        ]),
     )
-    .unwrap_err();
-    assert!(matches!(e, CliConfigError::Read { .. }));
+    .unwrap();
+    assert_eq!(c, CliConfig::default());
+
+    // `*.tfrc.json` files of the config directory are read as JSON, in name order with
+    // the `*.tfrc` files.
+    fs_err::write(
+        home.join(".terraform.d/b.tfrc.json"),
+        r#"{"credentials": {"json.example.com": {"token": "j"}}}"#,
+    )
+    .unwrap();
+    let c = CliConfig::load(Flavor::Terraform, &env_from(&[("HOME", h.clone())])).unwrap();
+    assert!(
+        c.source_files.iter().any(|f| f.ends_with("b.tfrc.json")),
+        "{:?}",
+        c.source_files
+    );
+    assert!(c.credentials.contains_key("json.example.com"), "{c:?}");
 
     // No HOME and no override: empty config.
     assert_eq!(
