@@ -2,6 +2,7 @@
 //! filesystem mirrors, and the real terraform 1.0.3 as the judge of compatibility.
 //! One test binary (see style.md (f)) so everything links once.
 
+mod cli;
 mod common;
 mod config_loader;
 mod fuse;

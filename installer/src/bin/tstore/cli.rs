@@ -30,6 +30,14 @@ pub struct Cli {
     #[arg(long, global = true, env = "TSTORE_NO_FUSE", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_fuse: bool,
 
+    /// Switch to DIR before doing anything else, as tofu's global `-chdir=DIR` does.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
+
+    /// Accepted for tofu compatibility: tstore's output has no colours to turn off.
+    #[arg(long, global = true)]
+    pub no_color: bool,
+
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -107,9 +115,6 @@ pub struct ProvidersLockArgs {
     /// Fetch packages from this network mirror instead of the origin registries.
     #[arg(long, value_name = "URL")]
     pub net_mirror: Option<String>,
-    /// The working directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub chdir: Option<PathBuf>,
     /// Print a JSON report on stdout instead of human-readable progress.
     #[arg(long)]
     pub json: bool,
@@ -157,6 +162,42 @@ pub struct InitArgs {
     /// Link module packages that make no read-only statement (default: private copy).
     #[arg(long)]
     pub assume_read_only: bool,
+    /// `-get=false`: do not install modules; use the ones `.terraform/modules` has.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = clap::value_parser!(bool))]
+    pub get: bool,
+    /// Backend flags of `tofu init`, accepted so that scripts written for it run
+    /// unchanged; tstore installs packages and never touches a backend or state.
+    #[command(flatten)]
+    pub tofu_compat: TofuInitFlags,
+}
+
+/// `tofu init` flags about backends, state and prompts: accepted and ignored.
+#[derive(Debug, Args)]
+pub struct TofuInitFlags {
+    /// Ignored (tstore never prompts).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::value_parser!(bool), hide = true)]
+    pub input: Option<bool>,
+    /// Ignored (tstore does not configure backends).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::value_parser!(bool), hide = true)]
+    pub backend: Option<bool>,
+    /// Ignored (tstore does not configure backends).
+    #[arg(long, value_name = "KEY=VALUE|FILE", hide = true)]
+    pub backend_config: Vec<String>,
+    /// Ignored (tstore does not configure backends).
+    #[arg(long, hide = true)]
+    pub reconfigure: bool,
+    /// Ignored (tstore does not migrate state).
+    #[arg(long, hide = true)]
+    pub migrate_state: bool,
+    /// Ignored (tstore does not migrate state).
+    #[arg(long, hide = true)]
+    pub force_copy: bool,
+    /// Ignored (tstore takes no state lock).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::value_parser!(bool), hide = true)]
+    pub lock: Option<bool>,
+    /// Ignored (tstore takes no state lock).
+    #[arg(long, value_name = "DURATION", hide = true)]
+    pub lock_timeout: Option<String>,
 }
 
 /// `tstore store …` subcommands.
@@ -323,6 +364,46 @@ mod tests {
         assert_eq!(args.lockfile, Some(LockfileMode::Readonly));
         let cli = parse(&["tstore", "-flavor=terraform", "init", "--upgrade"]);
         assert_eq!(cli.flavor, Some(Flavor::Terraform));
+    }
+
+    /// What CI scripts written for `tofu init` pass is accepted.
+    #[test]
+    fn tofu_init_flags_are_accepted() {
+        let cli = parse(&[
+            "tstore",
+            "-chdir=stacks/a",
+            "init",
+            "-input=false",
+            "-no-color",
+            "-backend=false",
+            "-backend-config=bucket=x",
+            "-backend-config",
+            "cfg.hcl",
+            "-reconfigure",
+            "-get=true",
+            "-lock=false",
+            "-lock-timeout=30s",
+        ]);
+        assert_eq!(cli.chdir.as_deref(), Some(std::path::Path::new("stacks/a")));
+        assert!(cli.no_color);
+        let Command::Init(args) = cli.command else {
+            panic!("expected init")
+        };
+        assert!(args.get);
+        assert_eq!(args.tofu_compat.input, Some(false));
+        assert_eq!(args.tofu_compat.backend_config, ["bucket=x", "cfg.hcl"]);
+        let Command::Init(args) = parse(&["tstore", "init", "-get=false"]).command else {
+            panic!("expected init")
+        };
+        assert!(!args.get);
+        let cli = parse(&[
+            "tstore",
+            "providers",
+            "lock",
+            "-chdir=x",
+            "-platform=linux_amd64",
+        ]);
+        assert_eq!(cli.chdir.as_deref(), Some(std::path::Path::new("x")));
     }
 
     #[test]

@@ -94,6 +94,17 @@ fn absolute(path: PathBuf) -> Result<PathBuf> {
 
 fn main() -> ExitCode {
     let cli = cli::parse();
+    // `-chdir` applies before anything else reads a path, as in tofu.
+    if let Some(dir) = &cli.chdir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            let err = anyhow::anyhow!(e).context(format!(
+                "cannot switch to the directory {} given by -chdir",
+                dir.display()
+            ));
+            diagnostics::print_error(&err);
+            return ExitCode::from(1);
+        }
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TSTORE_LOG")

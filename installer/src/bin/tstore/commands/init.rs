@@ -80,23 +80,31 @@ fn init_locked(
     };
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules (issue 5).
-    let (modules, warnings) = tstore_installer::install_modules(
-        store,
-        &tstore_installer::ModuleOptions {
-            dir: opts.dir.clone(),
-            mount: opts.mount.clone(),
-            upgrade: args.upgrade,
-            flavor: settings.flavor,
-            network: opts.network.clone(),
-            assume_read_only: args.assume_read_only,
-            progress: !args.json,
-        },
-    )?;
-    for w in warnings {
-        eprintln!("Warning: {w}");
-    }
+    // `-get=false` keeps `.terraform/modules` as it is, as tofu does.
+    let modules = if args.get {
+        let (modules, warnings) = tstore_installer::install_modules(
+            store,
+            &tstore_installer::ModuleOptions {
+                dir: opts.dir.clone(),
+                mount: opts.mount.clone(),
+                upgrade: args.upgrade,
+                flavor: settings.flavor,
+                network: opts.network.clone(),
+                assume_read_only: args.assume_read_only,
+                progress: !args.json,
+            },
+        )?;
+        for w in warnings {
+            eprintln!("Warning: {w}");
+        }
+        modules
+    } else {
+        tstore_installer::ModulesReport::default()
+    };
     if !args.json {
-        write!(out, "{}", modules.render(args.explain))?;
+        if args.get {
+            write!(out, "{}", modules.render(args.explain))?;
+        }
         writeln!(out, "\nInitializing provider plugins...")?;
     }
     let human = HumanReporter::new();

@@ -40,10 +40,7 @@ impl Reporter for LockReporter {
 /// `tstore providers lock`.
 pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-    let dir = match args.chdir {
-        Some(d) => cwd.join(d),
-        None => cwd.clone(),
-    };
+    let dir = cwd;
     let default_host = settings.flavor.default_registry_host();
     let mut platforms = Vec::new();
     for platform in args.platforms {
