@@ -9,6 +9,7 @@ mod fuse;
 mod gc;
 mod hcl_syntax;
 mod https;
+mod lockfile;
 mod modules;
 mod providers;
 mod registry;

@@ -107,7 +107,10 @@ pub enum InstallError {
         /// Hashes the lock file records.
         recorded: String,
     },
-    /// `-lockfile=readonly` and the lock file would change.
+    /// `-upgrade` asks to change the selections `-lockfile=readonly` keeps.
+    #[error("The -upgrade flag conflicts with -lockfile=readonly.")]
+    UpgradeConflictsWithReadonlyLock,
+    /// `-lockfile=readonly` and the selected providers or versions would change.
     #[error(
         "the lock file {lock_path} would change ({what}), but -lockfile=readonly was given; \
          run init without it to record the change"
@@ -237,6 +240,7 @@ impl InstallError {
             | InstallError::Store { .. }
             | InstallError::Link(_) => "Failed to install provider",
             InstallError::LockFileReadonly { .. } => "Provider dependency changes detected",
+            InstallError::UpgradeConflictsWithReadonlyLock => "Invalid flags",
             InstallError::WriteLockFile { .. } => "Failed to write the dependency lock file",
         }
     }

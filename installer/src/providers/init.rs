@@ -96,6 +96,9 @@ pub fn init(
     opts: &InitOptions,
     reporter: &dyn Reporter,
 ) -> Result<InitReport, InstallError> {
+    if opts.upgrade && opts.lockfile_readonly {
+        return Err(InstallError::UpgradeConflictsWithReadonlyLock);
+    }
     let requirements = tree::load_configuration_requirements(&opts.dir, opts.flavor)?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
@@ -152,7 +155,7 @@ pub fn init(
 
     // Phase 2: the new lock file.
     let new_lock = next_lock_file(old_lock.as_ref(), planned.iter().map(Planned::selection));
-    let change = match &old_lock {
+    let mut change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
         Some(old) if render(old, opts.flavor) == render(&new_lock, opts.flavor) => {
@@ -161,13 +164,17 @@ pub fn init(
         Some(_) => LockFileChange::Updated,
     };
     if opts.lockfile_readonly && change != LockFileChange::Unchanged {
-        return Err(InstallError::LockFileReadonly {
-            lock_path: lock_path.display().to_string(),
-            what: match change {
-                LockFileChange::Created => "it does not exist yet".into(),
-                _ => "provider selections or checksums differ".into(),
-            },
-        });
+        // Only a change of the selected providers or versions is an error; new
+        // checksums (or constraints) are not recorded, and the binary warns.
+        match readonly_conflict(old_lock.as_ref(), &new_lock) {
+            Some(what) => {
+                return Err(InstallError::LockFileReadonly {
+                    lock_path: lock_path.display().to_string(),
+                    what,
+                })
+            }
+            None => change = LockFileChange::NotUpdated,
+        }
     }
 
     // Phase 3: commit to the store, link, write the lock file.
@@ -209,7 +216,7 @@ pub fn init(
             link_outcome,
         });
     }
-    if change != LockFileChange::Unchanged {
+    if matches!(change, LockFileChange::Created | LockFileChange::Updated) {
         let text = render(&new_lock, opts.flavor);
         write_atomic(&lock_path, text.as_bytes()).map_err(|source| {
             InstallError::WriteLockFile {
@@ -223,6 +230,48 @@ pub fn init(
         lock_file: change,
         bytes_hashed: store.bytes_hashed(),
     })
+}
+
+/// What `-lockfile=readonly` cannot allow: a different set of providers, or another
+/// version for one of them (`None` when only checksums or constraints differ).
+pub(crate) fn readonly_conflict(old: Option<&LockFile>, new: &LockFile) -> Option<String> {
+    let Some(old) = old else {
+        return Some("it does not exist yet".into());
+    };
+    let added: Vec<String> = new
+        .providers
+        .keys()
+        .filter(|a| !old.providers.contains_key(*a))
+        .map(ToString::to_string)
+        .collect();
+    let removed: Vec<String> = old
+        .providers
+        .keys()
+        .filter(|a| !new.providers.contains_key(*a))
+        .map(ToString::to_string)
+        .collect();
+    let moved: Vec<String> = new
+        .providers
+        .iter()
+        .filter_map(|(a, p)| {
+            let was = &old.providers.get(a)?.version;
+            (was != &p.version).then(|| format!("{a} {was} -> {}", p.version))
+        })
+        .collect();
+    let mut what = Vec::new();
+    if !added.is_empty() {
+        what.push(format!("new providers: {}", added.join(", ")));
+    }
+    if !removed.is_empty() {
+        what.push(format!(
+            "providers no longer required: {}",
+            removed.join(", ")
+        ));
+    }
+    if !moved.is_empty() {
+        what.push(format!("other versions: {}", moved.join(", ")));
+    }
+    (!what.is_empty()).then(|| what.join("; "))
 }
 
 /// The lock file as tofu would write it, keeping an existing header.
@@ -438,6 +487,49 @@ mod tests {
         ] {
             let a = ProviderAddr::parse_source(source, "unused.example").unwrap();
             assert_eq!(display_name(&a, flavor), shown, "{flavor:?} {source}");
+        }
+    }
+
+    #[test]
+    fn readonly_conflict_table() {
+        let base = lock(&[("hashicorp/null", "2.1.2", &["h1:a"])]);
+        let cases: [(&str, Option<&LockFile>, LockFile, Option<&str>); 5] = [
+            (
+                "no lock file yet",
+                None,
+                base.clone(),
+                Some("it does not exist yet"),
+            ),
+            (
+                "only a new checksum",
+                Some(&base),
+                lock(&[("hashicorp/null", "2.1.2", &["h1:a", "zh:b"])]),
+                None,
+            ),
+            (
+                "another version",
+                Some(&base),
+                lock(&[("hashicorp/null", "2.2.0", &["h1:c"])]),
+                Some("other versions: registry.terraform.io/hashicorp/null 2.1.2 -> 2.2.0"),
+            ),
+            (
+                "a new provider",
+                Some(&base),
+                lock(&[
+                    ("hashicorp/null", "2.1.2", &["h1:a"]),
+                    ("hashicorp/random", "3.0.0", &[]),
+                ]),
+                Some("new providers: registry.terraform.io/hashicorp/random"),
+            ),
+            (
+                "a dropped provider",
+                Some(&base),
+                lock(&[]),
+                Some("providers no longer required: registry.terraform.io/hashicorp/null"),
+            ),
+        ];
+        for (case, old, new, want) in cases {
+            assert_eq!(readonly_conflict(old, &new).as_deref(), want, "{case}");
         }
     }
 }

@@ -233,7 +233,7 @@ pub fn lock(
             providers.insert(r.provider.clone(), r);
         }
     }
-    if change != LockFileChange::Unchanged {
+    if matches!(change, LockFileChange::Created | LockFileChange::Updated) {
         write_atomic(&lock_path, text.as_bytes()).map_err(|source| {
             InstallError::WriteLockFile {
                 path: lock_path.clone(),

@@ -131,6 +131,9 @@ pub enum LockFileChange {
     Updated,
     /// Nothing changed; it was left alone.
     Unchanged,
+    /// `-lockfile=readonly`: only checksums or constraints would change; it was left
+    /// alone and the binary warns, as tofu does.
+    NotUpdated,
 }
 
 /// One installed provider, as reported by `init --json`.

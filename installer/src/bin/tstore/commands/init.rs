@@ -140,6 +140,13 @@ fn init_locked(
              version control system if they represent changes you intended to make."
         )?,
         LockFileChange::Unchanged => {}
+        LockFileChange::NotUpdated => eprintln!(
+            "\nWarning: Provider lock file not updated\n\n\
+             Changes to the provider selections were detected, but not saved in the\n\
+             .terraform.lock.hcl file. To record these selections, run \"{}\" without\n\
+             the \"-lockfile=readonly\" flag.",
+            settings.flavor.init_command()
+        ),
     }
     writeln!(
         out,

@@ -100,7 +100,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
         Flavor::Terraform => "Terraform",
     };
     match report.lock_file {
-        LockFileChange::Unchanged => writeln!(
+        LockFileChange::Unchanged | LockFileChange::NotUpdated => writeln!(
             out,
             "\nSuccess! {tool} has validated the lock file and found no need for changes."
         )?,

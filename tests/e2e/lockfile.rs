@@ -1,0 +1,103 @@
+//! `-lockfile=readonly` as terraform 1.0.3 applies it: new checksums alone are not an
+//! error (the lock is left alone, with a warning), and `-upgrade` conflicts with it.
+
+use tstore_test_support::{mirror, run_fail, run_ok, snapshot, stderr, TestEnv};
+
+use crate::common::{tstore, NULL_CONFIG};
+
+/// A lock file recording only the zip's `zh:` for the pinned version: verifying the
+/// packed package would add its `h1:`, which readonly mode does not record. terraform and
+/// tstore both succeed, warn, and leave the lock file byte for byte.
+#[test]
+fn readonly_with_only_new_checksums_warns_and_keeps_the_lock() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    let root = mirror::null_packed(&mirror_dir);
+    let zip = root
+        .join("registry.terraform.io/hashicorp/null")
+        .join(mirror::packed_name(
+            "registry.terraform.io/hashicorp/null",
+            "2.1.2",
+            "linux_amd64",
+        ));
+    let lock = format!(
+        "# This file is maintained automatically by \"terraform init\".\n\
+         # Manual edits may be lost in future updates.\n\n\
+         provider \"registry.terraform.io/hashicorp/null\" {{\n  version     = \"2.1.2\"\n  \
+         constraints = \">= 2.0.0, ~> 2.1\"\n  hashes = [\n    \"{}\",\n  ]\n}}\n",
+        mirror::zh(&zip)
+    );
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let files = [
+        ("main.tf", NULL_CONFIG),
+        (".terraform.lock.hcl", lock.as_str()),
+    ];
+    for (name, run) in [("theirs", true), ("ours", false)] {
+        let dir = env.checkout(name, &files);
+        let mut cmd = if run {
+            let mut c = env.terraform(&dir);
+            c.env("TF_CLI_CONFIG_FILE", &cfg).args([
+                "init",
+                "-backend=false",
+                "-no-color",
+                "-lockfile=readonly",
+            ]);
+            c
+        } else {
+            let mut c = tstore(&env, Some(&cfg));
+            c.arg("init").arg("-lockfile=readonly").arg(&dir);
+            c
+        };
+        let out = run_ok(&mut cmd);
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(
+            all.contains("Provider lock file not updated"),
+            "{name}: {all}"
+        );
+        assert_eq!(
+            fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
+            lock,
+            "{name} changed the lock file"
+        );
+    }
+}
+
+/// `-upgrade` would change what `-lockfile=readonly` keeps: refused before anything is
+/// done, by terraform and by tstore.
+#[test]
+fn upgrade_conflicts_with_readonly() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let theirs = env.checkout("theirs", &[("main.tf", NULL_CONFIG)]);
+    let out = run_fail(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args([
+                "init",
+                "-backend=false",
+                "-no-color",
+                "-upgrade",
+                "-lockfile=readonly",
+            ]),
+    );
+    assert!(
+        stderr(&out).contains("conflicts with -lockfile=readonly"),
+        "{}",
+        stderr(&out)
+    );
+    let ours = env.checkout("ours", &[("main.tf", NULL_CONFIG)]);
+    let before = snapshot(&ours);
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-upgrade", "-lockfile=readonly"])
+            .arg(&ours),
+    );
+    assert!(
+        stderr(&out).contains("The -upgrade flag conflicts with -lockfile=readonly."),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&ours), before);
+}
