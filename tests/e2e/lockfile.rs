@@ -101,3 +101,36 @@ fn upgrade_conflicts_with_readonly() {
     );
     assert_eq!(snapshot(&ours), before);
 }
+
+/// A provider the configuration no longer requires keeps its lock entry under the
+/// terraform flavor, byte for byte as terraform 1.0.3 keeps it.
+#[test]
+fn providers_no_longer_required_stay_in_terraforms_lock() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let first = env.checkout("first", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
+    let lock = fs_err::read_to_string(first.join(".terraform.lock.hcl")).unwrap();
+    let unused = lock.replace("hashicorp/null", "hashicorp/unused");
+    let both = format!("{lock}\n{}", &unused[unused.find("provider").unwrap()..]);
+    let files = [
+        ("main.tf", NULL_CONFIG),
+        (".terraform.lock.hcl", both.as_str()),
+    ];
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    let want = fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    assert!(want.contains("hashicorp/unused"), "{want}");
+    assert_eq!(
+        fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
+        want
+    );
+}

@@ -154,7 +154,11 @@ pub fn init(
     let planned = results.into_iter().collect::<Result<Vec<_>, _>>()?;
 
     // Phase 2: the new lock file.
-    let new_lock = next_lock_file(old_lock.as_ref(), planned.iter().map(Planned::selection));
+    let new_lock = next_lock_file(
+        old_lock.as_ref(),
+        planned.iter().map(Planned::selection),
+        opts.flavor,
+    );
     let mut change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
@@ -279,13 +283,21 @@ pub(crate) fn render(lock: &LockFile, flavor: Flavor) -> String {
     lock.to_string_with_header(flavor)
 }
 
-/// The lock file after this install: selections for exactly the required providers;
-/// hashes merged with the old entry when the version did not change (as tofu does).
+/// The lock file after this install: an entry per selected provider, its hashes merged
+/// with the old entry when the version did not change. Entries of providers no longer
+/// required are dropped under tofu (as OpenTofu's installer does) and kept under
+/// terraform (as terraform 1.0 does).
 pub(crate) fn next_lock_file<'a>(
     old: Option<&LockFile>,
     selections: impl IntoIterator<Item = Selection<'a>>,
+    flavor: Flavor,
 ) -> LockFile {
     let mut providers = BTreeMap::new();
+    if flavor == Flavor::Terraform {
+        if let Some(old) = old {
+            providers.extend(old.providers.iter().map(|(a, p)| (a.clone(), p.clone())));
+        }
+    }
     for p in selections {
         let mut hashes = BTreeSet::new();
         if let Some(old_entry) = old.and_then(|l| l.providers.get(p.addr)) {
@@ -437,7 +449,7 @@ mod tests {
                 constraints: selected[i].2,
                 lock_hashes: &hash_sets[i],
             });
-            let got = next_lock_file(old, selections);
+            let got = next_lock_file(old, selections, Flavor::Tofu);
             let got: Vec<(String, String, Option<String>, Vec<String>)> = got
                 .providers
                 .iter()
@@ -531,5 +543,31 @@ mod tests {
         for (case, old, new, want) in cases {
             assert_eq!(readonly_conflict(old, &new).as_deref(), want, "{case}");
         }
+    }
+
+    #[test]
+    fn providers_no_longer_required_follow_the_flavor() {
+        let old = lock(&[
+            ("hashicorp/null", "2.1.2", &["h1:a"]),
+            ("hashicorp/gone", "1.0.0", &["h1:g"]),
+        ]);
+        let (a, v, c, h) = (
+            addr("hashicorp/null"),
+            "2.1.2".parse::<Version>().unwrap(),
+            VersionConstraints::default(),
+            BTreeSet::from(["h1:a".to_owned()]),
+        );
+        let select = || {
+            [Selection {
+                addr: &a,
+                version: &v,
+                constraints: &c,
+                lock_hashes: &h,
+            }]
+        };
+        let tofu = next_lock_file(Some(&old), select(), Flavor::Tofu);
+        assert_eq!(tofu.providers.len(), 1);
+        let terraform = next_lock_file(Some(&old), select(), Flavor::Terraform);
+        assert_eq!(terraform.providers, old.providers);
     }
 }
