@@ -11,6 +11,7 @@ mod hcl_syntax;
 mod https;
 mod lockfile;
 mod modules;
+mod packages;
 mod providers;
 mod registry;
 mod selection;

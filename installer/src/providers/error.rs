@@ -82,6 +82,19 @@ pub enum InstallError {
         /// Target platform.
         platform: Platform,
     },
+    /// The package holds no `terraform-provider-TYPE` executable, so tofu could not run it.
+    #[error(
+        "Error while installing {display} v{version}: provider binary not found: could not \
+         find executable file starting with terraform-provider-{kind}"
+    )]
+    NoProviderExecutable {
+        /// As tofu displays it.
+        display: String,
+        /// Selected version.
+        version: Version,
+        /// The provider type, which the executable's name must start with.
+        kind: String,
+    },
     /// The package does not match the lock file: nothing was linked.
     #[error(
         "Error while installing {display} v{version}: the {origin} package for {provider} {version} \
@@ -236,6 +249,7 @@ impl InstallError {
                 "Failed to install provider"
             }
             InstallError::NoPackageForPlatform { .. }
+            | InstallError::NoProviderExecutable { .. }
             | InstallError::ChecksumMismatch { .. }
             | InstallError::Store { .. }
             | InstallError::Link(_) => "Failed to install provider",

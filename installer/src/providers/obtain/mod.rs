@@ -141,6 +141,7 @@ impl ProviderJob<'_> {
         };
         let got = self.first_package(&candidates, &version, &key)?;
         self.check_against_lock(&version, &got)?;
+        self.check_executable(&version, &got.tree)?;
         self.plan(version, key, got)
     }
 
@@ -293,6 +294,29 @@ impl ProviderJob<'_> {
         })
     }
 
+    /// A provider package must hold its executable at the top level, named
+    /// `terraform-provider-TYPE` alone or followed by `_` or `.` (as tofu finds it:
+    /// <https://github.com/opentofu/opentofu/blob/main/internal/providercache/cached_provider.go>).
+    fn check_executable(&self, version: &Version, tree: &TreeId) -> Result<(), InstallError> {
+        let store_err = |source| InstallError::Store {
+            provider: self.addr.to_string(),
+            version: version.clone(),
+            source,
+        };
+        let tree = self.store.tree(tree).map_err(store_err)?;
+        if has_provider_executable(
+            tree.entries().iter().map(|e| e.path.as_str()),
+            &self.addr.kind,
+        ) {
+            return Ok(());
+        }
+        Err(InstallError::NoProviderExecutable {
+            display: self.display.clone(),
+            version: version.clone(),
+            kind: self.addr.kind.clone(),
+        })
+    }
+
     /// What phases 2 and 3 need: the link, its target and the lock file's hashes.
     fn plan(
         self,
@@ -409,4 +433,41 @@ pub(crate) fn available_packages(
         });
     }
     Ok(found)
+}
+
+/// Whether the package files (`/`-separated paths of regular files and symlinks) include
+/// a top-level `terraform-provider-KIND`, `terraform-provider-KIND_…` or
+/// `terraform-provider-KIND.…`.
+fn has_provider_executable<'a>(mut paths: impl Iterator<Item = &'a str>, kind: &str) -> bool {
+    let prefix = format!("terraform-provider-{kind}");
+    paths.any(|p| {
+        !p.contains('/')
+            && p.strip_prefix(&prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.']))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_executable_names() {
+        for (paths, kind, want) in [
+            (&["terraform-provider-null_v2.1.2_x4"][..], "null", true),
+            (&["terraform-provider-null"], "null", true),
+            (&["terraform-provider-null.exe"], "null", true),
+            (&["README.md", "terraform-provider-null_v1"], "null", true),
+            (&["terraform-provider-nullish"], "null", false),
+            (&["terraform-package"], "package", false),
+            (&["bin/terraform-provider-null"], "null", false),
+            (&[], "null", false),
+        ] {
+            assert_eq!(
+                has_provider_executable(paths.iter().copied(), kind),
+                want,
+                "{paths:?} {kind}"
+            );
+        }
+    }
 }
