@@ -9,6 +9,7 @@ mod fuse;
 mod gc;
 mod hcl_syntax;
 mod https;
+mod invalid_config;
 mod lockfile;
 mod modules;
 mod packages;

@@ -203,7 +203,21 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
     })?;
     let f = HclFile { src, path };
     let mut out = FileContent::default();
-    for block in body.blocks() {
+    for structure in body.iter() {
+        let block = match structure {
+            Structure::Block(block) => block,
+            Structure::Attribute(a) => {
+                return Err(invalid(
+                    &f.at(a),
+                    "Unsupported argument",
+                    format!(
+                        "An argument named {:?} is not expected here.",
+                        a.key.as_str()
+                    ),
+                ))
+            }
+        };
+        check_block_header(&f, block)?;
         match block.ident.as_str() {
             "terraform" => {
                 for inner in block.body.blocks() {
@@ -216,6 +230,7 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                 let Some(name) = block.labels.first() else {
                     continue;
                 };
+                check_provider_arguments(&f, block)?;
                 out.provider_configs.push(ProviderConfig {
                     name: name.as_str().to_owned(),
                     alias: f.string_attr(&block.body, "alias")?.unwrap_or_default(),
@@ -295,4 +310,127 @@ fn non_literal(expr: &Expression) -> NonLiteral {
         },
         _ => NonLiteral::Other,
     }
+}
+
+/// The top-level block types a configuration may have, in either flavor: what the
+/// current tofu and terraform releases know. Anything else is terraform's "Unsupported
+/// block type".
+pub(super) const TOP_LEVEL_BLOCKS: &[(&str, usize, &str)] = &[
+    ("terraform", 0, ""),
+    ("provider", 1, "name"),
+    ("variable", 1, "name"),
+    ("locals", 0, ""),
+    ("output", 1, "name"),
+    ("module", 1, "name"),
+    ("resource", 2, "type, name"),
+    ("data", 2, "type, name"),
+    ("ephemeral", 2, "type, name"),
+    ("moved", 0, ""),
+    ("import", 0, ""),
+    ("removed", 0, ""),
+    ("check", 1, "name"),
+];
+
+/// A top-level block must be of a known type, with the labels that type takes, and a
+/// module's name must be an identifier; the messages are terraform's.
+fn check_block_header(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError> {
+    let kind = block.ident.as_str();
+    let at = f.at(block);
+    if kind == "required_providers" {
+        return Err(invalid(
+            &at,
+            "Invalid required_providers block",
+            "A \"required_providers\" block must be nested inside a \"terraform\" block.".into(),
+        ));
+    }
+    let Some(&(_, labels, names)) = TOP_LEVEL_BLOCKS.iter().find(|(k, ..)| *k == kind) else {
+        return Err(invalid(
+            &at,
+            "Unsupported block type",
+            format!("Blocks of type {kind:?} are not expected here."),
+        ));
+    };
+    if block.labels.len() > labels {
+        return Err(invalid(
+            &at,
+            "Extraneous label",
+            format!(
+                "{kind} blocks take {labels} label(s){}.",
+                if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({names})")
+                }
+            ),
+        ));
+    }
+    if block.labels.len() < labels {
+        let summary = match kind {
+            "resource" => "Missing name for resource",
+            "data" => "Missing name for data",
+            "ephemeral" => "Missing name for ephemeral",
+            "provider" => "Missing name for provider",
+            "variable" => "Missing name for variable",
+            "output" => "Missing name for output",
+            "module" => "Missing name for module",
+            _ => "Missing name for check",
+        };
+        return Err(invalid(
+            &at,
+            summary,
+            format!("All {kind} blocks must have {labels} labels ({names})."),
+        ));
+    }
+    if kind == "module" {
+        let name = block.labels[0].as_str();
+        if !is_identifier(name) {
+            return Err(invalid(
+                &at,
+                "Invalid module instance name",
+                "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `count`, `depends_on` and `source`, and the `lifecycle` and `locals` blocks, are
+/// reserved in provider blocks.
+fn check_provider_arguments(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError> {
+    for s in block.body.iter() {
+        match s {
+            Structure::Attribute(a)
+                if ["count", "depends_on", "source"].contains(&a.key.as_str()) =>
+            {
+                return Err(invalid(
+                    &f.at(a),
+                    "Reserved argument name in provider block",
+                    format!(
+                        "The provider argument name {:?} is reserved for use by Terraform in a future version.",
+                        a.key.as_str()
+                    ),
+                ));
+            }
+            Structure::Block(b) if ["lifecycle", "locals"].contains(&b.ident.as_str()) => {
+                return Err(invalid(
+                    &f.at(b),
+                    "Reserved block type name in provider block",
+                    format!(
+                        "The block type name {:?} is reserved for use by Terraform in a future version.",
+                        b.ident.as_str()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// HCL's identifier rule for names: a letter or underscore, then letters, digits,
+/// underscores and dashes.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }

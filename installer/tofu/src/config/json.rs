@@ -165,6 +165,19 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                     }
                 }
             }
+            // "//" is JSON syntax's comment property.
+            "//" => {}
+            other
+                if !super::hcl::TOP_LEVEL_BLOCKS
+                    .iter()
+                    .any(|(k, ..)| *k == other) =>
+            {
+                return Err(invalid(
+                    &at,
+                    "Unsupported block type",
+                    format!("Blocks of type {other:?} are not expected here."),
+                ));
+            }
             _ => {}
         }
     }

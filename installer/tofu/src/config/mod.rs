@@ -179,7 +179,7 @@ pub fn load_module_requirements_shown_as(
             &format!("provider {:?} ({addr})", e.name),
         )?;
         local_names.insert(e.name.clone(), addr.clone());
-        add(&mut reqs, addr, &constraints);
+        add(&mut reqs, addr, &constraints, &e.at, flavor)?;
     }
     let resolve = |local: &str| -> ProviderAddr {
         local_names
@@ -226,11 +226,15 @@ pub fn load_module_requirements_shown_as(
             &pc.at,
             &format!("provider {:?}", pc.name),
         )?;
-        add(&mut reqs, resolve(&pc.name), &constraints);
+        add(&mut reqs, resolve(&pc.name), &constraints, &pc.at, flavor)?;
     }
     for file in primary.iter().chain(&overrides) {
         for local in &file.resource_providers {
-            add(&mut reqs, resolve(local), &VersionConstraints::default());
+            // A resource of a built-in provider needs nothing installed.
+            let addr = resolve(local);
+            if !addr.is_builtin() {
+                reqs.providers.entry(addr).or_default();
+            }
         }
     }
     reqs.module_calls = merge_module_calls(&primary, &overrides)?;
@@ -310,11 +314,39 @@ pub fn check_file(path: &Path) -> Result<(), ConfigError> {
     }
 }
 
-fn add(reqs: &mut ModuleRequirements, addr: ProviderAddr, c: &VersionConstraints) {
-    if addr.is_builtin() {
-        return;
+/// Record a requirement. Built-in providers are never installed: only `terraform`
+/// exists, and it takes no version constraint (the installer's errors for both, at
+/// <https://github.com/opentofu/opentofu/blob/main/internal/providercache/installer.go>).
+fn add(
+    reqs: &mut ModuleRequirements,
+    addr: ProviderAddr,
+    c: &VersionConstraints,
+    at: &SourcePos,
+    flavor: Flavor,
+) -> Result<(), ConfigError> {
+    if !addr.is_builtin() {
+        reqs.providers.entry(addr).or_default().merge(c);
+        return Ok(());
     }
-    reqs.providers.entry(addr).or_default().merge(c);
+    let tool = match flavor {
+        Flavor::Tofu => "OpenTofu",
+        Flavor::Terraform => "Terraform",
+    };
+    let why = if addr.kind != "terraform" {
+        format!(
+            "this {tool} release has no built-in provider named {:?}",
+            addr.kind
+        )
+    } else if !c.is_empty() {
+        "built-in providers do not support explicit version constraints".to_owned()
+    } else {
+        return Ok(());
+    };
+    Err(invalid(
+        at,
+        "Invalid dependency on built-in provider",
+        format!("Cannot use {addr}: {why}."),
+    ))
 }
 
 /// Parse the constraint string of `who` (e.g. `provider "null" (registry.terraform.io/hashicorp/null)`).
