@@ -6,8 +6,11 @@ use tstore_test_support::{run_fail, snapshot, stderr, TestEnv};
 
 use crate::common::tstore;
 
+/// A checkout's files: (path, content).
+type Files = &'static [(&'static str, &'static str)];
+
 /// (case, files, terraform's error summary)
-const CASES: &[(&str, &[(&str, &str)], &str)] = &[
+const CASES: &[(&str, Files, &str)] = &[
     ("unknown top-level block", &[("main.tf", "foo {}\n")], "Unsupported block type"),
     ("top-level argument", &[("main.tf", "x = 1\n")], "Unsupported argument"),
     (

@@ -81,6 +81,8 @@ fn checkout(env: &TestEnv, name: &str, base: &Path, meta: Option<&str>) -> std::
     env.checkout(name, &files)
 }
 
+/// Each `modules.json` record as JSON with its keys sorted, so records compare whatever
+/// order the writer used.
 fn records(dir: &Path) -> BTreeSet<String> {
     let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
     assert!(!text.ends_with('\n'), "one line, no trailing newline");
@@ -89,7 +91,10 @@ fn records(dir: &Path) -> BTreeSet<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r.to_string())
+        .map(|r| {
+            let sorted: std::collections::BTreeMap<_, _> = r.as_object().unwrap().iter().collect();
+            serde_json::to_string(&sorted).unwrap()
+        })
         .collect()
 }
 
