@@ -7,19 +7,45 @@
 //!
 //! - **index directories**: the root, `providers/`, `modules/` and every level above a package
 //!   (`providers/HOST/NS/TYPE/VERSION`). Their children come from the package list in the
-//!   index, which is re-read when [`Store::index_generation`] changed, on `lookup`, `opendir`
-//!   and `readdir` of an index directory. So a package committed while mounted is visible at
-//!   once; index directories get a short TTL and no `FOPEN_CACHE_DIR`.
-//! - **package contents**: the package root (`…/OS_ARCH`) and everything below it, built from
-//!   the package's tree the first time the package root is looked into. Immutable: long TTLs,
-//!   `FOPEN_KEEP_CACHE`, `FOPEN_CACHE_DIR`.
+//!   index, which is re-read when [`Store::index_generation`] changed, on `lookup`, `opendir`,
+//!   `readdir` and `getattr` of an index directory. So a package committed while mounted is
+//!   visible at once; index directories get a 1 s TTL and no `FOPEN_CACHE_DIR`. A refresh
+//!   keeps the inode of every name it still lists (a package root only if its tree is the
+//!   same).
+//! - **package contents**: the package root (`providers/…/OS_ARCH` or `modules/<id>`) and
+//!   everything below it, built from the package's tree the first time the package root is
+//!   looked into (until then the root has the index TTL). Immutable: 24 h TTLs,
+//!   `FOPEN_CACHE_DIR` on directories, fixed times (1 s after the epoch), files 0444 or 0555
+//!   by their exec bit, directories 0555.
 //!
 //! # Reads
 //!
-//! `open` opens the blob's primary file (`blobs-v1/ab/<rest>`; its content is the same whatever
-//! the mode) and keeps the descriptor for the handle; `read` is a `pread` on it, outside any
-//! lock, so one large read never blocks lookups or other readers (the session runs several
-//! threads).
+//! A file is read from its blob's primary file ([`Store::blob_path`]: `blobs-v1/ab/<rest>`,
+//! whose content is the same whatever the mode). `init` picks one of three ways, the first
+//! the kernel offers:
+//!
+//! - **Passthrough** (opt-in, `TSTORE_FUSE_PASSTHROUGH=1`, Linux 6.9+ and root): as with
+//!   handles below, but the blob file is registered as the backing file (one backing id per
+//!   inode, shared by its handles), so the kernel reads it without asking this process. If
+//!   the kernel refuses a backing file, passthrough is switched off and reads are served.
+//! - **No open** (`FUSE_NO_OPEN_SUPPORT`, the usual case): the first `open` of a file answers
+//!   ENOSYS and the kernel then sends no `open`/`release` for files at all; reads arrive with
+//!   file handle 0 and are served by inode from a table of opened blob files (at most
+//!   `MAX_FILES_BY_INODE`, cleared when full). Writable opens never get here: the mount is
+//!   `ro`, so the kernel answers them with EROFS itself.
+//! - **Handles** (otherwise): `open` opens the blob file and keeps it under a new handle
+//!   number until `release`; the reply asks for `FOPEN_KEEP_CACHE`.
+//!
+//! A served `read` is a `pread` loop on the blob file, outside the state lock (the handle or
+//! inode table is locked only to clone the file's `Arc`), so one large read never blocks
+//! lookups or other readers (the session runs several threads). `flush` answers ENOSYS, so the
+//! kernel stops sending it on every close. An open blob file keeps working after gc unlinks
+//! it.
+//!
+//! # Writes
+//!
+//! Every mutating operation answers EROFS, and `access` with `W_OK` too; the mount is `ro` as
+//! well, so the kernel refuses most of them before asking.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};

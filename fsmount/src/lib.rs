@@ -5,7 +5,7 @@
 //! ```text
 //! <mount>/
 //! ├── providers/HOST/NS/TYPE/VERSION/OS_ARCH/…   one directory per provider package
-//! └── modules/                                   (module packages, when the store has them)
+//! └── modules/<id>/…                             one directory per module package
 //! ```
 //!
 //! straight from the store's blobs, built from the SQLite index, the same paths as the
@@ -14,7 +14,7 @@
 //! one, root included, can change a shared package through it. Packages committed while
 //! mounted appear without a remount.
 //!
-//! [`mount`] runs the filesystem in the calling thread until it is unmounted; [`probe`],
+//! [`mount`] serves the filesystem, blocking the caller until it is unmounted; [`probe`],
 //! [`unmount`] and [`availability`] are what mount management needs around it.
 //!
 //! **Architecture Invariant:** fsmount only reads the store; it never writes.
@@ -76,7 +76,8 @@ fn is_root() -> bool {
 pub enum MountState {
     /// A live tstore FUSE mount.
     Live,
-    /// A FUSE mount whose daemon is gone: `stat` answers "Transport endpoint is not connected".
+    /// A tstore mount that does not answer `stat`; usually its daemon is gone and `stat`
+    /// answers "Transport endpoint is not connected".
     Stale,
     /// Some other filesystem is mounted there.
     Foreign,

@@ -1,5 +1,7 @@
-//! HTTP(S) module packages (spec/modules.md §2): archives by extension or `?archive=`, and
-//! pages answering `?terraform-get=1` with an `X-Terraform-Get` address.
+//! HTTP(S) module packages, as tofu's go-getter `http` getter fetches them
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getmodules/getter.go>): archives
+//! by extension or `?archive=`, and pages answering `?terraform-get=1` with an
+//! `X-Terraform-Get` address.
 //!
 //! Tar archives (plain, gzip, xz, bzip2; decompressed as a stream) are checked entry by entry as the store checks zips (no absolute paths, no
 //! `..`, only files, directories and symlinks, size limits enforced while extracting); the

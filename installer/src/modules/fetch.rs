@@ -39,10 +39,10 @@ pub(super) type Slots =
 impl Fetcher<'_> {
     /// A registry module: the newest version matching `constraints` (the version listing is
     /// read every init), then its package. A (module address, exact version) names one
-    /// package for good (the registry contract; spec §8), so when the store's memo for it
-    /// names a package the store holds intact, neither the download endpoint nor the
-    /// location it names is asked again. Locations read by the file getter (re-read every
-    /// init) are not memoized.
+    /// package for good (the registry contract: a published version is never replaced), so
+    /// when the store's memo for it names a package the store holds intact, neither the
+    /// download endpoint nor the location it names is asked again. Locations read by the file
+    /// getter (re-read every init) are not memoized.
     pub(super) fn registry(
         &self,
         network: &NetworkSettings,

@@ -1,4 +1,6 @@
-//! Git packages through the real `git` command (spec/modules.md §2, §8).
+//! Git packages (`URL[?ref=…&depth=…]`) through the real `git` command, as tofu's go-getter
+//! `git` getter does
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getmodules/getter.go>).
 //!
 //! A package is a repository at one commit. The ref is resolved with `git ls-remote` (cheap,
 //! and it re-resolves branches and moved tags every init); a full commit id is taken as is.

@@ -1,5 +1,5 @@
-//! `.terraform/modules/modules.json` exactly as terraform writes it (spec/modules.md §4):
-//! one line of compact JSON without a trailing newline, `{"Modules":[…]}`, each record's keys
+//! `.terraform/modules/modules.json` exactly as terraform writes it (tofu's writer:
+//! <https://github.com/opentofu/opentofu/blob/main/internal/modsdir/manifest.go>): one line of compact JSON without a trailing newline, `{"Modules":[…]}`, each record's keys
 //! in the order `Key`, `Source`, `Version` (registry modules only), `Dir`; Go's `json.Marshal`
 //! escapes `<`, `>` and `&`. Records are sorted by key (as current OpenTofu writes them).
 

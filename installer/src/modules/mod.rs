@@ -1,7 +1,8 @@
-//! Module installation (issue 5): every module call of the configuration, its package in the
-//! store, `.terraform/modules/KEY` linked to the store's read-only view or privately copied
-//! as `module-package.meta.hcl` says, and `.terraform/modules/modules.json` as terraform
-//! writes it.
+//! Module installation: every module call of the configuration, its package in the store,
+//! `.terraform/modules/KEY` linked to the store's read-only view or privately copied as
+//! `module-package.meta.hcl` says, and `.terraform/modules/modules.json` as terraform writes
+//! it. tofu's own installer, for comparison:
+//! <https://github.com/opentofu/opentofu/blob/main/internal/initwd/module_install.go>.
 //!
 //! # Flow
 //!
@@ -32,14 +33,14 @@
 //! `git\0REPO\0COMMIT`, `http\0FINAL_URL\0SHA256(archive)` or `file\0PATH\0TREE`: one
 //! segment, filesystem-safe, and equal for `?ref=v1.0.0` and `?ref=<its commit>`.
 //!
-//! # Not fetching again (issue 5 item 6)
+//! # Not fetching again
 //!
 //! The store's `module_sources` memos ([`tstore_store::ModuleSourceMemo`]), used only when
 //! their package is intact ([`Store::trusted_package`]): a registry `(module, exact
 //! version)` is immutable, so its download endpoint and location are skipped (the version
 //! listing is still read); a plain archive URL is revalidated with a conditional GET
 //! (`ETag`/`Last-Modified`) and reused on `304`; git refs are re-resolved with `ls-remote`
-//! every init (spec §8: tags move). See ARCHITECTURE.md, Modules.
+//! every init, because tags move. See ARCHITECTURE.md, Modules.
 
 mod apply;
 pub mod archive;

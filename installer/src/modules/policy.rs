@@ -1,5 +1,8 @@
-//! The read-only policy (seed 003, spec/modules.md §7): `module-package.meta.hcl` at a package
-//! root says which of its modules may be shared read-only.
+//! The read-only policy: `module-package.meta.hcl` at a package root says which of its modules
+//! may be shared read-only. The file and its grammar are those proposed by OpenTofu's module
+//! installation RFCs (<https://github.com/opentofu/opentofu/pull/3252>); the order in which
+//! statements win is tstore's own, see [`decide`]. A package without the file says nothing;
+//! with it (even empty), every module of the package it does not list is read-only.
 //!
 //! ```hcl
 //! package { description = "…" }
@@ -156,7 +159,7 @@ pub enum ReadOnlyStatus {
     Unknown,
 }
 
-/// Inputs of the decision for one module (spec §7).
+/// Inputs of the decision for one module.
 #[derive(Clone, Debug)]
 pub struct Facts<'a> {
     /// Its package's meta file and the module's cleaned path in it.
@@ -167,7 +170,17 @@ pub struct Facts<'a> {
     pub root_dependencies: Option<bool>,
 }
 
-/// RO(m) by the first matching rule of spec §7, with the reason.
+/// Whether a module may be shared read-only, with the reason. The first matching rule wins:
+///
+/// 1. its own package's entry says `self = false` → self-modifying (an author's explicit
+///    statement wins: linking a self-modifying module breaks apply, copying only costs disk);
+/// 2. the root package's `path = "."` entry writes `dependencies` → that value;
+/// 3. the nearest calling package with a meta file says `dependencies = false` →
+///    self-modifying;
+/// 4. its own package has a meta file → read-only;
+/// 5. the nearest calling package with a meta file has `dependencies` true (written or by
+///    default) → read-only;
+/// 6. otherwise unknown.
 pub fn decide(f: &Facts<'_>) -> (ReadOnlyStatus, String) {
     use ReadOnlyStatus::*;
     let own = f.own.map(|(m, p)| (m.entry(p), p));
@@ -212,7 +225,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_seed_examples() {
+    fn parses_rfc_examples() {
         let m = parse(
             r#"
 module "mymod" {

@@ -1,6 +1,6 @@
-//! The progress bar of parallel module fetches (issue 5 item 6): one indicatif bar on
-//! stderr counting finished packages and naming the ones in flight. Drawn only when asked
-//! for and stderr is a terminal (results stay on stdout; off a TTY nothing is drawn).
+//! The progress bar of parallel module fetches: one indicatif bar on stderr counting finished
+//! packages and naming the ones in flight. Drawn only when asked for and stderr is a terminal
+//! (results stay on stdout; off a TTY nothing is drawn).
 
 use std::io::IsTerminal as _;
 use std::sync::Mutex;

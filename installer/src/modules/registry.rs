@@ -1,5 +1,6 @@
-//! The module registry protocol (spec/modules.md §3): `modules.v1` discovery, `versions`,
-//! and `download` answering `204` + `X-Terraform-Get` (or `200` + `{"location":…}`).
+//! The module registry protocol: `modules.v1` discovery, `versions`, and `download` answering
+//! `204` + `X-Terraform-Get` (or `200` + `{"location":…}`), as tofu's registry client reads
+//! them (<https://github.com/opentofu/opentofu/blob/main/internal/registry/client.go>).
 
 use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
 

@@ -1,6 +1,7 @@
-//! Module source addresses (spec/modules.md §2): classification and normalization.
+//! Module source addresses: classification and normalization.
 //!
-//! Order as tofu: local (`./`, `../`), then registry (`[HOST/]NS/NAME/SYSTEM[//SUBDIR]`), then
+//! Order as tofu's `ParseModuleSource`
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/addrs/module_source.go>): local (`./`, `../`), then registry (`[HOST/]NS/NAME/SYSTEM[//SUBDIR]`), then
 //! remote (go-getter: forced `X::`, GitHub and scp-like git shorthands, absolute paths and
 //! `file://`, `http(s)://`). A remote address is `PACKAGE[//SUBDIR][?QUERY]`: the subdir is cut
 //! out and the query stays with the package.

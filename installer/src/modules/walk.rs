@@ -339,9 +339,9 @@ impl Walker<'_> {
         Ok(fetched)
     }
 
-    /// Fetch the packages of the remote and registry calls of one module in parallel
-    /// (issue 5 item 6), filling the caches `visit` then reads. Failures are left for
-    /// `visit`, which retries the call alone and reports it with its file:line.
+    /// Fetch the packages of the remote and registry calls of one module in parallel, filling
+    /// the caches `visit` then reads. Failures are left for `visit`, which retries the call
+    /// alone and reports it with its file:line.
     pub(super) fn prefetch(&mut self, calls: &BTreeMap<String, config::ModuleCall>) {
         enum Job<'a> {
             Remote(RemotePackage),

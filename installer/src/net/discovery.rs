@@ -1,5 +1,6 @@
-//! Service discovery (spec/providers.md §6): `GET https://HOST/.well-known/terraform.json`
-//! maps service ids such as `providers.v1` to base URLs, absolute or relative to the
+//! Service discovery
+//! (<https://github.com/opentofu/opentofu/blob/main/website/docs/internals/remote-service-discovery.mdx>):
+//! `GET https://HOST/.well-known/terraform.json` maps service ids such as `providers.v1` to base URLs, absolute or relative to the
 //! discovery document. A `host "HOST" { services = {…} }` block of the CLI configuration
 //! replaces the document entirely (no request is made), which is also how tests point
 //! tstore and terraform at a plain-HTTP loopback registry.

@@ -1,6 +1,8 @@
-//! OpenPGP verification of a registry's `SHA256SUMS` (spec/providers.md §6): a **binary**
-//! detached signature over the exact bytes, checked against the ASCII-armored public keys
-//! the registry returned with the download metadata. Pure Rust (rpgp); no `gpg` needed.
+//! OpenPGP verification of a registry's `SHA256SUMS`: a **binary** detached signature over
+//! the exact bytes, checked against the ASCII-armored public keys the registry returned with
+//! the download metadata, as tofu's `signatureAuthentication` does
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getproviders/package_authentication.go>).
+//! Pure Rust (rpgp); no `gpg` needed.
 
 use pgp::composed::{Deserializable, DetachedSignature, SignedPublicKey};
 

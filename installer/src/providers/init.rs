@@ -67,8 +67,10 @@ pub(crate) struct Planned {
     pub(crate) key: PackageKey,
     pub(crate) tree: TreeId,
     pub(crate) hashes: Vec<HashRecord>,
-    /// What goes into the lock file (spec §8): the installed directory's `h1:` plus, from
-    /// network sources, the hashes the RFC's lock rule adds.
+    /// What goes into the lock file: the installed directory's `h1:` plus the hashes the
+    /// lock rule of OpenTofu's hash-disposition RFC adds (registry-reported `zh:` lines, the
+    /// `zh:` of a zip verified from a mirror; ARCHITECTURE.md, "What goes into the lock
+    /// file").
     pub(crate) lock_hashes: BTreeSet<String>,
     /// The source path and fingerprint to memoize (filesystem mirrors).
     pub(crate) memo: Option<(PathBuf, SourceFingerprint)>,

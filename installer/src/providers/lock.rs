@@ -1,13 +1,16 @@
-//! `tstore providers lock`: like `tofu providers lock` (spec/providers.md §8.3), record in
-//! the lock file the checksums of each provider's package for several platforms, without
+//! `tstore providers lock`: like `tofu providers lock`
+//! (<https://github.com/opentofu/opentofu/blob/main/website/docs/cli/commands/providers/lock.mdx>),
+//! record in the lock file the checksums of each provider's package for several platforms, without
 //! installing anything into the working directory.
 //!
 //! For each required provider the version is selected as `init` selects it (the lock pin
 //! while the constraints allow it, else the newest match). Then, per platform, its package
 //! is fetched from the sources and authenticated exactly as `init` would (signed
 //! `SHA256SUMS` from the origin registry, reported hashes of a network mirror), and its
-//! `h1:` computed. The lock entry gets the union, over platforms, of the hashes the RFC's
-//! lock rule admits (seed 001): every `zh:` the registry reported (signed), every archive
+//! `h1:` computed. The lock entry gets the union, over platforms, of the hashes OpenTofu's
+//! hash-disposition RFC admits
+//! (<https://github.com/opentofu/opentofu/blob/main/rfc/20250327-providerinst-auth-hashes.md>):
+//! every `zh:` the registry reported (signed), every archive
 //! hash verified locally, and each platform's `h1:`; plus the entry's old hashes when the
 //! version did not change. Checksums are recorded fresh (trust on first use): the old
 //! entry's hashes are not a gate here, as they are for `init`.

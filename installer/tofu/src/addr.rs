@@ -1,6 +1,8 @@
 //! Provider source addresses (`[HOST/]NAMESPACE/TYPE`) and target platforms.
 //!
-//! Parsing follows OpenTofu's registry-address rules (spec §4): parts are
+//! Parsing follows OpenTofu's registry-address rules (`ParseProviderSourceString`,
+//! `ParseProviderPart` in
+//! <https://github.com/opentofu/opentofu/blob/main/internal/addrs/provider.go>): parts are
 //! case-folded to lower case, namespace and type may hold only letters, digits
 //! and single dashes, the host may carry a port, and `:443` is dropped because
 //! it is the default. Internationalized host names are lower-cased but not

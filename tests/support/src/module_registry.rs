@@ -1,5 +1,6 @@
-//! [`ModuleRegistry`]: a module registry (`modules.v1`, spec/modules.md §3) and an archive
-//! host on one loopback [`Server`].
+//! [`ModuleRegistry`]: a module registry (`modules.v1`, the module registry protocol:
+//! <https://github.com/opentofu/opentofu/blob/main/website/docs/internals/module-registry-protocol.mdx>)
+//! and an archive host on one loopback [`Server`].
 //!
 //! ```text
 //! /v1/modules/NS/NAME/SYSTEM/versions            {"modules":[{"versions":[{"version":…}]}]}

@@ -14,7 +14,7 @@ use crate::providers::{
     auth_summary, Event, InitOptions, InstallError, Obtained, Planned, Reporter,
 };
 
-/// Issue 4 item 5: when the lock pins a version (no `-upgrade`, still allowed by the
+/// When the lock pins a version (no `-upgrade`, still allowed by the
 /// constraints) and the store holds that package for this platform with a hash the lock
 /// records, computed by the store itself (the memoized `h1:` of the tree, or the `zh:` of
 /// the archive it was ingested from), use it without consulting any source: no version
@@ -73,7 +73,8 @@ pub(crate) fn from_store_by_lock(
         provider: display,
         version: &version,
     });
-    // The RFC's lock union, as the source that brought the package recorded it: hashes
+    // The hash-disposition RFC's lock union (ARCHITECTURE.md, "What goes into the lock
+    // file"), as the source that brought the package recorded it: hashes
     // reported by its registry, and archive hashes verified locally; plus the directory h1.
     let mut lock_hashes: BTreeSet<String> = package
         .hashes

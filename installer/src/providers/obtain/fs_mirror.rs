@@ -26,8 +26,9 @@ pub(crate) fn obtain_fs(
         .first()
         .map(|r| r.hash.clone())
         .expect("ingest records the directory h1 first");
-    // RFC lock rule (seed 001): a packed mirror also records the zh: of the zip it
-    // verified (terraform 1.0.3 records only the h1:; see ARCHITECTURE.md).
+    // Lock rule of OpenTofu's hash-disposition RFC: a packed mirror also records the zh: of
+    // the zip it verified (terraform 1.0.3 records only the h1:; see ARCHITECTURE.md, "What
+    // goes into the lock file").
     let lock_extra = hashes
         .iter()
         .filter(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
@@ -68,8 +69,12 @@ pub fn ingest_mirror_package(
         MirrorLocation::Packed(zip) => {
             let archive = store.ingest_zip(zip)?;
             let mut hashes = vec![local(archive.ingested.h1.clone())];
-            // A zip with directory entries has a different archive-form h1 (spec 1.4):
-            // remember it too, so a lock written by tofu from that zip still matches.
+            // A zip with directory entries has a different archive-form h1: tofu checks a
+            // lock's h1: against an archive with dirhash.HashZip, which hashes the entries as
+            // stored, but writes the h1: of the extracted directory
+            // (https://github.com/opentofu/opentofu/blob/main/internal/getproviders/hash.go,
+            // PackageHashV1). Remember it too, so a lock written by tofu from that zip still
+            // matches.
             if archive.h1_zip != archive.ingested.h1 {
                 hashes.push(local(archive.h1_zip));
             }

@@ -12,8 +12,8 @@ use crate::providers::{
 };
 
 /// A network mirror package: the archive must match one of the mirror's hashes, if it
-/// gives any. The lock gets the directory `h1:` and the zip's `zh:` (RFC; terraform 1.0.3
-/// records only the `h1:`).
+/// gives any. The lock gets the directory `h1:` and the zip's `zh:` (the lock rule of
+/// OpenTofu's hash-disposition RFC; terraform 1.0.3 records only the `h1:`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn obtain_net(
     store: &Store,

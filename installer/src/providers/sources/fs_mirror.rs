@@ -1,12 +1,15 @@
-//! Filesystem mirrors (spec §7.2): directories of provider packages in the
-//! packed layout (`HOST/NS/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip`),
-//! the unpacked layout (`HOST/NS/TYPE/VERSION/OS_ARCH/`), or both at once.
+//! Filesystem mirrors
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getproviders/filesystem_mirror_source.go>):
+//! directories of provider packages in the packed layout
+//! (`HOST/NS/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip`), the unpacked layout
+//! (`HOST/NS/TYPE/VERSION/OS_ARCH/`), or both at once.
 //!
-//! The scan follows OpenTofu's SearchLocalDirectory: the root may be a
-//! symlink, symlinks above the TYPE level are ignored, an `OS_ARCH` entry may
-//! be a symlink to a directory, and entries that do not parse are skipped
-//! with a warning rather than failing the whole scan (`*.json` index files
-//! written by `providers mirror` are among them).
+//! The scan follows OpenTofu's `SearchLocalDirectory`
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getproviders/filesystem_search.go>):
+//! the root may be a symlink, symlinks above the TYPE level are ignored, an `OS_ARCH` entry
+//! may be a symlink to a directory, and entries that do not parse are skipped with a warning
+//! rather than failing the whole scan (`*.json` index files written by `providers mirror`
+//! are among them).
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,6 @@
-//! The provider network mirror protocol (spec/providers.md §7.1).
+//! The provider network mirror protocol, as tofu's client speaks it
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getproviders/http_mirror_source.go>;
+//! protocol: <https://github.com/opentofu/opentofu/blob/main/website/docs/internals/provider-network-mirror-protocol.mdx>).
 //!
 //! ```text
 //! GET {base}{host}/{ns}/{type}/index.json        → {"versions":{"1.0.0":{}}}

@@ -1,4 +1,6 @@
-//! The provider registry protocol (`providers.v1`, spec/providers.md §6).
+//! The provider registry protocol (`providers.v1`), as tofu's client speaks it
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/getproviders/registry_client.go>;
+//! protocol: <https://github.com/opentofu/opentofu/blob/main/website/docs/internals/provider-registry-protocol.mdx>).
 //!
 //! ```text
 //! GET {base}{ns}/{type}/versions                              → versions, protocols, platforms

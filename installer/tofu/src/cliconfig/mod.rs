@@ -1,6 +1,8 @@
 //! The CLI configuration file (`~/.tofurc`, `~/.terraformrc`,
 //! `TF_CLI_CONFIG_FILE`): provider installation methods, the plugin cache
-//! directory, service host overrides and credentials (spec §7.3).
+//! directory, service host overrides and credentials, as tofu reads them
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/command/cliconfig/provider_installation.go>,
+//! `cliconfig.go` beside it).
 //!
 //! The real tools read this file with HCL 1, which allows quoted attribute
 //! names such as `"hashicorp/null" = "/dir"` inside `dev_overrides`. HCL 2

@@ -232,7 +232,8 @@ module "b" { source = "../b" }
             ]
         );
         let null = ProviderAddr::parse_source("hashicorp/null", HOST).unwrap();
-        // The spec's merged example (spec/providers.md §2.1).
+        // Root and child constraints merged, deduplicated and canonicalized: the
+        // `constraints` line terraform 1.0.3 wrote for this same configuration.
         assert_eq!(
             reqs.providers[&null].to_lock_string(),
             ">= 2.0.0, ~> 2.0, != 2.1.1, <= 2.9.0"

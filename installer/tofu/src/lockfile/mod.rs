@@ -1,6 +1,7 @@
-//! The dependency lock file, `.terraform.lock.hcl` (spec §2).
+//! The dependency lock file, `.terraform.lock.hcl`.
 //!
-//! Reading validates like OpenTofu's `depsfile` package, with its wording;
+//! Reading validates like OpenTofu's `depsfile` package, with its wording
+//! (<https://github.com/opentofu/opentofu/blob/main/internal/depsfile/locks_file.go>);
 //! writing reproduces its byte layout exactly, so a lock file written by tofu
 //! or Terraform and rewritten by tstore produces no diff.
 

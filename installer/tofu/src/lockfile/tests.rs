@@ -1,6 +1,7 @@
 use super::*;
 
-/// Spec §2.1, real Terraform 1.0.3 output.
+/// A lock file exactly as Terraform 1.0.3 wrote it (two providers, constraints merged from
+/// the root and a child module).
 const EXAMPLE: &str = r#"# This file is maintained automatically by "terraform init".
 # Manual edits may be lost in future updates.
 

@@ -1,7 +1,8 @@
-//! Provider versions and "Ruby-style" version constraints (spec §5).
+//! Provider versions and "Ruby-style" version constraints.
 //!
 //! This reproduces the semantics OpenTofu gets from apparentlymart/go-versions
-//! for provider installation. Terraform core's `required_version` and module
+//! for provider installation (`ParseVersionConstraints`, `VersionConstraintsString` in
+//! <https://github.com/opentofu/opentofu/blob/main/internal/getproviders/types.go>). Terraform core's `required_version` and module
 //! versions use hashicorp/go-version, which has different rules; do not use
 //! this module for those.
 

@@ -66,9 +66,9 @@ fn version_ordering() {
     assert_eq!(v("1.0.0+a").cmp_precedence(&v("1.0.0+b")), Ordering::Equal);
 }
 
-/// Spec §2.1 table: canonical lock-file terms.
+/// Canonical lock-file terms, as terraform 1.0.3 wrote them in `constraints`.
 #[test]
-fn canonical_terms_spec_table() {
+fn canonical_terms_as_terraform_writes_them() {
     assert_eq!(canon("= 2.0.0"), "2.0.0");
     assert_eq!(canon("2.0.0"), "2.0.0");
     assert_eq!(canon(">= 2.0"), ">= 2.0.0");
@@ -138,7 +138,8 @@ fn range(c: &str, yes: &[&str], no: &[&str]) {
     }
 }
 
-/// Spec §5 `~>` table.
+/// `~>` allows the last given part to grow: `~> 2.1` is `>= 2.1.0, < 3.0.0`, `~> 2.1.0` is
+/// `>= 2.1.0, < 2.2.0`; `~> 2` is read as `~> 2.0`.
 #[test]
 fn pessimistic_ranges() {
     range("~> 2", &["2.0.0", "2.9.9"], &["1.9.9", "3.0.0"]);
@@ -151,9 +152,11 @@ fn pessimistic_ranges() {
     range("!= 2.0.0", &["2.0.1", "1.0.0"], &["2.0.0", "2.1.0-beta"]);
 }
 
-/// Spec §5 selection table, available 2.0.0, 2.1.2, 2.2.0-beta1, 3.0.0.
+/// The newest version a constraint admits, of 2.0.0, 2.1.2, 2.2.0-beta1, 3.0.0: only an
+/// exact term admits a pre-release. The results down to `>= 2.1.5, < 2.3` are what
+/// terraform 1.0.3 installed.
 #[test]
-fn selection_spec_table() {
+fn selection_of_the_newest_match() {
     let available: Vec<Version> = ["2.0.0", "2.1.2", "2.2.0-beta1", "3.0.0"]
         .iter()
         .map(|s| v(s))

@@ -37,7 +37,8 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     );
     let store = open_store(settings)?;
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
-    // the root is recorded (issue 7, ARCHITECTURE.md "Concurrency").
+    // the root is recorded, so gc never sees a package this init uses without its root
+    // (ARCHITECTURE.md, "Concurrency protocol").
     let lock = store.lock_shared()?;
     let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
     // On failure too: the links the directory has now (kept or made) stay pinned.
@@ -55,7 +56,7 @@ fn init_locked(
     cli_config: &CliConfig,
     methods: Vec<tstore_tofu::cliconfig::InstallMethod>,
 ) -> Result<ExitCode> {
-    // The mount path must resolve before any link into it is made (issue 6).
+    // The mount path must resolve before any link into it is made.
     match daemon::ensure(settings, store)? {
         daemon::Ensured::Mounted { pid, repaired } => eprintln!(
             "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
@@ -79,7 +80,7 @@ fn init_locked(
         network: tstore_installer::NetworkSettings::from_environment(cli_config),
     };
     let mut out = std::io::stdout();
-    // Modules first: provider requirements are read through the installed modules (issue 5).
+    // Modules first: provider requirements are read through the installed modules.
     // `-get=false` keeps `.terraform/modules` as it is, as tofu does.
     let modules = if args.get {
         let (modules, warnings) = tstore_installer::install_modules(

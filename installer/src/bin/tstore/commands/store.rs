@@ -100,8 +100,8 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
 
 pub(crate) fn verify(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
-    // Issue 7: leftovers of crashed processes are removed first when no other tstore runs,
-    // else only reported (they may be in progress).
+    // Leftovers of crashed processes are removed first when no other tstore runs, else only
+    // reported (they may be in progress).
     let leftovers = verify_leftovers(&store)?;
     let report = store.verify()?;
     if json {
