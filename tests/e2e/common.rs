@@ -32,7 +32,8 @@ pub fn json(output: &std::process::Output) -> serde_json::Value {
     })
 }
 
-/// The configuration the spec's vectors were produced with (spec/providers.md §9).
+/// The configuration terraform 1.0.3 wrote the reference lock files from (the null
+/// provider 2.1.2, `constraints = ">= 2.0.0, ~> 2.1"`).
 pub const NULL_CONFIG: &str = r#"terraform {
   required_providers {
     null = {

@@ -1,4 +1,4 @@
-//! Issue 6: the store mounted read-only with FUSE, served from blobs; mount management and
+//! The store mounted read-only with FUSE, served from blobs; mount management and
 //! the views-symlink fallback.
 
 use std::path::{Path, PathBuf};

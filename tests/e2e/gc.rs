@@ -1,10 +1,9 @@
-//! Issue 7: roots, `tstore gc`, concurrency and crash safety, with real processes.
+//! Roots, `tstore gc`, concurrency and crash safety, with real processes.
 //!
 //! Everything runs with `TSTORE_NO_FUSE=1` (the mount path is a symlink to the views): the
 //! FUSE daemon is not what these tests are about, and no daemon is left behind.
 //! Knobs: `TSTORE_STRESS_SECS` (default 30), `TSTORE_STRESS_WORKERS` (default 8) and
-//! `TSTORE_FAULT_ROUNDS` (default 50), as issue 7 asks;
-//! `scripts/soak` raises them.
+//! `TSTORE_FAULT_ROUNDS` (default 50); `scripts/soak` raises them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,7 +1,8 @@
-//! Issue 4 over real HTTPS: a loopback origin registry (service discovery included) and a
-//! network mirror with a certificate from a CA made at test time, trusted by tstore and the
-//! real terraform 1.0.3 through `SSL_CERT_FILE` (spec/providers.md §6, §7.1). terraform
-//! judges the lock file; then `terraform validate` and `plan` run with the server stopped.
+//! The provider registry and network mirror protocols over real HTTPS: a loopback origin
+//! registry (service discovery included) and a network mirror with a certificate from a CA
+//! made at test time, trusted by tstore and the real terraform 1.0.3 through
+//! `SSL_CERT_FILE`. terraform judges the lock file; then `terraform validate` and `plan` run
+//! with the server stopped.
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! End-to-end tests: the real `tstore` binary, a real SQLite store in a temp dir, real
 //! filesystem mirrors, and the real terraform 1.0.3 as the judge of compatibility.
-//! One test binary (see style.md (f)) so everything links once.
+//! One test binary of `mod`s, so everything links once.
 
 mod cli;
 mod common;

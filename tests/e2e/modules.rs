@@ -1,5 +1,6 @@
-//! Issue 5: module packages in the store, linked or copied, and `modules.json` as terraform
-//! writes it. The fixture is spec/modules.md §1's (a bare git repo made by the test).
+//! Module packages in the store, linked or copied, and `modules.json` as terraform writes it.
+//! The fixture is a bare git repository made by the test ([`package_repo`]) and a root
+//! calling it ([`root_config`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -32,8 +33,9 @@ fn sh(dir: &Path, script: &str) {
     );
 }
 
-/// The package repository of spec §1 at `<base>/repo.git` (tag v1.0.0), with `meta` as its
-/// `module-package.meta.hcl` when given.
+/// The package repository at `<base>/repo.git` (tag v1.0.0): a root module calling
+/// `./modules/inner`, `sub` calling `modules/inner` of the same repository remotely, a
+/// dotfile and a symlink; with `meta` as its `module-package.meta.hcl` when given.
 fn package_repo(base: &Path, meta: Option<&str>) {
     let src = base.join("src");
     for (path, body) in [
@@ -103,7 +105,7 @@ fn no_fuse(mut cmd: Command) -> Command {
     cmd
 }
 
-/// See: issue 5. The same records as `terraform init`, then `validate`/`plan` offline, and
+/// The same records as `terraform init`, then `validate`/`plan` offline, and
 /// a later plain `terraform init` trusts the install (nothing re-fetched).
 #[test]
 fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
@@ -141,8 +143,8 @@ fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
     assert!(!again.contains("Downloading"), "{again}");
 }
 
-/// See: issue 5. With a meta file every remote call links to one store package; ten checkouts
-/// share it; the second init fetches nothing; a link is read-only.
+/// With a meta file every remote call links to one store package; ten checkouts share it;
+/// the second init fetches nothing; a link is read-only.
 #[test]
 fn read_only_packages_are_linked_once_for_many_checkouts() {
     let env = TestEnv::new();
@@ -193,7 +195,7 @@ fn json_str(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap()
 }
 
-/// See: issue 5. Bad inputs name the call and file:line, and leave `.terraform/modules` alone.
+/// Bad inputs name the call and file:line, and leave `.terraform/modules` alone.
 #[test]
 fn bad_module_sources_fail_clearly_and_write_nothing() {
     let env = TestEnv::new();
@@ -253,7 +255,7 @@ fn git_archive(base: &Path, format: &str) -> Vec<u8> {
     fs_err::read(out_file).unwrap()
 }
 
-/// The issue's full fixture: spec §1's root (a local module calling `../`, the same git
+/// The full fixture: the root of [`root_config`] (a local module calling `../`, the same git
 /// module at one tag twice, a git `//subdir` whose module calls a remote one, and the
 /// package root calling `./modules/inner`), plus registry modules with version constraints
 /// (git location; relative archive location) and http archives (zip with `//subdir`,
@@ -306,11 +308,11 @@ fn full_fixture(
     (reg, cfg, extra)
 }
 
-/// See: issue 5 ("What must be shown", first point). Registry modules with version
-/// constraints (`modules.v1` through a CLI-config `host` block, `204` + `X-Terraform-Get`,
-/// git and relative archive locations) and http archives (zip, tar.gz, tar.xz, tar.bz2,
-/// `?archive=`, a page's `X-Terraform-Get`): the same modules.json records as `terraform init`, then `validate`
-/// and `plan` offline, and a later `terraform init` trusts the install.
+/// Registry modules with version constraints (`modules.v1` through a CLI-config `host`
+/// block, `204` + `X-Terraform-Get`, git and relative archive locations) and http archives
+/// (zip, tar.gz, tar.xz, tar.bz2, `?archive=`, a page's `X-Terraform-Get`): the same
+/// modules.json records as `terraform init`, then `validate` and `plan` offline, and a later
+/// `terraform init` trusts the install.
 #[test]
 fn full_fixture_with_registry_and_archives_matches_terraform() {
     let env = TestEnv::new();
@@ -428,12 +430,11 @@ fn explained(text: &str) -> std::collections::BTreeMap<String, (String, String)>
     calls
 }
 
-/// See: issue 5 ("What must be shown", second point). Ten checkouts of the full fixture,
-/// whose packages carry `module-package.meta.hcl` files: every package but one says its
-/// modules are read-only; one more git package says `self = false`. Each remote package is in
-/// the store once and each archive is ingested once; in every checkout the read-only installs
-/// are links into `$TSTORE_MOUNT/modules/…` that resolve, the `self = false` one is a private
-/// writable copy, and local modules are read in place. `--explain` names each call, its
+/// Ten checkouts of the full fixture, whose packages carry `module-package.meta.hcl` files:
+/// every package but one says its modules are read-only; one more git package says
+/// `self = false`. Each remote package is in the store once and each archive is ingested
+/// once; in every checkout the read-only installs are links into `$TSTORE_MOUNT/modules/…`
+/// that resolve, the `self = false` one is a private writable copy, and local modules are read in place. `--explain` names each call, its
 /// decision and the reason; `terraform validate` passes offline.
 #[test]
 fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package() {
@@ -629,7 +630,7 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     let count = fs_err::read_dir(env.mount.join("modules")).unwrap().count();
     assert_eq!(count, ids.len(), "the mount's modules/ lists them once");
 
-    // Nothing is downloaded twice (issue 5 item 6; ARCHITECTURE.md, Modules, "Speed").
+    // Nothing is downloaded twice (ARCHITECTURE.md, Modules, "Speed").
     let log = reg.server.requests();
     let answers = |path: &str| -> Vec<u16> {
         log[before..]
@@ -739,10 +740,10 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     run_ok(tstore(&env, None).args(["store", "verify"]));
 }
 
-/// See: issue 5 item 6 (ARCHITECTURE.md, Modules, "Speed"). A plain archive URL is
-/// revalidated, not trusted: after the first download each init sends a conditional GET
-/// (`If-None-Match`); `304` reuses the stored package, and new bytes at the same URL (a new
-/// `ETag`, `200`) are downloaded and ingested as a new package, which the call then uses.
+/// A plain archive URL is revalidated, not trusted (ARCHITECTURE.md, Modules, "Speed"):
+/// after the first download each init sends a conditional GET (`If-None-Match`); `304`
+/// reuses the stored package, and new bytes at the same URL (a new `ETag`, `200`) are
+/// downloaded and ingested as a new package, which the call then uses.
 #[test]
 fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
     let env = TestEnv::new();
@@ -829,8 +830,8 @@ fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
     run_ok(tstore(&env, None).args(["store", "verify"]));
 }
 
-/// See: issue 5 (bad inputs). A registry version that does not exist, a 404 archive and a
-/// corrupt archive name the call and file:line, and leave `.terraform/modules` alone.
+/// A registry version that does not exist, a 404 archive and a corrupt archive name the
+/// call and file:line, and leave `.terraform/modules` alone.
 #[test]
 fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
     let env = TestEnv::new();
@@ -903,11 +904,10 @@ fn one_module_repo(base: &Path, name: &str, main_tf: &str, meta: &str) -> String
     format!("git::file://{}/{name}.git?ref=v1", base.display())
 }
 
-/// See: issue 5 ("What must be shown", third point). A module declared `self = false` gets a
-/// private copy: `terraform apply` (real null provider, offline through a filesystem mirror)
-/// writes into it, in that checkout only. The same module wrongly declared read-only is
-/// linked to the store: the same write fails (read-only file system) and the store is
-/// unchanged.
+/// A module declared `self = false` gets a private copy: `terraform apply` (real null
+/// provider, offline through a filesystem mirror) writes into it, in that checkout only. The
+/// same module wrongly declared read-only is linked to the store: the same write fails
+/// (read-only file system) and the store is unchanged.
 #[test]
 fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
     let env = TestEnv::new();
@@ -983,9 +983,10 @@ fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
     run_ok(tstore(&env, None).args(["store", "verify"]));
 }
 
-/// See: issue 5 item 5 (spec §5: a dangling `.terraform/modules/KEY` link makes plain
-/// `terraform init` fail). The store unmounted, or its view of the package removed:
-/// `tstore init` makes the link resolve again (mount, or re-materialize the package).
+/// A dangling `.terraform/modules/KEY` link makes a plain `terraform init` fail (terraform
+/// 1.0.3's `git clone` finds the link in its way), so `tstore init` must not leave one. The
+/// store unmounted, or its view of the package removed: `tstore init` makes the link resolve
+/// again (mount, or re-materialize the package).
 #[test]
 fn dangling_module_links_are_repaired_by_tstore_init() {
     let env = TestEnv::new();

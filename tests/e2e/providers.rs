@@ -1,4 +1,5 @@
-//! Issue 3: the first provider installed end to end from filesystem mirrors.
+//! Providers installed end to end from filesystem mirrors, compared with terraform's own
+//! `init`.
 
 use std::path::Path;
 
@@ -86,8 +87,9 @@ fn lock_file_matches_terraform(packed: bool) {
     let ours = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
     let theirs = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
     if packed {
-        // The one deliberate difference (issue 4, RFC lock rule): tstore also records the
-        // zh: of the zip it verified, right after terraform's h1: line.
+        // The one deliberate difference (the lock rule of OpenTofu's hash-disposition RFC):
+        // tstore also records the zh: of the zip it verified, right after terraform's h1:
+        // line.
         let zip = mirror_dir.join(mirror::NULL_ADDR).join(mirror::packed_name(
             mirror::NULL_ADDR,
             mirror::NULL_VERSION,
@@ -267,7 +269,7 @@ fn lockfile_readonly_refuses_to_create_a_lock_file() {
     assert_eq!(before, snapshot(&dir));
 }
 
-/// Issue 4, item 1: requirements come from the whole module tree. Constraints from the
+/// Requirements come from the whole module tree. Constraints from the
 /// root and a local child module (and a grandchild that only implies the provider) are
 /// combined exactly as terraform combines them: the lock files are byte-identical.
 #[test]
@@ -319,7 +321,7 @@ module "grandchild" { source = "../grandchild" }
     assert_eq!(ours, theirs);
 }
 
-/// Issue 4 item 6: living beside `terraform init`. With the CLI configuration printed by
+/// Living beside `terraform init`. With the CLI configuration printed by
 /// `tstore cli-config` (the store's view as a filesystem mirror, before `direct`), a real
 /// `terraform init` with no other source reachable succeeds, reuses tstore's link and
 /// leaves the lock file alone; and tstore itself is fine with that configuration.

@@ -1,5 +1,5 @@
-//! Issue 4: the origin registry protocol and the network mirror protocol, against a
-//! loopback server started by each test, judged by the real terraform 1.0.3.
+//! The origin registry protocol and the network mirror protocol, against a loopback server
+//! started by each test, judged by the real terraform 1.0.3.
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
@@ -7,7 +7,8 @@ use tstore_test_support::{run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
 use crate::common::{json, tstore};
 
-/// The synthetic package of spec §1.3 V2.
+/// A synthetic two-file package; terraform 1.0.3 records its `h1:` as
+/// `h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=` from any source.
 const FAKE_FILES: [PkgFile<'static>; 2] = [
     PkgFile {
         path: "terraform-provider-fake",
@@ -289,8 +290,9 @@ fn registry_malformed_json_and_unreachable_are_clear_errors() {
     );
 }
 
-/// Network mirror: the lock gets the installed directory's h1: plus (RFC, a deliberate
-/// difference from terraform 1.0.3, which writes only the h1:) the zh: of the zip verified.
+/// Network mirror: the lock gets the installed directory's h1: plus (the lock rule of
+/// OpenTofu's hash-disposition RFC, a deliberate difference from terraform 1.0.3, which
+/// writes only the h1:) the zh: of the zip verified.
 #[test]
 fn network_mirror_lock_has_h1_and_verified_zh() {
     let env = TestEnv::new();
@@ -357,9 +359,9 @@ fn filter_lock(lock: &str, keep: impl Fn(&str) -> bool) -> String {
         .collect()
 }
 
-/// Issue 4 item 5: a lock file pinning versions the store holds is satisfied from the
-/// store with no source consulted and nothing hashed, whether it holds all hashes, only
-/// `zh:` or only `h1:` — and still after the registry is gone.
+/// A lock file pinning versions the store holds is satisfied from the store with no source
+/// consulted and nothing hashed, whether it holds all hashes, only `zh:` or only `h1:` —
+/// and still after the registry is gone.
 #[test]
 fn locked_packages_are_verified_from_the_store_without_network() {
     let env = TestEnv::new();
@@ -525,9 +527,9 @@ fn stale_store_package_is_reverified_or_fetched_again() {
     assert!(requests.is_empty(), "{requests:?}");
 }
 
-/// Issue 4 item 7: `tstore providers lock` for two platforms writes terraform's lock
-/// byte for byte, installs nothing into the working directory, and keeps every
-/// platform's package in the store (a later init downloads nothing).
+/// `tstore providers lock` for two platforms writes terraform's lock byte for byte,
+/// installs nothing into the working directory, and keeps every platform's package in the
+/// store (a later init downloads nothing).
 #[test]
 fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
     let env = TestEnv::new();

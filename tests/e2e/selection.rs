@@ -1,4 +1,4 @@
-//! Issue 4: which installation method serves a provider, and `-lockfile=readonly`.
+//! Which installation method serves a provider, and `-lockfile=readonly`.
 //! Synthetic providers from filesystem mirrors; no terraform run is needed here.
 
 use std::path::Path;
@@ -138,7 +138,9 @@ fn include_and_exclude_patterns_choose_the_mirror() {
 }
 
 /// With no `provider_installation` block, `terraform.d/plugins` in the current directory
-/// is an implied filesystem mirror (spec §7.3), consulted before `direct`.
+/// is an implied filesystem mirror, consulted before `direct` (as tofu's
+/// `implicitProviderSource` in
+/// <https://github.com/opentofu/opentofu/blob/main/cmd/tofu/provider_source.go>).
 #[test]
 fn implied_local_plugin_directory_is_used_without_a_provider_installation_block() {
     let env = TestEnv::new();
@@ -155,9 +157,11 @@ fn implied_local_plugin_directory_is_used_without_a_provider_installation_block(
     assert_eq!(linked_marker(&dir, FAKE, "1.2.0"), "implied");
 }
 
-/// An override file's `required_providers` entry replaces the base file's constraint
-/// (seed 002): the pinned version no longer matches (an error, nothing changes), and
-/// `-upgrade` selects the newest version the override allows. terraform judges the lock.
+/// An override file's `required_providers` entry replaces the base file's entry for that
+/// provider whole (as in tofu's `NewModule`,
+/// <https://github.com/opentofu/opentofu/blob/main/internal/configs/module.go>): the pinned
+/// version no longer matches (an error, nothing changes), and `-upgrade` selects the newest
+/// version the override allows. terraform judges the lock.
 #[test]
 fn override_file_constraint_change_takes_effect_like_terraform() {
     let env = TestEnv::new();
