@@ -8,6 +8,7 @@ mod config_loader;
 mod fuse;
 mod gc;
 mod hcl_syntax;
+mod hostile_input;
 mod https;
 mod invalid_config;
 mod lockfile;

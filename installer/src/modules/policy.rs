@@ -45,10 +45,13 @@ impl Meta {
     }
 }
 
+/// The largest meta file read: real ones are a few hundred bytes.
+const MAX_META_FILE: u64 = 64 << 10;
+
 /// Read the meta file of the package rooted at `root`: `Ok(None)` when absent.
 pub fn load(root: &Path) -> Result<Option<Meta>, String> {
     let path = root.join(META_FILE);
-    let text = match fs_err::read_to_string(&path) {
+    let text = match tstore_tofu::read::read_capped(&path, MAX_META_FILE) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),

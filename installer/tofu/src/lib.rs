@@ -15,5 +15,6 @@ pub mod cliconfig;
 pub mod config;
 pub mod flavor;
 pub mod lockfile;
+pub mod read;
 pub mod span;
 pub mod version;

@@ -201,10 +201,12 @@ impl CliConfig {
         let home = var("HOME").map(PathBuf::from);
         let mut config = CliConfig::default();
         let read_file = |config: &mut CliConfig, path: &Path| -> Result<(), CliConfigError> {
-            let src = fs_err::read_to_string(path).map_err(|err| CliConfigError::Read {
-                path: path.to_owned(),
-                err,
-            })?;
+            let src = crate::read::read_capped(path, crate::read::MAX_CLI_CONFIG_FILE).map_err(
+                |err| CliConfigError::Read {
+                    path: path.to_owned(),
+                    err,
+                },
+            )?;
             let mut one = CliConfig::parse_with_env(&src, &path.display().to_string(), env)?;
             one.source_files.push(path.to_owned());
             config.merge(one, &path.display().to_string())

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::addr::{normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
+use crate::read::{read_capped, MAX_CONFIG_FILE};
 pub use crate::span::SourcePos;
 use crate::version::VersionConstraints;
 
@@ -117,8 +118,8 @@ pub fn load_module_requirements_shown_as(
                     Some(name) => shown_as.join(name),
                     None => p.clone(),
                 };
-                // std's error names no path: the message shows `shown`.
-                let src = std::fs::read_to_string(p).map_err(|err| ConfigError::Read {
+                // The error names no path: the message shows `shown`.
+                let src = read_capped(p, MAX_CONFIG_FILE).map_err(|err| ConfigError::Read {
                     path: shown.clone(),
                     err,
                 })?;
@@ -303,7 +304,7 @@ fn merge_module_calls(
 /// syntax or requirement error. Used by the corpus check, which compares this
 /// verdict with terraform's on public modules.
 pub fn check_file(path: &Path) -> Result<(), ConfigError> {
-    let src = fs_err::read_to_string(path).map_err(|err| ConfigError::Read {
+    let src = read_capped(path, MAX_CONFIG_FILE).map_err(|err| ConfigError::Read {
         path: path.to_owned(),
         err,
     })?;

@@ -136,7 +136,7 @@ fn is_local_source(source: &str) -> bool {
 /// Module key → installed directory, from `.terraform/modules/modules.json`.
 fn installed_modules(root: &Path) -> Result<BTreeMap<String, PathBuf>, ModuleTreeError> {
     let path = root.join(".terraform/modules/modules.json");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::read::read_capped(&path, crate::read::MAX_CONFIG_FILE) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => {

@@ -117,7 +117,7 @@ pub struct LockFile {
 impl LockFile {
     /// Read and parse the lock file at `path`; `Ok(None)` if it does not exist.
     pub fn load(path: &Path) -> Result<Option<LockFile>, LockFileError> {
-        let src = match fs_err::read_to_string(path) {
+        let src = match crate::read::read_capped(path, crate::read::MAX_LOCK_FILE) {
             Ok(s) => s,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(err) => {

@@ -1,0 +1,44 @@
+//! Reading the small text files the language is made of, with a size cap: a checkout or a
+//! module package is hostile input, and a file read whole must not exhaust memory.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Configuration files (`.tf`, `.tf.json`, `.tofu`, `modules.json`): generous, since
+/// generated configuration can be large.
+pub const MAX_CONFIG_FILE: u64 = 64 << 20;
+/// The dependency lock file.
+pub const MAX_LOCK_FILE: u64 = 16 << 20;
+/// A CLI configuration file.
+pub const MAX_CLI_CONFIG_FILE: u64 = 1 << 20;
+
+/// Read `path` as UTF-8 text, failing with `InvalidData` when it is larger than `max`
+/// bytes. The error names no path: callers say which file it was.
+pub fn read_capped(path: &Path, max: u64) -> io::Result<String> {
+    let file = std::fs::File::open(path)?;
+    let mut text = String::new();
+    let read = file.take(max + 1).read_to_string(&mut text)?;
+    if read as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("the file is larger than {max} bytes, the most tstore reads"),
+        ));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_up_to_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "12345").unwrap();
+        assert_eq!(read_capped(&path, 5).unwrap(), "12345");
+        let err = read_capped(&path, 4).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(read_capped(&dir.path().join("missing"), 5).is_err());
+    }
+}
