@@ -156,3 +156,53 @@ fn oversized_files_read_whole_are_refused() {
         "an oversized meta file",
     );
 }
+
+/// A 512 MiB file of zeros in a tar.gz of well under 1 MiB: the whole archive may expand to
+/// at most `TSTORE_MAX_RATIO` (200) times its size, so extraction stops at about 100 MiB;
+/// init fails naming the limit, the store keeps no temp file and the directory is unchanged.
+#[test]
+fn a_tar_gz_bomb_is_refused_and_leaves_nothing() {
+    use std::io::Read;
+
+    let env = TestEnv::new();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    {
+        let mut tar = tar::Builder::new(&mut gz);
+        let size = 512u64 << 20;
+        let mut header = tar::Header::new_gnu();
+        header.set_size(size);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, "zeros.bin", std::io::repeat(0).take(size))
+            .unwrap();
+        tar.finish().unwrap();
+    }
+    let bomb = gz.finish().unwrap();
+    assert!(bomb.len() < 1 << 20, "the bomb is {} bytes", bomb.len());
+    let reg = tstore_test_support::module_registry::ModuleRegistry::start();
+    reg.archive("bomb.tar.gz", bomb);
+    let url = format!("{}/archives/bomb.tar.gz", reg.server.url());
+    let dir = env.checkout(
+        "bomb",
+        &[(
+            "main.tf",
+            &format!("module \"b\" {{\n  source = \"{url}\"\n}}\n"),
+        )],
+    );
+    let before = snapshot(&dir);
+    let out = tstore(&env, None)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .output()
+        .expect("run tstore");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("bytes in total"), "{err}");
+    assert_eq!(snapshot(&dir), before);
+    let tmp = env.store.join("tmp");
+    let left: Vec<_> = fs_err::read_dir(&tmp)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "the store's tmp keeps {left:?}");
+}

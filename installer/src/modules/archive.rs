@@ -158,6 +158,8 @@ pub fn extract_tar(
     limits: &tstore_store::Limits,
 ) -> Result<(), String> {
     let file = fs_err::File::open(archive).map_err(|e| e.to_string())?;
+    let compressed = file.metadata().map_err(|e| e.to_string())?.len();
+    let limits = &whole_archive_limits(limits, compressed);
     match kind {
         ArchiveKind::Tar => extract_tar_stream(file, dest, limits),
         ArchiveKind::TarGz => extract_tar_stream(flate2::read::GzDecoder::new(file), dest, limits),
@@ -190,6 +192,23 @@ pub fn extract_tar(
             }
         }
         ArchiveKind::Zip => Err("a zip is not a tar archive".into()),
+    }
+}
+
+/// Archives below this many uncompressed bytes are exempt from the whole-archive ratio:
+/// small packages of repetitive text legitimately compress very well.
+const WHOLE_ARCHIVE_RATIO_FLOOR: u64 = 64 << 20;
+
+/// The limits for one archive of `compressed` bytes: besides the per-entry limits, the
+/// whole archive may expand to at most `max_ratio` times its size (above the floor), so a
+/// small archive cannot fill the disk before the total-size limit is reached.
+fn whole_archive_limits(limits: &tstore_store::Limits, compressed: u64) -> tstore_store::Limits {
+    let by_ratio = compressed
+        .saturating_mul(limits.max_ratio)
+        .max(WHOLE_ARCHIVE_RATIO_FLOOR);
+    tstore_store::Limits {
+        max_total_bytes: limits.max_total_bytes.min(by_ratio),
+        ..limits.clone()
     }
 }
 
