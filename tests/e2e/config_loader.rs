@@ -190,3 +190,54 @@ fn json_cli_configuration_and_a_missing_one() {
     );
     run_ok(tstore(&env, Some(&missing)).arg("init").arg(&ours));
 }
+
+/// A local module reached through a symlinked directory is recorded with the symlink
+/// resolved, as terraform records it, so `path.module` is the same after either init.
+#[test]
+fn a_symlinked_local_module_gets_terraforms_dir() {
+    let env = TestEnv::new();
+    let files = [
+        ("main.tf", "module \"l\" {\n  source = \"./link\"\n}\n"),
+        (
+            "real/main.tf",
+            "module \"inner\" {\n  source = \"../shared\"\n}\n",
+        ),
+        ("shared/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+    ];
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    for dir in [&theirs, &ours] {
+        std::os::unix::fs::symlink("real", dir.join("link")).unwrap();
+    }
+    run_ok(
+        env.terraform(&theirs)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours),
+    );
+    let want = records(&theirs);
+    assert!(
+        want.contains(&("l".to_owned(), "./link".to_owned(), None)),
+        "{want:?}"
+    );
+    assert_eq!(records(&ours), want);
+    let dir_of = |d: &std::path::Path, key: &str| -> String {
+        let text = fs_err::read_to_string(d.join(".terraform/modules/modules.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json["Modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["Key"] == key)
+            .unwrap()["Dir"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(dir_of(&ours, "l"), "real");
+    assert_eq!(dir_of(&ours, "l"), dir_of(&theirs, "l"));
+}

@@ -7,6 +7,7 @@
 //! out and the query stays with the package.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// The getter a remote package is fetched with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -308,6 +309,62 @@ pub fn clean_join(base: &str, path: &str) -> String {
     }
 }
 
+/// The directory tofu records for a local module of the root package: `rel` (relative to
+/// the root `base`, already cleaned) with its symlinks resolved as Go's
+/// `filepath.EvalSymlinks` resolves a relative path: a relative link target replaces the
+/// link in place, an absolute one makes the result absolute; `..` is applied to what has
+/// been resolved so far. The manifest's `Dir` then matches terraform's, and so does
+/// `path.module`.
+pub fn eval_symlinks(base: &Path, rel: &str) -> std::io::Result<String> {
+    let mut out = PathBuf::new();
+    let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_owned).collect();
+    let mut links = 0;
+    while let Some(c) = todo.pop_front() {
+        match c.as_str() {
+            "" | "." => {}
+            ".." => {
+                let up = out.file_name().is_some_and(|n| n != "..");
+                if up {
+                    out.pop();
+                } else if !out.has_root() {
+                    out.push("..");
+                }
+            }
+            name => {
+                let candidate = out.join(name);
+                let full = base.join(&candidate);
+                let is_link = std::fs::symlink_metadata(&full)?.file_type().is_symlink();
+                if !is_link {
+                    out = candidate;
+                    continue;
+                }
+                links += 1;
+                if links > 255 {
+                    return Err(std::io::Error::other("too many levels of symbolic links"));
+                }
+                let target = std::fs::read_link(&full)?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                let parts: Vec<String> = target
+                    .to_string_lossy()
+                    .split('/')
+                    .map(str::to_owned)
+                    .collect();
+                for part in parts.into_iter().rev() {
+                    todo.push_front(part);
+                }
+            }
+        }
+    }
+    let text = out.to_string_lossy().into_owned();
+    Ok(if text.is_empty() {
+        ".".to_owned()
+    } else {
+        text
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,5 +445,28 @@ mod tests {
             ".terraform/modules/gita/modules/inner"
         );
         assert_eq!(clean_join(".", "../x"), "../x");
+    }
+
+    #[test]
+    fn eval_symlinks_like_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path();
+        for d in ["real/sub", "other"] {
+            fs_err::create_dir_all(b.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("real", b.join("link")).unwrap();
+        std::os::unix::fs::symlink("../other", b.join("real/up")).unwrap();
+        std::os::unix::fs::symlink(b.join("other"), b.join("abs")).unwrap();
+        for (rel, want) in [
+            ("real", "real".to_owned()),
+            ("link", "real".to_owned()),
+            ("link/sub", "real/sub".to_owned()),
+            ("link/up", "other".to_owned()),
+            ("abs", b.join("other").display().to_string()),
+            (".", ".".to_owned()),
+        ] {
+            assert_eq!(eval_symlinks(b, rel).unwrap(), want, "{rel}");
+        }
+        assert!(eval_symlinks(b, "missing").is_err());
     }
 }

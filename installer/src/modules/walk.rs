@@ -11,7 +11,7 @@ use tstore_tofu::version::{Version, VersionConstraints};
 use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
 use super::policy::{Meta, META_FILE};
 use super::progress::Progress;
-use super::source::{clean_join, Getter, ModuleSource, RemotePackage};
+use super::source::{self, clean_join, Getter, ModuleSource, RemotePackage};
 use super::{chain, policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH};
 use crate::net::http::HttpClient;
 
@@ -130,6 +130,17 @@ impl Walker<'_> {
                             (p.clone(), abs)
                         }
                         None => (dir.clone(), self.opts.dir.join(&dir)),
+                    };
+                    // In the root package, tofu records the directory with its symlinks
+                    // resolved (a remote package's files are never symlinked dirs).
+                    let (dir, abs) = match install {
+                        None if abs.is_dir() => {
+                            let resolved = source::eval_symlinks(&self.opts.dir, &dir)
+                                .map_err(|e| fail(format!("Unreadable module directory: {e}")))?;
+                            let abs = self.opts.dir.join(&resolved);
+                            (resolved, abs)
+                        }
+                        _ => (dir, abs),
                     };
                     if !abs.is_dir() {
                         return Err(fail(format!(
