@@ -241,3 +241,56 @@ fn a_symlinked_local_module_gets_terraforms_dir() {
     assert_eq!(dir_of(&ours, "l"), "real");
     assert_eq!(dir_of(&ours, "l"), dir_of(&theirs, "l"));
 }
+
+/// `//*` in an archive source names the archive's single top-level directory; terraform and
+/// tstore record the same directory for it.
+#[test]
+fn an_archive_subdir_glob_selects_the_single_top_level_directory() {
+    let env = TestEnv::new();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    {
+        let mut tar = tar::Builder::new(&mut gz);
+        let body = b"output \"x\" {\n  value = \"from the archive\"\n}\n";
+        let mut header = tar::Header::new_gnu();
+        header.set_size(body.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, "pkg-1.0/main.tf", &body[..])
+            .unwrap();
+        tar.finish().unwrap();
+    }
+    let reg = ModuleRegistry::start();
+    reg.archive("pkg.tar.gz", gz.finish().unwrap());
+    let url = format!("{}/archives/pkg.tar.gz//*", reg.server.url());
+    let main = format!("module \"a\" {{\n  source = \"{url}\"\n}}\n");
+    let theirs = env.checkout("theirs", &[("main.tf", &main)]);
+    let ours = env.checkout("ours", &[("main.tf", &main)]);
+    run_ok(
+        env.terraform(&theirs)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours),
+    );
+    let text =
+        |d: &Path| fs_err::read_to_string(d.join(".terraform/modules/modules.json")).unwrap();
+    assert!(
+        text(&theirs).contains(".terraform/modules/a/pkg-1.0"),
+        "{}",
+        text(&theirs)
+    );
+    assert_eq!(records(&ours), records(&theirs));
+    let json: serde_json::Value = serde_json::from_str(&text(&ours)).unwrap();
+    let dir = json["Modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["Key"] == "a")
+        .unwrap()["Dir"]
+        .clone();
+    assert_eq!(dir, ".terraform/modules/a/pkg-1.0");
+    assert!(ours.join(".terraform/modules/a/pkg-1.0/main.tf").is_file());
+}

@@ -309,6 +309,67 @@ pub fn clean_join(base: &str, path: &str) -> String {
     }
 }
 
+/// Expand a `//subdir` that is a glob (`*`, `?` per path component, as go-getter's
+/// `SubdirGlob` does with `filepath.Glob`) inside the package at `root`: it must match
+/// exactly one path, which is returned relative to `root`. `//*` is the usual form: the
+/// single top-level directory of an archive.
+pub fn glob_subdir(root: &Path, pattern: &str) -> Result<String, String> {
+    let mut matches = vec![String::new()];
+    for part in pattern.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        let mut next = Vec::new();
+        for prefix in &matches {
+            let dir = root.join(prefix);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| glob_match(part, n))
+                .collect();
+            names.sort();
+            for name in names {
+                next.push(if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}/{name}")
+                });
+            }
+        }
+        matches = next;
+    }
+    match matches.as_slice() {
+        [] => Err(format!("subdir {pattern:?} not found")),
+        [one] => Ok(one.clone()),
+        _ => Err(format!("subdir {pattern:?} matches multiple paths")),
+    }
+}
+
+/// `filepath.Match` for `*` (any run of characters) and `?` (one character) within one
+/// path component; other characters match themselves.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
 /// The directory tofu records for a local module of the root package: `rel` (relative to
 /// the root `base`, already cleaned) with its symlinks resolved as Go's
 /// `filepath.EvalSymlinks` resolves a relative path: a relative link target replaces the
@@ -468,5 +529,34 @@ mod tests {
             assert_eq!(eval_symlinks(b, rel).unwrap(), want, "{rel}");
         }
         assert!(eval_symlinks(b, "missing").is_err());
+    }
+
+    #[test]
+    fn glob_subdirs() {
+        for (pattern, name, want) in [
+            ("*", "pkg-1.0", true),
+            ("pkg-*", "pkg-1.0", true),
+            ("pkg-?.0", "pkg-1.0", true),
+            ("pkg-?", "pkg-1.0", false),
+            ("*.tf", "main.tf", true),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b", "ac", false),
+        ] {
+            assert_eq!(glob_match(pattern, name), want, "{pattern} {name}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(dir.path().join("only-1.0/modules/x")).unwrap();
+        assert_eq!(glob_subdir(dir.path(), "*").unwrap(), "only-1.0");
+        assert_eq!(
+            glob_subdir(dir.path(), "*/modules/*").unwrap(),
+            "only-1.0/modules/x"
+        );
+        fs_err::create_dir_all(dir.path().join("second")).unwrap();
+        assert!(glob_subdir(dir.path(), "*")
+            .unwrap_err()
+            .contains("multiple"));
+        assert!(glob_subdir(dir.path(), "nope*")
+            .unwrap_err()
+            .contains("not found"));
     }
 }

@@ -241,9 +241,12 @@ impl Walker<'_> {
         subdir: Option<String>,
         parent: Option<usize>,
     ) -> Result<(Node, PathBuf), String> {
-        let pkg_path = clean_join(".", subdir.as_deref().unwrap_or("."));
+        let mut pkg_path = clean_join(".", subdir.as_deref().unwrap_or("."));
         if pkg_path.starts_with("..") {
             return Err(format!("subdirectory {pkg_path:?} leaves the package"));
+        }
+        if pkg_path.contains(['*', '?']) {
+            pkg_path = source::glob_subdir(&fetched.view, &pkg_path)?;
         }
         let abs = if pkg_path == "." {
             fetched.view.clone()
