@@ -12,6 +12,7 @@ mod hostile_input;
 mod https;
 mod invalid_config;
 mod lockfile;
+mod module_versions;
 mod modules;
 mod packages;
 mod providers;

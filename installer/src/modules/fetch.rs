@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
-use tstore_tofu::version::VersionConstraints;
+use tstore_tofu::version::ModuleVersionConstraints;
 
 use super::source::{clean_join, Getter, ModuleSource, RemotePackage};
 use super::walk::{bad_location, Fetched, Resolved};
@@ -47,7 +47,7 @@ impl Fetcher<'_> {
         &self,
         network: &NetworkSettings,
         m: &registry::RegistryModule<'_>,
-        constraints: &VersionConstraints,
+        constraints: &ModuleVersionConstraints,
         log: &mut FetchLog,
     ) -> Result<Resolved, String> {
         let http = self

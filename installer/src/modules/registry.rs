@@ -2,7 +2,7 @@
 //! `204` + `X-Terraform-Get` (or `200` + `{"location":…}`), as tofu's registry client reads
 //! them (<https://github.com/opentofu/opentofu/blob/main/internal/registry/client.go>).
 
-use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
+use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use crate::net::http::HttpClient;
 use crate::net::{discovery, NetworkSettings};
@@ -37,7 +37,7 @@ pub fn select(
     http: &HttpClient,
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
-    constraints: &VersionConstraints,
+    constraints: &ModuleVersionConstraints,
 ) -> Result<(Version, url::Url), String> {
     let token = net.credentials.token(m.host);
     let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
@@ -64,23 +64,20 @@ pub fn select(
                 .collect()
         })
         .unwrap_or_default();
-    let version = newest_matching(&available, constraints)
-        .cloned()
-        .ok_or_else(|| {
-            let mut all: Vec<String> = available.iter().map(ToString::to_string).collect();
-            all.sort();
-            format!(
-                "no available version of {}/{} matches the constraint {:?} (available: {})",
-                m.host,
-                m.path,
-                constraints.to_lock_string(),
-                if all.is_empty() {
-                    "none".into()
-                } else {
-                    all.join(", ")
-                }
-            )
-        })?;
+    let version = constraints.select(&available).cloned().ok_or_else(|| {
+        // terraform's "Unresolvable module version constraint", with the newest release.
+        let newest = available.iter().filter(|v| !v.is_prerelease()).max();
+        format!(
+            "Unresolvable module version constraint: there is no available version of module \
+                 \"{}/{}\" which matches the given version constraint {:?}.{}",
+            m.host,
+            m.path,
+            constraints.to_go_string(),
+            newest
+                .map(|v| format!(" The newest available version is {v}."))
+                .unwrap_or_default()
+        )
+    })?;
     let download = base
         .join(&format!("{}/{version}/download", m.path))
         .map_err(|e| e.to_string())?;

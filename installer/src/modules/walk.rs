@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
-use tstore_tofu::version::{Version, VersionConstraints};
+use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
 use super::policy::{Meta, META_FILE};
@@ -173,9 +173,9 @@ impl Walker<'_> {
                     subdir,
                 } => {
                     let constraints = match &call.version {
-                        Some(v) => VersionConstraints::parse(v)
+                        Some(v) => ModuleVersionConstraints::parse(v)
                             .map_err(|e| fail(format!("invalid version constraint: {e}")))?,
-                        None => VersionConstraints::default(),
+                        None => ModuleVersionConstraints::default(),
                     };
                     let m = registry::RegistryModule {
                         host: &host,
@@ -313,7 +313,7 @@ impl Walker<'_> {
     pub(super) fn registry(
         &mut self,
         m: &registry::RegistryModule<'_>,
-        constraints: &VersionConstraints,
+        constraints: &ModuleVersionConstraints,
     ) -> Result<Resolved, String> {
         let key = resolve_key(m, constraints);
         if let Some(r) = self.resolved.get(&key) {
@@ -359,7 +359,11 @@ impl Walker<'_> {
     pub(super) fn prefetch(&mut self, calls: &BTreeMap<String, config::ModuleCall>) {
         enum Job<'a> {
             Remote(RemotePackage),
-            Registry(String, registry::RegistryModule<'a>, VersionConstraints),
+            Registry(
+                String,
+                registry::RegistryModule<'a>,
+                ModuleVersionConstraints,
+            ),
         }
         let parsed: Vec<_> = calls
             .values()
@@ -388,11 +392,10 @@ impl Walker<'_> {
                     system,
                     ..
                 } => {
-                    let Ok(constraints) = call
-                        .version
-                        .as_deref()
-                        .map_or(Ok(VersionConstraints::default()), VersionConstraints::parse)
-                    else {
+                    let Ok(constraints) = call.version.as_deref().map_or(
+                        Ok(ModuleVersionConstraints::default()),
+                        ModuleVersionConstraints::parse,
+                    ) else {
                         continue;
                     };
                     let m = registry::RegistryModule {
@@ -476,9 +479,9 @@ impl Walker<'_> {
 
 pub(super) fn resolve_key(
     m: &registry::RegistryModule<'_>,
-    constraints: &VersionConstraints,
+    constraints: &ModuleVersionConstraints,
 ) -> String {
-    format!("{}/{} {}", m.host, m.path, constraints.to_lock_string())
+    format!("{}/{} {}", m.host, m.path, constraints.to_go_string())
 }
 
 /// A registry module's selected version, the download location the registry named for it,

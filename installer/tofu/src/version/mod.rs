@@ -245,8 +245,10 @@ fn cmp_prerelease(a: &str, b: &str) -> Ordering {
 }
 
 mod constraint;
+mod module;
 mod scan;
 pub use self::constraint::{newest_matching, Constraint, Op, VersionConstraints};
+pub use self::module::ModuleVersionConstraints;
 
 #[cfg(test)]
 mod tests;

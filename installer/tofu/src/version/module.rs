@@ -1,0 +1,199 @@
+//! Module version constraints, as terraform reads a module call's `version` with
+//! hashicorp/go-version (not the provider rules of [`VersionConstraints`](super::VersionConstraints)):
+//! a `v` prefix is allowed, `~> 1` allows any `1.x` *and later* (only the segments before
+//! the last written one are fixed), and the registry selection takes a pre-release only
+//! when the constraint text is exactly that version.
+
+use std::cmp::Ordering;
+
+use super::{Version, VersionError};
+
+/// The operators go-version knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    Pessimistic,
+}
+
+/// One term: an operator and a version, with how many numeric segments were written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Term {
+    op: Op,
+    version: Version,
+    segments: usize,
+    /// The term as written, trimmed (go-version's `String()` of a constraint).
+    original: String,
+}
+
+/// A module call's `version` constraint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleVersionConstraints {
+    terms: Vec<Term>,
+}
+
+impl ModuleVersionConstraints {
+    /// Parse `1.2`, `>= v1.0.0, < 2`, `~> 1.2.0-beta` … (comma-separated terms).
+    pub fn parse(text: &str) -> Result<Self, VersionError> {
+        let bad = |reason: &str| VersionError::Constraints {
+            given: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let mut terms = Vec::new();
+        for raw in text.split(',') {
+            let original = raw.trim();
+            let (op, rest) = [
+                ("~>", Op::Pessimistic),
+                (">=", Op::Ge),
+                ("=>", Op::Ge),
+                ("<=", Op::Le),
+                ("=<", Op::Le),
+                ("!=", Op::Ne),
+                (">", Op::Gt),
+                ("<", Op::Lt),
+                ("=", Op::Eq),
+            ]
+            .into_iter()
+            .find_map(|(s, op)| original.strip_prefix(s).map(|r| (op, r)))
+            .unwrap_or((Op::Eq, original));
+            let v = rest.trim();
+            let v = v.strip_prefix('v').unwrap_or(v);
+            let numbers = v.split(['-', '+']).next().unwrap_or("");
+            let segments = numbers.split('.').count();
+            if numbers.is_empty()
+                || segments > 3
+                || !numbers
+                    .split('.')
+                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Err(bad(&format!("malformed constraint {original:?}")));
+            }
+            let version = Version::parse(v).map_err(|e| bad(e.reason()))?;
+            terms.push(Term {
+                op,
+                version,
+                segments,
+                original: original.to_owned(),
+            });
+        }
+        Ok(ModuleVersionConstraints { terms })
+    }
+
+    /// Whether `v` satisfies every term (go-version's `Check`).
+    pub fn matches(&self, v: &Version) -> bool {
+        self.terms.iter().all(|t| t.matches(v))
+    }
+
+    /// The constraint as go-version prints it: each term as written, joined by `,`.
+    pub fn to_go_string(&self) -> String {
+        self.terms
+            .iter()
+            .map(|t| t.original.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The version terraform's module installer selects from a registry's list: the
+    /// newest one that matches, skipping every pre-release whose version is not exactly
+    /// the constraint text.
+    pub fn select<'a>(
+        &self,
+        available: impl IntoIterator<Item = &'a Version>,
+    ) -> Option<&'a Version> {
+        let text = self.to_go_string();
+        available
+            .into_iter()
+            .filter(|v| !v.is_prerelease() || text == v.to_string())
+            .filter(|v| self.matches(v))
+            .max_by(|a, b| a.cmp_precedence(b))
+    }
+}
+
+impl Term {
+    fn matches(&self, v: &Version) -> bool {
+        let c = &self.version;
+        let ord = v.cmp_precedence(c);
+        match self.op {
+            Op::Eq => ord == Ordering::Equal,
+            Op::Ne => ord != Ordering::Equal,
+            Op::Gt => prerelease_check(v, c) && ord == Ordering::Greater,
+            Op::Lt => prerelease_check(v, c) && ord == Ordering::Less,
+            Op::Ge => prerelease_check(v, c) && ord != Ordering::Less,
+            Op::Le => prerelease_check(v, c) && ord != Ordering::Greater,
+            Op::Pessimistic => {
+                if !prerelease_check(v, c) || (c.is_prerelease() && !v.is_prerelease()) {
+                    return false;
+                }
+                if ord == Ordering::Less {
+                    return false;
+                }
+                let (vs, cs) = ([v.major, v.minor, v.patch], [c.major, c.minor, c.patch]);
+                // Segments before the last written one are fixed; the last may grow.
+                vs[..self.segments - 1] == cs[..self.segments - 1]
+                    && vs[self.segments - 1] >= cs[self.segments - 1]
+            }
+        }
+    }
+}
+
+/// go-version's rule for pre-releases under ordering operators: a pre-release version
+/// matches only a constraint with a pre-release on the same numbers.
+fn prerelease_check(v: &Version, c: &Version) -> bool {
+    match (v.is_prerelease(), c.is_prerelease()) {
+        (true, true) => (v.major, v.minor, v.patch) == (c.major, c.minor, c.patch),
+        (true, false) => false,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The versions a registry lists in the e2e judge, and what terraform 1.0.3 selects
+    /// for each constraint (`None`: "Unresolvable module version constraint").
+    #[test]
+    fn selection_matches_terraform() {
+        let available: Vec<Version> = [
+            "0.9.0",
+            "1.0.0",
+            "1.1.0",
+            "1.2.0-beta",
+            "1.2.0-rc.1",
+            "2.0.0",
+            "2.1.0-alpha",
+        ]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+        for (constraint, want) in [
+            ("1.0.0", Some("1.0.0")),
+            ("v1.0.0", Some("1.0.0")),
+            (">= v1.0.0, < v2.0.0", Some("1.1.0")),
+            ("~> 1.0", Some("1.1.0")),
+            ("~> 1", Some("2.0.0")),
+            ("~> 1.1.0", Some("1.1.0")),
+            ("1.2.0-beta", Some("1.2.0-beta")),
+            ("= 1.2.0-rc.1", None),
+            ("> 1.0, != 1.1.0", Some("2.0.0")),
+            ("2.1.0-alpha", Some("2.1.0-alpha")),
+            ("< 1", Some("0.9.0")),
+            ("1.1", Some("1.1.0")),
+            (">= 3.0", None),
+        ] {
+            let c = ModuleVersionConstraints::parse(constraint).unwrap();
+            assert_eq!(
+                c.select(&available).map(ToString::to_string).as_deref(),
+                want,
+                "{constraint}"
+            );
+        }
+        for bad in ["", "1.x", "~>", ">= 1.0.0.0", "one"] {
+            assert!(ModuleVersionConstraints::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

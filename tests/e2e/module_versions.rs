@@ -1,0 +1,123 @@
+//! Module registry version selection as terraform 1.0.3 does it (hashicorp/go-version
+//! constraints: a `v` prefix is allowed; a pre-release is selected only when the
+//! constraint names exactly that version).
+
+use std::path::Path;
+use std::process::Command;
+
+use tstore_test_support::module_registry::ModuleRegistry;
+use tstore_test_support::TestEnv;
+
+use crate::common::tstore;
+
+/// A bare git repository `<base>/mod.git` (tag v1) holding one module.
+fn module_repo(base: &Path) -> String {
+    let src = base.join("mod-src");
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(
+            "git init -q -b main . && git add -A && git -c user.name=t -c user.email=t@t \
+             commit -qm init && git tag v1 && git clone -q --bare . ../mod.git",
+        )
+        .current_dir(&src)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", base)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!("git::file://{}/mod.git?ref=v1", base.display())
+}
+
+/// The version `modules.json` records for key `m`, or the failure.
+fn selected(dir: &Path, out: &std::process::Output) -> Result<String, String> {
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    Ok(json["Modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["Key"] == "m")
+        .and_then(|m| m["Version"].as_str())
+        .unwrap_or("(none)")
+        .to_owned())
+}
+
+#[test]
+fn constraints_select_what_terraform_selects() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let git = module_repo(&base);
+    let reg = ModuleRegistry::start();
+    for v in [
+        "0.9.0",
+        "1.0.0",
+        "1.1.0",
+        "1.2.0-beta",
+        "1.2.0-rc.1",
+        "2.0.0",
+        "2.1.0-alpha",
+    ] {
+        reg.publish("acme/mod/null", v, &git);
+    }
+    let cfg = reg.write_cli_config(&env.root.path().join("cli-config/modules.tfrc"), "");
+    let host = reg.host();
+    let constraints = [
+        "1.0.0",
+        "v1.0.0",
+        ">= v1.0.0, < v2.0.0",
+        "~> 1.0",
+        "~> 1",
+        "~> 1.1.0",
+        "1.2.0-beta",
+        "v1.2.0-beta",
+        "= 1.2.0-rc.1",
+        ">= 1.2.0-beta",
+        "~> 1.2.0-beta",
+        "> 1.0, != 1.1.0",
+        "2.1.0-alpha",
+        "< 1",
+        "1.1",
+        "= 1.1",
+        ">= 3.0",
+    ];
+    let mut differences = Vec::new();
+    for (i, c) in constraints.iter().enumerate() {
+        let main = format!(
+            "module \"m\" {{\n  source  = \"{host}/acme/mod/null\"\n  version = \"{c}\"\n}}\n"
+        );
+        let theirs = env.checkout(&format!("theirs-{i}"), &[("main.tf", &main)]);
+        let ours = env.checkout(&format!("ours-{i}"), &[("main.tf", &main)]);
+        let tf = env
+            .terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-backend=false", "-no-color"])
+            .output()
+            .unwrap();
+        let us = tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours)
+            .output()
+            .unwrap();
+        let (want, got) = (selected(&theirs, &tf), selected(&ours, &us));
+        let same = match (&want, &got) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(_), Err(_)) => true,
+            _ => false,
+        };
+        if !same {
+            differences.push(format!("{c:?}: terraform {want:?}, tstore {got:?}"));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
