@@ -1,9 +1,11 @@
 //! The store mounted read-only with FUSE, served from blobs; mount management and
 //! the views-symlink fallback.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use tstore_test_support::{mirror, run_ok, stderr, stdout, TestEnv, NULL_PROVIDER_FILE};
+use tstore_test_support::{
+    mirror, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
+};
 
 use crate::common::{json, tstore, NULL_CONFIG};
 
@@ -11,36 +13,23 @@ const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/lin
 const NULL_LINK: &str =
     ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
 
-/// A checkout with the null provider, initialized by `tstore init` (which mounts).
-fn init_null(env: &TestEnv, no_fuse: bool) -> PathBuf {
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_packed(&mirror_dir);
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
-    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let mut cmd = tstore(env, Some(&cfg));
+/// A packed null mirror and a checkout with the null provider, initialized by `tstore init`
+/// (which mounts).
+fn init_null(no_fuse: bool) -> (NullMirror, PathBuf) {
+    let fixture = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = fixture.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let mut cmd = tstore(&fixture.env, Some(&fixture.cfg));
     if no_fuse {
         cmd.env("TSTORE_NO_FUSE", "1");
     }
     run_ok(cmd.arg("init").arg(&dir));
-    dir
+    (fixture, dir)
 }
 
 fn status(env: &TestEnv) -> serde_json::Value {
     json(&run_ok(
         tstore(env, None).args(["mount", "--status", "--json"]),
     ))
-}
-
-fn plan_works(env: &TestEnv, dir: &Path) {
-    let plan = run_ok(
-        env.terraform(dir)
-            .args(["plan", "-no-color", "-input=false"]),
-    );
-    assert!(
-        stdout(&plan).contains("null_resource.x will be created"),
-        "{}",
-        stdout(&plan)
-    );
 }
 
 fn assert_erofs<T: std::fmt::Debug>(what: &str, result: std::io::Result<T>) {
@@ -50,8 +39,7 @@ fn assert_erofs<T: std::fmt::Debug>(what: &str, result: std::io::Result<T>) {
 
 #[test]
 fn init_mounts_fuse_files_match_blobs_mutations_fail_and_terraform_plans() {
-    let env = TestEnv::new();
-    let dir = init_null(&env, false);
+    let (NullMirror { env, .. }, dir) = init_null(false);
     let st = status(&env);
     assert_eq!(st["state"], "mounted", "{st}");
     assert!(st["pid"].is_u64(), "{st}");
@@ -105,8 +93,7 @@ fn init_mounts_fuse_files_match_blobs_mutations_fail_and_terraform_plans() {
     assert!(std::fs::read(&file).unwrap() == served);
 
     // terraform executes the provider straight from the mount.
-    run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
-    plan_works(&env, &dir);
+    env.assert_terraform_validates_and_plans_null(&dir);
 }
 
 #[test]
@@ -159,8 +146,7 @@ fn package_ingested_while_mounted_is_visible_at_once() {
 
 #[test]
 fn killed_daemon_is_detected_and_the_next_init_remounts() {
-    let env = TestEnv::new();
-    let dir = init_null(&env, false);
+    let (NullMirror { env, cfg, .. }, dir) = init_null(false);
     let pid = status(&env)["pid"].as_u64().expect("daemon pid");
     run_ok(std::process::Command::new("kill").args(["-9", &pid.to_string()]));
     let start = std::time::Instant::now();
@@ -168,18 +154,16 @@ fn killed_daemon_is_detected_and_the_next_init_remounts() {
         assert!(start.elapsed().as_secs() < 10, "mount never went stale");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let cfg = env.cli_config_fs_mirror(&env.root.path().join("mirror"));
     let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
     assert!(stderr(&out).contains("remounted"), "{}", stderr(&out));
     assert_eq!(status(&env)["state"], "mounted");
     assert!(dir.join(NULL_LINK).join(NULL_PROVIDER_FILE).is_file());
-    plan_works(&env, &dir);
+    env.assert_terraform_plans_null(&dir);
 }
 
 #[test]
 fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
-    let env = TestEnv::new();
-    let dir = init_null(&env, true);
+    let (NullMirror { env, cfg, .. }, dir) = init_null(true);
     assert!(env.mount.is_symlink());
     assert_eq!(
         std::fs::read_link(&env.mount).unwrap(),
@@ -193,17 +177,16 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
     assert_eq!(st["state"], "views-link", "{st}");
     let link = std::fs::read_link(dir.join(NULL_LINK)).unwrap();
     assert_eq!(link, env.mount.join(NULL_REL));
-    plan_works(&env, &dir);
+    env.assert_terraform_plans_null(&dir);
 
     // Fallback → FUSE: the symlink becomes the mount; the link is unchanged and resolves.
     run_ok(tstore(&env, None).arg("mount"));
     assert_eq!(status(&env)["state"], "mounted");
     assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
-    plan_works(&env, &dir);
+    env.assert_terraform_plans_null(&dir);
 
     // FUSE → fallback.
     run_ok(tstore(&env, None).arg("umount"));
-    let cfg = env.cli_config_fs_mirror(&env.root.path().join("mirror"));
     run_ok(
         tstore(&env, Some(&cfg))
             .arg("--no-fuse")
@@ -212,5 +195,5 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
     );
     assert!(env.mount.is_symlink());
     assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
-    plan_works(&env, &dir);
+    env.assert_terraform_plans_null(&dir);
 }

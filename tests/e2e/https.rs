@@ -4,36 +4,13 @@
 //! `SSL_CERT_FILE`. terraform judges the lock file; then `terraform validate` and `plan` run
 //! with the server stopped.
 
-use std::path::{Path, PathBuf};
-
-use tstore_test_support::mirror::{self, PkgFile};
+use tstore_test_support::mirror;
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{run_fail, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1};
+use tstore_test_support::{
+    lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1,
+};
 
 use crate::common::{tstore, NULL_CONFIG};
-
-/// A CLI config holding only `provider_installation { BODY }`.
-fn cli_config(env: &TestEnv, name: &str, body: &str) -> PathBuf {
-    let path = env.root.path().join("cli-config").join(name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, format!("provider_installation {{\n{body}\n}}\n")).unwrap();
-    path
-}
-
-/// `terraform validate` and `plan` in `dir` with no CLI config and no server: everything
-/// they need is what `tstore init` linked.
-fn terraform_validate_and_plan_offline(env: &TestEnv, dir: &Path) {
-    run_ok(env.terraform(dir).args(["validate", "-no-color"]));
-    let plan = run_ok(
-        env.terraform(dir)
-            .args(["plan", "-no-color", "-input=false"]),
-    );
-    assert!(
-        stdout(&plan).contains("null_resource.x will be created"),
-        "{}",
-        stdout(&plan)
-    );
-}
 
 /// The real null 2.1.2 for linux_amd64 and a stand-in for darwin_amd64, published on an
 /// HTTPS registry under `localhost:PORT/hashicorp/null` (real service discovery).
@@ -42,28 +19,19 @@ fn https_registry_lock_is_byte_identical_to_terraform_then_validate_and_plan_off
     let env = TestEnv::new();
     let reg = TestRegistry::start_tls();
     let ca = reg.write_ca(&env.root.path().join("ca.pem"));
-    let other = mirror::zip_bytes(&[PkgFile {
-        path: "terraform-provider-null_v2.1.2_x4",
-        contents: b"not for this platform",
-        executable: true,
-    }]);
-    reg.publish(
-        "hashicorp/null",
-        "2.1.2",
-        &[
-            ("linux_amd64", mirror::zip_bytes(&mirror::null_files())),
-            ("darwin_amd64", other),
-        ],
-    );
+    reg.publish_null();
     let host = reg.host();
     let config = NULL_CONFIG.replace(
         "source  = \"hashicorp/null\"",
         &format!("source  = \"{host}/hashicorp/null\""),
     );
     // No host block: discovery goes to https://localhost:PORT/.well-known/terraform.json.
-    let cfg = cli_config(&env, "direct.tfrc", "  direct {}");
-    let ours = env.checkout("ours", &[("main.tf", config.as_str())]);
-    let theirs = env.checkout("theirs", &[("main.tf", config.as_str())]);
+    let cfg = reg.write_cli_config(
+        &env.root.path().join("cli-config/direct.tfrc"),
+        &[],
+        "  direct {}",
+    );
+    let (ours, theirs) = env.ours_and_theirs(&[("main.tf", config.as_str())]);
 
     // Without the CA the server is not trusted: a clear error, nothing changes.
     let before = snapshot(&ours);
@@ -103,20 +71,16 @@ fn https_registry_lock_is_byte_identical_to_terraform_then_validate_and_plan_off
         .any(|r| r.path == "/.well-known/terraform.json");
     assert!(discovered, "tstore did not use service discovery");
 
-    run_ok(
-        env.terraform(&theirs)
-            .env("TF_CLI_CONFIG_FILE", &cfg)
-            .env("SSL_CERT_FILE", &ca)
-            .args(["init", "-no-color", "-input=false"]),
-    );
-    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    run_ok(env.terraform_init(&theirs, &cfg).env("SSL_CERT_FILE", &ca));
+    let ours_lock = lock_file(&ours);
+    let theirs_lock = lock_file(&theirs);
     assert_eq!(ours_lock, theirs_lock, "lock files differ");
     assert!(ours_lock.contains(NULL_H1), "{ours_lock}");
     assert_eq!(ours_lock.matches("zh:").count(), 2, "{ours_lock}");
 
+    // With no CLI config and no server: everything terraform needs is what tstore linked.
     drop(reg);
-    terraform_validate_and_plan_offline(&env, &ours);
+    env.assert_terraform_validates_and_plans_null(&ours);
 }
 
 /// `hashicorp/null` (default host, never contacted) from an HTTPS network mirror at
@@ -137,16 +101,8 @@ fn https_network_mirror_lock_is_terraforms_plus_zip_zh_then_validate_and_plan_of
         &[("linux_amd64", zip, vec![NULL_H1.to_owned()])],
     );
     assert!(reg.mirror_url().starts_with("https://127.0.0.1:"));
-    let cfg = cli_config(
-        &env,
-        "mirror.tfrc",
-        &format!(
-            "  network_mirror {{\n    url = \"{}\"\n  }}",
-            reg.mirror_url()
-        ),
-    );
-    let ours = env.checkout("ours", &[("main.tf", NULL_CONFIG)]);
-    let theirs = env.checkout("theirs", &[("main.tf", NULL_CONFIG)]);
+    let cfg = reg.write_mirror_cli_config(&env.root.path().join("cli-config/mirror.tfrc"));
+    let (ours, theirs) = env.ours_and_theirs(&[("main.tf", NULL_CONFIG)]);
 
     let out = run_ok(
         tstore(&env, Some(&cfg))
@@ -159,20 +115,15 @@ fn https_network_mirror_lock_is_terraforms_plus_zip_zh_then_validate_and_plan_of
         "{}",
         stdout(&out)
     );
-    let out = run_ok(
-        env.terraform(&theirs)
-            .env("TF_CLI_CONFIG_FILE", &cfg)
-            .env("SSL_CERT_FILE", &ca)
-            .args(["init", "-no-color", "-input=false"]),
-    );
+    let out = run_ok(env.terraform_init(&theirs, &cfg).env("SSL_CERT_FILE", &ca));
     assert!(
         stdout(&out).contains("Installed hashicorp/null v2.1.2 (verified checksum)"),
         "{}",
         stdout(&out)
     );
 
-    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    let ours_lock = lock_file(&ours);
+    let theirs_lock = lock_file(&theirs);
     let h1_line = format!("    \"{NULL_H1}\",\n");
     assert!(
         theirs_lock.contains(&h1_line) && !theirs_lock.contains("zh:"),
@@ -182,5 +133,5 @@ fn https_network_mirror_lock_is_terraforms_plus_zip_zh_then_validate_and_plan_of
     assert_eq!(ours_lock, expected);
 
     drop(reg);
-    terraform_validate_and_plan_offline(&env, &ours);
+    env.assert_terraform_validates_and_plans_null(&ours);
 }

@@ -3,7 +3,7 @@
 //! calling it ([`root_config`]).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
@@ -100,6 +100,25 @@ fn records(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// A new [`TestEnv`] and its dir `<root>/git` (created), where a test's repositories live.
+fn env_with_git_dir() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    (env, base)
+}
+
+/// The package ids a `tstore init --json` report lists under `module_packages.<what>`
+/// (`fetched`, `reused`), in its order.
+fn module_packages(report: &serde_json::Value, what: &str) -> Vec<String> {
+    report["module_packages"][what]
+        .as_array()
+        .unwrap_or_else(|| panic!("no module_packages.{what}: {report}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn no_fuse(mut cmd: Command) -> Command {
     cmd.env("TSTORE_NO_FUSE", "1");
     cmd
@@ -109,9 +128,7 @@ fn no_fuse(mut cmd: Command) -> Command {
 /// a later plain `terraform init` trusts the install (nothing re-fetched).
 #[test]
 fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     package_repo(&base, None);
 
     let theirs = checkout(&env, "theirs", &base, None);
@@ -147,9 +164,7 @@ fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
 /// the second init fetches nothing; a link is read-only.
 #[test]
 fn read_only_packages_are_linked_once_for_many_checkouts() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     package_repo(&base, Some("# every module of this package is read-only\n"));
 
     let mut ids = BTreeSet::new();
@@ -198,9 +213,7 @@ fn json_str(s: &str) -> serde_json::Value {
 /// Bad inputs name the call and file:line, and leave `.terraform/modules` alone.
 #[test]
 fn bad_module_sources_fail_clearly_and_write_nothing() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     package_repo(&base, None);
     let b = base.display().to_string();
     for (source, expect) in [
@@ -315,9 +328,7 @@ fn full_fixture(
 /// `terraform init` trusts the install.
 #[test]
 fn full_fixture_with_registry_and_archives_matches_terraform() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     let (reg, cfg, extra) = full_fixture(&env, &base, None);
 
     let theirs = checkout(&env, "theirs", &base, None);
@@ -438,9 +449,7 @@ fn explained(text: &str) -> std::collections::BTreeMap<String, (String, String)>
 /// decision and the reason; `terraform validate` passes offline.
 #[test]
 fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     let (reg, cfg, extra) = full_fixture(&env, &base, Some("# every module is read-only\n"));
     let rw = one_module_repo(
         &base,
@@ -510,12 +519,7 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
         ));
         let calls = report["modules"].as_array().unwrap();
         let listed = |what: &str| -> BTreeSet<String> {
-            report["module_packages"][what]
-                .as_array()
-                .unwrap_or_else(|| panic!("no module_packages.{what}: {report}"))
-                .iter()
-                .map(|v| v.as_str().unwrap().to_owned())
-                .collect()
+            module_packages(&report, what).into_iter().collect()
         };
         for id in listed("fetched") {
             *fetches.entry(id).or_default() += 1;
@@ -777,16 +781,12 @@ fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
                 .arg("--json")
                 .arg(&dir),
         ));
-        let ids = |what: &str| -> Vec<String> {
-            report["module_packages"][what]
-                .as_array()
-                .unwrap_or_else(|| panic!("{report}"))
-                .iter()
-                .map(|v| v.as_str().unwrap().to_owned())
-                .collect()
-        };
         let main = fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
-        (ids("fetched"), ids("reused"), main)
+        (
+            module_packages(&report, "fetched"),
+            module_packages(&report, "reused"),
+            main,
+        )
     };
     let (fetched, reused, main) = init();
     assert_eq!(
@@ -834,9 +834,7 @@ fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
 /// call and file:line, and leave `.terraform/modules` alone.
 #[test]
 fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     let (reg, cfg, _) = full_fixture(&env, &base, None);
     let url = reg.server.url();
     reg.archive("corrupt.tar.gz", b"\x1f\x8bnot really gzip".to_vec());
@@ -910,9 +908,7 @@ fn one_module_repo(base: &Path, name: &str, main_tf: &str, meta: &str) -> String
 /// (read-only file system) and the store is unchanged.
 #[test]
 fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     let honest = self_modifying_repo(
         &base,
         "honest",
@@ -989,9 +985,7 @@ fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
 /// again (mount, or re-materialize the package).
 #[test]
 fn dangling_module_links_are_repaired_by_tstore_init() {
-    let env = TestEnv::new();
-    let base = env.root.path().join("git");
-    fs_err::create_dir_all(&base).unwrap();
+    let (env, base) = env_with_git_dir();
     package_repo(&base, Some("# read-only\n"));
     let dir = checkout(&env, "c", &base, None);
     let init = |mut cmd: Command| {

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use tstore_test_support::{
-    mirror, peers, run_fail, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1,
+    lock_file, mirror, peers, run_fail, run_ok, snapshot, stderr, stdout, Layout, NullMirror,
+    TestEnv, NULL_H1,
 };
 
 use crate::common::{json, tstore, NULL_CONFIG};
@@ -14,15 +15,8 @@ const NULL_LINK: &str =
 
 /// `tstore init`, then the real `terraform validate` and `plan` work offline in that
 /// directory without any `terraform init`.
-fn init_then_terraform_accepts(packed: bool) {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    if packed {
-        mirror::null_packed(&mirror_dir);
-    } else {
-        mirror::null_unpacked(&mirror_dir);
-    }
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+fn init_then_terraform_accepts(layout: Layout) {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(layout);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
 
     let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
@@ -38,59 +32,38 @@ fn init_then_terraform_accepts(packed: bool) {
         target.display(),
         env.mount.display()
     );
-    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&dir);
     assert!(lock.contains(NULL_H1), "{lock}");
 
     // No CLI config for terraform: it must not need any installation source.
-    run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
-    let plan = run_ok(
-        env.terraform(&dir)
-            .args(["plan", "-no-color", "-input=false"]),
-    );
-    assert!(
-        stdout(&plan).contains("null_resource.x will be created"),
-        "{}",
-        stdout(&plan)
-    );
+    env.assert_terraform_validates_and_plans_null(&dir);
 }
 
 #[test]
 fn init_from_packed_mirror_then_terraform_validate_and_plan() {
-    init_then_terraform_accepts(true);
+    init_then_terraform_accepts(Layout::Packed);
 }
 
 #[test]
 fn init_from_unpacked_mirror_then_terraform_validate_and_plan() {
-    init_then_terraform_accepts(false);
+    init_then_terraform_accepts(Layout::Unpacked);
 }
 
 /// The lock file tstore writes is byte-identical to the one `terraform init` writes from
 /// the same mirror.
-fn lock_file_matches_terraform(packed: bool) {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    if packed {
-        mirror::null_packed(&mirror_dir);
-    } else {
-        mirror::null_unpacked(&mirror_dir);
-    }
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
-    let ours = env.checkout("ours", &[("main.tf", NULL_CONFIG)]);
-    let theirs = env.checkout("theirs", &[("main.tf", NULL_CONFIG)]);
+fn lock_file_matches_terraform(layout: Layout) {
+    let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
+    let (ours, theirs) = env.ours_and_theirs(&[("main.tf", NULL_CONFIG)]);
 
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
-    run_ok(
-        env.terraform(&theirs)
-            .env("TF_CLI_CONFIG_FILE", &cfg)
-            .args(["init", "-no-color", "-input=false"]),
-    );
-    let ours = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
-    if packed {
+    run_ok(&mut env.terraform_init(&theirs, &cfg));
+    let ours = lock_file(&ours);
+    let theirs = lock_file(&theirs);
+    if layout == Layout::Packed {
         // The one deliberate difference (the lock rule of OpenTofu's hash-disposition RFC):
         // tstore also records the zh: of the zip it verified, right after terraform's h1:
         // line.
-        let zip = mirror_dir.join(mirror::NULL_ADDR).join(mirror::packed_name(
+        let zip = mirror.join(mirror::NULL_ADDR).join(mirror::packed_name(
             mirror::NULL_ADDR,
             mirror::NULL_VERSION,
             mirror::PLATFORM,
@@ -109,22 +82,19 @@ fn lock_file_matches_terraform(packed: bool) {
 
 #[test]
 fn lock_file_is_terraforms_plus_the_zip_zh_packed() {
-    lock_file_matches_terraform(true);
+    lock_file_matches_terraform(Layout::Packed);
 }
 
 #[test]
 fn lock_file_is_byte_identical_to_terraform_unpacked() {
-    lock_file_matches_terraform(false);
+    lock_file_matches_terraform(Layout::Unpacked);
 }
 
 /// Two checkouts share one copy; the second init neither re-reads the zip nor
 /// re-hashes the tree (the store counts bytes hashed).
 #[test]
 fn second_checkout_reuses_the_store_without_rehashing() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_packed(&mirror_dir);
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
 
@@ -168,7 +138,7 @@ fn second_checkout_reuses_the_store_without_rehashing() {
 }
 
 /// Rewrite the null provider's package in the mirror with one byte changed.
-fn tamper(mirror_dir: &Path, packed: bool) {
+fn tamper(mirror_dir: &Path, layout: Layout) {
     let mut bytes = std::fs::read(&peers().null_provider).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x01;
@@ -178,7 +148,7 @@ fn tamper(mirror_dir: &Path, packed: bool) {
         executable: true,
     }];
     let addr = "registry.terraform.io/hashicorp/null";
-    if packed {
+    if layout == Layout::Packed {
         mirror::write_packed(mirror_dir, addr, "2.1.2", "linux_amd64", &files);
     } else {
         let dir = mirror_dir.join(addr).join("2.1.2/linux_amd64");
@@ -187,18 +157,11 @@ fn tamper(mirror_dir: &Path, packed: bool) {
     }
 }
 
-fn tampered_package_is_refused(packed: bool) {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    if packed {
-        mirror::null_packed(&mirror_dir);
-    } else {
-        mirror::null_unpacked(&mirror_dir);
-    }
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+fn tampered_package_is_refused(layout: Layout) {
+    let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
-    let lock = std::fs::read_to_string(a.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&a);
     // A second checkout with the lock file but nothing installed yet.
     let b = env.checkout(
         "b",
@@ -208,7 +171,7 @@ fn tampered_package_is_refused(packed: bool) {
         ],
     );
 
-    tamper(&mirror_dir, packed);
+    tamper(&mirror, layout);
 
     for dir in [&a, &b] {
         let before = snapshot(dir);
@@ -222,7 +185,7 @@ fn tampered_package_is_refused(packed: bool) {
             ),
             "{err}"
         );
-        let origin = if packed {
+        let origin = if layout == Layout::Packed {
             "the current package"
         } else {
             "the local package"
@@ -240,20 +203,17 @@ fn tampered_package_is_refused(packed: bool) {
 
 #[test]
 fn tampered_packed_package_is_refused_and_nothing_changes() {
-    tampered_package_is_refused(true);
+    tampered_package_is_refused(Layout::Packed);
 }
 
 #[test]
 fn tampered_unpacked_package_is_refused_and_nothing_changes() {
-    tampered_package_is_refused(false);
+    tampered_package_is_refused(Layout::Unpacked);
 }
 
 #[test]
 fn lockfile_readonly_refuses_to_create_a_lock_file() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_unpacked(&mirror_dir);
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let before = snapshot(&dir);
     let out = run_fail(
@@ -274,10 +234,7 @@ fn lockfile_readonly_refuses_to_create_a_lock_file() {
 /// combined exactly as terraform combines them: the lock files are byte-identical.
 #[test]
 fn requirements_from_local_modules_match_terraform() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_unpacked(&mirror_dir);
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
     let files = [
         (
             "main.tf",
@@ -304,16 +261,11 @@ module "grandchild" { source = "../grandchild" }
             "resource \"null_resource\" \"g\" {}\n",
         ),
     ];
-    let ours = env.checkout("ours", &files);
-    let theirs = env.checkout("theirs", &files);
+    let (ours, theirs) = env.ours_and_theirs(&files);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
-    run_ok(
-        env.terraform(&theirs)
-            .env("TF_CLI_CONFIG_FILE", &cfg)
-            .args(["init", "-no-color", "-input=false"]),
-    );
-    let ours = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    run_ok(&mut env.terraform_init(&theirs, &cfg));
+    let ours = lock_file(&ours);
+    let theirs = lock_file(&theirs);
     assert!(
         ours.contains(r#"constraints = ">= 2.0.0, ~> 2.0, != 2.1.1, <= 2.9.0""#),
         "{ours}"
@@ -327,15 +279,12 @@ module "grandchild" { source = "../grandchild" }
 /// leaves the lock file alone; and tstore itself is fine with that configuration.
 #[test]
 fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_packed(&mirror_dir);
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(Layout::Packed);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
     let link = dir.join(NULL_LINK);
     let target = std::fs::read_link(&link).unwrap();
-    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&dir);
 
     let printed = stdout(&run_ok(tstore(&env, None).arg("cli-config")));
     let providers_view = env.mount.join("providers");
@@ -354,23 +303,16 @@ fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
     let store_cfg = env.root.path().join("cli-config/store.tfrc");
     std::fs::write(&store_cfg, &printed).unwrap();
     // The packed mirror is gone: the store is the only place null can come from.
-    std::fs::remove_dir_all(&mirror_dir).unwrap();
+    std::fs::remove_dir_all(&mirror).unwrap();
 
-    let out = run_ok(
-        env.terraform(&dir)
-            .env("TF_CLI_CONFIG_FILE", &store_cfg)
-            .args(["init", "-no-color", "-input=false"]),
-    );
+    let out = run_ok(&mut env.terraform_init(&dir, &store_cfg));
     assert!(
         stdout(&out).contains("- Using previously-installed hashicorp/null v2.1.2"),
         "{}",
         stdout(&out)
     );
     assert_eq!(std::fs::read_link(&link).unwrap(), target);
-    assert_eq!(
-        std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
-        lock
-    );
+    assert_eq!(lock_file(&dir), lock);
     run_ok(env.terraform(&dir).args(["validate", "-no-color"]));
 
     // tstore with the same configuration: from the store, nothing re-hashed.

@@ -3,7 +3,7 @@
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
+use tstore_test_support::{lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
 use crate::common::{json, tstore};
 
@@ -46,20 +46,12 @@ const FAKE_CONFIG: &str = r#"terraform {
 "#;
 
 /// null 2.1.2 (real binary; a second platform with other bytes) and fake 1.0.0 for two
-/// platforms, on a registry reached through `host` blocks.
-fn registry_with_providers(env: &TestEnv) -> (TestRegistry, std::path::PathBuf) {
+/// platforms, on a registry reached through `host` blocks: a new [`TestEnv`], the registry and
+/// the CLI config.
+fn registry_with_providers() -> (TestEnv, TestRegistry, std::path::PathBuf) {
+    let env = TestEnv::new();
     let reg = TestRegistry::start();
-    let null_zip = mirror::zip_bytes(&mirror::null_files());
-    let other = mirror::zip_bytes(&[PkgFile {
-        path: "terraform-provider-null_v2.1.2_x4",
-        contents: b"not for this platform",
-        executable: true,
-    }]);
-    reg.publish(
-        "hashicorp/null",
-        "2.1.2",
-        &[("linux_amd64", null_zip), ("darwin_amd64", other)],
-    );
+    reg.publish_null();
     let mut fake_darwin = FAKE_FILES;
     fake_darwin[1].contents = b"world (darwin)\n";
     reg.publish(
@@ -75,15 +67,13 @@ fn registry_with_providers(env: &TestEnv) -> (TestRegistry, std::path::PathBuf) 
         &["registry.terraform.io", "tstore.test"],
         "  direct {}",
     );
-    (reg, cfg)
+    (env, reg, cfg)
 }
 
 #[test]
 fn registry_install_lock_file_is_byte_identical_to_terraform() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
-    let ours = env.checkout("ours", &[("main.tf", CONFIG)]);
-    let theirs = env.checkout("theirs", &[("main.tf", CONFIG)]);
+    let (env, reg, cfg) = registry_with_providers();
+    let (ours, theirs) = env.ours_and_theirs(&[("main.tf", CONFIG)]);
 
     let out = run_ok(
         tstore(&env, Some(&cfg))
@@ -125,13 +115,9 @@ fn registry_install_lock_file_is_byte_identical_to_terraform() {
         .unwrap();
     assert_eq!(null_versions.authorization, None);
 
-    run_ok(
-        env.terraform(&theirs)
-            .env("TF_CLI_CONFIG_FILE", &cfg)
-            .args(["init", "-no-color", "-input=false"]),
-    );
-    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    run_ok(&mut env.terraform_init(&theirs, &cfg));
+    let ours_lock = lock_file(&ours);
+    let theirs_lock = lock_file(&theirs);
     assert_eq!(ours_lock, theirs_lock, "lock files differ");
     assert_eq!(ours_lock.matches("zh:").count(), 4, "{ours_lock}");
 
@@ -169,10 +155,7 @@ fn registry_install_lock_file_is_byte_identical_to_terraform() {
             .count();
         assert_eq!(signed_zh, 2, "{report}");
     }
-    assert_eq!(
-        std::fs::read_to_string(again.join(".terraform.lock.hcl")).unwrap(),
-        theirs_lock
-    );
+    assert_eq!(lock_file(&again), theirs_lock);
 }
 
 /// Run a failing init and check nothing in the working directory changed.
@@ -191,8 +174,7 @@ fn refused(env: &TestEnv, cfg: &std::path::Path, expect: &[&str]) {
 
 #[test]
 fn registry_bad_signature_is_refused_and_nothing_changes() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     let path = "/files/test/fake/1.0.0/SHA256SUMS.sig";
     // A valid signature by the right key, but over other bytes.
     reg.server.route(
@@ -214,8 +196,7 @@ fn registry_bad_signature_is_refused_and_nothing_changes() {
 
 #[test]
 fn registry_signature_by_unknown_key_is_refused() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     let stranger = tstore_test_support::gpg::GpgKey::generate();
     let sums = reg
         .server
@@ -238,8 +219,7 @@ fn registry_signature_by_unknown_key_is_refused() {
 
 #[test]
 fn registry_archive_not_matching_signed_shasum_is_refused() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     reg.server.route(
         "/files/test/fake/1.0.0/terraform-provider-fake_1.0.0_linux_amd64.zip",
         "application/zip",
@@ -261,8 +241,7 @@ fn registry_archive_not_matching_signed_shasum_is_refused() {
 
 #[test]
 fn registry_malformed_json_and_unreachable_are_clear_errors() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     reg.server.route(
         "/v1/providers/test/fake/versions",
         "application/json",
@@ -277,8 +256,7 @@ fn registry_malformed_json_and_unreachable_are_clear_errors() {
         ],
     );
     drop(reg);
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     drop(reg); // the server is gone
     refused(
         &env,
@@ -304,14 +282,7 @@ fn network_mirror_lock_has_h1_and_verified_zh() {
         "1.0.0",
         &[("linux_amd64", zip.clone(), vec![h1.clone()])],
     );
-    let cfg = reg.write_cli_config(
-        &env.root.path().join("cli-config/mirror.tfrc"),
-        &[],
-        &format!(
-            "  network_mirror {{\n    url = \"{}\"\n  }}",
-            reg.mirror_url()
-        ),
-    );
+    let cfg = reg.write_mirror_cli_config(&env.root.path().join("cli-config/mirror.tfrc"));
     let config = FAKE_CONFIG.replace("tstore.test/test/fake", "example.com/test/fake");
     let dir = env.checkout("mirror", &[("main.tf", config.as_str())]);
     let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
@@ -323,7 +294,7 @@ fn network_mirror_lock_has_h1_and_verified_zh() {
     let zip_path = env.root.path().join("fake.zip");
     std::fs::write(&zip_path, &zip).unwrap();
     let zh = mirror::zh(&zip_path);
-    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&dir);
     let expected = format!(
         "# This file is maintained automatically by \"terraform init\".\n\
          # Manual edits may be lost in future updates.\n\n\
@@ -364,11 +335,10 @@ fn filter_lock(lock: &str, keep: impl Fn(&str) -> bool) -> String {
 /// and still after the registry is gone.
 #[test]
 fn locked_packages_are_verified_from_the_store_without_network() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     let first = env.checkout("first", &[("main.tf", CONFIG)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
-    let lock = std::fs::read_to_string(first.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&first);
 
     let variants = [
         ("full", lock.clone()),
@@ -398,7 +368,7 @@ fn locked_packages_are_verified_from_the_store_without_network() {
             assert_eq!(p["obtained"], "store_by_lock", "{name}: {report}");
         }
         // The lock gets back every hash the store remembers (h1 + signed zh lines).
-        let after = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+        let after = lock_file(&dir);
         assert_eq!(after, lock, "{name}");
         let expected = if *name == "full" {
             "unchanged"
@@ -429,10 +399,7 @@ fn locked_packages_are_verified_from_the_store_without_network() {
         "{text}"
     );
     assert!(text.contains(", from the store)"), "{text}");
-    assert_eq!(
-        std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
-        lock
-    );
+    assert_eq!(lock_file(&dir), lock);
     // A lock hash the store never verified for this platform is not enough: with only
     // the other platforms' zh: lines, the store path is skipped and the (gone) registry
     // is needed.
@@ -460,11 +427,10 @@ fn locked_packages_are_verified_from_the_store_without_network() {
 #[test]
 fn stale_store_package_is_reverified_or_fetched_again() {
     use std::os::unix::fs::PermissionsExt;
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     let first = env.checkout("first", &[("main.tf", CONFIG)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
-    let lock = std::fs::read_to_string(first.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&first);
     let view = env
         .store
         .join("views/providers/tstore.test/test/fake/1.0.0/linux_amd64");
@@ -488,10 +454,7 @@ fn stale_store_package_is_reverified_or_fetched_again() {
             .find(|p| p["provider"] == "tstore.test/test/fake")
             .unwrap()
             .clone();
-        assert_eq!(
-            std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
-            lock
-        );
+        assert_eq!(lock_file(&dir), lock);
         (report, fake, requests)
     };
 
@@ -532,10 +495,8 @@ fn stale_store_package_is_reverified_or_fetched_again() {
 /// store (a later init downloads nothing).
 #[test]
 fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
-    let ours = env.checkout("ours", &[("main.tf", CONFIG)]);
-    let theirs = env.checkout("theirs", &[("main.tf", CONFIG)]);
+    let (env, reg, cfg) = registry_with_providers();
+    let (ours, theirs) = env.ours_and_theirs(&[("main.tf", CONFIG)]);
     let platforms = ["-platform=linux_amd64", "-platform=darwin_amd64"];
     let out = run_ok(
         tstore(&env, Some(&cfg))
@@ -564,8 +525,8 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
             .args(["providers", "lock", "-no-color"])
             .args(platforms),
     );
-    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    let ours_lock = lock_file(&ours);
+    let theirs_lock = lock_file(&theirs);
     assert_eq!(ours_lock, theirs_lock, "lock files differ");
     assert_eq!(ours_lock.matches("h1:").count(), 4, "{ours_lock}");
 
@@ -604,8 +565,7 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
 /// the lock (terraform flavor).
 #[test]
 fn lock_pin_upgrade_excluded_and_removed_provider() {
-    let env = TestEnv::new();
-    let (reg, cfg) = registry_with_providers(&env);
+    let (env, reg, cfg) = registry_with_providers();
     let dir = env.checkout("stack", &[("main.tf", CONFIG)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
     reg.publish(

@@ -1,10 +1,10 @@
 //! Which installation method serves a provider, and `-lockfile=readonly`.
 //! Synthetic providers from filesystem mirrors; no terraform run is needed here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tstore_test_support::mirror::{self, PkgFile};
-use tstore_test_support::{run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
+use tstore_test_support::{lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
 use crate::common::tstore;
 
@@ -25,6 +25,18 @@ fn publish(mirror_dir: &Path, addr: &str, version: &str, marker: &str) {
             executable: true,
         }],
     );
+}
+
+/// A new [`TestEnv`] with `packages` (address, version, marker: see [`publish`]) in a
+/// filesystem mirror at `<root>/mirror`, and a CLI config using only that mirror.
+fn env_with_mirror(packages: &[(&str, &str, &str)]) -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    for (addr, version, marker) in packages {
+        publish(&mirror_dir, addr, version, marker);
+    }
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    (env, cfg)
 }
 
 fn config(providers: &[(&str, &str)]) -> String {
@@ -52,11 +64,7 @@ fn linked_marker(dir: &Path, addr: &str, version: &str) -> String {
 
 #[test]
 fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    publish(&mirror_dir, FAKE, "1.0.0", "fake");
-    publish(&mirror_dir, OTHER, "2.0.0", "other");
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let (env, cfg) = env_with_mirror(&[(FAKE, "1.0.0", "fake"), (OTHER, "2.0.0", "other")]);
     let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
     // Unchanged lock: readonly is fine.
@@ -92,7 +100,7 @@ fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
     // Without readonly the same change is recorded.
     let out = stdout(&run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir)));
     assert!(out.contains("has made some changes"), "{out}");
-    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    let lock = lock_file(&dir);
     assert!(
         lock.contains("provider \"example.com/test/other\""),
         "{lock}"
@@ -164,21 +172,17 @@ fn implied_local_plugin_directory_is_used_without_a_provider_installation_block(
 /// version the override allows. terraform judges the lock.
 #[test]
 fn override_file_constraint_change_takes_effect_like_terraform() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    publish(&mirror_dir, FAKE, "1.0.0", "one");
-    publish(&mirror_dir, FAKE, "1.5.0", "one-five");
-    publish(&mirror_dir, FAKE, "2.0.0", "two");
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let (env, cfg) = env_with_mirror(&[
+        (FAKE, "1.0.0", "one"),
+        (FAKE, "1.5.0", "one-five"),
+        (FAKE, "2.0.0", "two"),
+    ]);
     let main = config(&[("fake", ">= 1.0.0")]);
-    let ours = env.checkout("ours", &[("main.tf", &main)]);
-    let theirs = env.checkout("theirs", &[("main.tf", &main)]);
+    let (ours, theirs) = env.ours_and_theirs(&[("main.tf", &main)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
     assert_eq!(linked_marker(&ours, FAKE, "2.0.0"), "two");
     let tf_init = |upgrade: bool| {
-        let mut cmd = env.terraform(&theirs);
-        cmd.env("TF_CLI_CONFIG_FILE", &cfg)
-            .args(["init", "-no-color", "-input=false"]);
+        let mut cmd = env.terraform_init(&theirs, &cfg);
         if upgrade {
             cmd.arg("-upgrade");
         }
@@ -217,8 +221,8 @@ fn override_file_constraint_change_takes_effect_like_terraform() {
     assert!(out.contains("has made some changes"), "{out}");
     assert_eq!(linked_marker(&ours, FAKE, "1.5.0"), "one-five");
     tf_init(true);
-    let ours_lock = std::fs::read_to_string(ours.join(".terraform.lock.hcl")).unwrap();
-    let theirs_lock = std::fs::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+    let ours_lock = lock_file(&ours);
+    let theirs_lock = lock_file(&theirs);
     assert_eq!(ours_lock, theirs_lock, "lock files differ");
     assert!(
         ours_lock.contains("constraints = \"~> 1.0\""),
@@ -230,10 +234,7 @@ fn override_file_constraint_change_takes_effect_like_terraform() {
 /// the file and line and the provider; exit 1, the checkout and its lock untouched.
 #[test]
 fn invalid_constraint_string_is_a_clear_error_and_nothing_changes() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    publish(&mirror_dir, FAKE, "1.0.0", "one");
-    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let (env, cfg) = env_with_mirror(&[(FAKE, "1.0.0", "one")]);
     let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
     std::fs::write(

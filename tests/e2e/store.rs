@@ -1,7 +1,7 @@
 //! The store commands: import, ls, du, verify; concurrency and hostile archives.
 
 use tstore_test_support::hostile::HostileKind;
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{run_fail, run_ok, stderr, Layout, NullMirror, TestEnv};
 
 use crate::common::{json, tstore};
 
@@ -9,14 +9,12 @@ use crate::common::{json, tstore};
 /// and the store ends with one package, one tree and one view.
 #[test]
 fn concurrent_imports_of_the_same_package_both_succeed() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_packed(&mirror_dir);
+    let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Packed);
     let children: Vec<_> = (0..2)
         .map(|_| {
             tstore(&env, None)
                 .args(["store", "import"])
-                .arg(&mirror_dir)
+                .arg(&mirror)
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -80,14 +78,8 @@ fn hostile_archives_are_rejected() {
 #[test]
 fn verify_reports_a_corrupted_blob() {
     use std::os::unix::fs::PermissionsExt;
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_unpacked(&mirror_dir);
-    run_ok(
-        tstore(&env, None)
-            .args(["store", "import"])
-            .arg(&mirror_dir),
-    );
+    let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
+    run_ok(tstore(&env, None).args(["store", "import"]).arg(&mirror));
     let clean = json(&run_ok(
         tstore(&env, None).args(["store", "verify", "--json"]),
     ));
@@ -113,14 +105,12 @@ fn verify_reports_a_corrupted_blob() {
 /// refused, and a bad value is a clear error.
 #[test]
 fn archive_limits_come_from_the_environment() {
-    let env = TestEnv::new();
-    let mirror_dir = env.root.path().join("mirror");
-    mirror::null_packed(&mirror_dir);
+    let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Packed);
     let out = run_fail(
         tstore(&env, None)
             .env("TSTORE_MAX_ENTRY_BYTES", "1000000")
             .args(["store", "import"])
-            .arg(&mirror_dir),
+            .arg(&mirror),
     );
     assert!(
         stderr(&out).contains("terraform-provider-null_v2.1.2_x4"),

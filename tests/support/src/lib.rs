@@ -6,6 +6,10 @@
 //!
 //! - [`TestEnv`]: one isolated environment per test (store, mount point, `HOME`, XDG dirs,
 //!   checkouts), all in a temp dir removed on drop. The real store of the user is never touched.
+//! - [`TestEnv::with_null_mirror`]: a [`TestEnv`] with the real null provider in a filesystem
+//!   mirror and a CLI config using it ([`NullMirror`]); with [`TestEnv::ours_and_theirs`],
+//!   [`TestEnv::terraform_init`], [`lock_file`] and [`TestEnv::assert_terraform_plans_null`],
+//!   the steps that compare tstore with terraform.
 //! - [`peers`]: the real terraform and null provider, fetched once into `target/peers/` by
 //!   `scripts/fetch-peers` when missing.
 //! - [`run_ok`] / [`run_fail`]: run a command and panic with everything needed to debug it.
@@ -43,6 +47,7 @@
 //! ```
 
 mod env;
+mod fixture;
 pub mod gpg;
 pub mod hostile;
 pub mod mirror;
@@ -57,6 +62,7 @@ pub mod tls;
 use std::path::PathBuf;
 
 pub use env::TestEnv;
+pub use fixture::{lock_file, Layout, NullMirror};
 pub use peers::{peers, peers_dir, Peers, NULL_H1, NULL_PROVIDER_FILE};
 pub use process::{command_line, run_fail, run_ok, stderr, stdout};
 pub use snapshot::snapshot;

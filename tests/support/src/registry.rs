@@ -17,7 +17,9 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use crate::gpg::GpgKey;
+use crate::mirror::{self, PkgFile};
 use crate::server::Server;
+use crate::NULL_PROVIDER_FILE;
 
 /// A registry + network mirror fixture.
 #[derive(Debug)]
@@ -83,6 +85,25 @@ impl TestRegistry {
     /// The network mirror base URL.
     pub fn mirror_url(&self) -> String {
         format!("{}/mirror/", self.server.url())
+    }
+
+    /// Publish `hashicorp/null` 2.1.2 ([`TestRegistry::publish`]): the real provider for
+    /// linux_amd64 and, for darwin_amd64, a stand-in with other bytes (a second platform's
+    /// hashes for the lock file). Returns the SHA256SUMS text.
+    pub fn publish_null(&self) -> String {
+        let other = mirror::zip_bytes(&[PkgFile {
+            path: NULL_PROVIDER_FILE,
+            contents: b"not for this platform",
+            executable: true,
+        }]);
+        self.publish(
+            "hashicorp/null",
+            mirror::NULL_VERSION,
+            &[
+                ("linux_amd64", mirror::zip_bytes(&mirror::null_files())),
+                ("darwin_amd64", other),
+            ],
+        )
     }
 
     /// Publish `ns_type` (`NS/TYPE`) `version` with one zip per platform (`OS_ARCH`); signs
@@ -211,5 +232,15 @@ impl TestRegistry {
         }
         fs_err::write(path, text).unwrap();
         path.to_path_buf()
+    }
+
+    /// [`TestRegistry::write_cli_config`] with no `host` block and the network mirror
+    /// ([`TestRegistry::mirror_url`]) as the only installation method.
+    pub fn write_mirror_cli_config(&self, path: &Path) -> PathBuf {
+        let installation = format!(
+            "  network_mirror {{\n    url = \"{}\"\n  }}",
+            self.mirror_url()
+        );
+        self.write_cli_config(path, &[], &installation)
     }
 }
