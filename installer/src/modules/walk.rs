@@ -107,7 +107,7 @@ impl Walker<'_> {
                 ModuleSource::Local(src) => {
                     if call.version.is_some() {
                         return Err(fail(
-                            "Cannot apply a version constraint to a module with a relative local path"
+                            "Invalid version constraint: cannot apply a version constraint to a module with a relative local path"
                                 .into(),
                         ));
                     }
@@ -208,7 +208,7 @@ impl Walker<'_> {
                 ModuleSource::Remote { package, subdir } => {
                     if call.version.is_some() {
                         return Err(fail(
-                            "Cannot apply a version constraint to a module that is not from a registry"
+                            "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry"
                                 .into(),
                         ));
                     }

@@ -166,7 +166,7 @@ pub fn load_module_requirements_shown_as(
     for e in required.values() {
         let addr = match &e.source {
             Some(src) => ProviderAddr::parse_source(src, default_host).map_err(|err| {
-                invalid(&e.at, "Invalid provider source address", err.to_string())
+                invalid(&e.at, "Invalid provider source string", err.to_string())
             })?,
             None => {
                 let kind = normalize_part(&e.name)

@@ -1,0 +1,3 @@
+module "g" {
+  source  = "git::file://@@GIT@@/mod.git//sub?ref=v1"
+}

@@ -1,0 +1,8 @@
+terraform {
+  required_providers {
+    terraform = {
+      source  = "terraform.io/builtin/terraform"
+      version = "1.0"
+    }
+  }
+}

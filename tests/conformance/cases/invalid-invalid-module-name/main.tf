@@ -1,0 +1,3 @@
+module "1bad" {
+  source = "./x"
+}

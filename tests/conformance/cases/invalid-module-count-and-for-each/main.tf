@@ -1,0 +1,5 @@
+module "m" {
+  source   = "./m"
+  count    = 1
+  for_each = {}
+}

@@ -1,0 +1,6 @@
+variable "s" {
+  default = "./m"
+}
+module "m" {
+  source = var.s
+}

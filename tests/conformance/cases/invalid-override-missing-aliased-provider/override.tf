@@ -1,0 +1,3 @@
+provider "null" {
+  alias = "b"
+}

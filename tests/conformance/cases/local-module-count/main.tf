@@ -1,0 +1,4 @@
+module "a" {
+  source = "./a"
+  count  = 2
+}

@@ -1,0 +1,4 @@
+module "a" {
+  source  = "./a"
+  version = "1.0.0"
+}

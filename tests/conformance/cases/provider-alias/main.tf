@@ -1,0 +1,14 @@
+terraform {
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = ">= 2.0.0, ~> 2.1"
+    }
+  }
+}
+provider "null" {
+  alias = "second"
+}
+resource "null_resource" "y" {
+  provider = null.second
+}

@@ -1,0 +1,7 @@
+terraform {
+  required_providers {
+    null = {
+      source = "a/b/c/d"
+    }
+  }
+}

@@ -1,0 +1,7 @@
+terraform {
+  required_providers {
+    nope = {
+      source = "acme/nope"
+    }
+  }
+}

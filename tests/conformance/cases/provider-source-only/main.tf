@@ -1,0 +1,8 @@
+terraform {
+  required_providers {
+    null = {
+      source = "hashicorp/null"
+    }
+  }
+}
+resource "null_resource" "x" {}

@@ -1,0 +1,4 @@
+module "m" {
+  source  = "@@REGISTRY@@/acme/mod/null"
+  version = "~> 1.0"
+}

@@ -1,0 +1,3 @@
+module "m" {
+  version = "2.0.0"
+}

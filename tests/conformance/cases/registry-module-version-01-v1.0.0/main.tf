@@ -1,0 +1,4 @@
+module "m" {
+  source  = "@@REGISTRY@@/acme/mod/null"
+  version = "v1.0.0"
+}

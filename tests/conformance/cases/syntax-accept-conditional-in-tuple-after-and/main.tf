@@ -1,0 +1,3 @@
+locals {
+  x = true && true ? [true ? "b" : ""] : []
+}

@@ -1,0 +1,5 @@
+# Object constructor items are newline-sensitive: the newline ends the item.
+locals {
+  o = { a = true ? "1" :
+  "3" }
+}

@@ -1,0 +1,1 @@
+variable "a" { default = 1, type = number }

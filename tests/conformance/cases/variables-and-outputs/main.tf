@@ -1,0 +1,10 @@
+variable "a" {
+  type    = string
+  default = "x"
+}
+locals {
+  b = upper(var.a)
+}
+output "c" {
+  value = local.b
+}
