@@ -40,6 +40,9 @@ struct Case {
     known_gap: Option<String>,
 }
 
+/// A case and how it went.
+type Outcome = (Case, Result<(), String>);
+
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/cases")
 }
@@ -227,8 +230,7 @@ fn tstore_init_conforms_to_terraform_init() {
         .collect();
     // Cases are independent: run them on a few threads, report in name order.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<BTreeMap<String, (Case, Result<(), String>)>> =
-        Default::default();
+    let results: std::sync::Mutex<BTreeMap<String, Outcome>> = Default::default();
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| loop {

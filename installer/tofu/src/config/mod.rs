@@ -165,9 +165,8 @@ pub fn load_module_requirements_shown_as(
     let mut local_names: BTreeMap<String, ProviderAddr> = BTreeMap::new();
     for e in required.values() {
         let addr = match &e.source {
-            Some(src) => ProviderAddr::parse_source(src, default_host).map_err(|err| {
-                invalid(&e.at, "Invalid provider source string", err.to_string())
-            })?,
+            Some(src) => ProviderAddr::parse_source(src, default_host)
+                .map_err(|err| invalid(&e.at, "Invalid provider source string", err.to_string()))?,
             None => {
                 let kind = normalize_part(&e.name)
                     .map_err(|err| invalid(&e.at, "Invalid provider name", err))?;
