@@ -7,6 +7,7 @@ mod common;
 mod config_loader;
 mod fuse;
 mod gc;
+mod git_submodules;
 mod hcl_syntax;
 mod hostile_input;
 mod https;

@@ -145,6 +145,19 @@ pub fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, String> {
         run(cmd, &format!("checkout {sha}"))
             .map_err(|e| format!("{e} (unknown revision {sha:?})"))?;
     }
+    // Submodules belong to the package, as go-getter fetches them (`git submodule update
+    // --init --recursive`). Their transports follow the user's git configuration: git
+    // refuses `file://` submodules unless `protocol.file.allow` says otherwise.
+    if dest.join(".gitmodules").is_file() {
+        let mut cmd = git();
+        cmd.arg("-C")
+            .arg(dest)
+            .args(["submodule", "update", "--init", "--recursive"]);
+        if let Some(d) = addr.depth {
+            cmd.arg(format!("--depth={d}"));
+        }
+        run(cmd, &format!("submodule update in {}", addr.repo))?;
+    }
     let mut cmd = git();
     cmd.arg("-C").arg(dest).arg("rev-parse").arg("HEAD");
     Ok(run(cmd, "rev-parse HEAD")?.trim().to_owned())

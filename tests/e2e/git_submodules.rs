@@ -1,0 +1,113 @@
+//! Git modules with submodules: the submodules' files are part of the package, as
+//! terraform (go-getter) fetches them.
+
+use std::path::Path;
+use std::process::Command;
+
+use tstore_test_support::{run_ok, TestEnv};
+
+use crate::common::tstore;
+
+fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        // git refuses file:// submodules by default; the test's repositories are local.
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "protocol.file.allow")
+        .env("GIT_CONFIG_VALUE_0", "always")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every file under `root`, `.git` entries aside, with its bytes.
+fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<_> = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+            (rel, fs_err::read(e.path()).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_git_module_with_submodules_installs_the_submodules_files() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    for d in ["inner-src", "outer-src"] {
+        fs_err::create_dir_all(base.join(d)).unwrap();
+    }
+    fs_err::write(
+        base.join("inner-src/main.tf"),
+        "output \"inner\" {\n  value = \"from the submodule\"\n}\n",
+    )
+    .unwrap();
+    sh(
+        &base.join("inner-src"),
+        "git init -q -b main . && git add -A && git commit -qm inner && git clone -q --bare . ../inner.git",
+    );
+    fs_err::write(
+        base.join("outer-src/main.tf"),
+        "module \"vendored\" {\n  source = \"./vendor/inner\"\n}\noutput \"x\" {\n  value = module.vendored.inner\n}\n",
+    )
+    .unwrap();
+    sh(
+        &base.join("outer-src"),
+        &format!(
+            "git init -q -b main . && git submodule --quiet add file://{}/inner.git vendor/inner \
+             && git add -A && git commit -qm outer && git tag v1 && git clone -q --bare . ../outer.git",
+            base.display()
+        ),
+    );
+    let main = format!(
+        "module \"m\" {{\n  source = \"git::file://{}/outer.git?ref=v1\"\n}}\noutput \"x\" {{\n  value = module.m.x\n}}\n",
+        base.display()
+    );
+    let theirs = env.checkout("theirs", &[("main.tf", &main)]);
+    let ours = env.checkout("ours", &[("main.tf", &main)]);
+    let git_env = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "protocol.file.allow"),
+        ("GIT_CONFIG_VALUE_0", "always"),
+    ];
+    run_ok(
+        env.terraform(&theirs)
+            .envs(git_env)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(
+        tstore(&env, None)
+            .envs(git_env)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours),
+    );
+    let want = files(&theirs.join(".terraform/modules/m"));
+    assert!(
+        want.iter().any(|(p, _)| p == "vendor/inner/main.tf"),
+        "terraform installed {:?}",
+        want.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    assert_eq!(files(&ours.join(".terraform/modules/m")), want);
+    // terraform accepts the install: the submodule's module loads.
+    run_ok(env.terraform(&ours).args(["validate", "-no-color"]));
+}
