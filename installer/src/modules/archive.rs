@@ -8,6 +8,7 @@
 //! extracted directory then goes through the store's directory ingest, which refuses symlinks
 //! leading out of the package. Zips go straight to the store's zip ingest.
 
+use super::FetchError;
 use std::io::Read;
 use std::path::{Component, Path};
 
@@ -73,8 +74,9 @@ pub fn fetch(
     url: &str,
     dest: &Path,
     since: Option<&Validators>,
-) -> Result<HttpFetch, String> {
-    let mut parsed = url::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+) -> Result<HttpFetch, FetchError> {
+    let mut parsed = url::Url::parse(url)
+        .map_err(|e| FetchError::Address(format!("invalid URL {url:?}: {e}")))?;
     let forced = parsed
         .query_pairs()
         .find(|(k, _)| k == "archive")
@@ -92,7 +94,9 @@ pub fn fetch(
     }
     let kind = match &forced {
         Some(f) => Some(ArchiveKind::from_name(f).ok_or_else(|| {
-            format!("archive type {f:?} is not supported (zip, tar.gz, tar.xz, tar.bz2, tar)")
+            FetchError::Address(format!(
+                "archive type {f:?} is not supported (zip, tar.gz, tar.xz, tar.bz2, tar)"
+            ))
         })?),
         None => ArchiveKind::from_name(parsed.path()),
     };
@@ -107,7 +111,7 @@ pub fn fetch(
         let conditional = since.etag.is_some() || since.last_modified.is_some();
         return match http
             .download_if_changed(parsed.as_str(), dest, &since)
-            .map_err(|e| crate::modules::chain(&e))?
+            .map_err(FetchError::from)?
         {
             Some(d) => Ok(HttpFetch::Archive {
                 kind,
@@ -115,15 +119,13 @@ pub fn fetch(
                 validators: d.validators,
             }),
             None if conditional => Ok(HttpFetch::NotModified),
-            None => Err(format!(
+            None => Err(FetchError::HostileArchive(format!(
                 "{url} answered 304 Not Modified to an unconditional request"
-            )),
+            ))),
         };
     }
     parsed.query_pairs_mut().append_pair("terraform-get", "1");
-    let resp = http
-        .get(parsed.as_str(), None)
-        .map_err(|e| crate::modules::chain(&e))?;
+    let resp = http.get(parsed.as_str(), None).map_err(FetchError::from)?;
     if let Some(loc) = resp.header("X-Terraform-Get") {
         return Ok(HttpFetch::Redirect(loc.to_owned()));
     }
@@ -132,10 +134,10 @@ pub fn fetch(
     meta_terraform_get(&body)
         .map(HttpFetch::Redirect)
         .ok_or_else(|| {
-            format!(
+            FetchError::Protocol(format!(
                 "{url} is neither an archive (zip, tar.gz, tar.xz, tar.bz2, tar) nor a page with an \
                  X-Terraform-Get header or terraform-get meta tag"
-            )
+            ))
         })
 }
 
@@ -156,9 +158,9 @@ pub fn extract_tar(
     kind: ArchiveKind,
     dest: &Path,
     limits: &tstore_store::Limits,
-) -> Result<(), String> {
-    let file = fs_err::File::open(archive).map_err(|e| e.to_string())?;
-    let compressed = file.metadata().map_err(|e| e.to_string())?.len();
+) -> Result<(), FetchError> {
+    let file = fs_err::File::open(archive).map_err(FetchError::from)?;
+    let compressed = file.metadata().map_err(FetchError::from)?.len();
     let limits = &whole_archive_limits(limits, compressed);
     match kind {
         ArchiveKind::Tar => extract_tar_stream(file, dest, limits),
@@ -170,7 +172,7 @@ pub fn extract_tar(
             // lzma-rs decodes into a writer: run it on a thread writing into a pipe that the
             // tar reader drains. When extraction stops early (an error, the end of the tar),
             // the reader is dropped and the decoder fails with a broken pipe.
-            let (reader, mut writer) = std::io::pipe().map_err(|e| e.to_string())?;
+            let (reader, mut writer) = std::io::pipe().map_err(FetchError::from)?;
             let decoder = std::thread::spawn(move || {
                 let mut input = std::io::BufReader::new(file);
                 lzma_rs::xz_decompress(&mut input, &mut writer)
@@ -178,7 +180,7 @@ pub fn extract_tar(
             let extracted = extract_tar_stream(reader, dest, limits);
             let decoded = decoder
                 .join()
-                .map_err(|_| "the xz decoder panicked".to_owned())?;
+                .map_err(|_| FetchError::CorruptArchive("the xz decoder panicked".into()))?;
             extracted?;
             match decoded {
                 Ok(()) => Ok(()),
@@ -188,10 +190,12 @@ pub fn extract_tar(
                 {
                     Ok(())
                 }
-                Err(e) => Err(format!("corrupt archive: xz: {e}")),
+                Err(e) => Err(FetchError::CorruptArchive(format!("xz: {e}"))),
             }
         }
-        ArchiveKind::Zip => Err("a zip is not a tar archive".into()),
+        ArchiveKind::Zip => Err(FetchError::CorruptArchive(
+            "a zip is not a tar archive".into(),
+        )),
     }
 }
 
@@ -216,16 +220,19 @@ fn extract_tar_stream(
     reader: impl Read,
     dest: &Path,
     limits: &tstore_store::Limits,
-) -> Result<(), String> {
+) -> Result<(), FetchError> {
     let mut tar = tar::Archive::new(reader);
     let mut total = 0u64;
     let mut count = 0u64;
     let mut seen = std::collections::HashSet::new();
-    for entry in tar.entries().map_err(|e| format!("corrupt archive: {e}"))? {
-        let mut entry = entry.map_err(|e| format!("corrupt archive: {e}"))?;
+    for entry in tar
+        .entries()
+        .map_err(|e| FetchError::CorruptArchive(e.to_string()))?
+    {
+        let mut entry = entry.map_err(|e| FetchError::CorruptArchive(e.to_string()))?;
         let raw = entry
             .path()
-            .map_err(|e| format!("corrupt archive: {e}"))?
+            .map_err(|e| FetchError::CorruptArchive(e.to_string()))?
             .into_owned();
         let name = raw.display().to_string();
         let mut rel = std::path::PathBuf::new();
@@ -233,7 +240,11 @@ fn extract_tar_stream(
             match c {
                 Component::Normal(p) => rel.push(p),
                 Component::CurDir => {}
-                _ => return Err(format!("entry {name:?} has an absolute path or \"..\"")),
+                _ => {
+                    return Err(FetchError::HostileArchive(format!(
+                        "entry {name:?} has an absolute path or \"..\""
+                    )))
+                }
             }
         }
         // `git archive` writes a global pax header; skip metadata entries.
@@ -249,10 +260,15 @@ fn extract_tar_stream(
         }
         count += 1;
         if count > limits.max_entries {
-            return Err(format!("more than {} entries", limits.max_entries));
+            return Err(FetchError::HostileArchive(format!(
+                "more than {} entries",
+                limits.max_entries
+            )));
         }
         if !seen.insert(rel.clone()) && !kind.is_dir() {
-            return Err(format!("entry {name:?} appears twice"));
+            return Err(FetchError::HostileArchive(format!(
+                "entry {name:?} appears twice"
+            )));
         }
         let out = dest.join(&rel);
         if let Some(parent) = out.parent() {
@@ -261,55 +277,61 @@ fn extract_tar_stream(
             for c in rel.parent().into_iter().flat_map(|r| r.components()) {
                 p.push(c);
                 if fs_err::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
-                    return Err(format!("entry {name:?} is inside a symlinked directory"));
+                    return Err(FetchError::HostileArchive(format!(
+                        "entry {name:?} is inside a symlinked directory"
+                    )));
                 }
             }
-            fs_err::create_dir_all(parent).map_err(|e| e.to_string())?;
+            fs_err::create_dir_all(parent).map_err(FetchError::from)?;
         }
         if kind.is_dir() {
-            fs_err::create_dir_all(&out).map_err(|e| e.to_string())?;
+            fs_err::create_dir_all(&out).map_err(FetchError::from)?;
         } else if kind.is_file() {
             let mode = entry.header().mode().unwrap_or(0o644);
-            let mut f = fs_err::File::create(&out).map_err(|e| e.to_string())?;
+            let mut f = fs_err::File::create(&out).map_err(FetchError::from)?;
             let remaining = limits.max_total_bytes.saturating_sub(total);
             let n = std::io::copy(
                 &mut (&mut entry).take(remaining.min(limits.max_entry_bytes) + 1),
                 &mut f,
             )
-            .map_err(|e| format!("corrupt archive: {e}"))?;
+            .map_err(|e| FetchError::CorruptArchive(e.to_string()))?;
             if n > limits.max_entry_bytes {
-                return Err(format!(
+                return Err(FetchError::HostileArchive(format!(
                     "entry {name:?} is larger than {} bytes",
                     limits.max_entry_bytes
-                ));
+                )));
             }
             total += n;
             if total > limits.max_total_bytes {
-                return Err(format!(
+                return Err(FetchError::HostileArchive(format!(
                     "more than {} bytes in total",
                     limits.max_total_bytes
-                ));
+                )));
             }
             use std::os::unix::fs::PermissionsExt as _;
             fs_err::set_permissions(
                 &out,
                 std::fs::Permissions::from_mode(if mode & 0o111 != 0 { 0o755 } else { 0o644 }),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(FetchError::from)?;
         } else if kind.is_symlink() {
             let target = entry
                 .link_name()
-                .map_err(|e| format!("corrupt archive: {e}"))?
-                .ok_or_else(|| format!("symlink {name:?} has no target"))?;
+                .map_err(|e| FetchError::CorruptArchive(e.to_string()))?
+                .ok_or_else(|| {
+                    FetchError::HostileArchive(format!("symlink {name:?} has no target"))
+                })?;
             if target.is_absolute() {
-                return Err(format!("symlink {name:?} has an absolute target"));
+                return Err(FetchError::HostileArchive(format!(
+                    "symlink {name:?} has an absolute target"
+                )));
             }
-            std::os::unix::fs::symlink(&target, &out).map_err(|e| e.to_string())?;
+            std::os::unix::fs::symlink(&target, &out).map_err(FetchError::from)?;
         } else {
             // Devices, fifos, hard links: a module package needs none of them.
-            return Err(format!(
+            return Err(FetchError::HostileArchive(format!(
                 "entry {name:?} is not a file, directory or symlink"
-            ));
+            )));
         }
     }
     Ok(())
@@ -373,7 +395,7 @@ mod tests {
         kind: ArchiveKind,
         entries: &[Entry<'_>],
         limits: &tstore_store::Limits,
-    ) -> (tempfile::TempDir, Result<(), String>) {
+    ) -> (tempfile::TempDir, Result<(), FetchError>) {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("a");
         fs_err::write(&file, compress(kind, &tar_bytes(entries))).unwrap();
@@ -469,7 +491,7 @@ mod tests {
             for (what, entries, expect) in &cases {
                 let (tmp, r) = extract(kind, entries, &limits());
                 let err = r.expect_err(what);
-                assert!(err.contains(expect), "{kind:?} {what}: {err}");
+                assert!(err.to_string().contains(expect), "{kind:?} {what}: {err}");
                 assert!(!tmp.path().join("evil").exists());
             }
         }
@@ -484,7 +506,10 @@ mod tests {
         };
         for kind in [ArchiveKind::TarGz, ArchiveKind::TarXz, ArchiveKind::TarBz2] {
             let (_tmp, r) = extract(kind, &[("zeros", T::Regular, None, &big)], &small);
-            assert!(r.unwrap_err().contains("larger than"), "{kind:?}");
+            assert!(
+                r.unwrap_err().to_string().contains("larger than"),
+                "{kind:?}"
+            );
         }
         let total = tstore_store::Limits {
             max_total_bytes: 3 << 20,
@@ -496,7 +521,7 @@ mod tests {
             &[("a", T::Regular, None, &two), ("b", T::Regular, None, &two)],
             &total,
         );
-        assert!(r.unwrap_err().contains("in total"));
+        assert!(r.unwrap_err().to_string().contains("in total"));
         let entries = tstore_store::Limits {
             max_entries: 1,
             ..limits()
@@ -506,7 +531,7 @@ mod tests {
             &[("a", T::Regular, None, b""), ("b", T::Regular, None, b"")],
             &entries,
         );
-        assert!(r.unwrap_err().contains("entries"));
+        assert!(r.unwrap_err().to_string().contains("entries"));
     }
 
     #[test]

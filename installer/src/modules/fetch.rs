@@ -1,6 +1,7 @@
 //! Bringing one remote package into the store, or finding it there: registry resolution,
 //! git, http archives, and the memos that avoid fetching again.
 
+use super::FetchError;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -10,7 +11,7 @@ use tstore_tofu::version::ModuleVersionConstraints;
 
 use super::source::{clean_join, Getter, ModuleSource, RemotePackage};
 use super::walk::{bad_location, Fetched, Resolved};
-use super::{archive, chain, git, registry};
+use super::{archive, git, registry};
 use crate::net::http::{HttpClient, Validators};
 use crate::net::NetworkSettings;
 
@@ -49,11 +50,11 @@ impl Fetcher<'_> {
         m: &registry::RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
         log: &mut FetchLog,
-    ) -> Result<Resolved, String> {
+    ) -> Result<Resolved, FetchError> {
         let http = self
             .http
             .as_ref()
-            .ok_or_else(|| "no HTTP client".to_owned())?;
+            .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
         let (version, download) = registry::select(http, network, m, constraints)?;
         let memo_key = format!(
             "registry\0{}/{}\0{version}",
@@ -96,18 +97,18 @@ impl Fetcher<'_> {
     }
 
     /// The store's memo for `source`, when the package it names is intact in the store.
-    pub(super) fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, String> {
-        match self.store.module_source(source).map_err(|e| chain(&e))? {
+    pub(super) fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, FetchError> {
+        match self.store.module_source(source).map_err(FetchError::from)? {
             Some(memo) if self.known(&memo.package)? => Ok(Some(memo)),
             _ => Ok(None),
         }
     }
 
-    pub(super) fn remember(&self, source: &str, memo: &ModuleSourceMemo) -> Result<(), String> {
+    pub(super) fn remember(&self, source: &str, memo: &ModuleSourceMemo) -> Result<(), FetchError> {
         self.store
             .record_module_source(source, memo)
             .map(|_| ())
-            .map_err(|e| chain(&e))
+            .map_err(FetchError::from)
     }
 
     /// The package at `package`, from the store or fetched into it (once per init).
@@ -116,9 +117,11 @@ impl Fetcher<'_> {
         package: &RemotePackage,
         hops: usize,
         log: &mut FetchLog,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         if hops > 8 {
-            return Err("too many X-Terraform-Get redirections".into());
+            return Err(FetchError::Protocol(
+                "too many X-Terraform-Get redirections".into(),
+            ));
         }
         let slot = {
             let mut slots = self
@@ -143,7 +146,7 @@ impl Fetcher<'_> {
         package: &RemotePackage,
         hops: usize,
         log: &mut FetchLog,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         let fetched = match package.getter {
             Getter::Git => self.fetch_git(&package.url, log)?,
             Getter::File => {
@@ -151,7 +154,7 @@ impl Fetcher<'_> {
                 let ingested = self
                     .store
                     .ingest_module_dir(Path::new(path))
-                    .map_err(|e| chain(&e))?;
+                    .map_err(FetchError::from)?;
                 let id = package_id("file", path, &format!("file\0{path}\0{}", ingested.tree));
                 self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?
             }
@@ -159,7 +162,7 @@ impl Fetcher<'_> {
                 let http = self
                     .http
                     .as_ref()
-                    .ok_or_else(|| "no HTTP client".to_owned())?;
+                    .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
                 let tmp = self.tmpdir()?;
                 let file = tmp.path().join("archive");
                 // An archive URL's package is revalidated, never trusted blindly: the memo's
@@ -180,11 +183,11 @@ impl Fetcher<'_> {
                         let (pkg, sub) = match ModuleSource::parse(&next, self.default_host) {
                             Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
                             _ => {
-                                return Err(format!(
+                                return Err(FetchError::Package(format!(
                                     "{} names {next:?} (X-Terraform-Get), which is not a supported \
                                      remote address",
                                     package.url
-                                ))
+                                )))
                             }
                         };
                         let mut f = self.fetch(&pkg, hops + 1, log)?;
@@ -232,14 +235,14 @@ impl Fetcher<'_> {
         tmp: &Path,
         url: &str,
         log: &mut FetchLog,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         if self.known(id)? {
             log.reused.push(id.to_owned());
             return self.fetched(id);
         }
         let (tree, hashes) = match kind {
             archive::ArchiveKind::Zip => {
-                let a = self.store.ingest_zip(file).map_err(|e| chain(&e))?;
+                let a = self.store.ingest_zip(file).map_err(FetchError::from)?;
                 (a.ingested.tree, vec![a.ingested.h1, a.zh])
             }
             archive::ArchiveKind::TarGz
@@ -247,10 +250,13 @@ impl Fetcher<'_> {
             | archive::ArchiveKind::TarXz
             | archive::ArchiveKind::TarBz2 => {
                 let dest = tmp.join("x");
-                fs_err::create_dir(&dest).map_err(|e| e.to_string())?;
+                fs_err::create_dir(&dest).map_err(FetchError::from)?;
                 archive::extract_tar(file, kind, &dest, self.store.limits())
-                    .map_err(|e| format!("{url}: {e}"))?;
-                let i = self.store.ingest_module_dir(&dest).map_err(|e| chain(&e))?;
+                    .map_err(|e| FetchError::Protocol(format!("{url}: {e}")))?;
+                let i = self
+                    .store
+                    .ingest_module_dir(&dest)
+                    .map_err(FetchError::from)?;
                 (i.tree, i.h1.into_iter().collect())
             }
         };
@@ -258,7 +264,7 @@ impl Fetcher<'_> {
         self.commit(id, &tree, hashes)
     }
 
-    pub(super) fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, String> {
+    pub(super) fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, FetchError> {
         let addr = git::GitAddress::parse(url)?;
         if let Some(commit) = git::resolve(&addr)? {
             let id = git_id(&addr.repo, &commit);
@@ -271,49 +277,56 @@ impl Fetcher<'_> {
             .as_deref()
             .is_some_and(|r| !looks_like_sha(r))
         {
-            return Err(format!(
+            return Err(FetchError::Package(format!(
                 "the repository {} has no branch or tag {:?}",
                 addr.repo,
                 addr.reference.as_deref().unwrap_or_default()
-            ));
+            )));
         }
         let tmp = self.tmpdir()?;
         let dest = tmp.path().join("checkout");
         let commit = git::checkout(&addr, &dest)?;
         let id = git_id(&addr.repo, &commit);
-        let ingested = self.store.ingest_module_dir(&dest).map_err(|e| chain(&e))?;
+        let ingested = self
+            .store
+            .ingest_module_dir(&dest)
+            .map_err(FetchError::from)?;
         log.fetched.push(id.clone());
         self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())
     }
 
-    pub(super) fn tmpdir(&self) -> Result<tempfile::TempDir, String> {
+    pub(super) fn tmpdir(&self) -> Result<tempfile::TempDir, FetchError> {
         let base = self.store.root().join("tmp");
-        fs_err::create_dir_all(&base).map_err(|e| e.to_string())?;
+        fs_err::create_dir_all(&base).map_err(FetchError::from)?;
         tempfile::Builder::new()
             .prefix("module-")
             .tempdir_in(&base)
-            .map_err(|e| e.to_string())
+            .map_err(FetchError::from)
     }
 
     /// Whether the store holds this package intact (a damaged one is removed and fetched
     /// again rather than linked).
-    pub(super) fn known(&self, id: &str) -> Result<bool, String> {
+    pub(super) fn known(&self, id: &str) -> Result<bool, FetchError> {
         let key = PackageKey::module(id);
         Ok(self
             .store
             .trusted_package(&key)
-            .map_err(|e| chain(&e))?
+            .map_err(FetchError::from)?
             .is_some()
-            && self.store.view_dir(&key).map_err(|e| chain(&e))?.is_dir())
+            && self
+                .store
+                .view_dir(&key)
+                .map_err(FetchError::from)?
+                .is_dir())
     }
 
-    pub(super) fn fetched(&self, id: &str) -> Result<Fetched, String> {
+    pub(super) fn fetched(&self, id: &str) -> Result<Fetched, FetchError> {
         Ok(Fetched {
             id: id.to_owned(),
             view: self
                 .store
                 .view_dir(&PackageKey::module(id))
-                .map_err(|e| chain(&e))?,
+                .map_err(FetchError::from)?,
             subdir: None,
         })
     }
@@ -323,7 +336,7 @@ impl Fetcher<'_> {
         id: &str,
         tree: &tstore_store::TreeId,
         hashes: Vec<tstore_store::Hash>,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         let key = PackageKey::module(id);
         let records: Vec<HashRecord> = hashes
             .into_iter()
@@ -331,7 +344,7 @@ impl Fetcher<'_> {
             .collect();
         self.store
             .commit_package(&key, tree, &records, None)
-            .map_err(|e| chain(&e))?;
+            .map_err(FetchError::from)?;
         self.fetched(id)
     }
 }

@@ -6,6 +6,7 @@
 //! and it re-resolves branches and moved tags every init); a full commit id is taken as is.
 //! Only when the store lacks that commit's package is the repository cloned.
 
+use super::FetchError;
 use std::path::Path;
 use std::process::Command;
 
@@ -22,7 +23,7 @@ pub struct GitAddress {
 
 impl GitAddress {
     /// Parse `URL[?ref=…&depth=…]`.
-    pub fn parse(url: &str) -> Result<GitAddress, String> {
+    pub fn parse(url: &str) -> Result<GitAddress, FetchError> {
         let (repo, query) = match url.split_once('?') {
             Some((r, q)) => (r, q),
             None => (url, ""),
@@ -37,12 +38,15 @@ impl GitAddress {
             match k {
                 "ref" => out.reference = Some(v.to_owned()),
                 "depth" => {
-                    out.depth = Some(
-                        v.parse()
-                            .map_err(|_| format!("depth {v:?} is not a number"))?,
-                    );
+                    out.depth = Some(v.parse().map_err(|_| {
+                        FetchError::Address(format!("depth {v:?} is not a number"))
+                    })?);
                 }
-                "sshkey" => return Err("sshkey= is not supported by tstore".into()),
+                "sshkey" => {
+                    return Err(FetchError::Address(
+                        "sshkey= is not supported by tstore".into(),
+                    ))
+                }
                 _ => rest.push(pair),
             }
         }
@@ -67,20 +71,24 @@ fn git() -> Command {
     c
 }
 
-fn run(mut cmd: Command, what: &str) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run git ({what}): {e}"))?;
+fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
+    let out = cmd.output().map_err(|source| FetchError::GitSpawn {
+        what: what.to_owned(),
+        source,
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("git {what} failed: {}", stderr.trim()));
+        return Err(FetchError::Git {
+            what: what.to_owned(),
+            stderr: stderr.trim().to_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote`; `None` when
 /// no ref of that name exists (it may still be an abbreviated commit id).
-pub fn resolve(addr: &GitAddress) -> Result<Option<String>, String> {
+pub fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
     if let Some(r) = &addr.reference {
         if is_full_sha(r) {
             return Ok(Some(r.to_ascii_lowercase()));
@@ -113,7 +121,7 @@ pub fn resolve(addr: &GitAddress) -> Result<Option<String>, String> {
 }
 
 /// Clone `addr` into `dest` (must not exist) at its ref; returns the checked-out commit.
-pub fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, String> {
+pub fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, FetchError> {
     let sha_ref = addr
         .reference
         .as_deref()
@@ -142,8 +150,13 @@ pub fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, String> {
             .arg("--quiet")
             .arg("--detach")
             .arg(sha);
-        run(cmd, &format!("checkout {sha}"))
-            .map_err(|e| format!("{e} (unknown revision {sha:?})"))?;
+        run(cmd, &format!("checkout {sha}")).map_err(|e| match e {
+            FetchError::Git { what, stderr } => FetchError::Git {
+                what,
+                stderr: format!("{stderr} (unknown revision {sha:?})"),
+            },
+            other => other,
+        })?;
     }
     // Submodules belong to the package, as go-getter fetches them (`git submodule update
     // --init --recursive`). Their transports follow the user's git configuration: git

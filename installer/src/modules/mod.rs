@@ -45,6 +45,7 @@
 mod apply;
 pub mod archive;
 mod decide;
+mod error;
 mod fetch;
 pub mod git;
 pub mod manifest;
@@ -63,6 +64,7 @@ use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
 use tstore_tofu::flavor::Flavor;
 
+pub use self::error::FetchError;
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::fetch::Slots;
@@ -176,7 +178,7 @@ impl ModulesReport {
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleInstallError {
     /// One call cannot be installed.
-    #[error("{at}: cannot install module \"{key}\" (source {address:?}): {message}")]
+    #[error("{at}: cannot install module \"{key}\" (source {address:?})")]
     Call {
         /// Where the call is.
         at: SourcePos,
@@ -185,18 +187,20 @@ pub enum ModuleInstallError {
         /// Its source as written.
         address: String,
         /// What went wrong.
-        message: String,
+        #[source]
+        source: FetchError,
     },
     /// A module's configuration is invalid.
     #[error(transparent)]
     Config(#[from] config::ConfigError),
     /// The root package's meta file is invalid.
-    #[error("{}: invalid {META_FILE}: {message}", path.display())]
+    #[error("{}: invalid {META_FILE}", path.display())]
     Meta {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        message: String,
+        #[source]
+        source: policy::MetaError,
     },
     /// Writing `.terraform/modules` failed.
     #[error("cannot update {}: {message}", path.display())]
@@ -225,9 +229,9 @@ pub fn install(
     store: &Store,
     opts: &ModuleOptions,
 ) -> Result<(ModulesReport, Vec<String>), ModuleInstallError> {
-    let root_meta = policy::load(&opts.dir).map_err(|message| ModuleInstallError::Meta {
+    let root_meta = policy::load(&opts.dir).map_err(|source| ModuleInstallError::Meta {
         path: opts.dir.join(META_FILE),
-        message,
+        source,
     })?;
     let mut w = Walker {
         store,

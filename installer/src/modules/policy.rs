@@ -45,23 +45,37 @@ impl Meta {
     }
 }
 
+/// Why a meta file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum MetaError {
+    /// It cannot be read (or is larger than tstore reads).
+    #[error("cannot read it")]
+    Read(#[from] std::io::Error),
+    /// It is not valid HCL.
+    #[error(transparent)]
+    Syntax(#[from] hcl::Error),
+    /// It breaks a rule of the format.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 /// The largest meta file read: real ones are a few hundred bytes.
 const MAX_META_FILE: u64 = 64 << 10;
 
 /// Read the meta file of the package rooted at `root`: `Ok(None)` when absent.
-pub fn load(root: &Path) -> Result<Option<Meta>, String> {
+pub fn load(root: &Path) -> Result<Option<Meta>, MetaError> {
     let path = root.join(META_FILE);
     let text = match tstore_tofu::read::read_capped(&path, MAX_META_FILE) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(MetaError::Read(e)),
     };
     parse(&text).map(Some)
 }
 
 /// Parse a meta file's text.
-pub fn parse(text: &str) -> Result<Meta, String> {
-    let body: Body = hcl::parse(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str) -> Result<Meta, MetaError> {
+    let body: Body = hcl::parse(text)?;
     let mut meta = Meta::default();
     let mut labels = std::collections::BTreeSet::new();
     for s in body.into_inner() {
@@ -71,10 +85,16 @@ pub fn parse(text: &str) -> Result<Meta, String> {
         }
         let label = match block.labels.first() {
             Some(l) if block.labels.len() == 1 => l.as_str().to_owned(),
-            _ => return Err("a module block needs exactly one label".into()),
+            _ => {
+                return Err(MetaError::Invalid(
+                    "a module block needs exactly one label".into(),
+                ))
+            }
         };
         if !labels.insert(label.clone()) {
-            return Err(format!("duplicate module block {label:?}"));
+            return Err(MetaError::Invalid(format!(
+                "duplicate module block {label:?}"
+            )));
         }
         let mut path = None;
         let mut ro = ReadOnly::default();
@@ -82,7 +102,11 @@ pub fn parse(text: &str) -> Result<Meta, String> {
             match s {
                 Structure::Attribute(a) if a.key.as_str() == "path" => match a.expr {
                     Expression::String(p) => path = Some(p),
-                    _ => return Err(format!("module {label:?}: path must be a string")),
+                    _ => {
+                        return Err(MetaError::Invalid(format!(
+                            "module {label:?}: path must be a string"
+                        )))
+                    }
                 },
                 Structure::Attribute(a) if a.key.as_str() == "read-only" => match a.expr {
                     Expression::Object(obj) => {
@@ -98,7 +122,11 @@ pub fn parse(text: &str) -> Result<Meta, String> {
                             read_only_field(&label, &mut ro, &key, &v)?;
                         }
                     }
-                    _ => return Err(format!("module {label:?}: read-only must be an object")),
+                    _ => {
+                        return Err(MetaError::Invalid(format!(
+                            "module {label:?}: read-only must be an object"
+                        )))
+                    }
                 },
                 Structure::Block(b) if b.identifier.as_str() == "read-only" => {
                     for s in b.body.into_inner() {
@@ -111,21 +139,25 @@ pub fn parse(text: &str) -> Result<Meta, String> {
             }
         }
         let Some(path) = path else {
-            return Err(format!("module {label:?}: path is required"));
+            return Err(MetaError::Invalid(format!(
+                "module {label:?}: path is required"
+            )));
         };
         if !(path == "." || path.starts_with("./")) {
-            return Err(format!(
+            return Err(MetaError::Invalid(format!(
                 "module {label:?}: path {path:?} must be \".\" or start with \"./\""
-            ));
+            )));
         }
         let cleaned = clean_join(".", &path);
         if cleaned.starts_with("..") {
-            return Err(format!(
+            return Err(MetaError::Invalid(format!(
                 "module {label:?}: path {path:?} leaves the package"
-            ));
+            )));
         }
         if meta.modules.insert(cleaned, ro).is_some() {
-            return Err(format!("module {label:?}: path {path:?} is listed twice"));
+            return Err(MetaError::Invalid(format!(
+                "module {label:?}: path {path:?} is listed twice"
+            )));
         }
     }
     Ok(meta)
@@ -136,11 +168,11 @@ fn read_only_field(
     ro: &mut ReadOnly,
     key: &str,
     v: &Expression,
-) -> Result<(), String> {
+) -> Result<(), MetaError> {
     let Expression::Bool(b) = v else {
-        return Err(format!(
+        return Err(MetaError::Invalid(format!(
             "module {label:?}: read-only.{key} must be true or false"
-        ));
+        )));
     };
     match key {
         "self" => ro.this = Some(*b),

@@ -2,6 +2,7 @@
 //! `204` + `X-Terraform-Get` (or `200` + `{"location":…}`), as tofu's registry client reads
 //! them (<https://github.com/opentofu/opentofu/blob/main/internal/registry/client.go>).
 
+use super::FetchError;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use crate::net::http::HttpClient;
@@ -38,21 +39,21 @@ pub fn select(
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
     constraints: &ModuleVersionConstraints,
-) -> Result<(Version, url::Url), String> {
+) -> Result<(Version, url::Url), FetchError> {
     let token = net.credentials.token(m.host);
     let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
-        .map_err(|e| super::chain(&e))?;
+        .map_err(FetchError::from)?;
     let versions_url = base
         .join(&format!("{}/versions", m.path))
-        .map_err(|e| e.to_string())?;
+        .map_err(FetchError::from)?;
     let list: Versions = http
         .get_json(versions_url.as_str(), token)
         .map_err(|e| match e {
-            crate::net::http::HttpError::Status { status: 404, .. } => format!(
-                "Module not found: the registry at {} has no module {}",
-                m.host, m.path
-            ),
-            e => super::chain(&e),
+            crate::net::http::HttpError::Status { status: 404, .. } => FetchError::ModuleNotFound {
+                host: m.host.to_owned(),
+                path: m.path.to_owned(),
+            },
+            e => FetchError::from(e),
         })?;
     let available: Vec<Version> = list
         .modules
@@ -67,20 +68,15 @@ pub fn select(
     let version = constraints.select(&available).cloned().ok_or_else(|| {
         // terraform's "Unresolvable module version constraint", with the newest release.
         let newest = available.iter().filter(|v| !v.is_prerelease()).max();
-        format!(
-            "Unresolvable module version constraint: there is no available version of module \
-                 \"{}/{}\" which matches the given version constraint {:?}.{}",
-            m.host,
-            m.path,
-            constraints.to_go_string(),
-            newest
-                .map(|v| format!(" The newest available version is {v}."))
-                .unwrap_or_default()
-        )
+        FetchError::Unresolvable {
+            module: format!("{}/{}", m.host, m.path),
+            constraint: constraints.to_go_string(),
+            newest: newest.map(ToString::to_string),
+        }
     })?;
     let download = base
         .join(&format!("{}/{version}/download", m.path))
-        .map_err(|e| e.to_string())?;
+        .map_err(FetchError::from)?;
     Ok((version, download))
 }
 
@@ -91,11 +87,11 @@ pub fn location(
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
     download: &url::Url,
-) -> Result<String, String> {
+) -> Result<String, FetchError> {
     let token = net.credentials.token(m.host);
     let resp = http
         .get(download.as_str(), token)
-        .map_err(|e| super::chain(&e))?;
+        .map_err(FetchError::from)?;
     let location = match resp.header("X-Terraform-Get") {
         Some(l) => l.to_owned(),
         None => {
@@ -104,7 +100,9 @@ pub fn location(
                 location: String,
             }
             let body: Loc = serde_json::from_reader(resp.into_reader()).map_err(|e| {
-                format!("{download} answered neither X-Terraform-Get nor a JSON location: {e}")
+                FetchError::Protocol(format!(
+                    "{download} answered neither X-Terraform-Get nor a JSON location: {e}"
+                ))
             })?;
             body.location
         }
@@ -112,7 +110,7 @@ pub fn location(
     let location = if ["/", "./", "../"].iter().any(|p| location.starts_with(p)) {
         download
             .join(&location)
-            .map_err(|e| e.to_string())?
+            .map_err(FetchError::from)?
             .to_string()
     } else {
         location

@@ -313,7 +313,7 @@ pub fn clean_join(base: &str, path: &str) -> String {
 /// `SubdirGlob` does with `filepath.Glob`) inside the package at `root`: it must match
 /// exactly one path, which is returned relative to `root`. `//*` is the usual form: the
 /// single top-level directory of an archive.
-pub fn glob_subdir(root: &Path, pattern: &str) -> Result<String, String> {
+pub fn glob_subdir(root: &Path, pattern: &str) -> Result<String, super::FetchError> {
     let mut matches = vec![String::new()];
     for part in pattern.split('/').filter(|p| !p.is_empty() && *p != ".") {
         let mut next = Vec::new();
@@ -339,9 +339,13 @@ pub fn glob_subdir(root: &Path, pattern: &str) -> Result<String, String> {
         matches = next;
     }
     match matches.as_slice() {
-        [] => Err(format!("subdir {pattern:?} not found")),
+        [] => Err(super::FetchError::Package(format!(
+            "subdir {pattern:?} not found"
+        ))),
         [one] => Ok(one.clone()),
-        _ => Err(format!("subdir {pattern:?} matches multiple paths")),
+        _ => Err(super::FetchError::Package(format!(
+            "subdir {pattern:?} matches multiple paths"
+        ))),
     }
 }
 
@@ -554,9 +558,11 @@ mod tests {
         fs_err::create_dir_all(dir.path().join("second")).unwrap();
         assert!(glob_subdir(dir.path(), "*")
             .unwrap_err()
+            .to_string()
             .contains("multiple"));
         assert!(glob_subdir(dir.path(), "nope*")
             .unwrap_err()
+            .to_string()
             .contains("not found"));
     }
 }

@@ -1,6 +1,7 @@
 //! Step 1: walk the module tree from the root, fetching remote packages as calls are met
 //! (the calls of one module in parallel).
 
+use super::FetchError;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,7 @@ use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
 use super::policy::{Meta, META_FILE};
 use super::progress::Progress;
 use super::source::{self, clean_join, Getter, ModuleSource, RemotePackage};
-use super::{chain, policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH};
+use super::{policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH};
 use crate::net::http::HttpClient;
 
 #[derive(Clone, Debug)]
@@ -82,44 +83,43 @@ impl Walker<'_> {
             } else {
                 format!("{prefix}.{name}")
             };
-            let fail = |message: String| ModuleInstallError::Call {
+            let fail = |source: FetchError| ModuleInstallError::Call {
                 at: call.at.clone(),
                 key: key.clone(),
                 address: call.source.clone(),
-                message,
+                source,
             };
             if depth + 1 > MAX_DEPTH {
-                return Err(fail(format!(
+                return Err(fail(FetchError::Package(format!(
                     "module calls nest more than {MAX_DEPTH} levels deep; a module probably calls itself"
-                )));
+                ))));
             }
             let parsed =
                 ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host())
-                    .map_err(|e| fail(e.reason))?;
+                    .map_err(|e| fail(FetchError::Address(e.reason)))?;
             let kind = parsed.kind();
             let (node, abs) = match parsed {
                 ModuleSource::Unsupported { getter } => {
-                    return Err(fail(format!(
+                    return Err(fail(FetchError::Package(format!(
                         "the {getter}:: getter is not supported by tstore (supported: local paths, \
                          module registries, git::, http(s):// archives, absolute paths)"
-                    )))
+                    ))))
                 }
                 ModuleSource::Local(src) => {
                     if call.version.is_some() {
-                        return Err(fail(
-                            "Invalid version constraint: cannot apply a version constraint to a module with a relative local path"
-                                .into(),
-                        ));
+                        return Err(fail(FetchError::Address(
+                            "Invalid version constraint: cannot apply a version constraint to a module with a relative local path".into(),
+                        )));
                     }
                     let dir = clean_join(dir_rel, &src);
                     let (new_pkg_path, abs) = match install {
                         Some(inst) => {
                             let p = clean_join(pkg_path, &src);
                             if p.starts_with("..") {
-                                return Err(fail(format!(
+                                return Err(fail(FetchError::Package(format!(
                                     "Local module path escapes module package: {src:?} from {pkg_path:?} \
                                      leaves the package of module \"{inst}\""
-                                )));
+                                ))));
                             }
                             let root = &self.installs[inst].0.view;
                             let abs = if p == "." {
@@ -135,18 +135,22 @@ impl Walker<'_> {
                     // resolved (a remote package's files are never symlinked dirs).
                     let (dir, abs) = match install {
                         None if abs.is_dir() => {
-                            let resolved = source::eval_symlinks(&self.opts.dir, &dir)
-                                .map_err(|e| fail(format!("Unreadable module directory: {e}")))?;
+                            let resolved =
+                                source::eval_symlinks(&self.opts.dir, &dir).map_err(|e| {
+                                    fail(FetchError::Package(format!(
+                                        "Unreadable module directory: {e}"
+                                    )))
+                                })?;
                             let abs = self.opts.dir.join(&resolved);
                             (resolved, abs)
                         }
                         _ => (dir, abs),
                     };
                     if !abs.is_dir() {
-                        return Err(fail(format!(
+                        return Err(fail(FetchError::Package(format!(
                             "Unreadable module directory: {} does not exist or is not a directory",
                             abs.display()
-                        )));
+                        ))));
                     }
                     let package = install.map(|i| self.installs[i].0.id.clone());
                     (
@@ -173,8 +177,11 @@ impl Walker<'_> {
                     subdir,
                 } => {
                     let constraints = match &call.version {
-                        Some(v) => ModuleVersionConstraints::parse(v)
-                            .map_err(|e| fail(format!("invalid version constraint: {e}")))?,
+                        Some(v) => ModuleVersionConstraints::parse(v).map_err(|e| {
+                            fail(FetchError::Package(format!(
+                                "invalid version constraint: {e}"
+                            )))
+                        })?,
                         None => ModuleVersionConstraints::default(),
                     };
                     let m = registry::RegistryModule {
@@ -207,10 +214,9 @@ impl Walker<'_> {
                 }
                 ModuleSource::Remote { package, subdir } => {
                     if call.version.is_some() {
-                        return Err(fail(
-                            "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry"
-                                .into(),
-                        ));
+                        return Err(fail(FetchError::Address(
+                            "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry".into(),
+                        )));
                     }
                     let fetched = self.fetch(&package, 0).map_err(&fail)?;
                     let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
@@ -240,10 +246,12 @@ impl Walker<'_> {
         fetched: Fetched,
         subdir: Option<String>,
         parent: Option<usize>,
-    ) -> Result<(Node, PathBuf), String> {
+    ) -> Result<(Node, PathBuf), FetchError> {
         let mut pkg_path = clean_join(".", subdir.as_deref().unwrap_or("."));
         if pkg_path.starts_with("..") {
-            return Err(format!("subdirectory {pkg_path:?} leaves the package"));
+            return Err(FetchError::Package(format!(
+                "subdirectory {pkg_path:?} leaves the package"
+            )));
         }
         if pkg_path.contains(['*', '?']) {
             pkg_path = source::glob_subdir(&fetched.view, &pkg_path)?;
@@ -254,14 +262,18 @@ impl Walker<'_> {
             fetched.view.join(&pkg_path)
         };
         if !abs.is_dir() {
-            return Err(format!("the package has no subdirectory {pkg_path:?}"));
+            return Err(FetchError::Package(format!(
+                "the package has no subdirectory {pkg_path:?}"
+            )));
         }
         let meta = match policy::load(&fetched.view) {
             Ok(m) => m,
             Err(e) => {
                 self.warnings.push(format!(
-                    "{}: module \"{key}\": ignoring invalid {META_FILE} of package {}: {e}",
-                    call.at, fetched.id
+                    "{}: module \"{key}\": ignoring invalid {META_FILE} of package {}: {}",
+                    call.at,
+                    fetched.id,
+                    super::chain(&e)
                 ));
                 None
             }
@@ -289,11 +301,11 @@ impl Walker<'_> {
         ))
     }
 
-    pub(super) fn http(&mut self) -> Result<HttpClient, String> {
+    pub(super) fn http(&mut self) -> Result<HttpClient, FetchError> {
         if self.http.is_none() {
             self.http = Some(
                 HttpClient::new(self.opts.network.ssl_cert_file.as_deref())
-                    .map_err(|e| chain(&e))?,
+                    .map_err(FetchError::from)?,
             );
         }
         Ok(self.http.clone().expect("just set"))
@@ -314,7 +326,7 @@ impl Walker<'_> {
         &mut self,
         m: &registry::RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
-    ) -> Result<Resolved, String> {
+    ) -> Result<Resolved, FetchError> {
         let key = resolve_key(m, constraints);
         if let Some(r) = self.resolved.get(&key) {
             return Ok(r.clone());
@@ -336,7 +348,7 @@ impl Walker<'_> {
         &mut self,
         package: &RemotePackage,
         hops: usize,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         let addr = package.to_string();
         if let Some(f) = self.cache.get(&addr) {
             return Ok(f.clone());
@@ -493,6 +505,8 @@ pub(super) struct Resolved {
     pub(super) fetched: Fetched,
 }
 
-pub(super) fn bad_location(location: &str) -> String {
-    format!("the registry's download location {location:?} is not a supported remote address")
+pub(super) fn bad_location(location: &str) -> FetchError {
+    FetchError::Protocol(format!(
+        "the registry's download location {location:?} is not a supported remote address"
+    ))
 }

@@ -1,0 +1,91 @@
+//! Why a module package could not be fetched or read, as the installer's typed error. The
+//! call it belongs to is added by [`ModuleInstallError::Call`](super::ModuleInstallError).
+
+use std::io;
+
+use tstore_store::StoreError;
+
+use crate::net::discovery::DiscoveryError;
+use crate::net::http::HttpError;
+
+/// One module package's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The source address cannot be used as written.
+    #[error("{0}")]
+    Address(String),
+    /// `git` could not be started.
+    #[error("cannot run git ({what})")]
+    GitSpawn {
+        /// The git operation.
+        what: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A `git` command failed; its own message says why.
+    #[error("git {what} failed: {stderr}")]
+    Git {
+        /// The git operation.
+        what: String,
+        /// git's stderr, trimmed.
+        stderr: String,
+    },
+    /// The ref names no branch or tag of the repository.
+    #[error("the repository {repo} has no branch or tag {reference:?}")]
+    NoSuchRef {
+        /// The repository.
+        repo: String,
+        /// The `?ref=` value.
+        reference: String,
+    },
+    /// An HTTP request failed.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// A URL the source or a registry gave is malformed.
+    #[error("invalid URL: {0}")]
+    Url(#[from] url::ParseError),
+    /// Service discovery failed.
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// The registry does not have the module.
+    #[error("Module not found: the registry at {host} has no module {path}")]
+    ModuleNotFound {
+        /// Registry host.
+        host: String,
+        /// `NAMESPACE/NAME/SYSTEM`.
+        path: String,
+    },
+    /// No listed version satisfies the call's constraint.
+    #[error(
+        "Unresolvable module version constraint: there is no available version of module \
+         \"{module}\" which matches the given version constraint {constraint:?}.{}",
+        newest.as_ref().map(|v| format!(" The newest available version is {v}.")).unwrap_or_default()
+    )]
+    Unresolvable {
+        /// `HOST/NAMESPACE/NAME/SYSTEM`.
+        module: String,
+        /// The constraint as written.
+        constraint: String,
+        /// The newest release the registry lists.
+        newest: Option<String>,
+    },
+    /// A registry or a web page answered something tstore cannot use.
+    #[error("{0}")]
+    Protocol(String),
+    /// An archive cannot be decoded.
+    #[error("corrupt archive: {0}")]
+    CorruptArchive(String),
+    /// An archive breaks a safety rule (paths, links, sizes, entry counts).
+    #[error("{0}")]
+    HostileArchive(String),
+    /// The package lacks what the call names (a subdirectory, a local path).
+    #[error("{0}")]
+    Package(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Local I/O failed (the message names the path).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
