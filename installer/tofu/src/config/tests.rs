@@ -125,7 +125,7 @@ fn errors_name_file_and_line() {
             (
                 "main.tf",
                 "\n\nterraform {\n  required_providers {\n    null = {\n      source = \"a/b/c/d\"\n    }\n  }\n}\n",
-                "main.tf:5: Invalid provider source address",
+                "main.tf:5: Invalid provider source string",
             ),
             (
                 "main.tf",
