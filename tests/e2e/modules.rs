@@ -1,6 +1,10 @@
 //! Module packages in the store, linked or copied, and `modules.json` as terraform writes it.
 //! The fixture is a bare git repository made by the test ([`package_repo`]) and a root
 //! calling it ([`root_config`]).
+//!
+//! Longer than most files on purpose: every test here shares that fixture and the full
+//! registry/git/archive fixture built on it ([`full_fixture`]); split, they would be
+//! spread over files that all import each other's helpers.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

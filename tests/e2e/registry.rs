@@ -1,5 +1,8 @@
 //! The origin registry protocol and the network mirror protocol, against a loopback server
 //! started by each test, judged by the real terraform 1.0.3.
+//!
+//! A little over 600 lines on purpose: the synthetic registry package and its expected
+//! hashes are shared by every test here.
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
