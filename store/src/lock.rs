@@ -43,8 +43,9 @@ impl StoreLock {
             .map_err(|e| StoreError::io(path, e))
     }
 
-    /// Take the lock shared, blocking (with a log line) if gc holds it.
-    pub(crate) fn shared(path: &Path) -> Result<StoreLock> {
+    /// Take the lock shared, blocking if gc holds it; `on_wait` runs once before blocking,
+    /// so the caller can tell the user why nothing happens.
+    pub(crate) fn shared(path: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
         let file = Self::open(path)?;
         match file.file().try_lock_shared() {
             Ok(()) => {}
@@ -53,6 +54,7 @@ impl StoreLock {
                     "waiting for the store lock {} (gc is running)",
                     path.display()
                 );
+                on_wait();
                 file.file()
                     .lock_shared()
                     .map_err(|e| StoreError::io(path, e))?;

@@ -180,7 +180,13 @@ impl Store {
 
     /// Take the store lock shared (init, import, mount), waiting while gc holds it.
     pub fn lock_shared(&self) -> Result<StoreLock> {
-        StoreLock::shared(&self.layout.lock)
+        StoreLock::shared(&self.layout.lock, || {})
+    }
+
+    /// [`Store::lock_shared`], calling `on_wait` once if it has to wait (gc holds the
+    /// lock), so a command can say why it blocks, as cargo does for its package lock.
+    pub fn lock_shared_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        StoreLock::shared(&self.layout.lock, on_wait)
     }
 
     /// Try to take the store lock exclusive (gc) without waiting; `None` if the store is busy.

@@ -42,3 +42,56 @@ fn tofu_init_flags_and_chdir_work_as_in_ci_scripts() {
     let err = stderr(&out);
     assert!(err.contains("-chdir") && err.contains("nowhere"), "{err}");
 }
+
+/// An init that finds the store locked by gc says so once on stderr, waits, and succeeds
+/// when the lock is released.
+#[test]
+fn an_init_blocked_by_gc_says_it_is_waiting() {
+    use std::io::Read;
+
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    // A first init creates the store (and its lock file).
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+
+    // Hold the store lock exclusively, as gc does while it sweeps.
+    let lock = fs_err::File::open(env.store.join(".lock")).unwrap();
+    lock.file().lock().unwrap();
+    let mut child = tstore(&env, Some(&cfg))
+        .arg("init")
+        .arg(&dir)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("waiting for the store lock") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "init ended without saying it waits: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "init did not wait for the lock"
+    );
+    lock.file().unlock().unwrap();
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{}{rest}", String::from_utf8_lossy(&seen));
+    let all = format!("{}{rest}", String::from_utf8_lossy(&seen));
+    assert_eq!(
+        all.matches("waiting for the store lock").count(),
+        1,
+        "{all}"
+    );
+}

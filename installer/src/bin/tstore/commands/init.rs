@@ -9,7 +9,7 @@ use tstore_store::Store;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
 
-use super::open_store;
+use super::{lock_store, open_store};
 use crate::cli::{InitArgs, LockfileMode};
 use crate::reporter::{HumanReporter, Silent};
 use crate::{daemon, json, roots, Settings};
@@ -39,7 +39,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency protocol").
-    let lock = store.lock_shared()?;
+    let lock = lock_store(&store)?;
     let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
     // On failure too: the links the directory has now (kept or made) stay pinned.
     let recorded = roots::record_root(settings, &store, &lock, &dir);

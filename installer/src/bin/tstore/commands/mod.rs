@@ -48,6 +48,14 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
     }
 }
 
+/// Take the store lock shared, saying on stderr when it has to wait (gc holds the lock
+/// exclusively while it sweeps), as cargo does for its package lock.
+pub(crate) fn lock_store(store: &Store) -> Result<tstore_store::StoreLock> {
+    Ok(store.lock_shared_or_wait(|| {
+        eprintln!("tstore: waiting for the store lock (tstore gc is running)...");
+    })?)
+}
+
 pub(crate) fn open_store(settings: &Settings) -> Result<Store> {
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;

@@ -16,7 +16,7 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::cliconfig::CliConfig;
 use tstore_tofu::flavor::Flavor;
 
-use super::open_store;
+use super::{lock_store, open_store};
 use crate::cli::ProvidersLockArgs;
 use crate::json;
 use crate::reporter::{HumanReporter, Silent};
@@ -71,7 +71,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let store = open_store(settings)?;
-    let _lock = store.lock_shared()?;
+    let _lock = lock_store(&store)?;
     let opts = LockOptions {
         base: InitOptions {
             dir,

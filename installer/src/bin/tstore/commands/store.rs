@@ -6,13 +6,13 @@ use anyhow::{Context, Result};
 use tstore_installer::{FilesystemMirror, MirrorLocation};
 use tstore_store::{PackageKey, SourceFingerprint, Store};
 
-use super::open_store;
+use super::{lock_store, open_store};
 use crate::json;
 use crate::Settings;
 
 pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) -> Result<ExitCode> {
     let store = open_store(settings)?;
-    let _lock = store.lock_shared()?;
+    let _lock = lock_store(&store)?;
     let mirror = FilesystemMirror {
         root: std::path::absolute(path)?,
     };
