@@ -37,8 +37,18 @@ use std::process::Command;
 pub use fs::StoreFs;
 use tstore_store::Store;
 
-/// The `fsname` of tstore mounts as listed in `/proc/self/mountinfo` (type `fuse.tstore`).
+/// The subtype of tstore mounts (type `fuse.tstore` in `/proc/self/mountinfo`), and the
+/// prefix of their `fsname`.
 pub const FS_NAME: &str = "tstore";
+
+/// The `fsname` of a mount serving the store at `store_root`: `tstore:` and 16 hex digits of
+/// the BLAKE3 of the store's canonical path. A probe compares it, so two stores pointed at
+/// one mount path never serve each other's packages.
+pub fn fs_name(store_root: &Path) -> String {
+    let canonical = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_owned());
+    let hash = blake3::hash(canonical.as_os_str().as_encoded_bytes());
+    format!("{FS_NAME}:{}", &hash.to_hex()[..16])
+}
 
 /// Mount `store` read-only at `mountpoint` and serve it with `threads` worker threads until
 /// the filesystem is unmounted (`fusermount3 -u`). The mount point must be an existing
@@ -46,7 +56,7 @@ pub const FS_NAME: &str = "tstore";
 pub fn mount(store: Store, mountpoint: &Path, threads: usize) -> io::Result<()> {
     let mut config = fuser::Config::default();
     config.mount_options = vec![
-        fuser::MountOption::FSName(FS_NAME.into()),
+        fuser::MountOption::FSName(fs_name(store.root())),
         fuser::MountOption::Subtype(FS_NAME.into()),
         fuser::MountOption::RO,
         // Providers are executed straight from the mount (terraform execs them).
@@ -79,22 +89,33 @@ pub enum MountState {
     /// A tstore mount that does not answer `stat`; usually its daemon is gone and `stat`
     /// answers "Transport endpoint is not connected".
     Stale,
+    /// A tstore mount of another store (or of a tstore too old to say which store).
+    OtherStore,
     /// Some other filesystem is mounted there.
     Foreign,
     /// Nothing is mounted there.
     NotMounted,
 }
 
-/// Probe `path`: `/proc/self/mountinfo` says whether and what is mounted; `stat` says whether
-/// a FUSE daemon still answers.
-pub fn probe(path: &Path) -> MountState {
+/// Probe `path` for a mount of the store at `store_root`: `/proc/self/mountinfo` says
+/// whether and what is mounted (the `fsname` names the store); `stat` says whether a FUSE
+/// daemon still answers.
+pub fn probe(path: &Path, store_root: &Path) -> MountState {
     let Some((fstype, source)) = mount_type(path) else {
         return MountState::NotMounted;
     };
     // Mounted directly (as root) the type is `fuse`, through fusermount3 `fuse.tstore`; the
-    // source is our fsname either way.
-    if !fstype.starts_with("fuse") || source != FS_NAME {
+    // source is the fsname either way.
+    if !fstype.starts_with("fuse") {
         return MountState::Foreign;
+    }
+    if source != fs_name(store_root) {
+        let ours = source == FS_NAME || source.starts_with(&format!("{FS_NAME}:"));
+        return if ours {
+            MountState::OtherStore
+        } else {
+            MountState::Foreign
+        };
     }
     match std::fs::metadata(path) {
         Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => MountState::Stale,
@@ -189,7 +210,7 @@ mod tests {
     #[test]
     fn a_plain_directory_is_not_mounted() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(probe(dir.path()), MountState::NotMounted);
+        assert_eq!(probe(dir.path(), dir.path()), MountState::NotMounted);
         let (fstype, _) = mount_type(Path::new("/proc")).unwrap();
         assert_eq!(fstype, "proc");
     }

@@ -197,3 +197,34 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
     assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
     env.assert_terraform_plans_null(&dir);
 }
+
+/// A mount path belongs to one store: an init with another store (another `TSTORE_HOME`)
+/// and the same `TSTORE_MOUNT` is refused with a clear error instead of linking into the
+/// first store's packages, and `mount --status` tells the two apart.
+#[test]
+fn a_mount_path_serves_one_store_only() {
+    let (fixture, _dir) = init_null(false);
+    let env = &fixture.env;
+    assert_eq!(status(env)["state"], "mounted");
+
+    let other_store = env.root.path().join("store-b");
+    let dir = env.checkout("other", &[("main.tf", NULL_CONFIG)]);
+    let before = tstore_test_support::snapshot(&dir);
+    let out = tstore(env, Some(&fixture.cfg))
+        .env("TSTORE_HOME", &other_store)
+        .arg("init")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("serves another store"), "{err}");
+    assert_eq!(tstore_test_support::snapshot(&dir), before);
+
+    let other = json(&run_ok(
+        tstore(env, None)
+            .env("TSTORE_HOME", &other_store)
+            .args(["mount", "--status", "--json"]),
+    ));
+    assert_eq!(other["state"], "other-store", "{other}");
+}

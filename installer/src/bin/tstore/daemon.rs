@@ -67,12 +67,13 @@ pub(crate) fn fuse_unavailable(settings: &Settings) -> Option<String> {
 pub(crate) fn ensure(settings: &Settings, store: &Store) -> Result<Ensured> {
     let mount = &settings.mount;
     let _guard = mount_lock(settings)?;
-    let state = tstore_fsmount::probe(mount);
+    let state = tstore_fsmount::probe(mount, &settings.store);
     if let Some(why) = fuse_unavailable(settings) {
         match state {
             // A live mount serves the same paths; leave it to whoever uses it.
             MountState::Live => return Ok(Ensured::AlreadyMounted),
             MountState::Stale => detach(mount)?,
+            MountState::OtherStore => other_store(settings)?,
             MountState::Foreign => occupied(mount)?,
             MountState::NotMounted => {}
         }
@@ -85,11 +86,24 @@ pub(crate) fn ensure(settings: &Settings, store: &Store) -> Result<Ensured> {
             detach(mount)?;
             true
         }
+        MountState::OtherStore => return other_store(settings).map(|()| Ensured::AlreadyMounted),
         MountState::Foreign => return occupied(mount).map(|()| Ensured::AlreadyMounted),
         MountState::NotMounted => false,
     };
     let pid = spawn_daemon(settings, store)?;
     Ok(Ensured::Mounted { pid, repaired })
+}
+
+/// The mount path serves another store: linking into it would hand out that store's bytes.
+pub(crate) fn other_store(settings: &Settings) -> Result<()> {
+    bail!(
+        "the tstore mount path {} serves another store than {}; give each store a mount path \
+         of its own (TSTORE_MOUNT), or unmount it (`tstore umount` with that store's \
+         TSTORE_HOME, or `fusermount3 -u {}`)",
+        settings.mount.display(),
+        settings.store.display(),
+        settings.mount.display()
+    )
 }
 
 pub(crate) fn occupied(mount: &Path) -> Result<()> {
@@ -147,7 +161,7 @@ fn spawn_daemon(settings: &Settings, store: &Store) -> Result<u32> {
     let pid = child.id();
     let start = Instant::now();
     loop {
-        if tstore_fsmount::probe(&settings.mount) == MountState::Live {
+        if tstore_fsmount::probe(&settings.mount, &settings.store) == MountState::Live {
             // Reap it later from nobody: the daemon outlives us and is re-parented.
             std::mem::forget(child);
             return Ok(pid);

@@ -4,7 +4,7 @@
 //! # `mount --status --json`
 //!
 //! `{"mount": PATH, "store": PATH, "state": "mounted"|"stale"|"views-link"|"not-mounted"|
-//! "foreign", "pid": N|null, "fuse": null|"why FUSE is unavailable"}`
+//! "foreign"|"other-store", "pid": N|null, "fuse": null|"why FUSE is unavailable"}`
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,8 +18,8 @@ use tstore_store::Store;
 
 use crate::cli::{MountArgs, UmountArgs};
 use crate::daemon::{
-    detach, ensure, fuse_unavailable, is_zombie, occupied, pid_file, read_pid, Ensured,
-    MOUNT_TIMEOUT,
+    detach, ensure, fuse_unavailable, is_zombie, occupied, other_store, pid_file, read_pid,
+    Ensured, MOUNT_TIMEOUT,
 };
 use crate::json;
 use crate::Settings;
@@ -64,9 +64,10 @@ fn foreground(settings: &Settings, store: Store) -> Result<ExitCode> {
     if let Some(why) = fuse_unavailable(settings) {
         bail!("cannot mount {} with FUSE: {why}", mount.display());
     }
-    match tstore_fsmount::probe(mount) {
+    match tstore_fsmount::probe(mount, &settings.store) {
         MountState::Live => bail!("the store is already mounted at {}", mount.display()),
         MountState::Stale => detach(mount)?,
+        MountState::OtherStore => other_store(settings)?,
         MountState::Foreign => occupied(mount)?,
         MountState::NotMounted => {}
     }
@@ -91,7 +92,7 @@ fn foreground(settings: &Settings, store: Store) -> Result<ExitCode> {
 pub(crate) fn umount(settings: &Settings, args: &UmountArgs) -> Result<ExitCode> {
     let mount = &settings.mount;
     let pid = read_pid(settings);
-    match tstore_fsmount::probe(mount) {
+    match tstore_fsmount::probe(mount, &settings.store) {
         MountState::Live => tstore_fsmount::unmount(mount, args.lazy).with_context(|| {
             format!(
                 "cannot unmount {}; if it is in use, `tstore umount --lazy` detaches it now",
@@ -99,6 +100,7 @@ pub(crate) fn umount(settings: &Settings, args: &UmountArgs) -> Result<ExitCode>
             )
         })?,
         MountState::Stale => detach(mount)?,
+        MountState::OtherStore => other_store(settings)?,
         MountState::Foreign => occupied(mount)?,
         MountState::NotMounted => {
             println!("Nothing is mounted at {}.", mount.display());
@@ -130,9 +132,10 @@ struct Status {
 }
 
 fn status(settings: &Settings, json: bool) -> Result<ExitCode> {
-    let state = match tstore_fsmount::probe(&settings.mount) {
+    let state = match tstore_fsmount::probe(&settings.mount, &settings.store) {
         MountState::Live => "mounted",
         MountState::Stale => "stale",
+        MountState::OtherStore => "other-store",
         MountState::Foreign => "foreign",
         MountState::NotMounted if settings.mount.is_symlink() => "views-link",
         MountState::NotMounted => "not-mounted",
