@@ -8,6 +8,7 @@ mod config_loader;
 mod fuse;
 mod gc;
 mod git_submodules;
+mod hardening;
 mod hcl_syntax;
 mod hostile_input;
 mod https;

@@ -10,6 +10,7 @@ use super::decide::Decision;
 use super::walk::Walker;
 use super::{chain, manifest, Action, CallReport, ModuleInstallError, ModuleOptions, STATE_FILE};
 use crate::workdir::atomic::write_atomic;
+use crate::workdir::guard::{check_parents, is_module_key};
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub(super) struct InstallState {
@@ -32,16 +33,40 @@ pub(super) fn apply(
         path: path.to_path_buf(),
         message: e.to_string(),
     };
+    // `.terraform` and `.terraform/modules` must be real directories: everything below is
+    // written and removed through them.
+    let guard = |path: &Path| check_parents(&opts.dir, path).map_err(|e| werr(path, &e));
+    guard(&modules_dir.join(STATE_FILE))?;
     fs_err::create_dir_all(&modules_dir).map_err(|e| werr(&modules_dir, &e))?;
     let state_path = modules_dir.join(STATE_FILE);
-    let old: BTreeMap<String, InstallState> = fs_err::read(&state_path)
+    let mut old: BTreeMap<String, InstallState> = fs_err::read(&state_path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
+    // Only keys tstore could have written name an entry to remove; anything else in the
+    // state file ("../x", "/etc") is ignored, never followed.
+    old.retain(|key, _| {
+        let ok = is_module_key(key);
+        if !ok {
+            w.warnings.push(format!(
+                "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
+                state_path.display()
+            ));
+        }
+        ok
+    });
     let mut new: BTreeMap<String, InstallState> = BTreeMap::new();
     let mut records = Vec::new();
     for (i, n) in w.nodes.clone().iter().enumerate() {
         let d = &decisions[i];
+        // Keys come from validated module names; one that is not a plain name never
+        // reaches the filesystem.
+        if !is_module_key(&n.key) {
+            return Err(werr(
+                &modules_dir,
+                &format!("{:?} is not a valid module key", n.key),
+            ));
+        }
         let mut dir = n.dir.clone();
         let target_path = modules_dir.join(&n.key);
         match d.action {
@@ -49,7 +74,7 @@ pub(super) fn apply(
                 let id = n.package.clone().expect("remote installs have a package");
                 let target = opts.mount.join("modules").join(&id);
                 remove_unless_symlink(&target_path).map_err(|e| werr(&target_path, &e))?;
-                crate::workdir::link::ensure_symlink(&target_path, &target)
+                crate::workdir::link::ensure_symlink(&opts.dir, &target_path, &target)
                     .map_err(|e| werr(&target_path, &chain(&e)))?;
                 new.insert(
                     n.key.clone(),

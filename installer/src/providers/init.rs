@@ -187,7 +187,7 @@ pub fn init(
     let mut reports = Vec::new();
     for p in planned {
         let package = p.commit(store)?;
-        let link_outcome = link::ensure_symlink(&p.link, &p.target)?;
+        let link_outcome = link::ensure_symlink(&opts.dir, &p.link, &p.target)?;
         let provider = p.display.as_str();
         if link_outcome == LinkOutcome::Unchanged {
             reporter.event(Event::UsingPreviouslyInstalled {

@@ -11,9 +11,15 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::guard::{check_parents, UnsafePath};
+
 /// Why a link could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
+    /// The link would be made through a symlinked directory, or outside the working
+    /// directory.
+    #[error(transparent)]
+    Unsafe(#[from] UnsafePath),
     /// A filesystem operation on the link path failed.
     #[error("cannot link {link} -> {target}")]
     Io {
@@ -39,8 +45,11 @@ pub enum LinkOutcome {
     Replaced,
 }
 
-/// Make `link` a symlink to `target`, replacing whatever is there.
-pub fn ensure_symlink(link: &Path, target: &Path) -> Result<LinkOutcome, LinkError> {
+/// Make `link` (below the working directory `root`) a symlink to `target`, replacing
+/// whatever is there: a link is replaced as a link, a directory tstore left is removed. No
+/// directory between `root` and `link` may be a symlink.
+pub fn ensure_symlink(root: &Path, link: &Path, target: &Path) -> Result<LinkOutcome, LinkError> {
+    check_parents(root, link)?;
     let err = |source| LinkError::Io {
         link: link.to_owned(),
         target: target.to_owned(),
@@ -108,9 +117,18 @@ mod tests {
         let link = tmp.path().join("a/b/link");
         let t1 = tmp.path().join("t1");
         let t2 = tmp.path().join("t2");
-        assert_eq!(ensure_symlink(&link, &t1).unwrap(), LinkOutcome::Created);
-        assert_eq!(ensure_symlink(&link, &t1).unwrap(), LinkOutcome::Unchanged);
-        assert_eq!(ensure_symlink(&link, &t2).unwrap(), LinkOutcome::Replaced);
+        assert_eq!(
+            ensure_symlink(tmp.path(), &link, &t1).unwrap(),
+            LinkOutcome::Created
+        );
+        assert_eq!(
+            ensure_symlink(tmp.path(), &link, &t1).unwrap(),
+            LinkOutcome::Unchanged
+        );
+        assert_eq!(
+            ensure_symlink(tmp.path(), &link, &t2).unwrap(),
+            LinkOutcome::Replaced
+        );
         assert_eq!(std::fs::read_link(&link).unwrap(), t2);
     }
 
@@ -122,7 +140,7 @@ mod tests {
         std::fs::write(link.join("sub/file"), "x").unwrap();
         let target = tmp.path().join("target");
         assert_eq!(
-            ensure_symlink(&link, &target).unwrap(),
+            ensure_symlink(tmp.path(), &link, &target).unwrap(),
             LinkOutcome::Replaced
         );
         assert_eq!(std::fs::read_link(&link).unwrap(), target);

@@ -156,6 +156,13 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                                 )),
                             }
                         };
+                        if !super::hcl::is_identifier(name) {
+                            return Err(invalid(
+                                &at,
+                                "Invalid module instance name",
+                                "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.".into(),
+                            ));
+                        }
                         out.module_calls.push(FileModuleCall {
                             name: name.clone(),
                             source: literal("source")?,
