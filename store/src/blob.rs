@@ -108,7 +108,7 @@ pub(crate) fn write_blob(
     exec: bool,
 ) -> std::result::Result<WrittenBlob, BlobWriteError> {
     let mut tmp = tempfile::Builder::new()
-        .prefix("blob-")
+        .prefix(&crate::temp::temp_prefix("blob"))
         .tempfile_in(&layout.tmp)
         .map_err(|e| StoreError::io(&layout.tmp, e))?;
     let mut blake = blake3::Hasher::new();
@@ -165,7 +165,7 @@ pub(crate) fn blob_file_with_mode(layout: &Layout, id: &BlobId, exec: bool) -> R
         return Ok(twin);
     }
     let dir = tempfile::Builder::new()
-        .prefix("twin-")
+        .prefix(&crate::temp::temp_prefix("twin"))
         .tempdir_in(&layout.tmp)
         .map_err(|e| StoreError::io(&layout.tmp, e))?;
     let tmp = dir.path().join("blob");

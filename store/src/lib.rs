@@ -85,6 +85,7 @@ mod package;
 mod read;
 mod roots;
 mod store;
+mod temp;
 mod tree;
 mod view;
 
@@ -100,6 +101,7 @@ pub use module_sources::ModuleSourceMemo;
 pub use package::{Disposition, HashRecord, Package, PackageKey};
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{BadView, CorruptBlob, DiskUsage, MissingBlob, SourceMemo, Store, VerifyReport};
+pub use temp::{remove_own_temps, temp_prefix};
 pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
 pub use view::LinkMode;
 

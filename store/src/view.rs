@@ -120,7 +120,7 @@ pub(crate) fn materialize(
         return Ok(Materialized::AlreadyThere);
     }
     let tmp = tempfile::Builder::new()
-        .prefix("view-")
+        .prefix(&crate::temp::temp_prefix("view"))
         .tempdir_in(&layout.tmp)
         .map_err(|e| StoreError::io(&layout.tmp, e))?;
     let build = tmp.path().join("v");
@@ -189,7 +189,7 @@ pub(crate) fn remove_view(layout: &Layout, view: &Path) -> Result<()> {
     fs_err::set_permissions(view, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| StoreError::io(view, e))?;
     let trash = tempfile::Builder::new()
-        .prefix("trash-")
+        .prefix(&crate::temp::temp_prefix("trash"))
         .tempdir_in(&layout.tmp)
         .map_err(|e| StoreError::io(&layout.tmp, e))?;
     let moved = trash.path().join("v");

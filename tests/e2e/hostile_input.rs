@@ -206,3 +206,79 @@ fn a_tar_gz_bomb_is_refused_and_leaves_nothing() {
         .unwrap_or_default();
     assert!(left.is_empty(), "the store's tmp keeps {left:?}");
 }
+
+/// Ctrl-C during a large ingest: tstore says `Interrupted`, exits 130, leaves no temporary
+/// file of its own in the store and the working directory as it was.
+#[test]
+fn an_interrupted_init_leaves_no_temp_files() {
+    use tstore_test_support::mirror::{self, PkgFile};
+
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    // 160 MB that does not compress: ingest takes long enough to be interrupted.
+    let mut big = vec![0u8; 160 << 20];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for chunk in big.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    mirror::write_unpacked(
+        &mirror_dir,
+        "registry.terraform.io/acme/big",
+        "1.0.0",
+        "linux_amd64",
+        &[PkgFile {
+            path: "terraform-provider-big_v1.0.0",
+            contents: &big,
+            executable: true,
+        }],
+    );
+    drop(big);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let dir = env.checkout(
+        "big",
+        &[(
+            "main.tf",
+            "terraform {\n  required_providers {\n    big = {\n      source = \"acme/big\"\n    }\n  }\n}\n",
+        )],
+    );
+    let before = snapshot(&dir);
+    let tmp = env.store.join("tmp");
+    let child = tstore(&env, Some(&cfg))
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let start = std::time::Instant::now();
+    let own = |tmp: &Path| -> Vec<String> {
+        fs_err::read_dir(tmp)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.contains(&format!("-{pid}-")))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    while own(&tmp).is_empty() {
+        assert!(start.elapsed().as_secs() < 60, "no temp file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("Interrupted"), "{err}");
+    assert!(own(&tmp).is_empty(), "temp files left: {:?}", own(&tmp));
+    assert_eq!(snapshot(&dir), before);
+}

@@ -24,6 +24,8 @@ pub(super) fn apply(
     w: &mut Walker<'_>,
     decisions: &[Decision],
 ) -> Result<(), ModuleInstallError> {
+    // An interrupt waits until `.terraform/modules` matches `modules.json` again.
+    let _writing = crate::workdir::interrupt::Writing::begin();
     let modules_dir = opts.dir.join(".terraform/modules");
     if w.nodes.is_empty() && !modules_dir.exists() {
         // No module calls and nothing installed before: leave the directory untouched.

@@ -299,7 +299,7 @@ impl Fetcher<'_> {
         let base = self.store.root().join("tmp");
         fs_err::create_dir_all(&base).map_err(FetchError::from)?;
         tempfile::Builder::new()
-            .prefix("module-")
+            .prefix(&tstore_store::temp_prefix("module"))
             .tempdir_in(&base)
             .map_err(FetchError::from)
     }

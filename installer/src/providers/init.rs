@@ -183,7 +183,8 @@ pub fn init(
         }
     }
 
-    // Phase 3: commit to the store, link, write the lock file.
+    // Phase 3: commit to the store, link, write the lock file; an interrupt waits for it.
+    let _writing = crate::workdir::interrupt::Writing::begin();
     let mut reports = Vec::new();
     for p in planned {
         let package = p.commit(store)?;

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod guard;
+pub mod interrupt;
 pub mod link;
 pub mod mountpoint;
 pub mod roots;

@@ -112,12 +112,35 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let result = Settings::resolve(&cli).and_then(|settings| commands::run(&settings, cli.command));
+    // The mount daemon is stopped by signals on purpose; every other command cleans up.
+    let handles_interrupts = !matches!(&cli.command, cli::Command::Mount(_));
+    let result = Settings::resolve(&cli).and_then(|settings| {
+        if handles_interrupts {
+            on_interrupt(&settings);
+        }
+        commands::run(&settings, cli.command)
+    });
     match result {
         Ok(code) => code,
         Err(err) => {
             diagnostics::print_error(&err);
             ExitCode::from(1)
         }
+    }
+}
+
+/// Ctrl-C (or SIGTERM, as CI cancellations send): let a change to a working directory in
+/// progress finish, remove this process's temporary files from the store, say
+/// `Interrupted` and exit 130, as shells expect.
+fn on_interrupt(settings: &Settings) {
+    let store = settings.store.clone();
+    let installed = ctrlc::set_handler(move || {
+        tstore_installer::interrupt::wait_for_writes(std::time::Duration::from_secs(60));
+        let _ = tstore_store::remove_own_temps(&store);
+        eprintln!("\nInterrupted");
+        std::process::exit(130);
+    });
+    if let Err(e) = installed {
+        tracing::warn!("cannot handle Ctrl-C: {e}");
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn download_and_ingest(
     };
     let tmp_dir = store.root().join("tmp");
     let temp = tempfile::Builder::new()
-        .prefix("download-")
+        .prefix(&tstore_store::temp_prefix("download"))
         .suffix(".zip")
         .tempfile_in(&tmp_dir)
         .map_err(|source| {
