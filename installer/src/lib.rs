@@ -33,4 +33,5 @@ pub use crate::providers::{
     display_name, ingest_mirror_package, init as install_providers, Event, InitOptions, InitReport,
     InstallError, LockFileChange, Obtained, ProviderReport, Reporter, LOCK_FILE_NAME,
 };
+pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, roots};

@@ -294,3 +294,69 @@ fn an_archive_subdir_glob_selects_the_single_top_level_directory() {
     assert_eq!(dir, ".terraform/modules/a/pkg-1.0");
     assert!(ours.join(".terraform/modules/a/pkg-1.0/main.tf").is_file());
 }
+
+/// `TF_DATA_DIR` moves `.terraform` for tstore as for terraform: providers and modules land
+/// in it, `modules.json` records the same directories, and terraform plans with it.
+#[test]
+fn tf_data_dir_moves_the_data_directory() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let git = module_repo(&base);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let main = format!(
+        "{NULL_CONFIG}module \"g\" {{\n  source = \"{git}\"\n}}\nmodule \"l\" {{\n  source = \"./local\"\n}}\n"
+    );
+    let files = [
+        ("main.tf", main.as_str()),
+        ("local/main.tf", "output \"y\" {\n  value = 2\n}\n"),
+    ];
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    run_ok(
+        env.terraform(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .env("TF_DATA_DIR", "data")
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TF_DATA_DIR", "data")
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours),
+    );
+    assert!(!ours.join(".terraform").exists(), "tstore wrote .terraform");
+    assert!(ours
+        .join("data/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
+        .is_symlink());
+    let records_in = |d: &Path| {
+        let text = fs_err::read_to_string(d.join("data/modules/modules.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut r: Vec<String> = json["Modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| format!("{} {}", m["Key"], m["Dir"]))
+            .collect();
+        r.sort();
+        r
+    };
+    let want = records_in(&theirs);
+    assert!(
+        want.iter().any(|r| r.contains("data/modules/g")),
+        "{want:?}"
+    );
+    assert_eq!(records_in(&ours), want);
+    assert_eq!(
+        fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
+        fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap()
+    );
+    run_ok(
+        env.terraform(&ours)
+            .env("TF_DATA_DIR", "data")
+            .args(["validate", "-no-color"]),
+    );
+}

@@ -26,7 +26,7 @@ pub(super) fn apply(
 ) -> Result<(), ModuleInstallError> {
     // An interrupt waits until `.terraform/modules` matches `modules.json` again.
     let _writing = crate::workdir::interrupt::Writing::begin();
-    let modules_dir = opts.dir.join(".terraform/modules");
+    let modules_dir = opts.data_dir.modules();
     if w.nodes.is_empty() && !modules_dir.exists() {
         // No module calls and nothing installed before: leave the directory untouched.
         return Ok(());
@@ -37,7 +37,8 @@ pub(super) fn apply(
     };
     // `.terraform` and `.terraform/modules` must be real directories: everything below is
     // written and removed through them.
-    let guard = |path: &Path| check_parents(&opts.dir, path).map_err(|e| werr(path, &e));
+    let guard =
+        |path: &Path| check_parents(&opts.data_dir.anchor, path).map_err(|e| werr(path, &e));
     guard(&modules_dir.join(STATE_FILE))?;
     fs_err::create_dir_all(&modules_dir).map_err(|e| werr(&modules_dir, &e))?;
     let state_path = modules_dir.join(STATE_FILE);
@@ -76,7 +77,7 @@ pub(super) fn apply(
                 let id = n.package.clone().expect("remote installs have a package");
                 let target = opts.mount.join("modules").join(&id);
                 remove_unless_symlink(&target_path).map_err(|e| werr(&target_path, &e))?;
-                crate::workdir::link::ensure_symlink(&opts.dir, &target_path, &target)
+                crate::workdir::link::ensure_symlink(&opts.data_dir.anchor, &target_path, &target)
                     .map_err(|e| werr(&target_path, &chain(&e)))?;
                 new.insert(
                     n.key.clone(),
@@ -111,7 +112,7 @@ pub(super) fn apply(
                     fs_err::rename(&tmp, &target_path).map_err(|e| werr(&target_path, &e))?;
                 }
                 if n.package.is_none() {
-                    dir = format!(".terraform/modules/{}", n.key);
+                    dir = opts.data_dir.module_dir_shown(&n.key);
                 }
                 new.insert(n.key.clone(), state);
             }

@@ -88,6 +88,8 @@ pub struct ModuleOptions {
     pub upgrade: bool,
     /// Which tool's conventions apply: which files a module has, the default registry.
     pub flavor: Flavor,
+    /// The working directory's data directory: installs go under `modules/`.
+    pub data_dir: crate::workdir::data_dir::DataDir,
     /// Registries and TLS.
     pub network: NetworkSettings,
     /// Link packages whose read-only status is unknown (`--assume-read-only`).

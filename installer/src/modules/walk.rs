@@ -278,7 +278,7 @@ impl Walker<'_> {
                 None
             }
         };
-        let mut dir = format!(".terraform/modules/{key}");
+        let mut dir = self.opts.data_dir.module_dir_shown(key);
         if pkg_path != "." {
             dir = format!("{dir}/{pkg_path}");
         }

@@ -32,6 +32,7 @@ use crate::providers::{
     obtain, Event, InitReport, InstallError, LockFileChange, Obtained, ProviderReport, Reporter,
 };
 use crate::workdir::atomic::write_atomic;
+use crate::workdir::data_dir::DataDir;
 use crate::workdir::link::{self, LinkOutcome};
 
 /// The lock file's name in a working directory.
@@ -42,6 +43,8 @@ pub const LOCK_FILE_NAME: &str = ".terraform.lock.hcl";
 pub struct InitOptions {
     /// The working directory (root module).
     pub dir: PathBuf,
+    /// Its data directory (`.terraform` or `TF_DATA_DIR`): links go under `providers/`.
+    pub data_dir: DataDir,
     /// Which tool's defaults apply (registry host, lock header).
     pub flavor: Flavor,
     /// `-upgrade`: ignore the versions pinned in the lock file.
@@ -101,7 +104,8 @@ pub fn init(
     if opts.upgrade && opts.lockfile_readonly {
         return Err(InstallError::UpgradeConflictsWithReadonlyLock);
     }
-    let requirements = tree::load_configuration_requirements(&opts.dir, opts.flavor)?;
+    let requirements =
+        tree::load_configuration_requirements(&opts.dir, &opts.data_dir.modules(), opts.flavor)?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let needs_network = opts.methods.iter().any(|m| {
@@ -188,7 +192,7 @@ pub fn init(
     let mut reports = Vec::new();
     for p in planned {
         let package = p.commit(store)?;
-        let link_outcome = link::ensure_symlink(&opts.dir, &p.link, &p.target)?;
+        let link_outcome = link::ensure_symlink(&opts.data_dir.anchor, &p.link, &p.target)?;
         let provider = p.display.as_str();
         if link_outcome == LinkOutcome::Unchanged {
             reporter.event(Event::UsingPreviouslyInstalled {

@@ -122,7 +122,8 @@ pub fn lock(
     reporter: &dyn Reporter,
 ) -> Result<LockReport, InstallError> {
     let base = &opts.base;
-    let requirements = tree::load_configuration_requirements(&base.dir, base.flavor)?;
+    let requirements =
+        tree::load_configuration_requirements(&base.dir, &base.data_dir.modules(), base.flavor)?;
     let lock_path = base.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let http = match opts.source {

@@ -4,6 +4,7 @@
 //! directory a root of the store ([`roots`]), and the mount path itself ([`mountpoint`]).
 
 pub mod atomic;
+pub mod data_dir;
 pub mod guard;
 pub mod interrupt;
 pub mod link;

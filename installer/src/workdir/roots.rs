@@ -5,12 +5,12 @@ use std::path::Path;
 
 use tstore_store::{package_of_view_relpath, RootLink};
 
-/// The links of working directory `dir` into the store: every symlink at
-/// `.terraform/providers/H/N/T/V/OS_ARCH` and `.terraform/modules/KEY` whose target is under
+/// The links of a working directory (its data directory `data_dir`) into the store: every
+/// symlink at `DATA_DIR/providers/H/N/T/V/OS_ARCH` and `DATA_DIR/modules/KEY` whose target is under
 /// the mount path or the store's views (`views`) and names a package. Symlinks are never
 /// followed: a link is read, not its target.
-pub fn scan_links(dir: &Path, mount: &Path, views: &Path) -> Vec<RootLink> {
-    let dot = dir.join(".terraform");
+pub fn scan_links(data_dir: &Path, mount: &Path, views: &Path) -> Vec<RootLink> {
+    let dot = data_dir;
     let mut links = Vec::new();
     for (sub, depth) in [("providers", 5), ("modules", 1)] {
         let base = dot.join(sub);

@@ -17,8 +17,9 @@ pub(crate) fn record_root(
     store: &Store,
     lock: &StoreLock,
     dir: &Path,
+    data_dir: &Path,
 ) -> Result<()> {
-    let links = roots::scan_links(dir, &settings.mount, &store.views_dir());
+    let links = roots::scan_links(data_dir, &settings.mount, &store.views_dir());
     let recorded = store
         .record_root(lock, dir, &links)
         .with_context(|| format!("cannot record {} as a root of the store", dir.display()))?;

@@ -89,7 +89,7 @@ pub(crate) fn from_store_by_lock(
     let auth = auth_summary(&package.hashes, opts.flavor);
     let relpath = key.view_relpath().map_err(store_err)?;
     Ok(Some(Planned {
-        link: opts.dir.join(".terraform").join(&relpath),
+        link: opts.data_dir.path.join(&relpath),
         target: opts.mount.join(&relpath),
         addr: addr.clone(),
         display: display.to_owned(),

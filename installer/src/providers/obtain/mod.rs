@@ -332,7 +332,7 @@ impl ProviderJob<'_> {
         let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
         lock_hashes.insert(got.dir_h1.to_string());
         Ok(Planned {
-            link: self.opts.dir.join(".terraform").join(&relpath),
+            link: self.opts.data_dir.path.join(&relpath),
             target: self.opts.mount.join(&relpath),
             addr: self.addr.clone(),
             display: self.display,

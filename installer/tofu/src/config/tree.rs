@@ -71,9 +71,10 @@ pub struct ConfigurationRequirements {
 /// Load the requirements of the configuration rooted at `root`.
 pub fn load_configuration_requirements(
     root: &Path,
+    modules_dir: &Path,
     flavor: Flavor,
 ) -> Result<ConfigurationRequirements, ModuleTreeError> {
-    let installed = installed_modules(root)?;
+    let installed = installed_modules(root, modules_dir)?;
     let mut out = ConfigurationRequirements::default();
     walk(root, "", 0, flavor, &installed, &mut out)?;
     Ok(out)
@@ -134,8 +135,11 @@ fn is_local_source(source: &str) -> bool {
 }
 
 /// Module key → installed directory, from `.terraform/modules/modules.json`.
-fn installed_modules(root: &Path) -> Result<BTreeMap<String, PathBuf>, ModuleTreeError> {
-    let path = root.join(".terraform/modules/modules.json");
+fn installed_modules(
+    root: &Path,
+    modules_dir: &Path,
+) -> Result<BTreeMap<String, PathBuf>, ModuleTreeError> {
+    let path = modules_dir.join("modules.json");
     let text = match crate::read::read_capped(&path, crate::read::MAX_CONFIG_FILE) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
@@ -220,7 +224,12 @@ module "b" { source = "../b" }
                 ),
             ],
         );
-        let reqs = load_configuration_requirements(root, Flavor::Terraform).unwrap();
+        let reqs = load_configuration_requirements(
+            root,
+            &root.join(".terraform/modules"),
+            Flavor::Terraform,
+        )
+        .unwrap();
         assert_eq!(reqs.modules, ["", "a", "a.b", "remote"]);
         let names: Vec<String> = reqs.providers.keys().map(|a| a.to_string()).collect();
         assert_eq!(
@@ -250,7 +259,12 @@ module "b" { source = "../b" }
                 r#"module "x" { source = "git::https://example.com/x.git" }"#,
             )],
         );
-        let reqs = load_configuration_requirements(tmp.path(), Flavor::Terraform).unwrap();
+        let reqs = load_configuration_requirements(
+            tmp.path(),
+            &tmp.path().join(".terraform/modules"),
+            Flavor::Terraform,
+        )
+        .unwrap();
         assert_eq!(reqs.modules, [""]);
         assert!(reqs.providers.is_empty());
     }
@@ -262,9 +276,13 @@ module "b" { source = "../b" }
             tmp.path(),
             &[("main.tf", "module \"gone\" {\n  source = \"./nope\"\n}\n")],
         );
-        let err = load_configuration_requirements(tmp.path(), Flavor::Terraform)
-            .unwrap_err()
-            .to_string();
+        let err = load_configuration_requirements(
+            tmp.path(),
+            &tmp.path().join(".terraform/modules"),
+            Flavor::Terraform,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("main.tf:1"), "{err}");
         assert!(err.contains("\"gone\""), "{err}");
     }
@@ -279,9 +297,13 @@ module "b" { source = "../b" }
                 ("a/main.tf", r#"module "again" { source = "./" }"#),
             ],
         );
-        let err = load_configuration_requirements(tmp.path(), Flavor::Terraform)
-            .unwrap_err()
-            .to_string();
+        let err = load_configuration_requirements(
+            tmp.path(),
+            &tmp.path().join(".terraform/modules"),
+            Flavor::Terraform,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("levels deep"), "{err}");
     }
 }

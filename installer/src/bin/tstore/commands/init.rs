@@ -42,7 +42,8 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let lock = lock_store(&store)?;
     let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
     // On failure too: the links the directory has now (kept or made) stay pinned.
-    let recorded = roots::record_root(settings, &store, &lock, &dir);
+    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
+    let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir.path);
     let code = result?;
     recorded?;
     Ok(code)
@@ -69,8 +70,10 @@ fn init_locked(
         ),
         daemon::Ensured::AlreadyMounted | daemon::Ensured::ViewsLink(_) => {}
     }
+    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
     let opts = InitOptions {
         dir,
+        data_dir,
         flavor: settings.flavor,
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
@@ -90,6 +93,7 @@ fn init_locked(
                 mount: opts.mount.clone(),
                 upgrade: args.upgrade,
                 flavor: settings.flavor,
+                data_dir: opts.data_dir.clone(),
                 network: opts.network.clone(),
                 assume_read_only: args.assume_read_only,
                 progress: !args.json,
@@ -154,4 +158,9 @@ fn init_locked(
         "\ntstore has installed the providers of this working directory."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `TF_DATA_DIR`, which moves `.terraform` as it does for tofu and terraform.
+pub(crate) fn tf_data_dir() -> Option<String> {
+    std::env::var("TF_DATA_DIR").ok().filter(|d| !d.is_empty())
 }

@@ -74,6 +74,10 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let _lock = lock_store(&store)?;
     let opts = LockOptions {
         base: InitOptions {
+            data_dir: tstore_installer::DataDir::resolve(
+                &dir,
+                super::init::tf_data_dir().as_deref(),
+            ),
             dir,
             flavor: settings.flavor,
             upgrade: false,
