@@ -714,3 +714,27 @@ fn hostile_archive_message_names_archive_entry_and_remedy() {
         "package provider example.com/test/fake 1.0.0 (linux_amd64) is already in the store"
     ));
 }
+
+/// Many entries, each under the per-entry ratio floor, that together expand to far more than
+/// the archive's size times the ratio limit: refused before anything is extracted.
+#[test]
+fn a_zip_of_many_small_highly_compressed_entries_is_refused() {
+    let f = Fixture::new();
+    let store = f.store();
+    let zeros = vec![0u8; 1 << 20];
+    let names: Vec<String> = (0..100).map(|i| format!("f{i}.bin")).collect();
+    let entries: Vec<Z> = names
+        .iter()
+        .map(|n| Z::File(n.as_str(), &zeros, 0o644))
+        .collect();
+    let zip = f.work.join("many.zip");
+    write_zip(&zip, &entries);
+    assert!(fs_err::metadata(&zip).unwrap().len() < 1 << 20);
+    assert_hostile(&store, &zip, |r| {
+        matches!(r, HostileReason::CompressionRatio { .. })
+    });
+    let tmp: Vec<_> = fs_err::read_dir(f.root.join("tmp"))
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(tmp.is_empty(), "{tmp:?}");
+}
