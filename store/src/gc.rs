@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use rusqlite::TransactionBehavior;
 
 use crate::blob::{exists, BlobId};
-use crate::index::now;
+use crate::index::{now, query_vec};
 use crate::lock::{LockMode, StoreLock};
 use crate::package::PackageKey;
 use crate::view::remove_view;
@@ -169,6 +169,13 @@ fn ctime_and_len(path: &Path) -> Result<Option<(i64, u64)>> {
     }
 }
 
+/// A root's link that no longer points where it was recorded: (root id, link path).
+type DeadLink = (i64, String);
+
+/// What step 3 removed from the index and step 4 removes from disk: view directories, and
+/// blobs with their sizes.
+type Doomed = (Vec<PathBuf>, Vec<(BlobId, u64)>);
+
 impl Store {
     /// Collect garbage (see the module docs). Needs the exclusive store lock.
     pub fn gc(&self, lock: &StoreLock, opts: &GcOptions) -> Result<GcReport> {
@@ -179,31 +186,38 @@ impl Store {
             dry_run: opts.dry_run,
             ..GcReport::default()
         };
+        let (dead_links, dead_roots) = self.gc_roots(&mut report)?;
+        let (views, blobs) = self.gc_rows(&dead_links, &dead_roots, cutoff, opts, &mut report)?;
+        self.gc_files(&views, &blobs, opts, &mut report)?;
+        // Leftovers last: files the index no longer knows.
+        report.leftovers = self.leftovers(Some(cutoff), (!opts.dry_run).then_some(lock))?;
+        report.bytes_freed += report.leftovers.blob_bytes;
+        report.millis = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
 
-        // 1. Roots: re-read every recorded link (filesystem reads, outside any transaction).
+    /// Step 1: re-read every recorded link (filesystem reads, outside any transaction). A
+    /// link is live when its root directory exists and the link still points where it was
+    /// recorded; a root with no live link is dead. Returns the dead links and dead roots.
+    fn gc_roots(&self, report: &mut GcReport) -> Result<(Vec<DeadLink>, Vec<i64>)> {
         let links: Vec<(i64, String, String, String)> = {
             let index = self.index();
             let err = || index.err("reading roots");
-            let mut stmt = index
-                .conn
-                .prepare(
-                    "SELECT r.id, r.path, l.link, l.target FROM roots r
+            query_vec(
+                &index.conn,
+                "SELECT r.id, r.path, l.link, l.target FROM roots r
                      LEFT JOIN root_links l ON l.root = r.id ORDER BY r.id",
-                )
-                .map_err(err())?;
-            let rows = stmt
-                .query_map([], |r| {
+                [],
+                |r| {
                     Ok((
                         r.get(0)?,
                         r.get(1)?,
                         r.get::<_, Option<String>>(2)?.unwrap_or_default(),
                         r.get::<_, Option<String>>(3)?.unwrap_or_default(),
                     ))
-                })
-                .map_err(err())?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(err())?;
-            rows
+                },
+            )
+            .map_err(err())?
         };
         let mut dead_links: Vec<(i64, String)> = Vec::new();
         let mut roots: std::collections::BTreeMap<i64, (String, u64)> = Default::default();
@@ -235,8 +249,22 @@ impl Store {
             .filter(|(root, _)| !dead_roots.contains(root))
             .count() as u64;
 
-        // 2.–3. Rows, in one transaction.
-        let (views, blobs) = {
+        Ok((dead_links, dead_roots))
+    }
+
+    /// Steps 2 and 3, in one transaction: drop dead links and roots, then every package no
+    /// root links that is older than the cutoff, trees no package uses and blobs no tree
+    /// uses (a blob younger than the cutoff stays: an ingest may be about to use it). A
+    /// dry run rolls back. Returns the views and blobs whose files go next.
+    fn gc_rows(
+        &self,
+        dead_links: &[DeadLink],
+        dead_roots: &[i64],
+        cutoff: i64,
+        opts: &GcOptions,
+        report: &mut GcReport,
+    ) -> Result<Doomed> {
+        {
             let mut index = self.index();
             let index_path = index.path.clone();
             let err = |source| StoreError::Index {
@@ -248,14 +276,14 @@ impl Store {
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(err)?;
-            for (root, link) in &dead_links {
+            for (root, link) in dead_links {
                 tx.execute(
                     "DELETE FROM root_links WHERE root = ?1 AND link = ?2",
                     rusqlite::params![root, link],
                 )
                 .map_err(err)?;
             }
-            for root in &dead_roots {
+            for root in dead_roots {
                 tx.execute("DELETE FROM roots WHERE id = ?1", [root])
                     .map_err(err)?;
             }
@@ -266,14 +294,12 @@ impl Store {
                     |r| r.get(0),
                 )
                 .map_err(err)?;
-            let mut stmt = tx
-                .prepare(
-                    "SELECT id, kind, name, version, platform, MAX(created_at, used_at) FROM packages p
+            let unreferenced = query_vec(
+                &tx,
+                "SELECT id, kind, name, version, platform, MAX(created_at, used_at) FROM packages p
                      WHERE NOT EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
-                )
-                .map_err(err)?;
-            let unreferenced = stmt
-                .query_map([], |r| {
+                [],
+                |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, String>(1)?,
@@ -282,11 +308,9 @@ impl Store {
                         r.get::<_, String>(4)?,
                         r.get::<_, i64>(5)?,
                     ))
-                })
-                .map_err(err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(err)?;
-            drop(stmt);
+                },
+            )
+            .map_err(err)?;
             let mut views = Vec::new();
             for (id, kind, name, version, platform, at) in unreferenced {
                 if at > cutoff {
@@ -308,17 +332,8 @@ impl Store {
                     [cutoff],
                 )
                 .map_err(err)? as u64;
-            let mut stmt = tx
-                .prepare(
-                    "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)",
-                )
+            let candidates = query_vec(&tx, "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)", [], |r| r.get::<_, String>(0))
                 .map_err(err)?;
-            let candidates = stmt
-                .query_map([], |r| r.get::<_, String>(0))
-                .map_err(err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(err)?;
-            drop(stmt);
             let mut blobs = Vec::new();
             {
                 let mut delete = tx.prepare("DELETE FROM blobs WHERE id = ?1").map_err(err)?;
@@ -339,13 +354,20 @@ impl Store {
             } else {
                 tx.commit().map_err(err)?;
             }
-            (views, blobs)
-        };
+            Ok((views, blobs))
+        }
+    }
 
-        // 4. Files, after the rows are gone.
-        // A twin has the primary's content, hence its size. Unlinking is latency-bound
-        // (tens of µs each on a virtual disk; a big sweep unlinks 100k files), so the
-        // blobs and the views are removed by a few threads at once.
+    /// Step 4: the files, after their rows are gone. A twin has the primary's content,
+    /// hence its size. Unlinking is latency-bound (tens of µs each on a virtual disk; a big
+    /// sweep unlinks 100k files), so blobs and views are removed by a few threads at once.
+    fn gc_files(
+        &self,
+        views: &[PathBuf],
+        blobs: &[(BlobId, u64)],
+        opts: &GcOptions,
+        report: &mut GcReport,
+    ) -> Result<()> {
         let remove_blob = |(blob, len): &(BlobId, u64)| -> Result<u64> {
             let mut freed = 0;
             for path in [
@@ -370,19 +392,15 @@ impl Store {
             }
             Ok(0)
         };
-        report.bytes_freed += in_parallel(&blobs, remove_blob)?;
-        in_parallel(&views, remove_view_dir)?;
+        report.bytes_freed += in_parallel(blobs, remove_blob)?;
+        in_parallel(views, remove_view_dir)?;
         if !opts.dry_run {
-            for view in &views {
+            for view in views {
                 self.prune_view_parents(view);
             }
         }
 
-        // 5. Leftovers.
-        report.leftovers = self.leftovers(Some(cutoff), (!opts.dry_run).then_some(lock))?;
-        report.bytes_freed += report.leftovers.blob_bytes;
-        report.millis = started.elapsed().as_millis() as u64;
-        Ok(report)
+        Ok(())
     }
 
     /// Find files the index does not know: entries of `tmp/`, views without a package row,
@@ -400,22 +418,19 @@ impl Store {
         let (blob_ids, packages) = {
             let index = self.index();
             let err = || index.err("listing rows");
-            let mut stmt = index.conn.prepare("SELECT id FROM blobs").map_err(err())?;
-            let ids = stmt
-                .query_map([], |r| r.get::<_, String>(0))
-                .map_err(err())?
-                .collect::<rusqlite::Result<HashSet<_>>>()
-                .map_err(err())?;
-            drop(stmt);
-            let mut stmt = index
-                .conn
-                .prepare("SELECT kind, name, version, platform FROM packages")
-                .map_err(err())?;
-            let keys = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                .map_err(err())?
-                .collect::<rusqlite::Result<Vec<(String, String, String, String)>>>()
-                .map_err(err())?;
+            let ids: HashSet<_> = query_vec(&index.conn, "SELECT id FROM blobs", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .map_err(err())?
+            .into_iter()
+            .collect();
+            let keys: Vec<(String, String, String, String)> = query_vec(
+                &index.conn,
+                "SELECT kind, name, version, platform FROM packages",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .map_err(err())?;
             (ids, keys)
         };
         let mut views = HashSet::new();
@@ -538,15 +553,13 @@ impl Store {
         let keys = {
             let index = self.index();
             let err = || index.err("reading packages of a tree");
-            let mut stmt = index
-                .conn
-                .prepare("SELECT kind, name, version, platform FROM packages WHERE tree = ?1")
-                .map_err(err())?;
-            let rows = stmt
-                .query_map([tree], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                .map_err(err())?
-                .collect::<rusqlite::Result<Vec<(String, String, String, String)>>>()
-                .map_err(err())?;
+            let rows: Vec<(String, String, String, String)> = query_vec(
+                &index.conn,
+                "SELECT kind, name, version, platform FROM packages WHERE tree = ?1",
+                [tree],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .map_err(err())?;
             rows
         };
         for (k, n, v, p) in keys {

@@ -233,6 +233,17 @@ pub(crate) struct TreeRow {
     pub(crate) bytes: u64,
 }
 
+/// Run `sql` with `params` and collect every row through `map`: the prepare, query and
+/// collect steps every listing of the index repeats.
+pub(crate) fn query_vec<T, P: rusqlite::Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    conn.prepare(sql)?.query_map(params, map)?.collect()
+}
+
 /// Fetch a tree row.
 pub(crate) fn tree_row(conn: &Connection, id: &str) -> rusqlite::Result<Option<TreeRow>> {
     conn.query_row(

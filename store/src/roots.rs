@@ -22,7 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use rusqlite::{OptionalExtension as _, TransactionBehavior};
 
-use crate::index::now;
+use crate::index::{now, query_vec};
 use crate::lock::StoreLock;
 use crate::package::PackageKey;
 use crate::{Result, Store, StoreError};
@@ -160,17 +160,14 @@ impl Store {
     pub fn roots(&self) -> Result<Vec<Root>> {
         let index = self.index();
         let err = || index.err("listing roots");
-        let mut stmt = index
-            .conn
-            .prepare(
-                "SELECT r.path, r.created_at, r.updated_at, l.link, l.target,
+        let rows = query_vec(
+            &index.conn,
+            "SELECT r.path, r.created_at, r.updated_at, l.link, l.target,
                         p.kind, p.name, p.version, p.platform
                  FROM roots r JOIN root_links l ON l.root = r.id JOIN packages p ON p.id = l.package
                  ORDER BY r.path, l.link",
-            )
-            .map_err(err())?;
-        let rows = stmt
-            .query_map([], |r| {
+            [],
+            |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)?,
@@ -182,10 +179,9 @@ impl Store {
                     r.get::<_, String>(7)?,
                     r.get::<_, String>(8)?,
                 ))
-            })
-            .map_err(err())?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(err())?;
+            },
+        )
+        .map_err(err())?;
         let mut roots: Vec<Root> = Vec::new();
         for (path, created_at, updated_at, link, target, kind, name, version, platform) in rows {
             let link = RootLink {

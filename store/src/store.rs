@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension as _, TransactionBehavior};
 use crate::blob::{exists, BlobId};
 use crate::fingerprint::SourceFingerprint;
 use crate::hash::Hash;
-use crate::index::{now, tree_row, Index};
+use crate::index::{now, query_vec, tree_row, Index};
 use crate::ingest::{source_key, Limits};
 use crate::layout::Layout;
 use crate::lock::StoreLock;
@@ -402,15 +402,13 @@ impl Store {
     pub fn packages(&self) -> Result<Vec<Package>> {
         let index = self.index();
         let err = || index.err("listing packages");
-        let mut stmt = index
-            .conn
-            .prepare("SELECT kind, name, version, platform FROM packages")
-            .map_err(err())?;
-        let keys = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .map_err(err())?
-            .collect::<rusqlite::Result<Vec<(String, String, String, String)>>>()
-            .map_err(err())?;
+        let keys: Vec<(String, String, String, String)> = query_vec(
+            &index.conn,
+            "SELECT kind, name, version, platform FROM packages",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .map_err(err())?;
         let mut keys = keys
             .into_iter()
             .map(|(k, n, v, p)| PackageKey::from_columns(&k, n, v, p))
@@ -507,22 +505,14 @@ impl Store {
         let (tree_blobs, packages) = {
             let index = self.index();
             let err = || index.err("verifying");
-            let mut stmt = index
-                .conn
-                .prepare("SELECT tree, blob FROM tree_blobs ORDER BY tree, blob")
-                .map_err(err())?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-                .map_err(err())?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(err())?;
-            drop(stmt);
-            let mut stmt = index
-                .conn
-                .prepare("SELECT p.kind, p.name, p.version, p.platform, t.encoding FROM packages p JOIN trees t ON t.id = p.tree")
-                .map_err(err())?;
-            let packages = stmt
-                .query_map([], |r| {
+            let rows = query_vec(
+                &index.conn,
+                "SELECT tree, blob FROM tree_blobs ORDER BY tree, blob",
+                [],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            )
+            .map_err(err())?;
+            let packages = query_vec(&index.conn, "SELECT p.kind, p.name, p.version, p.platform, t.encoding FROM packages p JOIN trees t ON t.id = p.tree", [], |r| {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
@@ -531,8 +521,6 @@ impl Store {
                         r.get::<_, Vec<u8>>(4)?,
                     ))
                 })
-                .map_err(err())?
-                .collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(err())?;
             (rows, packages)
         };
