@@ -1,6 +1,6 @@
 //! Blobs: file contents addressed by their BLAKE3 hash, written once and never modified.
 //!
-//! Writing a blob (see style (d), "filesystem discipline"):
+//! Writing a blob, durably and atomically:
 //! 1. stream the content into a temp file in `tmp/`, hashing BLAKE3 (the address) and SHA-256
 //!    (for `h1:`) in the same read pass;
 //! 2. if `blobs-v1/ab/<rest>` already exists, drop the temp file: success (idempotent);

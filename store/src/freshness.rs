@@ -3,7 +3,7 @@
 //! A package's hashes (the memoized `h1:` of its tree, the `zh:` of the archive it came
 //! from) were computed when its content was ingested. Verifying a lock file against them
 //! later, with no network and no re-hash, is only sound if the files behind the package
-//! are still the ones that were hashed (issue 4, item 5). So at its first commit each
+//! are still the ones that were hashed. So at its first commit each
 //! package gets a **content stat**: for every file of its tree, `lstat` of the view file
 //! and of the blob file(s) it is served from (size, mtime, inode, device), digested into
 //! one string and kept in `package_stats`. [`Store::package_freshness`] recomputes it

@@ -1,4 +1,4 @@
-//! Garbage collection and leftover cleanup (issue 7).
+//! Garbage collection and leftover cleanup.
 //!
 //! [`Store::gc`] runs under the **exclusive** store lock (the caller took it with
 //! [`Store::try_lock_exclusive`], without waiting). No init, import or `providers lock` is

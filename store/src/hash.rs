@@ -1,6 +1,7 @@
 //! Package hashes as written in lock files: `h1:` (Go dirhash "Hash1") and `zh:` (sha256 of a zip).
 //!
-//! The `h1:` algorithm (spec/providers.md 1.2): for every file name (relative, `/`-separated)
+//! The `h1:` algorithm (OpenTofu's `PackageHashV1`,
+//! <https://github.com/opentofu/opentofu/blob/main/internal/getproviders/hash.go>): for every file name (relative, `/`-separated)
 //! sorted bytewise, emit `hex(sha256(content)) + "  " + name + "\n"`; the hash is
 //! `"h1:" + base64(sha256(all lines))`. Names containing `\n` are an error.
 //!
@@ -112,7 +113,7 @@ pub fn h1_of_files<S: AsRef<str>>(files: &[(S, [u8; 32])]) -> Result<Hash, Newli
 /// directory entries such as `sub/` (whose content, and so sha256, is empty).
 ///
 /// This is the form a lock file `h1:` is checked against before a zip is extracted
-/// (spec/providers.md 1.4); it differs from the directory form when the zip has directory entries.
+/// (as tofu hashes a zip it has not extracted); it differs from the directory form when the zip has directory entries.
 pub fn h1_of_zip_names(entries: &[(String, [u8; 32])]) -> Result<Hash, NewlineInName> {
     h1_of_files(entries)
 }

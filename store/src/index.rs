@@ -1,7 +1,7 @@
 //! The SQLite index: blobs, trees, packages, their hashes, source memos, roots and module
 //! source memos.
 //!
-//! Every connection is set up in this order (style (e)): `busy_timeout` (switching to WAL can
+//! Every connection is set up in this order: `busy_timeout` (switching to WAL can
 //! itself return BUSY), `journal_mode=WAL`, `foreign_keys=ON`. Every write runs in a
 //! `BEGIN IMMEDIATE` transaction: a deferred read-then-write transaction would fail with BUSY at
 //! once whatever the timeout.
@@ -75,7 +75,7 @@ const MIGRATIONS: &[&str] = &[
         stat    TEXT NOT NULL
     );
     ",
-    // v3 (issue 7, gc.rs / roots.rs): working-directory roots and the links that pin packages;
+    // v3 (gc.rs / roots.rs): working-directory roots and the links that pin packages;
     // when a package was last linked; when each tree was first recorded (grace period).
     "
     CREATE TABLE roots (
@@ -104,7 +104,7 @@ const MIGRATIONS: &[&str] = &[
         VALUES (NEW.id, CAST(strftime('%s', 'now') AS INTEGER));
     END;
     ",
-    // v4 (issue 5 item 6, module_sources.rs): module source → package memos, so a registry
+    // v4 (module_sources.rs): module source → package memos, so a registry
     // module version or an unchanged (304) archive URL is not downloaded again.
     "
     CREATE TABLE module_sources (

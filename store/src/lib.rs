@@ -29,7 +29,7 @@
 //! │   blobs-v1/ab/<62 hex>.x|.r twin with the other mode, made on demand (reflink or copy)
 //! ├── tmp/                      temp files and dirs (same filesystem: renames are atomic)
 //! └── views/providers/HOST/NS/TYPE/VERSION/OS_ARCH/…   read-only package views
-//!     views/modules/<module package id>/…             (module packages, issue 5)
+//!     views/modules/<module package id>/…             (module packages)
 //! ```
 //!
 //! # Invariants

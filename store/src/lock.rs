@@ -1,4 +1,4 @@
-//! The store-wide advisory lock, `<root>/.lock` (style (e)).
+//! The store-wide advisory lock, `<root>/.lock`.
 //!
 //! `init`, `mount` and `import` hold it shared; `gc` takes it exclusive, without waiting (run from
 //! cron, it skips when the store is busy). The lock is released when the [`StoreLock`] drops.

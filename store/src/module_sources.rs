@@ -1,4 +1,4 @@
-//! Module source memos (issue 5 item 6, migration v4): what a module address that names an
+//! Module source memos (migration v4): what a module address that names an
 //! immutable or revalidatable package resolved to, so a later init need not download it.
 //!
 //! ```text

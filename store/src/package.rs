@@ -13,7 +13,8 @@ use crate::hash::Hash;
 use crate::tree::TreeId;
 use crate::{Result, StoreError};
 
-/// How a hash came to be trusted (seed 001, "dispositions"); stored per package per hash.
+/// How a hash came to be trusted (its "disposition", as OpenTofu's hash-disposition RFC
+/// calls it); stored per package per hash.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Disposition {
     /// The store computed this hash itself over content it holds.
@@ -81,7 +82,7 @@ pub enum PackageKey {
         /// `os_arch`, e.g. `linux_amd64`.
         platform: String,
     },
-    /// A module package (issue 5): what one fetch yields (a repository at a commit, an
+    /// A module package: what one fetch yields (a repository at a commit, an
     /// extracted archive). The id is chosen by the installer from the normalized source and
     /// the resolved commit or content hash; it must be one path segment.
     Module {

@@ -1,4 +1,4 @@
-//! Roots: the working directories whose links keep packages alive (issue 7).
+//! Roots: the working directories whose links keep packages alive.
 //!
 //! A **root** is a working directory that `tstore init` linked into the store. Each root
 //! records its **links**: the absolute path of every symlink it has into the store

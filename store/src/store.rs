@@ -242,7 +242,7 @@ impl Store {
             return Ok(None);
         }
         drop(index);
-        // Issue 7: never hand out a tree whose files were damaged since (gc.rs).
+        // Never hand out a tree whose files were damaged since it was verified.
         if !self.tree_packages_intact(&tree)? {
             return Ok(None);
         }

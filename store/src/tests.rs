@@ -1,4 +1,7 @@
 //! Store-level tests: ingest, hostile archives, commit, views, concurrency, verify, memos.
+//!
+//! Longer than most files on purpose: every test here shares one `Fixture` (a store and a
+//! work directory) and the zip writer; split by topic they would only import each other.
 
 use std::io::Write as _;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};

@@ -104,7 +104,7 @@ impl Store {
         self.record_tree(&tree, &blobs)
     }
 
-    /// Ingest a module package directory (issue 5): like [`Store::ingest_dir`], but every
+    /// Ingest a module package directory: like [`Store::ingest_dir`], but every
     /// entry named `.git` (directory or file, at any depth) is left out, and symlinks to
     /// directories or to nothing are kept (only escaping ones are refused), so the `h1:` may be
     /// absent.
