@@ -1,4 +1,6 @@
+use hcl_edit::expr::Expression;
 use hcl_edit::parser::parse_body;
+use hcl_edit::structure::Body;
 use indoc::indoc;
 use pretty_assertions::assert_eq;
 
@@ -165,42 +167,22 @@ fn invalid_exprs() {
 
 #[test]
 fn redefined_object_keys() {
-    assert_error!(
+    // HCL accepts a redefined key in an object constructor; the last value wins, as
+    // hashicorp/hcl evaluates it.
+    for input in [
         "ident = { foo = 1, foo = 2 }",
-        indoc! {r#"
-             --> HCL parse error in line 1, column 20
-              |
-            1 | ident = { foo = 1, foo = 2 }
-              |                    ^---
-              |
-              = invalid object item; expected unique object key; found redefined object key"#}
-    );
-
-    assert_error!(
         "ident = { \"foo\" = 1, \"foo\" = 2 }",
-        indoc! {r#"
-             --> HCL parse error in line 1, column 22
-              |
-            1 | ident = { "foo" = 1, "foo" = 2 }
-              |                      ^---
-              |
-              = invalid object item; expected unique object key; found redefined object key"#}
-    );
-
-    assert_error!(
-        indoc! {r#"
-            ident = {
-              foo = 1
-              foo = 2
-            }"#},
-        indoc! {r#"
-             --> HCL parse error in line 3, column 3
-              |
-            3 |   foo = 2
-              |   ^---
-              |
-              = invalid object item; expected unique object key; found redefined object key"#}
-    );
+        "ident = {\n  foo = 1\n  foo = 2\n}",
+    ] {
+        let body: Body = input.parse().unwrap();
+        let Some(Expression::Object(object)) = body.get_attribute("ident").map(|a| &a.value)
+        else {
+            panic!("{input}: not an object");
+        };
+        assert_eq!(object.len(), 1, "{input}");
+        let value = object.iter().next().unwrap().1.expr();
+        assert_eq!(value, &Expression::from(2), "{input}");
+    }
 }
 
 // Builds the expected error with `message` at `column` of `line`.

@@ -543,17 +543,12 @@ fn object_items<'i>(
                 return Ok(());
             }
 
-            let checkpoint = input.checkpoint();
             let mut key = object_key(input)?;
 
+            // HCL accepts a key written twice in an object constructor; evaluation keeps the
+            // last value. Remove the earlier item so the later one takes its place.
             if object.contains_key(&key) {
-                input.reset(&checkpoint);
-                return cut_err(fail)
-                    .context(StrContext::Label("object item"))
-                    .context(StrContext::Expected(StrContextValue::Description(
-                        "unique object key; found redefined object key",
-                    )))
-                    .parse_next(input);
+                object.remove(&key);
             }
 
             let mut value = object_value(input)?;
