@@ -72,7 +72,14 @@ pub fn mount(store: Store, mountpoint: &Path, threads: usize) -> io::Result<()> 
     }
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
-    fuser::mount(StoreFs::new(store), mountpoint, &config)
+    let fs = StoreFs::new(store);
+    let watcher = fs.watcher();
+    let session = fuser::Session::new(fs, mountpoint, &config)?;
+    let notifier = session.notifier();
+    std::thread::Builder::new()
+        .name("tstore-revalidate".into())
+        .spawn(move || watcher.run(notifier))?;
+    session.run()
 }
 
 fn is_root() -> bool {

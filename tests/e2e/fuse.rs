@@ -228,3 +228,55 @@ fn a_mount_path_serves_one_store_only() {
     ));
     assert_eq!(other["state"], "other-store", "{other}");
 }
+
+/// A blob damaged while mounted and then repaired by init is
+/// served with its good bytes through the mount: the daemon drops its descriptor of the
+/// replaced file and the kernel's cached pages.
+#[test]
+fn a_repaired_blob_is_served_fresh_through_the_mount() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let (fixture, dir) = init_null(false);
+    let env = &fixture.env;
+    let through_mount = env.mount.join(NULL_REL).join(NULL_PROVIDER_FILE);
+    let good = mirror::null_provider_bytes();
+
+    // Damage the blob behind the view's hardlink (same size; its mtime changes, which is
+    // how init notices: bit rot that keeps the mtime is `store verify`'s to find).
+    let view_file = env
+        .store
+        .join("views")
+        .join(NULL_REL)
+        .join(NULL_PROVIDER_FILE);
+    let meta = std::fs::metadata(&view_file).unwrap();
+    let mut damaged = good.to_vec();
+    damaged[1000] ^= 0xff;
+    std::fs::set_permissions(&view_file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(&view_file, &damaged).unwrap();
+    std::fs::set_permissions(&view_file, meta.permissions()).unwrap();
+
+    // Read through the mount: the daemon opens the damaged blob, the kernel caches its pages.
+    assert!(
+        std::fs::read(&through_mount).unwrap() != good,
+        "the damage is not visible"
+    );
+
+    // init notices (its freshness check re-hashes a file whose ctime changed) and repairs.
+    run_ok(tstore(env, Some(&fixture.cfg)).arg("init").arg(&dir));
+    assert!(
+        std::fs::read(&view_file).unwrap() == good,
+        "init did not repair the store's copy"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let served = std::fs::read(&through_mount).unwrap();
+        if served == good {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the mount still serves the damaged bytes after the repair"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

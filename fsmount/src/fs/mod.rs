@@ -48,6 +48,7 @@
 //! well, so the kernel refuses most of them before asking.
 
 mod ops;
+mod revalidate;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
@@ -135,7 +136,9 @@ pub struct StoreFs {
     /// file handle 0 and are served by inode from `by_inode`.
     no_open: AtomicBool,
     /// Blob files opened for handle-less reads, by inode. Bounded: cleared when full.
-    by_inode: Mutex<HashMap<u64, Arc<std::fs::File>>>,
+    by_inode: revalidate::OpenFiles,
+    /// The blob file each file inode was served from, to notice replaced blobs.
+    served: Arc<revalidate::Served>,
     next_handle: AtomicU64,
     uid: u32,
     gid: u32,
@@ -163,7 +166,8 @@ impl StoreFs {
             backing: Mutex::new(HashMap::new()),
             passthrough: AtomicBool::new(false),
             no_open: AtomicBool::new(false),
-            by_inode: Mutex::new(HashMap::new()),
+            by_inode: Arc::default(),
+            served: Arc::default(),
             next_handle: AtomicU64::new(1),
             uid,
             gid,
@@ -439,11 +443,22 @@ impl StoreFs {
             tracing::error!("opening blob {}: {e}", path.display());
             Errno::EIO
         })?);
+        self.served.record(ino, &path, &file);
         let mut map = self.by_inode.lock().unwrap_or_else(|e| e.into_inner());
         if map.len() >= MAX_FILES_BY_INODE {
             map.clear();
         }
         map.insert(ino, file.clone());
         Ok(file)
+    }
+
+    /// The watcher that keeps this filesystem from serving replaced blobs; run it on its
+    /// own thread with the session's notifier.
+    pub(crate) fn watcher(&self) -> revalidate::Watcher {
+        revalidate::Watcher {
+            store_root: self.store.root().to_owned(),
+            served: self.served.clone(),
+            open_files: self.by_inode.clone(),
+        }
     }
 }

@@ -86,7 +86,10 @@ impl fuser::Filesystem for StoreFs {
         }
         let path = self.store.blob_path(&blob);
         let file = match std::fs::File::open(&path) {
-            Ok(file) => Arc::new(file),
+            Ok(file) => {
+                self.served.record(ino.0, &path, &file);
+                Arc::new(file)
+            }
             Err(e) => {
                 tracing::error!("opening blob {}: {e}", path.display());
                 return reply.error(Errno::EIO);
