@@ -16,6 +16,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
@@ -150,6 +151,36 @@ pub(crate) fn write_blob(
     }
     sync_dir(parent)?;
     Ok(written)
+}
+
+/// Feed the content of the file at `path` to `consume`, chunk by chunk, adding the bytes read
+/// to `bytes_read` (the store's [`crate::Store::bytes_hashed`] counter).
+pub(crate) fn read_file_chunks(
+    path: &Path,
+    bytes_read: &AtomicU64,
+    mut consume: impl FnMut(&[u8]),
+) -> Result<()> {
+    let mut file = fs_err::File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        consume(&buf[..n]);
+        bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// BLAKE3 of a file's content (a blob file's name, when intact), counting the bytes read.
+pub(crate) fn hash_file(path: &Path, bytes_read: &AtomicU64) -> Result<[u8; 32]> {
+    let mut hasher = blake3::Hasher::new();
+    read_file_chunks(path, bytes_read, |chunk| {
+        hasher.update(chunk);
+    })?;
+    Ok(*hasher.finalize().as_bytes())
 }
 
 /// The blob file with the requested exec bit: the primary file if its mode fits, else its twin,

@@ -196,7 +196,8 @@ pub enum HostileReason {
         /// The limit.
         limit: u64,
     },
-    /// An entry that expands more than `Limits::max_ratio` times its compressed size.
+    /// An entry, or a whole archive (reported with an empty entry name), that expands more
+    /// than `Limits::max_ratio` times its compressed size.
     CompressionRatio {
         /// Uncompressed size.
         size: u64,

@@ -21,14 +21,16 @@
 
 use std::fmt::Write as _;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use rusqlite::{OptionalExtension as _, TransactionBehavior};
+use rusqlite::OptionalExtension as _;
 
+use crate::blob::hash_file;
+use crate::index::package_keys;
 use crate::layout::Layout;
 use crate::package::PackageKey;
 use crate::tree::{EntryKind, Tree};
-use crate::view::{check_view, hash_file, remove_view};
+use crate::view::{check_view, remove_view};
 use crate::{Result, Store, StoreError};
 
 /// Whether a committed package's files are as they were when last verified.
@@ -118,34 +120,7 @@ impl Store {
             return Ok(Reverified::Missing);
         };
         let view = self.view_dir(key)?;
-        let mut problems = Vec::new();
-        let mut damaged_files = Vec::new();
-        for entry in tree.entries() {
-            let EntryKind::File { blob, exec } = &entry.kind else {
-                continue;
-            };
-            let primary = self.layout.blob_path(blob);
-            let twin = self.layout.blob_twin_path(blob, *exec);
-            for path in [primary, twin] {
-                match hash_file(&path, &self.bytes_hashed) {
-                    Ok(actual) if actual == *blob.as_bytes() => {}
-                    Ok(_) => {
-                        problems.push(format!("{}: blob {blob} was modified", entry.path));
-                        damaged_files.push(path);
-                    }
-                    Err(StoreError::Io { source, .. })
-                        if source.kind() == std::io::ErrorKind::NotFound =>
-                    {
-                        // Twins are optional; a missing primary shows in the view check
-                        // (hardlinks) or below.
-                        if path == self.layout.blob_path(blob) {
-                            problems.push(format!("{}: blob {blob} is missing", entry.path));
-                        }
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
+        let (mut problems, damaged_files) = self.rehash_blobs(&tree)?;
         problems.extend(check_view(&self.layout, &tree, &view, &self.bytes_hashed)?);
         problems.sort();
         problems.dedup();
@@ -167,18 +142,57 @@ impl Store {
             "{key} changed on disk since it was verified ({}); removing it from the store",
             problems.join("; ")
         );
-        {
-            // Rows first, then files: the index never points at nothing.
-            let mut index = self.index();
-            let err = |source| StoreError::Index {
-                path: self.layout.index.clone(),
-                context: format!("removing damaged package {key}"),
-                source,
+        self.remove_damaged_package(key, &view, &damaged_files)?;
+        Ok(Reverified::Removed(problems))
+    }
+
+    /// Re-hash the primary file and the twin of every blob of `tree` against the blob's
+    /// name: one problem line per modified file or missing primary (twins are optional),
+    /// and the modified files.
+    fn rehash_blobs(&self, tree: &Tree) -> Result<(Vec<String>, Vec<PathBuf>)> {
+        let mut problems = Vec::new();
+        let mut damaged_files = Vec::new();
+        for entry in tree.entries() {
+            let EntryKind::File { blob, exec } = &entry.kind else {
+                continue;
             };
-            let tx = index
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(err)?;
+            let primary = self.layout.blob_path(blob);
+            let twin = self.layout.blob_twin_path(blob, *exec);
+            for path in [primary, twin] {
+                match hash_file(&path, &self.bytes_hashed) {
+                    Ok(actual) if actual == *blob.as_bytes() => {}
+                    Ok(_) => {
+                        problems.push(format!("{}: blob {blob} was modified", entry.path));
+                        damaged_files.push(path);
+                    }
+                    Err(StoreError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        // Twins are optional; a missing primary shows in the view check
+                        // (hardlinks) or here.
+                        if path == self.layout.blob_path(blob) {
+                            problems.push(format!("{}: blob {blob} is missing", entry.path));
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok((problems, damaged_files))
+    }
+
+    /// Remove a damaged package: rows first (the package and the source memos of its tree),
+    /// then files (its view, the damaged blob files), so the index never points at nothing.
+    fn remove_damaged_package(
+        &self,
+        key: &PackageKey,
+        view: &Path,
+        damaged_files: &[PathBuf],
+    ) -> Result<()> {
+        {
+            let mut index = self.index();
+            let (tx, op) = index.write(format!("removing damaged package {key}"))?;
+            let err = op.err();
             let tree_id: Option<String> = tx
                 .query_row(
                     "SELECT tree FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
@@ -198,17 +212,17 @@ impl Store {
             .map_err(err)?;
             tx.commit().map_err(err)?;
         }
-        if crate::blob::exists(&view)? {
-            remove_view(&self.layout, &view)?;
+        if crate::blob::exists(view)? {
+            remove_view(&self.layout, view)?;
         }
         for path in damaged_files {
-            match fs_err::remove_file(&path) {
+            match fs_err::remove_file(path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(StoreError::io(&path, e)),
+                Err(e) => return Err(StoreError::io(path, e)),
             }
         }
-        Ok(Reverified::Removed(problems))
+        Ok(())
     }
 
     /// The package `key` if its files may be trusted without reading them: fresh by the
@@ -233,6 +247,27 @@ impl Store {
             },
         }
         self.package(key)
+    }
+
+    /// A memo hit or a reused package must not bring back corrupt content: every package
+    /// using `tree` is checked against its content stat (stat calls only), and a stale one
+    /// re-verified; `false` if one was found damaged (and removed, with the memos of its
+    /// tree, by [`Store::reverify_package`]), so the caller ingests again.
+    pub(crate) fn tree_packages_intact(&self, tree: &str) -> Result<bool> {
+        let keys = package_keys(
+            &self.index(),
+            "reading packages of a tree",
+            "SELECT kind, name, version, platform FROM packages WHERE tree = ?1",
+            [tree],
+        )?;
+        for key in keys {
+            if self.package_freshness(&key)? == Freshness::Stale
+                && matches!(self.reverify_package(&key)?, Reverified::Removed(_))
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// The tree of a committed package and its recorded stat.

@@ -34,11 +34,12 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::TransactionBehavior;
+use rusqlite::Transaction;
 
 use crate::blob::{exists, BlobId};
-use crate::index::{now, query_vec};
-use crate::lock::{LockMode, StoreLock};
+use crate::index::{now, package_keys, query_vec, IndexOp};
+use crate::layout::blob_file_id;
+use crate::lock::{assert_exclusive, StoreLock};
 use crate::package::PackageKey;
 use crate::view::remove_view;
 use crate::{Result, Store, StoreError};
@@ -112,14 +113,6 @@ impl Leftovers {
     }
 }
 
-fn assert_exclusive(lock: &StoreLock, what: &str) {
-    assert_eq!(
-        lock.mode(),
-        LockMode::Exclusive,
-        "{what} needs the exclusive store lock"
-    );
-}
-
 fn remove_file_if_exists(path: &Path) -> Result<u64> {
     match fs_err::symlink_metadata(path) {
         Ok(m) => {
@@ -167,6 +160,39 @@ fn ctime_and_len(path: &Path) -> Result<Option<(i64, u64)>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StoreError::io(path, e)),
     }
+}
+
+/// Delete the links that no longer point where they were recorded, then the roots with no
+/// live link left (their remaining links go with them: `ON DELETE CASCADE`).
+fn drop_dead_roots(
+    tx: &Transaction<'_>,
+    dead_links: &[DeadLink],
+    dead_roots: &[i64],
+) -> rusqlite::Result<()> {
+    for (root, link) in dead_links {
+        tx.execute(
+            "DELETE FROM root_links WHERE root = ?1 AND link = ?2",
+            rusqlite::params![root, link],
+        )?;
+    }
+    for root in dead_roots {
+        tx.execute("DELETE FROM roots WHERE id = ?1", [root])?;
+    }
+    Ok(())
+}
+
+/// Delete every tree no package uses that was first recorded no later than `cutoff` (a
+/// tree without a `tree_times` row counts as old); the number deleted. Their
+/// `tree_blobs` rows go with them (`ON DELETE CASCADE`).
+fn sweep_trees(tx: &Transaction<'_>, cutoff: i64) -> rusqlite::Result<u64> {
+    let removed = tx.execute(
+        "DELETE FROM trees WHERE id IN (
+           SELECT t.id FROM trees t LEFT JOIN tree_times tt ON tt.tree = t.id
+           WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.tree = t.id)
+             AND COALESCE(tt.created_at, 0) <= ?1)",
+        [cutoff],
+    )?;
+    Ok(removed as u64)
 }
 
 /// A root's link that no longer points where it was recorded: (root id, link path).
@@ -264,98 +290,100 @@ impl Store {
         opts: &GcOptions,
         report: &mut GcReport,
     ) -> Result<Doomed> {
-        {
-            let mut index = self.index();
-            let index_path = index.path.clone();
-            let err = |source| StoreError::Index {
-                path: index_path.clone(),
-                context: "collecting garbage".to_owned(),
-                source,
-            };
-            let tx = index
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(err)?;
-            for (root, link) in dead_links {
-                tx.execute(
-                    "DELETE FROM root_links WHERE root = ?1 AND link = ?2",
-                    rusqlite::params![root, link],
-                )
-                .map_err(err)?;
-            }
-            for root in dead_roots {
-                tx.execute("DELETE FROM roots WHERE id = ?1", [root])
-                    .map_err(err)?;
-            }
-            report.packages_live = tx
-                .query_row(
-                    "SELECT COUNT(*) FROM packages p WHERE EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(err)?;
-            let unreferenced = query_vec(
-                &tx,
-                "SELECT id, kind, name, version, platform, MAX(created_at, used_at) FROM packages p
-                     WHERE NOT EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
+        let mut index = self.index();
+        let (tx, op) = index.write("collecting garbage")?;
+        let err = op.err();
+        drop_dead_roots(&tx, dead_links, dead_roots).map_err(err)?;
+        let views = self.sweep_packages(&tx, &op, cutoff, report)?;
+        report.trees_removed = sweep_trees(&tx, cutoff).map_err(err)?;
+        let blobs = self.sweep_blobs(&tx, &op, cutoff)?;
+        report.blobs_removed = blobs.len() as u64;
+        if opts.dry_run {
+            tx.rollback().map_err(err)?;
+        } else {
+            tx.commit().map_err(err)?;
+        }
+        Ok((views, blobs))
+    }
+
+    /// Count the packages a live root links, and delete every other package whose
+    /// `max(created_at, used_at)` is not after `cutoff` (younger ones are counted as
+    /// young). Returns the views of the deleted packages.
+    fn sweep_packages(
+        &self,
+        tx: &Transaction<'_>,
+        op: &IndexOp,
+        cutoff: i64,
+        report: &mut GcReport,
+    ) -> Result<Vec<PathBuf>> {
+        let err = op.err();
+        report.packages_live = tx
+            .query_row(
+                "SELECT COUNT(*) FROM packages p WHERE EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
                 [],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, i64>(5)?,
-                    ))
-                },
+                |r| r.get(0),
             )
             .map_err(err)?;
-            let mut views = Vec::new();
-            for (id, kind, name, version, platform, at) in unreferenced {
-                if at > cutoff {
-                    report.packages_young += 1;
-                    continue;
-                }
-                let key = PackageKey::from_columns(&kind, name, version, platform)?;
-                tx.execute("DELETE FROM packages WHERE id = ?1", [id])
-                    .map_err(err)?;
-                views.push(self.view_dir(&key)?);
-                report.packages_removed.push(key);
+        let unreferenced = query_vec(
+            tx,
+            "SELECT id, kind, name, version, platform, MAX(created_at, used_at) FROM packages p
+                 WHERE NOT EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
+            [],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            },
+        )
+        .map_err(err)?;
+        let mut views = Vec::new();
+        for (id, kind, name, version, platform, at) in unreferenced {
+            if at > cutoff {
+                report.packages_young += 1;
+                continue;
             }
-            report.trees_removed = tx
-                .execute(
-                    "DELETE FROM trees WHERE id IN (
-                       SELECT t.id FROM trees t LEFT JOIN tree_times tt ON tt.tree = t.id
-                       WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.tree = t.id)
-                         AND COALESCE(tt.created_at, 0) <= ?1)",
-                    [cutoff],
-                )
-                .map_err(err)? as u64;
-            let candidates = query_vec(&tx, "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)", [], |r| r.get::<_, String>(0))
+            let key = PackageKey::from_columns(&kind, name, version, platform)?;
+            tx.execute("DELETE FROM packages WHERE id = ?1", [id])
                 .map_err(err)?;
-            let mut blobs = Vec::new();
-            {
-                let mut delete = tx.prepare("DELETE FROM blobs WHERE id = ?1").map_err(err)?;
-                for id in candidates {
-                    let blob: BlobId = id.parse()?;
-                    let primary = self.layout.blob_path(&blob);
-                    let stat = ctime_and_len(&primary)?;
-                    if stat.is_some_and(|(t, _)| t > cutoff) {
-                        continue;
-                    }
-                    delete.execute([&id]).map_err(err)?;
-                    blobs.push((blob, stat.map_or(0, |(_, len)| len)));
-                }
-            }
-            report.blobs_removed = blobs.len() as u64;
-            if opts.dry_run {
-                tx.rollback().map_err(err)?;
-            } else {
-                tx.commit().map_err(err)?;
-            }
-            Ok((views, blobs))
+            views.push(self.view_dir(&key)?);
+            report.packages_removed.push(key);
         }
+        Ok(views)
+    }
+
+    /// Delete every blob row no tree uses whose primary file's ctime is not after `cutoff`
+    /// (or whose file is gone). Returns the blobs with the size of their primary file.
+    fn sweep_blobs(
+        &self,
+        tx: &Transaction<'_>,
+        op: &IndexOp,
+        cutoff: i64,
+    ) -> Result<Vec<(BlobId, u64)>> {
+        let err = op.err();
+        let candidates = query_vec(
+            tx,
+            "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)",
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .map_err(err)?;
+        let mut blobs = Vec::new();
+        let mut delete = tx.prepare("DELETE FROM blobs WHERE id = ?1").map_err(err)?;
+        for id in candidates {
+            let blob: BlobId = id.parse()?;
+            let stat = ctime_and_len(&self.layout.blob_path(&blob))?;
+            if stat.is_some_and(|(t, _)| t > cutoff) {
+                continue;
+            }
+            delete.execute([&id]).map_err(err)?;
+            blobs.push((blob, stat.map_or(0, |(_, len)| len)));
+        }
+        Ok(blobs)
     }
 
     /// Step 4: the files, after their rows are gone. A twin has the primary's content,
@@ -411,44 +439,45 @@ impl Store {
         if let Some(lock) = clean {
             assert_exclusive(lock, "cleaning leftovers");
         }
-        let mut out = Leftovers {
+        let tmp = self.leftover_tmp()?;
+        let views = self.leftover_views()?;
+        let (blobs, blob_bytes) = self.leftover_blobs(cutoff)?;
+        let out = Leftovers {
+            tmp,
+            views,
+            blobs,
+            blob_bytes,
             removed: clean.is_some(),
-            ..Leftovers::default()
         };
-        let (blob_ids, packages) = {
-            let index = self.index();
-            let err = || index.err("listing rows");
-            let ids: HashSet<_> = query_vec(&index.conn, "SELECT id FROM blobs", [], |r| {
-                r.get::<_, String>(0)
-            })
-            .map_err(err())?
-            .into_iter()
-            .collect();
-            let keys: Vec<(String, String, String, String)> = query_vec(
-                &index.conn,
-                "SELECT kind, name, version, platform FROM packages",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .map_err(err())?;
-            (ids, keys)
-        };
-        let mut views = HashSet::new();
-        for (k, n, v, p) in packages {
-            if let Ok(rel) = PackageKey::from_columns(&k, n, v, p)?.view_relpath() {
-                views.insert(rel);
-            }
+        if clean.is_some() {
+            self.remove_leftovers(&out)?;
         }
+        Ok(out)
+    }
 
-        // tmp/
+    /// Every entry of `tmp/`, sorted: nothing there is referenced by the index.
+    fn leftover_tmp(&self) -> Result<Vec<PathBuf>> {
         let tmp = &self.layout.tmp;
+        let mut found = Vec::new();
         for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
             let entry = entry.map_err(|e| StoreError::io(tmp, e))?;
-            out.tmp.push(entry.path());
+            found.push(entry.path());
         }
-        out.tmp.sort();
+        found.sort();
+        Ok(found)
+    }
 
-        // views/providers/H/N/T/V/P and views/modules/ID
+    /// Package views (`views/providers/H/N/T/V/P`, `views/modules/ID`) that no package row
+    /// names, sorted within each kind.
+    fn leftover_views(&self) -> Result<Vec<PathBuf>> {
+        let keys = package_keys(
+            &self.index(),
+            "listing rows",
+            "SELECT kind, name, version, platform FROM packages",
+            [],
+        )?;
+        let known: HashSet<PathBuf> = keys.iter().filter_map(|k| k.view_relpath().ok()).collect();
+        let mut found = Vec::new();
         for (top, depth) in [("providers", 5), ("modules", 1)] {
             let base = self.layout.views.join(top);
             if !base.is_dir() {
@@ -463,15 +492,28 @@ impl Store {
                 let rel = entry
                     .path()
                     .strip_prefix(&self.layout.views)
-                    .expect("under views")
-                    .to_path_buf();
-                if !views.contains(&rel) {
-                    out.views.push(entry.into_path());
+                    .expect("under views");
+                if !known.contains(rel) {
+                    found.push(entry.into_path());
                 }
             }
         }
+        Ok(found)
+    }
 
-        // blobs-v1/ab/<rest>[.x|.r]
+    /// Blob files (`blobs-v1/ab/<rest>[.x|.r]`) whose id has no blob row and whose ctime is
+    /// not after `cutoff`, sorted, with their total size. Files that are not named like a
+    /// blob are not the store's and are left alone.
+    fn leftover_blobs(&self, cutoff: Option<i64>) -> Result<(Vec<PathBuf>, u64)> {
+        let known: HashSet<String> = {
+            let index = self.index();
+            query_vec(&index.conn, "SELECT id FROM blobs", [], |r| r.get(0))
+                .map_err(index.err("listing rows"))?
+                .into_iter()
+                .collect()
+        };
+        let mut found = Vec::new();
+        let mut bytes = 0;
         let blobs_dir = &self.layout.blobs;
         for fan in fs_err::read_dir(blobs_dir).map_err(|e| StoreError::io(blobs_dir, e))? {
             let fan = fan.map_err(|e| StoreError::io(blobs_dir, e))?;
@@ -482,13 +524,8 @@ impl Store {
             let fan_path = fan.path();
             for entry in fs_err::read_dir(&fan_path).map_err(|e| StoreError::io(&fan_path, e))? {
                 let entry = entry.map_err(|e| StoreError::io(&fan_path, e))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let rest = name
-                    .strip_suffix(".x")
-                    .or_else(|| name.strip_suffix(".r"))
-                    .unwrap_or(&name);
-                let id = format!("{fan_name}{rest}");
-                if id.parse::<BlobId>().is_err() || blob_ids.contains(&id) {
+                let id = blob_file_id(&fan_name, &entry.file_name().to_string_lossy());
+                if id.parse::<BlobId>().is_err() || known.contains(&id) {
                     continue;
                 }
                 let path = entry.path();
@@ -496,30 +533,33 @@ impl Store {
                 if cutoff.is_some_and(|c| meta.ctime() > c) {
                     continue;
                 }
-                out.blob_bytes += meta.len();
-                out.blobs.push(path);
+                bytes += meta.len();
+                found.push(path);
             }
         }
-        out.blobs.sort();
+        found.sort();
+        Ok((found, bytes))
+    }
 
-        if clean.is_some() {
-            for path in &out.tmp {
-                if fs_err::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-                    crate::view::make_dirs_writable(path)?;
-                    fs_err::remove_dir_all(path).map_err(|e| StoreError::io(path, e))?;
-                } else {
-                    remove_file_if_exists(path)?;
-                }
-            }
-            for path in &out.views {
-                remove_view(&self.layout, path)?;
-                self.prune_view_parents(path);
-            }
-            for path in &out.blobs {
+    /// Remove what [`Store::leftovers`] found (under the exclusive lock): `tmp/` entries,
+    /// views (and the directories above them left empty), blob files.
+    fn remove_leftovers(&self, found: &Leftovers) -> Result<()> {
+        for path in &found.tmp {
+            if fs_err::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                crate::view::make_dirs_writable(path)?;
+                fs_err::remove_dir_all(path).map_err(|e| StoreError::io(path, e))?;
+            } else {
                 remove_file_if_exists(path)?;
             }
         }
-        Ok(out)
+        for path in &found.views {
+            remove_view(&self.layout, path)?;
+            self.prune_view_parents(path);
+        }
+        for path in &found.blobs {
+            remove_file_if_exists(path)?;
+        }
+        Ok(())
     }
 
     /// Remove the directories above a removed view that became empty, up to (not
@@ -543,33 +583,5 @@ impl Store {
             }
             dir = d.parent();
         }
-    }
-
-    /// A memo hit or a reused package must not bring back corrupt content: every package
-    /// using `tree` is checked against its content stat (stat calls only), and a stale one
-    /// re-verified; `false` if one was found damaged (and removed, with the memos of its
-    /// tree, by [`Store::reverify_package`]), so the caller ingests again.
-    pub(crate) fn tree_packages_intact(&self, tree: &str) -> Result<bool> {
-        let keys = {
-            let index = self.index();
-            let err = || index.err("reading packages of a tree");
-            let rows: Vec<(String, String, String, String)> = query_vec(
-                &index.conn,
-                "SELECT kind, name, version, platform FROM packages WHERE tree = ?1",
-                [tree],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .map_err(err())?;
-            rows
-        };
-        for (k, n, v, p) in keys {
-            let key = PackageKey::from_columns(&k, n, v, p)?;
-            if self.package_freshness(&key)? == crate::Freshness::Stale
-                && matches!(self.reverify_package(&key)?, crate::Reverified::Removed(_))
-            {
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 }

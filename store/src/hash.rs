@@ -112,8 +112,11 @@ pub fn h1_of_files<S: AsRef<str>>(files: &[(S, [u8; 32])]) -> Result<Hash, Newli
 /// `h1:` in the Go `HashZip` form: over every central-directory name *as stored*, including
 /// directory entries such as `sub/` (whose content, and so sha256, is empty).
 ///
-/// This is the form a lock file `h1:` is checked against before a zip is extracted
-/// (as tofu hashes a zip it has not extracted); it differs from the directory form when the zip has directory entries.
+/// This is the form a lock file `h1:` is checked against before a zip is extracted: tofu hashes
+/// a zip it has not extracted with Go's `dirhash.HashZip`
+/// (<https://github.com/golang/mod/blob/master/sumdb/dirhash/hash.go>, called from
+/// `PackageHashV1` in <https://github.com/opentofu/opentofu/blob/main/internal/getproviders/hash.go>).
+/// It differs from the directory form when the zip has directory entries.
 pub fn h1_of_zip_names(entries: &[(String, [u8; 32])]) -> Result<Hash, NewlineInName> {
     h1_of_files(entries)
 }

@@ -3,8 +3,8 @@
 //!
 //! Every connection is set up in this order: `busy_timeout` (switching to WAL can
 //! itself return BUSY), `journal_mode=WAL`, `foreign_keys=ON`. Every write runs in a
-//! `BEGIN IMMEDIATE` transaction: a deferred read-then-write transaction would fail with BUSY at
-//! once whatever the timeout.
+//! `BEGIN IMMEDIATE` transaction ([`Index::write`]): a deferred read-then-write transaction
+//! would fail with BUSY at once whatever the timeout.
 //!
 //! The schema is versioned in code through `PRAGMA user_version`; [`MIGRATIONS`] is applied in
 //! order, each in its own immediate transaction that re-reads the version (two processes may open
@@ -16,8 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior};
 
+use crate::package::PackageKey;
 use crate::{Result, StoreError};
 
 /// Schema migrations; `user_version` = number applied.
@@ -195,24 +196,33 @@ impl Index {
         }
     }
 
-    fn migrate(&mut self) -> Result<()> {
-        let path = self.path.clone();
-        let err = |source| StoreError::Index {
-            path: path.clone(),
-            context: "migrating the schema".to_owned(),
-            source,
+    /// Begin the `BEGIN IMMEDIATE` transaction every write runs in (a deferred one would
+    /// fail with BUSY at once when it upgrades to a write), with the context its errors carry.
+    pub(crate) fn write(
+        &mut self,
+        context: impl Into<String>,
+    ) -> Result<(Transaction<'_>, IndexOp)> {
+        let op = IndexOp {
+            path: self.path.clone(),
+            context: context.into(),
         };
-        let version: usize = self
-            .conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(err)?;
-        if version >= MIGRATIONS.len() {
-            return Ok(());
-        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+            .map_err(op.err())?;
+        Ok((tx, op))
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: usize = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(self.err("migrating the schema"))?;
+        if version >= MIGRATIONS.len() {
+            return Ok(());
+        }
+        let (tx, op) = self.write("migrating the schema")?;
+        let err = op.err();
         let version: usize = tx
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(err)?;
@@ -221,6 +231,29 @@ impl Index {
             tx.pragma_update(None, "user_version", i + 1).map_err(err)?;
         }
         tx.commit().map_err(err)
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("path", &self.path).finish()
+    }
+}
+
+/// What one index write is doing: the context its errors carry.
+pub(crate) struct IndexOp {
+    path: PathBuf,
+    context: String,
+}
+
+impl IndexOp {
+    /// Turn a rusqlite error into a store error naming the index and this operation.
+    pub(crate) fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
+        move |source| StoreError::Index {
+            path: self.path.clone(),
+            context: self.context.clone(),
+            source,
+        }
     }
 }
 
@@ -242,6 +275,35 @@ pub(crate) fn query_vec<T, P: rusqlite::Params>(
     map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<Vec<T>> {
     conn.prepare(sql)?.query_map(params, map)?.collect()
+}
+
+/// The package keys `sql` selects: its first four columns are `kind, name, version,
+/// platform`. A kind the store does not know is a damaged index.
+pub(crate) fn package_keys<P: rusqlite::Params>(
+    index: &Index,
+    context: &str,
+    sql: &str,
+    params: P,
+) -> Result<Vec<PackageKey>> {
+    let rows: Vec<(String, String, String, String)> = query_vec(&index.conn, sql, params, |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })
+    .map_err(index.err(context))?;
+    rows.into_iter()
+        .map(|(kind, name, version, platform)| {
+            PackageKey::from_columns(&kind, name, version, platform)
+        })
+        .collect()
+}
+
+/// The row id of package `key`, if committed.
+pub(crate) fn package_id(conn: &Connection, key: &PackageKey) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT id FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+        [key.kind(), key.name(), key.version(), key.platform()],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 /// Fetch a tree row.

@@ -1,16 +1,5 @@
-//! Where things live under the store root.
-//!
-//! ```text
-//! <root>/
-//! ├── .lock                     advisory lock: shared for init/import, exclusive for gc
-//! ├── index.sqlite              the index (WAL): blobs, trees, packages, hashes, sources
-//! ├── blobs-v1/                 file contents, named by BLAKE3, read-only
-//! │   └── ab/<62 hex>           mode 0444, or 0555 if first needed executable
-//! │       ab/<62 hex>.x / .r    "twin" with the other mode (reflink or copy), made on demand
-//! ├── tmp/                      temp files and dirs (same filesystem, so renames are atomic)
-//! └── views/                    materialized read-only packages (until/without FUSE)
-//!     └── providers/HOST/NS/TYPE/VERSION/OS_ARCH/…
-//! ```
+//! Where things live under the store root: the paths of the on-disk layout drawn in the
+//! crate docs (`lib.rs`), and how blob files are named.
 //!
 //! The layout is versioned in directory names (`blobs-v1`), so a future format can live next to
 //! this one and be migrated or pruned.
@@ -58,5 +47,57 @@ impl Layout {
         self.blobs
             .join(&hex[..2])
             .join(format!("{}.{suffix}", &hex[2..]))
+    }
+}
+
+/// The id a file named `name` in the blob fan directory `fan` (`blobs-v1/<fan>/<name>`)
+/// holds: the primary `<rest>` and its twins `<rest>.x` and `<rest>.r` all hold
+/// `<fan><rest>`. Not necessarily a valid id: the caller parses it.
+pub(crate) fn blob_file_id(fan: &str, name: &str) -> String {
+    let rest = name
+        .strip_suffix(".x")
+        .or_else(|| name.strip_suffix(".r"))
+        .unwrap_or(name);
+    format!("{fan}{rest}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_file_names_map_to_their_blob() {
+        let id = BlobId([0xab; 32]);
+        let layout = Layout::new(Path::new("/s"));
+        for path in [
+            layout.blob_path(&id),
+            layout.blob_twin_path(&id, true),
+            layout.blob_twin_path(&id, false),
+        ] {
+            let fan = path
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap();
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(
+                blob_file_id(fan, name),
+                id.to_string(),
+                "{}",
+                path.display()
+            );
+        }
+        for (fan, name, want) in [
+            ("ab", "cd", "abcd"),
+            ("ab", "cd.x", "abcd"),
+            ("ab", "cd.r", "abcd"),
+            ("ab", "cd.x.r", "abcd.x"),
+            ("ab", "cd.tmp", "abcd.tmp"),
+            ("ab", ".x", "ab"),
+        ] {
+            assert_eq!(blob_file_id(fan, name), want, "{fan}/{name}");
+        }
     }
 }

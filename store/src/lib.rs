@@ -21,7 +21,7 @@
 //!
 //! ```text
 //! <root>/
-//! ├── .lock                     advisory lock: shared for init/import/mount, exclusive for gc
+//! ├── .lock                     advisory lock: shared for init/import/providers lock, exclusive for gc
 //! ├── index.sqlite (+ -wal)     blobs(id,size,sha256) trees(id,encoding,h1,files,bytes)
 //! │                             tree_blobs packages package_hashes sources roots …
 //! │                             module_sources (module source → package memos)
@@ -51,7 +51,7 @@
 //! ```no_run
 //! use tstore_store::{HashRecord, PackageKey, Store};
 //! # fn main() -> tstore_store::Result<()> {
-//! let store = Store::open("/home/me/.tofu-store".as_ref())?;
+//! let store = Store::open("/home/me/.local/share/tstore".as_ref())?;
 //! let _lock = store.lock_shared()?;
 //! let zip = std::path::Path::new("terraform-provider-null_2.1.2_linux_amd64.zip");
 //! let got = store.ingest_zip(zip)?;
@@ -87,6 +87,7 @@ mod roots;
 mod store;
 mod temp;
 mod tree;
+mod verify;
 mod view;
 
 pub use blob::BlobId;
@@ -100,9 +101,10 @@ pub use lock::{LockMode, StoreLock};
 pub use module_sources::ModuleSourceMemo;
 pub use package::{Disposition, HashRecord, Package, PackageKey};
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
-pub use store::{BadView, CorruptBlob, DiskUsage, MissingBlob, SourceMemo, Store, VerifyReport};
+pub use store::{DiskUsage, SourceMemo, Store};
 pub use temp::{remove_own_temps, temp_prefix};
 pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
+pub use verify::{BadView, CorruptBlob, MissingBlob, VerifyReport};
 pub use view::LinkMode;
 
 /// Result with [`StoreError`] by default.

@@ -1,8 +1,10 @@
 //! The store-wide advisory lock, `<root>/.lock`.
 //!
-//! `init`, `mount` and `import` hold it shared; `gc` takes it exclusive, without waiting (run from
-//! cron, it skips when the store is busy). The lock is released when the [`StoreLock`] drops.
-//! Like cargo, the store tries first and only logs that it waits when it has to.
+//! `init`, `import` and `providers lock` hold it shared; `gc` takes it exclusive, without
+//! waiting (run from cron, it skips when the store is busy). The FUSE daemon takes no lock: it
+//! only reads rows and blob files, and an unlinked blob stays readable through an open handle.
+//! The lock is released when the [`StoreLock`] drops. Like cargo, the store tries first and only
+//! logs that it waits when it has to.
 //!
 //! Advisory locks are unreliable on some network filesystems; gc safety depends on this lock.
 
@@ -14,7 +16,7 @@ use crate::{Result, StoreError};
 /// Whether a [`StoreLock`] is shared or exclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockMode {
-    /// Held by init/import/mount: many at once.
+    /// Held by init/import/`providers lock`: many at once.
     Shared,
     /// Held by gc: alone.
     Exclusive,
@@ -86,4 +88,14 @@ impl Drop for StoreLock {
         // Closing the file releases the lock too; unlock explicitly to be prompt and clear.
         let _ = self.file.file().unlock();
     }
+}
+
+/// Panic unless `lock` is exclusive: `what` deletes files that a process holding the lock
+/// shared may be about to use.
+pub(crate) fn assert_exclusive(lock: &StoreLock, what: &str) {
+    assert_eq!(
+        lock.mode(),
+        LockMode::Exclusive,
+        "{what} needs the exclusive store lock"
+    );
 }

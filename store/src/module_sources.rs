@@ -12,11 +12,11 @@
 //! keeps the rows; a memo dies with its package (gc, a damaged package removed), and a
 //! caller must still check the package with [`Store::trusted_package`] before using it.
 
-use rusqlite::{OptionalExtension as _, TransactionBehavior};
+use rusqlite::OptionalExtension as _;
 
-use crate::index::now;
+use crate::index::{now, package_id};
 use crate::package::PackageKey;
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store};
 
 /// What a module source resolved to when it was last fetched.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,26 +62,10 @@ impl Store {
     /// not (removed meanwhile), nothing is recorded and `false` is returned.
     pub fn record_module_source(&self, source: &str, memo: &ModuleSourceMemo) -> Result<bool> {
         let mut index = self.index();
-        let path = index.path.clone();
-        let err = |source| StoreError::Index {
-            path: path.clone(),
-            context: "recording a module source memo".to_owned(),
-            source,
-        };
-        let tx = index
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, op) = index.write("recording a module source memo")?;
+        let err = op.err();
         let key = PackageKey::module(memo.package.clone());
-        let id: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
-                [key.kind(), key.name(), key.version(), key.platform()],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(err)?;
-        let Some(id) = id else {
+        let Some(id) = package_id(&tx, &key).map_err(err)? else {
             return Ok(false);
         };
         tx.execute(

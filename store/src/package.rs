@@ -13,8 +13,9 @@ use crate::hash::Hash;
 use crate::tree::TreeId;
 use crate::{Result, StoreError};
 
-/// How a hash came to be trusted (its "disposition", as OpenTofu's hash-disposition RFC
-/// calls it); stored per package per hash.
+/// How a hash came to be trusted (its "disposition", as OpenTofu calls it: `HashDisposition`
+/// in <https://github.com/opentofu/opentofu/blob/main/internal/getproviders/hash.go>); stored
+/// per package per hash.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Disposition {
     /// The store computed this hash itself over content it holds.

@@ -20,9 +20,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use rusqlite::{OptionalExtension as _, TransactionBehavior};
-
-use crate::index::{now, query_vec};
+use crate::index::{now, package_id, query_vec};
 use crate::lock::StoreLock;
 use crate::package::PackageKey;
 use crate::{Result, Store, StoreError};
@@ -94,29 +92,13 @@ impl Store {
         let dir = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
         let dir_str = path_str(&dir)?;
         let mut index = self.index();
-        let index_path = index.path.clone();
-        let err = |source| StoreError::Index {
-            path: index_path.clone(),
-            context: format!("recording root {}", dir.display()),
-            source,
-        };
-        let tx = index
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, op) = index.write(format!("recording root {}", dir.display()))?;
+        let err = op.err();
         let t = now();
         let mut recorded = RecordedRoot::default();
         let mut resolved = Vec::new();
         for l in links {
-            let id: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
-                    [l.package.kind(), l.package.name(), l.package.version(), l.package.platform()],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(err)?;
-            match id {
+            match package_id(&tx, &l.package).map_err(err)? {
                 Some(id) => resolved.push((path_str(&l.link)?, path_str(&l.target)?, id)),
                 None => recorded.unknown.push(l.package.clone()),
             }

@@ -4,18 +4,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{OptionalExtension as _, TransactionBehavior};
+use rusqlite::OptionalExtension as _;
 
-use crate::blob::{exists, BlobId};
+use crate::blob::exists;
 use crate::fingerprint::SourceFingerprint;
 use crate::hash::Hash;
-use crate::index::{now, query_vec, tree_row, Index};
+use crate::index::{now, package_keys, query_vec, tree_row, Index};
 use crate::ingest::{source_key, Limits};
 use crate::layout::Layout;
-use crate::lock::StoreLock;
+use crate::lock::{assert_exclusive, StoreLock};
 use crate::package::{merge_hash_records, Disposition, HashRecord, Package, PackageKey};
 use crate::tree::{Tree, TreeId};
-use crate::view::{check_view, hash_file, materialize, remove_view, LinkMode, Linker};
+use crate::view::{check_view, materialize, remove_view, LinkMode, Linker};
 use crate::{Result, StoreError};
 
 /// What the store remembers about a source (a zip or directory) it ingested before.
@@ -49,57 +49,6 @@ pub struct DiskUsage {
     pub linked_bytes: u64,
 }
 
-/// A blob file whose content does not match its name.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct CorruptBlob {
-    /// The blob (from the file name).
-    pub blob: BlobId,
-    /// The file.
-    pub path: PathBuf,
-}
-
-/// A blob a tree needs whose file is missing.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct MissingBlob {
-    /// The blob.
-    pub blob: BlobId,
-    /// A tree that references it.
-    pub referenced_by: TreeId,
-}
-
-/// A package whose view does not match its tree.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct BadView {
-    /// The package.
-    pub package: PackageKey,
-    /// Its view directory.
-    pub path: PathBuf,
-    /// What is wrong, one line each.
-    pub problems: Vec<String>,
-}
-
-/// Result of [`Store::verify`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct VerifyReport {
-    /// Blob files re-hashed.
-    pub blobs_checked: u64,
-    /// Bytes read to do so (and to check copied view files).
-    pub bytes_checked: u64,
-    /// Blob files with the wrong content.
-    pub corrupt: Vec<CorruptBlob>,
-    /// Blobs referenced by trees but absent.
-    pub missing: Vec<MissingBlob>,
-    /// Views that do not match their package.
-    pub views_bad: Vec<BadView>,
-}
-
-impl VerifyReport {
-    /// Nothing wrong found.
-    pub fn is_clean(&self) -> bool {
-        self.corrupt.is_empty() && self.missing.is_empty() && self.views_bad.is_empty()
-    }
-}
-
 /// An open store. Cheap to share between threads (`&Store` is `Sync`); each process opens its
 /// own. See the crate docs for the layout and invariants.
 #[derive(Debug)]
@@ -109,12 +58,6 @@ pub struct Store {
     pub(crate) index: Mutex<Index>,
     pub(crate) bytes_hashed: AtomicU64,
     pub(crate) linker: Linker,
-}
-
-impl std::fmt::Debug for Index {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index").field("path", &self.path).finish()
-    }
 }
 
 impl Store {
@@ -178,7 +121,7 @@ impl Store {
         self.index.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Take the store lock shared (init, import, mount), waiting while gc holds it.
+    /// Take the store lock shared (init, import, `providers lock`), waiting while gc holds it.
     pub fn lock_shared(&self) -> Result<StoreLock> {
         StoreLock::shared(&self.layout.lock, || {})
     }
@@ -197,13 +140,10 @@ impl Store {
     /// Remove everything under `tmp/`: leftovers of processes that crashed mid-ingest.
     ///
     /// Only safe while no other process is ingesting, hence the exclusive lock it demands
-    /// (gc calls it). Returns the number of entries removed.
+    /// (gc removes them itself, with [`Store::leftovers`]). Returns the number of entries
+    /// removed.
     pub fn clean_tmp(&self, lock: &StoreLock) -> Result<u64> {
-        assert_eq!(
-            lock.mode(),
-            crate::lock::LockMode::Exclusive,
-            "clean_tmp needs the exclusive store lock"
-        );
+        assert_exclusive(lock, "clean_tmp");
         let tmp = &self.layout.tmp;
         let mut removed = 0;
         for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
@@ -281,16 +221,8 @@ impl Store {
             .transpose()?;
         let tree_str = tree.to_string();
         let mut index = self.index();
-        let index_path = index.path.clone();
-        let err = |source| StoreError::Index {
-            path: index_path.clone(),
-            context: format!("committing package {key}"),
-            source,
-        };
-        let tx = index
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, op) = index.write(format!("committing package {key}"))?;
+        let err = op.err();
         let Some(row) = tree_row(&tx, &tree_str).map_err(err)? else {
             return Err(StoreError::UnknownTree(*tree));
         };
@@ -319,18 +251,7 @@ impl Store {
                 id
             }
             None => {
-                if exists(&view)? {
-                    let problems = check_view(&self.layout, &decoded, &view, &self.bytes_hashed)?;
-                    if !problems.is_empty() {
-                        tracing::warn!(
-                            "replacing stale view {} left by an interrupted commit: {}",
-                            view.display(),
-                            problems.join("; ")
-                        );
-                        remove_view(&self.layout, &view)?;
-                    }
-                }
-                materialize(&self.layout, &self.linker, &decoded, &view)?;
+                self.materialize_new_view(&decoded, &view)?;
                 tx.execute(
                     "INSERT INTO packages (kind, name, version, platform, tree, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), tree_str, now()],
@@ -339,42 +260,9 @@ impl Store {
                 tx.last_insert_rowid()
             }
         };
-        let merged = merge_hash_records(
-            read_hashes(&tx, package_id)
-                .map_err(err)?
-                .into_iter()
-                .chain(hashes.iter().cloned()),
-        );
-        for r in &merged {
-            let key_ids =
-                serde_json::to_string(&r.disposition.signed_by_key_ids).expect("strings serialize");
-            tx.execute(
-                "INSERT INTO package_hashes (package, hash, verified_locally, reported_by_registry, signed_by_key_ids)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (package, hash) DO UPDATE SET
-                   verified_locally = excluded.verified_locally,
-                   reported_by_registry = excluded.reported_by_registry,
-                   signed_by_key_ids = excluded.signed_by_key_ids",
-                rusqlite::params![
-                    package_id,
-                    r.hash.to_string(),
-                    r.disposition.verified_locally,
-                    r.disposition.reported_by_registry,
-                    key_ids
-                ],
-            )
-            .map_err(err)?;
-        }
+        merge_package_hashes(&tx, package_id, hashes).map_err(err)?;
         if let Some((path_key, fp)) = source_key {
-            let memo = serde_json::to_string(&merge_hash_records(hashes.iter().cloned()))
-                .expect("hash records serialize");
-            tx.execute(
-                "INSERT INTO sources (path, fingerprint, tree, hashes, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (path) DO UPDATE SET fingerprint = excluded.fingerprint, tree = excluded.tree,
-                   hashes = excluded.hashes, updated_at = excluded.updated_at",
-                rusqlite::params![path_key, fp.as_str(), tree_str, memo, now()],
-            )
-            .map_err(err)?;
+            record_source_memo(&tx, &path_key, fp, &tree_str, hashes).map_err(err)?;
         }
         // The content stat as of the first commit (freshness.rs); a later commit must not
         // bless files changed since.
@@ -390,6 +278,24 @@ impl Store {
         })?
     }
 
+    /// Materialize the view of a package that has no row yet. A view already there was left
+    /// by an interrupted commit: it is kept if it matches `tree`, else replaced.
+    fn materialize_new_view(&self, tree: &Tree, view: &Path) -> Result<()> {
+        if exists(view)? {
+            let problems = check_view(&self.layout, tree, view, &self.bytes_hashed)?;
+            if !problems.is_empty() {
+                tracing::warn!(
+                    "replacing stale view {} left by an interrupted commit: {}",
+                    view.display(),
+                    problems.join("; ")
+                );
+                remove_view(&self.layout, view)?;
+            }
+        }
+        materialize(&self.layout, &self.linker, tree, view)?;
+        Ok(())
+    }
+
     /// The package `key`, if committed.
     pub fn package(&self, key: &PackageKey) -> Result<Option<Package>> {
         let index = self.index();
@@ -402,17 +308,12 @@ impl Store {
     pub fn packages(&self) -> Result<Vec<Package>> {
         let index = self.index();
         let err = || index.err("listing packages");
-        let keys: Vec<(String, String, String, String)> = query_vec(
-            &index.conn,
+        let mut keys = package_keys(
+            &index,
+            "listing packages",
             "SELECT kind, name, version, platform FROM packages",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .map_err(err())?;
-        let mut keys = keys
-            .into_iter()
-            .map(|(k, n, v, p)| PackageKey::from_columns(&k, n, v, p))
-            .collect::<Result<Vec<_>>>()?;
+        )?;
         keys.sort();
         keys.iter()
             .map(|k| {
@@ -462,102 +363,69 @@ impl Store {
         }
         Ok(usage)
     }
+}
 
-    /// Re-hash every blob file (BLAKE3) against its name, check that every tree's blobs exist
-    /// and that every package's view matches its tree. Bytes read count into
-    /// [`Store::bytes_hashed`].
-    pub fn verify(&self) -> Result<VerifyReport> {
-        let mut report = VerifyReport::default();
-        let before = self.bytes_hashed();
-        for entry in walkdir::WalkDir::new(&self.layout.blobs)
-            .min_depth(2)
-            .max_depth(2)
-            .sort_by_file_name()
-        {
-            let entry = entry.map_err(|e| StoreError::io(&self.layout.blobs, e.into()))?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let fan = entry
-                .path()
-                .parent()
-                .and_then(|p| p.file_name())
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            let name = entry.file_name().to_str().unwrap_or_default();
-            let rest = name
-                .strip_suffix(".x")
-                .or_else(|| name.strip_suffix(".r"))
-                .unwrap_or(name);
-            let Ok(blob) = format!("{fan}{rest}").parse::<BlobId>() else {
-                tracing::debug!("verify: ignoring stray file {}", entry.path().display());
-                continue;
-            };
-            report.blobs_checked += 1;
-            let actual = hash_file(entry.path(), &self.bytes_hashed)?;
-            if actual != *blob.as_bytes() {
-                report.corrupt.push(CorruptBlob {
-                    blob,
-                    path: entry.into_path(),
-                });
-            }
-        }
-        let (tree_blobs, packages) = {
-            let index = self.index();
-            let err = || index.err("verifying");
-            let rows = query_vec(
-                &index.conn,
-                "SELECT tree, blob FROM tree_blobs ORDER BY tree, blob",
-                [],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
-            )
-            .map_err(err())?;
-            let packages = query_vec(&index.conn, "SELECT p.kind, p.name, p.version, p.platform, t.encoding FROM packages p JOIN trees t ON t.id = p.tree", [], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Vec<u8>>(4)?,
-                    ))
-                })
-                .map_err(err())?;
-            (rows, packages)
-        };
-        for (tree, blob) in tree_blobs {
-            let blob: BlobId = blob.parse()?;
-            if !exists(&self.layout.blob_path(&blob))? {
-                report.missing.push(MissingBlob {
-                    blob,
-                    referenced_by: tree.parse()?,
-                });
-            }
-        }
-        for (kind, name, version, platform, encoding) in packages {
-            let key = PackageKey::from_columns(&kind, name, version, platform)?;
-            let tree = Tree::decode(&encoding)?;
-            let path = self.view_dir(&key)?;
-            let problems = check_view(&self.layout, &tree, &path, &self.bytes_hashed)?;
-            if !problems.is_empty() {
-                report.views_bad.push(BadView {
-                    package: key,
-                    path,
-                    problems,
-                });
-            }
-        }
-        report.views_bad.sort_by(|a, b| a.package.cmp(&b.package));
-        report.bytes_checked = self.bytes_hashed() - before;
-        Ok(report)
+/// Record `hashes` for package row `package_id`, merged with those it has: one record per
+/// hash, dispositions OR-ed (see [`merge_hash_records`]).
+fn merge_package_hashes(
+    tx: &rusqlite::Transaction<'_>,
+    package_id: i64,
+    hashes: &[HashRecord],
+) -> rusqlite::Result<()> {
+    let merged = merge_hash_records(
+        read_hashes(tx, package_id)?
+            .into_iter()
+            .chain(hashes.iter().cloned()),
+    );
+    for r in &merged {
+        let key_ids =
+            serde_json::to_string(&r.disposition.signed_by_key_ids).expect("strings serialize");
+        tx.execute(
+            "INSERT INTO package_hashes (package, hash, verified_locally, reported_by_registry, signed_by_key_ids)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (package, hash) DO UPDATE SET
+               verified_locally = excluded.verified_locally,
+               reported_by_registry = excluded.reported_by_registry,
+               signed_by_key_ids = excluded.signed_by_key_ids",
+            rusqlite::params![
+                package_id,
+                r.hash.to_string(),
+                r.disposition.verified_locally,
+                r.disposition.reported_by_registry,
+                key_ids
+            ],
+        )?;
     }
+    Ok(())
+}
+
+/// Remember (replacing) what the source at `path_key` produced: its fingerprint, the tree
+/// and the hashes given with this commit, for [`Store::source_memo`].
+fn record_source_memo(
+    tx: &rusqlite::Transaction<'_>,
+    path_key: &str,
+    fp: &SourceFingerprint,
+    tree: &str,
+    hashes: &[HashRecord],
+) -> rusqlite::Result<()> {
+    let memo = serde_json::to_string(&merge_hash_records(hashes.iter().cloned()))
+        .expect("hash records serialize");
+    tx.execute(
+        "INSERT INTO sources (path, fingerprint, tree, hashes, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (path) DO UPDATE SET fingerprint = excluded.fingerprint, tree = excluded.tree,
+           hashes = excluded.hashes, updated_at = excluded.updated_at",
+        rusqlite::params![path_key, fp.as_str(), tree, memo, now()],
+    )?;
+    Ok(())
 }
 
 /// The hash records of a package row.
 fn read_hashes(conn: &rusqlite::Connection, package_id: i64) -> rusqlite::Result<Vec<HashRecord>> {
-    let mut stmt = conn.prepare(
+    let mut v = query_vec(
+        conn,
         "SELECT hash, verified_locally, reported_by_registry, signed_by_key_ids FROM package_hashes WHERE package = ?1",
-    )?;
-    let rows = stmt.query_map([package_id], |r| {
+        [package_id],
+        |r| {
         let hash: String = r.get(0)?;
         let key_ids: String = r.get(3)?;
         let conv = |i, e: Box<dyn std::error::Error + Send + Sync>| {
@@ -572,8 +440,8 @@ fn read_hashes(conn: &rusqlite::Connection, package_id: i64) -> rusqlite::Result
                     .map_err(|e| conv(3, Box::new(e)))?,
             },
         })
-    })?;
-    let mut v = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        },
+    )?;
     v.sort_by(|a, b| a.hash.cmp(&b.hash));
     Ok(v)
 }

@@ -348,7 +348,7 @@ impl Tree {
         })
     }
 
-    /// The directory-form `h1:` (spec 1.2) from the recorded sha256 of each blob, without reading
+    /// The directory-form `h1:` ([`crate::h1_of_files`]) from the recorded sha256 of each blob, without reading
     /// any file. A symlink is hashed as the content of the file it resolves to inside the tree.
     pub(crate) fn h1(&self, sha256_of: &HashMap<BlobId, [u8; 32]>) -> Result<Hash> {
         let missing = |blob: &BlobId| StoreError::CorruptIndex {

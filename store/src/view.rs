@@ -12,17 +12,19 @@
 //!
 //! If hardlinking fails on the first file (the store spans filesystems: EXDEV, or the filesystem
 //! has no hardlinks), the linker steps down to reflink-or-copy for the rest of this store handle
-//! and remembers it (uv's `LinkState`). Once hardlinks have worked, a failure is a real error,
-//! except EMLINK (a popular blob reached the filesystem's link limit), which copies that one file.
+//! and remembers it, as uv's wheel linker does (`Attempt` in
+//! <https://github.com/astral-sh/uv/blob/main/crates/uv-install-wheel/src/linker.rs>). Once
+//! hardlinks have worked, a failure is a real error, except EMLINK (a popular blob reached the
+//! filesystem's link limit), which copies that one file.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read as _};
+use std::io;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
-use crate::blob::{blob_file_with_mode, blob_mode, exists, sync_dir};
+use crate::blob::{blob_file_with_mode, blob_mode, exists, hash_file, sync_dir};
 use crate::layout::Layout;
 use crate::tree::{EntryKind, Tree};
 use crate::{Result, StoreError};
@@ -291,24 +293,6 @@ pub(crate) fn check_view(
         problems.push(format!("{extra}: not part of the package"));
     }
     Ok(problems)
-}
-
-/// BLAKE3 of a file's content, counting the bytes read.
-pub(crate) fn hash_file(path: &Path, bytes_read: &AtomicU64) -> Result<[u8; 32]> {
-    let mut file = fs_err::File::open(path).map_err(|e| StoreError::io(path, e))?;
-    let mut hasher = blake3::Hasher::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(StoreError::io(path, e)),
-        };
-        hasher.update(&buf[..n]);
-        bytes_read.fetch_add(n as u64, Ordering::Relaxed);
-    }
-    Ok(*hasher.finalize().as_bytes())
 }
 
 #[cfg(test)]

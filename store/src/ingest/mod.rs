@@ -5,18 +5,18 @@
 //! them) but never a visible package.
 //!
 //! Zip archives are untrusted. Before anything is extracted, the whole central directory is
-//! validated: names (no `..`, no absolute or backslash paths, no duplicates after normalization),
-//! entry kinds (no devices, FIFOs or sockets), symlinks (resolved through the archive's own tree,
-//! they must stay inside the package), and the declared sizes against [`Limits`]. Declared sizes
-//! may lie, so extraction then reads every entry through a bounded reader and refuses any entry
-//! whose content is not exactly its declared size. Exact duplicate names are detected by reading
-//! the central directory ourselves, because the `zip` crate silently keeps only the last one.
+//! validated ([`rules`] holds the per-entry rules): names (no `..`, no absolute or backslash
+//! paths, no duplicates after normalization), entry kinds (no devices, FIFOs or sockets),
+//! symlinks (resolved through the archive's own tree, they must stay inside the package), and
+//! the declared sizes against [`Limits`] (per entry, in total, and the compression ratio of
+//! each large entry and of a large archive as a whole). Declared sizes may lie, so extraction
+//! then reads every entry through a bounded reader and refuses any entry whose content is not
+//! exactly its declared size. Exact duplicate names are detected by reading the central
+//! directory ourselves, because the `zip` crate silently keeps only the last one.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-
-use rusqlite::TransactionBehavior;
 
 use crate::blob::{write_blob, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
@@ -25,6 +25,7 @@ use crate::index::tree_row;
 use crate::tree::{EntryKind, Tree, TreeEntry, TreeError, TreeId};
 use crate::{Result, Store, StoreError};
 
+mod rules;
 mod zip_archive;
 
 /// Limits applied to archives before anything is extracted.
@@ -36,8 +37,9 @@ pub struct Limits {
     pub max_entry_bytes: u64,
     /// Number of entries (default 100 000).
     pub max_entries: u64,
-    /// Uncompressed/compressed ratio of one entry (default 200). Only applied to entries larger
-    /// than 1 MiB: small files of repetitive text legitimately compress very well.
+    /// Uncompressed/compressed ratio (default 200), of one entry larger than 1 MiB and of a
+    /// whole archive that unpacks to more than 64 MiB (against its size on disk): small files
+    /// of repetitive text legitimately compress very well.
     pub max_ratio: u64,
 }
 
@@ -52,15 +54,12 @@ impl Default for Limits {
     }
 }
 
-/// Entries at most this large are exempt from the compression ratio limit.
-pub(crate) const RATIO_FLOOR: u64 = 1 << 20;
-
 /// Result of ingesting content: its tree, not yet a package.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ingested {
     /// The tree (recorded in the index).
     pub tree: TreeId,
-    /// Directory-form `h1:` over the extracted files (spec 1.2).
+    /// Directory-form `h1:` over the extracted files ([`crate::h1_of_files`]).
     pub h1: Hash,
     /// Number of regular files.
     pub files: u64,
@@ -90,7 +89,8 @@ pub struct IngestedArchive {
     /// `zh:` — sha256 of the zip file.
     pub zh: Hash,
     /// `h1:` in the `HashZip` form: over central-directory names as stored, directory entries
-    /// included (spec 1.3 V3). Equal to `ingested.h1` when the zip has no directory entries.
+    /// included ([`crate::h1_of_zip_names`]). Equal to `ingested.h1` when the zip has no
+    /// directory entries.
     pub h1_zip: Hash,
 }
 
@@ -119,6 +119,10 @@ impl Store {
         })
     }
 
+    /// Walk `dir` (a symlinked root resolved first) into blobs and a tree: regular files
+    /// become blobs, symlinks are recorded, directories are implied; a name that is not UTF-8,
+    /// a device, FIFO or socket, or a symlink leading out of `dir` is refused. With
+    /// `skip_git`, every entry named `.git` is left out.
     fn dir_tree(&self, dir: &Path, skip_git: bool) -> Result<(Tree, Vec<WrittenBlob>)> {
         use std::os::unix::fs::PermissionsExt as _;
         let root = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
@@ -258,16 +262,8 @@ impl Store {
                 bytes += size_of[blob];
             }
         }
-        let index_path = index.path.clone();
-        let err = |source| StoreError::Index {
-            path: index_path.clone(),
-            context: format!("recording tree {id}"),
-            source,
-        };
-        let tx = index
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let (tx, op) = index.write(format!("recording tree {id}"))?;
+        let err = op.err();
         let result: rusqlite::Result<()> = (|| {
             let mut put_blob =
                 tx.prepare("INSERT OR IGNORE INTO blobs (id, size, sha256) VALUES (?1, ?2, ?3)")?;

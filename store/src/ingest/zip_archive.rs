@@ -1,6 +1,6 @@
 //! Zip archives into blobs and a tree. An archive is untrusted: [`ZipCheck`] validates its
-//! whole central directory before anything is extracted, then [`Store::extract_zip`] reads
-//! every entry through a bounded reader.
+//! whole central directory against the [`rules`](super::rules) before anything is extracted,
+//! then [`Store::extract_zip`] reads every entry through a bounded reader.
 
 use std::collections::HashSet;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
@@ -9,42 +9,46 @@ use std::sync::atomic::Ordering;
 
 use sha2::{Digest, Sha256};
 
-use super::{IngestedArchive, Limits, RATIO_FLOOR};
-use crate::blob::{write_blob, BlobId, BlobWriteError, WrittenBlob};
+use super::rules::{
+    check_link_target, check_sizes, check_whole_ratio, classify, normalize_name, Claims,
+    DeclaredKind,
+};
+use super::IngestedArchive;
+use crate::blob::{read_file_chunks, write_blob, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::{h1_of_zip_names, sha256_empty, Hash};
-use crate::tree::{check_rel_path, EntryKind, Tree, TreeEntry};
-use crate::{Result, Store, StoreError};
+use crate::tree::{EntryKind, Tree, TreeEntry};
+use crate::{Limits, Result, Store, StoreError};
 
 /// The longest symlink target read from an archive.
 const MAX_LINK_TARGET: u64 = 4096;
 
-/// Archives below this many uncompressed bytes are exempt from the whole-archive ratio:
-/// small packages of repetitive text legitimately compress very well.
-const WHOLE_ARCHIVE_RATIO_FLOOR: u64 = 64 << 20;
-
 type Archive = zip::ZipArchive<BufReader<fs_err::File>>;
 
+/// What a checked entry is.
 #[derive(Clone, Debug)]
 enum ZipKind {
+    /// A regular file, executable if any x bit of its mode is set.
     File { exec: bool },
+    /// A directory: implied by the paths under it, but a line of the archive's `h1:`.
     Dir,
+    /// A symlink with its (checked) target.
     Symlink { target: String },
 }
 
+/// An entry that passed the checks, ready to extract.
 #[derive(Clone, Debug)]
 struct ZipEntry {
+    /// Its index in the central directory.
     index: usize,
+    /// Its name as stored (what errors and the archive's `h1:` name).
     name: String,
+    /// Its normalized tree path (empty for the package root itself).
     path: String,
     kind: ZipKind,
+    /// The uncompressed size the central directory declares.
     declared: u64,
 }
-
-const S_IFMT: u32 = 0o170000;
-const S_IFREG: u32 = 0o100000;
-const S_IFDIR: u32 = 0o040000;
-const S_IFLNK: u32 = 0o120000;
 
 /// Read the raw names of the central directory, in order (at most `max + 1` of them).
 fn central_directory_names(path: &Path, start: u64, max: u64) -> Result<Vec<Vec<u8>>> {
@@ -72,34 +76,6 @@ fn central_directory_names(path: &Path, start: u64, max: u64) -> Result<Vec<Vec<
     Ok(names)
 }
 
-/// Normalize an archive entry name to a tree path (`None` for the root itself), or say why not.
-fn normalize_name(name: &str) -> std::result::Result<Option<String>, HostileReason> {
-    let b = name.as_bytes();
-    if name.starts_with('/')
-        || name.contains('\\')
-        || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
-    {
-        return Err(HostileReason::AbsolutePath);
-    }
-    if name.contains('\0') || name.contains('\n') {
-        return Err(HostileReason::InvalidName);
-    }
-    let mut parts = Vec::new();
-    for c in name.split('/') {
-        match c {
-            ".." => return Err(HostileReason::ParentDir),
-            "" | "." => {}
-            c => parts.push(c),
-        }
-    }
-    if parts.is_empty() {
-        return Ok(None);
-    }
-    let path = parts.join("/");
-    check_rel_path(&path)?;
-    Ok(Some(path))
-}
-
 /// The checks made on one archive, with its path for error messages.
 struct ZipCheck<'a> {
     path: &'a Path,
@@ -109,6 +85,7 @@ struct ZipCheck<'a> {
 }
 
 impl ZipCheck<'_> {
+    /// The archive refused because of `entry` (empty: the archive as a whole).
     fn hostile(&self, entry: &str, reason: HostileReason) -> StoreError {
         StoreError::HostileArchive {
             archive: self.path.to_path_buf(),
@@ -117,6 +94,7 @@ impl ZipCheck<'_> {
         }
     }
 
+    /// The archive cannot be read as a zip.
     fn bad_zip(&self, source: zip::result::ZipError) -> StoreError {
         StoreError::BadZip {
             archive: self.path.to_path_buf(),
@@ -154,159 +132,127 @@ impl ZipCheck<'_> {
         Ok(raw_names)
     }
 
-    /// Every entry checked against the rules (names, kinds, declared sizes, per-entry and
-    /// whole-archive compression ratios, symlink targets), in archive order.
+    /// Every entry checked against the rules, in archive order: each entry alone (see
+    /// [`ZipCheck::entry`]), no normalized path twice, and the whole-archive compression
+    /// ratio.
     fn entries(&self, zip: &mut Archive, raw_names: &[Vec<u8>]) -> Result<Vec<ZipEntry>> {
-        let limits = self.limits;
-        let hostile = |entry: &str, reason| self.hostile(entry, reason);
-        let bad_zip = |source| self.bad_zip(source);
         let mut entries = Vec::with_capacity(raw_names.len());
-        let mut files_seen: HashSet<String> = HashSet::new();
-        let mut dirs_seen: HashSet<String> = HashSet::new();
+        let mut claims = Claims::default();
         let mut total = 0u64;
         for (index, raw) in raw_names.iter().enumerate() {
-            let Ok(name) = std::str::from_utf8(raw) else {
-                return Err(hostile(
-                    &String::from_utf8_lossy(raw),
-                    HostileReason::InvalidName,
-                ));
-            };
-            let (mode, declared, compressed) = {
-                let f = zip.by_index_raw(index).map_err(bad_zip)?;
-                if f.name_raw() != raw.as_slice() {
-                    return Err(hostile(name, HostileReason::Duplicate));
-                }
-                (f.unix_mode(), f.size(), f.compressed_size())
-            };
-            let path = normalize_name(name).map_err(|r| hostile(name, r))?;
-            let file_type = mode.map_or(S_IFREG, |m| m & S_IFMT);
-            let is_dir = name.ends_with('/') || file_type == S_IFDIR;
-            if !is_dir && !matches!(file_type, 0 | S_IFREG | S_IFLNK) {
-                return Err(hostile(
-                    name,
-                    HostileReason::SpecialFile {
-                        mode: mode.unwrap_or(0),
-                    },
-                ));
+            let entry = self.entry(zip, index, raw, &mut total)?;
+            // The root itself ("./") claims nothing.
+            let is_dir = matches!(entry.kind, ZipKind::Dir);
+            if !entry.path.is_empty() && !claims.claim(&entry.path, is_dir) {
+                return Err(self.hostile(&entry.name, HostileReason::Duplicate));
             }
-            if declared > limits.max_entry_bytes {
-                return Err(hostile(
-                    name,
-                    HostileReason::EntryTooLarge {
-                        size: declared,
-                        limit: limits.max_entry_bytes,
-                    },
-                ));
-            }
-            total = total.saturating_add(declared);
-            if total > limits.max_total_bytes {
-                return Err(hostile(
-                    name,
-                    HostileReason::TotalTooLarge {
-                        size: total,
-                        limit: limits.max_total_bytes,
-                    },
-                ));
-            }
-            if declared > RATIO_FLOOR && declared / compressed.max(1) > limits.max_ratio {
-                return Err(hostile(
-                    name,
-                    HostileReason::CompressionRatio {
-                        size: declared,
-                        compressed,
-                        limit: limits.max_ratio,
-                    },
-                ));
-            }
-            let kind = if is_dir {
-                ZipKind::Dir
-            } else if file_type == S_IFLNK {
-                let mut f = zip.by_index(index).map_err(bad_zip)?;
-                let mut target = Vec::new();
-                (&mut f)
-                    .take(MAX_LINK_TARGET + 1)
-                    .read_to_end(&mut target)
-                    .map_err(|e| bad_zip(e.into()))?;
-                if target.len() as u64 != declared {
-                    return Err(hostile(
-                        name,
-                        HostileReason::SizeMismatch {
-                            declared,
-                            actual: target.len() as u64,
-                        },
-                    ));
-                }
-                let target = String::from_utf8(target)
-                    .ok()
-                    .filter(|t| !t.contains('\0') && !t.is_empty())
-                    .ok_or_else(|| hostile(name, HostileReason::InvalidName))?;
-                let tb = target.as_bytes();
-                if target.starts_with('/')
-                    || target.contains('\\')
-                    || (tb.len() >= 2 && tb[0].is_ascii_alphabetic() && tb[1] == b':')
-                {
-                    return Err(hostile(name, HostileReason::EscapingSymlink { target }));
-                }
-                ZipKind::Symlink { target }
-            } else {
-                ZipKind::File {
-                    exec: mode.is_some_and(|m| m & 0o111 != 0),
-                }
-            };
-            let Some(path) = path else {
-                if is_dir {
-                    // "./" or similar: the package root itself.
-                    entries.push(ZipEntry {
-                        index,
-                        name: name.to_owned(),
-                        path: String::new(),
-                        kind,
-                        declared,
-                    });
-                    continue;
-                }
-                return Err(hostile(name, HostileReason::InvalidName));
-            };
-            let clash = if is_dir {
-                files_seen.contains(&path) || !dirs_seen.insert(path.clone())
-            } else {
-                dirs_seen.contains(&path) || !files_seen.insert(path.clone())
-            };
-            if clash {
-                return Err(hostile(name, HostileReason::Duplicate));
-            }
-            entries.push(ZipEntry {
-                index,
-                name: name.to_owned(),
-                path,
-                kind,
-                declared,
-            });
+            entries.push(entry);
         }
-        // Many entries each below the per-entry ratio floor can still make a bomb together.
-        let whole_limit = self
-            .size
-            .saturating_mul(limits.max_ratio)
-            .max(WHOLE_ARCHIVE_RATIO_FLOOR);
-        if total > whole_limit {
-            return Err(hostile(
-                "",
-                HostileReason::CompressionRatio {
-                    size: total,
-                    compressed: self.size,
-                    limit: limits.max_ratio,
-                },
-            ));
-        }
+        check_whole_ratio(self.limits, self.size, total).map_err(|r| self.hostile("", r))?;
         Ok(entries)
+    }
+
+    /// Entry `index`, whose central-directory name is `raw`, checked alone: its name is
+    /// UTF-8 and the one the `zip` crate finds at that index (else two entries share it),
+    /// normalizes to a tree path (or, for a directory, to the root), and declares a kind and
+    /// sizes the rules allow (`total` adds its declared size); a symlink's target is read
+    /// and checked.
+    fn entry(
+        &self,
+        zip: &mut Archive,
+        index: usize,
+        raw: &[u8],
+        total: &mut u64,
+    ) -> Result<ZipEntry> {
+        let Ok(name) = std::str::from_utf8(raw) else {
+            return Err(self.hostile(&String::from_utf8_lossy(raw), HostileReason::InvalidName));
+        };
+        let hostile = |reason| self.hostile(name, reason);
+        let (mode, declared, compressed) = {
+            let f = zip.by_index_raw(index).map_err(|e| self.bad_zip(e))?;
+            if f.name_raw() != raw {
+                return Err(hostile(HostileReason::Duplicate));
+            }
+            (f.unix_mode(), f.size(), f.compressed_size())
+        };
+        let path = normalize_name(name).map_err(hostile)?;
+        let kind = classify(name, mode).map_err(hostile)?;
+        *total = total.saturating_add(declared);
+        check_sizes(self.limits, declared, compressed, *total).map_err(hostile)?;
+        let kind = match kind {
+            DeclaredKind::Dir => ZipKind::Dir,
+            DeclaredKind::File { exec } => ZipKind::File { exec },
+            DeclaredKind::Symlink => ZipKind::Symlink {
+                target: self.link_target(zip, index, name, declared)?,
+            },
+        };
+        let path = match path {
+            Some(path) => path,
+            // "./" or similar: the package root itself.
+            None if matches!(kind, ZipKind::Dir) => String::new(),
+            None => return Err(hostile(HostileReason::InvalidName)),
+        };
+        Ok(ZipEntry {
+            index,
+            name: name.to_owned(),
+            path,
+            kind,
+            declared,
+        })
+    }
+
+    /// The target of symlink entry `index`: exactly its declared size (at most
+    /// [`MAX_LINK_TARGET`] bytes are read) and a usable relative target.
+    fn link_target(
+        &self,
+        zip: &mut Archive,
+        index: usize,
+        name: &str,
+        declared: u64,
+    ) -> Result<String> {
+        let mut f = zip.by_index(index).map_err(|e| self.bad_zip(e))?;
+        let mut target = Vec::new();
+        (&mut f)
+            .take(MAX_LINK_TARGET + 1)
+            .read_to_end(&mut target)
+            .map_err(|e| self.bad_zip(e.into()))?;
+        self.exact_size(name, declared, target.len() as u64)?;
+        check_link_target(target).map_err(|r| self.hostile(name, r))
+    }
+
+    /// Content must have exactly the size the central directory declares: declared sizes
+    /// are what the limits were checked against.
+    fn exact_size(&self, name: &str, declared: u64, actual: u64) -> Result<()> {
+        if actual != declared {
+            return Err(self.hostile(name, HostileReason::SizeMismatch { declared, actual }));
+        }
+        Ok(())
+    }
+
+    /// The SHA-256 of directory entry `index`'s content, read through a bound of one byte
+    /// more than `declared` and refused unless it had exactly that size. A directory entry
+    /// normally holds nothing, but Go's `dirhash.HashZip`, which tofu uses for a zip's `h1:`,
+    /// hashes whatever it holds
+    /// (<https://github.com/golang/mod/blob/master/sumdb/dirhash/hash.go>).
+    fn dir_content_sha256(
+        &self,
+        zip: &mut Archive,
+        index: usize,
+        name: &str,
+        declared: u64,
+    ) -> Result<[u8; 32]> {
+        let mut f = zip.by_index(index).map_err(|e| self.bad_zip(e))?;
+        let mut sha = Sha256::new();
+        let n = io::copy(&mut (&mut f).take(declared + 1), &mut sha)
+            .map_err(|err| self.bad_zip(err.into()))?;
+        self.exact_size(name, declared, n)?;
+        Ok(sha.finalize().into())
     }
 
     /// Symlinks resolved through the archive's own tree must stay inside the package: a chain
     /// of individually harmless links can still lead outside.
     fn symlinks_stay_inside(&self, entries: &[ZipEntry]) -> Result<()> {
         let hostile = |entry: &str, reason| self.hostile(entry, reason);
-        // Resolve symlinks through the archive's own tree before extracting anything: a chain of
-        // individually harmless links can still lead outside.
         let skeleton: Vec<TreeEntry> = entries
             .iter()
             .filter_map(|e| {
@@ -345,7 +291,6 @@ impl ZipCheck<'_> {
                 },
             ));
         }
-
         Ok(())
     }
 }
@@ -359,7 +304,10 @@ struct Extracted {
 }
 
 impl Store {
-    /// Ingest a zip archive (see the module docs for the checks made before extracting).
+    /// Ingest an untrusted zip archive. Its whole central directory is checked before anything
+    /// is extracted (no `..`, absolute paths, escaping symlinks, devices or duplicates; entry
+    /// count, sizes and compression ratios within [`Limits`]), and every entry must then have
+    /// exactly its declared size. A refused archive leaves at most unreferenced blobs.
     pub fn ingest_zip(&self, zip_path: &Path) -> Result<IngestedArchive> {
         let zh = self.zh_of(zip_path)?;
         let file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
@@ -394,32 +342,21 @@ impl Store {
 
     /// The archive's `zh:` (SHA-256 of its bytes), in one pass.
     fn zh_of(&self, zip_path: &Path) -> Result<Hash> {
-        let mut file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
         let mut sha = Sha256::new();
-        let mut buf = vec![0u8; 256 * 1024];
-        loop {
-            let n = match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(StoreError::io(zip_path, e)),
-            };
-            sha.update(&buf[..n]);
-            self.bytes_hashed.fetch_add(n as u64, Ordering::Relaxed);
-        }
+        read_file_chunks(zip_path, &self.bytes_hashed, |chunk| sha.update(chunk))?;
         Ok(Hash::zh_from_sha256(&sha.finalize().into()))
     }
 
     /// Extract the checked entries, each through a reader bounded by its declared size: an
-    /// entry whose content is not exactly that size is refused.
+    /// entry whose content is not exactly that size is refused. Symlinks become tree entries
+    /// and directories are implied by paths; every entry, directories included, gives its
+    /// line of the archive's own `h1:`.
     fn extract_zip(
         &self,
         check: &ZipCheck<'_>,
         zip: &mut Archive,
         entries: Vec<ZipEntry>,
     ) -> Result<Extracted> {
-        let hostile = |entry: &str, reason| check.hostile(entry, reason);
-        let bad_zip = |source| check.bad_zip(source);
         let mut tree_entries = Vec::new();
         let mut blobs = Vec::new();
         let mut zip_lines: Vec<(String, [u8; 32])> = Vec::with_capacity(entries.len());
@@ -434,41 +371,10 @@ impl Store {
                     sha
                 }
                 ZipKind::Dir if e.declared == 0 => sha256_empty(),
-                ZipKind::Dir => {
-                    // A directory entry with content: HashZip hashes what it holds.
-                    let mut f = zip.by_index(e.index).map_err(bad_zip)?;
-                    let mut sha = Sha256::new();
-                    let n = io::copy(&mut (&mut f).take(e.declared + 1), &mut sha)
-                        .map_err(|err| bad_zip(err.into()))?;
-                    if n != e.declared {
-                        return Err(hostile(
-                            &e.name,
-                            HostileReason::SizeMismatch {
-                                declared: e.declared,
-                                actual: n,
-                            },
-                        ));
-                    }
-                    sha.finalize().into()
-                }
+                ZipKind::Dir => check.dir_content_sha256(zip, e.index, &e.name, e.declared)?,
                 ZipKind::File { exec } => {
-                    let mut f = zip.by_index(e.index).map_err(bad_zip)?;
-                    let mut bounded = (&mut f).take(e.declared + 1);
                     let written =
-                        write_blob(&self.layout, &mut bounded, exec).map_err(|err| match err {
-                            BlobWriteError::Read(err) => bad_zip(err.into()),
-                            BlobWriteError::Store(err) => err,
-                        })?;
-                    self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
-                    if written.size != e.declared {
-                        return Err(hostile(
-                            &e.name,
-                            HostileReason::SizeMismatch {
-                                declared: e.declared,
-                                actual: written.size,
-                            },
-                        ));
-                    }
+                        self.extract_file(check, zip, e.index, &e.name, e.declared, exec)?;
                     tree_entries.push(TreeEntry {
                         path: e.path,
                         kind: EntryKind::File {
@@ -487,5 +393,27 @@ impl Store {
             blobs,
             zip_lines,
         })
+    }
+
+    /// Write file entry `index` as a blob, reading at most one byte more than `declared`,
+    /// and refuse it unless it had exactly that size.
+    fn extract_file(
+        &self,
+        check: &ZipCheck<'_>,
+        zip: &mut Archive,
+        index: usize,
+        name: &str,
+        declared: u64,
+        exec: bool,
+    ) -> Result<WrittenBlob> {
+        let mut f = zip.by_index(index).map_err(|e| check.bad_zip(e))?;
+        let mut bounded = (&mut f).take(declared + 1);
+        let written = write_blob(&self.layout, &mut bounded, exec).map_err(|err| match err {
+            BlobWriteError::Read(err) => check.bad_zip(err.into()),
+            BlobWriteError::Store(err) => err,
+        })?;
+        self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
+        check.exact_size(name, declared, written.size)?;
+        Ok(written)
     }
 }

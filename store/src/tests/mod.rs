@@ -1,0 +1,107 @@
+//! Store-level tests through the public API, one file per topic: `archives` (zip and
+//! directory ingest, hostile archives, limits) and `packages` (commit, views, concurrency,
+//! verify, source memos, locks). This module holds what they share: a [`Fixture`] (a store and
+//! a work directory) and the zip writer.
+
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use zip::write::SimpleFileOptions;
+use zip::CompressionMethod;
+
+use crate::{PackageKey, Store};
+
+mod archives;
+mod packages;
+
+fn key(name: &str) -> PackageKey {
+    PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64")
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    work: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        let work = dir.path().join("work");
+        fs_err::create_dir_all(&work).unwrap();
+        Fixture {
+            _dir: dir,
+            root,
+            work,
+        }
+    }
+
+    fn store(&self) -> Store {
+        Store::open(&self.root).unwrap()
+    }
+
+    /// Write a directory of `(path, content, exec)` files.
+    fn dir(&self, name: &str, files: &[(&str, &[u8], bool)]) -> PathBuf {
+        let d = self.work.join(name);
+        for (p, content, exec) in files {
+            let path = d.join(p);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(&path, content).unwrap();
+            let mode = if *exec { 0o755 } else { 0o644 };
+            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        fs_err::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn zip_path(&self, name: &str) -> PathBuf {
+        self.work.join(name)
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        // Views are read-only directories: make them removable for TempDir (matters when the
+        // tests do not run as root).
+        if self.root.exists() {
+            let _ = crate::view::make_dirs_writable(&self.root);
+        }
+    }
+}
+
+enum Z<'a> {
+    File(&'a str, &'a [u8], u32),
+    Dir(&'a str),
+    Link(&'a str, &'a str),
+}
+
+fn write_zip(path: &Path, entries: &[Z]) {
+    let mut w = zip::ZipWriter::new(fs_err::File::create(path).unwrap());
+    for e in entries {
+        match e {
+            Z::File(name, content, mode) => {
+                let opts = SimpleFileOptions::default()
+                    .compression_method(CompressionMethod::Deflated)
+                    .unix_permissions(*mode);
+                w.start_file(*name, opts).unwrap();
+                w.write_all(content).unwrap();
+            }
+            Z::Dir(name) => w
+                .add_directory(*name, SimpleFileOptions::default().unix_permissions(0o755))
+                .unwrap(),
+            Z::Link(name, target) => w
+                .add_symlink(*name, *target, SimpleFileOptions::default())
+                .unwrap(),
+        }
+    }
+    w.finish().unwrap();
+}
+
+fn v2_files() -> Vec<(&'static str, &'static [u8], bool)> {
+    vec![
+        ("terraform-provider-fake", b"hello\n", true),
+        ("sub/data.txt", b"world\n", false),
+    ]
+}

@@ -1,0 +1,318 @@
+//! Packages: commit (idempotent, merging hashes, refusing conflicts), read-only views,
+//! concurrent commits, verify, source memos, the store lock and `tmp/` cleanup.
+
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+
+use super::{key, v2_files, write_zip, Fixture, Z};
+use crate::*;
+
+fn running_as_root() -> bool {
+    // Without libc: the owner of a file we create is our uid.
+    let f = tempfile::NamedTempFile::new().unwrap();
+    f.as_file().metadata().unwrap().uid() == 0
+}
+
+#[test]
+fn commit_is_idempotent_merges_hashes_and_detects_conflicts() {
+    let f = Fixture::new();
+    let store = f.store();
+    let a = store.ingest_dir(&f.dir("a", &v2_files())).unwrap();
+    let k = key("fake");
+    let h1 = HashRecord::verified_locally(a.h1.clone());
+    let p1 = store
+        .commit_package(&k, &a.tree, std::slice::from_ref(&h1), None)
+        .unwrap();
+    assert_eq!(p1.hashes, vec![h1.clone()]);
+    assert_eq!((p1.files, p1.bytes), (2, 12));
+    let zh = HashRecord {
+        hash: "zh:9455ba7c20a0eace758a38bef5fc0eb1e47cf231b4eaeaa9b1f26a1eb8acab53"
+            .parse()
+            .unwrap(),
+        disposition: Disposition {
+            reported_by_registry: true,
+            signed_by_key_ids: vec!["ABCD".into()],
+            ..Default::default()
+        },
+    };
+    let reported_h1 = HashRecord {
+        hash: a.h1.clone(),
+        disposition: Disposition {
+            reported_by_registry: true,
+            ..Default::default()
+        },
+    };
+    let p2 = store
+        .commit_package(&k, &a.tree, &[zh.clone(), reported_h1], None)
+        .unwrap();
+    assert_eq!(p2.created_at, p1.created_at);
+    assert_eq!(p2.hashes.len(), 2);
+    assert!(
+        p2.hashes[0].disposition.verified_locally && p2.hashes[0].disposition.reported_by_registry
+    );
+    assert_eq!(p2.hashes[1], zh);
+    assert_eq!(store.package(&k).unwrap().unwrap().hashes, p2.hashes);
+
+    let b = store
+        .ingest_dir(&f.dir("b", &[("terraform-provider-fake", b"other\n", true)]))
+        .unwrap();
+    let err = store.commit_package(&k, &b.tree, &[], None).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::PackageConflict { existing, new, .. } if *existing == a.tree && *new == b.tree),
+        "{err:?}"
+    );
+    assert_eq!(store.packages().unwrap().len(), 1);
+    assert_eq!(store.package(&k).unwrap().unwrap().tree, a.tree);
+
+    let unknown: TreeId = "00".repeat(32).parse().unwrap();
+    assert!(matches!(
+        store.commit_package(&key("x"), &unknown, &[], None),
+        Err(StoreError::UnknownTree(_))
+    ));
+    assert!(store.package(&key("x")).unwrap().is_none());
+}
+
+#[test]
+fn views_are_read_only_hardlinks_with_the_right_exec_bit() {
+    let f = Fixture::new();
+    let store = f.store();
+    // The same content is executable in one package and not in the other.
+    let a = store
+        .ingest_dir(&f.dir(
+            "a",
+            &[
+                ("terraform-provider-a", b"#!/bin/sh\necho hi\n", true),
+                ("README", b"shared\n", false),
+            ],
+        ))
+        .unwrap();
+    let b = store
+        .ingest_dir(&f.dir(
+            "b",
+            &[
+                ("script.sh", b"#!/bin/sh\necho hi\n", false),
+                ("README", b"shared\n", false),
+            ],
+        ))
+        .unwrap();
+    store.commit_package(&key("a"), &a.tree, &[], None).unwrap();
+    store.commit_package(&key("b"), &b.tree, &[], None).unwrap();
+    assert_eq!(store.link_mode(), LinkMode::Hardlink);
+    let va = store.view_dir(&key("a")).unwrap();
+    let vb = store.view_dir(&key("b")).unwrap();
+    assert!(va.starts_with(store.views_dir()));
+    assert!(va.ends_with("providers/example.com/test/a/1.0.0/linux_amd64"));
+
+    let exe = fs_err::metadata(va.join("terraform-provider-a")).unwrap();
+    let plain = fs_err::metadata(vb.join("script.sh")).unwrap();
+    assert_eq!(exe.mode() & 0o777, 0o555);
+    assert_eq!(plain.mode() & 0o777, 0o444);
+    assert_ne!(
+        exe.ino(),
+        plain.ino(),
+        "different modes need different inodes"
+    );
+    let blob = BlobId(*blake3::hash(b"#!/bin/sh\necho hi\n").as_bytes());
+    let layout = &store.layout;
+    let inodes: Vec<u64> = [layout.blob_path(&blob), layout.blob_twin_path(&blob, false)]
+        .iter()
+        .map(|p| fs_err::metadata(p).unwrap().ino())
+        .collect();
+    assert!(inodes.contains(&exe.ino()) && inodes.contains(&plain.ino()));
+
+    // Shared blob: one file on disk for both READMEs.
+    let ra = fs_err::metadata(va.join("README")).unwrap();
+    let rb = fs_err::metadata(vb.join("README")).unwrap();
+    assert_eq!(ra.ino(), rb.ino());
+    assert_eq!(ra.mode() & 0o777, 0o444);
+    let usage = store.disk_usage().unwrap();
+    assert_eq!((usage.packages, usage.trees, usage.blobs), (2, 2, 2));
+    assert_eq!(usage.logical_bytes, 2 * (18 + 7));
+    // Two blobs plus one twin.
+    assert_eq!(usage.blob_bytes, 18 + 7 + 18);
+
+    // Directories are read-only too; the view cannot be written into.
+    assert_eq!(fs_err::metadata(&va).unwrap().mode() & 0o777, 0o555);
+    if !running_as_root() {
+        assert!(fs_err::write(va.join("new"), b"x").is_err());
+    }
+    // The exec bit survives a round trip through the view.
+    let out = std::process::Command::new(va.join("terraform-provider-a"))
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"hi\n");
+    assert!(store.verify().unwrap().is_clean());
+}
+
+#[test]
+fn concurrent_commits_of_the_same_package_both_succeed() {
+    let f = Fixture::new();
+    drop(f.store());
+    let src = f.dir("src", &v2_files());
+    for round in 0..8 {
+        let k = key(&format!("race{round}"));
+        let barrier = std::sync::Barrier::new(2);
+        let results: Vec<Package> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let store = Store::open(&f.root).unwrap();
+                        barrier.wait();
+                        let got = store.ingest_dir(&src).unwrap();
+                        store
+                            .commit_package(
+                                &k,
+                                &got.tree,
+                                &[HashRecord::verified_locally(got.h1)],
+                                None,
+                            )
+                            .unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(results[0].tree, results[1].tree);
+        assert_eq!(results[0].created_at, results[1].created_at);
+    }
+    let store = f.store();
+    assert_eq!(store.packages().unwrap().len(), 8);
+    let usage = store.disk_usage().unwrap();
+    assert_eq!((usage.trees, usage.blobs), (1, 2));
+    assert!(store.verify().unwrap().is_clean());
+    // Temp files and dirs were all cleaned up.
+    assert_eq!(
+        fs_err::read_dir(store.root().join("tmp")).unwrap().count(),
+        0
+    );
+}
+
+#[test]
+fn verify_detects_a_flipped_byte() {
+    let f = Fixture::new();
+    let store = f.store();
+    let got = store.ingest_dir(&f.dir("a", &v2_files())).unwrap();
+    store
+        .commit_package(&key("fake"), &got.tree, &[], None)
+        .unwrap();
+    let clean = store.verify().unwrap();
+    assert!(clean.is_clean(), "{clean:?}");
+    assert_eq!(clean.blobs_checked, 2);
+    assert_eq!(clean.bytes_checked, 12);
+
+    let blob = BlobId(*blake3::hash(b"world\n").as_bytes());
+    let path = store.layout.blob_path(&blob);
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    fs_err::write(&path, b"World\n").unwrap();
+    let report = store.verify().unwrap();
+    assert!(!report.is_clean());
+    assert_eq!(
+        report.corrupt,
+        vec![CorruptBlob {
+            blob,
+            path: path.clone()
+        }]
+    );
+    // The view shares the inode, so it is not reported separately as a different file.
+    assert!(report.missing.is_empty());
+
+    fs_err::remove_file(&path).unwrap();
+    let report = store.verify().unwrap();
+    assert_eq!(report.missing.len(), 1);
+    assert_eq!(report.missing[0].referenced_by, got.tree);
+}
+
+#[test]
+fn source_memo_avoids_rereading() {
+    let f = Fixture::new();
+    let zip = f.zip_path("p.zip");
+    write_zip(
+        &zip,
+        &[
+            Z::File("terraform-provider-fake", b"hello\n", 0o755),
+            Z::File("sub/data.txt", b"world\n", 0o644),
+        ],
+    );
+    let k = key("fake");
+    {
+        let store = f.store();
+        let fp = SourceFingerprint::of_path(&zip).unwrap();
+        assert!(store.source_memo(&zip, &fp).unwrap().is_none());
+        let got = store.ingest_zip(&zip).unwrap();
+        assert!(store.bytes_hashed() > 12);
+        let hashes = [
+            HashRecord::verified_locally(got.ingested.h1.clone()),
+            HashRecord::verified_locally(got.zh.clone()),
+        ];
+        store
+            .commit_package(&k, &got.ingested.tree, &hashes, Some((&zip, &fp)))
+            .unwrap();
+    }
+    // A second run: the fingerprint matches, nothing is read.
+    let store = f.store();
+    let fp = SourceFingerprint::of_path(&zip).unwrap();
+    let memo = store.source_memo(&zip, &fp).unwrap().unwrap();
+    assert_eq!(memo.fingerprint, fp);
+    assert_eq!(memo.tree, store.package(&k).unwrap().unwrap().tree);
+    assert_eq!(memo.hashes.len(), 2);
+    store
+        .commit_package(&k, &memo.tree, &memo.hashes, Some((&zip, &fp)))
+        .unwrap();
+    assert_eq!(store.bytes_hashed(), 0);
+
+    // The source changed: no memo.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    write_zip(
+        &zip,
+        &[Z::File("terraform-provider-fake", b"HELLO\n", 0o755)],
+    );
+    let fp2 = SourceFingerprint::of_path(&zip).unwrap();
+    assert_ne!(fp, fp2);
+    assert!(store.source_memo(&zip, &fp2).unwrap().is_none());
+}
+
+#[test]
+fn stale_view_from_an_interrupted_commit_is_replaced() {
+    let f = Fixture::new();
+    let store = f.store();
+    let got = store.ingest_dir(&f.dir("a", &v2_files())).unwrap();
+    let k = key("fake");
+    let view = store.view_dir(&k).unwrap();
+    fs_err::create_dir_all(&view).unwrap();
+    fs_err::write(view.join("junk"), b"left over").unwrap();
+    store.commit_package(&k, &got.tree, &[], None).unwrap();
+    assert!(!view.join("junk").exists());
+    assert_eq!(fs_err::read(view.join("sub/data.txt")).unwrap(), b"world\n");
+    assert!(store.verify().unwrap().is_clean());
+}
+
+#[test]
+fn store_lock_shared_and_exclusive() {
+    let f = Fixture::new();
+    let a = f.store();
+    let b = f.store();
+    let shared = a.lock_shared().unwrap();
+    let shared2 = b.lock_shared().unwrap();
+    assert!(b.try_lock_exclusive().unwrap().is_none());
+    drop(shared);
+    drop(shared2);
+    let excl = b.try_lock_exclusive().unwrap().unwrap();
+    assert_eq!(excl.mode(), LockMode::Exclusive);
+    assert!(a.try_lock_exclusive().unwrap().is_none());
+}
+
+#[test]
+fn clean_tmp_removes_leftovers_under_the_exclusive_lock() {
+    let f = Fixture::new();
+    let store = f.store();
+    let tmp = store.root().join("tmp");
+    fs_err::create_dir_all(tmp.join("view-crashed/v/sub")).unwrap();
+    fs_err::set_permissions(
+        tmp.join("view-crashed/v"),
+        std::fs::Permissions::from_mode(0o555),
+    )
+    .unwrap();
+    fs_err::write(tmp.join("blob-crashed"), b"x").unwrap();
+    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    assert_eq!(store.clean_tmp(&lock).unwrap(), 2);
+    assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0);
+}
