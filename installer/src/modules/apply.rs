@@ -1,5 +1,20 @@
 //! Step 3: make `.terraform/modules` match the decisions: links, private copies,
 //! stale installs removed, `modules.json` written atomically.
+//!
+//! What may be removed under `.terraform/modules` (what tstore created), and nothing else:
+//! - `KEY` of a call installed now: the slot it fills is replaced whole, as terraform
+//!   replaces it;
+//! - `KEY` that tstore recorded in its own state file (`.tstore-installs.json`) and no call
+//!   installs any more, only when KEY is a module key tstore writes
+//!   ([`is_module_key`]: identifiers joined by `.`, one plain name). Other keys in the state
+//!   file (`../x`, `/etc`) are ignored with a warning, and a state file that is a symlink is
+//!   not read;
+//! - its own temporary copy `.KEY.tstore-copy`.
+//!
+//! Entries no state names (terraform's leftovers, anything the user put there) are never
+//! touched. Every change goes through [`safe_fs`](crate::workdir::safe_fs): an entry is
+//! removed as itself (a link never followed, a directory without following links in it),
+//! and never through a symlinked `.terraform` or `.terraform/modules`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,8 +24,11 @@ use tstore_store::{PackageKey, Store};
 use super::decide::Decision;
 use super::walk::Walker;
 use super::{chain, manifest, Action, CallReport, ModuleInstallError, ModuleOptions, STATE_FILE};
-use crate::workdir::atomic::write_atomic;
-use crate::workdir::guard::{check_parents, is_module_key};
+use crate::workdir::guard::is_module_key;
+use crate::workdir::safe_fs::{Kind, RelPath, SafeDir, SafeFsError};
+
+/// The most of `.tstore-installs.json` that is read.
+const MAX_STATE_BYTES: u64 = 16 << 20;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub(super) struct InstallState {
@@ -26,8 +44,8 @@ pub(super) fn apply(
 ) -> Result<(), ModuleInstallError> {
     // An interrupt waits until `.terraform/modules` matches `modules.json` again.
     let _writing = crate::workdir::interrupt::Writing::begin();
-    let modules_dir = opts.data_dir.modules();
-    if w.nodes.is_empty() && !modules_dir.exists() {
+    let modules_path = opts.data_dir.modules();
+    if w.nodes.is_empty() && !modules_path.exists() {
         // No module calls and nothing installed before: leave the directory untouched.
         return Ok(());
     }
@@ -35,17 +53,30 @@ pub(super) fn apply(
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    // `.terraform` and `.terraform/modules` must be real directories: everything below is
-    // written and removed through them.
-    let guard =
-        |path: &Path| check_parents(&opts.data_dir.anchor, path).map_err(|e| werr(path, &e));
-    guard(&modules_dir.join(STATE_FILE))?;
-    fs_err::create_dir_all(&modules_dir).map_err(|e| werr(&modules_dir, &e))?;
-    let state_path = modules_dir.join(STATE_FILE);
-    let mut old: BTreeMap<String, InstallState> = fs_err::read(&state_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let fail = |path: &Path, e: SafeFsError| werr(path, &chain(&e));
+    // `.terraform` and `.terraform/modules` are opened once, without following symlinks:
+    // everything below is written and removed through them.
+    let modules = opts
+        .data_dir
+        .open(true)
+        .and_then(|d| {
+            let d = d.expect("created");
+            d.create_dir_all(&RelPath::new("modules")?)
+        })
+        .map_err(|e| fail(&modules_path, e))?;
+    let state_rel = RelPath::new(STATE_FILE).expect("a plain name");
+    let state_path = modules.display_path(&state_rel);
+    let mut old: BTreeMap<String, InstallState> =
+        match modules.read_file(&state_rel, MAX_STATE_BYTES) {
+            Ok(bytes) => bytes
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default(),
+            Err(e) => {
+                w.warnings
+                    .push(format!("{}; ignoring tstore's install state", chain(&e)));
+                BTreeMap::new()
+            }
+        };
     // Only keys tstore could have written name an entry to remove; anything else in the
     // state file ("../x", "/etc") is ignored, never followed.
     old.retain(|key, _| {
@@ -66,18 +97,18 @@ pub(super) fn apply(
         // reaches the filesystem.
         if !is_module_key(&n.key) {
             return Err(werr(
-                &modules_dir,
+                &modules_path,
                 &format!("{:?} is not a valid module key", n.key),
             ));
         }
+        let key = RelPath::new(&n.key).map_err(|e| fail(&modules_path, e))?;
         let mut dir = n.dir.clone();
-        let target_path = modules_dir.join(&n.key);
+        let target_path = modules.display_path(&key);
         match d.action {
             Action::Link => {
                 let id = n.package.clone().expect("remote installs have a package");
                 let target = opts.mount.join("modules").join(&id);
-                remove_unless_symlink(&target_path).map_err(|e| werr(&target_path, &e))?;
-                crate::workdir::link::ensure_symlink(&opts.data_dir.anchor, &target_path, &target)
+                crate::workdir::link::ensure_symlink(&modules, &key, &target)
                     .map_err(|e| werr(&target_path, &chain(&e)))?;
                 new.insert(
                     n.key.clone(),
@@ -103,13 +134,9 @@ pub(super) fn apply(
                 };
                 let keep = !opts.upgrade
                     && old.get(&n.key) == Some(&state)
-                    && fs_err::symlink_metadata(&target_path).is_ok_and(|m| m.is_dir());
+                    && modules.kind(&key).ok().flatten() == Some(Kind::Dir);
                 if !keep {
-                    let tmp = modules_dir.join(format!(".{}.tstore-copy", n.key));
-                    let _ = fs_err::remove_dir_all(&tmp);
-                    copy_tree(&src, &tmp).map_err(|e| werr(&tmp, &e))?;
-                    remove_any(&target_path).map_err(|e| werr(&target_path, &e))?;
-                    fs_err::rename(&tmp, &target_path).map_err(|e| werr(&target_path, &e))?;
+                    replace_with_copy(&modules, &key, &src).map_err(|e| fail(&target_path, e))?;
                 }
                 if n.package.is_none() {
                     dir = opts.data_dir.module_dir_shown(&n.key);
@@ -138,77 +165,77 @@ pub(super) fn apply(
         });
     }
     for key in old.keys().filter(|k| !new.contains_key(*k)) {
-        let p = modules_dir.join(key);
-        remove_any(&p).map_err(|e| werr(&p, &e))?;
+        let rel = RelPath::new(key).map_err(|e| fail(&modules_path, e))?;
+        modules
+            .remove(&rel)
+            .map_err(|e| fail(&modules.display_path(&rel), e))?;
     }
-    write_atomic(
-        &state_path,
-        serde_json::to_string_pretty(&new)
-            .expect("state serializes")
-            .as_bytes(),
-    )
-    .map_err(|e| werr(&state_path, &e))?;
-    let manifest_path = modules_dir.join("modules.json");
-    write_atomic(&manifest_path, manifest::render(&records).as_bytes())
-        .map_err(|e| werr(&manifest_path, &e))?;
+    let state_text = serde_json::to_string_pretty(&new).expect("state serializes");
+    modules
+        .write_atomic(&state_rel, state_text.as_bytes())
+        .map_err(|e| fail(&state_path, e))?;
+    let manifest_rel = RelPath::new("modules.json").expect("a plain name");
+    modules
+        .write_atomic(&manifest_rel, manifest::render(&records).as_bytes())
+        .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
     Ok(())
 }
 
-pub(super) fn remove_unless_symlink(p: &Path) -> std::io::Result<()> {
-    match fs_err::symlink_metadata(p) {
-        Ok(m) if m.file_type().is_symlink() => Ok(()),
-        Ok(_) => remove_any(p),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
+/// Replace `modules/KEY` with a fresh private copy of `src`: copied into tstore's own
+/// temporary `.KEY.tstore-copy` (a leftover of a killed init is removed first), then
+/// renamed over the entry once complete.
+fn replace_with_copy(modules: &SafeDir, key: &RelPath, src: &Path) -> Result<(), SafeFsError> {
+    let mut tmp = std::ffi::OsString::from(".");
+    tmp.push(key.file_name());
+    tmp.push(".tstore-copy");
+    let tmp = RelPath::new(&tmp)?;
+    modules.remove(&tmp)?;
+    let dest = modules.create_dir_new(&tmp)?;
+    copy_tree(src, &dest)?;
+    modules.remove(key)?;
+    modules.rename(&tmp, key)
 }
 
-/// Remove a file, symlink (never following it) or directory tree; absent is fine.
-pub(super) fn remove_any(p: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    match fs_err::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => {
-            // A private copy may have been made read-only by the module: make it writable.
-            for e in walkdir::WalkDir::new(p).into_iter().flatten() {
-                if e.file_type().is_dir() {
-                    let _ =
-                        fs_err::set_permissions(e.path(), std::fs::Permissions::from_mode(0o755));
-                }
-            }
-            fs_err::remove_dir_all(p)
-        }
-        Ok(_) => fs_err::remove_file(p),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// A writable copy of `src` (files reflinked where the filesystem can, symlinks kept).
-pub(super) fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    fs_err::create_dir_all(dest)?;
+/// A writable copy of `src` into `dest`, a directory this init just made: directories
+/// 0755, files 0644 or 0755 by their exec bit (reflinked where the filesystem can, else
+/// copied), symlinks kept as links; fifos, sockets and devices are not copied. Every entry is
+/// created through `dest` with `O_EXCL | O_NOFOLLOW`, and a source file is opened with
+/// `O_NOFOLLOW`, so nothing swapped in can redirect a read or a write.
+pub(super) fn copy_tree(src: &Path, dest: &SafeDir) -> Result<(), SafeFsError> {
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let read_err = |path: &Path, source: std::io::Error| SafeFsError::Io {
+        op: "read",
+        path: path.to_owned(),
+        source,
+    };
     for entry in walkdir::WalkDir::new(src).min_depth(1).follow_links(false) {
-        let entry = entry.map_err(std::io::Error::other)?;
-        let rel = entry.path().strip_prefix(src).expect("under src");
-        let out = dest.join(rel);
+        let entry = entry.map_err(|e| read_err(src, e.into()))?;
+        let rel = RelPath::new(entry.path().strip_prefix(src).expect("under src"))?;
         let ft = entry.file_type();
         if ft.is_dir() {
-            fs_err::create_dir_all(&out)?;
+            dest.create_dir_all(&rel)?;
         } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(fs_err::read_link(entry.path())?, &out)?;
-        } else {
-            let exec = entry
+            let target = std::fs::read_link(entry.path()).map_err(|e| read_err(entry.path(), e))?;
+            dest.symlink(&target, &rel)?;
+        } else if ft.is_file() {
+            let mut from = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+                .open(entry.path())
+                .map_err(|e| read_err(entry.path(), e))?;
+            let mode = from
                 .metadata()
-                .map_err(std::io::Error::other)?
+                .map_err(|e| read_err(entry.path(), e))?
                 .permissions()
-                .mode()
-                & 0o111
-                != 0;
-            reflink_copy::reflink_or_copy(entry.path(), &out)?;
-            fs_err::set_permissions(
-                &out,
-                std::fs::Permissions::from_mode(if exec { 0o755 } else { 0o644 }),
-            )?;
+                .mode();
+            let mut to = dest.create_file(&rel, if mode & 0o111 != 0 { 0o755 } else { 0o644 })?;
+            if reflink_copy::reflink_file(&from, &to).is_err() {
+                std::io::copy(&mut from, &mut to).map_err(|source| SafeFsError::Io {
+                    op: "copy",
+                    path: dest.display_path(&rel),
+                    source,
+                })?;
+            }
         }
     }
     Ok(())

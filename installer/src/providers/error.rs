@@ -188,7 +188,7 @@ pub enum InstallError {
         path: PathBuf,
         /// The underlying error.
         #[source]
-        source: std::io::Error,
+        source: crate::workdir::safe_fs::SafeFsError,
     },
 }
 

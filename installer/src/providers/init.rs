@@ -33,7 +33,8 @@ use crate::providers::{
 };
 use crate::workdir::atomic::write_atomic;
 use crate::workdir::data_dir::DataDir;
-use crate::workdir::link::{self, LinkOutcome};
+use crate::workdir::link::{self, LinkError, LinkOutcome};
+use crate::workdir::safe_fs::{RelPath, SafeFsError};
 
 /// The lock file's name in a working directory.
 pub const LOCK_FILE_NAME: &str = ".terraform.lock.hcl";
@@ -190,9 +191,31 @@ pub fn init(
     // Phase 3: commit to the store, link, write the lock file; an interrupt waits for it.
     let _writing = crate::workdir::interrupt::Writing::begin();
     let mut reports = Vec::new();
+    // Links are made below the data directory opened once, never through a symlink
+    // (`workdir::safe_fs`); it is created only when there is something to link.
+    let mut data_dir = None;
     for p in planned {
         let package = p.commit(store)?;
-        let link_outcome = link::ensure_symlink(&opts.data_dir.anchor, &p.link, &p.target)?;
+        let link_err = |e| LinkError::new(e, p.link.clone(), &p.target);
+        let dir = match &mut data_dir {
+            Some(d) => d,
+            None => data_dir.insert(
+                opts.data_dir
+                    .open(true)
+                    .map_err(link_err)?
+                    .expect("created"),
+            ),
+        };
+        let rel = p
+            .link
+            .strip_prefix(&opts.data_dir.path)
+            .map_err(|_| SafeFsError::NotPlain {
+                path: p.link.display().to_string(),
+                why: "not below the data directory",
+            })
+            .and_then(RelPath::new)
+            .map_err(link_err)?;
+        let link_outcome = link::ensure_symlink(dir, &rel, &p.target)?;
         let provider = p.display.as_str();
         if link_outcome == LinkOutcome::Unchanged {
             reporter.event(Event::UsingPreviouslyInstalled {

@@ -2,17 +2,17 @@
 
 use std::path::Path;
 
-/// Write a file atomically: temp file in the same directory, fsync, rename, fsync dir.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
+use super::safe_fs::{RelPath, SafeDir, SafeFsError};
+
+/// Replace the file `path` of a directory the user named (the lock file in the working
+/// directory): its directory is opened as given, the file itself is never followed: a
+/// symlink there is replaced by the new file (as terraform replaces it), not written
+/// through. Temp file beside it, fsync, rename, fsync dir ([`SafeDir::write_atomic`]).
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SafeFsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(contents)?;
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    fs_err::File::open(dir)?.sync_all()?;
-    Ok(())
+    let name = path.file_name().ok_or_else(|| SafeFsError::NotPlain {
+        path: path.display().to_string(),
+        why: "no file name",
+    })?;
+    SafeDir::open_trusted(dir)?.write_atomic(&RelPath::new(name)?, contents)
 }

@@ -8,20 +8,19 @@
 //! Links are replaced atomically (a new symlink under a temporary name, renamed over
 //! the old entry), so a concurrent reader sees the old or the new link, never nothing.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
-use super::guard::{check_parents, UnsafePath};
+use super::safe_fs::{Kind, RelPath, SafeDir, SafeFsError};
 
 /// Why a link could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
-    /// The link would be made through a symlinked directory, or outside the working
-    /// directory.
+    /// tstore refused: the link would be made through a symlinked directory, or its path is
+    /// not plain. The message names what to remove.
     #[error(transparent)]
-    Unsafe(#[from] UnsafePath),
+    Refused(SafeFsError),
     /// A filesystem operation on the link path failed.
-    #[error("cannot link {link} -> {target}")]
+    #[error("cannot link {} -> {}", .link.display(), .target.display())]
     Io {
         /// The link being written.
         link: PathBuf,
@@ -29,8 +28,24 @@ pub enum LinkError {
         target: PathBuf,
         /// The underlying error.
         #[source]
-        source: io::Error,
+        source: SafeFsError,
     },
+}
+
+impl LinkError {
+    /// `source` as a refusal (its message names what to remove) or as a failure to make
+    /// `link` -> `target`.
+    pub fn new(source: SafeFsError, link: PathBuf, target: &Path) -> LinkError {
+        if source.is_refusal() {
+            LinkError::Refused(source)
+        } else {
+            LinkError::Io {
+                link,
+                target: target.to_owned(),
+                source,
+            }
+        }
+    }
 }
 
 /// What [`ensure_symlink`] did.
@@ -45,106 +60,133 @@ pub enum LinkOutcome {
     Replaced,
 }
 
-/// Make `link` (below the working directory `root`) a symlink to `target`, replacing
-/// whatever is there: a link is replaced as a link, a directory tstore left is removed. No
-/// directory between `root` and `link` may be a symlink.
-pub fn ensure_symlink(root: &Path, link: &Path, target: &Path) -> Result<LinkOutcome, LinkError> {
-    check_parents(root, link)?;
-    let err = |source| LinkError::Io {
-        link: link.to_owned(),
-        target: target.to_owned(),
-        source,
+/// Make `link` (below `dir`, the data directory) a symlink to `target`, replacing whatever
+/// is there. No directory between `dir` and `link` may be a symlink (refused, see
+/// [`safe_fs`](super::safe_fs)).
+///
+/// What may be replaced: the entry at `link` itself, which is the slot this install fills
+/// (terraform replaces it too). A link there is replaced as a link (its target untouched);
+/// a directory there (left by `terraform init`, or a private copy) is moved aside and
+/// removed without following anything in it.
+pub fn ensure_symlink(
+    dir: &SafeDir,
+    link: &RelPath,
+    target: &Path,
+) -> Result<LinkOutcome, LinkError> {
+    let err = |source: SafeFsError| LinkError::new(source, dir.display_path(link), target);
+    let parent = match link.parent() {
+        Some(p) => Some(dir.create_dir_all(&p).map_err(err)?),
+        None => None,
     };
-    let existing = std::fs::symlink_metadata(link);
-    if let Ok(meta) = &existing {
-        if meta.file_type().is_symlink() && std::fs::read_link(link).map_err(err)? == target {
-            return Ok(LinkOutcome::Unchanged);
-        }
+    let parent = parent.as_ref().unwrap_or(dir);
+    let name = RelPath::new(link.file_name()).map_err(err)?;
+    let existing = parent.kind(&name).map_err(err)?;
+    if existing == Some(Kind::Symlink)
+        && parent.read_link(&name).map_err(err)?.as_deref() == Some(target)
+    {
+        return Ok(LinkOutcome::Unchanged);
     }
-    let parent = link.parent().expect("link paths have a parent");
-    fs_err::create_dir_all(parent).map_err(err)?;
-    let name = link.file_name().expect("link paths have a file name");
-    let temp = parent.join(format!(
-        ".{}.tstore-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&temp);
-    std::os::unix::fs::symlink(target, &temp).map_err(err)?;
-    let outcome = match existing {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => LinkOutcome::Created,
-        Err(e) => return Err(err(e)),
-        Ok(meta) => {
-            if meta.is_dir() {
-                // A real directory (e.g. left by `terraform init` from a packed
-                // mirror) cannot be renamed over: move it aside first, then delete.
-                let aside = parent.join(format!(
-                    ".{}.tstore-{}.old",
-                    name.to_string_lossy(),
-                    std::process::id()
-                ));
-                fs_err::rename(link, &aside).map_err(err)?;
-                make_writable_and_remove(&aside).map_err(err)?;
+    let temp = parent
+        .fresh_symlink(name.file_name(), target)
+        .map_err(err)?;
+    let temp = RelPath::new(&temp).map_err(err)?;
+    // A directory cannot be renamed over: move it aside first, removed once the new link
+    // is in place.
+    let aside = match existing {
+        Some(Kind::Dir) => match parent.rename_aside(name.file_name()) {
+            Ok(a) => Some(RelPath::new(&a).map_err(err)?),
+            Err(e) => {
+                let _ = parent.remove(&temp);
+                return Err(err(e));
             }
-            LinkOutcome::Replaced
-        }
+        },
+        _ => None,
     };
-    fs_err::rename(&temp, link).map_err(err)?;
-    Ok(outcome)
-}
-
-/// Remove a directory tree even when parts of it are read-only.
-fn make_writable_and_remove(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    for entry in walkdir::WalkDir::new(dir).contents_first(false) {
-        let entry = entry.map_err(io::Error::other)?;
-        if entry.file_type().is_dir() {
-            let mut perms = entry.metadata().map_err(io::Error::other)?.permissions();
-            perms.set_mode(perms.mode() | 0o700);
-            std::fs::set_permissions(entry.path(), perms)?;
-        }
+    if let Err(e) = parent.rename(&temp, &name) {
+        let _ = parent.remove(&temp);
+        return Err(err(e));
     }
-    std::fs::remove_dir_all(dir)
+    if let Some(aside) = aside {
+        parent.remove(&aside).map_err(err)?;
+    }
+    Ok(match existing {
+        None => LinkOutcome::Created,
+        Some(_) => LinkOutcome::Replaced,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn creates_keeps_and_replaces_links() {
-        let tmp = tempfile::tempdir().unwrap();
-        let link = tmp.path().join("a/b/link");
-        let t1 = tmp.path().join("t1");
-        let t2 = tmp.path().join("t2");
-        assert_eq!(
-            ensure_symlink(tmp.path(), &link, &t1).unwrap(),
-            LinkOutcome::Created
-        );
-        assert_eq!(
-            ensure_symlink(tmp.path(), &link, &t1).unwrap(),
-            LinkOutcome::Unchanged
-        );
-        assert_eq!(
-            ensure_symlink(tmp.path(), &link, &t2).unwrap(),
-            LinkOutcome::Replaced
-        );
-        assert_eq!(std::fs::read_link(&link).unwrap(), t2);
+    fn rel(s: &str) -> RelPath {
+        RelPath::new(s).unwrap()
     }
 
     #[test]
-    fn replaces_a_real_directory() {
+    fn creates_keeps_and_replaces_links() {
         let tmp = tempfile::tempdir().unwrap();
-        let link = tmp.path().join("linux_amd64");
-        std::fs::create_dir_all(link.join("sub")).unwrap();
-        std::fs::write(link.join("sub/file"), "x").unwrap();
-        let target = tmp.path().join("target");
+        let dir = SafeDir::open_trusted(tmp.path()).unwrap();
+        let link = rel("a/b/link");
+        let t1 = tmp.path().join("t1");
+        let t2 = tmp.path().join("t2");
         assert_eq!(
-            ensure_symlink(tmp.path(), &link, &target).unwrap(),
+            ensure_symlink(&dir, &link, &t1).unwrap(),
+            LinkOutcome::Created
+        );
+        assert_eq!(
+            ensure_symlink(&dir, &link, &t1).unwrap(),
+            LinkOutcome::Unchanged
+        );
+        assert_eq!(
+            ensure_symlink(&dir, &link, &t2).unwrap(),
             LinkOutcome::Replaced
         );
-        assert_eq!(std::fs::read_link(&link).unwrap(), target);
-        let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(std::fs::read_link(tmp.path().join("a/b/link")).unwrap(), t2);
+    }
+
+    #[test]
+    fn replaces_a_real_directory_without_following_links_in_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir_all(victim.join("inner")).unwrap();
+        std::fs::write(victim.join("inner/file"), "keep").unwrap();
+        let before = tstore_test_support::snapshot(&victim);
+        let entry = work.join("linux_amd64");
+        std::fs::create_dir_all(entry.join("sub")).unwrap();
+        std::fs::write(entry.join("sub/file"), "x").unwrap();
+        std::os::unix::fs::symlink(&victim, entry.join("sub/out")).unwrap();
+        let dir = SafeDir::open_trusted(&work).unwrap();
+        let target = tmp.path().join("target");
+        assert_eq!(
+            ensure_symlink(&dir, &rel("linux_amd64"), &target).unwrap(),
+            LinkOutcome::Replaced
+        );
+        assert_eq!(std::fs::read_link(&entry).unwrap(), target);
+        let leftovers: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp entries left behind");
+        assert_eq!(tstore_test_support::snapshot(&victim), before);
+    }
+
+    #[test]
+    fn refuses_a_symlinked_parent_and_leaves_its_target_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir_all(victim.join("linux_amd64")).unwrap();
+        std::fs::create_dir_all(work.join("providers/h/n/t")).unwrap();
+        std::os::unix::fs::symlink(&victim, work.join("providers/h/n/t/1.0.0")).unwrap();
+        let before = tstore_test_support::snapshot(&victim);
+        let dir = SafeDir::open_trusted(&work).unwrap();
+        let err = ensure_symlink(
+            &dir,
+            &rel("providers/h/n/t/1.0.0/linux_amd64"),
+            Path::new("/mount/x"),
+        )
+        .unwrap_err();
+        assert!(matches!(err, LinkError::Refused(_)), "{err}");
+        assert!(err.to_string().contains("1.0.0 is a symlink"), "{err}");
+        assert_eq!(tstore_test_support::snapshot(&victim), before);
     }
 }

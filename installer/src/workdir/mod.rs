@@ -1,7 +1,9 @@
 //! What tstore writes for a working directory: links under `.terraform/` into the mount
-//! path ([`link`]), never through a symlinked directory nor from a crafted key
-//! ([`guard`]), files replaced atomically ([`atomic`]), the links that make the
-//! directory a root of the store ([`roots`]), and the mount path itself ([`mountpoint`]).
+//! path ([`link`]), every change made through [`safe_fs`] (a directory opened once and
+//! walked without following symlinks, plain relative paths only, removals that remove the
+//! entry and never what it points at), keys read back from state checked by [`guard`],
+//! files replaced atomically ([`atomic`]), the links that make the directory a root of the
+//! store ([`roots`]), and the mount path itself ([`mountpoint`]).
 
 pub mod atomic;
 pub mod data_dir;
@@ -10,3 +12,4 @@ pub mod interrupt;
 pub mod link;
 pub mod mountpoint;
 pub mod roots;
+pub mod safe_fs;

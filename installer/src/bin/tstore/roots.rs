@@ -17,7 +17,7 @@ pub(crate) fn record_root(
     store: &Store,
     lock: &StoreLock,
     dir: &Path,
-    data_dir: &Path,
+    data_dir: &tstore_installer::DataDir,
 ) -> Result<()> {
     let links = roots::scan_links(data_dir, &settings.mount, &store.views_dir());
     let recorded = store

@@ -43,7 +43,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
     // On failure too: the links the directory has now (kept or made) stay pinned.
     let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
-    let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir.path);
+    let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir);
     let code = result?;
     recorded?;
     Ok(code)
