@@ -10,7 +10,7 @@ use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
 use crate::common::{tstore, NULL_CONFIG};
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module with an output.
-fn module_repo(base: &Path) -> String {
+pub(crate) fn module_repo(base: &Path) -> String {
     let src = base.join("mod-src");
     fs_err::create_dir_all(&src).unwrap();
     fs_err::write(

@@ -20,4 +20,5 @@ mod packages;
 mod providers;
 mod registry;
 mod selection;
+mod static_eval;
 mod store;

@@ -57,12 +57,14 @@ mod walk;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use policy::{ReadOnlyStatus, META_FILE};
 use serde::Serialize;
 use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::static_eval::{Inputs, RootInputs};
 
 pub use self::error::FetchError;
 use crate::modules::apply::apply;
@@ -97,6 +99,9 @@ pub struct ModuleOptions {
     /// Show a progress bar on stderr while packages are fetched in parallel (only drawn
     /// when stderr is a terminal).
     pub progress: bool,
+    /// The root module's variable values (`-var`, `-var-file`, `TF_VAR_*`, tfvars
+    /// files), for module sources and versions tofu evaluates early.
+    pub variables: Arc<RootInputs>,
 }
 
 /// What happened to one module call.
@@ -247,7 +252,8 @@ pub fn install(
         report: ModulesReport::default(),
         warnings: Vec::new(),
     };
-    w.visit(None, &opts.dir.clone(), ".", None, ".", "", 0)?;
+    let root_inputs = Inputs::Root(Arc::clone(&opts.variables));
+    w.visit(None, &opts.dir.clone(), ".", None, ".", "", 0, root_inputs)?;
     let decisions = decide(
         &w.nodes,
         &w.installs,

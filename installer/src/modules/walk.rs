@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::static_eval::Inputs;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
@@ -67,6 +68,7 @@ impl Walker<'_> {
         pkg_path: &str,
         prefix: &str,
         depth: usize,
+        inputs: Inputs,
     ) -> Result<(), ModuleInstallError> {
         // Positions name the module as the user sees it (`.terraform/modules/KEY/…`
         // under the working directory), never the store's copy of its package.
@@ -74,8 +76,12 @@ impl Walker<'_> {
             "." => self.opts.dir.clone(),
             rel => self.opts.dir.join(rel),
         };
-        let module =
-            config::load_module_requirements_shown_as(dir_abs, &shown_as, self.opts.flavor)?;
+        let module = config::load_module_requirements_shown_as(
+            dir_abs,
+            &shown_as,
+            self.opts.flavor,
+            inputs,
+        )?;
         self.prefetch(&module.module_calls);
         for (name, call) in module.module_calls {
             let key = if prefix.is_empty() {
@@ -231,7 +237,17 @@ impl Walker<'_> {
                 node.pkg_path.clone(),
             );
             self.nodes.push(node);
-            self.visit(Some(idx), &abs, &dir, inst.as_deref(), &pp, &key, depth + 1)?;
+            let inputs = call.inputs.clone();
+            self.visit(
+                Some(idx),
+                &abs,
+                &dir,
+                inst.as_deref(),
+                &pp,
+                &key,
+                depth + 1,
+                inputs,
+            )?;
         }
         Ok(())
     }

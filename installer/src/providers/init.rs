@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tstore_store::{HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
@@ -25,6 +26,7 @@ use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
+use tstore_tofu::static_eval::{Inputs, RootInputs};
 use tstore_tofu::version::{Version, VersionConstraints};
 
 use crate::net::NetworkSettings;
@@ -60,6 +62,8 @@ pub struct InitOptions {
     pub methods: Vec<InstallMethod>,
     /// How to reach registries and network mirrors.
     pub network: NetworkSettings,
+    /// The root module's variable values, for module sources tofu evaluates early.
+    pub variables: Arc<RootInputs>,
 }
 
 /// A provider that passed phase 1.
@@ -105,8 +109,12 @@ pub fn init(
     if opts.upgrade && opts.lockfile_readonly {
         return Err(InstallError::UpgradeConflictsWithReadonlyLock);
     }
-    let requirements =
-        tree::load_configuration_requirements(&opts.dir, &opts.data_dir.modules(), opts.flavor)?;
+    let requirements = tree::load_configuration_requirements(
+        &opts.dir,
+        &opts.data_dir.modules(),
+        opts.flavor,
+        Inputs::Root(Arc::clone(&opts.variables)),
+    )?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let needs_network = opts.methods.iter().any(|m| {

@@ -23,6 +23,7 @@
 //! may need it), but nothing is linked into `.terraform`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 use tstore_store::{HashRecord, Store};
@@ -30,6 +31,7 @@ use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
+use tstore_tofu::static_eval::Inputs;
 
 use crate::providers::{
     obtain, render, Event, InitOptions, InstallError, LockFileChange, ObtainMode, Obtained,
@@ -122,8 +124,12 @@ pub fn lock(
     reporter: &dyn Reporter,
 ) -> Result<LockReport, InstallError> {
     let base = &opts.base;
-    let requirements =
-        tree::load_configuration_requirements(&base.dir, &base.data_dir.modules(), base.flavor)?;
+    let requirements = tree::load_configuration_requirements(
+        &base.dir,
+        &base.data_dir.modules(),
+        base.flavor,
+        Inputs::Root(Arc::clone(&base.variables)),
+    )?;
     let lock_path = base.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let http = match opts.source {

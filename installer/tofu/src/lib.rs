@@ -17,4 +17,5 @@ pub mod flavor;
 pub mod lockfile;
 pub mod read;
 pub mod span;
+pub mod static_eval;
 pub mod version;

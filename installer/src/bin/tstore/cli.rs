@@ -9,6 +9,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use tstore_tofu::addr::Platform;
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::static_eval::VarOption;
 
 /// tstore: a content-addressed global store for OpenTofu/Terraform providers and modules.
 #[derive(Debug, Parser)]
@@ -162,6 +163,14 @@ pub struct InitArgs {
     /// Link module packages that make no read-only statement (default: private copy).
     #[arg(long)]
     pub assume_read_only: bool,
+    /// Set a root module variable (`NAME=VALUE`, repeatable), for module sources and
+    /// versions that OpenTofu evaluates early; later values win, in command-line order
+    /// with `-var-file`.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
+    pub var: Vec<InOrder<String>>,
+    /// Read root module variables from a `.tfvars` or `.tfvars.json` file (repeatable).
+    #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
+    pub var_file: Vec<InOrder<PathBuf>>,
     /// `-get=false`: do not install modules; use the ones `.terraform/modules` has.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = clap::value_parser!(bool))]
     pub get: bool,
@@ -169,6 +178,43 @@ pub struct InitArgs {
     /// unchanged; tstore installs packages and never touches a backend or state.
     #[command(flatten)]
     pub tofu_compat: TofuInitFlags,
+}
+
+impl InitArgs {
+    /// `-var` and `-var-file` in the order they were given (a later one wins), with
+    /// file paths made absolute against `cwd`.
+    pub fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
+        let vars = self
+            .var
+            .iter()
+            .map(|v| (v.seq, VarOption::Var(v.value.clone())));
+        let files = self
+            .var_file
+            .iter()
+            .map(|f| (f.seq, VarOption::File(cwd.join(&f.value))));
+        let mut all: Vec<(usize, VarOption)> = vars.chain(files).collect();
+        all.sort_by_key(|(seq, _)| *seq);
+        all.into_iter().map(|(_, o)| o).collect()
+    }
+}
+
+/// A value of a repeatable option with its position among all such values, so that
+/// options of different names keep the order they were given in.
+#[derive(Clone, Debug)]
+pub struct InOrder<T> {
+    /// Position in parse order.
+    pub seq: usize,
+    /// The value.
+    pub value: T,
+}
+
+/// clap parses values in command-line order; numbering them here records that order.
+fn in_order<T: From<String>>(text: &str) -> Result<InOrder<T>, String> {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    Ok(InOrder {
+        seq: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        value: T::from(text.to_owned()),
+    })
 }
 
 /// `tofu init` flags about backends, state and prompts: accepted and ignored.

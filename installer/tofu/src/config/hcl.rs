@@ -7,8 +7,8 @@ use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
 use super::{
-    check_local_name, implied_local_name, invalid, local_name_from_ref, ConfigError, FileContent,
-    FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+    check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
+    FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
 };
 use crate::span::line_at;
 
@@ -33,16 +33,14 @@ impl HclFile<'_> {
     }
 
     /// An argument that init reads before anything is evaluated (a module's `source`
-    /// and `version`): a literal string. References and function calls are refused with
-    /// the diagnostics terraform gives for them there.
-    fn static_string_attr(&self, body: &Body, name: &str) -> Result<Option<String>, ConfigError> {
-        let Some(a) = body.get_attribute(name) else {
-            return Ok(None);
-        };
+    /// and `version`): a literal string, or an expression that only OpenTofu's early
+    /// evaluation may compute; terraform refuses it with the diagnostic kept here.
+    fn static_string_attr(&self, body: &Body, name: &str) -> Option<CallArg> {
+        let a = body.get_attribute(name)?;
         if let Some(s) = literal_string(&a.value) {
-            return Ok(Some(s));
+            return Some(CallArg::Literal(s));
         }
-        let (summary, detail) = match non_literal(&a.value) {
+        let refusal = match non_literal(&a.value) {
             NonLiteral::FunctionCall => (
                 "Function calls not allowed",
                 "Functions may not be called here.",
@@ -50,13 +48,11 @@ impl HclFile<'_> {
             NonLiteral::Reference => ("Variables not allowed", "Variables may not be used here."),
             NonLiteral::Other => ("Invalid value", "A literal string is required here."),
         };
-        Err(invalid(
-            &self.at(a),
-            summary,
-            format!(
-                "{detail} The {name:?} argument of a module call is read before anything is evaluated; tstore takes it only as a literal string (OpenTofu 1.8 and later can evaluate variables and locals here, which tstore does not yet)."
-            ),
-        ))
+        Some(CallArg::Expr {
+            expr: ::hcl::Expression::from(a.value.clone()),
+            at: self.at(a),
+            refusal,
+        })
     }
 
     fn string_value(&self, a: &Attribute) -> Result<String, ConfigError> {
@@ -249,8 +245,8 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                 };
                 out.module_calls.push(FileModuleCall {
                     name: name.as_str().to_owned(),
-                    source: f.static_string_attr(&block.body, "source")?,
-                    version: f.static_string_attr(&block.body, "version")?,
+                    source: f.static_string_attr(&block.body, "source"),
+                    version: f.static_string_attr(&block.body, "version"),
                     at: f.at(block),
                 });
             }
@@ -262,7 +258,7 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
 
 /// The value of a string expression with nothing to evaluate: a quoted string, or a
 /// template made only of literal parts.
-fn literal_string(expr: &Expression) -> Option<String> {
+pub(super) fn literal_string(expr: &Expression) -> Option<String> {
     match expr {
         Expression::String(s) => Some(s.as_str().to_owned()),
         Expression::StringTemplate(t) => {

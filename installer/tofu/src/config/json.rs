@@ -5,8 +5,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{
-    check_local_name, implied_local_name, invalid, local_name_from_ref, ConfigError, FileContent,
-    FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+    check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
+    FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
 };
 
 /// JSON syntax: a block type maps to an object, or an array of objects, of
@@ -145,14 +145,28 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                         let Some(body) = json_items(body).into_iter().next() else {
                             continue;
                         };
-                        let literal = |key: &str| -> Result<Option<String>, ConfigError> {
+                        // A JSON string is a template: one with `${` is evaluated early
+                        // by tofu and refused by terraform, like a native expression.
+                        let literal = |key: &str| -> Result<Option<CallArg>, ConfigError> {
                             match body.get(key) {
                                 None => Ok(None),
-                                Some(Value::String(s)) if !s.contains("${") => Ok(Some(s.clone())),
+                                Some(Value::String(s)) if !s.contains("${") => {
+                                    Ok(Some(CallArg::Literal(s.clone())))
+                                }
+                                Some(Value::String(s)) => Ok(Some(CallArg::Expr {
+                                    expr: ::hcl::Expression::from(::hcl::expr::TemplateExpr::from(
+                                        s.as_str(),
+                                    )),
+                                    at: at.clone(),
+                                    refusal: (
+                                        "Variables not allowed",
+                                        "Variables may not be used here.",
+                                    ),
+                                })),
                                 Some(_) => Err(invalid(
                                     &at,
                                     "Invalid value",
-                                    format!("The {key:?} argument of module {name:?} must be a literal string: it is read before anything is evaluated."),
+                                    format!("The {key:?} argument of module {name:?} must be a string: it is read before anything is evaluated."),
                                 )),
                             }
                         };

@@ -8,6 +8,7 @@
 //! `resource`/`data`/`ephemeral` blocks and `provider` blocks. Only what
 //! provider installation needs is interpreted; everything else is ignored.
 
+mod decls;
 mod files;
 mod hcl;
 mod json;
@@ -16,11 +17,13 @@ pub mod tree;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::addr::{normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
 use crate::read::{read_capped, MAX_CONFIG_FILE};
 pub use crate::span::SourcePos;
+use crate::static_eval::{CallArguments, Inputs, Scope};
 use crate::version::VersionConstraints;
 
 use self::files::module_files;
@@ -69,14 +72,23 @@ pub enum ConfigError {
 }
 
 /// A `module "NAME" { source = ..., version = ... }` call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct ModuleCall {
-    /// The `source` argument as written (empty if missing or not a literal).
+    /// The `source` argument: as written, or as OpenTofu's early evaluation computes it.
     pub source: String,
-    /// The `version` argument, if any.
+    /// The `version` argument, if any (likewise).
     pub version: Option<String>,
     /// Where the call is declared.
     pub at: SourcePos,
+    /// Where the called module's variables get their values: this call's arguments.
+    pub inputs: Inputs,
+}
+
+impl PartialEq for ModuleCall {
+    /// Calls are equal when they install the same thing from the same place.
+    fn eq(&self, other: &Self) -> bool {
+        (&self.source, &self.version, &self.at) == (&other.source, &other.version, &other.at)
+    }
 }
 
 /// What one module directory requires.
@@ -96,17 +108,19 @@ pub fn load_module_requirements(
     dir: &Path,
     flavor: Flavor,
 ) -> Result<ModuleRequirements, ConfigError> {
-    load_module_requirements_shown_as(dir, dir, flavor)
+    load_module_requirements_shown_as(dir, dir, flavor, Inputs::default())
 }
 
 /// [`load_module_requirements`] for a module the user knows under another
 /// path: every position in the result and in errors names `shown_as` (e.g.
 /// `.terraform/modules/KEY/main.tf:427`), never `dir`, which may be the
-/// store's internal copy of a module package.
+/// store's internal copy of a module package. `inputs` gives the module's variables
+/// their values when a `source` or `version` needs early evaluation (tofu flavor).
 pub fn load_module_requirements_shown_as(
     dir: &Path,
     shown_as: &Path,
     flavor: Flavor,
+    inputs: Inputs,
 ) -> Result<ModuleRequirements, ConfigError> {
     let default_host = flavor.default_registry_host();
     let (primary, overrides) = module_files(dir, flavor)?;
@@ -237,8 +251,54 @@ pub fn load_module_requirements_shown_as(
             }
         }
     }
-    reqs.module_calls = merge_module_calls(&primary, &overrides)?;
+    let decls_dir = dir.to_owned();
+    let scope = Arc::new(Scope::lazy(
+        Box::new(move || decls::collect(&decls_dir, flavor)),
+        inputs,
+        path_module(shown_as),
+    ));
+    reqs.module_calls = merge_module_calls(&primary, &overrides, flavor, &scope)?;
     Ok(reqs)
+}
+
+/// `path.module` as tofu gives it: the module's directory relative to the working
+/// directory when it is inside it.
+fn path_module(shown_as: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let rel = shown_as.strip_prefix(&cwd).unwrap_or(shown_as);
+    match rel.to_string_lossy().as_ref() {
+        "" => ".".to_owned(),
+        s => s.to_owned(),
+    }
+}
+
+/// The value of a module call's `source` or `version`: a literal as written; an
+/// expression only where the flavor evaluates it early (tofu), else refused with
+/// terraform's diagnostic.
+fn call_arg(
+    arg: &CallArg,
+    name: &str,
+    flavor: Flavor,
+    scope: &Scope,
+) -> Result<String, ConfigError> {
+    let (expr, at, (summary, detail)) = match arg {
+        CallArg::Literal(s) => return Ok(s.clone()),
+        CallArg::Expr { expr, at, refusal } => (expr, at, refusal),
+    };
+    if flavor == Flavor::Terraform {
+        return Err(invalid(
+            at,
+            summary,
+            format!("{detail} The {name:?} argument of a module call is read before anything is evaluated; terraform takes only a literal string here (OpenTofu evaluates variables and locals here: --flavor tofu)."),
+        ));
+    }
+    scope.eval_string(expr, name).map_err(|e| {
+        invalid(
+            at,
+            e.summary(),
+            format!("{e} (needed for the {name:?} argument of a module call, which is evaluated before anything else)."),
+        )
+    })
 }
 
 /// The module calls of a module: every primary file's `module` blocks (names unique,
@@ -248,8 +308,10 @@ pub fn load_module_requirements_shown_as(
 fn merge_module_calls(
     primary: &[FileContent],
     overrides: &[FileContent],
+    flavor: Flavor,
+    scope: &Arc<Scope>,
 ) -> Result<BTreeMap<String, ModuleCall>, ConfigError> {
-    let mut calls: BTreeMap<String, ModuleCall> = BTreeMap::new();
+    let mut calls: BTreeMap<String, FileModuleCall> = BTreeMap::new();
     for call in primary.iter().flat_map(|f| &f.module_calls) {
         if let Some(first) = calls.get(&call.name) {
             return Err(invalid(
@@ -261,21 +323,14 @@ fn merge_module_calls(
                 ),
             ));
         }
-        let Some(source) = call.source.clone() else {
+        if call.source.is_none() {
             return Err(invalid(
                 &call.at,
                 "Missing required argument",
                 "The argument \"source\" is required, but no definition was found.".into(),
             ));
-        };
-        calls.insert(
-            call.name.clone(),
-            ModuleCall {
-                source,
-                version: call.version.clone(),
-                at: call.at.clone(),
-            },
-        );
+        }
+        calls.insert(call.name.clone(), call.clone());
     }
     for call in overrides.iter().flat_map(|f| &f.module_calls) {
         let Some(base) = calls.get_mut(&call.name) else {
@@ -288,14 +343,32 @@ fn merge_module_calls(
                 ),
             ));
         };
-        if let Some(source) = &call.source {
-            base.source.clone_from(source);
+        if call.source.is_some() {
+            base.source.clone_from(&call.source);
         }
         if call.version.is_some() {
             base.version.clone_from(&call.version);
         }
     }
-    Ok(calls)
+    calls
+        .into_values()
+        .map(|call| {
+            let source = call.source.as_ref().expect("checked above");
+            let version = call.version.as_ref();
+            let resolved = ModuleCall {
+                source: call_arg(source, "source", flavor, scope)?,
+                version: version
+                    .map(|v| call_arg(v, "version", flavor, scope))
+                    .transpose()?,
+                at: call.at,
+                inputs: Inputs::Call(CallArguments {
+                    call: call.name.clone(),
+                    caller: Arc::clone(scope),
+                }),
+            };
+            Ok((call.name, resolved))
+        })
+        .collect()
 }
 
 /// Parse one configuration file (`.tf`/`.tofu` as HCL, `.tf.json`/`.tofu.json`
@@ -415,9 +488,23 @@ struct FileContent {
 #[derive(Clone, Debug)]
 struct FileModuleCall {
     name: String,
-    source: Option<String>,
-    version: Option<String>,
+    source: Option<CallArg>,
+    version: Option<CallArg>,
     at: SourcePos,
+}
+
+/// A module call's `source` or `version` as a file writes it.
+#[derive(Clone, Debug)]
+enum CallArg {
+    /// A literal string.
+    Literal(String),
+    /// Anything else: evaluated early by tofu; refused by terraform with `refusal`
+    /// (summary, detail) as its diagnostic.
+    Expr {
+        expr: ::hcl::Expression,
+        at: SourcePos,
+        refusal: (&'static str, &'static str),
+    },
 }
 
 /// The local provider name a resource type implies: the part before the first `_`.

@@ -1,11 +1,18 @@
 use super::*;
 
 fn module(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<ModuleRequirements, ConfigError>) {
+    module_as(files, Flavor::Tofu)
+}
+
+fn module_as(
+    files: &[(&str, &str)],
+    flavor: Flavor,
+) -> (tempfile::TempDir, Result<ModuleRequirements, ConfigError>) {
     let dir = tempfile::tempdir().unwrap();
     for (name, content) in files {
         fs_err::write(dir.path().join(name), content).unwrap();
     }
-    let r = load_module_requirements(dir.path(), Flavor::Tofu);
+    let r = load_module_requirements(dir.path(), flavor);
     (dir, r)
 }
 
@@ -223,27 +230,6 @@ fn module_blocks_merge_with_overrides() {
             "main.tf:1",
         ),
         (
-            vec![(
-                "main.tf",
-                "module \"m\" {\n  source  = \"acme/m/null\"\n  version = var.v\n}\n",
-            )],
-            "Variables not allowed",
-            "main.tf:3",
-        ),
-        (
-            vec![(
-                "main.tf",
-                "module \"m\" {\n  source = format(\"%s\", var.s)\n}\n",
-            )],
-            "Function calls not allowed",
-            "main.tf:2",
-        ),
-        (
-            vec![("main.tf", "module \"m\" {\n  source = \"${var.s}/x\"\n}\n")],
-            "Variables not allowed",
-            "main.tf:2",
-        ),
-        (
             vec![
                 ("main.tf", "provider \"null\" {\n  alias = \"a\"\n}\n"),
                 (
@@ -278,4 +264,74 @@ fn module_blocks_merge_with_overrides() {
         summary(&r),
         ["registry.opentofu.org/hashicorp/null [~> 2.1]"]
     );
+}
+
+/// A module's `source` and `version` that are not literals: terraform refuses them with
+/// its diagnostics; tofu evaluates them early from variables, locals and functions.
+#[test]
+fn non_literal_module_sources_follow_the_flavor() {
+    let cases = [
+        (
+            "variable \"v\" {\n  default = \"1.0.0\"\n}\nmodule \"m\" {\n  source  = \"acme/m/null\"\n  version = var.v\n}\n",
+            "Variables not allowed",
+            "main.tf:6",
+            Ok(("acme/m/null", Some("1.0.0"))),
+        ),
+        (
+            "variable \"s\" {\n  default = \"./x\"\n}\nmodule \"m\" {\n  source = format(\"%s\", var.s)\n}\n",
+            "Function calls not allowed",
+            "main.tf:5",
+            Ok(("./x", None)),
+        ),
+        (
+            "locals {\n  base = \"./mods\"\n}\nmodule \"m\" {\n  source = \"${local.base}/x\"\n}\n",
+            "Variables not allowed",
+            "main.tf:5",
+            Ok(("./mods/x", None)),
+        ),
+        (
+            "module \"m\" {\n  source = \"${var.s}/x\"\n}\n",
+            "Variables not allowed",
+            "main.tf:2",
+            Err("Unable to compute static value"),
+        ),
+        (
+            "variable \"s\" {}\nmodule \"m\" {\n  source = var.s\n}\n",
+            "Variables not allowed",
+            "main.tf:3",
+            Err("No value for required variable"),
+        ),
+        (
+            "module \"m\" {\n  source = aws_s3_bucket.b.id\n}\n",
+            "Variables not allowed",
+            "main.tf:2",
+            Err("Unable to compute static value"),
+        ),
+    ];
+    for (main, terraform_summary, at, tofu) in cases {
+        let files = [("main.tf", main)];
+        let err = module_as(&files, Flavor::Terraform).1.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(&err, ConfigError::Invalid { summary: s, .. } if *s == terraform_summary),
+            "{main}: {text}"
+        );
+        assert!(text.contains(at), "{main}: {text} does not name {at}");
+        match (module_as(&files, Flavor::Tofu).1, tofu) {
+            (Ok(r), Ok((source, version))) => {
+                let call = &r.module_calls["m"];
+                assert_eq!(call.source, source, "{main}");
+                assert_eq!(call.version.as_deref(), version, "{main}");
+            }
+            (Err(e), Err(summary)) => {
+                let text = e.to_string();
+                assert!(
+                    matches!(&e, ConfigError::Invalid { summary: s, .. } if *s == summary),
+                    "{main}: {text}"
+                );
+                assert!(text.contains(at), "{main}: {text} does not name {at}");
+            }
+            (got, want) => panic!("{main}: got {got:?}, want {want:?}"),
+        }
+    }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::addr::ProviderAddr;
 use crate::config::{self, ConfigError, SourcePos};
 use crate::flavor::Flavor;
+use crate::static_eval::Inputs;
 use crate::version::VersionConstraints;
 
 /// How deep module calls may nest before we assume a cycle (`./a` calling `../a`).
@@ -69,26 +70,46 @@ pub struct ConfigurationRequirements {
 }
 
 /// Load the requirements of the configuration rooted at `root`.
+/// `inputs` are the root module's variable values, for sources evaluated early (tofu).
 pub fn load_configuration_requirements(
     root: &Path,
     modules_dir: &Path,
     flavor: Flavor,
+    inputs: Inputs,
 ) -> Result<ConfigurationRequirements, ModuleTreeError> {
     let installed = installed_modules(root, modules_dir)?;
     let mut out = ConfigurationRequirements::default();
-    walk(root, "", 0, flavor, &installed, &mut out)?;
+    let at = Node {
+        dir: root,
+        key: "",
+        depth: 0,
+        inputs,
+    };
+    walk(at, flavor, &installed, &mut out)?;
     Ok(out)
 }
 
-fn walk(
-    dir: &Path,
-    key: &str,
+/// One module of the tree being walked.
+struct Node<'a> {
+    dir: &'a Path,
+    key: &'a str,
     depth: usize,
+    inputs: Inputs,
+}
+
+fn walk(
+    node: Node<'_>,
     flavor: Flavor,
     installed: &BTreeMap<String, PathBuf>,
     out: &mut ConfigurationRequirements,
 ) -> Result<(), ModuleTreeError> {
-    let module = config::load_module_requirements(dir, flavor)?;
+    let Node {
+        dir,
+        key,
+        depth,
+        inputs,
+    } = node;
+    let module = config::load_module_requirements_shown_as(dir, dir, flavor, inputs)?;
     out.modules.push(key.to_owned());
     for (addr, constraints) in module.providers {
         out.providers
@@ -124,7 +145,13 @@ fn walk(
                 _ => continue,
             }
         };
-        walk(&child_dir, &child_key, depth + 1, flavor, installed, out)?;
+        let child = Node {
+            dir: &child_dir,
+            key: &child_key,
+            depth: depth + 1,
+            inputs: call.inputs,
+        };
+        walk(child, flavor, installed, out)?;
     }
     Ok(())
 }
@@ -228,6 +255,7 @@ module "b" { source = "../b" }
             root,
             &root.join(".terraform/modules"),
             Flavor::Terraform,
+            Inputs::default(),
         )
         .unwrap();
         assert_eq!(reqs.modules, ["", "a", "a.b", "remote"]);
@@ -263,6 +291,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &tmp.path().join(".terraform/modules"),
             Flavor::Terraform,
+            Inputs::default(),
         )
         .unwrap();
         assert_eq!(reqs.modules, [""]);
@@ -280,6 +309,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &tmp.path().join(".terraform/modules"),
             Flavor::Terraform,
+            Inputs::default(),
         )
         .unwrap_err()
         .to_string();
@@ -301,6 +331,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &tmp.path().join(".terraform/modules"),
             Flavor::Terraform,
+            Inputs::default(),
         )
         .unwrap_err()
         .to_string();

@@ -8,6 +8,7 @@ use tstore_installer::{InitOptions, LockFileChange, Reporter};
 use tstore_store::Store;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
+use tstore_tofu::static_eval::RootInputs;
 
 use super::{lock_store, open_store};
 use crate::cli::{InitArgs, LockfileMode};
@@ -71,6 +72,10 @@ fn init_locked(
         daemon::Ensured::AlreadyMounted | daemon::Ensured::ViewsLink(_) => {}
     }
     let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let variables = RootInputs::gather(&dir, std::env::vars(), &args.var_options(&cwd))
+        .context("cannot read the root module's variable values")?;
+    let variables = std::sync::Arc::new(variables);
     let opts = InitOptions {
         dir,
         data_dir,
@@ -81,6 +86,7 @@ fn init_locked(
         mount: settings.mount.clone(),
         methods,
         network: tstore_installer::NetworkSettings::from_environment(cli_config),
+        variables: variables.clone(),
     };
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules.
@@ -97,6 +103,7 @@ fn init_locked(
                 network: opts.network.clone(),
                 assume_read_only: args.assume_read_only,
                 progress: !args.json,
+                variables,
             },
         )?;
         for w in warnings {

@@ -15,6 +15,7 @@ use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::cliconfig::CliConfig;
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::static_eval::RootInputs;
 
 use super::{lock_store, open_store};
 use crate::cli::ProvidersLockArgs;
@@ -72,6 +73,8 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
+    let variables = RootInputs::gather(&dir, std::env::vars(), &[])
+        .context("cannot read the root module's variable values")?;
     let opts = LockOptions {
         base: InitOptions {
             data_dir: tstore_installer::DataDir::resolve(
@@ -86,6 +89,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
             mount: settings.mount.clone(),
             methods: Vec::new(),
             network: tstore_installer::NetworkSettings::from_environment(&cli_config),
+            variables: std::sync::Arc::new(variables),
         },
         platforms,
         source,

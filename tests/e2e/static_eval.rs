@@ -1,0 +1,182 @@
+//! OpenTofu's early evaluation of module sources and versions (tofu flavor): variables from
+//! `-var`, `-var-file`, `TF_VAR_*` and tfvars files, locals, functions, and a child
+//! module's variables set by its `module` block. Expected results follow OpenTofu's init
+//! tests (`TestInit_moduleSource`) and its static evaluator tests; terraform 1.0.3 judges
+//! the terraform flavor, which refuses the same configuration.
+
+use std::path::Path;
+
+use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
+
+use crate::common::tstore;
+use crate::config_loader::module_repo;
+
+/// `(Key, Source, Dir)` of each `modules.json` record, sorted.
+fn records(dir: &Path) -> Vec<(String, String, String)> {
+    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut r: Vec<_> = json["Modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let s = |k: &str| m[k].as_str().unwrap_or_default().to_owned();
+            (s("Key"), s("Source"), s("Dir"))
+        })
+        .collect();
+    r.sort();
+    r
+}
+
+/// A root whose sources come from a variable without a default (`src`), a variable
+/// with a default overridden by `terraform.tfvars` (`ref`), a local and a function; and a
+/// child module whose source is its own variable, set by the calling block.
+fn checkout(env: &TestEnv, name: &str) -> std::path::PathBuf {
+    let base = env.root.path().join(format!("git-{name}"));
+    fs_err::create_dir_all(&base).unwrap();
+    let git = module_repo(&base);
+    let git_base = git
+        .strip_suffix("/mod.git?ref=v1")
+        .unwrap()
+        .strip_prefix("git::file://")
+        .unwrap()
+        .to_owned();
+    let main = format!(
+        r#"variable "src" {{
+  type = string
+}}
+variable "ref" {{
+  default = "v0"
+}}
+locals {{
+  repo = "{git_base}"
+}}
+module "a" {{
+  source    = var.src
+  child_src = "./${{lower("INNER")}}"
+}}
+module "g" {{
+  source = "git::file://${{local.repo}}/mod.git?ref=${{var.ref}}"
+}}
+"#
+    );
+    env.checkout(
+        name,
+        &[
+            ("main.tf", main.as_str()),
+            ("terraform.tfvars", "ref = \"v1\"\n"),
+            (
+                "a/main.tf",
+                "variable \"child_src\" {}\nmodule \"inner\" {\n  source = var.child_src\n}\n",
+            ),
+            ("a/inner/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+            ("elsewhere.tfvars", "src = \"./missing\"\n"),
+        ],
+    )
+}
+
+fn tofu(env: &TestEnv) -> std::process::Command {
+    let mut cmd = tstore(env, None);
+    cmd.env("TSTORE_FLAVOR", "tofu").env("TSTORE_NO_FUSE", "1");
+    cmd
+}
+
+#[test]
+fn module_sources_are_evaluated_from_variables_locals_and_calling_blocks() {
+    let env = TestEnv::new();
+    let dir = checkout(&env, "ours");
+    run_ok(tofu(&env).arg("init").arg("-var").arg("src=./a").arg(&dir));
+    let git_source =
+        |r: &[(String, String, String)]| r.iter().find(|m| m.0 == "g").unwrap().1.clone();
+    let got = records(&dir);
+    assert_eq!(
+        got.iter()
+            .map(|(k, _, d)| (k.as_str(), d.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("", "."),
+            ("a", "a"),
+            ("a.inner", "a/inner"),
+            ("g", ".terraform/modules/g")
+        ],
+        "{got:?}"
+    );
+    assert!(git_source(&got).ends_with("/mod.git?ref=v1"), "{got:?}");
+    assert!(dir.join(".terraform/modules/g/main.tf").is_file());
+
+    // TF_VAR_ is read too, and a later -var-file wins over an earlier -var.
+    let dir = checkout(&env, "env");
+    run_ok(tofu(&env).env("TF_VAR_src", "./a").arg("init").arg(&dir));
+    assert_eq!(records(&dir).len(), 4);
+    let dir = checkout(&env, "order");
+    let out = run_fail(tofu(&env).current_dir(&dir).args([
+        "init",
+        "-var",
+        "src=./a",
+        "-var-file=elsewhere.tfvars",
+    ]));
+    assert!(stderr(&out).contains("missing"), "{}", stderr(&out));
+    run_ok(tofu(&env).current_dir(&dir).args([
+        "init",
+        "-var-file=elsewhere.tfvars",
+        "--var=src=./a",
+    ]));
+    assert_eq!(records(&dir).len(), 4);
+}
+
+#[test]
+fn a_source_that_cannot_be_evaluated_fails_with_its_place_and_changes_nothing() {
+    let env = TestEnv::new();
+    let dir = checkout(&env, "ours");
+    // No value for `src`: tofu with -input=false fails the same way.
+    let out = run_fail(tofu(&env).arg("init").arg(&dir));
+    let err = stderr(&out);
+    assert!(err.contains("No value for required variable"), "{err}");
+    assert!(err.contains("main.tf:11"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.join(".terraform").exists());
+
+    // Something known only when planning.
+    let dir = env.checkout(
+        "dynamic",
+        &[(
+            "main.tf",
+            "module \"m\" {\n  source = null_resource.x.id\n}\n",
+        )],
+    );
+    let out = run_fail(tofu(&env).arg("init").arg(&dir));
+    assert!(
+        stderr(&out).contains("Unable to compute static value"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join(".terraform").exists());
+}
+
+#[test]
+fn the_terraform_flavor_refuses_what_terraform_refuses() {
+    let env = TestEnv::new();
+    let theirs = checkout(&env, "theirs");
+    let ours = checkout(&env, "ours");
+    let out = run_fail(
+        env.terraform(&theirs)
+            .args(["init", "-backend=false", "-no-color"]),
+    );
+    assert!(
+        stderr(&out).contains("Variables not allowed"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_fail(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours),
+    );
+    assert!(
+        stderr(&out).contains("Variables not allowed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!ours.join(".terraform").exists());
+}
