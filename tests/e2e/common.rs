@@ -45,3 +45,22 @@ pub const NULL_CONFIG: &str = r#"terraform {
 
 resource "null_resource" "x" {}
 "#;
+
+/// The given fields of each record of `DIR/.terraform/modules/modules.json`, sorted.
+pub fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
+    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut records: Vec<Vec<String>> = json["Modules"]
+        .as_array()
+        .expect("a Modules array")
+        .iter()
+        .map(|m| {
+            fields
+                .iter()
+                .map(|f| m[*f].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .collect();
+    records.sort();
+    records
+}

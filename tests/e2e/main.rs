@@ -22,3 +22,4 @@ mod registry;
 mod selection;
 mod static_eval;
 mod store;
+mod test_files;

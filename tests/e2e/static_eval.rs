@@ -8,24 +8,15 @@ use std::path::Path;
 
 use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::{module_records, tstore};
 use crate::config_loader::module_repo;
 
 /// `(Key, Source, Dir)` of each `modules.json` record, sorted.
 fn records(dir: &Path) -> Vec<(String, String, String)> {
-    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let mut r: Vec<_> = json["Modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let s = |k: &str| m[k].as_str().unwrap_or_default().to_owned();
-            (s("Key"), s("Source"), s("Dir"))
-        })
-        .collect();
-    r.sort();
-    r
+    module_records(dir, &["Key", "Source", "Dir"])
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))
+        .collect()
 }
 
 /// A root whose sources come from a variable without a default (`src`), a variable

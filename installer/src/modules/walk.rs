@@ -76,12 +76,18 @@ impl Walker<'_> {
             "." => self.opts.dir.clone(),
             rel => self.opts.dir.join(rel),
         };
-        let module = config::load_module_requirements_shown_as(
+        let mut module = config::load_module_requirements_shown_as(
             dir_abs,
             &shown_as,
             self.opts.flavor,
             inputs,
         )?;
+        // tofu init also installs the modules the root module's test files run.
+        if parent.is_none() && self.opts.flavor == tstore_tofu::flavor::Flavor::Tofu {
+            module
+                .module_calls
+                .extend(config::test_files::test_module_calls(dir_abs)?);
+        }
         self.prefetch(&module.module_calls);
         for (name, call) in module.module_calls {
             let key = if prefix.is_empty() {

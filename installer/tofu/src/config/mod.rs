@@ -12,6 +12,7 @@ mod decls;
 mod files;
 mod hcl;
 mod json;
+pub mod test_files;
 pub mod tree;
 
 use std::collections::BTreeMap;

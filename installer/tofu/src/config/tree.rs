@@ -109,7 +109,12 @@ fn walk(
         depth,
         inputs,
     } = node;
-    let module = config::load_module_requirements_shown_as(dir, dir, flavor, inputs)?;
+    let mut module = config::load_module_requirements_shown_as(dir, dir, flavor, inputs)?;
+    if key.is_empty() && flavor == Flavor::Tofu {
+        module
+            .module_calls
+            .extend(config::test_files::test_module_calls(dir)?);
+    }
     out.modules.push(key.to_owned());
     for (addr, constraints) in module.providers {
         out.providers
