@@ -6,6 +6,7 @@ use hcl::edit::expr::{Expression, ObjectKey, TraversalOperator};
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
+use super::validate::{self, DeclKind, Declaration};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
     FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
@@ -238,11 +239,59 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                 if let Some(local) = f.resource_provider(block) {
                     out.resource_providers.push(local);
                 }
+                let has = |arg: &str| block.body.get_attribute(arg).is_some();
+                let at = f.at(block);
+                let kind = block.ident.as_str();
+                let what = if kind == "data" {
+                    "data resources"
+                } else {
+                    "resources"
+                };
+                validate::check_repetition(what, has("count"), has("for_each"), &at)?;
+                if let [rtype, name] = &block.labels[..] {
+                    let (rtype, name) = (rtype.as_str().to_owned(), name.as_str().to_owned());
+                    let kind = match kind {
+                        "data" => DeclKind::Data(rtype),
+                        "resource" => DeclKind::Resource(rtype),
+                        _ => continue,
+                    };
+                    out.declarations.push(Declaration { kind, name, at });
+                }
+            }
+            "variable" | "output" => {
+                let Some(name) = block.labels.first() else {
+                    continue;
+                };
+                let at = f.at(block);
+                let kind = if block.ident.as_str() == "variable" {
+                    validate::check_variable_name(name.as_str(), &at)?;
+                    DeclKind::Variable
+                } else {
+                    DeclKind::Output
+                };
+                let name = name.as_str().to_owned();
+                out.declarations.push(Declaration { kind, name, at });
+            }
+            "locals" => {
+                for a in block.body.attributes() {
+                    out.declarations.push(Declaration {
+                        kind: DeclKind::Local,
+                        name: a.key.as_str().to_owned(),
+                        at: f.at(a),
+                    });
+                }
             }
             "module" => {
                 let Some(name) = block.labels.first() else {
                     continue;
                 };
+                let has = |arg: &str| block.body.get_attribute(arg).is_some();
+                validate::check_repetition(
+                    "module instances",
+                    has("count"),
+                    has("for_each"),
+                    &f.at(block),
+                )?;
                 out.module_calls.push(FileModuleCall {
                     name: name.as_str().to_owned(),
                     source: f.static_string_attr(&block.body, "source"),

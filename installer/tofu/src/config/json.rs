@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::validate::{self, DeclKind, Declaration};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
     FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
@@ -126,7 +127,19 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                 for by_type in json_items(value) {
                     for (rtype, by_name) in by_type {
                         for names in json_items(by_name) {
-                            for bodies in names.values() {
+                            for (name, bodies) in names {
+                                let decl = match key.as_str() {
+                                    "resource" => Some(DeclKind::Resource(rtype.clone())),
+                                    "data" => Some(DeclKind::Data(rtype.clone())),
+                                    _ => None,
+                                };
+                                if let Some(kind) = decl {
+                                    out.declarations.push(Declaration {
+                                        kind,
+                                        name: name.clone(),
+                                        at: at.clone(),
+                                    });
+                                }
                                 for body in json_items(bodies) {
                                     let local = match body.get("provider").and_then(Value::as_str) {
                                         Some(r) => local_name_from_ref(r),
@@ -181,6 +194,25 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                             name: name.clone(),
                             source: literal("source")?,
                             version: literal("version")?,
+                            at: at.clone(),
+                        });
+                    }
+                }
+            }
+            "variable" | "output" | "locals" => {
+                for items in json_items(value) {
+                    for name in items.keys() {
+                        let kind = match key.as_str() {
+                            "variable" => {
+                                validate::check_variable_name(name, &at)?;
+                                DeclKind::Variable
+                            }
+                            "output" => DeclKind::Output,
+                            _ => DeclKind::Local,
+                        };
+                        out.declarations.push(Declaration {
+                            kind,
+                            name: name.clone(),
                             at: at.clone(),
                         });
                     }

@@ -14,7 +14,9 @@ mod hcl;
 mod json;
 pub mod test_files;
 pub mod tree;
+mod validate;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -66,7 +68,7 @@ pub enum ConfigError {
         /// Where.
         at: SourcePos,
         /// Short summary, in tofu's words.
-        summary: &'static str,
+        summary: Cow<'static, str>,
         /// Explanation.
         detail: String,
     },
@@ -148,6 +150,7 @@ pub fn load_module_requirements_shown_as(
     };
     let primary = parse_all(&primary)?;
     let overrides = parse_all(&overrides)?;
+    validate::check_unique(primary.iter().flat_map(|f| &f.declarations))?;
 
     // One required_providers block per module, then override files replace
     // whole entries by local name (tofu's configs.NewModule).
@@ -289,7 +292,7 @@ fn call_arg(
     if flavor == Flavor::Terraform {
         return Err(invalid(
             at,
-            summary,
+            *summary,
             format!("{detail} The {name:?} argument of a module call is read before anything is evaluated; terraform takes only a literal string here (OpenTofu evaluates variables and locals here: --flavor tofu)."),
         ));
     }
@@ -442,10 +445,10 @@ fn parse_constraints(
     })
 }
 
-fn invalid(at: &SourcePos, summary: &'static str, detail: String) -> ConfigError {
+fn invalid(at: &SourcePos, summary: impl Into<Cow<'static, str>>, detail: String) -> ConfigError {
     ConfigError::Invalid {
         at: at.clone(),
-        summary,
+        summary: summary.into(),
         detail,
     }
 }
@@ -482,6 +485,8 @@ struct FileContent {
     /// Local provider names used by resources (from `provider =` or the type prefix).
     resource_providers: Vec<String>,
     module_calls: Vec<FileModuleCall>,
+    /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
+    declarations: Vec<validate::Declaration>,
 }
 
 /// A `module` block as one file writes it. An override file may leave any argument out;

@@ -1,0 +1,115 @@
+//! Rules terraform's configuration loader enforces at `init` that installation itself
+//! would not notice: names declared twice, reserved variable names, and meta-arguments
+//! that exclude each other. The messages are terraform's.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use super::{invalid, ConfigError, SourcePos};
+
+/// Something a module declares by name; each kind's names are unique per module.
+#[derive(Clone, Debug)]
+pub(super) struct Declaration {
+    pub(super) kind: DeclKind,
+    pub(super) name: String,
+    pub(super) at: SourcePos,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum DeclKind {
+    Variable,
+    Local,
+    Output,
+    /// A managed resource of the given type.
+    Resource(String),
+    /// A data source of the given type.
+    Data(String),
+}
+
+/// The names a `module` block reserves: a variable named so could not be set by a caller.
+const RESERVED_VARIABLE_NAMES: &[&str] = &[
+    "source",
+    "version",
+    "count",
+    "for_each",
+    "depends_on",
+    "providers",
+    "lifecycle",
+    "locals",
+    "provider",
+];
+
+/// Every name declared in the primary files must be unique per kind (override files
+/// merge into what they name instead).
+pub(super) fn check_unique<'a>(
+    declarations: impl IntoIterator<Item = &'a Declaration>,
+) -> Result<(), ConfigError> {
+    let mut seen: BTreeMap<(&DeclKind, &str), &SourcePos> = BTreeMap::new();
+    for d in declarations {
+        let Some(first) = seen.insert((&d.kind, &d.name), &d.at) else {
+            continue;
+        };
+        let name = &d.name;
+        let (summary, detail) = match &d.kind {
+            DeclKind::Variable => (
+                "Duplicate variable declaration".into(),
+                format!("A variable named {name:?} was already declared at {first}. Variable names must be unique within a module."),
+            ),
+            DeclKind::Local => (
+                "Duplicate local value definition".into(),
+                format!("A local value named {name:?} was already defined at {first}. Local value names must be unique within a module."),
+            ),
+            DeclKind::Output => (
+                "Duplicate output definition".into(),
+                format!("An output named {name:?} was already defined at {first}. Output names must be unique within a module."),
+            ),
+            DeclKind::Resource(t) => (
+                format!("Duplicate resource {t:?} configuration").into(),
+                format!("A {t} resource named {name:?} was already declared at {first}. Resource names must be unique per type in each module."),
+            ),
+            DeclKind::Data(t) => (
+                format!("Duplicate data {t:?} configuration").into(),
+                format!("A {t} data resource named {name:?} was already declared at {first}. Resource names must be unique per type in each module."),
+            ),
+        };
+        let summary: Cow<'static, str> = summary;
+        return Err(invalid(&d.at, summary, detail));
+    }
+    Ok(())
+}
+
+/// A variable's name must be an identifier that a `module` block does not reserve.
+pub(super) fn check_variable_name(name: &str, at: &SourcePos) -> Result<(), ConfigError> {
+    if !super::hcl::is_identifier(name) {
+        return Err(invalid(
+            at,
+            "Invalid variable name",
+            "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.".into(),
+        ));
+    }
+    if RESERVED_VARIABLE_NAMES.contains(&name) {
+        return Err(invalid(
+            at,
+            "Invalid variable name",
+            format!("The variable name {name:?} is reserved due to its special meaning inside module blocks."),
+        ));
+    }
+    Ok(())
+}
+
+/// `count` and `for_each` exclude each other on a resource, data source or module call.
+pub(super) fn check_repetition(
+    what: &str,
+    has_count: bool,
+    has_for_each: bool,
+    at: &SourcePos,
+) -> Result<(), ConfigError> {
+    if has_count && has_for_each {
+        return Err(invalid(
+            at,
+            "Invalid combination of \"count\" and \"for_each\"",
+            format!("The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of {what} to be created."),
+        ));
+    }
+    Ok(())
+}

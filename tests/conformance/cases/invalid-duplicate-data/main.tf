@@ -1,0 +1,2 @@
+data "null_data_source" "d" {}
+data "null_data_source" "d" {}

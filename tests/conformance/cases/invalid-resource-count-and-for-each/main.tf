@@ -1,0 +1,4 @@
+resource "null_resource" "r" {
+  count    = 1
+  for_each = {}
+}

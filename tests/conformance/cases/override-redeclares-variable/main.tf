@@ -1,0 +1,6 @@
+variable "a" {
+  default = 1
+}
+output "o" {
+  value = var.a
+}

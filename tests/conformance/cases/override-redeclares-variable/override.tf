@@ -1,0 +1,6 @@
+variable "a" {
+  default = 2
+}
+output "o" {
+  value = 2
+}
