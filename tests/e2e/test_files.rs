@@ -66,6 +66,37 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
         .join(".terraform/modules/test.tests.remote.remote/main.tf")
         .is_file());
 
+    // -test-directory replaces tests/ (nested parts join the key); root files still count.
+    let spec = env.checkout(
+        "spec",
+        &[
+            ("main.tf", "output \"x\" {\n  value = 1\n}\n"),
+            ("setup/main.tf", "output \"y\" {\n  value = 2\n}\n"),
+            (
+                "tests/ignored.tftest.hcl",
+                "run \"r\" {\n  module {\n    source = \"./missing\"\n  }\n}\n",
+            ),
+            (
+                "spec/unit/a.tftest.hcl",
+                "run \"r\" {\n  module {\n    source = \"./setup\"\n  }\n}\n",
+            ),
+        ],
+    );
+    run_ok(
+        tstore(&env, None)
+            .env("TSTORE_FLAVOR", "tofu")
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "-test-directory=spec/unit"])
+            .arg(&spec),
+    );
+    assert_eq!(
+        keys_and_dirs(&spec),
+        [
+            ("".to_owned(), ".".to_owned()),
+            ("test.spec.unit.a.r".to_owned(), "setup".to_owned()),
+        ]
+    );
+
     // terraform 1.0.3 reads no test files; neither does the terraform flavor.
     let theirs = env.checkout("theirs", &files);
     let terraform_flavor = env.checkout("terraform-flavor", &files);

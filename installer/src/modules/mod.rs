@@ -102,6 +102,8 @@ pub struct ModuleOptions {
     /// The root module's variable values (`-var`, `-var-file`, `TF_VAR_*`, tfvars
     /// files), for module sources and versions tofu evaluates early.
     pub variables: Arc<RootInputs>,
+    /// The root module's test directory (tofu installs the modules its test files run).
+    pub test_directory: String,
 }
 
 /// What happened to one module call.

@@ -86,7 +86,10 @@ impl Walker<'_> {
         if parent.is_none() && self.opts.flavor == tstore_tofu::flavor::Flavor::Tofu {
             module
                 .module_calls
-                .extend(config::test_files::test_module_calls(dir_abs)?);
+                .extend(config::test_files::test_module_calls(
+                    dir_abs,
+                    &self.opts.test_directory,
+                )?);
         }
         self.prefetch(&module.module_calls);
         for (name, call) in module.module_calls {

@@ -64,6 +64,8 @@ pub struct InitOptions {
     pub network: NetworkSettings,
     /// The root module's variable values, for module sources tofu evaluates early.
     pub variables: Arc<RootInputs>,
+    /// The root module's test directory (tofu installs the modules its test files run).
+    pub test_directory: String,
 }
 
 /// A provider that passed phase 1.
@@ -113,7 +115,10 @@ pub fn init(
         &opts.dir,
         &opts.data_dir.modules(),
         opts.flavor,
-        Inputs::Root(Arc::clone(&opts.variables)),
+        tree::RootModule {
+            inputs: Inputs::Root(Arc::clone(&opts.variables)),
+            test_directory: opts.test_directory.clone(),
+        },
     )?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;

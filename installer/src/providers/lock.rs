@@ -128,7 +128,10 @@ pub fn lock(
         &base.dir,
         &base.data_dir.modules(),
         base.flavor,
-        Inputs::Root(Arc::clone(&base.variables)),
+        tree::RootModule {
+            inputs: Inputs::Root(Arc::clone(&base.variables)),
+            test_directory: base.test_directory.clone(),
+        },
     )?;
     let lock_path = base.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;

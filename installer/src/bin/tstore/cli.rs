@@ -171,6 +171,10 @@ pub struct InitArgs {
     /// Read root module variables from a `.tfvars` or `.tfvars.json` file (repeatable).
     #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
     pub var_file: Vec<InOrder<PathBuf>>,
+    /// The directory of test files whose run modules are installed too (tofu flavor),
+    /// relative to the working directory.
+    #[arg(long, value_name = "DIR", default_value = "tests")]
+    pub test_directory: String,
     /// `-get=false`: do not install modules; use the ones `.terraform/modules` has.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = clap::value_parser!(bool))]
     pub get: bool,

@@ -5,8 +5,8 @@
 //!
 //! Rules, as tofu's configuration builder applies them:
 //! - test files are `*.tftest.hcl` and `*.tofutest.hcl` in the root module's directory and
-//!   in its `tests/` directory; a `.tofutest.hcl` file hides the `.tftest.hcl` file of the
-//!   same stem;
+//!   in its test directory (`tests/`, or `-test-directory`); a `.tofutest.hcl` file hides
+//!   the `.tftest.hcl` file of the same stem;
 //! - the module of run `R` in file `[DIR/]STEM.tftest.hcl` is installed under the key
 //!   `test.[DIR parts.]STEM.R` (the stem keeps any other suffix, as tofu trims only
 //!   `.tftest.hcl`);
@@ -26,10 +26,15 @@ use crate::static_eval::Inputs;
 /// The directory of test files beside the root module's own.
 pub const DEFAULT_TEST_DIRECTORY: &str = "tests";
 
-/// The module calls of the root module's test files, by key.
-pub fn test_module_calls(root: &Path) -> Result<BTreeMap<String, ModuleCall>, ConfigError> {
+/// The module calls of the root module's test files, by key; `test_directory` is
+/// relative to `root`.
+pub fn test_module_calls(
+    root: &Path,
+    test_directory: &str,
+) -> Result<BTreeMap<String, ModuleCall>, ConfigError> {
     let mut calls = BTreeMap::new();
-    for rel_dir in [None, Some(DEFAULT_TEST_DIRECTORY)] {
+    let test_directory = test_directory.trim_end_matches('/');
+    for rel_dir in [None, Some(test_directory)] {
         let dir = match rel_dir {
             Some(d) => root.join(d),
             None => root.to_owned(),
@@ -38,7 +43,12 @@ pub fn test_module_calls(root: &Path) -> Result<BTreeMap<String, ModuleCall>, Co
             let path = dir.join(&name);
             let stem = name.strip_suffix(".tftest.hcl").unwrap_or(&name);
             let mut prefix = vec!["test".to_owned()];
-            prefix.extend(rel_dir.map(str::to_owned));
+            prefix.extend(
+                rel_dir
+                    .into_iter()
+                    .flat_map(|d| d.split('/'))
+                    .map(str::to_owned),
+            );
             prefix.push(stem.to_owned());
             read_test_file(&path, &prefix.join("."), &mut calls)?;
         }

@@ -69,13 +69,30 @@ pub struct ConfigurationRequirements {
     pub modules: Vec<String>,
 }
 
+/// The root module of a configuration, as init is told about it.
+#[derive(Clone, Debug)]
+pub struct RootModule {
+    /// Its variable values, for sources evaluated early (tofu).
+    pub inputs: Inputs,
+    /// Its test directory (`tests` unless `-test-directory` says otherwise), relative to it.
+    pub test_directory: String,
+}
+
+impl Default for RootModule {
+    fn default() -> Self {
+        RootModule {
+            inputs: Inputs::default(),
+            test_directory: config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+        }
+    }
+}
+
 /// Load the requirements of the configuration rooted at `root`.
-/// `inputs` are the root module's variable values, for sources evaluated early (tofu).
 pub fn load_configuration_requirements(
     root: &Path,
     modules_dir: &Path,
     flavor: Flavor,
-    inputs: Inputs,
+    root_module: RootModule,
 ) -> Result<ConfigurationRequirements, ModuleTreeError> {
     let installed = installed_modules(root, modules_dir)?;
     let mut out = ConfigurationRequirements::default();
@@ -83,9 +100,15 @@ pub fn load_configuration_requirements(
         dir: root,
         key: "",
         depth: 0,
-        inputs,
+        inputs: root_module.inputs,
     };
-    walk(at, flavor, &installed, &mut out)?;
+    walk(
+        at,
+        flavor,
+        &root_module.test_directory,
+        &installed,
+        &mut out,
+    )?;
     Ok(out)
 }
 
@@ -100,6 +123,7 @@ struct Node<'a> {
 fn walk(
     node: Node<'_>,
     flavor: Flavor,
+    test_directory: &str,
     installed: &BTreeMap<String, PathBuf>,
     out: &mut ConfigurationRequirements,
 ) -> Result<(), ModuleTreeError> {
@@ -113,7 +137,7 @@ fn walk(
     if key.is_empty() && flavor == Flavor::Tofu {
         module
             .module_calls
-            .extend(config::test_files::test_module_calls(dir)?);
+            .extend(config::test_files::test_module_calls(dir, test_directory)?);
     }
     out.modules.push(key.to_owned());
     for (addr, constraints) in module.providers {
@@ -156,7 +180,7 @@ fn walk(
             depth: depth + 1,
             inputs: call.inputs,
         };
-        walk(child, flavor, installed, out)?;
+        walk(child, flavor, test_directory, installed, out)?;
     }
     Ok(())
 }
@@ -260,7 +284,7 @@ module "b" { source = "../b" }
             root,
             &root.join(".terraform/modules"),
             Flavor::Terraform,
-            Inputs::default(),
+            RootModule::default(),
         )
         .unwrap();
         assert_eq!(reqs.modules, ["", "a", "a.b", "remote"]);
@@ -296,7 +320,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &tmp.path().join(".terraform/modules"),
             Flavor::Terraform,
-            Inputs::default(),
+            RootModule::default(),
         )
         .unwrap();
         assert_eq!(reqs.modules, [""]);
@@ -314,7 +338,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &tmp.path().join(".terraform/modules"),
             Flavor::Terraform,
-            Inputs::default(),
+            RootModule::default(),
         )
         .unwrap_err()
         .to_string();
@@ -336,7 +360,7 @@ module "b" { source = "../b" }
             tmp.path(),
             &tmp.path().join(".terraform/modules"),
             Flavor::Terraform,
-            Inputs::default(),
+            RootModule::default(),
         )
         .unwrap_err()
         .to_string();

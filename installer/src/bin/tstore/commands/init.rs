@@ -87,7 +87,17 @@ fn init_locked(
         methods,
         network: tstore_installer::NetworkSettings::from_environment(cli_config),
         variables: variables.clone(),
+        test_directory: args.test_directory.clone(),
     };
+    if settings.flavor == tstore_tofu::flavor::Flavor::Tofu
+        && args.test_directory != tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY
+        && !opts.dir.join(&args.test_directory).is_dir()
+    {
+        eprintln!(
+            "\nWarning: Test directory does not exist\n\nRequested test directory {} does not exist.\n",
+            opts.dir.join(&args.test_directory).display()
+        );
+    }
     let mut out = std::io::stdout();
     // Modules first: provider requirements are read through the installed modules.
     // `-get=false` keeps `.terraform/modules` as it is, as tofu does.
@@ -104,6 +114,7 @@ fn init_locked(
                 assume_read_only: args.assume_read_only,
                 progress: !args.json,
                 variables,
+                test_directory: args.test_directory.clone(),
             },
         )?;
         for w in warnings {

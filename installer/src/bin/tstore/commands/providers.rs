@@ -90,6 +90,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
             methods: Vec::new(),
             network: tstore_installer::NetworkSettings::from_environment(&cli_config),
             variables: std::sync::Arc::new(variables),
+            test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
         },
         platforms,
         source,
