@@ -40,6 +40,10 @@ impl World {
                 ("modules/inner/main.tf", "output \"inner\" {\n  value = \"inner\"\n}\n"),
                 ("sub/main.tf", "module \"deep\" {\n  source = \"../modules/inner\"\n}\noutput \"sub\" {\n  value = module.deep.inner\n}\n"),
                 ("README.md", "a module\n"),
+                // Dot entries: a second install of one package address leaves them out.
+                (".editorconfig", "root = true\n"),
+                (".github/workflows/ci.yml", "on: push\n"),
+                ("modules/inner/.terraform-docs.yml", "formatter: md\n"),
             ],
         );
         git_repo(

@@ -188,7 +188,9 @@ fn read_only_packages_are_linked_once_for_many_checkouts() {
             run_ok(env.terraform(&dir).arg("plan").arg("-no-color"));
         }
     }
-    assert_eq!(ids.len(), 1, "{ids:?}");
+    // gita gets the package, gitb (a later call of the same address) its variant without
+    // dot entries; both shared by all ten checkouts.
+    assert_eq!(ids.len(), 2, "{ids:?}");
     let ls = stdout(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
     let modules = json_str(&ls)["packages"]
         .as_array()
@@ -196,7 +198,7 @@ fn read_only_packages_are_linked_once_for_many_checkouts() {
         .iter()
         .filter(|p| p["kind"] == "module")
         .count();
-    assert_eq!(modules, 1);
+    assert_eq!(modules, 2);
     let linked = env.work.join("c0/.terraform/modules/gita");
     // Served by FUSE (read-only even for root) unless this machine has no FUSE.
     if !fs_err::symlink_metadata(&env.mount)
@@ -379,9 +381,22 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
         .collect::<BTreeSet<_>>();
     assert_eq!(
         fetched.len(),
-        6,
-        "git, zip, tar.gz twice, xz, bz2: {fetched:?}"
+        7,
+        "git (and its variant without dot entries), zip, tar.gz twice, xz, bz2: {fetched:?}"
     );
+    // The first call of the git repo has its dot entries, later ones do not, as terraform
+    // installs them.
+    for key in ["gita", "gitb", "reg"] {
+        let hidden = |d: &Path| {
+            d.join(".terraform/modules")
+                .join(key)
+                .join(".hidden")
+                .exists()
+        };
+        assert_eq!(hidden(&ours), hidden(&theirs), "{key}");
+    }
+    assert!(ours.join(".terraform/modules/gita/.hidden").exists());
+    assert!(!ours.join(".terraform/modules/gitb/.hidden").exists());
 
     for dir in [&ours, &theirs] {
         run_ok(env.terraform(dir).arg("validate").arg("-no-color"));
@@ -529,10 +544,10 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
             *fetches.entry(id).or_default() += 1;
         }
         if i == 0 {
-            assert_eq!(listed("fetched").len(), 7, "c0: {report}");
+            assert_eq!(listed("fetched").len(), 8, "c0: {report}");
         } else {
             assert!(listed("fetched").is_empty(), "c{i}: {report}");
-            assert_eq!(listed("reused").len(), 7, "c{i}: {report}");
+            assert_eq!(listed("reused").len(), 8, "c{i}: {report}");
         }
         let call = |key: &str| {
             calls
@@ -612,12 +627,17 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
         );
     }
 
-    // One package per group, the same in every checkout; seven distinct packages.
+    // One package per group, the same in every checkout; the git repo's later calls get
+    // its variant without dot entries (as terraform copies the first install): eight
+    // distinct packages.
     for (group, ids) in &packages {
-        assert_eq!(ids.len(), 1, "{group}: {ids:?}");
+        let want = if group == "repo" { 2 } else { 1 };
+        assert_eq!(ids.len(), want, "{group}: {ids:?}");
     }
+    let repo: Vec<&String> = packages["repo"].iter().collect();
+    assert_eq!(format!("{}-nodot", repo[0]), *repo[1], "{repo:?}");
     let ids: BTreeSet<String> = packages.values().flatten().cloned().collect();
-    assert_eq!(ids.len(), 7, "{packages:?}");
+    assert_eq!(ids.len(), 8, "{packages:?}");
     let ls = json_str(&stdout(&run_ok(
         tstore(&env, None).args(["store", "ls", "--json"]),
     )));

@@ -331,6 +331,43 @@ impl Fetcher<'_> {
         })
     }
 
+    /// The package `fetched` without its dot entries (files and directories whose name
+    /// starts with `.`, at any depth): `fetched` itself when it has none, else a package of
+    /// its own (`ID-nodot`), made once and sharing every blob with the original.
+    pub(super) fn without_dot_entries(
+        &self,
+        fetched: &Fetched,
+        log: &mut FetchLog,
+    ) -> Result<Fetched, FetchError> {
+        let has_dot_entries = walkdir::WalkDir::new(&fetched.view)
+            .min_depth(1)
+            .into_iter()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with('.'));
+        if !has_dot_entries {
+            return Ok(fetched.clone());
+        }
+        let id = format!("{}-nodot", fetched.id);
+        let subdir = fetched.subdir.clone();
+        if self.known(&id)? {
+            log.reused.push(id.clone());
+            return Ok(Fetched {
+                subdir,
+                ..self.fetched(&id)?
+            });
+        }
+        log.fetched.push(id.clone());
+        let tmp = self.tmpdir()?;
+        let dest = tmp.path().join("package");
+        copy_without_dot_entries(&fetched.view, &dest)?;
+        let ingested = self
+            .store
+            .ingest_module_dir(&dest)
+            .map_err(FetchError::from)?;
+        let made = self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?;
+        Ok(Fetched { subdir, ..made })
+    }
+
     pub(super) fn commit(
         &self,
         id: &str,
@@ -347,6 +384,39 @@ impl Fetcher<'_> {
             .map_err(FetchError::from)?;
         self.fetched(id)
     }
+}
+
+/// Copy the tree at `src` to a new `dest`, leaving out every entry whose name starts with
+/// `.`; symlinks are copied as links, the exec bit is kept.
+fn copy_without_dot_entries(src: &Path, dest: &Path) -> Result<(), FetchError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let walk = walkdir::WalkDir::new(src)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walk {
+        let entry = entry.map_err(|e| FetchError::from(std::io::Error::from(e)))?;
+        let out = dest.join(entry.path().strip_prefix(src).expect("under src"));
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            fs_err::create_dir_all(&out).map_err(FetchError::from)?;
+        } else if ft.is_symlink() {
+            let target = fs_err::read_link(entry.path()).map_err(FetchError::from)?;
+            std::os::unix::fs::symlink(target, &out).map_err(FetchError::from)?;
+        } else if ft.is_file() {
+            fs_err::copy(entry.path(), &out).map_err(FetchError::from)?;
+            let exec = entry
+                .metadata()
+                .map_err(|e| FetchError::from(std::io::Error::from(e)))?
+                .permissions()
+                .mode()
+                & 0o111;
+            let mode = if exec != 0 { 0o755 } else { 0o644 };
+            fs_err::set_permissions(&out, std::fs::Permissions::from_mode(mode))
+                .map_err(FetchError::from)?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn looks_like_sha(r: &str) -> bool {

@@ -251,6 +251,7 @@ pub fn install(
         slots: Slots::default(),
         nodes: Vec::new(),
         installs: BTreeMap::new(),
+        installed_addrs: Default::default(),
         report: ModulesReport::default(),
         warnings: Vec::new(),
     };

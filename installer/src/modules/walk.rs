@@ -53,6 +53,10 @@ pub(super) struct Walker<'a> {
     pub(super) nodes: Vec<Node>,
     /// Install key → (package root in the store view, its meta file).
     pub(super) installs: BTreeMap<String, (Fetched, Option<Meta>)>,
+    /// Package addresses already installed by an earlier call of this init, in terraform's
+    /// walk order (depth first, calls by name). A later call of the same address gets the
+    /// package without its dot entries, as terraform and tofu copy an earlier install.
+    pub(super) installed_addrs: std::collections::HashSet<String>,
     pub(super) report: ModulesReport,
     pub(super) warnings: Vec<String>,
 }
@@ -208,14 +212,19 @@ impl Walker<'_> {
                         location,
                         fetched,
                     } = self.registry(&m, &constraints).map_err(&fail)?;
-                    let loc_sub = match ModuleSource::parse(
+                    let (loc_sub, loc_package) = match ModuleSource::parse(
                         &location,
                         self.opts.flavor.default_registry_host(),
                     ) {
-                        Ok(ModuleSource::Remote { subdir, .. }) => subdir,
+                        Ok(ModuleSource::Remote { subdir, package }) => {
+                            (subdir, package.to_string())
+                        }
                         _ => return Err(fail(bad_location(&location))),
                     };
                     let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
+                    let fetched = self
+                        .again_without_dot_entries(&loc_package, fetched)
+                        .map_err(&fail)?;
                     self.remote_node(
                         &key,
                         &call,
@@ -235,6 +244,9 @@ impl Walker<'_> {
                     }
                     let fetched = self.fetch(&package, 0).map_err(&fail)?;
                     let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
+                    let fetched = self
+                        .again_without_dot_entries(&package.to_string(), fetched)
+                        .map_err(&fail)?;
                     self.remote_node(&key, &call, kind, None, fetched, sub, parent)
                         .map_err(fail)?
                 }
@@ -259,6 +271,25 @@ impl Walker<'_> {
             )?;
         }
         Ok(())
+    }
+
+    /// The package a call at package address `addr` installs: `fetched` itself for the
+    /// first call of that address in this init; for every later one, the package without
+    /// entries whose name starts with `.` (at any depth), which is what terraform and tofu
+    /// install there (they copy the first install, skipping dot files).
+    fn again_without_dot_entries(
+        &mut self,
+        addr: &str,
+        fetched: Fetched,
+    ) -> Result<Fetched, FetchError> {
+        if self.installed_addrs.insert(addr.to_owned()) {
+            return Ok(fetched);
+        }
+        let mut log = FetchLog::default();
+        let result = self.fetcher().without_dot_entries(&fetched, &mut log);
+        self.report.fetched.extend(log.fetched);
+        self.report.reused.extend(log.reused);
+        result
     }
 
     #[allow(clippy::too_many_arguments)]
