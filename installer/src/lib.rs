@@ -18,6 +18,9 @@ mod net;
 mod providers;
 mod workdir;
 
+pub use crate::modules::source_rules::{
+    find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
+};
 pub use crate::modules::{
     install as install_modules, Action, CallReport, ModuleInstallError, ModuleOptions,
     ModulesReport,

@@ -14,6 +14,7 @@ mod hostile_input;
 mod https;
 mod invalid_config;
 mod lockfile;
+mod module_policy;
 mod module_versions;
 mod modules;
 mod packages;

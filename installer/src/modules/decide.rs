@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::policy::{Meta, ReadOnlyStatus};
+use super::source_rules::{Fallback, ModulePolicy, Verdict};
 use super::walk::{Fetched, Node};
 use super::{policy, Action};
 
@@ -18,7 +19,8 @@ pub(super) fn decide(
     nodes: &[Node],
     installs: &BTreeMap<String, (Fetched, Option<Meta>)>,
     root_meta: Option<&Meta>,
-    assume_read_only: bool,
+    policy: &ModulePolicy,
+    default_host: &str,
 ) -> Vec<Decision> {
     let meta_of = |n: &Node| -> Option<&Meta> {
         match &n.install {
@@ -73,20 +75,31 @@ pub(super) fn decide(
                     Some(&j) if statuses[j].0 == ReadOnlyStatus::SelfModifying => {
                         (Action::Copy, describe(&nodes[j], i == j, &statuses[j].1))
                     }
-                    Some(&j) if assume_read_only => (
-                        Action::Link,
-                        format!(
-                            "{}; linked because read-only is assumed",
-                            describe(&nodes[j], i == j, &statuses[j].1)
-                        ),
-                    ),
-                    Some(&j) => (
-                        Action::Copy,
-                        format!(
-                            "{}; copied, the compatible default (--assume-read-only links)",
-                            describe(&nodes[j], i == j, &statuses[j].1)
-                        ),
-                    ),
+                    // Nobody in the package said: the repository's, then the machine's
+                    // source rules, then the fallback.
+                    Some(&j) => {
+                        let unknown = describe(&nodes[j], i == j, &statuses[j].1);
+                        match policy.verdict(&n.source, default_host) {
+                            Some(Verdict::ReadOnly(rule)) => {
+                                (Action::Link, format!("{unknown}; linked: {rule}"))
+                            }
+                            Some(Verdict::Copy(rule)) => {
+                                (Action::Copy, format!("{unknown}; copied: {rule}"))
+                            }
+                            None => match policy.fallback() {
+                                (Fallback::Link, who) => {
+                                    (Action::Link, format!("{unknown}; linked: {who}"))
+                                }
+                                (Fallback::Copy, who) => (
+                                    Action::Copy,
+                                    format!(
+                                        "{unknown}; copied: {who} (a read_only pattern in {} or --assume-read-only links it)",
+                                        super::source_rules::REPOSITORY_FILE
+                                    ),
+                                ),
+                            },
+                        }
+                    }
                     None => (
                         Action::Link,
                         format!("every module in the package instance is read-only: {reason}"),
@@ -172,6 +185,7 @@ mod tests {
             .collect()
     }
 
+    const HOST: &str = "registry.example.org";
     const READ_ONLY: &str = "module \"m\" {\n  path = \".\"\n}\n";
     const SELF_MODIFYING: &str =
         "module \"m\" {\n  path = \".\"\n  read-only = { self = false }\n}\n";
@@ -215,7 +229,11 @@ mod tests {
             ("no statement, read-only assumed", None, true, Action::Link),
         ];
         for (case, meta, assume, want) in cases {
-            let got = decide(&nodes, &installs(&[("a", meta)]), None, assume);
+            let policy = ModulePolicy {
+                assume_read_only: assume,
+                ..ModulePolicy::default()
+            };
+            let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, HOST);
             assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
             assert_eq!(got[1].action, Action::InPlace, "{case}");
         }
@@ -237,12 +255,73 @@ mod tests {
             &nodes,
             &installs(&[("b", Some(READ_ONLY))]),
             Some(&root_meta),
-            false,
+            &ModulePolicy::default(),
+            HOST,
         );
         assert_eq!(got[0].action, Action::Copy, "{}", got[0].reason);
         assert_eq!(got[1].action, Action::Copy, "{}", got[1].reason);
-        let got = decide(&nodes, &installs(&[("b", Some(READ_ONLY))]), None, false);
+        let got = decide(
+            &nodes,
+            &installs(&[("b", Some(READ_ONLY))]),
+            None,
+            &ModulePolicy::default(),
+            HOST,
+        );
         assert_eq!(got[0].action, Action::InPlace, "{}", got[0].reason);
         assert_eq!(got[1].action, Action::Link, "{}", got[1].reason);
+    }
+
+    /// Packages nobody made a statement about follow the repository's source rules, then
+    /// the machine's, then the fallback; an author's statement still wins.
+    #[test]
+    fn source_rules_decide_unknown_packages_only() {
+        use super::super::source_rules::SourceRules;
+        let mut nodes = [node("a", Some("a"), ".", None)];
+        nodes[0].source = "acme/net/aws".into();
+        let policy = |read_only: &[&str], copy: &[&str], default| ModulePolicy {
+            levels: vec![SourceRules {
+                origin: ".tstore.hcl".into(),
+                read_only: read_only.iter().map(|s| (*s).to_owned()).collect(),
+                copy: copy.iter().map(|s| (*s).to_owned()).collect(),
+                default,
+            }],
+            assume_read_only: false,
+        };
+        let cases = [
+            (
+                "trusted",
+                policy(&["acme/*"], &[], None),
+                None,
+                Action::Link,
+            ),
+            (
+                "copy beats trusted",
+                policy(&["acme/*"], &["*/net/*"], None),
+                None,
+                Action::Copy,
+            ),
+            (
+                "default link",
+                policy(&[], &[], Some(Fallback::Link)),
+                None,
+                Action::Link,
+            ),
+            (
+                "no rule",
+                policy(&["other/*"], &[], None),
+                None,
+                Action::Copy,
+            ),
+            (
+                "the author's self = false wins",
+                policy(&["acme/*"], &[], None),
+                Some(SELF_MODIFYING),
+                Action::Copy,
+            ),
+        ];
+        for (case, policy, meta, want) in cases {
+            let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, HOST);
+            assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
+        }
     }
 }

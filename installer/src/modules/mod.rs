@@ -53,6 +53,7 @@ pub mod policy;
 mod progress;
 pub mod registry;
 pub mod source;
+pub mod source_rules;
 mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -94,8 +95,9 @@ pub struct ModuleOptions {
     pub data_dir: crate::workdir::data_dir::DataDir,
     /// Registries and TLS.
     pub network: NetworkSettings,
-    /// Link packages whose read-only status is unknown (`--assume-read-only`).
-    pub assume_read_only: bool,
+    /// What to do with packages whose read-only status their authors do not state: the
+    /// repository's and machine's source rules, and `--assume-read-only`.
+    pub policy: source_rules::ModulePolicy,
     /// Show a progress bar on stderr while packages are fetched in parallel (only drawn
     /// when stderr is a terminal).
     pub progress: bool,
@@ -261,7 +263,8 @@ pub fn install(
         &w.nodes,
         &w.installs,
         root_meta.as_ref(),
-        opts.assume_read_only,
+        &opts.policy,
+        opts.flavor.default_registry_host(),
     );
     apply(store, opts, &mut w, &decisions)?;
     let mut report = w.report;

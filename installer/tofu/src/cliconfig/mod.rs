@@ -182,6 +182,10 @@ pub struct CliConfig {
     pub credentials: BTreeMap<String, String>,
     /// The files that were read, in order.
     pub source_files: Vec<PathBuf>,
+    /// tstore's own `tstore_modules { … }` block (which module sources to link or copy):
+    /// the file it is in and its body's text. tofu and terraform ignore the block; its
+    /// grammar is tstore-installer's.
+    pub tstore_modules: Option<(String, String)>,
 }
 
 impl CliConfig {
@@ -329,6 +333,15 @@ impl CliConfig {
                         }
                         config.hosts.insert(host, HostServices { services });
                     }
+                    "tstore_modules" => {
+                        if config.tstore_modules.is_some() {
+                            return Err(p.invalid(
+                                b,
+                                "No more than one tstore_modules block may be specified".into(),
+                            ));
+                        }
+                        config.tstore_modules = Some((filename.to_owned(), b.body.to_string()));
+                    }
                     "credentials" => {
                         let host = p.host_label(b, "credentials")?;
                         if let Some(attr) = b.body.get_attribute("token") {
@@ -359,6 +372,16 @@ impl CliConfig {
         }
         self.hosts.extend(other.hosts);
         self.credentials.extend(other.credentials);
+        if other.tstore_modules.is_some() {
+            if self.tstore_modules.is_some() {
+                return Err(CliConfigError::Invalid {
+                    file: filename.to_owned(),
+                    line: 0,
+                    message: "No more than one tstore_modules block may be specified (another file already has one)".into(),
+                });
+            }
+            self.tstore_modules = other.tstore_modules;
+        }
         self.source_files.extend(other.source_files);
         Ok(())
     }

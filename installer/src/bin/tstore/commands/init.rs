@@ -111,7 +111,7 @@ fn init_locked(
                 flavor: settings.flavor,
                 data_dir: opts.data_dir.clone(),
                 network: opts.network.clone(),
-                assume_read_only: args.assume_read_only,
+                policy: module_policy(&opts.dir, cli_config, args.assume_read_only)?,
                 progress: !args.json,
                 variables,
                 test_directory: args.test_directory.clone(),
@@ -181,4 +181,23 @@ fn init_locked(
 /// `TF_DATA_DIR`, which moves `.terraform` as it does for tofu and terraform.
 pub(crate) fn tf_data_dir() -> Option<String> {
     std::env::var("TF_DATA_DIR").ok().filter(|d| !d.is_empty())
+}
+
+/// The module policy: the repository's `.tstore.hcl` (nearest above the working
+/// directory), then the CLI configuration's `tstore_modules` block.
+fn module_policy(
+    dir: &std::path::Path,
+    cli_config: &CliConfig,
+    assume_read_only: bool,
+) -> Result<tstore_installer::ModulePolicy> {
+    let mut levels = Vec::new();
+    levels.extend(tstore_installer::find_repository_rules(dir)?);
+    if let Some((file, body)) = &cli_config.tstore_modules {
+        let origin = format!("the tstore_modules block of {file}");
+        levels.push(tstore_installer::parse_machine_rules(body, &origin)?);
+    }
+    Ok(tstore_installer::ModulePolicy {
+        levels,
+        assume_read_only,
+    })
 }

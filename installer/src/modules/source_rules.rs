@@ -1,0 +1,397 @@
+//! Policy for a whole repository or machine: which module sources are trusted read-only
+//! (linked) or must be copied, for the packages whose authors make no statement.
+//!
+//! Two places hold it, with the same grammar:
+//! - the repository file `.tstore.hcl`, the first one found walking up from the working
+//!   directory: `modules { … }`;
+//! - the CLI configuration (`TF_CLI_CONFIG_FILE`, `~/.tofurc`, …): a `tstore_modules { … }`
+//!   block, the machine's or user's policy (tofu and terraform ignore blocks they do not know).
+//!
+//! ```hcl
+//! modules {
+//!   read_only = ["registry.terraform.io/terraform-aws-modules/*", "git::https://git.example.com/platform/*"]
+//!   copy      = ["*/lambda/aws", "*notify-slack*"]
+//!   default   = "copy"   # for sources no pattern names: "copy" or "link"
+//! }
+//! ```
+//!
+//! Rules, in the order they apply to a package instance (see `decide`):
+//! 1. the package's own `module-package.meta.hcl` (and its callers' and the root's
+//!    statements) — an author's statement wins;
+//! 2. the repository file: a `copy` pattern matching the call's source, then a `read_only`
+//!    one (copying is the safe answer when both match);
+//! 3. the machine's block, the same way;
+//! 4. the first `default` written (repository, then machine), else `--assume-read-only`
+//!    (link), else copy.
+//!
+//! A pattern matches the source as written in the `module` block or, for a registry
+//! address, its full form `HOST/NAMESPACE/NAME/SYSTEM`; `*` matches any run of characters
+//! (including `/`), `?` one character, everything else itself.
+
+use std::path::{Path, PathBuf};
+
+use hcl::{Body, Expression, Structure};
+
+use super::source::ModuleSource;
+
+/// The repository policy file's name.
+pub const REPOSITORY_FILE: &str = ".tstore.hcl";
+
+/// The largest policy file read.
+const MAX_POLICY_FILE: u64 = 1 << 20;
+
+/// What to do with packages nobody made a statement about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    /// A private copy (the compatible default).
+    Copy,
+    /// A read-only link.
+    Link,
+}
+
+/// One policy (a repository file or a machine block).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceRules {
+    /// Where it was read from, for messages.
+    pub origin: String,
+    /// Patterns of sources trusted read-only.
+    pub read_only: Vec<String>,
+    /// Patterns of sources that must be copied.
+    pub copy: Vec<String>,
+    /// The fallback it sets, if any.
+    pub default: Option<Fallback>,
+}
+
+/// The repository and machine policies, in precedence order.
+#[derive(Clone, Debug, Default)]
+pub struct ModulePolicy {
+    /// Repository first, then machine.
+    pub levels: Vec<SourceRules>,
+    /// `--assume-read-only`.
+    pub assume_read_only: bool,
+}
+
+/// What a policy says about one source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Link it.
+    ReadOnly(String),
+    /// Copy it.
+    Copy(String),
+}
+
+impl ModulePolicy {
+    /// The first level with a pattern matching `source` (as written) decides.
+    pub fn verdict(&self, source: &str, default_host: &str) -> Option<Verdict> {
+        let forms = source_forms(source, default_host);
+        for level in &self.levels {
+            let hit = |patterns: &[String]| {
+                patterns
+                    .iter()
+                    .find(|p| forms.iter().any(|f| glob_match(p, f)))
+                    .cloned()
+            };
+            if let Some(p) = hit(&level.copy) {
+                return Some(Verdict::Copy(format!(
+                    "{}: copy pattern {p:?} matches {source:?}",
+                    level.origin
+                )));
+            }
+            if let Some(p) = hit(&level.read_only) {
+                return Some(Verdict::ReadOnly(format!(
+                    "{}: read_only pattern {p:?} matches {source:?}",
+                    level.origin
+                )));
+            }
+        }
+        None
+    }
+
+    /// The fallback for sources no pattern names, and who set it.
+    pub fn fallback(&self) -> (Fallback, String) {
+        if let Some(level) = self.levels.iter().find(|l| l.default.is_some()) {
+            let d = level.default.expect("found");
+            return (d, format!("{} sets default = {:?}", level.origin, name(d)));
+        }
+        if self.assume_read_only {
+            return (Fallback::Link, "--assume-read-only".into());
+        }
+        (Fallback::Copy, "the compatible default".into())
+    }
+}
+
+fn name(f: Fallback) -> &'static str {
+    match f {
+        Fallback::Copy => "copy",
+        Fallback::Link => "link",
+    }
+}
+
+/// The forms a pattern may match: as written, and a registry address in full.
+fn source_forms(source: &str, default_host: &str) -> Vec<String> {
+    let mut forms = vec![source.to_owned()];
+    if let Ok(ModuleSource::Registry {
+        host,
+        namespace,
+        name,
+        system,
+        ..
+    }) = ModuleSource::parse(source, default_host)
+    {
+        forms.push(format!("{host}/{namespace}/{name}/{system}"));
+    }
+    forms
+}
+
+/// `*` any run of characters, `?` one character.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // Iterative wildcard matching with one backtrack point: linear in practice.
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Why a policy cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file cannot be read.
+    #[error("cannot read {}", .0.display())]
+    Read(PathBuf, #[source] std::io::Error),
+    /// It is not valid HCL.
+    #[error("{origin}: {source}")]
+    Syntax {
+        /// The file or block.
+        origin: String,
+        /// The parser's error.
+        #[source]
+        source: hcl::Error,
+    },
+    /// It breaks a rule of the format.
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// The file or block.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The repository policy: `.tstore.hcl` in `dir` or the nearest directory above it.
+pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyError> {
+    for d in dir.ancestors() {
+        let path = d.join(REPOSITORY_FILE);
+        if path.is_file() {
+            let text = tstore_tofu::read::read_capped(&path, MAX_POLICY_FILE)
+                .map_err(|e| PolicyError::Read(path.clone(), e))?;
+            let origin = path.display().to_string();
+            let body: Body = hcl::parse(&text).map_err(|source| PolicyError::Syntax {
+                origin: origin.clone(),
+                source,
+            })?;
+            let block = body.into_inner().into_iter().find_map(|s| match s {
+                Structure::Block(b) if b.identifier.as_str() == "modules" => Some(b.body),
+                _ => None,
+            });
+            return match block {
+                Some(b) => parse_rules(b, origin).map(Some),
+                None => Ok(None),
+            };
+        }
+    }
+    Ok(None)
+}
+
+/// A `tstore_modules { … }` block of the CLI configuration, given as its body's text.
+pub fn parse_machine_rules(body_text: &str, origin: &str) -> Result<SourceRules, PolicyError> {
+    let body: Body = hcl::parse(body_text).map_err(|source| PolicyError::Syntax {
+        origin: origin.to_owned(),
+        source,
+    })?;
+    parse_rules(body, origin.to_owned())
+}
+
+fn parse_rules(body: Body, origin: String) -> Result<SourceRules, PolicyError> {
+    let invalid = |message: String| PolicyError::Invalid {
+        origin: origin.clone(),
+        message,
+    };
+    let mut rules = SourceRules {
+        origin: origin.clone(),
+        ..SourceRules::default()
+    };
+    for s in body.into_inner() {
+        let Structure::Attribute(a) = s else {
+            return Err(invalid(
+                "only read_only, copy and default may be set".into(),
+            ));
+        };
+        let key = a.key.as_str();
+        match key {
+            "read_only" | "copy" => {
+                let Expression::Array(items) = a.expr else {
+                    return Err(invalid(format!("{key} must be a list of strings")));
+                };
+                let mut patterns = Vec::new();
+                for item in items {
+                    match item {
+                        Expression::String(p) if !p.is_empty() => patterns.push(p),
+                        _ => {
+                            return Err(invalid(format!(
+                                "{key} must be a list of non-empty strings"
+                            )))
+                        }
+                    }
+                }
+                if key == "copy" {
+                    rules.copy = patterns;
+                } else {
+                    rules.read_only = patterns;
+                }
+            }
+            "default" => {
+                rules.default = Some(match a.expr {
+                    Expression::String(s) if s == "copy" => Fallback::Copy,
+                    Expression::String(s) if s == "link" => Fallback::Link,
+                    _ => return Err(invalid("default must be \"copy\" or \"link\"".into())),
+                });
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown setting {other:?} (read_only, copy and default are known)"
+                )))
+            }
+        }
+    }
+    Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        for (p, t, want) in [
+            ("*", "anything/at/all", true),
+            (
+                "terraform-aws-modules/*",
+                "terraform-aws-modules/vpc/aws",
+                true,
+            ),
+            ("*/lambda/aws", "terraform-aws-modules/lambda/aws", true),
+            (
+                "*/lambda/aws",
+                "terraform-aws-modules/lambda/aws//modules/x",
+                false,
+            ),
+            (
+                "git::https://git.example.com/platform/*",
+                "git::https://git.example.com/platform/net.git?ref=v1",
+                true,
+            ),
+            (
+                "git::https://git.example.com/platform/*",
+                "git::https://git.example.com/other/net.git",
+                false,
+            ),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("*notify*", "x/notify-slack/aws", true),
+            ("", "", true),
+            ("exact", "exactly", false),
+        ] {
+            assert_eq!(glob_match(p, t), want, "{p} ~ {t}");
+        }
+    }
+
+    fn rules(
+        origin: &str,
+        read_only: &[&str],
+        copy: &[&str],
+        default: Option<Fallback>,
+    ) -> SourceRules {
+        SourceRules {
+            origin: origin.into(),
+            read_only: read_only.iter().map(|s| (*s).to_owned()).collect(),
+            copy: copy.iter().map(|s| (*s).to_owned()).collect(),
+            default,
+        }
+    }
+
+    #[test]
+    fn levels_in_order_copy_before_read_only() {
+        let policy = ModulePolicy {
+            levels: vec![
+                rules("repo", &["acme/*"], &["acme/lambda/*"], None),
+                rules("machine", &["*"], &[], Some(Fallback::Link)),
+            ],
+            assume_read_only: false,
+        };
+        let host = "registry.example.org";
+        let v = |s: &str| policy.verdict(s, host);
+        assert!(matches!(v("acme/vpc/aws"), Some(Verdict::ReadOnly(r)) if r.starts_with("repo")));
+        assert!(matches!(v("acme/lambda/aws"), Some(Verdict::Copy(r)) if r.starts_with("repo")));
+        assert!(matches!(v("other/x/aws"), Some(Verdict::ReadOnly(r)) if r.starts_with("machine")));
+        // The full registry form matches too.
+        let full = ModulePolicy {
+            levels: vec![rules("repo", &["registry.example.org/acme/*"], &[], None)],
+            assume_read_only: false,
+        };
+        assert!(full.verdict("acme/vpc/aws", host).is_some());
+        assert!(full.verdict("./local", host).is_none());
+        assert_eq!(policy.fallback().0, Fallback::Link);
+        assert_eq!(ModulePolicy::default().fallback().0, Fallback::Copy);
+        let assume = ModulePolicy {
+            assume_read_only: true,
+            ..ModulePolicy::default()
+        };
+        assert_eq!(assume.fallback().0, Fallback::Link);
+    }
+
+    #[test]
+    fn files_and_blocks_parse_or_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("stacks/a");
+        fs_err::create_dir_all(&sub).unwrap();
+        assert_eq!(find_repository_rules(&sub).unwrap(), None);
+        fs_err::write(
+            dir.path().join(REPOSITORY_FILE),
+            "modules {\n  read_only = [\"acme/*\"]\n  copy = [\"acme/lambda/*\"]\n  default = \"link\"\n}\n",
+        )
+        .unwrap();
+        let found = find_repository_rules(&sub).unwrap().unwrap();
+        assert_eq!(found.read_only, ["acme/*"]);
+        assert_eq!(found.copy, ["acme/lambda/*"]);
+        assert_eq!(found.default, Some(Fallback::Link));
+        for bad in [
+            "read_only = \"acme/*\"\n",
+            "copy = [1]\n",
+            "default = \"sometimes\"\n",
+            "links = []\n",
+        ] {
+            let err = parse_machine_rules(bad, "cli.tfrc")
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("cli.tfrc: "), "{err}");
+        }
+        assert!(parse_machine_rules("read_only = [\"x/*\"]\n", "cli").is_ok());
+    }
+}
