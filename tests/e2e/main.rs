@@ -19,6 +19,7 @@ mod module_versions;
 mod modules;
 mod packages;
 mod providers;
+mod reflink;
 mod registry;
 mod selection;
 mod static_eval;
