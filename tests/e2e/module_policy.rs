@@ -41,10 +41,20 @@ fn repository_and_machine_rules_decide_unstated_packages() {
     let main = format!("module \"m\" {{\n  source = \"{git}\"\n}}\n");
     let files = [("stacks/a/main.tf", main.as_str())];
 
-    // Nothing said anywhere: the compatible default copies.
+    // Nothing said anywhere: the compatible default copies, and --explain says what the
+    // copy costs.
     let repo = env.checkout("plain", &files);
     let (action, reason) = decision(&env, None, &repo.join("stacks/a"), "m");
     assert_eq!(action, "copy", "{reason}");
+    let out = run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--explain"])
+            .arg(repo.join("stacks/a")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("private copy (0.0 MiB"), "{text}");
+    assert!(text.contains("the compatible default"), "{text}");
 
     // The repository trusts the source: linked, found from a subdirectory.
     let repo = env.checkout("trusted", &files);

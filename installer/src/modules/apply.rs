@@ -103,6 +103,7 @@ pub(super) fn apply(
         }
         let key = RelPath::new(&n.key).map_err(|e| fail(&modules_path, e))?;
         let mut dir = n.dir.clone();
+        let mut copy_bytes = None;
         let target_path = modules.display_path(&key);
         match d.action {
             Action::Link => {
@@ -138,6 +139,7 @@ pub(super) fn apply(
                 if !keep {
                     replace_with_copy(&modules, &key, &src).map_err(|e| fail(&target_path, e))?;
                 }
+                copy_bytes = Some(tree_bytes(&src));
                 if n.package.is_none() {
                     dir = opts.data_dir.module_dir_shown(&n.key);
                 }
@@ -161,6 +163,7 @@ pub(super) fn apply(
             action: d.action,
             read_only: d.status,
             reason: d.reason.clone(),
+            copy_bytes,
             at: n.at.to_string(),
         });
     }
@@ -179,6 +182,19 @@ pub(super) fn apply(
         .write_atomic(&manifest_rel, manifest::render(&records).as_bytes())
         .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
     Ok(())
+}
+
+/// The bytes of the regular files under `dir` (links not followed): what a private copy
+/// of it costs on a filesystem without reflinks.
+fn tree_bytes(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// Replace `modules/KEY` with a fresh private copy of `src`: copied into tstore's own

@@ -141,6 +141,8 @@ pub struct CallReport {
     pub read_only: ReadOnlyStatus,
     /// Why.
     pub reason: String,
+    /// For a private copy, the bytes of its files (what it costs without reflinks).
+    pub copy_bytes: Option<u64>,
     /// Where the call is (`file:line`).
     pub at: String,
 }
@@ -173,10 +175,14 @@ impl ModulesReport {
             }
             s.push('\n');
             if explain {
-                let action = match c.action {
-                    Action::Link => "linked read-only to the store",
-                    Action::Copy => "private copy",
-                    Action::InPlace => "read in place",
+                let action = match (c.action, c.copy_bytes) {
+                    (Action::Link, _) => "linked read-only to the store".to_owned(),
+                    (Action::Copy, Some(b)) => format!(
+                        "private copy ({:.1} MiB; less where the filesystem shares extents)",
+                        b as f64 / (1024.0 * 1024.0)
+                    ),
+                    (Action::Copy, None) => "private copy".to_owned(),
+                    (Action::InPlace, _) => "read in place".to_owned(),
                 };
                 let _ = writeln!(s, "    {action}: {}", c.reason);
             }
