@@ -95,3 +95,28 @@ fn an_init_blocked_by_gc_says_it_is_waiting() {
         "{all}"
     );
 }
+
+/// A mirror laid out for terraform's registry host, used with the default tofu flavor: the
+/// error says where the provider is and which flavor finds it, and nothing is written.
+#[test]
+fn a_provider_under_the_other_flavors_host_gets_a_hint() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let main = "terraform {\n  required_providers {\n    null = {\n      source = \"hashicorp/null\"\n    }\n  }\n}\n";
+    let dir = env.checkout("stack", &[("main.tf", main)]);
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_FLAVOR", "tofu")
+            .arg("init")
+            .arg(&dir),
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("registry.terraform.io/hashicorp/null") && err.contains("--flavor terraform"),
+        "{err}"
+    );
+    assert!(!dir.join(".terraform.lock.hcl").exists());
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+}

@@ -34,6 +34,9 @@ pub enum InstallError {
         provider: String,
         /// The places searched.
         locations: Vec<String>,
+        /// The same provider under the other flavor's registry host, found in a filesystem
+        /// mirror: `(address, the flavor that uses that host)`.
+        other_flavor: Option<(String, &'static str)>,
     },
     /// A method that this version of tstore cannot use yet would be needed.
     #[error(
@@ -289,6 +292,14 @@ impl InstallError {
                  (network, the CLI configuration's host blocks, SSL_CERT_FILE for a private CA)"
                     .into(),
             ),
+            InstallError::NotFound {
+                other_flavor: Some((found, flavor)),
+                ..
+            } => Some(format!(
+                "a filesystem mirror has {found}: the provider is laid out for the other \
+                 tool's registry host; use --flavor {flavor} (or TSTORE_FLAVOR={flavor}), or \
+                 write the full source address in required_providers"
+            )),
             InstallError::NotFound { .. } => Some(
                 "check the provider_installation block of your CLI configuration \
                  (TF_CLI_CONFIG_FILE)"

@@ -430,9 +430,36 @@ pub(crate) fn available_packages(
         return Err(InstallError::NotFound {
             provider: addr.to_string(),
             locations,
+            other_flavor: under_other_flavor(opts, addr),
         });
     }
     Ok(found)
+}
+
+/// A provider of the flavor's default registry host that no method has may sit in a
+/// filesystem mirror under the other tool's host (a mirror made for terraform, used with
+/// the tofu flavor): that address and the flavor using its host, for the hint.
+fn under_other_flavor(opts: &InitOptions, addr: &ProviderAddr) -> Option<(String, &'static str)> {
+    use tstore_tofu::flavor::Flavor;
+    if addr.host != opts.flavor.default_registry_host() {
+        return None;
+    }
+    let other = match opts.flavor {
+        Flavor::Tofu => Flavor::Terraform,
+        Flavor::Terraform => Flavor::Tofu,
+    };
+    let moved = ProviderAddr {
+        host: other.default_registry_host().to_owned(),
+        ..addr.clone()
+    };
+    opts.methods.iter().find_map(|m| match &m.kind {
+        InstallMethodKind::FilesystemMirror { path } => {
+            let mirror = FilesystemMirror { root: path.clone() };
+            let has = mirror.packages(&moved).is_ok_and(|p| !p.is_empty());
+            has.then(|| (moved.to_string(), other.as_str()))
+        }
+        _ => None,
+    })
 }
 
 /// Whether the package files (`/`-separated paths of regular files and symlinks) include
