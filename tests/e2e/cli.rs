@@ -120,3 +120,34 @@ fn a_provider_under_the_other_flavors_host_gets_a_hint() {
     assert!(!dir.join(".terraform.lock.hcl").exists());
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
 }
+
+/// A directory without configuration: terraform's message, exit 0, nothing written.
+#[test]
+fn an_empty_directory_is_initialized_with_nothing_to_install() {
+    let env = TestEnv::new();
+    let theirs = env.checkout("theirs", &[("README.md", "no configuration\n")]);
+    let ours = env.checkout("ours", &[("README.md", "no configuration\n")]);
+    let want =
+        String::from_utf8_lossy(&run_ok(env.terraform(&theirs).args(["init", "-no-color"])).stdout)
+            .into_owned();
+    let got = String::from_utf8_lossy(&run_ok(tstore(&env, None).arg("init").arg(&ours)).stdout)
+        .into_owned();
+    assert!(
+        want.contains("Terraform initialized in an empty directory!"),
+        "{want}"
+    );
+    assert_eq!(
+        got.split_whitespace().collect::<Vec<_>>(),
+        want.split_whitespace().collect::<Vec<_>>()
+    );
+    let entries: Vec<_> = fs_err::read_dir(&ours).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1, "only README.md: {entries:?}");
+    let out = run_ok(
+        tstore(&env, None)
+            .env("TSTORE_FLAVOR", "tofu")
+            .args(["init", "--json"])
+            .arg(&ours),
+    );
+    let report = crate::common::json(&out);
+    assert_eq!(report["empty_directory"], true, "{report}");
+}

@@ -375,6 +375,13 @@ fn merge_module_calls(
         .collect()
 }
 
+/// Whether `dir` holds any configuration file of `flavor` (primary or override); init in a
+/// directory without one has nothing to install, as tofu says.
+pub fn is_config_dir(dir: &Path, flavor: Flavor) -> bool {
+    module_files(dir, flavor)
+        .is_ok_and(|(primary, overrides)| !(primary.is_empty() && overrides.is_empty()))
+}
+
 /// Parse one configuration file (`.tf`/`.tofu` as HCL, `.tf.json`/`.tofu.json`
 /// as JSON) the way [`load_module_requirements`] does, and report the first
 /// syntax or requirement error. Used by the corpus check, which compares this

@@ -28,6 +28,29 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
             dir.display()
         );
     }
+    if !tstore_tofu::config::is_config_dir(&dir, settings.flavor) {
+        // Nothing to install, nothing written: the tool's own words, exit 0.
+        let (tool, files) = match settings.flavor {
+            tstore_tofu::flavor::Flavor::Tofu => ("OpenTofu", "OpenTofu configuration files"),
+            tstore_tofu::flavor::Flavor::Terraform => {
+                ("Terraform", "Terraform configuration files")
+            }
+        };
+        if args.json {
+            json::print(&serde_json::json!({
+                "empty_directory": true,
+                "providers": [],
+                "modules": [],
+                "module_packages": { "fetched": [], "reused": [] },
+            }))?;
+        } else {
+            println!(
+                "{tool} initialized in an empty directory!\n\nThe directory has no {files}. \
+                 You may begin working with {tool} immediately by creating {files}."
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let methods = cli_config.effective_methods(
