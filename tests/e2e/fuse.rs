@@ -26,10 +26,22 @@ fn init_null(no_fuse: bool) -> (NullMirror, PathBuf) {
     (fixture, dir)
 }
 
+/// `mount --status --json`, checking that the exit status agrees with the state (0 when the
+/// mount path serves the store, 32 otherwise).
+fn status_of(cmd: &mut std::process::Command) -> serde_json::Value {
+    let out = cmd.args(["mount", "--status", "--json"]).output().unwrap();
+    let st = json(&out);
+    let serving = st["state"] == "mounted" || st["state"] == "views-link";
+    assert_eq!(
+        out.status.code(),
+        Some(if serving { 0 } else { 32 }),
+        "{st}"
+    );
+    st
+}
+
 fn status(env: &TestEnv) -> serde_json::Value {
-    json(&run_ok(
-        tstore(env, None).args(["mount", "--status", "--json"]),
-    ))
+    status_of(&mut tstore(env, None))
 }
 
 fn assert_erofs<T: std::fmt::Debug>(what: &str, result: std::io::Result<T>) {
@@ -169,11 +181,7 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
         std::fs::read_link(&env.mount).unwrap(),
         env.store.join("views")
     );
-    let st = json(&run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["mount", "--status", "--json"]),
-    ));
+    let st = status_of(tstore(&env, None).env("TSTORE_NO_FUSE", "1"));
     assert_eq!(st["state"], "views-link", "{st}");
     let link = std::fs::read_link(dir.join(NULL_LINK)).unwrap();
     assert_eq!(link, env.mount.join(NULL_REL));
@@ -221,11 +229,7 @@ fn a_mount_path_serves_one_store_only() {
     assert!(err.contains("serves another store"), "{err}");
     assert_eq!(tstore_test_support::snapshot(&dir), before);
 
-    let other = json(&run_ok(
-        tstore(env, None)
-            .env("TSTORE_HOME", &other_store)
-            .args(["mount", "--status", "--json"]),
-    ));
+    let other = status_of(tstore(env, None).env("TSTORE_HOME", &other_store));
     assert_eq!(other["state"], "other-store", "{other}");
 }
 

@@ -127,7 +127,8 @@ pub struct MountArgs {
     /// Serve the mount in this process until it is unmounted (for systemd and tests).
     #[arg(long, conflicts_with = "status")]
     pub foreground: bool,
-    /// Report whether the mount is up instead of mounting.
+    /// Report whether the mount path serves this store instead of mounting (exit 0 when
+    /// it does, 32 when not, like `mountpoint -q`).
     #[arg(long)]
     pub status: bool,
     /// With --status: print JSON.

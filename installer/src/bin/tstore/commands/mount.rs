@@ -5,6 +5,9 @@
 //!
 //! `{"mount": PATH, "store": PATH, "state": "mounted"|"stale"|"views-link"|"not-mounted"|
 //! "foreign"|"other-store", "pid": N|null, "fuse": null|"why FUSE is unavailable"}`
+//!
+//! The exit status says whether the mount path serves this store, like `mountpoint -q`:
+//! 0 for `mounted` and `views-link`, 32 for every other state.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -151,9 +154,15 @@ fn status(settings: &Settings, json: bool) -> Result<ExitCode> {
         },
         fuse: fuse_unavailable(settings),
     };
+    // `mountpoint`'s code for "not a mount point".
+    let code = if matches!(state, "mounted" | "views-link") {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(32)
+    };
     if json {
         json::print(&status)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     let what = match state {
         "mounted" => format!(
@@ -172,5 +181,5 @@ fn status(settings: &Settings, json: bool) -> Result<ExitCode> {
     if let Some(why) = &status.fuse {
         println!("FUSE unavailable: {why}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
