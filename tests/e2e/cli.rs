@@ -151,3 +151,27 @@ fn an_empty_directory_is_initialized_with_nothing_to_install() {
     let report = crate::common::json(&out);
     assert_eq!(report["empty_directory"], true, "{report}");
 }
+
+/// Commands that only read the store refuse a store that does not exist (a mistyped
+/// `TSTORE_HOME`) instead of creating an empty one.
+#[test]
+fn read_only_commands_name_a_missing_store_and_create_nothing() {
+    let env = TestEnv::new();
+    let typo = env.root.path().join("no-such-store");
+    for args in [
+        &["store", "ls"][..],
+        &["store", "du", "--json"],
+        &["store", "verify"],
+        &["roots", "ls"],
+        &["cli-config"],
+    ] {
+        let out = run_fail(tstore(&env, None).env("TSTORE_HOME", &typo).args(args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("there is no store at") && err.contains("no-such-store"),
+            "{args:?}: {err}"
+        );
+        assert!(!typo.exists(), "{args:?} created the store");
+    }
+}

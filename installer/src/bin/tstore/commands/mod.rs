@@ -56,6 +56,21 @@ pub(crate) fn lock_store(store: &Store) -> Result<tstore_store::StoreLock> {
     })?)
 }
 
+/// Open the store for a command that only reads it (`store ls/du/verify`, `roots ls`,
+/// `cli-config`): a store that does not exist is an error naming the path, never a new
+/// empty store (a mistyped `TSTORE_HOME` would otherwise look like an empty store). `gc`
+/// may run from cron before the first init and opens the store as `init` does.
+pub(crate) fn open_existing_store(settings: &Settings) -> Result<Store> {
+    if !settings.store.join("index.sqlite").is_file() {
+        anyhow::bail!(
+            "there is no store at {} (TSTORE_HOME); check the path, or run `tstore init` in a \
+             working directory to create it",
+            settings.store.display()
+        );
+    }
+    open_store(settings)
+}
+
 pub(crate) fn open_store(settings: &Settings) -> Result<Store> {
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;

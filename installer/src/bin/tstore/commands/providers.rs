@@ -129,7 +129,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
 /// configuration excludes those found in local mirrors): tofu lists versions from every
 /// matching method, and an unreachable registry would fail an otherwise local init.
 pub fn cli_config(settings: &Settings) -> Result<ExitCode> {
-    let store = open_store(settings)?;
+    let store = super::open_existing_store(settings)?;
     let mut addrs: Vec<String> = store
         .packages()?
         .iter()

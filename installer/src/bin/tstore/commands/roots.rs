@@ -9,13 +9,13 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::open_store;
+use super::open_existing_store;
 use crate::json;
 use crate::Settings;
 
 /// `tstore roots ls`.
 pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
-    let store = open_store(settings)?;
+    let store = open_existing_store(settings)?;
     let roots = store.roots()?;
     if json {
         json::print(&serde_json::json!({ "roots": roots }))?;

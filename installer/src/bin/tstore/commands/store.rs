@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use tstore_installer::{FilesystemMirror, MirrorLocation};
 use tstore_store::{PackageKey, SourceFingerprint, Store};
 
-use super::{lock_store, open_store};
+use super::{lock_store, open_existing_store, open_store};
 use crate::json;
 use crate::Settings;
 
@@ -49,7 +49,7 @@ pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) ->
 }
 
 pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
-    let store = open_store(settings)?;
+    let store = open_existing_store(settings)?;
     let packages = store.packages()?;
     if json {
         json::print(&serde_json::json!({ "packages": packages }))?;
@@ -77,7 +77,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
 }
 
 pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
-    let store = open_store(settings)?;
+    let store = open_existing_store(settings)?;
     let du = store.disk_usage()?;
     if json {
         json::print(&du)?;
@@ -99,7 +99,7 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
 }
 
 pub(crate) fn verify(settings: &Settings, json: bool) -> Result<ExitCode> {
-    let store = open_store(settings)?;
+    let store = open_existing_store(settings)?;
     // Leftovers of crashed processes are removed first when no other tstore runs, else only
     // reported (they may be in progress).
     let leftovers = verify_leftovers(&store)?;
