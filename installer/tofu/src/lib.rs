@@ -19,3 +19,4 @@ pub mod read;
 pub mod span;
 pub mod static_eval;
 pub mod version;
+pub mod writes;

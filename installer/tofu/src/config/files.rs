@@ -9,7 +9,7 @@ use crate::flavor::Flavor;
 /// List the module's primary and override files, sorted by name. Under tofu, `.tofu` and
 /// `.tofu.json` files count too and hide the `.tf`/`.tf.json` file of the same stem;
 /// terraform reads neither.
-pub(super) fn module_files(
+pub(crate) fn module_files(
     dir: &Path,
     flavor: Flavor,
 ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ConfigError> {

@@ -9,7 +9,7 @@
 //! provider installation needs is interpreted; everything else is ignored.
 
 mod decls;
-mod files;
+pub(crate) mod files;
 mod hcl;
 mod json;
 pub mod test_files;
@@ -29,7 +29,7 @@ pub use crate::span::SourcePos;
 use crate::static_eval::{CallArguments, Inputs, Scope};
 use crate::version::VersionConstraints;
 
-use self::files::module_files;
+pub(crate) use self::files::module_files;
 use self::hcl::parse_hcl;
 use self::json::parse_json;
 

@@ -1,0 +1,250 @@
+//! One case per writer and per look-alike: a small module, and the exact findings.
+
+use super::*;
+
+/// A finding as the cases write it: (block, argument, kind, line).
+type Found = (String, String, WriteKind, Option<usize>);
+
+/// (block, argument, kind, line) of each finding for a module made of `files`.
+fn findings(files: &[(&str, &str)], flavor: Flavor) -> Vec<Found> {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        fs_err::write(dir.path().join(name), text).unwrap();
+    }
+    detect_self_writes(dir.path(), flavor)
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.block, w.argument, w.kind, w.at.line))
+        .collect()
+}
+
+fn hcl(text: &str) -> Vec<Found> {
+    findings(&[("main.tf", text)], Flavor::Terraform)
+}
+
+fn one(block: &str, argument: &str, kind: WriteKind, line: usize) -> Vec<Found> {
+    vec![(block.into(), argument.into(), kind, Some(line))]
+}
+
+use WriteKind::{MaybeWrite, Unknown, Write};
+
+#[test]
+fn writers_into_path_module() {
+    let cases: &[(&str, &str, &str, &str, WriteKind)] = &[
+        (
+            "archive_file data source",
+            "data \"archive_file\" \"this\" {\n  type = \"zip\"\n  source_dir = \"${path.module}/src\"\n  output_path = \"${path.module}/fn.zip\"\n}\n",
+            "data.archive_file.this",
+            "output_path",
+            Write,
+        ),
+        (
+            "archive_file resource",
+            "resource \"archive_file\" \"this\" {\n  type = \"zip\"\n  source_file = \"x.py\"\n  output_path = format(\"%s/fn.zip\", path.module)\n}\n",
+            "resource.archive_file.this",
+            "output_path",
+            Write,
+        ),
+        (
+            "local_file",
+            "resource \"local_file\" \"x\" {\n  content = \"hi\"\n  filename = join(\"/\", [path.module, \"out.txt\"])\n}\n",
+            "resource.local_file.x",
+            "filename",
+            Write,
+        ),
+        (
+            "local_sensitive_file",
+            "resource \"local_sensitive_file\" \"x\" {\n  content = \"hi\"\n  filename = abspath(path.module)\n}\n",
+            "resource.local_sensitive_file.x",
+            "filename",
+            Write,
+        ),
+        (
+            "template_dir",
+            "resource \"template_dir\" \"x\" {\n  source_dir = \"t\"\n  destination_dir = \"${path.module}/rendered\"\n}\n",
+            "resource.template_dir.x",
+            "destination_dir",
+            Write,
+        ),
+        (
+            "coalesce of a variable and path.module",
+            "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = coalesce(var.out, \"${path.module}/x\")\n}\n",
+            "resource.local_file.x",
+            "filename",
+            Write,
+        ),
+        (
+            "through a local",
+            "locals {\n  out = \"${path.module}/build\"\n}\nresource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"${local.out}/x.txt\"\n}\n",
+            "resource.local_file.x",
+            "filename",
+            Write,
+        ),
+        (
+            "a variable",
+            "variable \"out\" {}\nresource \"local_file\" \"x\" {\n  content = \"\"\n  filename = var.out\n}\n",
+            "resource.local_file.x",
+            "filename",
+            Unknown,
+        ),
+        (
+            "another resource's attribute",
+            "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = data.external.p.result.filename\n}\n",
+            "resource.local_file.x",
+            "filename",
+            Unknown,
+        ),
+    ];
+    for (what, text, block, argument, kind) in cases {
+        let line = text[..text.find(&format!("  {argument} =")).unwrap()]
+            .matches('\n')
+            .count()
+            + 1;
+        assert_eq!(hcl(text), one(block, argument, *kind, line), "{what}");
+    }
+}
+
+#[test]
+fn programs() {
+    let cases: &[(&str, &str, Vec<Found>)] = &[
+        (
+            "local-exec running in the module's directory",
+            "resource \"null_resource\" \"build\" {\n  provisioner \"local-exec\" {\n    command = \"zip -r fn.zip src\"\n    working_dir = path.module\n  }\n}\n",
+            one("resource.null_resource.build provisioner \"local-exec\"", "working_dir", Write, 4),
+        ),
+        (
+            "local-exec naming the module's directory",
+            "resource \"terraform_data\" \"build\" {\n  provisioner \"local-exec\" {\n    command = \"${path.module}/build.sh\"\n  }\n}\n",
+            one("resource.terraform_data.build provisioner \"local-exec\"", "command", MaybeWrite, 3),
+        ),
+        (
+            "local-exec interpreter naming the module's directory",
+            "resource \"null_resource\" \"b\" {\n  provisioner \"local-exec\" {\n    interpreter = [\"python3\", \"${path.module}/package.py\", \"build\"]\n    command = \"plan.json\"\n  }\n}\n",
+            one("resource.null_resource.b provisioner \"local-exec\"", "interpreter", MaybeWrite, 3),
+        ),
+        (
+            "local-exec in any resource",
+            "resource \"aws_instance\" \"i\" {\n  provisioner \"local-exec\" {\n    command = \"cd ${path.module} && make\"\n  }\n}\n",
+            one("resource.aws_instance.i provisioner \"local-exec\"", "command", MaybeWrite, 3),
+        ),
+        (
+            "local-exec with an unknown working directory",
+            "resource \"null_resource\" \"b\" {\n  provisioner \"local-exec\" {\n    command = \"make\"\n    working_dir = var.dir\n  }\n}\n",
+            one("resource.null_resource.b provisioner \"local-exec\"", "working_dir", Unknown, 4),
+        ),
+        (
+            "external program in the module",
+            "data \"external\" \"p\" {\n  program = [\"python3\", \"${path.module}/prepare.py\"]\n}\n",
+            one("data.external.p", "program", MaybeWrite, 2),
+        ),
+        (
+            "external in the module's directory",
+            "data \"external\" \"p\" {\n  program = [\"sh\", \"x.sh\"]\n  working_dir = path.module\n}\n",
+            one("data.external.p", "working_dir", Write, 3),
+        ),
+        (
+            "shell_script lifecycle commands",
+            "resource \"shell_script\" \"s\" {\n  lifecycle_commands {\n    create = \"${path.module}/create.sh\"\n    delete = \"true\"\n  }\n}\n",
+            one("resource.shell_script.s", "lifecycle_commands.create", MaybeWrite, 3),
+        ),
+    ];
+    for (what, text, want) in cases {
+        assert_eq!(&hcl(text), want, "{what}");
+    }
+}
+
+#[test]
+fn look_alikes_that_only_read() {
+    let cases: &[(&str, &str)] = &[
+        ("file()", "resource \"local_file\" \"x\" {\n  content = file(\"${path.module}/x\")\n  filename = \"${path.root}/x\"\n}\n"),
+        ("templatefile()", "resource \"aws_s3_object\" \"o\" {\n  content = templatefile(\"${path.module}/t.tpl\", {})\n}\n"),
+        ("fileset()", "locals {\n  files = fileset(path.module, \"*\")\n}\n"),
+        ("filebase64 and filemd5", "resource \"aws_s3_object\" \"o\" {\n  source = \"${path.module}/x\"\n  content_base64 = filebase64(\"${path.module}/x\")\n  etag = filemd5(\"${path.module}/x\")\n}\n"),
+        ("archive_file sources", "data \"archive_file\" \"a\" {\n  type = \"zip\"\n  source_dir = path.module\n  output_path = \"${path.root}/builds/a.zip\"\n}\n"),
+        ("archive_file source_file", "data \"archive_file\" \"a\" {\n  type = \"zip\"\n  source_file = \"${path.module}/x.py\"\n  output_path = \"${path.cwd}/a.zip\"\n}\n"),
+        ("a relative output path is the working directory's", "data \"archive_file\" \"a\" {\n  type = \"zip\"\n  source_file = \"x.py\"\n  output_path = \"./build.zip\"\n}\n"),
+        ("a bare relative file name", "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"build.zip\"\n}\n"),
+        ("a literal-led template", "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"builds/${count.index}.txt\"\n}\n"),
+        ("path.module only inside a hash", "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"${path.root}/${filemd5(\"${path.module}/x\")}.txt\"\n}\n"),
+        ("the local_file data source reads", "data \"local_file\" \"x\" {\n  filename = \"${path.module}/x\"\n}\n"),
+        ("a file provisioner copies to the remote host", "resource \"null_resource\" \"r\" {\n  provisioner \"file\" {\n    source = \"${path.module}/x\"\n    destination = \"/tmp/x\"\n  }\n}\n"),
+        ("local-exec in the working directory", "resource \"null_resource\" \"r\" {\n  provisioner \"local-exec\" {\n    command = \"zip -r build.zip src\"\n  }\n}\n"),
+        ("local-exec with the caller's command", "resource \"null_resource\" \"r\" {\n  provisioner \"local-exec\" {\n    command = var.command\n    working_dir = path.root\n  }\n}\n"),
+        ("local-exec hashing a module file", "resource \"null_resource\" \"r\" {\n  provisioner \"local-exec\" {\n    command = \"echo ${filesha256(\"${path.module}/x\")}\"\n  }\n}\n"),
+        ("path.module in an unrelated argument", "resource \"aws_lambda_function\" \"f\" {\n  filename = \"${path.module}/fn.zip\"\n}\n"),
+    ];
+    for (what, text) in cases {
+        assert_eq!(hcl(text), vec![], "{what}");
+    }
+}
+
+#[test]
+fn json_files() {
+    let archive = r#"{"data": {"archive_file": {"this": {"type": "zip", "source_dir": "${path.module}/src", "output_path": "${path.module}/fn.zip"}}}}"#;
+    assert_eq!(
+        findings(&[("main.tf.json", archive)], Flavor::Terraform),
+        vec![(
+            "data.archive_file.this".into(),
+            "output_path".into(),
+            Write,
+            None
+        )]
+    );
+    let local_exec = r#"{"resource": [{"null_resource": {"b": [{"provisioner": [{"local-exec": {"command": "make", "working_dir": "${path.module}"}}]}]}}]}"#;
+    assert_eq!(
+        findings(&[("main.tf.json", local_exec)], Flavor::Terraform),
+        vec![(
+            "resource.null_resource.b provisioner \"local-exec\"".into(),
+            "working_dir".into(),
+            Write,
+            None
+        )]
+    );
+    let through_local = r#"{"locals": {"out": "${path.module}/o"}, "resource": {"local_file": {"x": {"content": "", "filename": "${local.out}/x"}}}}"#;
+    assert_eq!(
+        findings(&[("main.tf.json", through_local)], Flavor::Terraform),
+        vec![(
+            "resource.local_file.x".into(),
+            "filename".into(),
+            Write,
+            None
+        )]
+    );
+    let reads = r#"{"resource": {"local_file": {"x": {"content": "${file(\"${path.module}/x\")}", "filename": "${path.root}/x"}}}}"#;
+    assert_eq!(
+        findings(&[("main.tf.json", reads)], Flavor::Terraform),
+        vec![]
+    );
+}
+
+#[test]
+fn files_follow_the_flavor() {
+    let text =
+        "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"${path.module}/x\"\n}\n";
+    let files = [("main.tofu", text), ("other.tf", "")];
+    assert_eq!(findings(&files, Flavor::Terraform), vec![]);
+    assert_eq!(
+        findings(&files, Flavor::Tofu),
+        one("resource.local_file.x", "filename", Write, 3)
+    );
+}
+
+#[test]
+fn a_check_block_data_source_counts() {
+    let text = "check \"c\" {\n  data \"archive_file\" \"a\" {\n    type = \"zip\"\n    source_file = \"x\"\n    output_path = \"${path.module}/a.zip\"\n  }\n}\n";
+    assert_eq!(
+        hcl(text),
+        one("data.archive_file.a", "output_path", Write, 5)
+    );
+}
+
+#[test]
+fn errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fs_err::write(dir.path().join("main.tf"), "resource \"x\" {\n").unwrap();
+    let err = detect_self_writes(dir.path(), Flavor::Terraform).unwrap_err();
+    assert!(matches!(err, WritesError::Syntax { .. }), "{err}");
+    assert!(err.to_string().contains("main.tf"), "{err}");
+    let missing = detect_self_writes(&dir.path().join("nope"), Flavor::Terraform).unwrap_err();
+    assert!(matches!(missing, WritesError::ReadDir { .. }), "{missing}");
+}
