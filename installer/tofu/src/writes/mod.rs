@@ -29,8 +29,9 @@
 //! - without a working directory the program runs in terraform's working directory (the
 //!   root module's), not the module's: relative paths in it are not into the module;
 //! - a command, interpreter or program that names the module's directory (e.g.
-//!   `"${path.module}/build.sh"`) is a [`WriteKind::MaybeWrite`]: it may only read or run
-//!   a script there, but a shell command cannot be told apart;
+//!   `"${path.module}/build.sh"`), or is told it (local-exec `environment`, external
+//!   `query`), is a [`WriteKind::MaybeWrite`]: it may only read or run a script there,
+//!   but a program that writes cannot be told apart;
 //! - a command that is only a variable or another value not known here is not reported:
 //!   it is the caller's command, and the caller's `path.module` is another directory.
 //!
@@ -152,20 +153,20 @@ const PROGRAMS: &[(&str, &str, &str, &[&str])] = &[
         "provisioner",
         "local-exec",
         "working_dir",
-        &["command", "interpreter"],
+        &["command", "interpreter", "environment"],
     ),
-    ("data", "external", "working_dir", &["program"]),
+    ("data", "external", "working_dir", &["program", "query"]),
     (
         "resource",
         "shell_script",
         "working_directory",
-        &["lifecycle_commands.", "interpreter"],
+        &["lifecycle_commands.", "interpreter", "environment"],
     ),
     (
         "data",
         "shell_script",
         "working_directory",
-        &["lifecycle_commands.", "interpreter"],
+        &["lifecycle_commands.", "interpreter", "environment"],
     ),
 ];
 

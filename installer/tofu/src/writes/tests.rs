@@ -248,3 +248,86 @@ fn errors_name_the_file() {
     let missing = detect_self_writes(&dir.path().join("nope"), Flavor::Terraform).unwrap_err();
     assert!(matches!(missing, WritesError::ReadDir { .. }), "{missing}");
 }
+
+/// Minimal cases written after constructs found in public modules.
+#[test]
+fn constructs_seen_in_public_modules() {
+    // A lambda scheduler zips its own package directory next to itself.
+    let zip_beside = "data \"archive_file\" \"to_zip\" {\n  type        = \"zip\"\n  source_dir  = \"${path.module}/package/\"\n  output_path = \"${path.module}/fn.zip\"\n}\n";
+    assert_eq!(
+        hcl(zip_beside),
+        one("data.archive_file.to_zip", "output_path", Write, 4)
+    );
+
+    // A lambda packager runs a script of the module from an external data source and a
+    // local-exec interpreter, and writes its plan where the script says: its builds go
+    // under the working directory, but that is the script's business.
+    let packager = "data \"external\" \"prepare\" {\n  program = [local.python, \"${path.module}/package.py\", \"prepare\"]\n  query = {\n    artifacts_dir = var.artifacts_dir\n  }\n}\nresource \"local_file\" \"plan\" {\n  content  = data.external.prepare.result.plan\n  filename = data.external.prepare.result.plan_filename\n}\nresource \"null_resource\" \"build\" {\n  provisioner \"local-exec\" {\n    interpreter = [local.python, \"${path.module}/package.py\", \"build\"]\n    command     = data.external.prepare.result.plan_filename\n  }\n}\n";
+    assert_eq!(
+        hcl(packager),
+        vec![
+            (
+                "data.external.prepare".into(),
+                "program".into(),
+                MaybeWrite,
+                Some(2)
+            ),
+            (
+                "resource.local_file.plan".into(),
+                "filename".into(),
+                Unknown,
+                Some(9)
+            ),
+            (
+                "resource.null_resource.build provisioner \"local-exec\"".into(),
+                "interpreter".into(),
+                MaybeWrite,
+                Some(13)
+            ),
+        ]
+    );
+
+    // A deploy script saved by a relative name lands in the working directory.
+    let deploy = "resource \"local_file\" \"script\" {\n  filename = \"deploy_script_${local.sha}.txt\"\n  content  = local.script\n}\nresource \"null_resource\" \"deploy\" {\n  provisioner \"local-exec\" {\n    command     = local.script\n    interpreter = var.interpreter\n  }\n}\n";
+    assert_eq!(hcl(deploy), vec![]);
+
+    // A docker build in a directory beside the module's (still inside its package).
+    let docker = "resource \"null_resource\" \"image\" {\n  provisioner \"local-exec\" {\n    command     = \"docker build .\"\n    working_dir = \"${path.module}/../context\"\n  }\n}\n";
+    assert_eq!(
+        hcl(docker),
+        one(
+            "resource.null_resource.image provisioner \"local-exec\"",
+            "working_dir",
+            Write,
+            4
+        )
+    );
+
+    // Scripts of the module told the module's directory through their environment or
+    // query.
+    let told = "data \"external\" \"dist\" {\n  program = [\"sh\", \"-c\", \"true\"]\n  query = {\n    directory = \"${path.module}/app/dist\"\n  }\n}\nresource \"null_resource\" \"sync\" {\n  provisioner \"local-exec\" {\n    command = \"aws s3 sync $DIRECTORY s3://b\"\n    environment = {\n      DIRECTORY = \"${path.module}/app/dist\"\n    }\n  }\n}\n";
+    assert_eq!(
+        hcl(told),
+        vec![
+            (
+                "data.external.dist".into(),
+                "query".into(),
+                MaybeWrite,
+                Some(3)
+            ),
+            (
+                "resource.null_resource.sync provisioner \"local-exec\"".into(),
+                "environment".into(),
+                MaybeWrite,
+                Some(10)
+            ),
+        ]
+    );
+
+    // Test roots render user data into files beside themselves.
+    let rendered = "resource \"local_file\" \"ud\" {\n  content  = module.x.user_data\n  filename = \"${path.module}/rendered/ud.sh\"\n}\n";
+    assert_eq!(
+        hcl(rendered),
+        one("resource.local_file.ud", "filename", Write, 3)
+    );
+}
