@@ -54,6 +54,13 @@
 //!
 //! [`WriteKind::Unknown`] and [`WriteKind::MaybeWrite`] exist so that a caller can copy to
 //! be safe; only [`WriteKind::Write`] is certain.
+//!
+//! **Override files** are read like primary files and not merged: an argument an override
+//! replaces is still reported from the primary file, which errs towards copying.
+//!
+//! **Not looked at:** what a program does (a script of the module is not read), values a
+//! caller passes into a child module's variables (the child reports them as unknown), and
+//! providers that write files of their own accord.
 
 mod expr;
 mod read;

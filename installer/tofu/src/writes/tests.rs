@@ -331,3 +331,45 @@ fn constructs_seen_in_public_modules() {
         one("resource.local_file.ud", "filename", Write, 3)
     );
 }
+
+#[test]
+fn variables_are_the_callers() {
+    // Terraform refuses references in a default; one that names the module anyway counts.
+    let odd_default = "variable \"out\" {\n  default = \"${path.module}/x.zip\"\n}\nresource \"local_file\" \"x\" {\n  content = \"\"\n  filename = var.out\n}\n";
+    assert_eq!(
+        hcl(odd_default),
+        one("resource.local_file.x", "filename", Write, 6)
+    );
+    // A literal default is only the default: the caller may pass anything.
+    let literal_default = "variable \"out\" {\n  default = \"x.zip\"\n}\nresource \"local_file\" \"x\" {\n  content = \"\"\n  filename = var.out\n}\n";
+    assert_eq!(
+        hcl(literal_default),
+        one("resource.local_file.x", "filename", Unknown, 6)
+    );
+    // Led by path.root, the rest does not matter.
+    let rooted = "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"${path.root}/${var.name}.txt\"\n}\n";
+    assert_eq!(hcl(rooted), vec![]);
+    // A conditional counts its nearest branch to the module.
+    let either = "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = var.here ? \"${path.root}/x\" : var.out\n}\n";
+    assert_eq!(
+        hcl(either),
+        one("resource.local_file.x", "filename", Unknown, 3)
+    );
+}
+
+#[test]
+fn override_files_are_read_too() {
+    let primary =
+        "resource \"local_file\" \"x\" {\n  content = \"\"\n  filename = \"${path.root}/x\"\n}\n";
+    let over = "resource \"local_file\" \"x\" {\n  filename = \"${path.module}/x\"\n}\n";
+    let mut found = findings(
+        &[("main.tf", primary), ("main_override.tf", over)],
+        Flavor::Terraform,
+    );
+    assert_eq!(found.len(), 1);
+    let (block, argument, kind, line) = found.remove(0);
+    assert_eq!(
+        (block.as_str(), argument.as_str(), kind, line),
+        ("resource.local_file.x", "filename", Write, Some(2))
+    );
+}
