@@ -71,7 +71,7 @@ use std::path::{Path, PathBuf};
 
 use self::expr::{Place, Values};
 use self::read::{Arg, Resource};
-use crate::config::module_files;
+use crate::config::{module_files, ConfigError};
 use crate::flavor::Flavor;
 use crate::read::{read_capped, MAX_CONFIG_FILE};
 use crate::span::SourcePos;
@@ -90,7 +90,8 @@ pub enum WriteKind {
 /// One place that may write into the module's own directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SelfWrite {
-    /// The file and line of the argument.
+    /// The file and line of the argument (no line in a JSON file, as elsewhere in this
+    /// crate).
     pub at: SourcePos,
     /// The block: `data.archive_file.this`, `resource.local_file.x`,
     /// `resource.null_resource.build provisioner "local-exec"`.
@@ -184,11 +185,16 @@ pub fn detect_self_writes(
     module_dir: &Path,
     flavor: Flavor,
 ) -> Result<Vec<SelfWrite>, WritesError> {
-    let (primary, overrides) =
-        module_files(module_dir, flavor).map_err(|err| WritesError::ReadDir {
+    let (primary, overrides) = module_files(module_dir, flavor).map_err(|err| {
+        let err = match err {
+            ConfigError::ReadDir { err, .. } => err,
+            other => io::Error::other(other.to_string()),
+        };
+        WritesError::ReadDir {
             dir: module_dir.to_owned(),
-            err: io::Error::other(err.to_string()),
-        })?;
+            err,
+        }
+    })?;
     let mut resources = Vec::new();
     let mut values = Values::default();
     for path in primary.iter().chain(&overrides) {
