@@ -2,7 +2,8 @@
 //! addresses ([`addr`]), versions and constraints ([`version`]), the dependency lock file
 //! ([`lockfile`]), the tool whose conventions to follow ([`flavor`]), source positions
 //! ([`span`]), configuration loading ([`config`]: one module directory with its override
-//! files, and the walk over the module tree) and the CLI configuration ([`cliconfig`]).
+//! files, and the walk over the module tree), the CLI configuration ([`cliconfig`]) and
+//! what may write into a module's own directory ([`writes`]).
 //!
 //! **Architecture Invariant:** this crate knows no store and no network. It reads files
 //! and returns values; fetching, verifying and linking packages happen in
