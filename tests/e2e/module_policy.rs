@@ -41,9 +41,19 @@ fn repository_and_machine_rules_decide_unstated_packages() {
     let main = format!("module \"m\" {{\n  source = \"{git}\"\n}}\n");
     let files = [("stacks/a/main.tf", main.as_str())];
 
-    // Nothing said anywhere: the compatible default copies, and --explain says what the
-    // copy costs.
+    // Nothing said anywhere: the default policy (auto) links a module that writes nothing.
     let repo = env.checkout("plain", &files);
+    let (action, reason) = decision(&env, None, &repo.join("stacks/a"), "m");
+    assert_eq!(action, "link", "{reason}");
+    assert!(reason.contains("auto"), "{reason}");
+
+    // default = "copy" (the compatible setting) copies; --explain says what it costs.
+    let repo = env.checkout("copying", &files);
+    fs_err::write(
+        repo.join(".tstore.hcl"),
+        "modules {\n  default = \"copy\"\n}\n",
+    )
+    .unwrap();
     let (action, reason) = decision(&env, None, &repo.join("stacks/a"), "m");
     assert_eq!(action, "copy", "{reason}");
     let out = run_ok(
@@ -54,7 +64,7 @@ fn repository_and_machine_rules_decide_unstated_packages() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("private copy (0.0 MiB"), "{text}");
-    assert!(text.contains("the compatible default"), "{text}");
+    assert!(text.contains("sets default = \"copy\""), "{text}");
 
     // The repository trusts the source: linked, found from a subdirectory.
     let repo = env.checkout("trusted", &files);

@@ -138,6 +138,12 @@ fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
     let theirs = checkout(&env, "theirs", &base, None);
     run_ok(env.terraform(&theirs).arg("init").arg("-no-color"));
     let ours = checkout(&env, "ours", &base, None);
+    // The compatible setting: every package nobody made a statement about is copied.
+    fs_err::write(
+        ours.join(".tstore.hcl"),
+        "modules {\n  default = \"copy\"\n}\n",
+    )
+    .unwrap();
     let out = run_ok(
         no_fuse(tstore(&env, None))
             .arg("init")
@@ -155,7 +161,7 @@ fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
     run_ok(env.terraform(&ours).arg("validate").arg("-no-color"));
     let plan = stdout(&run_ok(env.terraform(&ours).arg("plan").arg("-no-color")));
     assert!(plan.contains("\"sub:inner:deep\""), "{plan}");
-    // No meta file: private, writable copies.
+    // No meta file and default = "copy": private, writable copies.
     let gita = ours.join(".terraform/modules/gita");
     assert!(fs_err::symlink_metadata(&gita).unwrap().is_dir());
     fs_err::write(gita.join("scratch"), "x").unwrap();
@@ -474,7 +480,7 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
         &base,
         "rw",
         "output \"msg\" {\n  value = \"rw\"\n}\n",
-        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+        Some("module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n"),
     );
     let rw_tf = format!("module \"rw\" {{\n  source = \"{rw}\"\n}}\n");
     // Remote installs (one `.terraform/modules/KEY` each) and the package each one names:
@@ -900,24 +906,26 @@ fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
 /// A bare repo `<base>/<name>.git` (tag v1) whose root module writes into its own
 /// directory at apply time (`local-exec` into `path.module`), with `meta` as its
 /// `module-package.meta.hcl`.
+/// A module whose apply writes `written.txt` into its own directory (null provider,
+/// local-exec).
+const SELF_WRITING_MAIN: &str =
+    "resource \"null_resource\" \"w\" {\n  provisioner \"local-exec\" {\n    \
+     command = \"echo written > ${path.module}/written.txt\"\n  }\n}\n\
+     output \"path\" {\n  value = path.module\n}\n";
+
 fn self_modifying_repo(base: &Path, name: &str, meta: &str) -> String {
-    one_module_repo(
-        base,
-        name,
-        "resource \"null_resource\" \"w\" {\n  provisioner \"local-exec\" {\n    \
-         command = \"echo written > ${path.module}/written.txt\"\n  }\n}\n\
-         output \"path\" {\n  value = path.module\n}\n",
-        meta,
-    )
+    one_module_repo(base, name, SELF_WRITING_MAIN, Some(meta))
 }
 
 /// A bare repo `<base>/<name>.git` (tag v1) holding `main_tf` and `meta` as its
 /// `module-package.meta.hcl`; returns its `git::` source.
-fn one_module_repo(base: &Path, name: &str, main_tf: &str, meta: &str) -> String {
+fn one_module_repo(base: &Path, name: &str, main_tf: &str, meta: Option<&str>) -> String {
     let src = base.join(format!("{name}-src"));
     fs_err::create_dir_all(&src).unwrap();
     fs_err::write(src.join("main.tf"), main_tf).unwrap();
-    fs_err::write(src.join("module-package.meta.hcl"), meta).unwrap();
+    if let Some(meta) = meta {
+        fs_err::write(src.join("module-package.meta.hcl"), meta).unwrap();
+    }
     sh(
         &src,
         &format!(
@@ -1003,6 +1011,78 @@ fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
     assert!(err.contains("Read-only file system"), "{err}");
     assert!(!c.join(".terraform/modules/w/written.txt").exists());
     run_ok(tstore(&env, None).args(["store", "verify"]));
+}
+
+/// With no statement anywhere, the default policy (`auto`) finds the write into the
+/// module's own directory and copies the package: `terraform apply` (real null provider)
+/// succeeds. The same package linked (`--assume-read-only`) fails to apply, so the
+/// detection is what made the difference; a package that only reads is linked.
+#[test]
+fn auto_copies_what_writes_into_itself_and_links_the_rest() {
+    let (env, base) = env_with_git_dir();
+    let writer = one_module_repo(&base, "writer", SELF_WRITING_MAIN, None);
+    let reader = one_module_repo(
+        &base,
+        "reader",
+        "locals {\n  t = fileexists(\"${path.module}/x\")\n}\noutput \"t\" {\n  value = local.t\n}\n",
+        None,
+    );
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let main = format!(
+        "module \"w\" {{\n  source = \"{writer}\"\n}}\nmodule \"r\" {{\n  source = \"{reader}\"\n}}\n"
+    );
+    let init = |dir: &Path, extra: &[&str]| -> serde_json::Value {
+        json(&run_ok(
+            tstore(&env, Some(&cfg))
+                .arg("init")
+                .arg("--json")
+                .args(extra)
+                .arg(dir),
+        ))
+    };
+    let action = |report: &serde_json::Value, key: &str| {
+        let call = report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == key)
+            .unwrap()
+            .clone();
+        (
+            call["action"].as_str().unwrap().to_owned(),
+            call["reason"].to_string(),
+        )
+    };
+    let apply = |dir: &Path| {
+        let mut cmd = env.terraform(dir);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["apply", "-auto-approve", "-no-color"]);
+        cmd
+    };
+
+    let a = env.checkout("a", &[("main.tf", main.as_str())]);
+    let report = init(&a, &[]);
+    let (w, why) = action(&report, "w");
+    assert_eq!(w, "copy", "{why}");
+    assert!(
+        why.contains("local-exec") && why.contains("path.module"),
+        "{why}"
+    );
+    assert_eq!(action(&report, "r").0, "link", "{report}");
+    let out = run_ok(&mut apply(&a));
+    assert!(stdout(&out).contains("Apply complete!"), "{}", stdout(&out));
+    assert!(a.join(".terraform/modules/w/written.txt").is_file());
+
+    let b = env.checkout("b", &[("main.tf", main.as_str())]);
+    let report = init(&b, &["--assume-read-only"]);
+    assert_eq!(action(&report, "w").0, "link", "{report}");
+    let out = run_fail(&mut apply(&b));
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A dangling `.terraform/modules/KEY` link makes a plain `terraform init` fail (terraform

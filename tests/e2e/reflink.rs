@@ -83,7 +83,12 @@ fn a_private_copy_shares_the_stores_extents_on_a_reflink_filesystem() {
     let xfs = Xfs::new(env.root.path());
     let on_xfs = |p: &str| xfs.mount.join(p);
 
-    // A git module of one 32 MiB file, with no read-only statement: copied by default.
+    // A git module of one 32 MiB file, copied by the repository's policy.
+    fs_err::write(
+        on_xfs(".tstore.hcl"),
+        "modules {\n  default = \"copy\"\n}\n",
+    )
+    .unwrap();
     let src = on_xfs("src");
     fs_err::create_dir_all(&src).unwrap();
     fs_err::write(src.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();

@@ -6,6 +6,7 @@ use super::policy::{Meta, ReadOnlyStatus};
 use super::source_rules::{Fallback, ModulePolicy, Verdict};
 use super::walk::{Fetched, Node};
 use super::{policy, Action};
+use tstore_tofu::flavor::Flavor;
 
 /// The decision for one install or local copy.
 #[derive(Clone, Debug)]
@@ -20,8 +21,9 @@ pub(super) fn decide(
     installs: &BTreeMap<String, (Fetched, Option<Meta>)>,
     root_meta: Option<&Meta>,
     policy: &ModulePolicy,
-    default_host: &str,
+    flavor: Flavor,
 ) -> Vec<Decision> {
+    let default_host = flavor.default_registry_host();
     let meta_of = |n: &Node| -> Option<&Meta> {
         match &n.install {
             Some(k) => installs.get(k).and_then(|(_, m)| m.as_ref()),
@@ -97,6 +99,18 @@ pub(super) fn decide(
                                         super::source_rules::REPOSITORY_FILE
                                     ),
                                 ),
+                                (Fallback::Auto, who) => {
+                                    match self_writes(nodes, &members, installs, flavor) {
+                                        None => (
+                                            Action::Link,
+                                            format!("{unknown}; linked: {who}: no module of the package writes into its own directory"),
+                                        ),
+                                        Some(write) => (
+                                            Action::Copy,
+                                            format!("{unknown}; copied: {who}: {write}"),
+                                        ),
+                                    }
+                                }
                             },
                         }
                     }
@@ -136,6 +150,52 @@ pub(super) fn decide(
         .collect()
 }
 
+/// What may write into its own directory among the modules of one package instance
+/// (`members`, indexes into `nodes`), as one line; `None` when nothing does. A directory
+/// that cannot be inspected counts as a write: copying is the safe answer.
+fn self_writes(
+    nodes: &[Node],
+    members: &[usize],
+    installs: &BTreeMap<String, (Fetched, Option<Meta>)>,
+    flavor: Flavor,
+) -> Option<String> {
+    let mut found = Vec::new();
+    for &j in members {
+        let n = &nodes[j];
+        let Some((fetched, _)) = n.install.as_ref().and_then(|k| installs.get(k)) else {
+            continue;
+        };
+        let dir = match n.pkg_path.as_str() {
+            "." => fetched.view.clone(),
+            p => fetched.view.join(p),
+        };
+        match tstore_tofu::writes::detect_self_writes(&dir, flavor) {
+            Ok(writes) => found.extend(writes.into_iter().map(|w| {
+                let file =
+                    w.at.file
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned());
+                let place = match (n.pkg_path.as_str(), file) {
+                    (".", Some(f)) => f,
+                    (p, Some(f)) => format!("{p}/{f}"),
+                    (p, None) => p.to_owned(),
+                };
+                let line = w.at.line.map(|l| format!(":{l}")).unwrap_or_default();
+                format!("{} {} at {place}{line} ({})", w.block, w.argument, w.why)
+            })),
+            Err(e) => found.push(format!("module {:?} cannot be inspected: {e}", n.pkg_path)),
+        }
+    }
+    let first = found.first()?;
+    Some(match found.len() {
+        1 => format!("may write into its own directory: {first}"),
+        n => format!(
+            "may write into its own directory: {first} (and {} more)",
+            n - 1
+        ),
+    })
+}
+
 pub(super) fn describe(n: &Node, same: bool, reason: &str) -> String {
     if same {
         reason.to_owned()
@@ -170,13 +230,36 @@ mod tests {
         }
     }
 
+    /// A package view holding `files`, kept for the test process's life (decide reads it).
+    fn view(files: &[(&str, &str)]) -> PathBuf {
+        let dir = tempfile::tempdir().unwrap().keep();
+        for (name, text) in files {
+            let p = dir.join(name);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    const PLAIN: &[(&str, &str)] = &[
+        ("main.tf", "output \"x\" {\n  value = 1\n}\n"),
+        ("sub/main.tf", "output \"y\" {\n  value = 2\n}\n"),
+    ];
+
     fn installs(metas: &[(&str, Option<&str>)]) -> BTreeMap<String, (Fetched, Option<Meta>)> {
+        installs_of(metas, PLAIN)
+    }
+
+    fn installs_of(
+        metas: &[(&str, Option<&str>)],
+        files: &[(&str, &str)],
+    ) -> BTreeMap<String, (Fetched, Option<Meta>)> {
         metas
             .iter()
             .map(|(key, meta)| {
                 let fetched = Fetched {
                     id: format!("pkg-{key}"),
-                    view: PathBuf::from("/view"),
+                    view: view(files),
                     subdir: None,
                 };
                 let meta = meta.map(|text| policy::parse(text).expect("valid meta"));
@@ -185,7 +268,7 @@ mod tests {
             .collect()
     }
 
-    const HOST: &str = "registry.example.org";
+    const FLAVOR: Flavor = Flavor::Tofu;
     const READ_ONLY: &str = "module \"m\" {\n  path = \".\"\n}\n";
     const SELF_MODIFYING: &str =
         "module \"m\" {\n  path = \".\"\n  read-only = { self = false }\n}\n";
@@ -221,10 +304,10 @@ mod tests {
                 Action::Copy,
             ),
             (
-                "no statement: the compatible default",
+                "no statement, nothing writes: auto links",
                 None,
                 false,
-                Action::Copy,
+                Action::Link,
             ),
             ("no statement, read-only assumed", None, true, Action::Link),
         ];
@@ -233,7 +316,7 @@ mod tests {
                 assume_read_only: assume,
                 ..ModulePolicy::default()
             };
-            let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, HOST);
+            let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, FLAVOR);
             assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
             assert_eq!(got[1].action, Action::InPlace, "{case}");
         }
@@ -256,7 +339,7 @@ mod tests {
             &installs(&[("b", Some(READ_ONLY))]),
             Some(&root_meta),
             &ModulePolicy::default(),
-            HOST,
+            FLAVOR,
         );
         assert_eq!(got[0].action, Action::Copy, "{}", got[0].reason);
         assert_eq!(got[1].action, Action::Copy, "{}", got[1].reason);
@@ -265,7 +348,7 @@ mod tests {
             &installs(&[("b", Some(READ_ONLY))]),
             None,
             &ModulePolicy::default(),
-            HOST,
+            FLAVOR,
         );
         assert_eq!(got[0].action, Action::InPlace, "{}", got[0].reason);
         assert_eq!(got[1].action, Action::Link, "{}", got[1].reason);
@@ -307,10 +390,16 @@ mod tests {
                 Action::Link,
             ),
             (
-                "no rule",
-                policy(&["other/*"], &[], None),
+                "no rule, default copy",
+                policy(&["other/*"], &[], Some(Fallback::Copy)),
                 None,
                 Action::Copy,
+            ),
+            (
+                "no rule, auto",
+                policy(&["other/*"], &[], None),
+                None,
+                Action::Link,
             ),
             (
                 "the author's self = false wins",
@@ -320,8 +409,80 @@ mod tests {
             ),
         ];
         for (case, policy, meta, want) in cases {
-            let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, HOST);
+            let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, FLAVOR);
             assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
         }
+    }
+
+    /// `auto`, the default: a package nobody made a statement about is linked unless a
+    /// module of its instance may write into its own directory; `default = "copy"` copies.
+    #[test]
+    fn auto_links_unless_a_member_writes_into_itself() {
+        use super::super::source_rules::SourceRules;
+        let nodes = [
+            node("a", Some("a"), ".", None),
+            node("a.sub", Some("a"), "sub", Some(0)),
+        ];
+        let writes_in_sub: &[(&str, &str)] = &[
+            ("main.tf", "module \"sub\" {\n  source = \"./sub\"\n}\n"),
+            (
+                "sub/main.tf",
+                "data \"archive_file\" \"z\" {\n  type        = \"zip\"\n  source_dir  = \"${path.module}/src\"\n  output_path = \"${path.module}/fn.zip\"\n}\n",
+            ),
+        ];
+        let reads_only: &[(&str, &str)] = &[
+            (
+                "main.tf",
+                "locals {\n  t = file(\"${path.module}/x.txt\")\n}\n",
+            ),
+            ("sub/main.tf", "output \"y\" {\n  value = 2\n}\n"),
+        ];
+        let copy_default = ModulePolicy {
+            levels: vec![SourceRules {
+                origin: ".tstore.hcl".into(),
+                default: Some(Fallback::Copy),
+                ..SourceRules::default()
+            }],
+            assume_read_only: false,
+        };
+        let cases = [
+            (
+                "a member writes",
+                writes_in_sub,
+                ModulePolicy::default(),
+                Action::Copy,
+            ),
+            (
+                "only reads",
+                reads_only,
+                ModulePolicy::default(),
+                Action::Link,
+            ),
+            ("default = copy", reads_only, copy_default, Action::Copy),
+        ];
+        for (case, files, policy, want) in cases {
+            let got = decide(
+                &nodes,
+                &installs_of(&[("a", None)], files),
+                None,
+                &policy,
+                FLAVOR,
+            );
+            assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
+        }
+        let got = decide(
+            &nodes,
+            &installs_of(&[("a", None)], writes_in_sub),
+            None,
+            &ModulePolicy::default(),
+            FLAVOR,
+        );
+        assert!(
+            got[0]
+                .reason
+                .contains("data.archive_file.z output_path at sub/main.tf:4"),
+            "{}",
+            got[0].reason
+        );
     }
 }

@@ -270,7 +270,7 @@ pub fn install(
         &w.installs,
         root_meta.as_ref(),
         &opts.policy,
-        opts.flavor.default_registry_host(),
+        opts.flavor,
     );
     apply(store, opts, &mut w, &decisions)?;
     let mut report = w.report;

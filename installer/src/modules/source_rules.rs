@@ -11,7 +11,7 @@
 //! modules {
 //!   read_only = ["registry.terraform.io/terraform-aws-modules/*", "git::https://git.example.com/platform/*"]
 //!   copy      = ["*/lambda/aws", "*notify-slack*"]
-//!   default   = "copy"   # for sources no pattern names: "copy" or "link"
+//!   default   = "auto"   # for sources no pattern names: "auto", "copy" or "link"
 //! }
 //! ```
 //!
@@ -22,7 +22,9 @@
 //!    one (copying is the safe answer when both match);
 //! 3. the machine's block, the same way;
 //! 4. the first `default` written (repository, then machine), else `--assume-read-only`
-//!    (link), else copy.
+//!    (link), else `auto`: linked unless write detection (`tstore_tofu::writes`) finds that
+//!    a module of the package may write into its own directory, which copies it. `copy` is
+//!    the compatible setting (what `tofu init` does for every package).
 //!
 //! A pattern matches the source as written in the `module` block or, for a registry
 //! address, its full form `HOST/NAMESPACE/NAME/SYSTEM`; `*` matches any run of characters
@@ -48,6 +50,9 @@ pub enum Fallback {
     Copy,
     /// A read-only link.
     Link,
+    /// Linked unless a module of the package may write into its own directory
+    /// (`tstore_tofu::writes`), then copied.
+    Auto,
 }
 
 /// One policy (a repository file or a machine block).
@@ -117,7 +122,7 @@ impl ModulePolicy {
         if self.assume_read_only {
             return (Fallback::Link, "--assume-read-only".into());
         }
-        (Fallback::Copy, "the compatible default".into())
+        (Fallback::Auto, "the default policy (auto)".into())
     }
 }
 
@@ -125,6 +130,7 @@ fn name(f: Fallback) -> &'static str {
     match f {
         Fallback::Copy => "copy",
         Fallback::Link => "link",
+        Fallback::Auto => "auto",
     }
 }
 
@@ -270,7 +276,12 @@ fn parse_rules(body: Body, origin: String) -> Result<SourceRules, PolicyError> {
                 rules.default = Some(match a.expr {
                     Expression::String(s) if s == "copy" => Fallback::Copy,
                     Expression::String(s) if s == "link" => Fallback::Link,
-                    _ => return Err(invalid("default must be \"copy\" or \"link\"".into())),
+                    Expression::String(s) if s == "auto" => Fallback::Auto,
+                    _ => {
+                        return Err(invalid(
+                            "default must be \"auto\", \"copy\" or \"link\"".into(),
+                        ))
+                    }
                 });
             }
             other => {
@@ -358,7 +369,7 @@ mod tests {
         assert!(full.verdict("acme/vpc/aws", host).is_some());
         assert!(full.verdict("./local", host).is_none());
         assert_eq!(policy.fallback().0, Fallback::Link);
-        assert_eq!(ModulePolicy::default().fallback().0, Fallback::Copy);
+        assert_eq!(ModulePolicy::default().fallback().0, Fallback::Auto);
         let assume = ModulePolicy {
             assume_read_only: true,
             ..ModulePolicy::default()
