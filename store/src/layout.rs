@@ -17,6 +17,8 @@ pub(crate) struct Layout {
     pub(crate) root: PathBuf,
     pub(crate) blobs: PathBuf,
     pub(crate) tmp: PathBuf,
+    /// Blob files `store verify --repair` took out of `blobs-v1/` (kept for inspection).
+    pub(crate) quarantine: PathBuf,
     pub(crate) views: PathBuf,
     pub(crate) index: PathBuf,
     pub(crate) lock: PathBuf,
@@ -28,6 +30,7 @@ impl Layout {
             root: root.to_path_buf(),
             blobs: root.join(BLOBS_DIR),
             tmp: root.join("tmp"),
+            quarantine: root.join("quarantine"),
             views: root.join("views"),
             index: root.join("index.sqlite"),
             lock: root.join(".lock"),

@@ -69,6 +69,24 @@ impl StoreLock {
         })
     }
 
+    /// Take the lock exclusive, blocking while anyone holds it; `on_wait` runs once before
+    /// blocking.
+    pub(crate) fn exclusive(path: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        let file = Self::open(path)?;
+        match file.file().try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                on_wait();
+                file.file().lock().map_err(|e| StoreError::io(path, e))?;
+            }
+            Err(TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
+        }
+        Ok(StoreLock {
+            file,
+            mode: LockMode::Exclusive,
+        })
+    }
+
     /// Try to take the lock exclusive without waiting; `None` if anyone holds it.
     pub(crate) fn try_exclusive(path: &Path) -> Result<Option<StoreLock>> {
         let file = Self::open(path)?;

@@ -132,6 +132,12 @@ impl Store {
         StoreLock::shared(&self.layout.lock, on_wait)
     }
 
+    /// Take the store lock exclusive (`store verify --repair`), waiting while other tstore
+    /// processes hold it; `on_wait` runs once before waiting.
+    pub fn lock_exclusive_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        StoreLock::exclusive(&self.layout.lock, on_wait)
+    }
+
     /// Try to take the store lock exclusive (gc) without waiting; `None` if the store is busy.
     pub fn try_lock_exclusive(&self) -> Result<Option<StoreLock>> {
         StoreLock::try_exclusive(&self.layout.lock)

@@ -1,0 +1,307 @@
+//! [`Store::repair`]: act on what [`Store::verify`] found.
+//!
+//! - A blob is content-addressed, so a blob whose file is damaged or missing is bad for
+//!   every package whose tree references it: all those packages are quarantined. Their
+//!   rows go (with the source memos and rows of their trees, and the bad blobs' rows), so
+//!   the next `tstore init` fetches them again and commits good blobs, and the mount stops
+//!   serving them; then their views go, so a checkout's symlink into a view dangles
+//!   instead of reaching bad bytes.
+//! - A package whose view does not match its tree is quarantined the same way.
+//! - The files of a bad blob (primary and twins) are moved to `quarantine/`, out of
+//!   `blobs-v1/`, so no new link and no lookup can reach them; they are kept, not deleted,
+//!   so the damage can be inspected (bit rot or tampering). Nothing reads `quarantine/`.
+//! - Leftovers are removed as gc removes them.
+//!
+//! Rows change before files (one transaction), so the index never vouches for a file that
+//! is gone. Everything runs under the exclusive store lock.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::blob::{exists, BlobId};
+use crate::index::query_vec;
+use crate::lock::{assert_exclusive, StoreLock};
+use crate::package::PackageKey;
+use crate::view::remove_view;
+use crate::{Leftovers, Result, Store, StoreError, VerifyReport};
+
+/// A package taken out of the store because some of its content is bad.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct QuarantinedPackage {
+    /// The package.
+    pub package: PackageKey,
+    /// Its tree.
+    pub tree: String,
+    /// Why, one line each (the bad blob, the bad view).
+    pub reasons: Vec<String>,
+}
+
+/// A bad blob file moved out of `blobs-v1/`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct QuarantinedBlob {
+    /// The blob.
+    pub blob: BlobId,
+    /// Where it was.
+    pub from: PathBuf,
+    /// Where it is now (`None` in a dry run).
+    pub to: Option<PathBuf>,
+}
+
+/// Result of [`Store::repair`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RepairReport {
+    /// Nothing was changed; the report says what would be.
+    pub dry_run: bool,
+    /// Packages quarantined (or that would be).
+    pub packages: Vec<QuarantinedPackage>,
+    /// Blob files moved to `quarantine/` (or that would be).
+    pub blobs: Vec<QuarantinedBlob>,
+    /// Leftovers removed (or that would be).
+    pub leftovers: Leftovers,
+}
+
+impl Store {
+    /// What [`Store::repair`] would do for `report`; reads only, needs no lock.
+    pub fn repair_plan(&self, report: &VerifyReport) -> Result<RepairReport> {
+        self.repair_inner(None, report)
+    }
+
+    /// Quarantine every package that `report` (from [`Store::verify`]) shows to have a bad
+    /// or missing blob or a bad view, move bad blob files to `quarantine/`, and remove
+    /// leftovers.
+    pub fn repair(&self, lock: &StoreLock, report: &VerifyReport) -> Result<RepairReport> {
+        assert_exclusive(lock, "repairing the store");
+        self.repair_inner(Some(lock), report)
+    }
+
+    /// [`Store::repair`] with a lock, [`Store::repair_plan`] without.
+    fn repair_inner(
+        &self,
+        lock: Option<&StoreLock>,
+        report: &VerifyReport,
+    ) -> Result<RepairReport> {
+        let bad_blobs: BTreeSet<BlobId> = report
+            .corrupt
+            .iter()
+            .map(|c| c.blob)
+            .chain(report.missing.iter().map(|m| m.blob))
+            .collect();
+        let packages = self.packages_to_quarantine(report, &bad_blobs)?;
+        let blobs = self.bad_blob_files(report, &bad_blobs)?;
+        let Some(lock) = lock else {
+            return Ok(RepairReport {
+                dry_run: true,
+                packages,
+                blobs,
+                leftovers: self.leftovers(None, None)?,
+            });
+        };
+        self.drop_quarantined_rows(&packages, &bad_blobs)?;
+        for p in &packages {
+            let view = self.view_dir(&p.package)?;
+            if exists(&view)? {
+                remove_view(&self.layout, &view)?;
+            }
+        }
+        let blobs = blobs
+            .into_iter()
+            .map(|b| self.move_to_quarantine(b))
+            .collect::<Result<Vec<_>>>()?;
+        let leftovers = self.leftovers(None, Some(lock))?;
+        Ok(RepairReport {
+            dry_run: false,
+            packages,
+            blobs,
+            leftovers,
+        })
+    }
+
+    /// Every package whose tree references a bad blob, or whose view is bad, with reasons.
+    fn packages_to_quarantine(
+        &self,
+        report: &VerifyReport,
+        bad_blobs: &BTreeSet<BlobId>,
+    ) -> Result<Vec<QuarantinedPackage>> {
+        let mut found: BTreeMap<PackageKey, QuarantinedPackage> = BTreeMap::new();
+        {
+            let index = self.index();
+            for blob in bad_blobs {
+                let rows = query_vec(
+                    &index.conn,
+                    "SELECT p.kind, p.name, p.version, p.platform, p.tree FROM packages p
+                     JOIN tree_blobs tb ON tb.tree = p.tree WHERE tb.blob = ?1",
+                    [blob.to_string()],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                            r.get::<_, String>(4)?,
+                        ))
+                    },
+                )
+                .map_err(index.err("finding packages of a bad blob"))?;
+                for (kind, name, version, platform, tree) in rows {
+                    let key = PackageKey::from_columns(&kind, name, version, platform)?;
+                    let what = if report.missing.iter().any(|m| m.blob == *blob) {
+                        "is missing"
+                    } else {
+                        "does not match its hash"
+                    };
+                    found
+                        .entry(key.clone())
+                        .or_insert_with(|| QuarantinedPackage {
+                            package: key,
+                            tree,
+                            reasons: Vec::new(),
+                        })
+                        .reasons
+                        .push(format!("blob {blob} {what}"));
+                }
+            }
+        }
+        for bad in &report.views_bad {
+            let tree = self
+                .package_tree_id(&bad.package)?
+                .unwrap_or_else(String::new);
+            let entry = found
+                .entry(bad.package.clone())
+                .or_insert_with(|| QuarantinedPackage {
+                    package: bad.package.clone(),
+                    tree,
+                    reasons: Vec::new(),
+                });
+            entry
+                .reasons
+                .extend(bad.problems.iter().map(|p| format!("view: {p}")));
+        }
+        for p in found.values_mut() {
+            p.reasons.sort();
+            p.reasons.dedup();
+        }
+        Ok(found.into_values().collect())
+    }
+
+    /// The tree of package `key`, if it has a row.
+    fn package_tree_id(&self, key: &PackageKey) -> Result<Option<String>> {
+        let index = self.index();
+        let rows = query_vec(
+            &index.conn,
+            "SELECT tree FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+            [key.kind(), key.name(), key.version(), key.platform()],
+            |r| r.get::<_, String>(0),
+        )
+        .map_err(index.err("reading a package's tree"))?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// The files of the bad blobs still in `blobs-v1/`: the damaged files verify found,
+    /// and the primary and twins of every bad blob (a twin of a bad blob must not serve
+    /// a later link either; the blob's row goes, so it would be a leftover anyway).
+    fn bad_blob_files(
+        &self,
+        report: &VerifyReport,
+        bad_blobs: &BTreeSet<BlobId>,
+    ) -> Result<Vec<QuarantinedBlob>> {
+        let mut files: BTreeMap<PathBuf, BlobId> = report
+            .corrupt
+            .iter()
+            .map(|c| (c.path.clone(), c.blob))
+            .collect();
+        for blob in bad_blobs {
+            for path in [
+                self.layout.blob_path(blob),
+                self.layout.blob_twin_path(blob, true),
+                self.layout.blob_twin_path(blob, false),
+            ] {
+                if exists(&path)? {
+                    files.entry(path).or_insert(*blob);
+                }
+            }
+        }
+        Ok(files
+            .into_iter()
+            .map(|(from, blob)| QuarantinedBlob {
+                blob,
+                from,
+                to: None,
+            })
+            .collect())
+    }
+
+    /// One transaction: the quarantined packages' rows (their hashes, stats, links and
+    /// module memos cascade), the source memos and rows of their trees, and the bad
+    /// blobs' rows.
+    fn drop_quarantined_rows(
+        &self,
+        packages: &[QuarantinedPackage],
+        bad_blobs: &BTreeSet<BlobId>,
+    ) -> Result<()> {
+        let mut index = self.index();
+        let (tx, op) = index.write("quarantining damaged packages")?;
+        let err = op.err();
+        for p in packages {
+            let key = &p.package;
+            tx.execute(
+                "DELETE FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                [key.kind(), key.name(), key.version(), key.platform()],
+            )
+            .map_err(&err)?;
+        }
+        for p in packages {
+            tx.execute("DELETE FROM sources WHERE tree = ?1", [&p.tree])
+                .map_err(&err)?;
+            tx.execute(
+                "DELETE FROM trees WHERE id = ?1
+                 AND NOT EXISTS (SELECT 1 FROM packages WHERE tree = ?1)",
+                [&p.tree],
+            )
+            .map_err(&err)?;
+        }
+        for blob in bad_blobs {
+            tx.execute(
+                "DELETE FROM blobs WHERE id = ?1
+                 AND NOT EXISTS (SELECT 1 FROM tree_blobs WHERE blob = ?1)",
+                [blob.to_string()],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Move one bad blob file to `quarantine/<file name>.<n>` (a new name each time, so
+    /// a second repair keeps the first one's evidence).
+    fn move_to_quarantine(&self, blob: QuarantinedBlob) -> Result<QuarantinedBlob> {
+        let dir = &self.layout.quarantine;
+        fs_err::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+        let name = quarantine_name(&blob.from);
+        let mut n = 0u32;
+        let to = loop {
+            let candidate = dir.join(format!("{name}.{n}"));
+            if !exists(&candidate)? {
+                break candidate;
+            }
+            n += 1;
+        };
+        match fs_err::rename(&blob.from, &to) {
+            Ok(()) => Ok(QuarantinedBlob {
+                to: Some(to),
+                ..blob
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(blob),
+            Err(e) => Err(StoreError::io(&blob.from, e)),
+        }
+    }
+}
+
+/// `ab` + `<rest>` of `blobs-v1/ab/<rest>`: the file's name in `quarantine/`.
+fn quarantine_name(path: &Path) -> String {
+    let part = |p: Option<&Path>| {
+        p.and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    format!("{}{}", part(path.parent()), part(Some(path)))
+}
