@@ -95,15 +95,20 @@ impl Fixture {
         json(&run_ok(self.cmd().arg("gc").arg("--json").args(args)))
     }
 
-    /// `store verify --json` (cleans leftovers first); panics unless clean.
+    /// `store verify --repair --json` (removes leftovers); panics unless no package had
+    /// to be quarantined.
     fn verify_clean(&self) -> serde_json::Value {
         let out = self
             .cmd()
-            .args(["store", "verify", "--json"])
+            .args(["store", "verify", "--repair", "--json"])
             .output()
             .unwrap();
         let v = json(&out);
         assert!(out.status.success(), "store verify failed: {v}");
+        assert_eq!(v["repair"]["packages"], serde_json::json!([]), "{v}");
+        assert_eq!(v["corrupt"], serde_json::json!([]), "{v}");
+        assert_eq!(v["missing"], serde_json::json!([]), "{v}");
+        assert_eq!(v["views_bad"], serde_json::json!([]), "{v}");
         v
     }
 }
@@ -362,9 +367,10 @@ fn stress_concurrent_inits_and_gc() {
     assert_eq!(du["blobs"], blobs, "{du}");
     assert_eq!(du["trees"], expected.len() as u64, "{du}");
     let v = f.verify_clean();
-    assert_eq!(v["leftovers"]["tmp"], serde_json::json!([]), "{v}");
-    assert_eq!(v["leftovers"]["blobs"], serde_json::json!([]), "{v}");
-    assert_eq!(v["leftovers"]["views"], serde_json::json!([]), "{v}");
+    let left = &v["repair"]["leftovers"];
+    assert_eq!(left["tmp"], serde_json::json!([]), "{v}");
+    assert_eq!(left["blobs"], serde_json::json!([]), "{v}");
+    assert_eq!(left["views"], serde_json::json!([]), "{v}");
 }
 
 /// kill -9 at random moments of init (ingest, commit, link, lock file) and gc: afterwards

@@ -24,4 +24,5 @@ mod registry;
 mod selection;
 mod static_eval;
 mod store;
+mod store_verify;
 mod test_files;

@@ -274,8 +274,19 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Re-hash every blob and check that every tree is complete.
+    /// Re-hash every blob and check that every tree is complete; report only, unless --repair.
+    ///
+    /// Exits non-zero when anything is bad (a damaged or missing blob, a bad view) or
+    /// leftovers are found.
     Verify {
+        /// Quarantine every package with a bad or missing blob or a bad view (the next
+        /// `tstore init` fetches it again), move bad blob files to `quarantine/` in the
+        /// store, and remove leftovers. Waits for the exclusive store lock.
+        #[arg(long)]
+        repair: bool,
+        /// Show what --repair would do and change nothing (implies --repair).
+        #[arg(long)]
+        dry_run: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -22,6 +22,7 @@ mod mount;
 mod providers;
 mod roots;
 mod store;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -38,7 +39,11 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Store(StoreCommand::Import { path, json }) => store::import(settings, &path, json),
         Command::Store(StoreCommand::Ls { json }) => store::ls(settings, json),
         Command::Store(StoreCommand::Du { json }) => store::du(settings, json),
-        Command::Store(StoreCommand::Verify { json }) => store::verify(settings, json),
+        Command::Store(StoreCommand::Verify {
+            repair,
+            dry_run,
+            json,
+        }) => crate::commands::verify::verify(settings, repair || dry_run, dry_run, json),
         Command::Mount(args) => mount::mount(settings, &args),
         Command::Umount(args) => mount::umount(settings, &args),
         Command::Providers(ProvidersCommand::Lock(args)) => providers::lock(settings, args),

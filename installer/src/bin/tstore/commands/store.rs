@@ -1,10 +1,10 @@
-//! `tstore store import|ls|du|verify`.
+//! `tstore store import|ls|du` (`store verify` is in verify.rs).
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use tstore_installer::{FilesystemMirror, MirrorLocation};
-use tstore_store::{PackageKey, SourceFingerprint, Store};
+use tstore_store::{PackageKey, SourceFingerprint};
 
 use super::{lock_store, open_existing_store, open_store};
 use crate::json;
@@ -96,71 +96,4 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-pub(crate) fn verify(settings: &Settings, json: bool) -> Result<ExitCode> {
-    let store = open_existing_store(settings)?;
-    // Leftovers of crashed processes are removed first when no other tstore runs, else only
-    // reported (they may be in progress).
-    let leftovers = verify_leftovers(&store)?;
-    let report = store.verify()?;
-    if json {
-        let mut value = serde_json::to_value(&report)?;
-        value["leftovers"] = serde_json::to_value(&leftovers)?;
-        json::print(&value)?;
-    } else {
-        let verb = if leftovers.removed {
-            "removed"
-        } else {
-            "found (store busy, not removed)"
-        };
-        for path in leftovers
-            .tmp
-            .iter()
-            .chain(&leftovers.views)
-            .chain(&leftovers.blobs)
-        {
-            println!("leftover {verb}: {}", path.display());
-        }
-        println!(
-            "checked {} blobs ({} bytes)",
-            report.blobs_checked, report.bytes_checked
-        );
-        for c in &report.corrupt {
-            println!(
-                "corrupt: blob {} ({}): its content does not match its name",
-                c.blob,
-                c.path.display()
-            );
-        }
-        for m in &report.missing {
-            println!(
-                "missing: blob {} (referenced by tree {})",
-                m.blob, m.referenced_by
-            );
-        }
-        for v in &report.views_bad {
-            for problem in &v.problems {
-                println!("bad view: {} ({}): {problem}", v.package, v.path.display());
-            }
-        }
-    }
-    Ok(if report.is_clean() {
-        ExitCode::SUCCESS
-    } else {
-        if !json {
-            eprintln!(
-                "Error: the store is damaged; see the list above\n\n  hint: run `tstore init` \
-                 again in the affected working directories: damaged packages are fetched again"
-            );
-        }
-        ExitCode::from(1)
-    })
-}
-
-/// The leftovers part of `store verify`: removed under the exclusive lock, reported only
-/// when another tstore holds the lock (its temp files and views may be in progress).
-fn verify_leftovers(store: &Store) -> Result<tstore_store::Leftovers> {
-    let lock = store.try_lock_exclusive()?;
-    Ok(store.leftovers(None, lock.as_ref())?)
 }

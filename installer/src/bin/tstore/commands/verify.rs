@@ -1,0 +1,142 @@
+//! `tstore store verify [--repair] [--dry-run] [--json]`.
+//!
+//! Without `--repair` it only reports: nothing in the store changes, leftovers included.
+//! `--dry-run` (alone or with `--repair`) reports what `--repair` would do and changes
+//! nothing. `--repair` takes the exclusive store lock, waiting for it.
+//!
+//! # JSON format
+//!
+//! `{"blobs_checked","bytes_checked","corrupt":[{"blob","path"}],"missing":[{"blob",
+//! "referenced_by"}],"views_bad":[{"package","path","problems"}],"clean",
+//! "repair":{"dry_run","packages":[{"package","tree","reasons"}],"blobs":[{"blob","from",
+//! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"}},"repaired"}`.
+//! `repair` describes what --repair did or (without it, or with --dry-run) would do;
+//! `repaired` says whether it was done.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_store::{RepairReport, VerifyReport};
+
+use super::open_existing_store;
+use crate::json;
+use crate::Settings;
+
+/// `tstore store verify`; `repair` without `dry_run` changes the store.
+pub(crate) fn verify(
+    settings: &Settings,
+    repair: bool,
+    dry_run: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    let store = open_existing_store(settings)?;
+    let act = repair && !dry_run;
+    let lock = if act {
+        Some(store.lock_exclusive_or_wait(|| {
+            eprintln!("tstore: waiting for the store lock (another tstore is running)...");
+        })?)
+    } else {
+        None
+    };
+    let report = store.verify().context("cannot verify the store")?;
+    let plan = match &lock {
+        Some(lock) => store
+            .repair(lock, &report)
+            .context("cannot repair the store")?,
+        None => store.repair_plan(&report)?,
+    };
+    drop(lock);
+    let bad = !report.is_clean() || !plan.leftovers.is_empty();
+    if json {
+        let mut value = serde_json::to_value(&report)?;
+        value["clean"] = serde_json::Value::Bool(!bad);
+        value["repair"] = serde_json::to_value(&plan)?;
+        value["repaired"] = serde_json::Value::Bool(act);
+        json::print(&value)?;
+    } else {
+        print_human(&report, &plan, repair, act);
+    }
+    // After a repair, the store is sound again: succeed.
+    Ok(if bad && !act {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bool) {
+    println!(
+        "checked {} blobs ({} bytes)",
+        report.blobs_checked, report.bytes_checked
+    );
+    for c in &report.corrupt {
+        println!(
+            "corrupt: blob {} ({}): its content does not match its hash",
+            c.blob,
+            c.path.display()
+        );
+    }
+    for m in &report.missing {
+        println!(
+            "missing: blob {} (referenced by tree {})",
+            m.blob, m.referenced_by
+        );
+    }
+    for v in &report.views_bad {
+        for problem in &v.problems {
+            println!("bad view: {} ({}): {problem}", v.package, v.path.display());
+        }
+    }
+    let (pkg_verb, blob_verb, left_verb) = if act {
+        ("quarantined", "moved", "removed")
+    } else if repair {
+        ("would quarantine", "would move", "would remove")
+    } else {
+        ("damaged", "bad file", "leftover")
+    };
+    for p in &plan.packages {
+        println!("{pkg_verb}: {}: {}", p.package, p.reasons.join("; "));
+    }
+    for b in &plan.blobs {
+        match &b.to {
+            Some(to) => println!("{blob_verb}: {} -> {}", b.from.display(), to.display()),
+            None => println!("{blob_verb}: {}", b.from.display()),
+        }
+    }
+    let left = &plan.leftovers;
+    for path in left.tmp.iter().chain(&left.views).chain(&left.blobs) {
+        println!("{left_verb}: {}", path.display());
+    }
+    let leftovers = left.tmp.len() + left.views.len() + left.blobs.len();
+    let clean = report.is_clean() && left.is_empty();
+    if act {
+        println!(
+            "repaired: {} packages quarantined, {} blob files moved to quarantine, {} leftovers removed",
+            plan.packages.len(),
+            plan.blobs.len(),
+            leftovers
+        );
+        if !plan.packages.is_empty() {
+            println!(
+                "run `tstore init` again in the working directories that used them: they are fetched again"
+            );
+        }
+    } else if repair {
+        println!(
+            "dry run: --repair would quarantine {} packages, move {} blob files, remove {} leftovers; nothing was changed",
+            plan.packages.len(),
+            plan.blobs.len(),
+            leftovers
+        );
+    } else if clean {
+        println!("the store is sound");
+    } else {
+        eprintln!(
+            "Error: the store is damaged: {} packages damaged, {} leftovers; nothing was changed\n\n  \
+             hint: run `tstore store verify --repair`: damaged packages are quarantined (the next \
+             `tstore init` fetches them again) and leftovers removed",
+            plan.packages.len(),
+            leftovers
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! `store verify` reports only; `--repair` quarantines damaged packages and removes
+//! leftovers; `--dry-run` changes nothing; the next init fetches a quarantined package
+//! again, with links and the mount serving good bytes.
+
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tstore_test_support::{
+    mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
+};
+
+use crate::common::{json, tstore, NULL_CONFIG};
+
+const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
+const NULL_LINK: &str =
+    ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
+
+fn init(fixture: &NullMirror, dir: &Path, no_fuse: bool) {
+    let mut cmd = tstore(&fixture.env, Some(&fixture.cfg));
+    if no_fuse {
+        cmd.env("TSTORE_NO_FUSE", "1");
+    }
+    run_ok(cmd.arg("init").arg(dir));
+}
+
+/// Flip one byte of `path` in place, keeping its size and restoring its mtime: bit rot.
+fn rot(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).unwrap();
+    let mtime = meta.modified().unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.seek(SeekFrom::Start(1000)).unwrap();
+    f.write_all(&[bytes[1000] ^ 0xff]).unwrap();
+    bytes[1000] ^= 0xff;
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    std::fs::set_permissions(path, meta.permissions()).unwrap();
+    let after = std::fs::metadata(path).unwrap();
+    assert_eq!(after.len(), meta.len());
+    assert_eq!(after.modified().unwrap(), mtime);
+}
+
+fn package_count(env: &TestEnv) -> usize {
+    let ls = json(&run_ok(tstore(env, None).args(["store", "ls", "--json"])));
+    ls["packages"].as_array().unwrap().len()
+}
+
+fn blob_files(env: &TestEnv) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(env.store.join("blobs-v1"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
+}
+
+fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
+    let fixture = TestEnv::with_null_mirror(Layout::Packed);
+    let env = &fixture.env;
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    init(&fixture, &dir, no_fuse);
+    let good = mirror::null_provider_bytes();
+    let view_file = env
+        .store
+        .join("views")
+        .join(NULL_REL)
+        .join(NULL_PROVIDER_FILE);
+    let blob = blob_files(env)
+        .into_iter()
+        .find(|p| std::fs::read(p).is_ok_and(|c| c == good))
+        .expect("the provider's blob");
+    rot(&blob);
+    let damaged = std::fs::read(&blob).unwrap();
+    assert_ne!(damaged, good);
+
+    // Plain verify: reports the package, the file and the remedy; changes nothing.
+    let out = run_fail(tstore(env, None).args(["store", "verify"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("provider registry.terraform.io/hashicorp/null 2.1.2 (linux_amd64)"),
+        "{text}"
+    );
+    assert!(text.contains(&blob.display().to_string()), "{text}");
+    assert!(
+        stderr(&out).contains("tstore store verify --repair"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read(&blob).unwrap(),
+        damaged,
+        "verify changed the blob"
+    );
+    assert_eq!(package_count(env), 1, "verify removed rows");
+    assert!(view_file.exists());
+
+    // Dry runs (both spellings) change nothing either.
+    for args in [
+        &["store", "verify", "--repair", "--dry-run", "--json"][..],
+        &["store", "verify", "-dry-run", "-json"][..],
+    ] {
+        let out = tstore(env, None).args(args).output().unwrap();
+        let v = json(&out);
+        assert_eq!(v["repaired"], false, "{v}");
+        assert_eq!(v["repair"]["dry_run"], true, "{v}");
+        assert_eq!(v["repair"]["packages"].as_array().unwrap().len(), 1, "{v}");
+        assert_eq!(
+            std::fs::read(&blob).unwrap(),
+            damaged,
+            "{args:?} changed the blob"
+        );
+        assert_eq!(package_count(env), 1, "{args:?} removed rows");
+        assert!(view_file.exists(), "{args:?} removed the view");
+    }
+
+    // Repair: the package is quarantined, the blob moved out of blobs-v1.
+    let out = run_ok(tstore(env, None).args(["store", "verify", "--repair"]));
+    let text = stdout(&out);
+    assert!(
+        text.contains("quarantined: provider registry.terraform.io/hashicorp/null 2.1.2"),
+        "{text}"
+    );
+    assert!(text.contains("1 packages quarantined"), "{text}");
+    assert_eq!(package_count(env), 0);
+    assert!(!blob.exists(), "the bad blob is still in blobs-v1");
+    assert!(!view_file.exists(), "the view is still there");
+    let quarantined: Vec<_> = std::fs::read_dir(env.store.join("quarantine"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        quarantined
+            .iter()
+            .any(|p| std::fs::read(p).is_ok_and(|c| c == damaged)),
+        "{quarantined:?}"
+    );
+    // The checkout's link no longer serves the bad bytes; through the mount the package
+    // disappears (the watcher drops it when the index changes).
+    let linked = dir.join(NULL_LINK).join(NULL_PROVIDER_FILE);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read(&linked).is_ok_and(|c| c == damaged) {
+        assert!(Instant::now() < deadline, "the link still serves bad bytes");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if !no_fuse {
+        let through_mount = env.mount.join(NULL_REL);
+        while through_mount.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "the mount still shows the package"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    run_ok(tstore(env, None).args(["store", "verify"]));
+
+    // The next init fetches it again and links good bytes.
+    init(&fixture, &dir, no_fuse);
+    assert_eq!(package_count(env), 1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read(&linked).ok().as_deref() != Some(good) {
+        assert!(
+            Instant::now() < deadline,
+            "the relinked provider is not good"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if !no_fuse {
+        let served = std::fs::read(env.mount.join(NULL_REL).join(NULL_PROVIDER_FILE)).unwrap();
+        assert!(served == good, "the mount serves other bytes");
+    }
+    run_ok(tstore(env, None).args(["store", "verify"]));
+}
+
+/// Bit rot (same size, same mtime) in the views-symlink layout.
+#[test]
+fn store_verify_bit_rot_is_repaired_without_fuse() {
+    bit_rot_is_reported_then_quarantined_and_refetched(true);
+}
+
+/// Bit rot (same size, same mtime) while the store is mounted.
+#[test]
+fn store_verify_bit_rot_is_repaired_through_the_mount() {
+    bit_rot_is_reported_then_quarantined_and_refetched(false);
+}
+
+/// Plain verify reports leftovers and keeps them; --repair removes and lists them.
+#[test]
+fn store_verify_leftovers_are_reported_then_removed() {
+    let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
+    run_ok(tstore(&env, None).args(["store", "import"]).arg(&mirror));
+    let tmp_file = env.store.join("tmp").join("crashed-ingest");
+    let tmp_dir = env.store.join("tmp").join("crashed-dir");
+    std::fs::write(&tmp_file, b"half").unwrap();
+    std::fs::create_dir_all(tmp_dir.join("sub")).unwrap();
+
+    let out = run_fail(tstore(&env, None).args(["store", "verify"]));
+    assert!(
+        stdout(&out).contains(&tmp_file.display().to_string()),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        tmp_file.exists() && tmp_dir.exists(),
+        "plain verify removed leftovers"
+    );
+    let v = json(&run_fail(
+        tstore(&env, None).args(["store", "verify", "--json"]),
+    ));
+    assert_eq!(v["clean"], false, "{v}");
+    assert_eq!(
+        v["repair"]["leftovers"]["tmp"].as_array().unwrap().len(),
+        2,
+        "{v}"
+    );
+    assert!(
+        tmp_file.exists() && tmp_dir.exists(),
+        "plain verify removed leftovers"
+    );
+
+    let v = json(&run_ok(
+        tstore(&env, None).args(["store", "verify", "--repair", "--json"]),
+    ));
+    assert_eq!(v["repaired"], true, "{v}");
+    let removed = v["repair"]["leftovers"]["tmp"].as_array().unwrap();
+    assert_eq!(removed.len(), 2, "{v}");
+    assert!(
+        !tmp_file.exists() && !tmp_dir.exists(),
+        "leftovers not removed"
+    );
+    assert_eq!(v["repair"]["packages"], serde_json::json!([]), "{v}");
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+    assert_eq!(package_count(&env), 1);
+}
