@@ -1,6 +1,6 @@
 //! Store-level tests through the public API, one file per topic: `archives` (zip and
 //! directory ingest, hostile archives, limits) and `packages` (commit, views, concurrency,
-//! verify, source memos, locks). This module holds what they share: a [`Fixture`] (a store and
+//! verify, source memos, locks) and `repair` (quarantine). This module holds what they share: a [`Fixture`] (a store and
 //! a work directory) and the zip writer.
 
 use std::io::Write as _;
@@ -14,6 +14,7 @@ use crate::{PackageKey, Store};
 
 mod archives;
 mod packages;
+mod repair;
 
 fn key(name: &str) -> PackageKey {
     PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64")
