@@ -22,6 +22,7 @@ use crate::blob::{exists, BlobId};
 use crate::index::query_vec;
 use crate::lock::{assert_exclusive, StoreLock};
 use crate::package::PackageKey;
+use crate::tree::{EntryKind, Tree};
 use crate::view::remove_view;
 use crate::{Leftovers, Result, Store, StoreError, VerifyReport};
 
@@ -128,8 +129,9 @@ impl Store {
             for blob in bad_blobs {
                 let rows = query_vec(
                     &index.conn,
-                    "SELECT p.kind, p.name, p.version, p.platform, p.tree FROM packages p
-                     JOIN tree_blobs tb ON tb.tree = p.tree WHERE tb.blob = ?1",
+                    "SELECT p.kind, p.name, p.version, p.platform, p.tree, t.encoding
+                     FROM packages p JOIN tree_blobs tb ON tb.tree = p.tree
+                     JOIN trees t ON t.id = p.tree WHERE tb.blob = ?1",
                     [blob.to_string()],
                     |r| {
                         Ok((
@@ -138,11 +140,12 @@ impl Store {
                             r.get::<_, String>(2)?,
                             r.get::<_, String>(3)?,
                             r.get::<_, String>(4)?,
+                            r.get::<_, Vec<u8>>(5)?,
                         ))
                     },
                 )
                 .map_err(index.err("finding packages of a bad blob"))?;
-                for (kind, name, version, platform, tree) in rows {
+                for (kind, name, version, platform, tree, encoding) in rows {
                     let key = PackageKey::from_columns(&kind, name, version, platform)?;
                     let what = if report.missing.iter().any(|m| m.blob == *blob) {
                         "is missing"
@@ -157,7 +160,11 @@ impl Store {
                             reasons: Vec::new(),
                         })
                         .reasons
-                        .push(format!("blob {blob} {what}"));
+                        .extend(
+                            files_of(&Tree::decode(&encoding)?, blob)
+                                .into_iter()
+                                .map(|file| format!("{file}: blob {blob} {what}")),
+                        );
                 }
             }
         }
@@ -293,6 +300,15 @@ impl Store {
             Err(e) => Err(StoreError::io(&blob.from, e)),
         }
     }
+}
+
+/// The paths of `tree` whose content is `blob`.
+fn files_of(tree: &Tree, blob: &BlobId) -> Vec<String> {
+    tree.entries()
+        .iter()
+        .filter(|e| matches!(&e.kind, EntryKind::File { blob: b, .. } if b == blob))
+        .map(|e| e.path.to_string())
+        .collect()
 }
 
 /// `ab` + `<rest>` of `blobs-v1/ab/<rest>`: the file's name in `quarantine/`.

@@ -1,7 +1,7 @@
 //! [`Store::verify`]: re-read everything the index vouches for. Every blob file is re-hashed
 //! against its name, every blob a tree needs must have its file, and every package's view
-//! must match its tree. Nothing is repaired here: `gc` removes what the index does not know,
-//! and a damaged package is removed by [`Store::reverify_package`].
+//! must match its tree. Nothing is changed here: [`Store::repair`] (repair.rs) acts on the
+//! report, and init removes a damaged package it meets via [`Store::reverify_package`].
 
 use std::path::PathBuf;
 

@@ -85,6 +85,10 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
     );
     assert!(text.contains(&blob.display().to_string()), "{text}");
     assert!(
+        text.contains(&format!("{NULL_PROVIDER_FILE}: blob ")),
+        "{text}"
+    );
+    assert!(
         stderr(&out).contains("tstore store verify --repair"),
         "{}",
         stderr(&out)

@@ -63,6 +63,10 @@ fn a_bad_shared_blob_quarantines_every_package_that_references_it() {
     assert!(plan.dry_run);
     let planned: Vec<_> = plan.packages.iter().map(|p| p.package.clone()).collect();
     assert_eq!(planned, vec![key("a"), key("b")]);
+    assert!(
+        plan.packages[0].reasons[0].starts_with("shared.txt: blob "),
+        "{plan:?}"
+    );
     assert_eq!(plan.blobs.len(), 1);
     assert_eq!(plan.blobs[0].to, None);
     assert_eq!(keys(&store), vec![key("a"), key("b"), key("c")]);
