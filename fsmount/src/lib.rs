@@ -65,11 +65,8 @@ pub fn mount(store: Store, mountpoint: &Path, threads: usize) -> io::Result<()> 
         fuser::MountOption::NoSuid,
         fuser::MountOption::NoAtime,
     ];
-    // root serves the machine's store to every user; others get FUSE's default (owner only,
-    // since `allow_other` needs `user_allow_other` in /etc/fuse.conf).
-    if is_root() {
-        config.acl = fuser::SessionACL::All;
-    }
+    // A store is private to its owner, and so is its mount: FUSE's default lets only the
+    // mounting user in (root included: a root-owned store is not served to other users).
     config.n_threads = Some(threads.max(1));
     config.clone_fd = true;
     let fs = StoreFs::new(store);
@@ -80,12 +77,6 @@ pub fn mount(store: Store, mountpoint: &Path, threads: usize) -> io::Result<()> 
         .name("tstore-revalidate".into())
         .spawn(move || watcher.run(notifier))?;
     session.run()
-}
-
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-        .unwrap_or(false)
 }
 
 /// What is at a mount path, as far as FUSE is concerned.

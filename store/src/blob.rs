@@ -143,7 +143,7 @@ pub(crate) fn write_blob(
         .map_err(|e| StoreError::io(tmp.path(), e))?;
     file.sync_all().map_err(|e| StoreError::io(tmp.path(), e))?;
     let parent = dest.parent().expect("blob path has a parent");
-    fs_err::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
+    crate::layout::create_private_dir_all(parent)?;
     match tmp.persist_noclobber(&dest) {
         Ok(_) => {}
         Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => return Ok(written),

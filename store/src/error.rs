@@ -14,6 +14,36 @@ use crate::tree::TreeId;
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The store belongs to another user (like git's `safe.directory`): using it would leave
+    /// files its owner cannot remove, or trust files someone else can change.
+    #[error(
+        "the store at {} belongs to user id {owner}, not to you (user id {me})\n\n  hint: use \
+         your own store (set TSTORE_HOME), or, if it is yours, take it back with `chown -R \
+         {me} {}`; running tstore with sudo against your store causes this",
+        path.display(),
+        path.display()
+    )]
+    ForeignOwner {
+        /// The store directory (or a directory inside it).
+        path: PathBuf,
+        /// Its owner's user id.
+        owner: u32,
+        /// The current user id.
+        me: u32,
+    },
+    /// Others can write into the store: they could replace packages under its users.
+    #[error(
+        "the store at {} can be written by other users (mode {mode:o})\n\n  hint: `chmod 700 \
+         {}`; a store is private to its owner",
+        path.display(),
+        path.display()
+    )]
+    OpenToOthers {
+        /// The directory.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// A filesystem operation failed.
     #[error("filesystem operation on {} failed", path.display())]
     Io {

@@ -16,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fs_err::os::unix::fs::OpenOptionsExt as _;
+
 use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior};
 
 use crate::package::PackageKey;
@@ -143,10 +145,16 @@ impl Index {
         // without consulting the busy handler, when another process does the same. So
         // opening is serialized between processes by a small lock file, held only here.
         let open_lock_path = path.with_file_name(".index-open.lock");
-        let open_lock = fs_err::File::create(&open_lock_path).map_err(|source| StoreError::Io {
-            path: open_lock_path.clone(),
-            source,
-        })?;
+        let open_lock = fs_err::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&open_lock_path)
+            .map_err(|source| StoreError::Io {
+                path: open_lock_path.clone(),
+                source,
+            })?;
         open_lock.file().lock().map_err(|source| StoreError::Io {
             path: open_lock_path.clone(),
             source,

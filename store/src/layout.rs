@@ -64,6 +64,17 @@ pub(crate) fn blob_file_id(fan: &str, name: &str) -> String {
     format!("{fan}{rest}")
 }
 
+/// Create `dir` and its missing parents with mode 0700, whatever the umask: every directory
+/// of the store is private to its owner.
+pub(crate) fn create_private_dir_all(dir: &Path) -> crate::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| crate::StoreError::io(dir, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@
 use std::fs::TryLockError;
 use std::path::Path;
 
+use fs_err::os::unix::fs::OpenOptionsExt as _;
+
 use crate::{Result, StoreError};
 
 /// Whether a [`StoreLock`] is shared or exclusive.
@@ -41,6 +43,7 @@ impl StoreLock {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(0o600)
             .open(path)
             .map_err(|e| StoreError::io(path, e))
     }

@@ -281,7 +281,7 @@ impl Store {
     /// a second repair keeps the first one's evidence).
     fn move_to_quarantine(&self, blob: QuarantinedBlob) -> Result<QuarantinedBlob> {
         let dir = &self.layout.quarantine;
-        fs_err::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+        crate::layout::create_private_dir_all(dir)?;
         let name = quarantine_name(&blob.from);
         let mut n = 0u32;
         let to = loop {

@@ -1,5 +1,6 @@
 //! [`Store`]: the handle tying layout, index, blobs, trees, packages and views together.
 
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -63,14 +64,46 @@ pub struct Store {
 impl Store {
     /// Open or create the store at `root`: create the layout, open the SQLite index (WAL) and
     /// run its migrations.
+    ///
+    /// Modes are explicit, never the umask's: the store's directories are `0700` and its index
+    /// files `0600` (packages inside keep their read-only modes, reachable by the owner only).
+    /// A store owned by another user, or writable by others, is refused before anything in it
+    /// is touched.
     pub fn open(root: &Path) -> Result<Store> {
-        fs_err::create_dir_all(root).map_err(|e| StoreError::io(root, e))?;
+        if !root.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(root)
+                .map_err(|e| StoreError::io(root, e))?;
+        }
         let root = fs_err::canonicalize(root).map_err(|e| StoreError::io(root, e))?;
         let layout = Layout::new(&root);
+        check_owned_and_private(&layout.root)?;
         for dir in [&layout.blobs, &layout.tmp, &layout.views] {
-            fs_err::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+            if dir.exists() {
+                check_owned_and_private(dir)?;
+            } else {
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| StoreError::io(dir, e))?;
+            }
+        }
+        for dir in [&layout.root, &layout.blobs, &layout.tmp, &layout.views] {
+            fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| StoreError::io(dir, e))?;
         }
         let index = Index::open(&layout.index)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = layout.index.clone().into_os_string();
+            name.push(suffix);
+            let path = PathBuf::from(name);
+            if path.exists() {
+                fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| StoreError::io(&path, e))?;
+            }
+        }
         Ok(Store {
             layout,
             limits: Limits::default(),
@@ -477,4 +510,26 @@ fn read_package(
         bytes,
         created_at,
     })))
+}
+
+/// A store directory must belong to the current user and be writable by nobody else.
+fn check_owned_and_private(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = fs_err::metadata(dir).map_err(|e| StoreError::io(dir, e))?;
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(StoreError::ForeignOwner {
+            path: dir.to_owned(),
+            owner: meta.uid(),
+            me,
+        });
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(StoreError::OpenToOthers {
+            path: dir.to_owned(),
+            mode,
+        });
+    }
+    Ok(())
 }

@@ -130,7 +130,7 @@ pub(crate) fn materialize(
     for entry in tree.entries() {
         let path = build.join(&entry.path);
         let parent = path.parent().expect("entry has a parent");
-        fs_err::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
+        crate::layout::create_private_dir_all(parent)?;
         match &entry.kind {
             EntryKind::File { blob, exec } => {
                 let src = blob_file_with_mode(layout, blob, *exec)?;
@@ -147,7 +147,7 @@ pub(crate) fn materialize(
         sync_dir(&dir)?;
     }
     let parent = dest.parent().expect("view path has a parent");
-    fs_err::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
+    crate::layout::create_private_dir_all(parent)?;
     match std::fs::rename(&build, dest) {
         Ok(()) => {}
         Err(e) if exists(dest)? => {

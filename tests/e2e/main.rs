@@ -18,6 +18,7 @@ mod module_policy;
 mod module_versions;
 mod modules;
 mod packages;
+mod permissions;
 mod providers;
 mod reflink;
 mod registry;

@@ -213,8 +213,8 @@ fn replace_with_copy(modules: &SafeDir, key: &RelPath, src: &Path) -> Result<(),
 }
 
 /// A writable copy of `src` into `dest`, a directory this init just made: directories
-/// 0755, files 0644 or 0755 by their exec bit (reflinked where the filesystem can, else
-/// copied), symlinks kept as links; fifos, sockets and devices are not copied. Every entry is
+/// 0755, files with the source's permission bits plus owner read-write (so a private file
+/// stays private; reflinked where the filesystem can, else copied), symlinks kept as links; fifos, sockets and devices are not copied. Every entry is
 /// created through `dest` with `O_EXCL | O_NOFOLLOW`, and a source file is opened with
 /// `O_NOFOLLOW`, so nothing swapped in can redirect a read or a write.
 pub(super) fn copy_tree(src: &Path, dest: &SafeDir) -> Result<(), SafeFsError> {
@@ -244,7 +244,9 @@ pub(super) fn copy_tree(src: &Path, dest: &SafeDir) -> Result<(), SafeFsError> {
                 .map_err(|e| read_err(entry.path(), e))?
                 .permissions()
                 .mode();
-            let mut to = dest.create_file(&rel, if mode & 0o111 != 0 { 0o755 } else { 0o644 })?;
+            // Group and other bits only where the source had them (a private 0600 file of a
+            // local module stays private); the owner can always write its own copy.
+            let mut to = dest.create_file(&rel, (mode & 0o755) | 0o600)?;
             if reflink_copy::reflink_file(&from, &to).is_err() {
                 std::io::copy(&mut from, &mut to).map_err(|source| SafeFsError::Io {
                     op: "copy",

@@ -16,11 +16,13 @@
 //! `fusermount3`), the mount path is the symlink to `$TSTORE_HOME/views` instead: the same
 //! paths, so links never change.
 
+use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use tstore_fsmount::MountState;
 use tstore_installer::mountpoint;
 use tstore_store::Store;
@@ -124,8 +126,18 @@ pub(crate) fn detach(mount: &Path) -> Result<()> {
 /// The lock serializing mount starts between processes (held until dropped).
 fn mount_lock(settings: &Settings) -> Result<fs_err::File> {
     let path = settings.store.join(".mount.lock");
-    fs_err::create_dir_all(&settings.store)?;
-    let file = fs_err::File::create(&path)?;
+    // The store root is private to its owner; the store checks this when it opens.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&settings.store)
+        .with_context(|| format!("cannot create {}", settings.store.display()))?;
+    let file = fs_err::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)?;
     file.file()
         .lock()
         .with_context(|| format!("cannot lock {}", path.display()))?;
@@ -139,6 +151,7 @@ fn spawn_daemon(settings: &Settings, store: &Store) -> Result<u32> {
     let log = fs_err::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&log_path)?;
     let exe = std::env::current_exe().context("cannot find the tstore binary to start")?;
     let mut cmd = Command::new(exe);

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use tstore_fsmount::MountState;
 use tstore_installer::mountpoint;
 use tstore_store::Store;
@@ -76,7 +77,13 @@ fn foreground(settings: &Settings, store: Store) -> Result<ExitCode> {
     }
     mountpoint::prepare_mount_dir(mount, &store.views_dir())?;
     let pid_path = pid_file(settings);
-    fs_err::write(&pid_path, format!("{}\n", std::process::id()))?;
+    fs_err::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&pid_path)?
+        .write_all(format!("{}\n", std::process::id()).as_bytes())?;
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get().clamp(2, 8));
     tracing::info!(
         "serving {} at {}",
