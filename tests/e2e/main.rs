@@ -20,6 +20,8 @@ mod modules;
 mod packages;
 mod permissions;
 mod providers;
+mod readme;
+mod recipes;
 mod reflink;
 mod registry;
 mod selection;

@@ -1,0 +1,128 @@
+//! The README's tutorial, run as written: the shell blocks between `<!-- tutorial -->` and
+//! `<!-- /tutorial -->` are extracted from README.md and run in order by one bash, in an
+//! environment where `~` is a temp dir and the CLI configuration names a filesystem mirror
+//! of the real null provider (the tutorial uses whatever providers the user's configuration
+//! reaches). If the README changes, this test runs the new text.
+
+use std::path::{Path, PathBuf};
+
+use tstore_test_support::{mirror, peers, run_ok, stdout, TestEnv};
+
+use crate::common::{json, tstore_bin};
+
+/// The contents of the ```sh blocks between the tutorial markers of `readme`, in order.
+fn tutorial_blocks(readme: &str) -> Vec<String> {
+    let start = readme
+        .find("<!-- tutorial -->")
+        .expect("README.md has a <!-- tutorial --> marker");
+    let end = readme
+        .find("<!-- /tutorial -->")
+        .expect("README.md has a <!-- /tutorial --> marker");
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in readme[start..end].lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some(String::new()),
+            (Some(block), "```") => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    assert!(
+        current.is_none(),
+        "an unterminated code block in the tutorial"
+    );
+    blocks
+}
+
+/// A directory holding only a `tstore` symlink to the binary under test, for `PATH`.
+fn bin_dir(env: &TestEnv) -> PathBuf {
+    let dir = env.root.path().join("bin");
+    fs_err::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(tstore_bin(), dir.join("tstore")).unwrap();
+    dir
+}
+
+fn path_with(dirs: &[&Path]) -> std::ffi::OsString {
+    let system = std::env::var_os("PATH").unwrap_or_default();
+    let mut all: Vec<PathBuf> = dirs.iter().map(|d| d.to_path_buf()).collect();
+    all.extend(std::env::split_paths(&system));
+    std::env::join_paths(all).unwrap()
+}
+
+#[test]
+fn the_readme_tutorial_runs_as_written() {
+    let readme =
+        fs_err::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let blocks = tutorial_blocks(&readme);
+    assert!(blocks.len() >= 3, "the tutorial has its shell blocks");
+
+    // The tutorial follows the default flavor (tofu): its mirror holds the real null
+    // provider under the tofu flavor's default host.
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    let tofu_null = mirror::NULL_ADDR.replacen("registry.terraform.io", "registry.opentofu.org", 1);
+    assert_ne!(tofu_null, mirror::NULL_ADDR);
+    mirror::write_unpacked(
+        &mirror_dir,
+        &tofu_null,
+        mirror::NULL_VERSION,
+        mirror::PLATFORM,
+        &mirror::null_files(),
+    );
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let bin = bin_dir(&env);
+
+    let script = format!("set -euo pipefail\n{}", blocks.join("\n"));
+    let mut bash = env.command(Path::new("bash"));
+    bash.arg("-c")
+        .arg(&script)
+        .env(
+            "PATH",
+            path_with(&[&bin, peers().terraform.parent().unwrap()]),
+        )
+        .env("TF_CLI_CONFIG_FILE", &cfg)
+        .env_remove("TSTORE_FLAVOR");
+    let out = run_ok(&mut bash);
+    let said = stdout(&out);
+
+    // app-a stays, app-b was removed by the tutorial; app-a links the mounted store's null.
+    let app_a = env.home.join("tstore-tutorial/app-a");
+    assert!(!env.home.join("tstore-tutorial/app-b").exists());
+    let link = app_a.join(format!(
+        ".terraform/providers/{tofu_null}/{}/{}",
+        mirror::NULL_VERSION,
+        mirror::PLATFORM
+    ));
+    let target = fs_err::read_link(&link).expect("app-a's provider entry is a link");
+    assert!(
+        target.starts_with(&env.mount),
+        "{} points into the mount path {}",
+        target.display(),
+        env.mount.display()
+    );
+    assert!(fs_err::read_to_string(app_a.join(".terraform.lock.hcl"))
+        .unwrap()
+        .contains(&format!("provider \"{tofu_null}\"")));
+    // The `ls -l` of app-b showed the link into the mount, and gc's dry run kept null.
+    assert!(said.contains(&env.mount.display().to_string()), "{said}");
+
+    // One package in the store, still there after the tutorial's gc dry run.
+    let mut ls = env.command(&tstore_bin());
+    ls.args(["store", "ls", "--json"]);
+    let packages = json(&run_ok(&mut ls));
+    let text = packages.to_string();
+    assert_eq!(text.matches("\"2.1.2\"").count(), 1, "{text}");
+
+    // The tutorial ends by stopping the daemon init started.
+    let mut status = env.command(&tstore_bin());
+    status.args(["mount", "--status", "--json"]);
+    let status = status.output().unwrap();
+    assert_eq!(json(&status)["state"], "not-mounted", "{status:?}");
+}
