@@ -445,3 +445,34 @@ fn newlines_inside_for_expressions_and_template_directives() {
     assert_err!("x = { a = c ? \"1\" :\n  \"3\" }\n");
     assert_err!("x = c ? 1 :\n  2\n");
 }
+
+// A quoted string or template is a single line in HCL's native syntax (hashicorp/hcl:
+// "Invalid multi-line string"); line breaks belong in heredocs or as `\n` escapes.
+#[test]
+fn quoted_strings_do_not_span_lines() {
+    assert_err!("x = \"a\nb\"\n");
+    assert_err!("x = \"a\r\nb\"\n");
+    assert_err!("x = \"${y}\nb\"\n");
+    assert_err!("block \"a\nb\" {}\n");
+    // Escapes, heredocs and line breaks inside an interpolation stay valid.
+    for input in [
+        "x = \"a\\nb\"\n",
+        "x = <<EOT\na\nb\nEOT\n",
+        "x = \"${y +\n  1}\"\n",
+    ] {
+        if let Err(e) = input.parse::<Body>() {
+            panic!("{input:?}: {e}");
+        }
+    }
+}
+
+// A file may start with a UTF-8 byte order mark, as editors on Windows write it; HCL skips
+// it. Spans still count from the start of the input.
+#[test]
+fn a_byte_order_mark_may_start_a_body() {
+    let input = "\u{feff}a = 1\n";
+    let body = hcl_edit::parser::parse_body(input).unwrap();
+    let attr = body.get_attribute("a").unwrap();
+    assert_eq!(attr.key.as_str(), "a");
+    assert_err!("a = 1\n\u{feff}b = 2\n");
+}

@@ -96,10 +96,10 @@ fn collect_json(src: &str, out: &mut ModuleDecls) -> Result<(), String> {
             _ => Vec::new(),
         }
     };
-    let Some(root) = root.as_object() else {
+    let Some(roots) = super::json_root_bodies(&root) else {
         return Ok(());
     };
-    for (kind, value) in root {
+    for (kind, value) in roots.into_iter().flatten() {
         for by_name in items(value) {
             match kind.as_str() {
                 "variable" => {

@@ -20,6 +20,17 @@ fn json_items(v: &Value) -> Vec<&serde_json::Map<String, Value>> {
     }
 }
 
+/// The bodies of a JSON configuration file's root: HCL's JSON syntax takes an object, or an
+/// array of objects whose bodies are merged in order (`[]` is an empty body). `None` for any
+/// other root.
+pub(crate) fn json_root_bodies(root: &Value) -> Option<Vec<&serde_json::Map<String, Value>>> {
+    match root {
+        Value::Object(o) => Some(vec![o]),
+        Value::Array(items) => items.iter().map(Value::as_object).collect(),
+        _ => None,
+    }
+}
+
 pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
     let at = SourcePos {
         file: path.to_owned(),
@@ -32,10 +43,12 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
         },
         message: e.to_string(),
     })?;
-    let Some(root) = root.as_object() else {
+    let Some(roots) = json_root_bodies(&root) else {
         return Err(ConfigError::Syntax {
             at,
-            message: "the root of a JSON configuration file must be an object".into(),
+            message:
+                "the root of a JSON configuration file must be an object, or an array of objects"
+                    .into(),
         });
     };
     let string = |v: &Value, what: &str| -> Result<String, ConfigError> {
@@ -48,7 +61,7 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
         })
     };
     let mut out = FileContent::default();
-    for (key, value) in root {
+    for (key, value) in roots.into_iter().flatten() {
         match key.as_str() {
             "terraform" => {
                 for tf in json_items(value) {

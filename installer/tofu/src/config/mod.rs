@@ -31,6 +31,7 @@ use crate::version::VersionConstraints;
 
 pub(crate) use self::files::module_files;
 use self::hcl::parse_hcl;
+pub(crate) use self::json::json_root_bodies;
 use self::json::parse_json;
 
 /// Errors from loading a module's configuration.

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::expr::Values;
 use super::WritesError;
+use crate::config::json_root_bodies;
 use crate::span::{line_at, SourcePos};
 
 /// An argument with where it is written.
@@ -174,10 +175,12 @@ pub(super) fn json_file(
         file: path.to_owned(),
         line: None,
     };
-    let Some(root) = root.as_object() else {
+    let Some(roots) = json_root_bodies(&root) else {
         return Err(WritesError::Syntax {
             at,
-            message: "the root of a JSON configuration file must be an object".into(),
+            message:
+                "the root of a JSON configuration file must be an object, or an array of objects"
+                    .into(),
         });
     };
     let args_of = |body: &serde_json::Map<String, Value>| -> Vec<(String, Arg)> {
@@ -208,7 +211,7 @@ pub(super) fn json_file(
         }
         out
     };
-    for (key, value) in root {
+    for (key, value) in roots.into_iter().flatten() {
         match key.as_str() {
             "resource" | "data" | "ephemeral" => {
                 for by_type in items(value) {

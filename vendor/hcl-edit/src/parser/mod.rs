@@ -42,6 +42,7 @@ mod prelude {
 }
 
 use self::prelude::*;
+use winnow::combinator::{opt, preceded};
 
 /// Parse an input into a [`Body`].
 ///
@@ -49,7 +50,9 @@ use self::prelude::*;
 ///
 /// Returns an error if the input does not resemble a valid HCL body.
 pub fn parse_body(input: &str) -> Result<Body, Error> {
-    let mut body = parse_complete(input, body)?;
+    // A UTF-8 byte order mark (as editors on Windows write) may start a file; it is not part
+    // of the body, and spans keep counting from the start of `input`.
+    let mut body = parse_complete(input, preceded(opt('\u{FEFF}'), body))?;
     body.despan(input);
     Ok(body)
 }

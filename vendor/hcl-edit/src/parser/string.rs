@@ -102,9 +102,14 @@ where
 
 /// Parse a non-empty block of text that doesn't include `"` or non-escaped template
 /// interpolation/directive start markers.
+///
+/// A quoted string or template is a single line: a literal newline ends the literal, and the
+/// string then lacks its closing quote (HCL: "Invalid multi-line string"; use `\n` or a
+/// heredoc).
 fn string_literal<'a>(input: &mut Input<'a>) -> ModalResult<&'a str> {
     let literal_end = dispatch! {any;
-        '\"' | '\\' => empty.value(true),
+        '\"' | '\\' | '\n' => empty.value(true),
+        '\r' => '\n'.value(true),
         '$' | '%' => '{'.value(true),
         _ => fail,
     };

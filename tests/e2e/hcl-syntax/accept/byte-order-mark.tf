@@ -1,0 +1,4 @@
+﻿# a file saved with a byte order mark
+locals {
+  a = 1
+}
