@@ -17,6 +17,7 @@ mod lockfile;
 mod module_policy;
 mod module_versions;
 mod modules;
+mod oci;
 mod packages;
 mod permissions;
 mod providers;

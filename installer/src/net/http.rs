@@ -182,48 +182,24 @@ impl HttpClient {
         })
     }
 
+    /// A request of `method` to `url` on the shared agent, for protocols that need their own
+    /// headers (the OCI Distribution API's `Accept` and authentication challenges).
+    pub(crate) fn request(&self, method: &str, url: &str) -> ureq::Request {
+        self.agent.request(method, url)
+    }
+
     /// GET `url` (with a bearer token if given); non-2xx statuses are errors.
     pub fn get(&self, url: &str, token: Option<&str>) -> Result<ureq::Response, HttpError> {
         let mut req = self.agent.get(url);
         if let Some(token) = token {
             req = req.set("Authorization", &format!("Bearer {token}"));
         }
-        match req.call() {
-            Ok(resp) => Ok(resp),
-            Err(ureq::Error::Status(status, resp)) => {
-                let mut body = String::new();
-                let _ = resp.into_reader().take(4096).read_to_string(&mut body);
-                Err(HttpError::Status {
-                    url: url.to_owned(),
-                    status,
-                    body,
-                })
-            }
-            Err(ureq::Error::Transport(t)) => Err(HttpError::Transport {
-                url: url.to_owned(),
-                message: t.to_string(),
-            }),
-        }
+        req.call().map_err(|e| call_error(url, e))
     }
 
     /// GET `url` into memory (at most 16 MiB).
     pub fn get_bytes(&self, url: &str, token: Option<&str>) -> Result<Vec<u8>, HttpError> {
-        let resp = self.get(url, token)?;
-        let mut body = Vec::new();
-        resp.into_reader()
-            .take(MAX_DOCUMENT + 1)
-            .read_to_end(&mut body)
-            .map_err(|source| HttpError::Body {
-                url: url.to_owned(),
-                source,
-            })?;
-        if body.len() as u64 > MAX_DOCUMENT {
-            return Err(HttpError::Body {
-                url: url.to_owned(),
-                source: std::io::Error::other("response larger than 16 MiB"),
-            });
-        }
-        Ok(body)
+        read_body_capped(self.get(url, token)?, url, MAX_DOCUMENT)
     }
 
     /// GET `url` and parse it as JSON of type `T`.
@@ -248,7 +224,7 @@ impl HttpClient {
         progress: &dyn Fn(u64, Option<u64>),
     ) -> Result<([u8; 32], u64), HttpError> {
         let resp = self.get(url, None)?;
-        Self::write_body(resp, url, dest, progress)
+        Self::write_response(resp, url, dest, progress)
     }
 
     /// A conditional GET of `url` (`If-None-Match` / `If-Modified-Since` from `since`):
@@ -267,24 +243,7 @@ impl HttpClient {
         if let Some(lm) = &since.last_modified {
             req = req.set("If-Modified-Since", lm);
         }
-        let resp = match req.call() {
-            Ok(resp) => resp,
-            Err(ureq::Error::Status(status, resp)) => {
-                let mut body = String::new();
-                let _ = resp.into_reader().take(4096).read_to_string(&mut body);
-                return Err(HttpError::Status {
-                    url: url.to_owned(),
-                    status,
-                    body,
-                });
-            }
-            Err(ureq::Error::Transport(t)) => {
-                return Err(HttpError::Transport {
-                    url: url.to_owned(),
-                    message: t.to_string(),
-                })
-            }
-        };
+        let resp = req.call().map_err(|e| call_error(url, e))?;
         if resp.status() == 304 {
             return Ok(None);
         }
@@ -292,7 +251,7 @@ impl HttpClient {
             etag: resp.header("ETag").map(str::to_owned),
             last_modified: resp.header("Last-Modified").map(str::to_owned),
         };
-        let (sha256, size) = Self::write_body(resp, url, dest, &|_, _| {})?;
+        let (sha256, size) = Self::write_response(resp, url, dest, &|_, _| {})?;
         Ok(Some(Downloaded {
             sha256,
             size,
@@ -300,7 +259,7 @@ impl HttpClient {
         }))
     }
 
-    fn write_body(
+    pub(crate) fn write_response(
         resp: ureq::Response,
         url: &str,
         dest: &Path,
@@ -334,6 +293,49 @@ impl HttpClient {
         }
         file.flush().map_err(write_err)?;
         Ok((sha.finalize().into(), done))
+    }
+}
+
+/// The body of `resp` into memory; more than `cap` bytes is an error.
+pub(crate) fn read_body_capped(
+    resp: ureq::Response,
+    url: &str,
+    cap: u64,
+) -> Result<Vec<u8>, HttpError> {
+    let mut body = Vec::new();
+    resp.into_reader()
+        .take(cap + 1)
+        .read_to_end(&mut body)
+        .map_err(|source| HttpError::Body {
+            url: url.to_owned(),
+            source,
+        })?;
+    if body.len() as u64 > cap {
+        return Err(HttpError::Body {
+            url: url.to_owned(),
+            source: std::io::Error::other(format!("response larger than {cap} bytes")),
+        });
+    }
+    Ok(body)
+}
+
+/// A failed `call()` as an [`HttpError`]: an error status with the start of its body, or the
+/// transport failure.
+pub(crate) fn call_error(url: &str, e: ureq::Error) -> HttpError {
+    match e {
+        ureq::Error::Status(status, resp) => {
+            let mut body = String::new();
+            let _ = resp.into_reader().take(4096).read_to_string(&mut body);
+            HttpError::Status {
+                url: url.to_owned(),
+                status,
+                body,
+            }
+        }
+        ureq::Error::Transport(t) => HttpError::Transport {
+            url: url.to_owned(),
+            message: t.to_string(),
+        },
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod discovery;
 pub mod http;
+pub mod oci;
 pub mod signing;
 
 use std::collections::BTreeMap;

@@ -207,9 +207,21 @@ pub enum RemoteError {
     /// The network mirror protocol.
     #[error(transparent)]
     NetMirror(#[from] NetMirrorError),
+    /// The OCI mirror layout or its registry.
+    #[error(transparent)]
+    OciMirror(#[from] crate::providers::sources::oci_mirror::OciMirrorError),
+    /// Registry credentials could not be read.
+    #[error(transparent)]
+    OciCredentials(#[from] crate::net::oci::auth::CredentialsError),
     /// A download.
     #[error(transparent)]
     Http(#[from] HttpError),
+}
+
+impl From<crate::net::oci::OciError> for RemoteError {
+    fn from(e: crate::net::oci::OciError) -> Self {
+        RemoteError::OciMirror(e.into())
+    }
 }
 
 fn render_locations(locations: &[String]) -> String {

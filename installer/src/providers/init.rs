@@ -125,7 +125,9 @@ pub fn init(
     let needs_network = opts.methods.iter().any(|m| {
         matches!(
             m.kind,
-            InstallMethodKind::NetworkMirror { .. } | InstallMethodKind::Direct
+            InstallMethodKind::NetworkMirror { .. }
+                | InstallMethodKind::OciMirror { .. }
+                | InstallMethodKind::Direct
         )
     });
     let http = if needs_network {

@@ -52,6 +52,7 @@ pub mod gpg;
 pub mod hostile;
 pub mod mirror;
 pub mod module_registry;
+pub mod oci_registry;
 mod peers;
 mod process;
 pub mod registry;

@@ -24,6 +24,10 @@ pub struct TestCa {
     pub ca_pem: String,
     /// The rustls configuration serving the server certificate (ALPN `http/1.1`).
     pub server_config: Arc<rustls::ServerConfig>,
+    /// The server certificate and the CA's, PEM (for servers that read files).
+    pub server_chain_pem: String,
+    /// The server certificate's private key, PEM (PKCS#8).
+    pub server_key_pem: String,
 }
 
 impl std::fmt::Debug for TestCa {
@@ -86,6 +90,8 @@ impl TestCa {
         TestCa {
             ca_pem: ca_cert.pem(),
             server_config: Arc::new(config),
+            server_chain_pem: format!("{}{}", cert.pem(), ca_cert.pem()),
+            server_key_pem: key.serialize_pem(),
         }
     }
 

@@ -21,6 +21,35 @@ pub(crate) fn download_and_ingest(
     url: &str,
     expected_zh: Option<&Hash>,
 ) -> Result<tstore_store::IngestedArchive, InstallError> {
+    fetch_and_ingest(
+        store,
+        reporter,
+        display,
+        addr,
+        version,
+        url,
+        expected_zh,
+        |dest, progress| {
+            let (sha, _bytes) = http.download(url, dest, progress)?;
+            Ok(sha)
+        },
+    )
+}
+
+/// [`download_and_ingest`] with the transfer done by `fetch`, which writes the archive to
+/// the path it is given and returns the SHA-256 of what it wrote (an OCI blob, fetched
+/// with the registry's authentication).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fetch_and_ingest(
+    store: &Store,
+    reporter: &dyn Reporter,
+    display: &str,
+    addr: &ProviderAddr,
+    version: &Version,
+    url: &str,
+    expected_zh: Option<&Hash>,
+    fetch: impl FnOnce(&std::path::Path, &dyn Fn(u64, Option<u64>)) -> Result<[u8; 32], RemoteError>,
+) -> Result<tstore_store::IngestedArchive, InstallError> {
     let remote_err = |source: RemoteError| InstallError::Remote {
         provider: addr.to_string(),
         version: Some(version.clone()),
@@ -56,9 +85,7 @@ pub(crate) fn download_and_ingest(
             total,
         })
     };
-    let (sha, _bytes) = http
-        .download(url, temp.path(), &progress)
-        .map_err(|e| remote_err(e.into()))?;
+    let sha = fetch(temp.path(), &progress).map_err(remote_err)?;
     let zh = Hash::zh_from_sha256(&sha);
     if let Some(expected) = expected_zh {
         if *expected != zh {

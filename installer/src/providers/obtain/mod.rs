@@ -7,6 +7,7 @@ mod from_store;
 mod fs_mirror;
 mod hashes;
 mod net_mirror;
+mod oci_mirror;
 mod registry;
 
 use std::collections::BTreeSet;
@@ -24,11 +25,15 @@ pub use self::fs_mirror::ingest_mirror_package;
 pub(crate) use self::fs_mirror::obtain_fs;
 pub(crate) use self::hashes::{auth_summary, join_hashes, record};
 pub(crate) use self::net_mirror::obtain_net;
+pub(crate) use self::oci_mirror::obtain_oci;
 pub(crate) use self::registry::obtain_registry;
 use crate::net::discovery;
 use crate::net::http::HttpClient;
+use crate::net::oci::auth::OciCredentials;
+use crate::net::oci::OciClient;
 use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
 use crate::providers::sources::net_mirror::NetworkMirror;
+use crate::providers::sources::oci_mirror::OciMirror;
 use crate::providers::sources::registry::Registry;
 use crate::providers::{
     display_name, Event, InitOptions, InstallError, ObtainMode, Obtained, Planned, RemoteError,
@@ -50,13 +55,21 @@ pub(crate) enum Candidate {
         mirror: NetworkMirror,
         version: Version,
     },
+    /// A version tagged in an OCI mirror.
+    Oci {
+        mirror: OciMirror,
+        client: std::sync::Arc<OciClient>,
+        version: Version,
+    },
 }
 
 impl Candidate {
     fn version(&self) -> &Version {
         match self {
             Candidate::Fs(p) => &p.version,
-            Candidate::Registry { version, .. } | Candidate::Net { version, .. } => version,
+            Candidate::Registry { version, .. }
+            | Candidate::Net { version, .. }
+            | Candidate::Oci { version, .. } => version,
         }
     }
 }
@@ -73,6 +86,59 @@ pub(crate) struct Obtainment {
     pub(crate) obtained: Obtained,
     /// "current" (archive) or "local" (directory), for the lock mismatch message.
     pub(crate) origin: &'static str,
+}
+
+impl Obtainment {
+    /// A package the store already holds, recognized by the `zh:` its zip was verified
+    /// under: the directory `h1:` and that `zh:` go to the lock, both verified locally.
+    pub(crate) fn reused_by_zh(
+        tree: TreeId,
+        dir_h1: Hash,
+        zh: Hash,
+        source: String,
+        auth: String,
+    ) -> Obtainment {
+        Obtainment {
+            tree,
+            hashes: vec![
+                record(dir_h1.clone(), true, false, None),
+                record(zh.clone(), true, false, None),
+            ],
+            lock_extra: vec![zh.to_string()],
+            dir_h1,
+            memo: None,
+            source,
+            auth,
+            obtained: Obtained::InStore,
+            origin: "current",
+        }
+    }
+
+    /// A zip downloaded and ingested now: its directory `h1:`, the `h1:` of the zip's
+    /// listing when it differs, and its `zh:`, all verified locally; the lock gets the
+    /// directory `h1:` and the `zh:`.
+    pub(crate) fn downloaded(
+        ingested: tstore_store::IngestedArchive,
+        source: String,
+        auth: String,
+    ) -> Obtainment {
+        let mut hashes = vec![record(ingested.ingested.h1.clone(), true, false, None)];
+        if ingested.h1_zip != ingested.ingested.h1 {
+            hashes.push(record(ingested.h1_zip.clone(), true, false, None));
+        }
+        hashes.push(record(ingested.zh.clone(), true, false, None));
+        Obtainment {
+            tree: ingested.ingested.tree,
+            dir_h1: ingested.ingested.h1.clone(),
+            lock_extra: vec![ingested.zh.to_string()],
+            hashes,
+            memo: None,
+            source,
+            auth,
+            obtained: Obtained::Downloaded,
+            origin: "current",
+        }
+    }
 }
 
 /// Phase 1 for one provider: [`ProviderJob::run`].
@@ -245,6 +311,24 @@ impl ProviderJob<'_> {
                         None => None,
                     }
                 }
+                Candidate::Oci { mirror, client, .. } => {
+                    let archive = mirror
+                        .archive(client, addr, version, &opts.platform)
+                        .map_err(|e| remote_err("OCI mirror", e.into()))?;
+                    match archive {
+                        Some(archive) => Some(obtain_oci(
+                            store,
+                            client,
+                            self.reporter,
+                            opts.flavor,
+                            key,
+                            addr,
+                            version,
+                            archive,
+                        )?),
+                        None => None,
+                    }
+                }
                 _ => None,
             };
             if let Some(got) = got {
@@ -359,6 +443,7 @@ pub(crate) fn available_packages(
 ) -> Result<Vec<Candidate>, InstallError> {
     let mut found = Vec::new();
     let mut locations = Vec::new();
+    let mut oci_client: Option<std::sync::Arc<OciClient>> = None;
     let remote_err = |what: String, source: RemoteError| InstallError::Remote {
         provider: addr.to_string(),
         version: None,
@@ -393,6 +478,39 @@ pub(crate) fn available_packages(
                     .map_err(|e| remote_err(what.clone(), e.into()))?;
                 found.extend(versions.into_iter().map(|version| Candidate::Net {
                     mirror: mirror.clone(),
+                    version,
+                }));
+            }
+            InstallMethodKind::OciMirror {
+                repository_template,
+            } => {
+                let mirror = OciMirror {
+                    template: repository_template.clone(),
+                };
+                let what = format!("OCI mirror {repository_template}");
+                let repo = mirror
+                    .repository(addr)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                locations.push(format!("{repo} (OCI mirror)"));
+                let http = http.expect("a network method has a client");
+                let client = match &oci_client {
+                    Some(client) => std::sync::Arc::clone(client),
+                    None => {
+                        let credentials = OciCredentials::from_environment(
+                            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+                        )
+                        .map_err(|e| remote_err(what.clone(), e.into()))?;
+                        let client = std::sync::Arc::new(OciClient::new(http.clone(), credentials));
+                        oci_client = Some(std::sync::Arc::clone(&client));
+                        client
+                    }
+                };
+                let versions = mirror
+                    .versions(&client, addr)
+                    .map_err(|e| remote_err(what.clone(), e.into()))?;
+                found.extend(versions.into_iter().map(|version| Candidate::Oci {
+                    mirror: mirror.clone(),
+                    client: std::sync::Arc::clone(&client),
                     version,
                 }));
             }

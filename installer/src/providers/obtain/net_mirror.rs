@@ -7,8 +7,7 @@ use tstore_tofu::version::Version;
 
 use crate::net::http::HttpClient;
 use crate::providers::{
-    display_name, download_and_ingest, join_hashes, record, reuse, InstallError, Obtained,
-    Obtainment, Reporter,
+    display_name, download_and_ingest, join_hashes, reuse, InstallError, Obtainment, Reporter,
 };
 
 /// A network mirror package: the archive must match one of the mirror's hashes, if it
@@ -43,20 +42,13 @@ pub(crate) fn obtain_net(
     // A reported zh: already verified into the store means nothing to download.
     for zh in reported.iter().filter(|h| matches!(h, Hash::Zh(_))) {
         if let Some((tree, dir_h1)) = reuse(store, key, zh).map_err(store_err)? {
-            return Ok(Obtainment {
+            return Ok(Obtainment::reused_by_zh(
                 tree,
-                hashes: vec![
-                    record(dir_h1.clone(), true, false, None),
-                    record(zh.clone(), true, false, None),
-                ],
-                lock_extra: vec![zh.to_string()],
                 dir_h1,
-                memo: None,
-                source: format!("network_mirror:{}", archive.url),
-                auth: auth.into(),
-                obtained: Obtained::InStore,
-                origin: "current",
-            });
+                zh.clone(),
+                format!("network_mirror:{}", archive.url),
+                auth.into(),
+            ));
         }
     }
     let ingested = download_and_ingest(
@@ -79,20 +71,9 @@ pub(crate) fn obtain_net(
             expected: join_hashes(reported.iter().map(|h| h.to_string())),
         });
     }
-    let mut hashes = vec![record(ingested.ingested.h1.clone(), true, false, None)];
-    if ingested.h1_zip != ingested.ingested.h1 {
-        hashes.push(record(ingested.h1_zip.clone(), true, false, None));
-    }
-    hashes.push(record(ingested.zh.clone(), true, false, None));
-    Ok(Obtainment {
-        tree: ingested.ingested.tree,
-        dir_h1: ingested.ingested.h1.clone(),
-        lock_extra: vec![ingested.zh.to_string()],
-        hashes,
-        memo: None,
-        source: format!("network_mirror:{}", archive.url),
-        auth: auth.into(),
-        obtained: Obtained::Downloaded,
-        origin: "current",
-    })
+    Ok(Obtainment::downloaded(
+        ingested,
+        format!("network_mirror:{}", archive.url),
+        auth.into(),
+    ))
 }

@@ -77,6 +77,13 @@ pub enum InstallMethodKind {
         /// Base URL of the mirror.
         url: String,
     },
+    /// `oci_mirror { repository_template = "HOST/PATH/${namespace}/${type}" }`: an OCI
+    /// registry holding one repository per provider, one tag per version.
+    OciMirror {
+        /// The template of a provider's repository address (`${hostname}`, `${namespace}`
+        /// and `${type}` are replaced).
+        repository_template: String,
+    },
     /// `direct {}`: the provider's origin registry.
     Direct,
     /// `dev_overrides { "ns/type" = "/dir" }`: bypasses installation and locking.

@@ -87,6 +87,26 @@ impl Parser<'_> {
         }
     }
 
+    /// A string whose `${…}` sequences are kept as written: the CLI configuration is HCL 1,
+    /// where they are not interpolations (`repository_template = "…/${namespace}/${type}"`).
+    pub(super) fn literal_string(&self, a: &Attribute) -> Result<String, CliConfigError> {
+        match &a.value {
+            Expression::String(s) => Ok(s.as_str().to_owned()),
+            Expression::StringTemplate(t) => {
+                let raw = t
+                    .span()
+                    .and_then(|span| self.src.get(span))
+                    .and_then(|text| text.strip_prefix('"'))
+                    .and_then(|text| text.strip_suffix('"'));
+                match raw {
+                    Some(raw) if !raw.contains('\\') => Ok(raw.to_owned()),
+                    _ => Err(self.invalid(a, format!("{:?} must be a string", self.key(a)))),
+                }
+            }
+            _ => Err(self.invalid(a, format!("{:?} must be a string", self.key(a)))),
+        }
+    }
+
     pub(super) fn strings(&self, a: &Attribute) -> Result<Vec<String>, CliConfigError> {
         let Expression::Array(items) = &a.value else {
             return Err(self.invalid(a, format!("{:?} must be a list of strings", self.key(a))));
@@ -172,6 +192,7 @@ impl Parser<'_> {
             let mut exclude = Vec::new();
             let mut path = None;
             let mut url = None;
+            let mut repository_template = None;
             for item in m.body.iter() {
                 let Structure::Attribute(a) = item else {
                     return Err(self.invalid(
@@ -184,10 +205,13 @@ impl Parser<'_> {
                     (_, "exclude") => exclude = self.strings(a)?,
                     ("filesystem_mirror", "path") => path = Some(self.string(a)?),
                     ("network_mirror", "url") => url = Some(self.string(a)?),
+                    ("oci_mirror", "repository_template") => {
+                        repository_template = Some(self.literal_string(a)?)
+                    }
                     // Retry counts and trust settings do not change what is installed.
                     ("direct" | "network_mirror", "download_retry_count") => {}
                     ("network_mirror", "trust_all_hashes") => {}
-                    ("direct" | "filesystem_mirror" | "network_mirror", other) => {
+                    ("direct" | "filesystem_mirror" | "network_mirror" | "oci_mirror", other) => {
                         return Err(self.invalid(
                             a,
                             format!("Invalid {kind} block: unsupported argument {other:?}."),
@@ -207,17 +231,47 @@ impl Parser<'_> {
             let kind = match kind {
                 "direct" => InstallMethodKind::Direct,
                 "filesystem_mirror" => match path.filter(|p| !p.is_empty()) {
-                    Some(p) => InstallMethodKind::FilesystemMirror { path: self.expand_path(p) },
-                    None => return Err(self.invalid(m, "Invalid filesystem_mirror block: \"path\" argument is required.".into())),
+                    Some(p) => InstallMethodKind::FilesystemMirror {
+                        path: self.expand_path(p),
+                    },
+                    None => {
+                        return Err(self.invalid(
+                            m,
+                            "Invalid filesystem_mirror block: \"path\" argument is required."
+                                .into(),
+                        ))
+                    }
                 },
                 "network_mirror" => match url.filter(|u| !u.is_empty()) {
                     Some(u) => InstallMethodKind::NetworkMirror { url: u.to_owned() },
-                    None => return Err(self.invalid(m, "Invalid network_mirror block: \"url\" argument is required.".into())),
+                    None => {
+                        return Err(self.invalid(
+                            m,
+                            "Invalid network_mirror block: \"url\" argument is required.".into(),
+                        ))
+                    }
                 },
-                "oci_mirror" => {
-                    return Err(self.invalid(m, "The oci_mirror installation method is not supported by tstore; use a filesystem_mirror or network_mirror.".into()))
+                "oci_mirror" => match repository_template.filter(|t| !t.is_empty()) {
+                    Some(t) => {
+                        check_repository_template(&t, &include).map_err(|message| {
+                            self.invalid(m, format!("Invalid oci_mirror block: {message}"))
+                        })?;
+                        InstallMethodKind::OciMirror {
+                            repository_template: t,
+                        }
+                    }
+                    None => return Err(self.invalid(
+                        m,
+                        "Invalid oci_mirror block: \"repository_template\" argument is required."
+                            .into(),
+                    )),
+                },
+                other => {
+                    return Err(self.invalid(
+                        m,
+                        format!("Unknown provider installation method {other:?}."),
+                    ))
                 }
-                other => return Err(self.invalid(m, format!("Unknown provider installation method {other:?}."))),
             };
             methods.push(InstallMethod {
                 kind,
@@ -227,4 +281,55 @@ impl Parser<'_> {
         }
         Ok(methods)
     }
+}
+
+/// An `oci_mirror` repository template must name a provider's repository unambiguously:
+/// it uses `${namespace}` and `${type}` (and `${hostname}`) unless every `include` pattern
+/// fixes the part it leaves out, and it uses no other placeholder.
+fn check_repository_template(template: &str, include: &[String]) -> Result<(), String> {
+    let mut rest = template;
+    let mut used = Vec::new();
+    while let Some(start) = rest.find("${") {
+        let Some(end) = rest[start..].find('}') else {
+            return Err(format!(
+                "unterminated placeholder in repository_template {template:?}."
+            ));
+        };
+        let name = &rest[start + 2..start + end];
+        if !matches!(name, "hostname" | "namespace" | "type") {
+            return Err(format!(
+                "repository_template {template:?} uses an unknown placeholder ${{{name}}}; only ${{hostname}}, ${{namespace}} and ${{type}} are available."
+            ));
+        }
+        used.push(name.to_owned());
+        rest = &rest[start + end + 1..];
+    }
+    // A part the template leaves out must be the same for every provider the method serves.
+    let parts = ["hostname", "namespace", "type"];
+    for (i, part) in parts.iter().enumerate() {
+        if used.iter().any(|u| u == part) {
+            continue;
+        }
+        let fixed = !include.is_empty()
+            && include.iter().all(|p| {
+                let segments: Vec<&str> = p.split('/').collect();
+                // Two-part patterns are NAMESPACE/TYPE on the default host.
+                let segment = if segments.len() == 2 {
+                    if i == 0 {
+                        Some("fixed-default-host")
+                    } else {
+                        segments.get(i - 1).copied()
+                    }
+                } else {
+                    segments.get(i).copied()
+                };
+                segment.is_some_and(|s| !s.contains('*'))
+            });
+        if !fixed {
+            return Err(format!(
+                "repository_template {template:?} must use ${{{part}}}, unless every include pattern names one {part}."
+            ));
+        }
+    }
+    Ok(())
 }

@@ -310,3 +310,56 @@ fn env_expansion() {
     let env = env_from(&[("A", "x".into())]);
     assert_eq!(expand_vars("/p/$A/${A}/$B/$", &env), "/p/x/x//$");
 }
+
+#[test]
+fn oci_mirror_templates_keep_their_placeholders_and_must_name_each_provider() {
+    let ok = [
+        (r#"r.test/${hostname}/${namespace}/${type}"#, ""),
+        (
+            r#"r.test/mirror/${namespace}-${type}"#,
+            r#"include = ["example.net/*/*"]"#,
+        ),
+        (
+            r#"r.test/ns/${type}"#,
+            r#"include = ["registry.opentofu.org/opentofu/*"]"#,
+        ),
+        (
+            r#"r.test/fixed"#,
+            r#"include = ["registry.opentofu.org/opentofu/foo"]"#,
+        ),
+    ];
+    for (template, include) in ok {
+        let src = format!(
+            "provider_installation {{\n  oci_mirror {{\n    repository_template = \"{template}\"\n    {include}\n  }}\n}}\n"
+        );
+        let c = parse(&src).unwrap_or_else(|e| panic!("{template}: {e}"));
+        assert_eq!(
+            c.provider_installation.unwrap()[0].kind,
+            InstallMethodKind::OciMirror {
+                repository_template: template.to_owned()
+            }
+        );
+    }
+    let bad = [
+        (r#"r.test/${namespace}/${type}"#, "", "must use ${hostname}"),
+        (r#"r.test/${hostname}/${type}"#, "", "must use ${namespace}"),
+        (
+            r#"r.test/mirror/${type}"#,
+            r#"include = ["example.net/*/*"]"#,
+            "must use ${namespace}",
+        ),
+        (
+            r#"r.test/${hostname}/${namespace}/${kind}"#,
+            "",
+            "unknown placeholder",
+        ),
+        ("", "", "\"repository_template\" argument is required"),
+    ];
+    for (template, include, needle) in bad {
+        let src = format!(
+            "provider_installation {{\n  oci_mirror {{\n    repository_template = \"{template}\"\n    {include}\n  }}\n}}\n"
+        );
+        let msg = parse(&src).unwrap_err().to_string();
+        assert!(msg.contains(needle), "{template}: {msg}");
+    }
+}

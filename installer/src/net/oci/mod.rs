@@ -1,0 +1,370 @@
+//! Pulling from OCI registries: the part of the OCI Distribution API a client needs to read
+//! artifacts (tags, manifests, blobs), on the shared [`HttpClient`], with the registries'
+//! authentication challenges ([`auth`]). Manifest and index documents are `oci-spec`'s
+//! types; only the HTTP exchanges are written here, because they must share the CLI
+//! configuration's TLS roots and the install flow's synchronous downloads.
+//!
+//! ```text
+//! GET /v2/NAME/tags/list[?n=…&last=…]     → {"name":…,"tags":[…]}   (Link: rel="next")
+//! GET /v2/NAME/manifests/REF               → an image index or image manifest
+//! GET /v2/NAME/blobs/sha256:HEX            → the blob (possibly redirected)
+//! ```
+//!
+//! Every document and blob fetched by digest is checked against that digest before it is
+//! used: a registry is hostile input like any other source.
+
+pub mod auth;
+
+use std::path::Path;
+
+use oci_spec::image::{ImageIndex, ImageManifest};
+use sha2::{Digest as _, Sha256};
+
+use self::auth::{Challenge, OciCredentials};
+use super::http::{call_error, read_body_capped, HttpClient, HttpError};
+
+/// The largest manifest or index read into memory (the spec suggests registries refuse
+/// manifests above 4 MiB).
+const MAX_MANIFEST: u64 = 4 << 20;
+
+/// Media types of the documents a pull reads.
+pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
+/// An image manifest.
+pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+
+/// Errors of an OCI registry exchange.
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    /// The HTTP exchange failed.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// The registry asked for credentials that are not configured, or refused them.
+    #[error("{registry} requires authentication for {repository}: {message}")]
+    Unauthorized {
+        /// The registry host.
+        registry: String,
+        /// The repository.
+        repository: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A document or blob did not match the digest it was fetched by.
+    #[error("{what} from {url} does not match its digest: expected {expected}, got {actual}")]
+    DigestMismatch {
+        /// What was fetched.
+        what: String,
+        /// Where from.
+        url: String,
+        /// The digest asked for.
+        expected: String,
+        /// The digest of the bytes received.
+        actual: String,
+    },
+    /// A document was not what the protocol says.
+    #[error("malformed {what} from {url}: {message}")]
+    Malformed {
+        /// What was fetched.
+        what: String,
+        /// Where from.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A repository in a registry: `registry/name`, e.g. `ghcr.example/org/null`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OciRepository {
+    /// `host[:port]`.
+    pub registry: String,
+    /// The repository name (`/`-separated path components).
+    pub name: String,
+}
+
+impl std::fmt::Display for OciRepository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.registry, self.name)
+    }
+}
+
+/// A manifest as fetched (checked against its digest when fetched by one): its media type and
+/// its bytes.
+#[derive(Debug)]
+pub struct FetchedManifest {
+    /// The `mediaType` the document declares (or the response's `Content-Type`).
+    pub media_type: String,
+    /// The document.
+    pub bytes: Vec<u8>,
+}
+
+/// A client for OCI registries over HTTPS, sharing [`HttpClient`]'s connections and roots.
+#[derive(Debug)]
+pub struct OciClient {
+    http: HttpClient,
+    credentials: OciCredentials,
+    /// Bearer tokens by registry and scope, obtained from the registries' token services.
+    tokens: std::sync::Mutex<std::collections::HashMap<(String, String), String>>,
+}
+
+impl OciClient {
+    /// A client using `http` and `credentials`.
+    pub fn new(http: HttpClient, credentials: OciCredentials) -> OciClient {
+        OciClient {
+            http,
+            credentials,
+            tokens: Default::default(),
+        }
+    }
+
+    fn base(repo: &OciRepository) -> String {
+        format!("https://{}/v2/{}", repo.registry, repo.name)
+    }
+
+    /// Every tag of `repo`, following pagination.
+    pub fn tags(&self, repo: &OciRepository) -> Result<Vec<String>, OciError> {
+        #[derive(serde::Deserialize)]
+        struct TagList {
+            #[serde(default)]
+            tags: Option<Vec<String>>,
+        }
+        let mut url = format!("{}/tags/list", Self::base(repo));
+        let mut tags = Vec::new();
+        // A registry that keeps answering "next" is bounded by this many pages.
+        for _ in 0..1000 {
+            let resp = self.get(repo, &url, &[])?;
+            let next = resp.header("Link").and_then(next_link);
+            let body = read_capped(resp, &url, MAX_MANIFEST)?;
+            let list: TagList = serde_json::from_slice(&body).map_err(|e| OciError::Malformed {
+                what: "tag list".into(),
+                url: url.clone(),
+                message: e.to_string(),
+            })?;
+            tags.extend(list.tags.unwrap_or_default());
+            match next {
+                Some(next) => url = resolve(&url, &next),
+                None => return Ok(tags),
+            }
+        }
+        Ok(tags)
+    }
+
+    /// The manifest or index `reference` (a tag or a digest) names. A digest reference is
+    /// checked against the bytes.
+    pub fn manifest(
+        &self,
+        repo: &OciRepository,
+        reference: &str,
+    ) -> Result<FetchedManifest, OciError> {
+        let url = format!("{}/manifests/{reference}", Self::base(repo));
+        let accept = format!("{INDEX_MEDIA_TYPE}, {MANIFEST_MEDIA_TYPE}");
+        let resp = self.get(repo, &url, &[("Accept", &accept)])?;
+        let content_type = resp.content_type().to_owned();
+        let bytes = read_capped(resp, &url, MAX_MANIFEST)?;
+        let digest = sha256_digest(&bytes);
+        if reference.contains(':') && reference != digest {
+            return Err(OciError::DigestMismatch {
+                what: "manifest".into(),
+                url,
+                expected: reference.to_owned(),
+                actual: digest,
+            });
+        }
+        #[derive(serde::Deserialize)]
+        struct Head {
+            #[serde(rename = "mediaType")]
+            media_type: Option<String>,
+        }
+        let declared = serde_json::from_slice::<Head>(&bytes)
+            .ok()
+            .and_then(|h| h.media_type);
+        Ok(FetchedManifest {
+            media_type: declared.unwrap_or(content_type),
+            bytes,
+        })
+    }
+
+    /// Parse a fetched document as an image index.
+    pub fn parse_index(fetched: &FetchedManifest, url: &str) -> Result<ImageIndex, OciError> {
+        serde_json::from_slice(&fetched.bytes).map_err(|e| OciError::Malformed {
+            what: "image index".into(),
+            url: url.to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Parse a fetched document as an image manifest.
+    pub fn parse_manifest(fetched: &FetchedManifest, url: &str) -> Result<ImageManifest, OciError> {
+        serde_json::from_slice(&fetched.bytes).map_err(|e| OciError::Malformed {
+            what: "image manifest".into(),
+            url: url.to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The URL of a blob, for messages.
+    pub fn blob_url(repo: &OciRepository, digest: &str) -> String {
+        format!("{}/blobs/{digest}", Self::base(repo))
+    }
+
+    /// Stream the blob `digest` (`sha256:HEX`) of `repo` into `dest` and check it against
+    /// the digest; returns its size. `progress` gets the bytes so far and the total.
+    pub fn download_blob(
+        &self,
+        repo: &OciRepository,
+        digest: &str,
+        dest: &Path,
+        progress: &dyn Fn(u64, Option<u64>),
+    ) -> Result<u64, OciError> {
+        let url = Self::blob_url(repo, digest);
+        let resp = self.get(repo, &url, &[])?;
+        let (sha, size) = HttpClient::write_response(resp, &url, dest, progress)?;
+        let actual = format!("sha256:{}", hex::encode(sha));
+        if actual != digest {
+            return Err(OciError::DigestMismatch {
+                what: "blob".into(),
+                url,
+                expected: digest.to_owned(),
+                actual,
+            });
+        }
+        Ok(size)
+    }
+
+    /// GET `url` of `repo`, answering the registry's authentication challenge once.
+    fn get(
+        &self,
+        repo: &OciRepository,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<ureq::Response, OciError> {
+        let scope = format!("repository:{}:pull", repo.name);
+        let cached = self
+            .tokens
+            .lock()
+            .expect("token cache")
+            .get(&(repo.registry.clone(), scope.clone()))
+            .cloned();
+        let send = |authorization: Option<&str>| {
+            let mut req = self.http.request("GET", url);
+            for (k, v) in headers {
+                req = req.set(k, v);
+            }
+            if let Some(a) = authorization {
+                req = req.set("Authorization", a);
+            }
+            req.call()
+        };
+        let first = send(cached.as_ref().map(|t| format!("Bearer {t}")).as_deref());
+        let challenge = match first {
+            Ok(resp) => return Ok(resp),
+            Err(ureq::Error::Status(401, resp)) => resp
+                .header("WWW-Authenticate")
+                .map(Challenge::parse)
+                .unwrap_or_default(),
+            Err(e) => return Err(call_error(url, e).into()),
+        };
+        let unauthorized = |message: String| OciError::Unauthorized {
+            registry: repo.registry.clone(),
+            repository: repo.name.clone(),
+            message,
+        };
+        let login = self.credentials.for_registry(&repo.registry);
+        let authorization = match challenge {
+            Challenge::Bearer { realm, service } => {
+                let token =
+                    auth::fetch_token(&self.http, &realm, service.as_deref(), &scope, login.as_ref())
+                        .map_err(|e| unauthorized(e.to_string()))?;
+                self.tokens
+                    .lock()
+                    .expect("token cache")
+                    .insert((repo.registry.clone(), scope.clone()), token.clone());
+                format!("Bearer {token}")
+            }
+            Challenge::Basic => match login {
+                Some(login) => login.basic_header(),
+                None => {
+                    return Err(unauthorized(
+                        "the registry asks for a user name and password; add them to a docker-style config.json (docker login) or the CLI configuration's oci_credentials block".into(),
+                    ))
+                }
+            },
+            Challenge::Missing => {
+                return Err(unauthorized(
+                    "HTTP 401 without an authentication challenge".into(),
+                ))
+            }
+            Challenge::Unknown(raw) => {
+                return Err(unauthorized(format!(
+                    "unsupported authentication challenge {raw:?}"
+                )))
+            }
+        };
+        match send(Some(&authorization)) {
+            Ok(resp) => Ok(resp),
+            Err(ureq::Error::Status(401 | 403, _)) => {
+                Err(unauthorized("the registry refused the credentials".into()))
+            }
+            Err(e) => Err(call_error(url, e).into()),
+        }
+    }
+}
+
+/// `sha256:HEX` of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+fn read_capped(resp: ureq::Response, url: &str, cap: u64) -> Result<Vec<u8>, OciError> {
+    Ok(read_body_capped(resp, url, cap)?)
+}
+
+/// The target of a `Link: <…>; rel="next"` header.
+fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (target, params) = part.trim().split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|p| p.trim().trim_start_matches("rel=").trim_matches('"') == "next");
+        is_next.then(|| {
+            target
+                .trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_owned()
+        })
+    })
+}
+
+/// `link` resolved against `base` (registries send paths like `/v2/…?last=…`).
+fn resolve(base: &str, link: &str) -> String {
+    url::Url::parse(base)
+        .and_then(|b| b.join(link))
+        .map(|u| u.to_string())
+        .unwrap_or_else(|_| link.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_links() {
+        assert_eq!(
+            next_link(r#"</v2/a/tags/list?n=2&last=b>; rel="next""#).as_deref(),
+            Some("/v2/a/tags/list?n=2&last=b")
+        );
+        assert_eq!(next_link(r#"</x>; rel="prev""#), None);
+        assert_eq!(
+            resolve("https://r.test/v2/a/tags/list", "/v2/a/tags/list?last=b"),
+            "https://r.test/v2/a/tags/list?last=b"
+        );
+    }
+
+    #[test]
+    fn digests() {
+        assert_eq!(
+            sha256_digest(b"{}"),
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
+    }
+}
