@@ -7,8 +7,9 @@
 //!
 //! - [`net`]: HTTP, service discovery, signatures;
 //! - [`providers`]: the provider install flow, `providers lock`, and the installation
-//!   sources (filesystem mirror, registry, network mirror);
+//!   sources (filesystem mirror, registry, network mirror, OCI mirror);
 //! - [`modules`]: module sources, the read-only policy, `modules.json`;
+//! - [`publish`]: the store's packages pushed to an OCI registry in OpenTofu's layout;
 //! - [`workdir`]: what tstore writes under a working directory's `.terraform/`.
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
@@ -16,6 +17,7 @@
 mod modules;
 mod net;
 mod providers;
+mod publish;
 mod workdir;
 
 pub use crate::modules::source_rules::{
@@ -36,5 +38,6 @@ pub use crate::providers::{
     display_name, ingest_mirror_package, init as install_providers, Event, InitOptions, InitReport,
     InstallError, LockFileChange, Obtained, ProviderReport, Reporter, LOCK_FILE_NAME,
 };
+pub use crate::publish::{oci_client, push_providers, ProviderSelection, PushError, PushedVersion};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, roots};

@@ -147,3 +147,85 @@ fn an_oci_mirror_template_must_name_each_provider() {
     assert!(err.contains("must use ${hostname}"), "{err}");
     assert!(!Path::new(&dir.join(".terraform")).exists());
 }
+
+/// Two CI runners: A installs from the origin registry and pushes its store to an OCI
+/// registry; the origin goes away; B, with its own store and an `oci_mirror`, installs from
+/// the OCI registry alone, and terraform plans B's checkout.
+#[test]
+fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() {
+    use tstore_test_support::registry::TestRegistry;
+
+    let oci = OciRegistry::start();
+    let runner_a = TestEnv::new();
+    let ca = oci.write_ca(&runner_a.root.path().join("ca.pem"));
+    let origin = TestRegistry::start();
+    origin.publish_null();
+    let origin_cfg = origin.write_cli_config(
+        &runner_a.root.path().join("cli-config/origin.tfrc"),
+        &["registry.terraform.io"],
+        "  direct {}",
+    );
+    let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
+    let lock_a = lock_file(&dir_a);
+
+    let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
+    let push = |env: &TestEnv| {
+        let mut cmd = tstore(env, Some(&origin_cfg));
+        cmd.env("SSL_CERT_FILE", &ca)
+            .args(["push", "--json"])
+            .arg(&target);
+        json(&run_ok(&mut cmd))
+    };
+    let first = push(&runner_a);
+    let pushed = &first["pushed"][0];
+    assert_eq!(pushed["provider"], "registry.terraform.io/hashicorp/null");
+    assert_eq!(pushed["version"], "2.1.2");
+    assert_eq!(pushed["platforms"], serde_json::json!(["linux_amd64"]));
+    assert_eq!(pushed["blobs_uploaded"], 2, "{first}");
+    let again = push(&runner_a);
+    assert_eq!(again["pushed"][0]["blobs_uploaded"], 0, "{again}");
+    assert_eq!(
+        again["pushed"][0]["digest"], pushed["digest"],
+        "pushing is idempotent"
+    );
+    drop(origin);
+
+    let runner_b = TestEnv::new();
+    let cfg_b = oci_cli_config(&runner_b, &oci);
+    let ca_b = oci.write_ca(&runner_b.root.path().join("ca.pem"));
+    let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    fs_err::copy(
+        dir_a.join(".terraform.lock.hcl"),
+        dir_b.join(".terraform.lock.hcl"),
+    )
+    .unwrap();
+    let mut init_b = tstore(&runner_b, Some(&cfg_b));
+    init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
+    run_ok(&mut init_b);
+    let lock_b = lock_file(&dir_b);
+    // B keeps every hash A locked (the h1: is what B verified; the pushed zip is rebuilt
+    // from the stored files, so its zh: is new and recorded beside the origin's).
+    for line in lock_a
+        .lines()
+        .filter(|l| l.contains("h1:") || l.contains("zh:"))
+    {
+        assert!(
+            lock_b.contains(line.trim()),
+            "{line}\nA:\n{lock_a}\nB:\n{lock_b}"
+        );
+    }
+    let mut plan = runner_b.terraform(&dir_b);
+    plan.args(["plan", "-input=false", "-no-color"]);
+    run_ok(&mut plan);
+
+    // A checkout without a lock file on B gets the same version and h1: from the OCI mirror.
+    let fresh = runner_b.checkout("fresh", &[("main.tf", NULL_CONFIG)]);
+    let mut init_fresh = tstore(&runner_b, Some(&cfg_b));
+    init_fresh
+        .env("SSL_CERT_FILE", &ca_b)
+        .arg("init")
+        .arg(&fresh);
+    run_ok(&mut init_fresh);
+    assert!(lock_file(&fresh).contains(NULL_H1));
+}

@@ -67,6 +67,27 @@ pub enum Command {
     /// The working directories that keep packages alive.
     #[command(subcommand)]
     Roots(RootsCommand),
+    /// Publish the store's providers to an OCI registry in OpenTofu's layout (what an
+    /// `oci_mirror` installation method reads).
+    Push(PushArgs),
+}
+
+/// Arguments of `tstore push`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2"
+)]
+pub struct PushArgs {
+    /// `oci://REGISTRY/PATH` with `${namespace}` and `${type}` (and `${hostname}`), as an
+    /// `oci_mirror`'s `repository_template` (quote it for the shell).
+    pub target: String,
+    /// Only this provider (`[HOST/]NAMESPACE/TYPE`, optionally `@VERSION`); repeatable.
+    /// Default: every provider package in the store.
+    #[arg(long = "provider", value_name = "ADDR[@VERSION]")]
+    pub providers: Vec<String>,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `tstore gc`.

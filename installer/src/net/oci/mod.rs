@@ -1,5 +1,6 @@
-//! Pulling from OCI registries: the part of the OCI Distribution API a client needs to read
-//! artifacts (tags, manifests, blobs), on the shared [`HttpClient`], with the registries'
+//! OCI registries: the part of the OCI Distribution API a client needs to read artifacts
+//! (tags, manifests, blobs) and to publish them (blob uploads, manifests), on the shared
+//! [`HttpClient`], with the registries'
 //! authentication challenges ([`auth`]). Manifest and index documents are `oci-spec`'s
 //! types; only the HTTP exchanges are written here, because they must share the CLI
 //! configuration's TLS roots and the install flow's synchronous downloads.
@@ -8,6 +9,9 @@
 //! GET /v2/NAME/tags/list[?n=…&last=…]     → {"name":…,"tags":[…]}   (Link: rel="next")
 //! GET /v2/NAME/manifests/REF               → an image index or image manifest
 //! GET /v2/NAME/blobs/sha256:HEX            → the blob (possibly redirected)
+//! HEAD /v2/NAME/blobs/sha256:HEX           → 200 when the registry has it
+//! POST /v2/NAME/blobs/uploads/ → Location; PUT Location?digest=…   (monolithic upload)
+//! PUT /v2/NAME/manifests/REF               (Content-Type: the manifest's media type)
 //! ```
 //!
 //! Every document and blob fetched by digest is checked against that digest before it is
@@ -102,7 +106,7 @@ pub struct FetchedManifest {
 pub struct OciClient {
     http: HttpClient,
     credentials: OciCredentials,
-    /// Bearer tokens by registry and scope, obtained from the registries' token services.
+    /// `Authorization` values by registry and scope, once a challenge was answered.
     tokens: std::sync::Mutex<std::collections::HashMap<(String, String), String>>,
 }
 
@@ -230,32 +234,109 @@ impl OciClient {
         Ok(size)
     }
 
-    /// GET `url` of `repo`, answering the registry's authentication challenge once.
     fn get(
         &self,
         repo: &OciRepository,
         url: &str,
         headers: &[(&str, &str)],
     ) -> Result<ureq::Response, OciError> {
-        let scope = format!("repository:{}:pull", repo.name);
-        let cached = self
-            .tokens
-            .lock()
-            .expect("token cache")
-            .get(&(repo.registry.clone(), scope.clone()))
-            .cloned();
-        let send = |authorization: Option<&str>| {
-            let mut req = self.http.request("GET", url);
+        self.send(repo, Access::Pull, "GET", url, headers, None)
+    }
+
+    /// Whether `repo` holds the blob `digest`.
+    pub fn has_blob(&self, repo: &OciRepository, digest: &str) -> Result<bool, OciError> {
+        let url = Self::blob_url(repo, digest);
+        match self.send(repo, Access::Pull, "HEAD", &url, &[], None) {
+            Ok(_) => Ok(true),
+            Err(OciError::Http(HttpError::Status { status: 404, .. })) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Upload `bytes` as a blob of `repo` unless the registry has it; returns its digest
+    /// and whether it was uploaded.
+    pub fn push_blob(
+        &self,
+        repo: &OciRepository,
+        bytes: &[u8],
+    ) -> Result<(String, bool), OciError> {
+        let digest = sha256_digest(bytes);
+        if self.has_blob(repo, &digest)? {
+            return Ok((digest, false));
+        }
+        let start = format!("{}/blobs/uploads/", Self::base(repo));
+        let resp = self.send(repo, Access::Push, "POST", &start, &[], Some(&[]))?;
+        let location = resp.header("Location").ok_or_else(|| OciError::Malformed {
+            what: "upload session".into(),
+            url: start.clone(),
+            message: "no Location header".into(),
+        })?;
+        let location = resolve(&start, location);
+        let sep = if location.contains('?') { '&' } else { '?' };
+        let put = format!("{location}{sep}digest={digest}");
+        self.send(
+            repo,
+            Access::Push,
+            "PUT",
+            &put,
+            &[("Content-Type", "application/octet-stream")],
+            Some(bytes),
+        )?;
+        Ok((digest, true))
+    }
+
+    /// Put a manifest or index under `reference` (a tag, or its own digest); returns its
+    /// digest.
+    pub fn push_manifest(
+        &self,
+        repo: &OciRepository,
+        reference: &str,
+        media_type: &str,
+        bytes: &[u8],
+    ) -> Result<String, OciError> {
+        let url = format!("{}/manifests/{reference}", Self::base(repo));
+        self.send(
+            repo,
+            Access::Push,
+            "PUT",
+            &url,
+            &[("Content-Type", media_type)],
+            Some(bytes),
+        )?;
+        Ok(sha256_digest(bytes))
+    }
+
+    /// A request to `url` of `repo`, answering the registry's authentication challenge
+    /// once; the answer is remembered per registry and scope.
+    fn send(
+        &self,
+        repo: &OciRepository,
+        access: Access,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<ureq::Response, OciError> {
+        let scope = match access {
+            Access::Pull => format!("repository:{}:pull", repo.name),
+            Access::Push => format!("repository:{}:pull,push", repo.name),
+        };
+        let key = (repo.registry.clone(), scope.clone());
+        let cached = self.tokens.lock().expect("token cache").get(&key).cloned();
+        let attempt = |authorization: Option<&str>| {
+            let mut req = self.http.request(method, url);
             for (k, v) in headers {
                 req = req.set(k, v);
             }
             if let Some(a) = authorization {
                 req = req.set("Authorization", a);
             }
-            req.call()
+            match body {
+                Some(bytes) => req.send_bytes(bytes),
+                None => req.call(),
+            }
         };
-        let first = send(cached.as_ref().map(|t| format!("Bearer {t}")).as_deref());
-        let challenge = match first {
+        let challenge = match attempt(cached.as_deref()) {
             Ok(resp) => return Ok(resp),
             Err(ureq::Error::Status(401, resp)) => resp
                 .header("WWW-Authenticate")
@@ -271,20 +352,21 @@ impl OciClient {
         let login = self.credentials.for_registry(&repo.registry);
         let authorization = match challenge {
             Challenge::Bearer { realm, service } => {
-                let token =
-                    auth::fetch_token(&self.http, &realm, service.as_deref(), &scope, login.as_ref())
-                        .map_err(|e| unauthorized(e.to_string()))?;
-                self.tokens
-                    .lock()
-                    .expect("token cache")
-                    .insert((repo.registry.clone(), scope.clone()), token.clone());
+                let token = auth::fetch_token(
+                    &self.http,
+                    &realm,
+                    service.as_deref(),
+                    &scope,
+                    login.as_ref(),
+                )
+                .map_err(|e| unauthorized(e.to_string()))?;
                 format!("Bearer {token}")
             }
             Challenge::Basic => match login {
                 Some(login) => login.basic_header(),
                 None => {
                     return Err(unauthorized(
-                        "the registry asks for a user name and password; add them to a docker-style config.json (docker login) or the CLI configuration's oci_credentials block".into(),
+                        "the registry asks for a user name and password; log in with `docker login` (a docker-style config.json)".into(),
                     ))
                 }
             },
@@ -299,7 +381,11 @@ impl OciClient {
                 )))
             }
         };
-        match send(Some(&authorization)) {
+        self.tokens
+            .lock()
+            .expect("token cache")
+            .insert(key, authorization.clone());
+        match attempt(Some(&authorization)) {
             Ok(resp) => Ok(resp),
             Err(ureq::Error::Status(401 | 403, _)) => {
                 Err(unauthorized("the registry refused the credentials".into()))
@@ -307,6 +393,13 @@ impl OciClient {
             Err(e) => Err(call_error(url, e).into()),
         }
     }
+}
+
+/// What a request needs the registry to allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Pull,
+    Push,
 }
 
 /// `sha256:HEX` of `bytes`.

@@ -15,11 +15,14 @@
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
 //! - `store import --json`: `{"imported":[Package…]}`
+//! - `push --json`: `{"pushed":[{"provider","version","reference","digest","platforms":[…],
+//!   "blobs_uploaded","blobs_present"}]}`
 
 mod gc;
 mod init;
 mod mount;
 mod providers;
+mod push;
 mod roots;
 mod store;
 mod verify;
@@ -50,6 +53,7 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::CliConfig => providers::cli_config(settings),
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
+        Command::Push(args) => push::push(settings, &args),
     }
 }
 

@@ -1,0 +1,275 @@
+//! Publishing the store's packages to an OCI registry in OpenTofu's layout, so that a plain
+//! `tofu init` with an `oci_mirror`, and another machine's `tstore init`, install from it.
+//!
+//! A provider version becomes one repository tag (the version, `+` written `_`) naming an
+//! image index (`artifactType` [`PROVIDER_ARTIFACT_TYPE`]) with one image manifest per
+//! platform the store holds (`artifactType` [`PROVIDER_TARGET_ARTIFACT_TYPE`], the
+//! platform in the descriptor), whose one layer is the package as a zip
+//! ([`ZIP_LAYER_MEDIA_TYPE`]) and whose config is the empty JSON document.
+//!
+//! The zip is built from the stored tree ([`package_zip`]): the store keeps files, not the
+//! archives they came in, so the layer is not the origin's zip and its digest is a new
+//! `zh:`; installs from it verify through the package's `h1:`, which is the same. The zip
+//! is deterministic (sorted entries, fixed times and modes), so pushing the same package
+//! twice gives the same blobs, manifests and index, and uploads nothing the second time.
+
+mod package_zip;
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use tstore_store::{PackageKey, Store};
+use tstore_tofu::addr::ProviderAddr;
+use tstore_tofu::version::Version;
+
+use crate::net::oci::{OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE};
+use crate::providers::sources::oci_mirror::{
+    version_to_tag, OciMirror, OciMirrorError, PROVIDER_ARTIFACT_TYPE,
+    PROVIDER_TARGET_ARTIFACT_TYPE, ZIP_LAYER_MEDIA_TYPE,
+};
+
+pub use self::package_zip::package_zip;
+
+/// The media type of the empty config blob (`{}`).
+pub const EMPTY_CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
+
+/// Errors of a push.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// The registry exchange failed.
+    #[error(transparent)]
+    Oci(#[from] OciError),
+    /// The repository template gives no repository for a provider.
+    #[error(transparent)]
+    Template(#[from] OciMirrorError),
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] tstore_store::StoreError),
+    /// A package's files could not be zipped.
+    #[error("cannot zip the package {package}")]
+    Zip {
+        /// The package.
+        package: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Registry logins could not be read.
+    #[error(transparent)]
+    Credentials(#[from] crate::net::oci::auth::CredentialsError),
+    /// A `--provider` selection matched nothing in the store.
+    #[error("the store holds no provider package matching {selection:?}; `tstore store ls` lists what it holds")]
+    NothingSelected {
+        /// The selection as given.
+        selection: String,
+    },
+    /// A `--provider` selection is not `[HOST/]NAMESPACE/TYPE[@VERSION]`.
+    #[error("invalid provider selection {selection:?}: {message}")]
+    BadSelection {
+        /// The selection as given.
+        selection: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The OCI client for a push: the network settings' TLS roots, and the registry logins of
+/// docker-style `config.json` files under `home`.
+pub fn oci_client(
+    network: &crate::net::NetworkSettings,
+    home: Option<&std::path::Path>,
+) -> Result<OciClient, PushError> {
+    let http = network
+        .http_client()
+        .map_err(|e| PushError::Oci(OciError::Http(e)))?;
+    let credentials = crate::net::oci::auth::OciCredentials::from_environment(home)?;
+    Ok(OciClient::new(http, credentials))
+}
+
+/// Which providers to push: an address, and a version or all the store holds.
+#[derive(Clone, Debug)]
+pub struct ProviderSelection {
+    /// As the user wrote it (for messages).
+    pub text: String,
+    /// The provider.
+    pub addr: ProviderAddr,
+    /// One version, or every version in the store.
+    pub version: Option<Version>,
+}
+
+impl ProviderSelection {
+    /// Parse `[HOST/]NAMESPACE/TYPE[@VERSION]`; a short address takes `default_host`.
+    pub fn parse(text: &str, default_host: &str) -> Result<ProviderSelection, PushError> {
+        let bad = |message: String| PushError::BadSelection {
+            selection: text.to_owned(),
+            message,
+        };
+        let (addr, version) = match text.split_once('@') {
+            Some((a, v)) => (a, Some(Version::parse(v).map_err(|e| bad(e.to_string()))?)),
+            None => (text, None),
+        };
+        let addr =
+            ProviderAddr::parse_source(addr, default_host).map_err(|e| bad(e.to_string()))?;
+        Ok(ProviderSelection {
+            text: text.to_owned(),
+            addr,
+            version,
+        })
+    }
+}
+
+/// What a push did for one provider version.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PushedVersion {
+    /// `host/namespace/type`.
+    pub provider: String,
+    /// The version.
+    pub version: String,
+    /// `registry/repository:tag`.
+    pub reference: String,
+    /// The index's digest.
+    pub digest: String,
+    /// The platforms pushed.
+    pub platforms: Vec<String>,
+    /// Blobs uploaded now.
+    pub blobs_uploaded: usize,
+    /// Blobs the registry already had.
+    pub blobs_present: usize,
+}
+
+/// Push every provider version the selections match (all provider packages of the store
+/// when there is none) to the repositories `template` gives
+/// (`REGISTRY/PATH/${namespace}/${type}`, as an `oci_mirror`'s `repository_template`).
+pub fn push_providers(
+    store: &Store,
+    client: &OciClient,
+    template: &str,
+    selections: &[ProviderSelection],
+    on_version: &dyn Fn(&PushedVersion),
+) -> Result<Vec<PushedVersion>, PushError> {
+    let mirror = OciMirror {
+        template: template.to_owned(),
+    };
+    // (addr, version) → platform → package key, from the store's packages.
+    let mut versions: BTreeMap<(String, String), BTreeMap<String, PackageKey>> = BTreeMap::new();
+    let mut matched = vec![false; selections.len()];
+    for package in store.packages()? {
+        let PackageKey::Provider {
+            addr,
+            version,
+            platform,
+        } = &package.key
+        else {
+            continue;
+        };
+        let wanted = if selections.is_empty() {
+            true
+        } else {
+            let mut any = false;
+            for (i, s) in selections.iter().enumerate() {
+                let same_version = s.version.as_ref().is_none_or(|v| v.to_string() == *version);
+                if s.addr.to_string() == *addr && same_version {
+                    matched[i] = true;
+                    any = true;
+                }
+            }
+            any
+        };
+        if wanted {
+            versions
+                .entry((addr.clone(), version.clone()))
+                .or_default()
+                .insert(platform.clone(), package.key.clone());
+        }
+    }
+    if let Some(i) = matched.iter().position(|m| !m) {
+        return Err(PushError::NothingSelected {
+            selection: selections[i].text.clone(),
+        });
+    }
+    let mut pushed = Vec::new();
+    for ((addr, version), platforms) in versions {
+        let parsed = ProviderAddr::parse_source(&addr, "")
+            .expect("the store records normalized provider addresses");
+        let repo = mirror.repository(&parsed)?;
+        let done = push_provider_version(store, client, &repo, &addr, &version, &platforms)?;
+        on_version(&done);
+        pushed.push(done);
+    }
+    Ok(pushed)
+}
+
+fn push_provider_version(
+    store: &Store,
+    client: &OciClient,
+    repo: &OciRepository,
+    addr: &str,
+    version: &str,
+    platforms: &BTreeMap<String, PackageKey>,
+) -> Result<PushedVersion, PushError> {
+    let mut uploaded = 0;
+    let mut present = 0;
+    let mut count = |fresh: bool| {
+        if fresh {
+            uploaded += 1
+        } else {
+            present += 1
+        }
+    };
+    let (config, fresh) = client.push_blob(repo, b"{}")?;
+    count(fresh);
+    let mut descriptors = Vec::new();
+    for (platform, key) in platforms {
+        let zip = package_zip(&store.view_dir(key)?).map_err(|source| PushError::Zip {
+            package: format!("{addr} {version} {platform}"),
+            source,
+        })?;
+        let (layer, fresh) = client.push_blob(repo, &zip)?;
+        count(fresh);
+        let manifest = serde_json::to_vec(&json!({
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": PROVIDER_TARGET_ARTIFACT_TYPE,
+            "config": {"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": config, "size": 2},
+            "layers": [{
+                "mediaType": ZIP_LAYER_MEDIA_TYPE,
+                "digest": layer,
+                "size": zip.len(),
+                "annotations": {
+                    "org.opencontainers.image.title":
+                        format!("terraform-provider-{}_{version}_{platform}.zip",
+                            addr.rsplit('/').next().unwrap_or_default()),
+                },
+            }],
+        }))
+        .expect("JSON");
+        let digest = crate::net::oci::sha256_digest(&manifest);
+        client.push_manifest(repo, &digest, MANIFEST_MEDIA_TYPE, &manifest)?;
+        let (os, arch) = platform.split_once('_').unwrap_or((platform.as_str(), ""));
+        descriptors.push(json!({
+            "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": PROVIDER_TARGET_ARTIFACT_TYPE,
+            "digest": digest,
+            "size": manifest.len(),
+            "platform": {"os": os, "architecture": arch},
+        }));
+    }
+    let index = serde_json::to_vec(&json!({
+        "schemaVersion": 2,
+        "mediaType": INDEX_MEDIA_TYPE,
+        "artifactType": PROVIDER_ARTIFACT_TYPE,
+        "manifests": descriptors,
+    }))
+    .expect("JSON");
+    let tag = version_to_tag(version);
+    let digest = client.push_manifest(repo, &tag, INDEX_MEDIA_TYPE, &index)?;
+    Ok(PushedVersion {
+        provider: addr.to_owned(),
+        version: version.to_owned(),
+        reference: format!("{repo}:{tag}"),
+        digest,
+        platforms: platforms.keys().cloned().collect(),
+        blobs_uploaded: uploaded,
+        blobs_present: present,
+    })
+}
