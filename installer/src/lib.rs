@@ -27,6 +27,7 @@ pub use crate::modules::{
     install as install_modules, Action, CallReport, ModuleInstallError, ModuleOptions,
     ModulesReport,
 };
+pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;
 pub use crate::providers::lock::{
     lock as lock_providers, LockOptions, LockReport, LockSource, PlatformReport, ProviderLockReport,
@@ -38,6 +39,9 @@ pub use crate::providers::{
     display_name, ingest_mirror_package, init as install_providers, Event, InitOptions, InitReport,
     InstallError, LockFileChange, Obtained, ProviderReport, Reporter, LOCK_FILE_NAME,
 };
-pub use crate::publish::{oci_client, push_providers, ProviderSelection, PushError, PushedVersion};
+pub use crate::publish::{
+    oci_client, push_module, push_providers, ProviderSelection, PushError, PushedModule,
+    PushedVersion,
+};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, roots};

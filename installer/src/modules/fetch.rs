@@ -149,6 +149,7 @@ impl Fetcher<'_> {
     ) -> Result<Fetched, FetchError> {
         let fetched = match package.getter {
             Getter::Git => self.fetch_git(&package.url, log)?,
+            Getter::Oci => self.fetch_oci(&package.url, log)?,
             Getter::File => {
                 let path = package.url.trim_start_matches("file://");
                 let ingested = self

@@ -49,6 +49,7 @@ mod error;
 mod fetch;
 pub mod git;
 pub mod manifest;
+mod oci;
 pub mod policy;
 mod progress;
 pub mod registry;

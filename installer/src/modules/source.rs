@@ -3,7 +3,7 @@
 //! Order as tofu's `ParseModuleSource`
 //! (<https://github.com/opentofu/opentofu/blob/main/internal/addrs/module_source.go>): local (`./`, `../`), then registry (`[HOST/]NS/NAME/SYSTEM[//SUBDIR]`), then
 //! remote (go-getter: forced `X::`, GitHub and scp-like git shorthands, absolute paths and
-//! `file://`, `http(s)://`). A remote address is `PACKAGE[//SUBDIR][?QUERY]`: the subdir is cut
+//! `file://`, `http(s)://`; and OpenTofu's `oci://`). A remote address is `PACKAGE[//SUBDIR][?QUERY]`: the subdir is cut
 //! out and the query stays with the package.
 
 use std::fmt;
@@ -18,6 +18,8 @@ pub enum Getter {
     Http,
     /// A local directory (absolute path or `file://`).
     File,
+    /// An OCI registry (`oci://REGISTRY/REPOSITORY?tag=…`), as OpenTofu ≥ 1.10 reads it.
+    Oci,
 }
 
 /// A remote package address after normalization, without its subdirectory.
@@ -33,7 +35,7 @@ impl fmt::Display for RemotePackage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.getter {
             Getter::Git => write!(f, "git::{}", self.url),
-            Getter::Http | Getter::File => f.write_str(&self.url),
+            Getter::Http | Getter::File | Getter::Oci => f.write_str(&self.url),
         }
     }
 }
@@ -163,6 +165,7 @@ impl ModuleSource {
                 Getter::Git => "git",
                 Getter::Http => "http",
                 Getter::File => "file",
+                Getter::Oci => "oci",
             },
             ModuleSource::Unsupported { .. } => "unsupported",
         }
@@ -185,6 +188,12 @@ fn file_package(pkg: &str) -> RemotePackage {
 fn detect(pkg: &str) -> Option<RemotePackage> {
     if pkg.starts_with('/') || pkg.starts_with("file://") {
         return Some(file_package(pkg));
+    }
+    if pkg.starts_with("oci://") {
+        return Some(RemotePackage {
+            getter: Getter::Oci,
+            url: pkg.to_owned(),
+        });
     }
     if pkg.starts_with("http://") || pkg.starts_with("https://") {
         return Some(RemotePackage {

@@ -117,11 +117,17 @@ impl Walker<'_> {
                 ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host())
                     .map_err(|e| fail(FetchError::Address(e.reason)))?;
             let kind = parsed.kind();
+            if kind == "oci" && self.opts.flavor == tstore_tofu::flavor::Flavor::Terraform {
+                return Err(fail(FetchError::Address(format!(
+                    "oci:// module sources are an OpenTofu feature (1.10 and later) that terraform                      does not read; use --flavor tofu to install {:?}",
+                    call.source
+                ))));
+            }
             let (node, abs) = match parsed {
                 ModuleSource::Unsupported { getter } => {
                     return Err(fail(FetchError::Package(format!(
                         "the {getter}:: getter is not supported by tstore (supported: local paths, \
-                         module registries, git::, http(s):// archives, absolute paths)"
+                         module registries, git::, http(s):// archives, oci://, absolute paths)"
                     ))))
                 }
                 ModuleSource::Local(src) => {
@@ -409,7 +415,7 @@ impl Walker<'_> {
         if let Some(f) = self.cache.get(&addr) {
             return Ok(f.clone());
         }
-        if package.getter == Getter::Http {
+        if matches!(package.getter, Getter::Http | Getter::Oci) {
             self.http()?;
         }
         let mut log = FetchLog::default();
@@ -482,7 +488,7 @@ impl Walker<'_> {
             return;
         }
         let needs_http = jobs.iter().any(|j| match j {
-            Job::Remote(p) => p.getter == Getter::Http,
+            Job::Remote(p) => matches!(p.getter, Getter::Http | Getter::Oci),
             Job::Registry(..) => true,
         });
         if needs_http && self.http().is_err() {

@@ -1,6 +1,10 @@
 //! Publishing the store's packages to an OCI registry in OpenTofu's layout, so that a plain
 //! `tofu init` with an `oci_mirror`, and another machine's `tstore init`, install from it.
 //!
+//! A module package becomes one tag naming a manifest (`artifactType`
+//! [`MODULE_ARTIFACT_TYPE`]) whose one layer is the package as a zip, as `oci://` module
+//! sources read it.
+//!
 //! A provider version becomes one repository tag (the version, `+` written `_`) naming an
 //! image index (`artifactType` [`PROVIDER_ARTIFACT_TYPE`]) with one image manifest per
 //! platform the store holds (`artifactType` [`PROVIDER_TARGET_ARTIFACT_TYPE`], the
@@ -271,5 +275,63 @@ fn push_provider_version(
         platforms: platforms.keys().cloned().collect(),
         blobs_uploaded: uploaded,
         blobs_present: present,
+    })
+}
+
+/// `artifactType` of a module package's manifest (what `oci://` module sources read).
+pub const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
+
+/// What a push did for one module package.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PushedModule {
+    /// The store's package id.
+    pub package: String,
+    /// `registry/repository:tag`.
+    pub reference: String,
+    /// The manifest's digest (for `?digest=` sources).
+    pub digest: String,
+    /// Blobs uploaded now.
+    pub blobs_uploaded: usize,
+    /// Blobs the registry already had.
+    pub blobs_present: usize,
+}
+
+/// Push the module package `id` (as `tstore store ls` names it) to `repo` under `tag`: a
+/// manifest whose one layer is the package as a deterministic zip.
+pub fn push_module(
+    store: &Store,
+    client: &OciClient,
+    repo: &OciRepository,
+    tag: &str,
+    id: &str,
+) -> Result<PushedModule, PushError> {
+    let key = PackageKey::module(id);
+    if store.package(&key)?.is_none() {
+        return Err(PushError::NothingSelected {
+            selection: id.to_owned(),
+        });
+    }
+    let zip = package_zip(&store.view_dir(&key)?).map_err(|source| PushError::Zip {
+        package: id.to_owned(),
+        source,
+    })?;
+    let (config, config_new) = client.push_blob(repo, b"{}")?;
+    let (layer, layer_new) = client.push_blob(repo, &zip)?;
+    let manifest = serde_json::to_vec(&json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": MODULE_ARTIFACT_TYPE,
+        "config": {"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": config, "size": 2},
+        "layers": [{"mediaType": ZIP_LAYER_MEDIA_TYPE, "digest": layer, "size": zip.len()}],
+    }))
+    .expect("JSON");
+    let digest = client.push_manifest(repo, tag, MANIFEST_MEDIA_TYPE, &manifest)?;
+    let uploaded = usize::from(config_new) + usize::from(layer_new);
+    Ok(PushedModule {
+        package: id.to_owned(),
+        reference: format!("{repo}:{tag}"),
+        digest,
+        blobs_uploaded: uploaded,
+        blobs_present: 2 - uploaded,
     })
 }

@@ -242,6 +242,8 @@ pub mod tofu_layout {
     pub const PROVIDER_TARGET: &str = "application/vnd.opentofu.provider-target";
     /// The media type of the layer holding the provider's zip.
     pub const ZIP_LAYER: &str = "archive/zip";
+    /// `artifactType` of a module package's manifest.
+    pub const MODULE: &str = "application/vnd.opentofu.modulepkg";
 }
 
 impl OciRegistry {
@@ -282,5 +284,25 @@ impl OciRegistry {
         }))
         .unwrap();
         self.push_manifest(repo, &version.replace('+', "_"), t::INDEX, &index)
+    }
+}
+
+impl OciRegistry {
+    /// Publish a module package (`zip`) into `repo` under `tag` in OpenTofu's layout: a
+    /// manifest whose one layer is the zip. Returns the manifest's digest.
+    pub fn push_module(&self, repo: &str, tag: &str, zip: &[u8]) -> String {
+        use serde_json::json;
+        use tofu_layout as t;
+        let config = self.push_blob(repo, b"{}");
+        let layer = self.push_blob(repo, zip);
+        let manifest = serde_json::to_vec(&json!({
+            "schemaVersion": 2,
+            "mediaType": t::MANIFEST,
+            "artifactType": t::MODULE,
+            "config": {"mediaType": t::EMPTY_CONFIG, "digest": config, "size": 2},
+            "layers": [{"mediaType": t::ZIP_LAYER, "digest": layer, "size": zip.len()}],
+        }))
+        .unwrap();
+        self.push_manifest(repo, tag, t::MANIFEST, &manifest)
     }
 }

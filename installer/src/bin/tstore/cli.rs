@@ -67,8 +67,8 @@ pub enum Command {
     /// The working directories that keep packages alive.
     #[command(subcommand)]
     Roots(RootsCommand),
-    /// Publish the store's providers to an OCI registry in OpenTofu's layout (what an
-    /// `oci_mirror` installation method reads).
+    /// Publish the store's providers (or a module package) to an OCI registry in OpenTofu's
+    /// layout (what `oci_mirror` and `oci://` module sources read).
     Push(PushArgs),
 }
 
@@ -85,6 +85,10 @@ pub struct PushArgs {
     /// Default: every provider package in the store.
     #[arg(long = "provider", value_name = "ADDR[@VERSION]")]
     pub providers: Vec<String>,
+    /// Push this module package (its id as `tstore store ls` shows it) instead of providers;
+    /// the target is then `oci://REGISTRY/REPOSITORY?tag=TAG`, as `oci://` sources name it.
+    #[arg(long, value_name = "PACKAGE_ID", conflicts_with = "providers")]
+    pub module: Option<String>,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,

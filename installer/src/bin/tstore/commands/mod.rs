@@ -16,7 +16,8 @@
 //! - `store verify --json`: the store's `VerifyReport`
 //! - `store import --json`: `{"imported":[Package…]}`
 //! - `push --json`: `{"pushed":[{"provider","version","reference","digest","platforms":[…],
-//!   "blobs_uploaded","blobs_present"}]}`
+//!   "blobs_uploaded","blobs_present"}]}`; with `--module`: `{"pushed_module":{"package",
+//!   "reference","digest","blobs_uploaded","blobs_present"}}`
 
 mod gc;
 mod init;

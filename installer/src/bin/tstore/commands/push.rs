@@ -1,11 +1,14 @@
 //! `tstore push oci://REGISTRY/PATH/${namespace}/${type}`: the store's provider packages
-//! into an OCI registry, one tag per version, in the layout an `oci_mirror` reads.
+//! into an OCI registry, one tag per version, in the layout an `oci_mirror` reads; with
+//! `--module ID`, one module package to `oci://REGISTRY/REPOSITORY?tag=TAG`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use tstore_installer::{oci_client, push_providers, NetworkSettings, ProviderSelection};
+use tstore_installer::{
+    oci_client, push_module, push_providers, NetworkSettings, OciRepository, ProviderSelection,
+};
 use tstore_tofu::cliconfig::CliConfig;
 
 use super::{lock_store, open_existing_store};
@@ -36,6 +39,23 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     let store = open_existing_store(settings)?;
     let _lock = lock_store(&store)?;
     let json = args.json;
+    if let Some(id) = &args.module {
+        let (repo, tag) = module_target(template)?;
+        let pushed = push_module(&store, &client, &repo, &tag, id)
+            .with_context(|| format!("cannot push the module package {id} to {}", args.target))?;
+        if json {
+            println!("{}", serde_json::json!({ "pushed_module": pushed }));
+        } else {
+            println!(
+                "Pushed the module package {id} to {} ({}): {} uploaded, {} already there",
+                pushed.reference,
+                pushed.digest,
+                plural(pushed.blobs_uploaded, "blob"),
+                plural(pushed.blobs_present, "blob"),
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let pushed = push_providers(&store, &client, template, &selections, &|v| {
         if !json {
             println!(
@@ -56,6 +76,30 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         println!("The store holds no provider packages; nothing was pushed.");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `REGISTRY/REPOSITORY?tag=TAG` (after `oci://`): the repository and the tag to push to.
+fn module_target(target: &str) -> Result<(OciRepository, String)> {
+    let usage = || {
+        anyhow::anyhow!(
+            "a module is pushed to oci://REGISTRY/REPOSITORY?tag=TAG, not oci://{target}"
+        )
+    };
+    let (path, query) = target.split_once('?').ok_or_else(usage)?;
+    let tag = query
+        .strip_prefix("tag=")
+        .filter(|t| !t.is_empty() && !t.contains('&'));
+    let (registry, name) = path.split_once('/').ok_or_else(usage)?;
+    match tag {
+        Some(tag) if !registry.is_empty() && !name.is_empty() => Ok((
+            OciRepository {
+                registry: registry.to_ascii_lowercase(),
+                name: name.to_owned(),
+            },
+            tag.to_owned(),
+        )),
+        _ => Err(usage()),
+    }
 }
 
 fn plural(n: usize, what: &str) -> String {

@@ -1,0 +1,180 @@
+//! `oci://` module sources, as OpenTofu ≥ 1.10 reads them:
+//!
+//! ```text
+//! oci://REGISTRY/REPOSITORY[//SUBDIR][?tag=TAG | ?digest=sha256:HEX]   (no query: tag "latest")
+//!   → image manifest, artifactType application/vnd.opentofu.modulepkg
+//!       one layer, mediaType archive/zip: the module package
+//! ```
+//!
+//! A digest names one package for good; a tag is resolved to its manifest every init, and
+//! the package is then known by its layer's digest: a layer the store already holds is not
+//! downloaded. Everything fetched is checked against its digest.
+
+use std::path::PathBuf;
+
+use super::fetch::{package_id, FetchLog, Fetcher};
+use super::walk::Fetched;
+use super::FetchError;
+use crate::net::oci::auth::OciCredentials;
+use crate::net::oci::{OciClient, OciRepository, MANIFEST_MEDIA_TYPE};
+
+/// `artifactType` of a module package's manifest.
+pub const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
+/// Media type of the layer holding the module's zip.
+pub const ZIP_LAYER_MEDIA_TYPE: &str = "archive/zip";
+
+/// An `oci://` package address: the repository and the tag or digest it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OciModuleAddress {
+    /// The repository.
+    pub repository: OciRepository,
+    /// A tag, or `sha256:HEX`.
+    pub reference: String,
+}
+
+impl OciModuleAddress {
+    /// Parse `oci://REGISTRY/REPOSITORY[?tag=…|?digest=…]` (the subdirectory already cut).
+    pub fn parse(url: &str) -> Result<OciModuleAddress, FetchError> {
+        let bad =
+            |why: &str| FetchError::Address(format!("invalid oci:// module source {url:?}: {why}"));
+        let rest = url
+            .strip_prefix("oci://")
+            .ok_or_else(|| bad("it does not start with oci://"))?;
+        let (path, query) = match rest.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (rest, None),
+        };
+        let (registry, name) = path
+            .split_once('/')
+            .ok_or_else(|| bad("it names no repository (oci://REGISTRY/REPOSITORY)"))?;
+        if registry.is_empty() || name.is_empty() || name.split('/').any(str::is_empty) {
+            return Err(bad("it names no repository (oci://REGISTRY/REPOSITORY)"));
+        }
+        let mut tag = None;
+        let mut digest = None;
+        for pair in query
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
+            match pair.split_once('=') {
+                Some(("tag", v)) if !v.is_empty() => tag = Some(v.to_owned()),
+                Some(("digest", v)) if v.starts_with("sha256:") && v.len() == 71 => {
+                    digest = Some(v.to_owned())
+                }
+                Some(("digest", _)) => return Err(bad("digest must be sha256: and 64 hex digits")),
+                _ => {
+                    return Err(bad(&format!(
+                        "unsupported argument {pair:?} (tag or digest)"
+                    )))
+                }
+            }
+        }
+        let reference = match (tag, digest) {
+            (Some(_), Some(_)) => return Err(bad("tag and digest are mutually exclusive")),
+            (Some(t), None) => t,
+            (None, Some(d)) => d,
+            (None, None) => "latest".to_owned(),
+        };
+        Ok(OciModuleAddress {
+            repository: OciRepository {
+                registry: registry.to_ascii_lowercase(),
+                name: name.to_owned(),
+            },
+            reference,
+        })
+    }
+}
+
+impl Fetcher<'_> {
+    /// The module package an `oci://` address names: its manifest resolved (checked against
+    /// the digest when the address gives one), its zip layer from the store when the store
+    /// holds that digest's package, else downloaded, checked and ingested.
+    pub(super) fn fetch_oci(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, FetchError> {
+        let address = OciModuleAddress::parse(url)?;
+        let http = self
+            .http
+            .as_ref()
+            .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
+        let oci_err = |e: crate::net::oci::OciError| FetchError::Protocol(format!("{url}: {e}"));
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let credentials = OciCredentials::from_environment(home.as_deref())
+            .map_err(|e| FetchError::Protocol(e.to_string()))?;
+        let client = OciClient::new(http.clone(), credentials);
+        let repo = &address.repository;
+        let fetched = client.manifest(repo, &address.reference).map_err(oci_err)?;
+        let not_a_module = |why: String| {
+            FetchError::Package(format!("{url} is not an OpenTofu module package: {why}"))
+        };
+        if fetched.media_type != MANIFEST_MEDIA_TYPE {
+            return Err(not_a_module(format!(
+                "it names a {}, not an image manifest",
+                fetched.media_type
+            )));
+        }
+        let manifest = OciClient::parse_manifest(&fetched, url).map_err(oci_err)?;
+        if let Some(kind) = manifest.artifact_type() {
+            if kind.to_string() != MODULE_ARTIFACT_TYPE {
+                return Err(not_a_module(format!("its artifactType is {kind}")));
+            }
+        }
+        let zips: Vec<_> = manifest
+            .layers()
+            .iter()
+            .filter(|l| l.media_type().to_string() == ZIP_LAYER_MEDIA_TYPE)
+            .collect();
+        let [layer] = zips.as_slice() else {
+            return Err(not_a_module(format!(
+                "it has {} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one",
+                zips.len()
+            )));
+        };
+        let digest = layer.digest().to_string();
+        let id = package_id("oci", &repo.to_string(), &format!("oci\0{repo}\0{digest}"));
+        if self.known(&id)? {
+            log.reused.push(id.clone());
+            return self.fetched(&id);
+        }
+        let tmp = self.tmpdir()?;
+        let file = tmp.path().join("module.zip");
+        client
+            .download_blob(repo, &digest, &file, &|_, _| {})
+            .map_err(oci_err)?;
+        let archive = self.store.ingest_zip(&file).map_err(FetchError::from)?;
+        let f = self.commit(
+            &id,
+            &archive.ingested.tree,
+            vec![archive.ingested.h1, archive.zh],
+        )?;
+        log.fetched.push(id);
+        Ok(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        let a = OciModuleAddress::parse("oci://r.test:5000/modules/vpc?tag=1.2.0").unwrap();
+        assert_eq!(a.repository.registry, "r.test:5000");
+        assert_eq!(a.repository.name, "modules/vpc");
+        assert_eq!(a.reference, "1.2.0");
+        let d = format!("sha256:{}", "a".repeat(64));
+        let b = OciModuleAddress::parse(&format!("oci://r.test/m?digest={d}")).unwrap();
+        assert_eq!(b.reference, d);
+        assert_eq!(
+            OciModuleAddress::parse("oci://r.test/m").unwrap().reference,
+            "latest"
+        );
+        for bad in [
+            "oci://r.test",
+            "oci://r.test/m?tag=a&digest=sha256:00",
+            "oci://r.test/m?branch=x",
+            "oci://r.test//m",
+        ] {
+            assert!(OciModuleAddress::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
