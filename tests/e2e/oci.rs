@@ -406,3 +406,41 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
         fs_err::read_to_string(dir_a.join(".terraform/modules/greeting/main.tf")).unwrap(),
     );
 }
+
+/// A registry behind htpasswd: the login comes from a docker-style config.json (as `docker
+/// login` writes it); without it, init fails naming the registry, and nothing is written.
+#[test]
+fn a_registry_login_comes_from_the_docker_config() {
+    use base64::Engine as _;
+
+    let env = TestEnv::new();
+    let registry = OciRegistry::start_with_login("ci", "s3cret");
+    registry.push_provider("mirror/hashicorp/null", "2.1.2", &null_zips()[..1]);
+    let ca = registry.write_ca(&env.root.path().join("ca.pem"));
+    let cfg = oci_cli_config(&env, &registry);
+    let init = |dir: &Path| {
+        let mut cmd = tstore(&env, Some(&cfg));
+        cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(dir);
+        cmd
+    };
+
+    let without = env.checkout("without", &[("main.tf", NULL_CONFIG)]);
+    let err = stderr(&run_fail(&mut init(&without)));
+    assert!(err.contains("requires authentication"), "{err}");
+    assert!(err.contains(&registry.host()), "{err}");
+    assert!(!without.join(".terraform.lock.hcl").exists());
+
+    let auth = base64::engine::general_purpose::STANDARD.encode("ci:s3cret");
+    fs_err::create_dir_all(env.home.join(".docker")).unwrap();
+    fs_err::write(
+        env.home.join(".docker/config.json"),
+        format!(
+            r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#,
+            registry.host()
+        ),
+    )
+    .unwrap();
+    let with = env.checkout("with", &[("main.tf", NULL_CONFIG)]);
+    run_ok(&mut init(&with));
+    assert!(lock_file(&with).contains(NULL_H1));
+}

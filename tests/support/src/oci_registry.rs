@@ -26,6 +26,8 @@ pub struct OciRegistry {
     port: u16,
     ca: TestCa,
     agent: ureq::Agent,
+    /// The fixture's own `Authorization` when the registry requires a login.
+    authorization: Option<String>,
 }
 
 impl std::fmt::Debug for OciRegistry {
@@ -40,6 +42,16 @@ impl std::fmt::Debug for OciRegistry {
 impl OciRegistry {
     /// Start a registry on a free loopback port and wait until it answers `/v2/`.
     pub fn start() -> OciRegistry {
+        OciRegistry::start_with(None)
+    }
+
+    /// [`OciRegistry::start`] with htpasswd (basic) authentication: only `user` with
+    /// `password` may pull or push. The fixture itself pushes with those credentials.
+    pub fn start_with_login(user: &str, password: &str) -> OciRegistry {
+        OciRegistry::start_with(Some((user.to_owned(), password.to_owned())))
+    }
+
+    fn start_with(login: Option<(String, String)>) -> OciRegistry {
         assert!(
             Path::new(REGISTRY_BIN).is_file(),
             "{REGISTRY_BIN} is missing: install the docker-registry package (scripts/test does)"
@@ -60,10 +72,22 @@ impl OciRegistry {
             .expect("a free loopback port")
             .port();
         let config = dir.path().join("config.yml");
+        let auth = match &login {
+            Some((user, password)) => {
+                let htpasswd = dir.path().join("htpasswd");
+                let hash = bcrypt::hash(password, 5).expect("bcrypt the test password");
+                fs_err::write(&htpasswd, format!("{user}:{hash}\n")).unwrap();
+                format!(
+                    "auth:\n  htpasswd:\n    realm: tstore-test\n    path: {}\n",
+                    htpasswd.display()
+                )
+            }
+            None => String::new(),
+        };
         fs_err::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {root}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: tstore-test\n  tls:\n    certificate: {cert}\n    key: {key}\n",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {root}\n  delete:\n    enabled: true\n{auth}http:\n  addr: 127.0.0.1:{port}\n  secret: tstore-test\n  tls:\n    certificate: {cert}\n    key: {key}\n",
                 root = dir.path().join("data").display(),
                 cert = cert.display(),
                 key = key.display(),
@@ -84,12 +108,20 @@ impl OciRegistry {
             .tls_config(Arc::new(tls))
             .timeout(Duration::from_secs(30))
             .build();
+        let authorization = login.map(|(user, password)| {
+            use base64::Engine as _;
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+            )
+        });
         let registry = OciRegistry {
             child,
             dir,
             port,
             ca,
             agent,
+            authorization,
         };
         registry.wait_ready();
         registry
@@ -98,13 +130,9 @@ impl OciRegistry {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if self
-                .agent
-                .get(&format!("{}/v2/", self.url()))
-                .call()
-                .is_ok()
-            {
-                return;
+            match self.agent.get(&format!("{}/v2/", self.url())).call() {
+                Ok(_) | Err(ureq::Error::Status(401, _)) => return,
+                Err(_) => {}
             }
             assert!(
                 Instant::now() < deadline,
@@ -113,6 +141,13 @@ impl OciRegistry {
                 fs_err::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn authorized(&self, req: ureq::Request) -> ureq::Request {
+        match &self.authorization {
+            Some(a) => req.set("Authorization", a),
+            None => req,
         }
     }
 
@@ -134,8 +169,10 @@ impl OciRegistry {
     pub fn push_blob(&self, repo: &str, bytes: &[u8]) -> String {
         let digest = sha256_digest(bytes);
         let start = self
-            .agent
-            .post(&format!("{}/v2/{repo}/blobs/uploads/", self.url()))
+            .authorized(
+                self.agent
+                    .post(&format!("{}/v2/{repo}/blobs/uploads/", self.url())),
+            )
             .call()
             .expect("start a blob upload");
         let location = start.header("Location").expect("an upload location");
@@ -145,8 +182,7 @@ impl OciRegistry {
             location.to_owned()
         };
         let sep = if location.contains('?') { '&' } else { '?' };
-        self.agent
-            .put(&format!("{location}{sep}digest={digest}"))
+        self.authorized(self.agent.put(&format!("{location}{sep}digest={digest}")))
             .set("Content-Type", "application/octet-stream")
             .send_bytes(bytes)
             .expect("finish the blob upload");
@@ -161,11 +197,13 @@ impl OciRegistry {
         media_type: &str,
         bytes: &[u8],
     ) -> String {
-        self.agent
-            .put(&format!("{}/v2/{repo}/manifests/{reference}", self.url()))
-            .set("Content-Type", media_type)
-            .send_bytes(bytes)
-            .expect("put the manifest");
+        self.authorized(
+            self.agent
+                .put(&format!("{}/v2/{repo}/manifests/{reference}", self.url())),
+        )
+        .set("Content-Type", media_type)
+        .send_bytes(bytes)
+        .expect("put the manifest");
         sha256_digest(bytes)
     }
 
@@ -184,8 +222,7 @@ impl OciRegistry {
     /// GET a path of the registry's API (`/v2/…`) as bytes, for checks.
     pub fn get(&self, path: &str, accept: &str) -> Vec<u8> {
         let resp = self
-            .agent
-            .get(&format!("{}{path}", self.url()))
+            .authorized(self.agent.get(&format!("{}{path}", self.url())))
             .set("Accept", accept)
             .call()
             .expect("GET from the registry");
