@@ -443,4 +443,35 @@ fn a_registry_login_comes_from_the_docker_config() {
     let with = env.checkout("with", &[("main.tf", NULL_CONFIG)]);
     run_ok(&mut init(&with));
     assert!(lock_file(&with).contains(NULL_H1));
+
+    // A credential helper named for the registry (`credHelpers`), run from PATH with the
+    // registry on stdin, as docker runs it.
+    let bin = env.root.path().join("helper-bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    let helper = bin.join("docker-credential-tstoretest");
+    fs_err::write(
+        &helper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread host\n[ \"$host\" = \"{}\" ] || {{ echo 'credentials not found in native keychain'; exit 1; }}\necho '{{\"ServerURL\":\"'$host'\",\"Username\":\"ci\",\"Secret\":\"s3cret\"}}'\n",
+            registry.host()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::write(
+        env.home.join(".docker/config.json"),
+        format!(
+            r#"{{"credHelpers":{{"{}":"tstoretest"}}}}"#,
+            registry.host()
+        ),
+    )
+    .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let by_helper = env.checkout("helper", &[("main.tf", NULL_CONFIG)]);
+    run_ok(init(&by_helper).env("PATH", &path));
+    assert!(lock_file(&by_helper).contains(NULL_H1));
 }

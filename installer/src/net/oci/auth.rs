@@ -2,10 +2,10 @@
 //! with, the token service of the bearer flow (anonymous when no credentials are known),
 //! and the credentials a user has configured for a registry.
 //!
-//! Credentials come from docker-style `config.json` files (`auths` entries, as `docker
-//! login` writes them), the same files tofu reads. Credential helpers (`credsStore`,
-//! `credHelpers`) run a program and are not supported yet: a registry that needs them
-//! answers 401 and the error says which registry asked.
+//! Credentials come from the docker-style files OpenTofu reads (`auths` entries, as `docker
+//! login`, `oras login` or `skopeo login` write them), most specific pattern first, and from
+//! the docker credential helpers they name (`credHelpers`, `credsStore`). The CLI
+//! configuration's `oci_credentials` blocks are not read yet.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
+use super::OciRepository;
 use crate::net::http::{call_error, read_body_capped, HttpClient, HttpError};
 
 /// What a registry asked for in its `WWW-Authenticate` header.
@@ -115,13 +116,26 @@ impl Login {
     }
 }
 
-/// Credentials by registry host, read from docker-style `config.json` files.
-#[derive(Clone, Debug, Default)]
-pub struct OciCredentials {
-    logins: BTreeMap<String, Login>,
+/// Where the login for a registry (or a repository prefix) comes from.
+#[derive(Clone, Debug)]
+enum CredentialSource {
+    /// A user name and password written in the file.
+    Login(Login),
+    /// A docker credential helper, `docker-credential-NAME get`.
+    Helper(String),
 }
 
-/// Errors reading a credentials file.
+/// Registry logins from docker-style config files, by pattern: a registry host, or a host
+/// and a repository prefix (`example.com/team`).
+#[derive(Clone, Debug, Default)]
+pub struct OciCredentials {
+    /// Patterns with their sources, from every file in discovery order.
+    entries: Vec<(String, CredentialSource)>,
+    /// `credsStore` of the first file that names one: the helper for hosts no entry names.
+    default_helper: Option<String>,
+}
+
+/// Errors reading a credentials file or running a credential helper.
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialsError {
     /// The file could not be read.
@@ -141,94 +155,220 @@ pub enum CredentialsError {
         /// What is wrong.
         message: String,
     },
+    /// A credential helper failed or answered something else than credentials.
+    #[error("the credential helper docker-credential-{helper} failed for {registry}: {message}")]
+    Helper {
+        /// The helper's name.
+        helper: String,
+        /// The registry asked about.
+        registry: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl OciCredentials {
-    /// The `auths` of the docker-style config files tofu consults, in its order:
-    /// `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`; then
-    /// `$XDG_RUNTIME_DIR/containers/auth.json` (Podman's). An earlier file wins for a host.
+    /// The docker-style files OpenTofu consults, in its order (an earlier file wins for a
+    /// pattern): `$XDG_RUNTIME_DIR/containers/auth.json`,
+    /// `$XDG_CONFIG_HOME/containers/auth.json` (`~/.config` by default),
+    /// `~/.docker/config.json` (or `$DOCKER_CONFIG/config.json`), `~/.dockercfg`.
     pub fn from_environment(home: Option<&Path>) -> Result<OciCredentials, CredentialsError> {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let mut files = Vec::new();
-        match std::env::var_os("DOCKER_CONFIG").filter(|v| !v.is_empty()) {
-            Some(dir) => files.push(PathBuf::from(dir).join("config.json")),
-            None => {
-                if let Some(home) = home {
-                    files.push(home.join(".docker/config.json"));
-                }
-            }
+        if let Some(dir) = var("XDG_RUNTIME_DIR") {
+            files.push((dir.join("containers/auth.json"), false));
         }
-        if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-            files.push(PathBuf::from(dir).join("containers/auth.json"));
+        match (var("XDG_CONFIG_HOME"), home) {
+            (Some(dir), _) => files.push((dir.join("containers/auth.json"), false)),
+            (None, Some(home)) => files.push((home.join(".config/containers/auth.json"), false)),
+            (None, None) => {}
+        }
+        match (var("DOCKER_CONFIG"), home) {
+            (Some(dir), _) => files.push((dir.join("config.json"), false)),
+            (None, Some(home)) => files.push((home.join(".docker/config.json"), false)),
+            (None, None) => {}
+        }
+        if let Some(home) = home {
+            files.push((home.join(".dockercfg"), true));
         }
         let mut creds = OciCredentials::default();
-        for file in files.iter().rev() {
+        for (file, legacy) in &files {
             if file.is_file() {
-                creds.logins.extend(read_docker_config(file)?);
+                creds.read_file(file, *legacy)?;
             }
         }
         Ok(creds)
     }
 
-    /// The login for `registry` (`host[:port]`), if any.
-    pub fn for_registry(&self, registry: &str) -> Option<Login> {
-        self.logins.get(&registry.to_ascii_lowercase()).cloned()
+    fn read_file(&mut self, path: &Path, legacy: bool) -> Result<(), CredentialsError> {
+        let invalid = |message: String| CredentialsError::Invalid {
+            path: path.to_owned(),
+            message,
+        };
+        let mut text = String::new();
+        fs_err::File::open(path)
+            .and_then(|f| f.take(1 << 20).read_to_string(&mut text))
+            .map_err(|source| CredentialsError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        // ~/.dockercfg is the old format: the `auths` object is the whole document.
+        let auths = if legacy { Some(&doc) } else { doc.get("auths") };
+        if let Some(helpers) = doc.get("credHelpers").and_then(|h| h.as_object()) {
+            for (key, helper) in helpers {
+                if let Some(helper) = helper.as_str().filter(|h| valid_helper_name(h)) {
+                    self.entries
+                        .push((pattern_of(key), CredentialSource::Helper(helper.to_owned())));
+                }
+            }
+        }
+        for (key, entry) in auths.and_then(|a| a.as_object()).into_iter().flatten() {
+            if let Some(login) =
+                login_of(entry).map_err(|m| invalid(format!("auths[{key:?}]: {m}")))?
+            {
+                self.entries
+                    .push((pattern_of(key), CredentialSource::Login(login)));
+            }
+        }
+        if self.default_helper.is_none() {
+            self.default_helper = doc
+                .get("credsStore")
+                .and_then(|h| h.as_str())
+                .filter(|h| valid_helper_name(h))
+                .map(str::to_owned);
+        }
+        Ok(())
+    }
+
+    /// The login for `repo`: the entry whose pattern matches it most specifically (a
+    /// repository prefix before its registry), the first file's on a tie; else the default
+    /// credential helper (`credsStore`), asked about the registry; else none.
+    pub fn for_repository(&self, repo: &OciRepository) -> Result<Option<Login>, CredentialsError> {
+        let registry = repo.registry.to_ascii_lowercase();
+        let full = format!("{registry}/{}", repo.name);
+        let mut best: Option<(usize, &CredentialSource)> = None;
+        for (pattern, source) in &self.entries {
+            let matches = pattern == &registry
+                || (full.starts_with(pattern.as_str())
+                    && full.as_bytes().get(pattern.len()) == Some(&b'/'))
+                || pattern == &full;
+            if matches && best.is_none_or(|(len, _)| pattern.len() > len) {
+                best = Some((pattern.len(), source));
+            }
+        }
+        match best.map(|(_, s)| s) {
+            Some(CredentialSource::Login(login)) => Ok(Some(login.clone())),
+            Some(CredentialSource::Helper(helper)) => run_helper(helper, &registry),
+            None => match &self.default_helper {
+                Some(helper) => run_helper(helper, &registry),
+                None => Ok(None),
+            },
+        }
     }
 }
 
-/// The `auths` of one docker-style config file: host → login. Keys may be URLs
-/// (`https://host/v1/`), as older `docker login` wrote them.
-fn read_docker_config(path: &Path) -> Result<BTreeMap<String, Login>, CredentialsError> {
-    let invalid = |message: String| CredentialsError::Invalid {
-        path: path.to_owned(),
+/// A config key as a pattern: `https://host/v1/` and `host/` become `host`, paths are kept.
+fn pattern_of(key: &str) -> String {
+    let key = key
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let key = key
+        .strip_suffix("/v1")
+        .or(key.strip_suffix("/v2"))
+        .unwrap_or(key);
+    key.to_ascii_lowercase()
+}
+
+/// A helper name may not name a path: it is appended to `docker-credential-`.
+fn valid_helper_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// The login of one `auths` entry: `auth` (base64 of `user:password`) or `username` and
+/// `password`; `None` for an entry with neither (it defers to a helper).
+fn login_of(entry: &serde_json::Value) -> Result<Option<Login>, String> {
+    if let Some(auth) = entry
+        .get("auth")
+        .and_then(|a| a.as_str())
+        .filter(|a| !a.is_empty())
+    {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(auth)
+            .map_err(|e| format!("auth is not base64: {e}"))?;
+        let decoded = String::from_utf8(decoded).map_err(|_| "auth is not UTF-8".to_owned())?;
+        let Some((user, pass)) = decoded.split_once(':') else {
+            return Err("auth is not user:password".into());
+        };
+        return Ok(Some(Login {
+            username: user.to_owned(),
+            password: pass.to_owned(),
+        }));
+    }
+    match (
+        entry.get("username").and_then(|v| v.as_str()),
+        entry.get("password").and_then(|v| v.as_str()),
+    ) {
+        (Some(user), Some(pass)) => Ok(Some(Login {
+            username: user.to_owned(),
+            password: pass.to_owned(),
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// Ask `docker-credential-HELPER get` (on `PATH`) for the login of `registry`: the
+/// registry on stdin, `{"Username","Secret"}` on stdout. A helper that knows no login for
+/// it ("credentials not found") gives none.
+fn run_helper(helper: &str, registry: &str) -> Result<Option<Login>, CredentialsError> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let fail = |message: String| CredentialsError::Helper {
+        helper: helper.to_owned(),
+        registry: registry.to_owned(),
         message,
     };
-    let mut text = String::new();
-    fs_err::File::open(path)
-        .and_then(|f| f.take(1 << 20).read_to_string(&mut text))
-        .map_err(|source| CredentialsError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    let mut out = BTreeMap::new();
-    let Some(auths) = doc.get("auths").and_then(|a| a.as_object()) else {
-        return Ok(out);
-    };
-    for (key, entry) in auths {
-        let host = key
-            .trim_start_matches("https://")
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let login = if let Some(auth) = entry.get("auth").and_then(|a| a.as_str()) {
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(auth)
-                .map_err(|e| invalid(format!("auths[{key:?}].auth is not base64: {e}")))?;
-            let decoded = String::from_utf8(decoded)
-                .map_err(|_| invalid(format!("auths[{key:?}].auth is not UTF-8")))?;
-            let Some((user, pass)) = decoded.split_once(':') else {
-                return Err(invalid(format!("auths[{key:?}].auth is not user:password")));
-            };
-            Login {
-                username: user.to_owned(),
-                password: pass.to_owned(),
-            }
-        } else if let (Some(user), Some(pass)) = (
-            entry.get("username").and_then(|v| v.as_str()),
-            entry.get("password").and_then(|v| v.as_str()),
-        ) {
-            Login {
-                username: user.to_owned(),
-                password: pass.to_owned(),
-            }
-        } else {
-            continue;
-        };
-        out.insert(host, login);
+    let mut child = Command::new(format!("docker-credential-{helper}"))
+        .arg("get")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("cannot start it ({e}); is it on PATH?")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(registry.as_bytes());
     }
-    Ok(out)
+    let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if said.contains("credentials not found") {
+            return Ok(None);
+        }
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        return Err(fail(format!("{} {said} {err}", out.status)));
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        #[serde(rename = "Username")]
+        username: String,
+        #[serde(rename = "Secret")]
+        secret: String,
+    }
+    let answer: Answer = serde_json::from_slice(&out.stdout)
+        .map_err(|e| fail(format!("its answer is not credentials JSON: {e}")))?;
+    Ok(Some(Login {
+        username: answer.username,
+        password: answer.secret,
+    }))
 }
 
 /// Errors of the token service.
@@ -316,7 +456,7 @@ mod tests {
     }
 
     #[test]
-    fn docker_config_auths() {
+    fn docker_config_auths_most_specific_first() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.json");
         fs_err::write(
@@ -324,21 +464,46 @@ mod tests {
             r#"{"auths":{
                 "https://Index.Registry.Test/v1/":{"auth":"dXNlcjpwYXNz"},
                 "r.test:5000":{"username":"u2","password":"p2"},
+                "r.test:5000/team":{"username":"team","password":"p3"},
                 "helper.test":{}
             }}"#,
         )
         .unwrap();
-        let logins = read_docker_config(&path).unwrap();
-        assert_eq!(logins["index.registry.test"].username, "user");
-        assert_eq!(logins["index.registry.test"].password, "pass");
-        assert_eq!(logins["r.test:5000"].password, "p2");
-        assert!(!logins.contains_key("helper.test"));
+        let mut creds = OciCredentials::default();
+        creds.read_file(&path, false).unwrap();
+        let repo = |registry: &str, name: &str| OciRepository {
+            registry: registry.into(),
+            name: name.into(),
+        };
+        let login = |r: OciRepository| creds.for_repository(&r).unwrap().map(|l| l.username);
         assert_eq!(
-            logins["r.test:5000"].basic_header(),
+            login(repo("index.registry.test", "a")).as_deref(),
+            Some("user")
+        );
+        assert_eq!(login(repo("r.test:5000", "other/x")).as_deref(), Some("u2"));
+        assert_eq!(
+            login(repo("r.test:5000", "team/x")).as_deref(),
+            Some("team")
+        );
+        assert_eq!(login(repo("r.test:5000", "teamx/y")).as_deref(), Some("u2"));
+        assert_eq!(login(repo("helper.test", "a")), None);
+        assert_eq!(
+            Login {
+                username: "u2".into(),
+                password: "p2".into()
+            }
+            .basic_header(),
             format!(
                 "Basic {}",
                 base64::engine::general_purpose::STANDARD.encode("u2:p2")
             )
         );
+    }
+
+    #[test]
+    fn helper_names_cannot_name_paths() {
+        assert!(valid_helper_name("ecr-login"));
+        assert!(!valid_helper_name("../../bin/sh"));
+        assert!(!valid_helper_name(""));
     }
 }

@@ -349,7 +349,10 @@ impl OciClient {
             repository: repo.name.clone(),
             message,
         };
-        let login = self.credentials.for_registry(&repo.registry);
+        let login = self
+            .credentials
+            .for_repository(repo)
+            .map_err(|e| unauthorized(e.to_string()))?;
         let authorization = match challenge {
             Challenge::Bearer { realm, service } => {
                 let token = auth::fetch_token(
