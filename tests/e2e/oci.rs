@@ -183,6 +183,42 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     assert_eq!(pushed["version"], "2.1.2");
     assert_eq!(pushed["platforms"], serde_json::json!(["linux_amd64"]));
     assert_eq!(pushed["blobs_uploaded"], 2, "{first}");
+    // skopeo, another OCI client, reads what was pushed: the index names the provider and
+    // its platform manifest, and that manifest's one layer is the zip.
+    let certs = runner_a.root.path().join("certs");
+    fs_err::create_dir_all(&certs).unwrap();
+    fs_err::copy(&ca, certs.join("ca.crt")).unwrap();
+    let skopeo_raw = |reference: &str| -> serde_json::Value {
+        let mut cmd = std::process::Command::new("skopeo");
+        cmd.args(["inspect", "--raw", "--cert-dir"])
+            .arg(&certs)
+            .arg(format!(
+                "docker://{}/mirror/hashicorp/null{reference}",
+                oci.host()
+            ));
+        json(&run_ok(&mut cmd))
+    };
+    let index = skopeo_raw(":2.1.2");
+    assert_eq!(
+        index["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
+    assert_eq!(index["artifactType"], "application/vnd.opentofu.provider");
+    let entry = &index["manifests"][0];
+    assert_eq!(entry["platform"]["os"], "linux");
+    assert_eq!(entry["platform"]["architecture"], "amd64");
+    let manifest = skopeo_raw(&format!("@{}", entry["digest"].as_str().unwrap()));
+    assert_eq!(
+        manifest["artifactType"],
+        "application/vnd.opentofu.provider-target"
+    );
+    assert_eq!(manifest["layers"].as_array().unwrap().len(), 1);
+    assert_eq!(manifest["layers"][0]["mediaType"], "archive/zip");
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.oci.empty.v1+json"
+    );
+
     let again = push(&runner_a);
     assert_eq!(again["pushed"][0]["blobs_uploaded"], 0, "{again}");
     assert_eq!(
