@@ -543,3 +543,39 @@ fn a_directory_swapped_for_a_symlink_during_init_never_redirects_it() {
     });
     assert_eq!(snapshot(&victim), before, "the victim changed");
 }
+
+/// A checkout's meta file asks for a private copy of a local module that is a symlink to a
+/// directory outside the checkout: init reads it in place (as terraform does) and copies
+/// nothing from outside into the checkout.
+#[test]
+fn a_local_module_outside_the_checkout_is_never_copied_into_it() {
+    let env = TestEnv::new();
+    let outside = victim(&env);
+    fs_err::write(outside.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();
+    let dir = env.checkout(
+        "c",
+        &[
+            ("main.tf", "module \"l\" {\n  source = \"./local\"\n}\n"),
+            (
+                "module-package.meta.hcl",
+                "module \"l\" {\n  path = \"./local\"\n  read-only = { self = false }\n}\n",
+            ),
+        ],
+    );
+    symlink(&outside, dir.join("local")).unwrap();
+    let out = init(&env, None, &dir);
+    assert_ok(&out, "init");
+    let copied = dir.join(".terraform/modules/l");
+    assert!(!copied.exists(), "{} was made", copied.display());
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(dir.join(".terraform")) {
+        let entry = entry.unwrap();
+        if entry.file_name() == "secret" || entry.file_name() == "precious.txt" {
+            found.push(entry.path().to_owned());
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "files from outside the checkout: {found:?}"
+    );
+}

@@ -124,6 +124,22 @@ pub(super) fn decide(
                     status,
                     reason: why,
                 }
+            } else if n.install.is_none()
+                && status == ReadOnlyStatus::SelfModifying
+                && outside_working_dir(&n.dir)
+            {
+                // A copy would bring files from outside the checkout into it (a checkout's
+                // meta file is input from its author, and the directory may hold anything):
+                // the module is read in place, where it writes anyway, as terraform does.
+                Decision {
+                    action: Action::InPlace,
+                    status,
+                    reason: format!(
+                        "{reason}; but {:?} is outside the working directory, so it is read in \
+                         place rather than copied into it",
+                        n.dir
+                    ),
+                }
             } else if n.install.is_none() && status == ReadOnlyStatus::SelfModifying {
                 Decision {
                     action: Action::Copy,
@@ -148,6 +164,17 @@ pub(super) fn decide(
             }
         })
         .collect()
+}
+
+/// Whether a root-package module directory (relative to the working directory, symlinks
+/// resolved) lies outside the working directory.
+fn outside_working_dir(dir: &str) -> bool {
+    let path = std::path::Path::new(dir);
+    path.is_absolute()
+        || path
+            .components()
+            .next()
+            .is_some_and(|c| c == std::path::Component::ParentDir)
 }
 
 /// What may write into its own directory among the modules of one package instance
@@ -352,6 +379,21 @@ mod tests {
         );
         assert_eq!(got[0].action, Action::InPlace, "{}", got[0].reason);
         assert_eq!(got[1].action, Action::Link, "{}", got[1].reason);
+
+        // The same statement about `./local` when it leads out of the working directory (a
+        // symlink: the node's directory is the resolved one) never copies it into the checkout.
+        for dir in ["../elsewhere", "/etc"] {
+            let mut n = node("local", None, "local", None);
+            n.dir = dir.into();
+            let got = decide(
+                &[n],
+                &installs(&[]),
+                Some(&root_meta),
+                &ModulePolicy::default(),
+                FLAVOR,
+            );
+            assert_ne!(got[0].action, Action::Copy, "{dir}: {}", got[0].reason);
+        }
     }
 
     /// Packages nobody made a statement about follow the repository's source rules, then
