@@ -91,18 +91,13 @@ impl Store {
             }
         }
         for dir in [&layout.root, &layout.blobs, &layout.tmp, &layout.views] {
-            fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| StoreError::io(dir, e))?;
+            ensure_mode(dir, 0o700)?;
         }
         let index = Index::open(&layout.index)?;
         for suffix in ["", "-wal", "-shm"] {
             let mut name = layout.index.clone().into_os_string();
             name.push(suffix);
-            let path = PathBuf::from(name);
-            if path.exists() {
-                fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-                    .map_err(|e| StoreError::io(&path, e))?;
-            }
+            ensure_mode(&PathBuf::from(name), 0o600)?;
         }
         Ok(Store {
             layout,
@@ -513,6 +508,19 @@ fn read_package(
 }
 
 /// A store directory must belong to the current user and be writable by nobody else.
+/// Give `path` exactly the permission bits `mode` when it exists with others (one `stat`,
+/// and a `chmod` only when needed: a warm init should not write metadata).
+fn ensure_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.mode() & 0o7777 == mode => Ok(()),
+        Ok(_) => fs_err::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| StoreError::io(path, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
 fn check_owned_and_private(dir: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt as _;
     let meta = fs_err::metadata(dir).map_err(|e| StoreError::io(dir, e))?;

@@ -157,25 +157,50 @@ fn tamper(mirror_dir: &Path, layout: Layout) {
     }
 }
 
+/// A mirror package changed after the lock file was written. A store that already holds
+/// the package the lock pins installs that (verified) package without reading the mirror,
+/// as terraform installs from its plugin cache; a store that does not must fetch it, and
+/// refuses the changed bytes with terraform's error, changing nothing.
 fn tampered_package_is_refused(layout: Layout) {
     let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
     let lock = lock_file(&a);
-    // A second checkout with the lock file but nothing installed yet.
-    let b = env.checkout(
-        "b",
-        &[
-            ("main.tf", NULL_CONFIG),
-            (".terraform.lock.hcl", lock.as_str()),
-        ],
-    );
+    let with_lock = |name: &str| {
+        env.checkout(
+            name,
+            &[
+                ("main.tf", NULL_CONFIG),
+                (".terraform.lock.hcl", lock.as_str()),
+            ],
+        )
+    };
+    let b = with_lock("b");
+    let c = with_lock("c");
 
     tamper(&mirror, layout);
 
+    // The store has the locked package: it is linked, and it is the good one.
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&c));
+    let installed = fs_err::read(
+        c.join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
+            .join(tstore_test_support::NULL_PROVIDER_FILE),
+    )
+    .unwrap();
+    assert!(installed == std::fs::read(&peers().null_provider).unwrap());
+    assert_eq!(lock_file(&c), lock);
+
+    // Another store must read the mirror, and refuses what it finds there.
+    let other = env.root.path().join("other-store");
     for dir in [&a, &b] {
         let before = snapshot(dir);
-        let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(dir));
+        let mut cmd = tstore(&env, Some(&cfg));
+        cmd.env("TSTORE_HOME", &other)
+            .env("TSTORE_MOUNT", env.root.path().join("other-mount"))
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(dir);
+        let out = run_fail(&mut cmd);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("Error: Failed to install provider"), "{err}");

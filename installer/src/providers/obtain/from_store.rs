@@ -5,11 +5,9 @@ use std::path::Path;
 
 use tstore_store::{Hash, HashRecord, PackageKey, Store, StoreError, TreeId};
 use tstore_tofu::addr::ProviderAddr;
-use tstore_tofu::cliconfig::InstallMethodKind;
 use tstore_tofu::lockfile::LockedProvider;
-use tstore_tofu::version::{Version, VersionConstraints};
+use tstore_tofu::version::VersionConstraints;
 
-use crate::providers::sources::fs_mirror::FilesystemMirror;
 use crate::providers::{
     auth_summary, Event, InitOptions, InstallError, Obtained, Planned, Reporter,
 };
@@ -37,7 +35,6 @@ pub(crate) fn from_store_by_lock(
         || locked.hashes.is_empty()
         || !constraints.matches(&locked.version)
         || !opts.methods.iter().any(|m| m.matches(addr))
-        || fs_mirror_offers(opts, addr, &locked.version)
     {
         return Ok(None);
     }
@@ -104,27 +101,6 @@ pub(crate) fn from_store_by_lock(
         auth,
         obtained: Obtained::StoreByLock,
     }))
-}
-
-/// Whether a filesystem mirror consulted for `addr` holds `version` for the platform. Such
-/// a mirror is read as tofu reads it (a memo hit costs only `lstat`s), so a package
-/// changed in the team's mirror is still reported against the lock; the store shortcut
-/// only saves network sources. A mirror that cannot be listed does not count.
-pub(crate) fn fs_mirror_offers(opts: &InitOptions, addr: &ProviderAddr, version: &Version) -> bool {
-    opts.methods
-        .iter()
-        .filter(|m| m.matches(addr))
-        .any(|m| match &m.kind {
-            InstallMethodKind::FilesystemMirror { path } if is_store_view(opts, path) => false,
-            InstallMethodKind::FilesystemMirror { path } => FilesystemMirror { root: path.clone() }
-                .packages(addr)
-                .is_ok_and(|packages| {
-                    packages
-                        .iter()
-                        .any(|p| p.version == *version && p.platform == opts.platform)
-                }),
-            _ => false,
-        })
 }
 
 /// Whether `path` is the store's provider view on the mount path (as `tstore cli-config`
