@@ -70,6 +70,11 @@ pub(crate) fn ensure(settings: &Settings, store: &Store) -> Result<Ensured> {
     let mount = &settings.mount;
     let _guard = mount_lock(settings)?;
     let state = tstore_fsmount::probe(mount, &settings.store);
+    // A live mount of this store serves the same paths whatever FUSE's availability now:
+    // the common warm case needs no further checks.
+    if state == MountState::Live {
+        return Ok(Ensured::AlreadyMounted);
+    }
     if let Some(why) = fuse_unavailable(settings) {
         match state {
             // A live mount serves the same paths; leave it to whoever uses it.
