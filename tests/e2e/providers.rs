@@ -359,3 +359,50 @@ fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
     );
     assert_eq!(report["bytes_hashed"], 0, "{report}");
 }
+
+/// The warm path: a new checkout whose lock pins a package the store holds takes it from the
+/// store without reading the filesystem mirror, hashing nothing; `-upgrade` and a lock that
+/// pins another version take the full path through the mirror.
+#[test]
+fn a_locked_package_in_the_store_skips_the_mirror_unless_upgrading() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
+    let lock = lock_file(&a);
+    let init_json = |dir: &Path, extra: &[&str]| {
+        json(&run_ok(
+            tstore(&env, Some(&cfg))
+                .args(["init", "--json"])
+                .args(extra)
+                .arg(dir),
+        ))
+    };
+
+    let warm = env.checkout(
+        "warm",
+        &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
+    );
+    let report = init_json(&warm, &[]);
+    assert_eq!(
+        report["providers"][0]["obtained"], "store_by_lock",
+        "{report}"
+    );
+    assert_eq!(report["bytes_hashed"], 0, "{report}");
+    assert_eq!(lock_file(&warm), lock);
+
+    let upgrading = env.checkout(
+        "up",
+        &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
+    );
+    let report = init_json(&upgrading, &["-upgrade"]);
+    assert_ne!(
+        report["providers"][0]["obtained"], "store_by_lock",
+        "{report}"
+    );
+    assert!(
+        report["providers"][0]["source"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("filesystem_mirror:")),
+        "{report}"
+    );
+}
