@@ -10,6 +10,7 @@ mod gc;
 mod git_submodules;
 mod hardening;
 mod hcl_syntax;
+mod help;
 mod hostile_input;
 mod https;
 mod invalid_config;

@@ -11,32 +11,58 @@ use tstore_tofu::addr::Platform;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::static_eval::VarOption;
 
-/// tstore: a content-addressed global store for OpenTofu/Terraform providers and modules.
+/// Install OpenTofu/Terraform providers and modules from one shared, read-only store.
 #[derive(Debug, Parser)]
-#[command(name = "tstore", version, about, propagate_version = true)]
+#[command(
+    name = "tstore",
+    version = env!("TSTORE_LONG_VERSION"),
+    long_about = "Install OpenTofu/Terraform providers and modules from one shared, read-only store.\n\n\
+        `tstore init` does the install phase of `tofu init`: every package is verified against \
+        the lock file, stored once by content, and linked into the working directory from a \
+        read-only mount, so hundreds of checkouts share one copy.",
+    after_help = "Examples:\n  tstore init                      # this directory, like `tofu init`\n  tstore --flavor terraform init   # terraform's registry host and lock file header\n  tstore store du                  # what the store holds and saves\n  tstore gc                        # from cron: drop what no checkout links\n\nEnvironment: TSTORE_HOME, TSTORE_MOUNT, TSTORE_FLAVOR, TSTORE_NO_FUSE, TF_CLI_CONFIG_FILE.",
+    propagate_version = true
+)]
 pub struct Cli {
     /// Which tool's defaults to follow: the default registry host and the lock file header.
-    #[arg(long, global = true, env = "TSTORE_FLAVOR", value_parser = flavor_parser())]
+    #[arg(long, global = true, env = "TSTORE_FLAVOR", value_parser = flavor_parser(), help_heading = "Global options")]
     pub flavor: Option<Flavor>,
 
     /// The store's directory (default: $XDG_DATA_HOME/tstore or ~/.local/share/tstore).
-    #[arg(long, global = true, env = "TSTORE_HOME", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "TSTORE_HOME",
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     pub store: Option<PathBuf>,
 
     /// The read-only view every link points into (default: ~/.tofu-store).
-    #[arg(long, global = true, env = "TSTORE_MOUNT", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "TSTORE_MOUNT",
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     pub mount: Option<PathBuf>,
 
     /// Do not use FUSE: make the mount path a symlink to the store's materialized views.
-    #[arg(long, global = true, env = "TSTORE_NO_FUSE", value_parser = clap::builder::FalseyValueParser::new())]
+    #[arg(long, global = true, env = "TSTORE_NO_FUSE", value_parser = clap::builder::FalseyValueParser::new(), help_heading = "Global options")]
     pub no_fuse: bool,
 
     /// Switch to DIR before doing anything else, as tofu's global `-chdir=DIR` does.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     pub chdir: Option<PathBuf>,
 
-    /// Accepted for tofu compatibility: tstore's output has no colours to turn off.
-    #[arg(long, global = true)]
+    /// No colour in log lines and messages (as tofu's `-no-color`; NO_COLOR works too).
+    #[arg(long, global = true, help_heading = "Global options")]
     pub no_color: bool,
 
     /// The command to run.
@@ -47,12 +73,18 @@ pub struct Cli {
 /// Top-level commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Install the providers of a working directory from the store (the install phase of `tofu init`).
+    /// Install the modules and providers of a working directory (the install phase of `tofu init`).
+    #[command(
+        after_help = "Examples:\n  tstore init                    # the current directory\n  tstore init stacks/app -upgrade  # newest allowed versions, as `tofu init -upgrade`\n  tstore init --explain          # why each module is linked or copied\n  tstore init --json             # a report for scripts"
+    )]
     Init(InitArgs),
     /// Inspect and maintain the store.
     #[command(subcommand)]
     Store(StoreCommand),
     /// Mount the store read-only at the mount path (FUSE; a daemon unless --foreground).
+    #[command(
+        after_help = "Examples:\n  tstore mount                 # start the daemon\n  tstore mount --status --json # exit 0 when the mount path serves this store, 32 when not\n  tstore mount --foreground    # for systemd (scripts/tstore-mount.service)"
+    )]
     Mount(MountArgs),
     /// Unmount the FUSE mount at the mount path and stop its daemon.
     Umount(UmountArgs),
@@ -63,6 +95,9 @@ pub enum Command {
     /// in the store (a filesystem mirror on the mount path) and keep tstore's links.
     CliConfig,
     /// Remove what no live working directory links (run from cron: skips if the store is busy).
+    #[command(
+        after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --json             # the report for scripts"
+    )]
     Gc(GcArgs),
     /// The working directories that keep packages alive.
     #[command(subcommand)]
@@ -70,6 +105,16 @@ pub enum Command {
     /// Publish the store's providers (or a module package) to an OCI registry in OpenTofu's
     /// layout (what `oci_mirror` and `oci://` module sources read).
     Push(PushArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  tstore completions bash > ~/.local/share/bash-completion/completions/tstore\n  tstore completions zsh > ~/.zfunc/_tstore"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print tstore's man page (roff) on stdout: `tstore man > tstore.1`.
+    Man,
 }
 
 /// Arguments of `tstore push`.
@@ -124,6 +169,9 @@ pub enum RootsCommand {
 pub enum ProvidersCommand {
     /// Record the checksums of the required providers for several platforms in the lock
     /// file (like `tofu providers lock`), and keep the packages in the store.
+    #[command(
+        after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64\n  tstore providers lock --fs-mirror /srv/mirror hashicorp/null"
+    )]
     Lock(ProvidersLockArgs),
 }
 
@@ -186,7 +234,8 @@ pub struct InitArgs {
     /// Say for each module call whether it was linked or copied, and why.
     #[arg(long)]
     pub explain: bool,
-    /// Link module packages that make no read-only statement (default: private copy).
+    /// Link every module package that makes no read-only statement, even one that write
+    /// detection finds writing into its own directory (default: such a package is copied).
     #[arg(long)]
     pub assume_read_only: bool,
     /// Set a root module variable (`NAME=VALUE`, repeatable), for module sources and

@@ -94,6 +94,28 @@ fn absolute(path: PathBuf) -> Result<PathBuf> {
 
 fn main() -> ExitCode {
     let cli = cli::parse();
+    // Completions and the man page describe the CLI itself: no settings, no store.
+    match &cli.command {
+        cli::Command::Completions { shell } => {
+            let mut command = <cli::Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut command, "tstore", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        cli::Command::Man => {
+            let command = <cli::Cli as clap::CommandFactory>::command();
+            return match clap_mangen::Man::new(command).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    diagnostics::print_error(
+                        &anyhow::anyhow!(e).context("cannot write the man page"),
+                    );
+                    ExitCode::from(1)
+                }
+            };
+        }
+        _ => {}
+    }
     // `-chdir` applies before anything else reads a path, as in tofu.
     if let Some(dir) = &cli.chdir {
         if let Err(e) = std::env::set_current_dir(dir) {
@@ -105,12 +127,20 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
+    // Log lines are for people: no timestamps or module paths, and colour only on a
+    // terminal, unless NO_COLOR or -no-color says otherwise.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && !cli.no_color;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TSTORE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .with_ansi(colour)
         .init();
     // The mount daemon is stopped by signals on purpose; every other command cleans up.
     let handles_interrupts = !matches!(&cli.command, cli::Command::Mount(_));

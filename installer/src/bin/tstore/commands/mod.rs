@@ -55,6 +55,9 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
         Command::Push(args) => push::push(settings, &args),
+        Command::Completions { .. } | Command::Man => {
+            unreachable!("main prints completions and the man page before resolving settings")
+        }
     }
 }
 
