@@ -1,7 +1,7 @@
 //! `tstore init` as a drop-in for `tofu init` in CI scripts: tofu's global `-chdir` and
 //! its harmless init flags are accepted.
 
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, Layout, NullMirror, TestEnv};
 
 use crate::common::{tstore, NULL_CONFIG};
 
@@ -173,5 +173,33 @@ fn read_only_commands_name_a_missing_store_and_create_nothing() {
             "{args:?}: {err}"
         );
         assert!(!typo.exists(), "{args:?} created the store");
+    }
+}
+
+/// Every `--json` document starts with `"format_version": 1`, so scripts can check what
+/// they read.
+#[test]
+fn every_json_document_carries_its_format_version() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let init = run_ok(tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&dir));
+    let mut documents = vec![("init", init)];
+    for args in [
+        &["store", "ls", "--json"][..],
+        &["store", "du", "--json"],
+        &["store", "verify", "--json"],
+        &["roots", "ls", "--json"],
+        &["gc", "--dry-run", "--json"],
+        &["mount", "--status", "--json"],
+    ] {
+        let out = tstore(&env, Some(&cfg)).args(args).output().unwrap();
+        documents.push((args[0], out));
+    }
+    for (what, out) in documents {
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            text.trim_start().starts_with("{\n  \"format_version\": 1,"),
+            "{what}: {text}"
+        );
     }
 }

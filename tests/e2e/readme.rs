@@ -110,6 +110,15 @@ fn the_readme_tutorial_runs_as_written() {
     assert!(fs_err::read_to_string(app_a.join(".terraform.lock.hcl"))
         .unwrap()
         .contains(&format!("provider \"{tofu_null}\"")));
+    // `store du` counted both links and what private copies would have cost.
+    let du_line = said
+        .lines()
+        .find(|l| l.contains(" on disk, "))
+        .unwrap_or_else(|| panic!("no `store du` line in:\n{said}"));
+    assert!(
+        du_line.contains("MB as private copies (2 links from working directories): 50% saved"),
+        "{du_line}"
+    );
     // The `ls -l` of app-b showed the link into the mount, and gc's dry run kept null.
     assert!(said.contains(&env.mount.display().to_string()), "{said}");
 

@@ -9,6 +9,7 @@ mod diagnostics;
 mod json;
 mod reporter;
 mod roots;
+mod units;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

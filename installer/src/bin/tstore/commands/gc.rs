@@ -13,6 +13,7 @@ use anyhow::Result;
 use tstore_store::GcOptions;
 
 use crate::json;
+use crate::units;
 use crate::Settings;
 
 /// `tstore gc`.
@@ -22,7 +23,7 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
     let Some(lock) = store.try_lock_exclusive()? else {
         // Cron-friendly: another tstore is working; the next run will collect.
         if args.json {
-            println!("{}", serde_json::json!({ "skipped": "store busy" }));
+            json::print(&serde_json::json!({ "skipped": "store busy" }))?;
         } else {
             println!("store busy, skipped");
         }
@@ -52,22 +53,30 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
         println!("- {verb} {key}");
     }
     let l = &report.leftovers;
+    let leftovers = (l.tmp.len() + l.views.len() + l.blobs.len()) as u64;
     println!(
-        "gc {verb} {} packages, {} trees, {} blobs and {} leftovers ({} tmp, {} views, {} blob files); \
-         {} bytes freed; {} roots live, {} dropped; {} packages live, {} kept by the grace period ({} ms)",
-        report.packages_removed.len(),
-        report.trees_removed,
-        report.blobs_removed,
-        l.tmp.len() + l.views.len() + l.blobs.len(),
+        "gc {verb} {}, {} and {}, freeing {}",
+        units::count(report.packages_removed.len() as u64, "package"),
+        units::count(report.trees_removed, "tree"),
+        units::count(report.blobs_removed, "blob"),
+        units::bytes(report.bytes_freed),
+    );
+    println!(
+        "  leftovers: {} ({} temp, {} views, {} blob files)",
+        leftovers,
         l.tmp.len(),
         l.views.len(),
-        l.blobs.len(),
-        report.bytes_freed,
-        report.roots_live,
-        report.roots_dropped.len(),
-        report.packages_live,
-        report.packages_young,
-        report.millis
+        l.blobs.len()
     );
+    println!(
+        "  roots: {} live, {} dropped",
+        report.roots_live,
+        report.roots_dropped.len()
+    );
+    println!(
+        "  packages: {} live, {} kept by the grace period",
+        report.packages_live, report.packages_young
+    );
+    println!("  took {} ms", report.millis);
     Ok(ExitCode::SUCCESS)
 }

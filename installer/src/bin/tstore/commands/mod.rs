@@ -3,6 +3,8 @@
 //!
 //! # JSON formats
 //!
+//! Every document is an object starting with `"format_version": 1` (see `json.rs`).
+//!
 //! - `init --json`: [`InitReport`]: `{"providers":[{"provider","version","platform",
 //!   "source" (`filesystem_mirror:PATH`, `registry:URL`, `network_mirror:URL`),"auth",
 //!   "obtained":"ingested"|"memoized"|"downloaded"|"in_store"|"store_by_lock",

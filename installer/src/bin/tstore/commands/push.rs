@@ -13,6 +13,8 @@ use tstore_tofu::cliconfig::CliConfig;
 
 use super::{lock_store, open_existing_store};
 use crate::cli::PushArgs;
+use crate::json;
+use crate::units;
 use crate::Settings;
 
 /// Run `tstore push`.
@@ -44,14 +46,14 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         let pushed = push_module(&store, &client, &repo, &tag, id)
             .with_context(|| format!("cannot push the module package {id} to {}", args.target))?;
         if json {
-            println!("{}", serde_json::json!({ "pushed_module": pushed }));
+            json::print(&serde_json::json!({ "pushed_module": pushed }))?;
         } else {
             println!(
                 "Pushed the module package {id} to {} ({}): {} uploaded, {} already there",
                 pushed.reference,
                 pushed.digest,
-                plural(pushed.blobs_uploaded, "blob"),
-                plural(pushed.blobs_present, "blob"),
+                units::count(pushed.blobs_uploaded as u64, "blob"),
+                units::count(pushed.blobs_present as u64, "blob"),
             );
         }
         return Ok(ExitCode::SUCCESS);
@@ -64,14 +66,14 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
                 v.version,
                 v.platforms.join(", "),
                 v.reference,
-                plural(v.blobs_uploaded, "blob"),
-                plural(v.blobs_present, "blob"),
+                units::count(v.blobs_uploaded as u64, "blob"),
+                units::count(v.blobs_present as u64, "blob"),
             );
         }
     })
     .with_context(|| format!("cannot push to {}", args.target))?;
     if json {
-        println!("{}", serde_json::json!({ "pushed": pushed }));
+        json::print(&serde_json::json!({ "pushed": pushed }))?;
     } else if pushed.is_empty() {
         println!("The store holds no provider packages; nothing was pushed.");
     }
@@ -99,13 +101,5 @@ fn module_target(target: &str) -> Result<(OciRepository, String)> {
             tag.to_owned(),
         )),
         _ => Err(usage()),
-    }
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
     }
 }

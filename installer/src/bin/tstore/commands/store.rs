@@ -8,6 +8,7 @@ use tstore_store::{PackageKey, SourceFingerprint};
 
 use super::{lock_store, open_existing_store, open_store};
 use crate::json;
+use crate::units;
 use crate::Settings;
 
 pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) -> Result<ExitCode> {
@@ -63,14 +64,19 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
         } = &p.key
         else {
             println!(
-                "{}  {} files, {} bytes  tree {}",
-                p.key, p.files, p.bytes, p.tree
+                "{}  {}, {}  tree {}",
+                p.key,
+                units::count(p.files, "file"),
+                units::bytes(p.bytes),
+                p.tree
             );
             continue;
         };
         println!(
-            "provider {addr} {version} {platform}  {} files, {} bytes  tree {}",
-            p.files, p.bytes, p.tree
+            "provider {addr} {version} {platform}  {}, {}  tree {}",
+            units::count(p.files, "file"),
+            units::bytes(p.bytes),
+            p.tree
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -83,17 +89,27 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
         json::print(&du)?;
     } else {
         println!(
-            "{} packages, {} trees, {} blobs\n{} bytes on disk (blobs)\n\
-             {} bytes if every package were a separate copy\n\
-             {} bytes if each of the {} links from working directories were a private copy",
-            du.packages,
-            du.trees,
-            du.blobs,
-            du.blob_bytes,
-            du.logical_bytes,
-            du.linked_bytes,
-            du.links
+            "{}, {}, {}",
+            units::count(du.packages, "package"),
+            units::count(du.trees, "tree"),
+            units::count(du.blobs, "blob")
         );
+        if du.links == 0 {
+            println!(
+                "{} on disk; no working directory links into the store yet",
+                units::bytes(du.blob_bytes)
+            );
+        } else {
+            // What `tofu init` would have written: a private copy behind every link.
+            let saved = du.linked_bytes.saturating_sub(du.blob_bytes);
+            let percent = (saved * 100).checked_div(du.linked_bytes).unwrap_or(0);
+            println!(
+                "{} on disk, {} as private copies ({} from working directories): {percent}% saved",
+                units::bytes(du.blob_bytes),
+                units::bytes(du.linked_bytes),
+                units::count(du.links, "link"),
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
