@@ -58,6 +58,24 @@ impl Store {
             .map_err(index.err("reading a module source memo"))
     }
 
+    /// Every memo's source key with the package id it names, sorted by package then source
+    /// (what `store ls` shows beside a module package: the addresses it was installed for).
+    pub fn module_sources(&self) -> Result<Vec<(String, String)>> {
+        let index = self.index();
+        let mut stmt = index
+            .conn
+            .prepare(
+                "SELECT p.name, m.source FROM module_sources m JOIN packages p ON p.id = m.package
+                 WHERE p.kind = 'module' ORDER BY p.name, m.source",
+            )
+            .map_err(index.err("listing module source memos"))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(index.err("listing module source memos"))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(index.err("listing module source memos"))
+    }
+
     /// Record (replacing) the memo for `source`. The package must be committed; if it is
     /// not (removed meanwhile), nothing is recorded and `false` is returned.
     pub fn record_module_source(&self, source: &str, memo: &ModuleSourceMemo) -> Result<bool> {

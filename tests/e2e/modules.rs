@@ -379,6 +379,15 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
         .map(|r| r.path.clone())
         .collect();
     assert_eq!(downloads.len(), 5, "{downloads:?}");
+    // `store ls` names module packages by the addresses they were installed for.
+    let listed = stdout(&run_ok(
+        no_fuse(tstore(&env, Some(&cfg))).args(["store", "ls"]),
+    ));
+    assert!(
+        listed.contains(&format!("{}/acme/tarpkg/null 1.1.0", reg.host())),
+        "{listed}"
+    );
+    assert!(listed.contains("/archives/pkg.tar.xz"), "{listed}");
     let fetched = report["modules"]
         .as_array()
         .unwrap()

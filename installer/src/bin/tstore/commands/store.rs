@@ -56,7 +56,29 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
         json::print(&serde_json::json!({ "packages": packages }))?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Module packages are named by the addresses they were installed for, where the store
+    // remembers them (registry versions and archive URLs; a git package's id carries its
+    // commit and repository name).
+    let mut sources: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (package, source) in store.module_sources()? {
+        sources
+            .entry(package)
+            .or_default()
+            .push(describe_source(&source));
+    }
     for p in &packages {
+        if let PackageKey::Module { id } = &p.key {
+            let from = sources
+                .get(id)
+                .map(|s| format!("  ({})", s.join(", ")))
+                .unwrap_or_default();
+            println!(
+                "module {id}{from}  {}, {}",
+                units::count(p.files, "file"),
+                units::bytes(p.bytes)
+            );
+            continue;
+        }
         let PackageKey::Provider {
             addr,
             version,
@@ -80,6 +102,17 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A module source memo key as a person writes the address: `registry\0HOST/NS/NAME/SYSTEM\0V`
+/// → `HOST/NS/NAME/SYSTEM 1.2.0`, `http\0URL` → `URL`.
+fn describe_source(key: &str) -> String {
+    let parts: Vec<&str> = key.split('\0').collect();
+    match parts.as_slice() {
+        ["registry", address, version] => format!("{address} {version}"),
+        [_, rest @ ..] if !rest.is_empty() => rest.join(" "),
+        _ => key.to_owned(),
+    }
 }
 
 pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
