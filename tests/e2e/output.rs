@@ -1,0 +1,90 @@
+//! What a person reads: the human output of `init` (first, warm, failing), `store du`,
+//! `store ls` and `gc` as reviewed snapshots (`tests/e2e/snapshots/`). Paths of the test's
+//! temp dir, durations, tree ids and the pid are replaced by placeholders; everything else,
+//! sizes included (the real null provider has fixed bytes), is compared as written.
+
+use std::path::Path;
+
+use tstore_test_support::{run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
+
+use crate::common::{tstore, NULL_CONFIG};
+
+/// `text` with the test environment's paths and the run's variable parts replaced.
+fn redact(env: &TestEnv, text: &str) -> String {
+    let root = env.root.path().to_string_lossy().into_owned();
+    let mut out = text.replace(&root, "[ROOT]");
+    // Tree ids (64 hex digits) and timings.
+    let hex64 = |w: &str| w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit());
+    out = out
+        .lines()
+        .map(|line| {
+            line.split(' ')
+                .map(|w| if hex64(w) { "[TREE]" } else { w })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut lines = Vec::new();
+    for line in out.lines() {
+        let line = match line.find("took ") {
+            Some(i) if line.trim_start().starts_with("took ") => {
+                format!("{}took [MS] ms", &line[..i])
+            }
+            _ => line.to_owned(),
+        };
+        let line = match line.find("daemon pid ") {
+            Some(i) => format!("{}daemon pid [PID])", &line[..i]),
+            None => line,
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+fn both(env: &TestEnv, out: &std::process::Output) -> String {
+    redact(
+        env,
+        &format!("--- stdout\n{}\n--- stderr\n{}", stdout(out), stderr(out)),
+    )
+}
+
+#[test]
+fn human_output_of_init_du_ls_and_gc() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
+    let no_fuse = |mut c: std::process::Command| {
+        c.env("TSTORE_NO_FUSE", "1");
+        c
+    };
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let first = run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&a));
+    insta::assert_snapshot!("init-first", both(&env, &first));
+
+    let lock = fs_err::read_to_string(a.join(".terraform.lock.hcl")).unwrap();
+    let b = env.checkout(
+        "b",
+        &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
+    );
+    let warm = run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&b));
+    insta::assert_snapshot!("init-warm", both(&env, &warm));
+
+    let bad = env.checkout(
+        "bad",
+        &[(
+            "main.tf",
+            "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = \">= 9.0\" }\n  }\n}\n",
+        )],
+    );
+    let failing = run_fail(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&bad));
+    insta::assert_snapshot!("init-failing", both(&env, &failing));
+
+    let du = run_ok(no_fuse(tstore(&env, None)).args(["store", "du"]));
+    insta::assert_snapshot!("store-du", both(&env, &du));
+    let ls = run_ok(no_fuse(tstore(&env, None)).args(["store", "ls"]));
+    insta::assert_snapshot!("store-ls", both(&env, &ls));
+
+    fs_err::remove_dir_all(&b).unwrap();
+    let gc = run_ok(no_fuse(tstore(&env, None)).args(["gc", "--min-age", "0", "--dry-run"]));
+    insta::assert_snapshot!("gc-dry-run", both(&env, &gc));
+    assert!(Path::new(&a).exists());
+}
