@@ -1,10 +1,16 @@
-//! The store-wide advisory lock, `<root>/.lock`.
+//! The store-wide advisory lock, `<root>/.lock`, and gc's turnstile, `<root>/.gc-intent.lock`.
 //!
-//! `init`, `import` and `providers lock` hold it shared; `gc` takes it exclusive, without
-//! waiting (run from cron, it skips when the store is busy). The FUSE daemon takes no lock: it
-//! only reads rows and blob files, and an unlinked blob stays readable through an open handle.
-//! The lock is released when the [`StoreLock`] drops. Like cargo, the store tries first and only
-//! logs that it waits when it has to.
+//! `init`, `import` and `providers lock` hold `.lock` shared; `gc` takes it exclusive. The FUSE
+//! daemon takes no lock: it only reads rows and blob files, and an unlinked blob stays
+//! readable through an open handle. The lock is released when the [`StoreLock`] drops. Like
+//! cargo, the store tries first and only logs that it waits when it has to.
+//!
+//! Shared holders overlap, so on a host that is never idle an exclusive request would wait
+//! forever (flock has no writer preference). The turnstile gives gc its turn: gc holds
+//! `.gc-intent.lock` exclusive while it waits for `.lock`; every shared taker passes the
+//! turnstile first (takes it shared and lets go at once), so while gc waits, new inits queue
+//! behind it and the running ones drain. gc waits a bounded time ([`StoreLock::exclusive_within`])
+//! and gives up — releasing the turnstile — when the store stays busy.
 //!
 //! Advisory locks are unreliable on some network filesystems; gc safety depends on this lock.
 
@@ -29,6 +35,13 @@ pub enum LockMode {
 pub struct StoreLock {
     file: fs_err::File,
     mode: LockMode,
+    /// gc's turnstile, held with an exclusive lock taken through it.
+    intent: Option<fs_err::File>,
+}
+
+/// The turnstile beside the store lock at `path`.
+fn intent_path(path: &Path) -> std::path::PathBuf {
+    path.with_file_name(".gc-intent.lock")
 }
 
 impl StoreLock {
@@ -51,6 +64,24 @@ impl StoreLock {
     /// Take the lock shared, blocking if gc holds it; `on_wait` runs once before blocking,
     /// so the caller can tell the user why nothing happens.
     pub(crate) fn shared(path: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        let mut on_wait = Some(on_wait);
+        // The turnstile: blocks only while gc waits for its turn or runs.
+        let intent_file = intent_path(path);
+        let intent = Self::open(&intent_file)?;
+        match intent.file().try_lock_shared() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                if let Some(f) = on_wait.take() {
+                    f();
+                }
+                intent
+                    .file()
+                    .lock_shared()
+                    .map_err(|e| StoreError::io(&intent_file, e))?;
+            }
+            Err(TryLockError::Error(e)) => return Err(StoreError::io(&intent_file, e)),
+        }
+        drop(intent);
         let file = Self::open(path)?;
         match file.file().try_lock_shared() {
             Ok(()) => {}
@@ -59,7 +90,9 @@ impl StoreLock {
                     "waiting for the store lock {} (gc is running)",
                     path.display()
                 );
-                on_wait();
+                if let Some(f) = on_wait.take() {
+                    f();
+                }
                 file.file()
                     .lock_shared()
                     .map_err(|e| StoreError::io(path, e))?;
@@ -69,6 +102,7 @@ impl StoreLock {
         Ok(StoreLock {
             file,
             mode: LockMode::Shared,
+            intent: None,
         })
     }
 
@@ -87,7 +121,52 @@ impl StoreLock {
         Ok(StoreLock {
             file,
             mode: LockMode::Exclusive,
+            intent: None,
         })
+    }
+
+    /// Take the lock exclusive through the turnstile, waiting at most `patience`: new shared
+    /// takers queue behind the turnstile while the current ones finish. `None` (and the
+    /// turnstile released) when the store stays busy that long.
+    pub(crate) fn exclusive_within(
+        path: &Path,
+        patience: std::time::Duration,
+    ) -> Result<Option<StoreLock>> {
+        let deadline = std::time::Instant::now() + patience;
+        let poll = std::time::Duration::from_millis(5);
+        let intent_file = intent_path(path);
+        let intent = Self::open(&intent_file)?;
+        loop {
+            match intent.file().try_lock() {
+                Ok(()) => break,
+                // Another gc holds the turnstile.
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(poll)
+                }
+                Err(TryLockError::WouldBlock) => return Ok(None),
+                Err(TryLockError::Error(e)) => return Err(StoreError::io(&intent_file, e)),
+            }
+        }
+        let file = Self::open(path)?;
+        loop {
+            match file.file().try_lock() {
+                Ok(()) => {
+                    return Ok(Some(StoreLock {
+                        file,
+                        mode: LockMode::Exclusive,
+                        intent: Some(intent),
+                    }))
+                }
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(poll)
+                }
+                Err(TryLockError::WouldBlock) => {
+                    let _ = intent.file().unlock();
+                    return Ok(None);
+                }
+                Err(TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
+            }
+        }
     }
 
     /// Try to take the lock exclusive without waiting; `None` if anyone holds it.
@@ -97,6 +176,7 @@ impl StoreLock {
             Ok(()) => Ok(Some(StoreLock {
                 file,
                 mode: LockMode::Exclusive,
+                intent: None,
             })),
             Err(TryLockError::WouldBlock) => Ok(None),
             Err(TryLockError::Error(e)) => Err(StoreError::io(path, e)),
@@ -107,7 +187,11 @@ impl StoreLock {
 impl Drop for StoreLock {
     fn drop(&mut self) {
         // Closing the file releases the lock too; unlock explicitly to be prompt and clear.
+        // The store lock goes first, then the turnstile lets the queue through.
         let _ = self.file.file().unlock();
+        if let Some(intent) = &self.intent {
+            let _ = intent.file().unlock();
+        }
     }
 }
 

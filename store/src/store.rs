@@ -166,9 +166,19 @@ impl Store {
         StoreLock::exclusive(&self.layout.lock, on_wait)
     }
 
-    /// Try to take the store lock exclusive (gc) without waiting; `None` if the store is busy.
+    /// Try to take the store lock exclusive without waiting; `None` if the store is busy.
     pub fn try_lock_exclusive(&self) -> Result<Option<StoreLock>> {
         StoreLock::try_exclusive(&self.layout.lock)
+    }
+
+    /// Take the store lock exclusive for gc through the turnstile (see `lock.rs`): new
+    /// shared takers wait while the running ones finish, for at most `patience`; `None` if
+    /// the store stayed busy.
+    pub fn lock_exclusive_within(
+        &self,
+        patience: std::time::Duration,
+    ) -> Result<Option<StoreLock>> {
+        StoreLock::exclusive_within(&self.layout.lock, patience)
     }
 
     /// Remove everything under `tmp/`: leftovers of processes that crashed mid-ingest.

@@ -218,9 +218,10 @@ fn gc_sweeps_what_no_live_root_links() {
     assert!(provider_link(&c, 3).join("LICENSE").exists());
 }
 
-/// gc never waits: with the store lock held shared (an init running), it skips and exits 0.
+/// gc waits at most `--wait`: with the store lock held shared past it (a long init), it
+/// skips and exits 0.
 #[test]
-fn gc_skips_when_the_store_is_busy() {
+fn gc_skips_when_the_store_stays_busy() {
     let f = Fixture::new(100);
     let a = f.checkout("a", &[0]);
     run_ok(f.cmd().arg("init").arg(&a));
@@ -230,8 +231,10 @@ fn gc_skips_when_the_store_is_busy() {
         .open(f.env.store.join(".lock"))
         .unwrap();
     lock.lock_shared().unwrap();
-    let out = run_ok(f.cmd().args(["gc", "--min-age", "0"]));
+    let out = run_ok(f.cmd().args(["gc", "--min-age", "0", "--wait", "1"]));
     assert_eq!(stdout(&out).trim(), "store busy, skipped");
+    // It let go of its turnstile: a new init is not held back.
+    run_ok(f.cmd().arg("init").arg(&a));
     lock.unlock().unwrap();
     let out = run_ok(f.cmd().args(["gc", "--min-age", "0"]));
     assert!(stdout(&out).starts_with("gc removed"), "{}", stdout(&out));
@@ -492,4 +495,72 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// gc gets its turn on a busy store: while it waits for the running init (here: the store
+/// lock held shared by the test) new inits queue behind its turnstile instead of keeping the
+/// store busy, and once the running one finishes gc runs, then the queued init proceeds.
+#[test]
+fn gc_gets_its_turn_while_inits_keep_coming() {
+    let f = Fixture::new(100);
+    let a = f.checkout("a", &[0]);
+    run_ok(f.cmd().arg("init").arg(&a));
+    let running = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(f.env.store.join(".lock"))
+        .unwrap();
+    running.lock_shared().unwrap();
+
+    let gc = f
+        .cmd()
+        .args(["gc", "--min-age", "0", "--wait", "30", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // gc holds its turnstile while it waits.
+    let intent = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(f.env.store.join(".gc-intent.lock"))
+        .unwrap();
+    let waited = Instant::now();
+    while intent.try_lock_shared().is_ok() {
+        intent.unlock().unwrap();
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "gc never queued"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A new init now waits behind gc.
+    let queued = f
+        .cmd()
+        .arg("init")
+        .arg(&a)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The running init finishes: gc runs, then the queued init.
+    running.unlock().unwrap();
+    let out = gc.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("skipped").is_none(), "{report}");
+    let queued = queued.wait_with_output().unwrap();
+    assert!(
+        queued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&queued.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&queued.stderr).contains("waiting for the store lock"),
+        "the queued init says why it waited: {}",
+        String::from_utf8_lossy(&queued.stderr)
+    );
+    f.verify_clean();
 }

@@ -94,7 +94,7 @@ pub enum Command {
     /// Print a CLI configuration block that lets a later `tofu init` find every provider
     /// in the store (a filesystem mirror on the mount path) and keep tstore's links.
     CliConfig,
-    /// Remove what no live working directory links (run from cron: skips if the store is busy).
+    /// Remove what no live working directory links (safe from cron: waits its turn beside running inits).
     #[command(
         after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --json             # the report for scripts"
     )]
@@ -148,6 +148,10 @@ pub struct GcArgs {
     /// Report what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// How long to wait for running inits to finish; new inits wait behind gc meanwhile,
+    /// and gc skips (exit 0) if the store is still busy then.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    pub wait: Duration,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

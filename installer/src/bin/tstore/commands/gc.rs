@@ -5,7 +5,8 @@
 //! - `gc --json`: the store's `GcReport` (`{"dry_run","roots_live","roots_dropped":[PATH],
 //!   "links_dropped","packages_removed":[KEY],"packages_live","packages_young",
 //!   "trees_removed","blobs_removed","bytes_freed","leftovers":{"tmp","views","blobs",
-//!   "blob_bytes","removed"},"millis"}`), or `{"skipped":"store busy"}`.
+//!   "blob_bytes","removed"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
+//!   busy for `--wait`.
 
 use std::process::ExitCode;
 
@@ -20,8 +21,8 @@ use crate::Settings;
 pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitCode> {
     let min_age = args.min_age;
     let store = crate::commands::open_store(settings)?;
-    let Some(lock) = store.try_lock_exclusive()? else {
-        // Cron-friendly: another tstore is working; the next run will collect.
+    let Some(lock) = store.lock_exclusive_within(args.wait)? else {
+        // Cron-friendly: the store stayed busy (a long install); the next run will collect.
         if args.json {
             json::print(&serde_json::json!({ "skipped": "store busy" }))?;
         } else {
