@@ -88,3 +88,65 @@ fn human_output_of_init_du_ls_and_gc() {
     insta::assert_snapshot!("gc-dry-run", both(&env, &gc));
     assert!(Path::new(&a).exists());
 }
+
+/// The shape of a JSON document: objects keep their keys, arrays their first element, and
+/// every scalar becomes its type, so a snapshot catches a renamed, removed or retyped field
+/// and nothing that varies between runs.
+fn shape(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(fields) => {
+            Value::Object(fields.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.first().map(shape).into_iter().collect()),
+        Value::String(_) => Value::String("string".into()),
+        Value::Number(_) => Value::String("number".into()),
+        Value::Bool(_) => Value::String("bool".into()),
+        Value::Null => Value::String("null".into()),
+    }
+}
+
+#[test]
+fn json_shapes_of_every_command() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
+    let no_fuse = |mut c: std::process::Command| {
+        c.env("TSTORE_NO_FUSE", "1");
+        c
+    };
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let documents: Vec<(&str, std::process::Output)> = vec![
+        (
+            "init",
+            run_ok(
+                no_fuse(tstore(&env, Some(&cfg)))
+                    .args(["init", "--json"])
+                    .arg(&a),
+            ),
+        ),
+        (
+            "store-ls",
+            run_ok(no_fuse(tstore(&env, None)).args(["store", "ls", "--json"])),
+        ),
+        (
+            "store-du",
+            run_ok(no_fuse(tstore(&env, None)).args(["store", "du", "--json"])),
+        ),
+        (
+            "store-verify",
+            run_ok(no_fuse(tstore(&env, None)).args(["store", "verify", "--json"])),
+        ),
+        (
+            "roots-ls",
+            run_ok(no_fuse(tstore(&env, None)).args(["roots", "ls", "--json"])),
+        ),
+        (
+            "gc",
+            run_ok(no_fuse(tstore(&env, None)).args(["gc", "--dry-run", "--json"])),
+        ),
+    ];
+    for (name, out) in documents {
+        let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let pretty = serde_json::to_string_pretty(&shape(&value)).unwrap();
+        insta::assert_snapshot!(format!("json-{name}"), pretty);
+    }
+}
