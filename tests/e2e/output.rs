@@ -150,3 +150,51 @@ fn json_shapes_of_every_command() {
         insta::assert_snapshot!(format!("json-{name}"), pretty);
     }
 }
+
+/// On a terminal (a pty from `script`), headings are bold and `Error:` red, as tofu prints
+/// them; `NO_COLOR` and `-no-color` turn that off, and a pipe never gets colour (the other
+/// snapshots here have no escape codes).
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let bad = env.checkout(
+        "bad",
+        &[(
+            "main.tf",
+            "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = \">= 9.0\" }\n  }\n}\n",
+        )],
+    );
+    let on_a_terminal = |args: &str, extra_env: &[(&str, &str)]| -> String {
+        let mut cmd = tstore(&env, Some(&cfg));
+        cmd.env("TSTORE_NO_FUSE", "1");
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        // `script` runs the command on a pseudo-terminal and copies what it printed.
+        let line = format!("{} {args}", crate::common::tstore_bin().display());
+        let out = std::process::Command::new("script")
+            .env_clear()
+            .envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+            .args(["-qec", &line, "/dev/null"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ok = on_a_terminal(&format!("init {}", a.display()), &[]);
+    assert!(
+        ok.contains("\x1b[1mInitializing provider plugins...\x1b[0m"),
+        "{ok:?}"
+    );
+    let failed = on_a_terminal(&format!("init {}", bad.display()), &[]);
+    assert!(failed.contains("\x1b[1;31mError: \x1b[0m"), "{failed:?}");
+    let no_color = on_a_terminal(&format!("init {}", bad.display()), &[("NO_COLOR", "1")]);
+    assert!(!no_color.contains('\x1b'), "{no_color:?}");
+    assert!(no_color.contains("Error: "), "{no_color:?}");
+    let flag = on_a_terminal(&format!("-no-color init {}", a.display()), &[]);
+    assert!(!flag.contains('\x1b'), "{flag:?}");
+    assert!(
+        flag.contains("Initializing provider plugins..."),
+        "{flag:?}"
+    );
+}

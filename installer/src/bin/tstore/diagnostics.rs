@@ -9,7 +9,10 @@ use tstore_installer::InstallError;
 pub fn print_error(err: &anyhow::Error) {
     let mut out = String::new();
     if let Some(install) = err.downcast_ref::<InstallError>() {
-        out.push_str(&format!("\nError: {}\n\n{install}\n", install.summary()));
+        out.push_str(&format!(
+            "\n{}\n\n{install}\n",
+            crate::style::error(install.summary())
+        ));
         let mut source = std::error::Error::source(install);
         while let Some(cause) = source {
             out.push_str(&format!("  caused by: {cause}\n"));
@@ -19,7 +22,7 @@ pub fn print_error(err: &anyhow::Error) {
             out.push_str(&format!("\n  hint: {hint}\n"));
         }
     } else {
-        out.push_str(&format!("\nError: {err}\n"));
+        out.push_str(&format!("\n{}\n", crate::style::error(&err.to_string())));
         for cause in err.chain().skip(1) {
             out.push_str(&format!("  caused by: {cause}\n"));
         }

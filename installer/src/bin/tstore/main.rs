@@ -9,6 +9,7 @@ mod diagnostics;
 mod json;
 mod reporter;
 mod roots;
+mod style;
 mod units;
 
 use std::path::PathBuf;
@@ -130,9 +131,8 @@ fn main() -> ExitCode {
     }
     // Log lines are for people: no timestamps or module paths, and colour only on a
     // terminal, unless NO_COLOR or -no-color says otherwise.
-    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && !cli.no_color;
+    style::init(cli.no_color);
+    let colour = style::stderr_coloured();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TSTORE_LOG")

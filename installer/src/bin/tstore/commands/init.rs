@@ -117,7 +117,8 @@ fn init_locked(
         && !opts.dir.join(&args.test_directory).is_dir()
     {
         eprintln!(
-            "\nWarning: Test directory does not exist\n\nRequested test directory {} does not exist.\n",
+            "\n{}\n\nRequested test directory {} does not exist.\n",
+            crate::style::warning("Test directory does not exist"),
             opts.dir.join(&args.test_directory).display()
         );
     }
@@ -141,7 +142,7 @@ fn init_locked(
             },
         )?;
         for w in warnings {
-            eprintln!("Warning: {w}");
+            eprintln!("{}", crate::style::warning(&w.to_string()));
         }
         modules
     } else {
@@ -149,9 +150,18 @@ fn init_locked(
     };
     if !args.json {
         if args.get {
-            write!(out, "{}", modules.render(args.explain))?;
+            let rendered = modules.render(args.explain).replacen(
+                "Initializing modules...",
+                &crate::style::heading("Initializing modules..."),
+                1,
+            );
+            write!(out, "{rendered}")?;
         }
-        writeln!(out, "\nInitializing provider plugins...")?;
+        writeln!(
+            out,
+            "\n{}",
+            crate::style::heading("Initializing provider plugins...")
+        )?;
     }
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
@@ -187,10 +197,11 @@ fn init_locked(
         )?,
         LockFileChange::Unchanged => {}
         LockFileChange::NotUpdated => eprintln!(
-            "\nWarning: Provider lock file not updated\n\n\
+            "\n{}\n\n\
              Changes to the provider selections were detected, but not saved in the\n\
              .terraform.lock.hcl file. To record these selections, run \"{}\" without\n\
              the \"-lockfile=readonly\" flag.",
+            crate::style::warning("Provider lock file not updated"),
             settings.flavor.init_command()
         ),
     }
