@@ -203,9 +203,13 @@ type DeadLink = (i64, String);
 type Doomed = (Vec<PathBuf>, Vec<(BlobId, u64)>);
 
 impl Store {
-    /// Collect garbage (see the module docs). Needs the exclusive store lock.
+    /// Collect garbage (see the module docs). Needs the exclusive store lock; a dry run,
+    /// which changes nothing (its transaction rolls back), may run under the shared lock
+    /// beside inits, as a preview that may count their in-flight temp files as leftovers.
     pub fn gc(&self, lock: &StoreLock, opts: &GcOptions) -> Result<GcReport> {
-        assert_exclusive(lock, "gc");
+        if !opts.dry_run {
+            assert_exclusive(lock, "gc");
+        }
         let started = Instant::now();
         let cutoff = now() - i64::try_from(opts.min_age.as_secs()).unwrap_or(i64::MAX);
         let mut report = GcReport {

@@ -225,6 +225,10 @@ fn gc_skips_when_the_store_stays_busy() {
     let f = Fixture::new(100);
     let a = f.checkout("a", &[0]);
     run_ok(f.cmd().arg("init").arg(&a));
+    // Something to collect: a checkout that went away.
+    let b = f.checkout("b", &[1]);
+    run_ok(f.cmd().arg("init").arg(&b));
+    fs_err::remove_dir_all(&b).unwrap();
     let lock = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -237,7 +241,11 @@ fn gc_skips_when_the_store_stays_busy() {
     run_ok(f.cmd().arg("init").arg(&a));
     lock.unlock().unwrap();
     let out = run_ok(f.cmd().args(["gc", "--min-age", "0"]));
-    assert!(stdout(&out).starts_with("gc removed"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("gc removed 1 package"),
+        "{}",
+        stdout(&out)
+    );
     run_fail(f.cmd().args(["gc", "--min-age", "1y"]));
 }
 
@@ -505,6 +513,9 @@ fn gc_gets_its_turn_while_inits_keep_coming() {
     let f = Fixture::new(100);
     let a = f.checkout("a", &[0]);
     run_ok(f.cmd().arg("init").arg(&a));
+    let b = f.checkout("b", &[1]);
+    run_ok(f.cmd().arg("init").arg(&b));
+    fs_err::remove_dir_all(&b).unwrap();
     let running = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -551,6 +562,11 @@ fn gc_gets_its_turn_while_inits_keep_coming() {
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report.get("skipped").is_none(), "{report}");
+    assert_eq!(
+        report["roots_dropped"].as_array().unwrap().len(),
+        1,
+        "{report}"
+    );
     let queued = queued.wait_with_output().unwrap();
     assert!(
         queued.status.success(),
@@ -563,4 +579,48 @@ fn gc_gets_its_turn_while_inits_keep_coming() {
         String::from_utf8_lossy(&queued.stderr)
     );
     f.verify_clean();
+}
+
+/// A gc that finds nothing to collect does not hold inits back: its preview runs under the
+/// shared lock, so it completes while an init holds the store.
+#[test]
+fn gc_with_nothing_to_collect_runs_beside_a_running_init() {
+    let f = Fixture::new(100);
+    let a = f.checkout("a", &[0]);
+    run_ok(f.cmd().arg("init").arg(&a));
+    let running = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(f.env.store.join(".lock"))
+        .unwrap();
+    running.lock_shared().unwrap();
+    let out = run_ok(
+        f.cmd()
+            .args(["gc", "--min-age", "0", "--wait", "0", "--json"]),
+    );
+    let report = json(&out);
+    assert!(report.get("skipped").is_none(), "{report}");
+    assert_eq!(report["dry_run"], false, "{report}");
+    assert_eq!(report["packages_live"], 1, "{report}");
+    // And a dry run never waits, whatever there is to collect.
+    let b = f.checkout("b", &[1]);
+    running.unlock().unwrap();
+    run_ok(f.cmd().arg("init").arg(&b));
+    fs_err::remove_dir_all(&b).unwrap();
+    running.lock_shared().unwrap();
+    let preview = json(&run_ok(f.cmd().args([
+        "gc",
+        "--min-age",
+        "0",
+        "--wait",
+        "0",
+        "--dry-run",
+        "--json",
+    ])));
+    assert_eq!(
+        preview["roots_dropped"].as_array().unwrap().len(),
+        1,
+        "{preview}"
+    );
+    running.unlock().unwrap();
 }

@@ -21,6 +21,26 @@ use crate::Settings;
 pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitCode> {
     let min_age = args.min_age;
     let store = crate::commands::open_store(settings)?;
+    // First a preview under the shared lock, beside running inits: a dry run needs no
+    // more, and a run that would change nothing (the common case from cron) does not hold
+    // inits back at all.
+    let preview = {
+        let shared = crate::commands::lock_store(&store)?;
+        store.gc(
+            &shared,
+            &GcOptions {
+                min_age,
+                dry_run: true,
+            },
+        )?
+    };
+    if args.dry_run || nothing_to_do(&preview) {
+        let report = tstore_store::GcReport {
+            dry_run: args.dry_run,
+            ..preview
+        };
+        return print_report(&report, args.json);
+    }
     let Some(lock) = store.lock_exclusive_within(args.wait)? else {
         // Cron-friendly: the store stayed busy (a long install); the next run will collect.
         if args.json {
@@ -34,12 +54,28 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
         &lock,
         &GcOptions {
             min_age,
-            dry_run: args.dry_run,
+            dry_run: false,
         },
     )?;
     drop(lock);
-    if args.json {
-        json::print(&report)?;
+    print_report(&report, args.json)
+}
+
+/// Whether a preview found nothing to remove: no package, tree, blob or leftover. Dead
+/// roots and links alone do not count: they free nothing, a checkout being re-initialized
+/// has them for a moment, and the next run with something to remove drops them.
+fn nothing_to_do(r: &tstore_store::GcReport) -> bool {
+    r.packages_removed.is_empty()
+        && r.trees_removed == 0
+        && r.blobs_removed == 0
+        && r.leftovers.tmp.is_empty()
+        && r.leftovers.views.is_empty()
+        && r.leftovers.blobs.is_empty()
+}
+
+fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitCode> {
+    if json_out {
+        json::print(report)?;
         return Ok(ExitCode::SUCCESS);
     }
     let verb = if report.dry_run {
