@@ -1200,3 +1200,46 @@ fn syntax_errors_in_module_packages_name_the_path_the_user_sees() {
     );
     assert_eq!(tstore_test_support::snapshot(&dir), before);
 }
+
+/// A registry module pinned to one exact version whose package the store holds installs in
+/// a new checkout without asking the registry anything; a range still reads the version
+/// list. The installed files and modules.json are the same either way.
+#[test]
+fn an_exactly_pinned_registry_module_in_the_store_needs_no_registry() {
+    let (env, base) = env_with_git_dir();
+    package_repo(&base, None);
+    let reg = ModuleRegistry::start();
+    let git = format!("git::file://{}/repo.git?ref=v1.0.0", base.display());
+    for v in ["1.0.0", "1.1.0"] {
+        reg.publish("acme/gitpkg/null", v, &git);
+    }
+    let cfg = reg.write_cli_config(&env.root.path().join("cli-config/modules.tfrc"), "");
+    let host = reg.host();
+    let root = |version: &str| {
+        format!(
+            "module \"reg\" {{\n  source  = \"{host}/acme/gitpkg/null\"\n  version = \"{version}\"\n}}\n"
+        )
+    };
+    let first = env.checkout("first", &[("main.tf", &root("1.0.0"))]);
+    run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&first));
+    let asked = reg.server.requests().len();
+
+    let second = env.checkout("second", &[("main.tf", &root("1.0.0"))]);
+    run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&second));
+    assert_eq!(
+        reg.server.requests().len(),
+        asked,
+        "the registry was asked: {:?}",
+        &reg.server.requests()[asked..]
+    );
+    assert_eq!(records(&second), records(&first));
+
+    let ranged = env.checkout("ranged", &[("main.tf", &root(">= 1.0.0, < 1.1.0"))]);
+    run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&ranged));
+    assert!(
+        reg.server.requests()[asked..]
+            .iter()
+            .any(|r| r.path.ends_with("/versions")),
+        "a range reads the version list"
+    );
+}

@@ -39,7 +39,8 @@ pub(super) type Slots =
 
 impl Fetcher<'_> {
     /// A registry module: the newest version matching `constraints` (the version listing is
-    /// read every init), then its package. A (module address, exact version) names one
+    /// read every init, unless the constraint names one exact version the store holds),
+    /// then its package. A (module address, exact version) names one
     /// package for good (the registry contract: a published version is never replaced), so
     /// when the store's memo for it names a package the store holds intact, neither the
     /// download endpoint nor the location it names is asked again. Locations read by the file
@@ -51,16 +52,34 @@ impl Fetcher<'_> {
         constraints: &ModuleVersionConstraints,
         log: &mut FetchLog,
     ) -> Result<Resolved, FetchError> {
+        let memo_key_of = |version: &tstore_tofu::version::Version| {
+            format!(
+                "registry\0{}/{}\0{version}",
+                m.host.to_ascii_lowercase(),
+                m.path
+            )
+        };
+        // A constraint naming one exact version whose package the store holds needs no
+        // registry at all: any version list could only select that version, and a
+        // published version is never replaced.
+        if let Some(version) = constraints.exact() {
+            if let Some(memo) = self.memo(&memo_key_of(version))? {
+                log.reused.push(memo.package.clone());
+                let mut fetched = self.fetched(&memo.package)?;
+                fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
+                return Ok(Resolved {
+                    version: version.clone(),
+                    location: memo.location,
+                    fetched,
+                });
+            }
+        }
         let http = self
             .http
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
         let (version, download) = registry::select(http, network, m, constraints)?;
-        let memo_key = format!(
-            "registry\0{}/{}\0{version}",
-            m.host.to_ascii_lowercase(),
-            m.path
-        );
+        let memo_key = memo_key_of(&version);
         if let Some(memo) = self.memo(&memo_key)? {
             log.reused.push(memo.package.clone());
             let mut fetched = self.fetched(&memo.package)?;

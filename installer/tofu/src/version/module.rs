@@ -97,6 +97,22 @@ impl ModuleVersionConstraints {
             .join(",")
     }
 
+    /// The one version this constraint allows, when it names exactly one: every term is
+    /// `= X.Y.Z` (or a bare `X.Y.Z`) with all three segments written, no build metadata,
+    /// and the same version. Selection from any registry list can then only pick it.
+    pub fn exact(&self) -> Option<&Version> {
+        let first = &self.terms.first()?.version;
+        self.terms
+            .iter()
+            .all(|t| {
+                t.op == Op::Eq
+                    && t.segments == 3
+                    && t.version.build.is_empty()
+                    && t.version == *first
+            })
+            .then_some(first)
+    }
+
     /// The version terraform's module installer selects from a registry's list: the
     /// newest one that matches, skipping every pre-release whose version is not exactly
     /// the constraint text.
@@ -194,6 +210,30 @@ mod tests {
         }
         for bad in ["", "1.x", "~>", ">= 1.0.0.0", "one"] {
             assert!(ModuleVersionConstraints::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn exact_versions() {
+        let exact = |t: &str| {
+            ModuleVersionConstraints::parse(t)
+                .unwrap()
+                .exact()
+                .map(|v| v.to_string())
+        };
+        assert_eq!(exact("1.2.0").as_deref(), Some("1.2.0"));
+        assert_eq!(exact("= v1.2.0").as_deref(), Some("1.2.0"));
+        assert_eq!(exact("1.2.0-beta").as_deref(), Some("1.2.0-beta"));
+        assert_eq!(exact("1.2.0, = 1.2.0").as_deref(), Some("1.2.0"));
+        for loose in [
+            "1.2",
+            "~> 1.2.0",
+            ">= 1.2.0",
+            "1.2.0, 1.3.0",
+            "1.2.0+meta",
+            "!= 1.2.0",
+        ] {
+            assert_eq!(exact(loose), None, "{loose}");
         }
     }
 }
