@@ -510,4 +510,22 @@ fn a_registry_login_comes_from_the_docker_config() {
     let by_helper = env.checkout("helper", &[("main.tf", NULL_CONFIG)]);
     run_ok(init(&by_helper).env("PATH", &path));
     assert!(lock_file(&by_helper).contains(NULL_H1));
+
+    // The CLI configuration's oci_credentials block wins over the files: here the files
+    // name a helper that is not on PATH, which would fail if it were asked.
+    let with_block = env.root.path().join("oci-login.tfrc");
+    fs_err::write(
+        &with_block,
+        format!(
+            "{}\noci_credentials \"{}/mirror\" {{\n  username = \"ci\"\n  password = \"s3cret\"\n}}\n",
+            fs_err::read_to_string(&cfg).unwrap(),
+            registry.host()
+        ),
+    )
+    .unwrap();
+    let by_block = env.checkout("block", &[("main.tf", NULL_CONFIG)]);
+    let mut cmd = tstore(&env, Some(&with_block));
+    cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(&by_block);
+    run_ok(&mut cmd);
+    assert!(lock_file(&by_block).contains(NULL_H1));
 }

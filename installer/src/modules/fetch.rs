@@ -32,6 +32,8 @@ pub(super) struct Fetcher<'a> {
     pub(super) default_host: &'a str,
     /// Set by the walker before any http(s) or registry package is fetched.
     pub(super) http: Option<HttpClient>,
+    /// Credentials and TLS settings (OCI logins from the CLI configuration).
+    pub(super) network: &'a NetworkSettings,
 }
 
 pub(super) type Slots =

@@ -379,6 +379,7 @@ impl Walker<'_> {
             slots: &self.slots,
             default_host: self.opts.flavor.default_registry_host(),
             http: self.http.clone(),
+            network: &self.opts.network,
         }
     }
 

@@ -23,6 +23,8 @@ pub struct NetworkSettings {
     pub credentials: Credentials,
     /// `SSL_CERT_FILE`: CA certificates replacing the bundled roots.
     pub ssl_cert_file: Option<PathBuf>,
+    /// `oci_credentials` blocks of the CLI configuration, by `registry[/path]` label.
+    pub oci_credentials: BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
 }
 
 impl NetworkSettings {
@@ -41,6 +43,7 @@ impl NetworkSettings {
             ssl_cert_file: std::env::var_os("SSL_CERT_FILE")
                 .filter(|v| !v.is_empty())
                 .map(Into::into),
+            oci_credentials: cli_config.oci_credentials.clone(),
         }
     }
 }

@@ -86,7 +86,8 @@ pub fn oci_client(
     let http = network
         .http_client()
         .map_err(|e| PushError::Oci(OciError::Http(e)))?;
-    let credentials = crate::net::oci::auth::OciCredentials::from_environment(home)?;
+    let credentials =
+        crate::net::oci::auth::OciCredentials::from_environment(home, &network.oci_credentials)?;
     Ok(OciClient::new(http, credentials))
 }
 

@@ -4,8 +4,8 @@
 //!
 //! Credentials come from the docker-style files OpenTofu reads (`auths` entries, as `docker
 //! login`, `oras login` or `skopeo login` write them), most specific pattern first, and from
-//! the docker credential helpers they name (`credHelpers`, `credsStore`). The CLI
-//! configuration's `oci_credentials` blocks are not read yet.
+//! the docker credential helpers they name (`credHelpers`, `credsStore`), after the CLI
+//! configuration's `oci_credentials` blocks, which win.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -129,6 +129,8 @@ enum CredentialSource {
 /// and a repository prefix (`example.com/team`).
 #[derive(Clone, Debug, Default)]
 pub struct OciCredentials {
+    /// The CLI configuration's `oci_credentials` blocks: they win over every file.
+    explicit: Vec<(String, CredentialSource)>,
     /// Patterns with their sources, from every file in discovery order.
     entries: Vec<(String, CredentialSource)>,
     /// `credsStore` of the first file that names one: the helper for hosts no entry names.
@@ -172,7 +174,13 @@ impl OciCredentials {
     /// pattern): `$XDG_RUNTIME_DIR/containers/auth.json`,
     /// `$XDG_CONFIG_HOME/containers/auth.json` (`~/.config` by default),
     /// `~/.docker/config.json` (or `$DOCKER_CONFIG/config.json`), `~/.dockercfg`.
-    pub fn from_environment(home: Option<&Path>) -> Result<OciCredentials, CredentialsError> {
+    ///
+    /// `explicit` are the CLI configuration's `oci_credentials` blocks; a block matching a
+    /// repository wins over every file.
+    pub fn from_environment(
+        home: Option<&Path>,
+        explicit: &BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
+    ) -> Result<OciCredentials, CredentialsError> {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -196,6 +204,20 @@ impl OciCredentials {
             files.push((home.join(".dockercfg"), true));
         }
         let mut creds = OciCredentials::default();
+        for (label, block) in explicit {
+            let source = match block {
+                tstore_tofu::cliconfig::OciCredentialsBlock::Login { username, password } => {
+                    CredentialSource::Login(Login {
+                        username: username.clone(),
+                        password: password.clone(),
+                    })
+                }
+                tstore_tofu::cliconfig::OciCredentialsBlock::Helper(helper) => {
+                    CredentialSource::Helper(helper.clone())
+                }
+            };
+            creds.explicit.push((label.clone(), source));
+        }
         for (file, legacy) in &files {
             if file.is_file() {
                 creds.read_file(file, *legacy)?;
@@ -252,17 +274,9 @@ impl OciCredentials {
     pub fn for_repository(&self, repo: &OciRepository) -> Result<Option<Login>, CredentialsError> {
         let registry = repo.registry.to_ascii_lowercase();
         let full = format!("{registry}/{}", repo.name);
-        let mut best: Option<(usize, &CredentialSource)> = None;
-        for (pattern, source) in &self.entries {
-            let matches = pattern == &registry
-                || (full.starts_with(pattern.as_str())
-                    && full.as_bytes().get(pattern.len()) == Some(&b'/'))
-                || pattern == &full;
-            if matches && best.is_none_or(|(len, _)| pattern.len() > len) {
-                best = Some((pattern.len(), source));
-            }
-        }
-        match best.map(|(_, s)| s) {
+        let chosen = most_specific(&self.explicit, &registry, &full)
+            .or_else(|| most_specific(&self.entries, &registry, &full));
+        match chosen {
             Some(CredentialSource::Login(login)) => Ok(Some(login.clone())),
             Some(CredentialSource::Helper(helper)) => run_helper(helper, &registry),
             None => match &self.default_helper {
@@ -271,6 +285,26 @@ impl OciCredentials {
             },
         }
     }
+}
+
+/// The entry whose pattern (`registry` or `registry/path-prefix`) matches the repository
+/// `full` (`registry/name`) with the longest pattern; the first such entry on a tie.
+fn most_specific<'a>(
+    entries: &'a [(String, CredentialSource)],
+    registry: &str,
+    full: &str,
+) -> Option<&'a CredentialSource> {
+    let mut best: Option<(usize, &CredentialSource)> = None;
+    for (pattern, source) in entries {
+        let matches = pattern == registry
+            || (full.starts_with(pattern.as_str())
+                && full.as_bytes().get(pattern.len()) == Some(&b'/'))
+            || pattern == full;
+        if matches && best.is_none_or(|(len, _)| pattern.len() > len) {
+            best = Some((pattern.len(), source));
+        }
+    }
+    best.map(|(_, s)| s)
 }
 
 /// A config key as a pattern: `https://host/v1/` and `host/` become `host`, paths are kept.

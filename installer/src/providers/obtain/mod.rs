@@ -498,6 +498,7 @@ pub(crate) fn available_packages(
                     None => {
                         let credentials = OciCredentials::from_environment(
                             std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+                            &opts.network.oci_credentials,
                         )
                         .map_err(|e| remote_err(what.clone(), e.into()))?;
                         let client = std::sync::Arc::new(OciClient::new(http.clone(), credentials));

@@ -176,6 +176,34 @@ fn parse_pattern(p: &str, default_host: &str) -> Result<(String, String, String)
     Ok((host, ns, kind))
 }
 
+/// An `oci_credentials` block: a login for an OCI registry (or a repository prefix in it),
+/// or the docker credential helper that has one.
+#[derive(Clone, PartialEq, Eq)]
+pub enum OciCredentialsBlock {
+    /// `username` and `password`.
+    Login {
+        /// The user name.
+        username: String,
+        /// The password or token.
+        password: String,
+    },
+    /// `docker_credentials_helper = "NAME"`: ask `docker-credential-NAME`.
+    Helper(String),
+}
+
+impl std::fmt::Debug for OciCredentialsBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OciCredentialsBlock::Login { username, .. } => f
+                .debug_struct("Login")
+                .field("username", username)
+                .field("password", &"…")
+                .finish(),
+            OciCredentialsBlock::Helper(h) => f.debug_tuple("Helper").field(h).finish(),
+        }
+    }
+}
+
 /// The merged CLI configuration.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CliConfig {
@@ -187,6 +215,8 @@ pub struct CliConfig {
     pub hosts: BTreeMap<String, HostServices>,
     /// `credentials` blocks: host name to token.
     pub credentials: BTreeMap<String, String>,
+    /// `oci_credentials "REGISTRY[/PATH]" { … }` blocks, by label (lowercased).
+    pub oci_credentials: BTreeMap<String, OciCredentialsBlock>,
     /// The files that were read, in order.
     pub source_files: Vec<PathBuf>,
     /// tstore's own `tstore_modules { … }` block (which module sources to link or copy):
@@ -349,6 +379,38 @@ impl CliConfig {
                         }
                         config.tstore_modules = Some((filename.to_owned(), b.body.to_string()));
                     }
+                    "oci_credentials" => {
+                        let [label] = b.labels.as_slice() else {
+                            return Err(p.invalid(
+                                b,
+                                "an oci_credentials block needs one label: the registry domain, optionally followed by a repository path prefix".into(),
+                            ));
+                        };
+                        let label = label.as_str().trim_end_matches('/').to_ascii_lowercase();
+                        if label.is_empty() || label.contains("://") {
+                            return Err(p.invalid(
+                                b,
+                                format!("invalid oci_credentials label {label:?}: write the registry domain and an optional repository path, without a scheme"),
+                            ));
+                        }
+                        let parsed = p.oci_credentials(b)?;
+                        if config
+                            .oci_credentials
+                            .insert(label.clone(), parsed)
+                            .is_some()
+                        {
+                            return Err(p.invalid(
+                                b,
+                                format!("Duplicate oci_credentials block for {label:?}"),
+                            ));
+                        }
+                    }
+                    "oci_default_credentials" => {
+                        return Err(p.invalid(
+                            b,
+                            "the oci_default_credentials block is not supported by tstore yet; remove it (tstore reads the default docker-style credential files) or use oci_credentials blocks".into(),
+                        ));
+                    }
                     "credentials" => {
                         let host = p.host_label(b, "credentials")?;
                         if let Some(attr) = b.body.get_attribute("token") {
@@ -379,6 +441,15 @@ impl CliConfig {
         }
         self.hosts.extend(other.hosts);
         self.credentials.extend(other.credentials);
+        for (label, block) in other.oci_credentials {
+            if self.oci_credentials.insert(label.clone(), block).is_some() {
+                return Err(CliConfigError::Invalid {
+                    file: filename.to_owned(),
+                    line: 0,
+                    message: format!("Duplicate oci_credentials block for {label:?}"),
+                });
+            }
+        }
         if other.tstore_modules.is_some() {
             if self.tstore_modules.is_some() {
                 return Err(CliConfigError::Invalid {

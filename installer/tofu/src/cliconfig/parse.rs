@@ -107,6 +107,44 @@ impl Parser<'_> {
         }
     }
 
+    /// The body of an `oci_credentials` block: `username` and `password`, or
+    /// `docker_credentials_helper`.
+    pub(super) fn oci_credentials(
+        &self,
+        b: &Block,
+    ) -> Result<super::OciCredentialsBlock, CliConfigError> {
+        let (mut username, mut password, mut helper) = (None, None, None);
+        for item in b.body.iter() {
+            let Structure::Attribute(a) = item else {
+                return Err(self.invalid(
+                    item,
+                    "Invalid oci_credentials block: nested blocks are not expected here.".into(),
+                ));
+            };
+            match self.key(a).as_str() {
+                "username" => username = Some(self.string(a)?.to_owned()),
+                "password" => password = Some(self.string(a)?.to_owned()),
+                "docker_credentials_helper" => helper = Some(self.string(a)?.to_owned()),
+                other => {
+                    return Err(self.invalid(
+                        a,
+                        format!("Invalid oci_credentials block: tstore does not support the argument {other:?} (it reads username and password, or docker_credentials_helper)."),
+                    ))
+                }
+            }
+        }
+        match (username, password, helper) {
+            (Some(username), Some(password), None) => {
+                Ok(super::OciCredentialsBlock::Login { username, password })
+            }
+            (None, None, Some(helper)) => Ok(super::OciCredentialsBlock::Helper(helper)),
+            _ => Err(self.invalid(
+                b,
+                "Invalid oci_credentials block: set username and password together, or docker_credentials_helper alone.".into(),
+            )),
+        }
+    }
+
     pub(super) fn strings(&self, a: &Attribute) -> Result<Vec<String>, CliConfigError> {
         let Expression::Array(items) = &a.value else {
             return Err(self.invalid(a, format!("{:?} must be a list of strings", self.key(a))));

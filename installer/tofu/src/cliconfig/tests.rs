@@ -363,3 +363,42 @@ fn oci_mirror_templates_keep_their_placeholders_and_must_name_each_provider() {
         assert!(msg.contains(needle), "{template}: {msg}");
     }
 }
+
+#[test]
+fn oci_credentials_blocks() {
+    let c = parse(
+        "oci_credentials \"Registry.Example.com/team/\" {\n  username = \"ci\"\n  password = \"s3cret\"\n}\noci_credentials \"other.example.com\" {\n  docker_credentials_helper = \"ecr-login\"\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        c.oci_credentials["registry.example.com/team"],
+        OciCredentialsBlock::Login {
+            username: "ci".into(),
+            password: "s3cret".into()
+        }
+    );
+    assert_eq!(
+        c.oci_credentials["other.example.com"],
+        OciCredentialsBlock::Helper("ecr-login".into())
+    );
+    assert!(!format!("{:?}", c.oci_credentials).contains("s3cret"));
+    for (src, needle) in [
+        (
+            "oci_credentials \"r.test\" {\n  username = \"a\"\n  password = \"b\"\n}\noci_credentials \"R.test\" {\n  username = \"a\"\n  password = \"b\"\n}\n",
+            "Duplicate oci_credentials block for \"r.test\"",
+        ),
+        (
+            "oci_credentials \"r.test\" {\n  username = \"a\"\n}\n",
+            "username and password together",
+        ),
+        (
+            "oci_credentials \"r.test\" {\n  access_token = \"a\"\n}\n",
+            "does not support the argument \"access_token\"",
+        ),
+        ("oci_credentials {\n}\n", "needs one label"),
+        ("oci_default_credentials {\n}\n", "not supported by tstore yet"),
+    ] {
+        let msg = parse(src).unwrap_err().to_string();
+        assert!(msg.contains(needle), "{src}: {msg}");
+    }
+}
