@@ -99,18 +99,15 @@ impl ModuleVersionConstraints {
 
     /// The one version this constraint allows, when it names exactly one: every term is
     /// `= X.Y.Z` (or a bare `X.Y.Z`) with all three segments written, no build metadata,
-    /// and the same version. Selection from any registry list can then only pick it.
+    /// and the same version, which [`Self::select`] would take (a pre-release only when the
+    /// text is exactly its version: `v1.2.0-beta` selects nothing). Selection from any
+    /// registry list can then only pick it, or nothing when the list lacks it.
     pub fn exact(&self) -> Option<&Version> {
         let first = &self.terms.first()?.version;
-        self.terms
-            .iter()
-            .all(|t| {
-                t.op == Op::Eq
-                    && t.segments == 3
-                    && t.version.build.is_empty()
-                    && t.version == *first
-            })
-            .then_some(first)
+        let one = self.terms.iter().all(|t| {
+            t.op == Op::Eq && t.segments == 3 && t.version.build.is_empty() && t.version == *first
+        });
+        (one && self.select(std::iter::once(first)).is_some()).then_some(first)
     }
 
     /// The version terraform's module installer selects from a registry's list: the
@@ -224,6 +221,9 @@ mod tests {
         assert_eq!(exact("1.2.0").as_deref(), Some("1.2.0"));
         assert_eq!(exact("= v1.2.0").as_deref(), Some("1.2.0"));
         assert_eq!(exact("1.2.0-beta").as_deref(), Some("1.2.0-beta"));
+        // terraform takes a pre-release only when the text is exactly its version.
+        assert_eq!(exact("v1.2.0-beta"), None);
+        assert_eq!(exact("= 1.2.0-beta"), None);
         assert_eq!(exact("1.2.0, = 1.2.0").as_deref(), Some("1.2.0"));
         for loose in [
             "1.2",
