@@ -20,7 +20,8 @@
 //!    `.x`/`.r` twins.
 //! 5. **Leftovers** ([`Store::leftovers`]): blob files without a row (a crash between
 //!    rename and row), views without a package row (a crash between view rename and row, or
-//!    a gc crash between its commit and its file sweep), entries of `tmp/`.
+//!    a gc crash between its commit and its file sweep), entries of `tmp/` older than the
+//!    grace period (a younger one may be an ingest in flight).
 //!
 //! A gc killed at any point leaves rows that point at files that exist (files go last), plus
 //! at most files without rows, which the next gc or `store verify` removes.
@@ -443,7 +444,7 @@ impl Store {
         if let Some(lock) = clean {
             assert_exclusive(lock, "cleaning leftovers");
         }
-        let tmp = self.leftover_tmp()?;
+        let tmp = self.leftover_tmp(cutoff)?;
         let views = self.leftover_views()?;
         let (blobs, blob_bytes) = self.leftover_blobs(cutoff)?;
         let out = Leftovers {
@@ -459,13 +460,27 @@ impl Store {
         Ok(out)
     }
 
-    /// Every entry of `tmp/`, sorted: nothing there is referenced by the index.
-    fn leftover_tmp(&self) -> Result<Vec<PathBuf>> {
+    /// Every entry of `tmp/` last modified no later than `cutoff` (all of them without one),
+    /// sorted: nothing there is referenced by the index. A younger entry is an ingest in
+    /// flight as often as a crash's debris, so gc's preview under the shared lock does not
+    /// count it as work (under constant cold-init load `tmp/` is never empty, and counting
+    /// it would make every gc run take the exclusive lock); it goes once it is older.
+    fn leftover_tmp(&self, cutoff: Option<i64>) -> Result<Vec<PathBuf>> {
         let tmp = &self.layout.tmp;
         let mut found = Vec::new();
         for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
             let entry = entry.map_err(|e| StoreError::io(tmp, e))?;
-            found.push(entry.path());
+            let path = entry.path();
+            if let Some(cutoff) = cutoff {
+                match fs_err::symlink_metadata(&path) {
+                    Ok(m) if m.mtime() > cutoff => continue,
+                    Ok(_) => {}
+                    // Renamed into place or removed by its ingest meanwhile.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(StoreError::io(&path, e)),
+                }
+            }
+            found.push(path);
         }
         found.sort();
         Ok(found)
