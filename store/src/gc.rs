@@ -155,7 +155,7 @@ fn in_parallel<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<u64> + Sync) -> Re
 }
 
 /// ctime in seconds and size, or `None` if the file is gone.
-fn ctime_and_len(path: &Path) -> Result<Option<(i64, u64)>> {
+pub(crate) fn ctime_and_len(path: &Path) -> Result<Option<(i64, u64)>> {
     match fs_err::symlink_metadata(path) {
         Ok(m) => Ok(Some((m.ctime(), m.len()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -197,7 +197,7 @@ fn sweep_trees(tx: &Transaction<'_>, cutoff: i64) -> rusqlite::Result<u64> {
 }
 
 /// A root's link that no longer points where it was recorded: (root id, link path).
-type DeadLink = (i64, String);
+pub(crate) type DeadLink = (i64, String);
 
 /// What step 3 removed from the index and step 4 removes from disk: view directories, and
 /// blobs with their sizes.
@@ -206,7 +206,8 @@ type Doomed = (Vec<PathBuf>, Vec<(BlobId, u64)>);
 impl Store {
     /// Collect garbage (see the module docs). Needs the exclusive store lock; a dry run,
     /// which changes nothing (its transaction rolls back), may run under the shared lock
-    /// beside inits, as a preview that may count their in-flight temp files as leftovers.
+    /// beside inits, as a preview (`tstore gc --dry-run`; the read-only check that decides
+    /// whether a run has work is [`Store::gc_idle_report`]).
     pub fn gc(&self, lock: &StoreLock, opts: &GcOptions) -> Result<GcReport> {
         if !opts.dry_run {
             assert_exclusive(lock, "gc");
@@ -230,7 +231,7 @@ impl Store {
     /// Step 1: re-read every recorded link (filesystem reads, outside any transaction). A
     /// link is live when its root directory exists and the link still points where it was
     /// recorded; a root with no live link is dead. Returns the dead links and dead roots.
-    fn gc_roots(&self, report: &mut GcReport) -> Result<(Vec<DeadLink>, Vec<i64>)> {
+    pub(crate) fn gc_roots(&self, report: &mut GcReport) -> Result<(Vec<DeadLink>, Vec<i64>)> {
         let links: Vec<(i64, String, String, String)> = {
             let index = self.index();
             let err = || index.err("reading roots");
@@ -462,7 +463,7 @@ impl Store {
 
     /// Every entry of `tmp/` last modified no later than `cutoff` (all of them without one),
     /// sorted: nothing there is referenced by the index. A younger entry is an ingest in
-    /// flight as often as a crash's debris, so gc's preview under the shared lock does not
+    /// flight as often as a crash's debris, so gc's check under the shared lock does not
     /// count it as work (under constant cold-init load `tmp/` is never empty, and counting
     /// it would make every gc run take the exclusive lock); it goes once it is older.
     fn leftover_tmp(&self, cutoff: Option<i64>) -> Result<Vec<PathBuf>> {
