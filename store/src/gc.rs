@@ -20,7 +20,8 @@
 //!    `.x`/`.r` twins.
 //! 5. **Leftovers** ([`Store::leftovers`]): blob files without a row (a crash between
 //!    rename and row), views without a package row (a crash between view rename and row, or
-//!    a gc crash between its commit and its file sweep), entries of `tmp/`.
+//!    a gc crash between its commit and its file sweep), entries of `tmp/` older than the
+//!    grace period (a younger one may be an ingest in flight).
 //!
 //! A gc killed at any point leaves rows that point at files that exist (files go last), plus
 //! at most files without rows, which the next gc or `store verify` removes.
@@ -154,7 +155,7 @@ fn in_parallel<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<u64> + Sync) -> Re
 }
 
 /// ctime in seconds and size, or `None` if the file is gone.
-fn ctime_and_len(path: &Path) -> Result<Option<(i64, u64)>> {
+pub(crate) fn ctime_and_len(path: &Path) -> Result<Option<(i64, u64)>> {
     match fs_err::symlink_metadata(path) {
         Ok(m) => Ok(Some((m.ctime(), m.len()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -196,7 +197,7 @@ fn sweep_trees(tx: &Transaction<'_>, cutoff: i64) -> rusqlite::Result<u64> {
 }
 
 /// A root's link that no longer points where it was recorded: (root id, link path).
-type DeadLink = (i64, String);
+pub(crate) type DeadLink = (i64, String);
 
 /// What step 3 removed from the index and step 4 removes from disk: view directories, and
 /// blobs with their sizes.
@@ -205,7 +206,8 @@ type Doomed = (Vec<PathBuf>, Vec<(BlobId, u64)>);
 impl Store {
     /// Collect garbage (see the module docs). Needs the exclusive store lock; a dry run,
     /// which changes nothing (its transaction rolls back), may run under the shared lock
-    /// beside inits, as a preview that may count their in-flight temp files as leftovers.
+    /// beside inits, as a preview (`tstore gc --dry-run`; the read-only check that decides
+    /// whether a run has work is [`Store::gc_idle_report`]).
     pub fn gc(&self, lock: &StoreLock, opts: &GcOptions) -> Result<GcReport> {
         if !opts.dry_run {
             assert_exclusive(lock, "gc");
@@ -229,7 +231,7 @@ impl Store {
     /// Step 1: re-read every recorded link (filesystem reads, outside any transaction). A
     /// link is live when its root directory exists and the link still points where it was
     /// recorded; a root with no live link is dead. Returns the dead links and dead roots.
-    fn gc_roots(&self, report: &mut GcReport) -> Result<(Vec<DeadLink>, Vec<i64>)> {
+    pub(crate) fn gc_roots(&self, report: &mut GcReport) -> Result<(Vec<DeadLink>, Vec<i64>)> {
         let links: Vec<(i64, String, String, String)> = {
             let index = self.index();
             let err = || index.err("reading roots");
@@ -443,7 +445,7 @@ impl Store {
         if let Some(lock) = clean {
             assert_exclusive(lock, "cleaning leftovers");
         }
-        let tmp = self.leftover_tmp()?;
+        let tmp = self.leftover_tmp(cutoff)?;
         let views = self.leftover_views()?;
         let (blobs, blob_bytes) = self.leftover_blobs(cutoff)?;
         let out = Leftovers {
@@ -459,13 +461,27 @@ impl Store {
         Ok(out)
     }
 
-    /// Every entry of `tmp/`, sorted: nothing there is referenced by the index.
-    fn leftover_tmp(&self) -> Result<Vec<PathBuf>> {
+    /// Every entry of `tmp/` last modified no later than `cutoff` (all of them without one),
+    /// sorted: nothing there is referenced by the index. A younger entry is an ingest in
+    /// flight as often as a crash's debris, so gc's check under the shared lock does not
+    /// count it as work (under constant cold-init load `tmp/` is never empty, and counting
+    /// it would make every gc run take the exclusive lock); it goes once it is older.
+    fn leftover_tmp(&self, cutoff: Option<i64>) -> Result<Vec<PathBuf>> {
         let tmp = &self.layout.tmp;
         let mut found = Vec::new();
         for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
             let entry = entry.map_err(|e| StoreError::io(tmp, e))?;
-            found.push(entry.path());
+            let path = entry.path();
+            if let Some(cutoff) = cutoff {
+                match fs_err::symlink_metadata(&path) {
+                    Ok(m) if m.mtime() > cutoff => continue,
+                    Ok(_) => {}
+                    // Renamed into place or removed by its ingest meanwhile.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(StoreError::io(&path, e)),
+                }
+            }
+            found.push(path);
         }
         found.sort();
         Ok(found)

@@ -75,6 +75,7 @@ mod error;
 mod fingerprint;
 mod freshness;
 mod gc;
+mod gc_check;
 mod hash;
 mod index;
 mod ingest;

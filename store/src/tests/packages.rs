@@ -316,3 +316,77 @@ fn clean_tmp_removes_leftovers_under_the_exclusive_lock() {
     assert_eq!(store.clean_tmp(&lock).unwrap(), 2);
     assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0);
 }
+
+/// gc counts and removes a `tmp/` entry only once it is older than the grace period: a young
+/// one may be an ingest in flight, and counting it would make every gc run under constant
+/// cold-init load take the exclusive lock.
+#[test]
+fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
+    let f = Fixture::new();
+    let store = f.store();
+    let tmp = store.root().join("tmp");
+    let young = tmp.join("ingest-in-flight");
+    let old = tmp.join("crashed-long-ago");
+    fs_err::write(&young, b"y").unwrap();
+    fs_err::write(&old, b"o").unwrap();
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+    let hour = GcOptions {
+        min_age: std::time::Duration::from_secs(3600),
+        dry_run: true,
+    };
+    let shared = store.lock_shared().unwrap();
+    let preview = store.gc(&shared, &hour).unwrap();
+    assert_eq!(preview.leftovers.tmp, vec![old.clone()]);
+    assert!(store.gc_idle_report(hour.min_age).unwrap().is_none());
+    drop(shared);
+    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let run = store
+        .gc(
+            &lock,
+            &GcOptions {
+                dry_run: false,
+                ..hour
+            },
+        )
+        .unwrap();
+    assert_eq!(run.leftovers.tmp, vec![old.clone()]);
+    assert!(!old.exists(), "old leftover kept");
+    assert!(young.exists(), "young tmp entry removed");
+    let idle = store.gc_idle_report(hour.min_age).unwrap();
+    assert!(idle.is_some_and(|r| r.leftovers.is_empty()));
+    // With no grace period everything in tmp/ is a leftover, as before.
+    let run = store
+        .gc(
+            &lock,
+            &GcOptions {
+                min_age: std::time::Duration::ZERO,
+                dry_run: false,
+            },
+        )
+        .unwrap();
+    assert_eq!(run.leftovers.tmp, vec![young.clone()]);
+    assert!(!young.exists());
+}
+
+/// gc's check of whether there is work reads only: it answers while another connection
+/// holds the index's write lock (an init recording its root), where a check that took the
+/// write lock would wait in SQLite's busy handler and then fail.
+#[test]
+fn gc_idle_check_needs_no_index_write_lock() {
+    let f = Fixture::new();
+    let store = f.store();
+    let writer = rusqlite::Connection::open(store.root().join("index.sqlite")).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let report = store
+        .gc_idle_report(std::time::Duration::from_secs(3600))
+        .unwrap()
+        .expect("an empty store has nothing to collect");
+    assert_eq!(report.packages_live + report.packages_young, 0);
+    writer.execute_batch("ROLLBACK").unwrap();
+}

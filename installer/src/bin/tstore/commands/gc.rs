@@ -21,24 +21,27 @@ use crate::Settings;
 pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitCode> {
     let min_age = args.min_age;
     let store = crate::commands::open_store(settings)?;
-    // First a preview under the shared lock, beside running inits: a dry run needs no
-    // more, and a run that would change nothing (the common case from cron) does not hold
-    // inits back at all.
-    let preview = {
+    if args.dry_run {
+        // A dry run changes nothing (its transaction rolls back): the shared lock, beside
+        // running inits, is enough.
         let shared = crate::commands::lock_store(&store)?;
-        store.gc(
+        let preview = store.gc(
             &shared,
             &GcOptions {
                 min_age,
                 dry_run: true,
             },
-        )?
+        )?;
+        return print_report(&preview, args.json);
+    }
+    // First a read-only check under the shared lock, beside running inits: a run that would
+    // remove nothing (the common case from cron) holds neither the exclusive lock nor the
+    // index's write lock, so it does not hold inits back.
+    let idle = {
+        let _shared = crate::commands::lock_store(&store)?;
+        store.gc_idle_report(min_age)?
     };
-    if args.dry_run || nothing_to_do(&preview) {
-        let report = tstore_store::GcReport {
-            dry_run: args.dry_run,
-            ..preview
-        };
+    if let Some(report) = idle {
         return print_report(&report, args.json);
     }
     let Some(lock) = store.lock_exclusive_within(args.wait)? else {
@@ -59,18 +62,6 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
     )?;
     drop(lock);
     print_report(&report, args.json)
-}
-
-/// Whether a preview found nothing to remove: no package, tree, blob or leftover. Dead
-/// roots and links alone do not count: they free nothing, a checkout being re-initialized
-/// has them for a moment, and the next run with something to remove drops them.
-fn nothing_to_do(r: &tstore_store::GcReport) -> bool {
-    r.packages_removed.is_empty()
-        && r.trees_removed == 0
-        && r.blobs_removed == 0
-        && r.leftovers.tmp.is_empty()
-        && r.leftovers.views.is_empty()
-        && r.leftovers.blobs.is_empty()
 }
 
 fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitCode> {

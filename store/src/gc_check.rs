@@ -1,0 +1,111 @@
+//! gc's read-only check: whether a run would remove anything, decided in one read
+//! transaction. `tstore gc` runs it under the shared store lock, beside running inits, and
+//! takes its exclusive turn only when it answers that there is work. It takes no index write
+//! lock: a check that held SQLite's write lock (a dry run rolled back) made every init's
+//! root record wait in SQLite's busy handler, whose sleeps grow to 100 ms, so a gc loop
+//! slowed inits although it removed nothing.
+//!
+//! The check decides as [`Store::gc`] would: a package is removable when no live link names
+//! it (a link is live when its root directory exists and it still points where it was
+//! recorded) and `max(created_at, used_at)` is not after the cutoff; a tree when no package
+//! uses it and it was first recorded no later than the cutoff; a blob when no tree uses it
+//! and its file's ctime is not after the cutoff (or the file is gone); leftovers as
+//! [`Store::leftovers`] finds them. Dead roots and links alone are not work. Reading only,
+//! it can at worst answer "work" for something another process changed meanwhile; then
+//! the exclusive run decides afresh.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use crate::blob::BlobId;
+use crate::gc::{ctime_and_len, GcReport};
+use crate::index::{now, query_vec};
+use crate::{Result, Store};
+
+impl Store {
+    /// The report of a gc run with grace period `min_age` that would remove nothing — roots,
+    /// packages and leftovers counted as that run counts them — or `None` when it would
+    /// remove a package, tree, blob or leftover. Reads only.
+    pub fn gc_idle_report(&self, min_age: Duration) -> Result<Option<GcReport>> {
+        let started = Instant::now();
+        let cutoff = now() - i64::try_from(min_age.as_secs()).unwrap_or(i64::MAX);
+        let mut report = GcReport::default();
+        let (dead_links, dead_roots) = self.gc_roots(&mut report)?;
+        let dead_links: HashSet<(i64, String)> = dead_links.into_iter().collect();
+        let dead_roots: HashSet<i64> = dead_roots.into_iter().collect();
+        {
+            let index = self.index();
+            let err = || index.err("checking what gc would remove");
+            // One read transaction: every query below sees the same snapshot.
+            let tx = index.conn.unchecked_transaction().map_err(err())?;
+            let rows = query_vec(
+                &tx,
+                "SELECT p.id, MAX(p.created_at, p.used_at), l.root, l.link FROM packages p
+                     LEFT JOIN root_links l ON l.package = p.id",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, Option<i64>>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                    ))
+                },
+            )
+            .map_err(err())?;
+            // Package id -> (max(created_at, used_at), some live link names it).
+            let mut packages: HashMap<i64, (i64, bool)> = HashMap::new();
+            for (id, at, root, link) in rows {
+                let live = match (root, link) {
+                    (Some(root), Some(link)) => {
+                        !dead_roots.contains(&root) && !dead_links.contains(&(root, link))
+                    }
+                    _ => false,
+                };
+                packages.entry(id).or_insert((at, false)).1 |= live;
+            }
+            for (at, live) in packages.values() {
+                if *live {
+                    report.packages_live += 1;
+                } else if *at > cutoff {
+                    report.packages_young += 1;
+                } else {
+                    return Ok(None);
+                }
+            }
+            let old_unused_tree: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM trees t LEFT JOIN tree_times tt ON tt.tree = t.id
+                       WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.tree = t.id)
+                         AND COALESCE(tt.created_at, 0) <= ?1)",
+                    [cutoff],
+                    |r| r.get(0),
+                )
+                .map_err(err())?;
+            if old_unused_tree {
+                return Ok(None);
+            }
+            let unused_blobs = query_vec(
+                &tx,
+                "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .map_err(err())?;
+            for id in unused_blobs {
+                let blob: BlobId = id.parse()?;
+                let stat = ctime_and_len(&self.layout.blob_path(&blob))?;
+                if stat.is_none_or(|(t, _)| t <= cutoff) {
+                    return Ok(None);
+                }
+            }
+        }
+        let leftovers = self.leftovers(Some(cutoff), None)?;
+        if !leftovers.is_empty() {
+            return Ok(None);
+        }
+        report.leftovers = leftovers;
+        report.millis = started.elapsed().as_millis() as u64;
+        Ok(Some(report))
+    }
+}
