@@ -388,6 +388,13 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
         "{listed}"
     );
     assert!(listed.contains("/archives/pkg.tar.xz"), "{listed}");
+    assert!(
+        listed.contains(&format!(
+            "git::file://{}/repo.git?ref=v1.0.0 (",
+            base.display()
+        )),
+        "{listed}"
+    );
     let fetched = report["modules"]
         .as_array()
         .unwrap()

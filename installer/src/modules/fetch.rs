@@ -314,7 +314,18 @@ impl Fetcher<'_> {
             .ingest_module_dir(&dest)
             .map_err(FetchError::from)?;
         log.fetched.push(id.clone());
-        self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())
+        let fetched = self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?;
+        // Remembered for people, not for fetching (a git package is found by its commit):
+        // `store ls` names the package by repository and ref.
+        let reference = addr.reference.as_deref().unwrap_or("HEAD");
+        self.remember(
+            &format!("git\0{}?ref={reference}\0{commit}", addr.repo),
+            &ModuleSourceMemo {
+                package: id,
+                ..ModuleSourceMemo::default()
+            },
+        )?;
+        Ok(fetched)
     }
 
     pub(super) fn tmpdir(&self) -> Result<tempfile::TempDir, FetchError> {

@@ -105,11 +105,13 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
 }
 
 /// A module source memo key as a person writes the address: `registry\0HOST/NS/NAME/SYSTEM\0V`
-/// → `HOST/NS/NAME/SYSTEM 1.2.0`, `http\0URL` → `URL`.
+/// → `HOST/NS/NAME/SYSTEM 1.2.0`, `git\0URL?ref=R\0COMMIT` → `git::URL?ref=R (COMMIT)`,
+/// `http\0URL` → `URL`.
 fn describe_source(key: &str) -> String {
     let parts: Vec<&str> = key.split('\0').collect();
     match parts.as_slice() {
         ["registry", address, version] => format!("{address} {version}"),
+        ["git", url, commit] => format!("git::{url} ({})", &commit[..commit.len().min(12)]),
         [_, rest @ ..] if !rest.is_empty() => rest.join(" "),
         _ => key.to_owned(),
     }
