@@ -4,8 +4,9 @@
 //!
 //! Credentials come from the docker-style files OpenTofu reads (`auths` entries, as `docker
 //! login`, `oras login` or `skopeo login` write them), most specific pattern first, and from
-//! the docker credential helpers they name (`credHelpers`, `credsStore`), after the CLI
-//! configuration's `oci_credentials` blocks, which win.
+//! the docker credential helpers they name (`credHelpers`, `credsStore`), and from the CLI
+//! configuration's `oci_credentials` blocks: the most specific pattern wins, a block
+//! before a file on a tie.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -129,7 +130,7 @@ enum CredentialSource {
 /// and a repository prefix (`example.com/team`).
 #[derive(Clone, Debug, Default)]
 pub struct OciCredentials {
-    /// The CLI configuration's `oci_credentials` blocks: they win over every file.
+    /// The CLI configuration's `oci_credentials` blocks: first on a tie of specificity.
     explicit: Vec<(String, CredentialSource)>,
     /// Patterns with their sources, from every file in discovery order.
     entries: Vec<(String, CredentialSource)>,
@@ -175,8 +176,8 @@ impl OciCredentials {
     /// `$XDG_CONFIG_HOME/containers/auth.json` (`~/.config` by default),
     /// `~/.docker/config.json` (or `$DOCKER_CONFIG/config.json`), `~/.dockercfg`.
     ///
-    /// `explicit` are the CLI configuration's `oci_credentials` blocks; a block matching a
-    /// repository wins over every file.
+    /// `explicit` are the CLI configuration's `oci_credentials` blocks: they win over a file
+    /// entry of the same specificity, not over a more specific one.
     pub fn from_environment(
         home: Option<&Path>,
         explicit: &BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
@@ -269,13 +270,18 @@ impl OciCredentials {
     }
 
     /// The login for `repo`: the entry whose pattern matches it most specifically (a
-    /// repository prefix before its registry), the first file's on a tie; else the default
+    /// repository prefix before its registry), a CLI-config block's and then the first
+    /// file's on a tie; else the default
     /// credential helper (`credsStore`), asked about the registry; else none.
     pub fn for_repository(&self, repo: &OciRepository) -> Result<Option<Login>, CredentialsError> {
         let registry = repo.registry.to_ascii_lowercase();
         let full = format!("{registry}/{}", repo.name);
-        let chosen = most_specific(&self.explicit, &registry, &full)
-            .or_else(|| most_specific(&self.entries, &registry, &full));
+        // The most specific pattern wins across every source; on a tie the CLI
+        // configuration's blocks come first, then the files in discovery order (as tofu
+        // orders them).
+        let all: Vec<(String, CredentialSource)> =
+            self.explicit.iter().chain(&self.entries).cloned().collect();
+        let chosen = most_specific(&all, &registry, &full);
         match chosen {
             Some(CredentialSource::Login(login)) => Ok(Some(login.clone())),
             Some(CredentialSource::Helper(helper)) => run_helper(helper, &registry),
@@ -532,6 +538,36 @@ mod tests {
                 base64::engine::general_purpose::STANDARD.encode("u2:p2")
             )
         );
+    }
+
+    #[test]
+    fn the_most_specific_pattern_wins_across_sources_and_blocks_win_ties() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.json");
+        fs_err::write(
+            &path,
+            r#"{"auths":{"r.test":{"username":"file","password":"p"},
+                "r.test/bar":{"username":"file-bar","password":"p"}}}"#,
+        )
+        .unwrap();
+        let mut creds = OciCredentials::default();
+        creds.explicit.push((
+            "r.test".into(),
+            CredentialSource::Login(Login {
+                username: "block".into(),
+                password: "p".into(),
+            }),
+        ));
+        creds.read_file(&path, false).unwrap();
+        let user = |name: &str| {
+            let repo = OciRepository {
+                registry: "r.test".into(),
+                name: name.into(),
+            };
+            creds.for_repository(&repo).unwrap().map(|l| l.username)
+        };
+        assert_eq!(user("foo/x").as_deref(), Some("block"));
+        assert_eq!(user("bar/x").as_deref(), Some("file-bar"));
     }
 
     #[test]
