@@ -16,12 +16,12 @@ use super::fetch::{package_id, FetchLog, Fetcher};
 use super::walk::Fetched;
 use super::FetchError;
 use crate::net::oci::auth::OciCredentials;
-use crate::net::oci::{OciClient, OciRepository, MANIFEST_MEDIA_TYPE};
+use crate::net::oci::{
+    single_zip_layer, OciClient, OciRepository, MANIFEST_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,
+};
 
 /// `artifactType` of a module package's manifest.
 pub const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
-/// Media type of the layer holding the module's zip.
-pub const ZIP_LAYER_MEDIA_TYPE: &str = "archive/zip";
 
 /// An `oci://` package address: the repository and the tag or digest it names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,18 +119,11 @@ impl Fetcher<'_> {
                 return Err(not_a_module(format!("its artifactType is {kind}")));
             }
         }
-        let zips: Vec<_> = manifest
-            .layers()
-            .iter()
-            .filter(|l| l.media_type().to_string() == ZIP_LAYER_MEDIA_TYPE)
-            .collect();
-        let [layer] = zips.as_slice() else {
-            return Err(not_a_module(format!(
-                "it has {} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one",
-                zips.len()
-            )));
-        };
-        let digest = layer.digest().to_string();
+        let digest = single_zip_layer(&manifest).map_err(|n| {
+            not_a_module(format!(
+                "it has {n} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one"
+            ))
+        })?;
         let id = package_id("oci", &repo.to_string(), &format!("oci\0{repo}\0{digest}"));
         if self.known(&id)? {
             log.reused.push(id.clone());

@@ -26,10 +26,12 @@ use tstore_store::{PackageKey, Store};
 use tstore_tofu::addr::ProviderAddr;
 use tstore_tofu::version::Version;
 
-use crate::net::oci::{OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE};
+use crate::net::oci::{
+    OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,
+};
 use crate::providers::sources::oci_mirror::{
     version_to_tag, OciMirror, OciMirrorError, PROVIDER_ARTIFACT_TYPE,
-    PROVIDER_TARGET_ARTIFACT_TYPE, ZIP_LAYER_MEDIA_TYPE,
+    PROVIDER_TARGET_ARTIFACT_TYPE,
 };
 
 pub use self::package_zip::package_zip;

@@ -35,6 +35,22 @@ const MAX_MANIFEST: u64 = 4 << 20;
 pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
 /// An image manifest.
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+/// The layer media type OpenTofu's provider and module artifacts carry their zip in.
+pub const ZIP_LAYER_MEDIA_TYPE: &str = "archive/zip";
+
+/// The digest of the one `archive/zip` layer of `manifest` (OpenTofu's artifacts have exactly
+/// one); `Err(n)` with how many such layers there are otherwise.
+pub fn single_zip_layer(manifest: &ImageManifest) -> Result<String, usize> {
+    let zips: Vec<_> = manifest
+        .layers()
+        .iter()
+        .filter(|l| l.media_type().to_string() == ZIP_LAYER_MEDIA_TYPE)
+        .collect();
+    match zips.as_slice() {
+        [layer] => Ok(layer.digest().to_string()),
+        other => Err(other.len()),
+    }
+}
 
 /// Errors of an OCI registry exchange.
 #[derive(Debug, thiserror::Error)]

@@ -15,14 +15,14 @@
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::version::Version;
 
-use crate::net::oci::{OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE};
+use crate::net::oci::{
+    single_zip_layer, OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,
+};
 
 /// `artifactType` of a provider version's image index.
 pub const PROVIDER_ARTIFACT_TYPE: &str = "application/vnd.opentofu.provider";
 /// `artifactType` of one platform's image manifest.
 pub const PROVIDER_TARGET_ARTIFACT_TYPE: &str = "application/vnd.opentofu.provider-target";
-/// Media type of the layer holding a provider's zip.
-pub const ZIP_LAYER_MEDIA_TYPE: &str = "archive/zip";
 
 /// Errors of the OCI mirror layout.
 #[derive(Debug, thiserror::Error)]
@@ -171,18 +171,11 @@ impl OciMirror {
                 )));
             }
         }
-        let zips: Vec<_> = manifest
-            .layers()
-            .iter()
-            .filter(|l| l.media_type().to_string() == ZIP_LAYER_MEDIA_TYPE)
-            .collect();
-        let [layer] = zips.as_slice() else {
-            return Err(not_a_provider(format!(
-                "the {os}_{arch} manifest has {} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one",
-                zips.len()
-            )));
-        };
-        let digest = layer.digest().to_string();
+        let digest = single_zip_layer(&manifest).map_err(|n| {
+            not_a_provider(format!(
+                "the {os}_{arch} manifest has {n} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one"
+            ))
+        })?;
         if !digest.starts_with("sha256:") {
             return Err(not_a_provider(format!(
                 "the zip's digest {digest} is not SHA-256"
