@@ -1,3 +1,5 @@
+// Upstream hcl-edit 0.10.0, kept as published (long as upstream wrote it): vendor/ carries
+// the crate plus one small patch, and splitting it would bury that patch (vendor/README.md).
 use super::prelude::*;
 
 use super::nesting::{self, nested, operator_scope};
