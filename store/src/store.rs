@@ -81,13 +81,14 @@ impl Store {
         let layout = Layout::new(&root);
         check_owned_and_private(&layout.root)?;
         for dir in [&layout.blobs, &layout.tmp, &layout.views] {
-            if dir.exists() {
-                check_owned_and_private(dir)?;
-            } else {
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(dir)
-                    .map_err(|e| StoreError::io(dir, e))?;
+            // Several processes may open a new store at once: whoever made the directory,
+            // it must then be ours and private.
+            match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    check_owned_and_private(dir)?
+                }
+                Err(e) => return Err(StoreError::io(dir, e)),
             }
         }
         for dir in [&layout.root, &layout.blobs, &layout.tmp, &layout.views] {
