@@ -127,10 +127,16 @@ pub(crate) fn materialize(
         .map_err(|e| StoreError::io(&layout.tmp, e))?;
     let build = tmp.path().join("v");
     fs_err::create_dir(&build).map_err(|e| StoreError::io(&build, e))?;
+    // Entries come sorted, so the files of one directory follow each other: make each
+    // directory once.
+    let mut made_dir = build.clone();
     for entry in tree.entries() {
         let path = build.join(&entry.path);
         let parent = path.parent().expect("entry has a parent");
-        crate::layout::create_private_dir_all(parent)?;
+        if parent != made_dir {
+            crate::layout::create_private_dir_all(parent)?;
+            made_dir = parent.to_path_buf();
+        }
         match &entry.kind {
             EntryKind::File { blob, exec } => {
                 let src = blob_file_with_mode(layout, blob, *exec)?;

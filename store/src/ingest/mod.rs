@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use crate::blob::{write_blob, BlobId, BlobWriteError, WrittenBlob};
+use crate::blob::{BlobBatch, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::Hash;
 use crate::index::tree_row;
@@ -133,6 +133,7 @@ impl Store {
         };
         let mut entries = Vec::new();
         let mut blobs = Vec::new();
+        let mut batch = BlobBatch::new(&self.layout);
         for entry in walkdir::WalkDir::new(&root)
             .follow_links(false)
             .min_depth(1)
@@ -165,7 +166,7 @@ impl Store {
                 let exec = meta.permissions().mode() & 0o111 != 0;
                 let mut file = fs_err::File::open(entry.path())
                     .map_err(|e| StoreError::io(entry.path(), e))?;
-                let written = write_blob(&self.layout, &mut file, exec).map_err(|e| match e {
+                let written = batch.write(&mut file, exec).map_err(|e| match e {
                     BlobWriteError::Read(e) => StoreError::io(entry.path(), e),
                     BlobWriteError::Store(e) => e,
                 })?;
@@ -208,10 +209,11 @@ impl Store {
                 },
             ));
         }
+        batch.finish()?;
         Ok((tree, blobs))
     }
 
-    /// Record blobs (already durable) and the tree in the index; compute its `h1:` unless the
+    /// Record blobs (durable: their batch finished) and the tree in the index; compute its `h1:` unless the
     /// index already has it.
     fn record_tree(&self, tree: &Tree, blobs: &[WrittenBlob]) -> Result<Ingested> {
         let (tree, h1, files, bytes) = self.record_tree_with(tree, blobs, true)?;

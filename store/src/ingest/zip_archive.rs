@@ -14,7 +14,7 @@ use super::rules::{
     DeclaredKind,
 };
 use super::IngestedArchive;
-use crate::blob::{read_file_chunks, write_blob, BlobId, BlobWriteError, WrittenBlob};
+use crate::blob::{read_file_chunks, BlobBatch, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::{h1_of_zip_names, sha256_empty, Hash};
 use crate::tree::{EntryKind, Tree, TreeEntry};
@@ -360,6 +360,7 @@ impl Store {
         let mut tree_entries = Vec::new();
         let mut blobs = Vec::new();
         let mut zip_lines: Vec<(String, [u8; 32])> = Vec::with_capacity(entries.len());
+        let mut batch = BlobBatch::new(&self.layout);
         for e in entries {
             let sha256 = match e.kind {
                 ZipKind::Symlink { target } => {
@@ -373,8 +374,7 @@ impl Store {
                 ZipKind::Dir if e.declared == 0 => sha256_empty(),
                 ZipKind::Dir => check.dir_content_sha256(zip, e.index, &e.name, e.declared)?,
                 ZipKind::File { exec } => {
-                    let written =
-                        self.extract_file(check, zip, e.index, &e.name, e.declared, exec)?;
+                    let written = self.extract_file(check, zip, &mut batch, &e, exec)?;
                     tree_entries.push(TreeEntry {
                         path: e.path,
                         kind: EntryKind::File {
@@ -388,6 +388,7 @@ impl Store {
             };
             zip_lines.push((e.name, sha256));
         }
+        batch.finish()?;
         Ok(Extracted {
             tree_entries,
             blobs,
@@ -395,20 +396,20 @@ impl Store {
         })
     }
 
-    /// Write file entry `index` as a blob, reading at most one byte more than `declared`,
+    /// Write file `entry` as a blob (to `batch`), reading at most one byte more than its declared size,
     /// and refuse it unless it had exactly that size.
     fn extract_file(
         &self,
         check: &ZipCheck<'_>,
         zip: &mut Archive,
-        index: usize,
-        name: &str,
-        declared: u64,
+        batch: &mut BlobBatch<'_>,
+        entry: &ZipEntry,
         exec: bool,
     ) -> Result<WrittenBlob> {
-        let mut f = zip.by_index(index).map_err(|e| check.bad_zip(e))?;
+        let (name, declared) = (entry.name.as_str(), entry.declared);
+        let mut f = zip.by_index(entry.index).map_err(|e| check.bad_zip(e))?;
         let mut bounded = (&mut f).take(declared + 1);
-        let written = write_blob(&self.layout, &mut bounded, exec).map_err(|err| match err {
+        let written = batch.write(&mut bounded, exec).map_err(|err| match err {
             BlobWriteError::Read(err) => check.bad_zip(err.into()),
             BlobWriteError::Store(err) => err,
         })?;
