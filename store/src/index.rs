@@ -121,6 +121,17 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX module_sources_by_package ON module_sources(package);
     ",
+    // v5 (ingest/zip_archive.rs): provider zips kept as they came, by their `zh:`, for
+    // `tstore push`; a kept zip's blob is also a `tree_blobs` row of its tree, so gc, verify
+    // and repair treat it as one of the tree's blobs and it lives exactly as long.
+    "
+    CREATE TABLE archives (
+        zh   TEXT PRIMARY KEY,             -- zh:HEX, the SHA-256 of the zip
+        tree TEXT NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        blob TEXT NOT NULL REFERENCES blobs(id)
+    ) WITHOUT ROWID;
+    CREATE INDEX archives_by_tree ON archives(tree);
+    ",
 ];
 
 /// An open index connection.

@@ -56,6 +56,8 @@ pub struct DiskUsage {
 pub struct Store {
     pub(crate) layout: Layout,
     pub(crate) limits: Limits,
+    /// Whether ingested zips are kept whole beside their files ([`Store::with_kept_archives`]).
+    pub(crate) keep_archives: bool,
     pub(crate) index: Mutex<Index>,
     pub(crate) bytes_hashed: AtomicU64,
     pub(crate) linker: Linker,
@@ -103,6 +105,7 @@ impl Store {
         Ok(Store {
             layout,
             limits: Limits::default(),
+            keep_archives: false,
             index: Mutex::new(index),
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
@@ -112,6 +115,15 @@ impl Store {
     /// Use these archive limits.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Keep every zip ingested from now on as it came (a blob, found by its `zh:` with
+    /// [`Store::kept_archive`]) beside its extracted files, for as long as its tree lives.
+    /// Costs the zip's size on disk; gives `tstore push` the origin's own archive, whose
+    /// digest is the `zh:` lock files already hold.
+    pub fn with_kept_archives(mut self, keep: bool) -> Self {
+        self.keep_archives = keep;
         self
     }
 

@@ -148,23 +148,82 @@ fn an_oci_mirror_template_must_name_each_provider() {
     assert!(!Path::new(&dir.join(".terraform")).exists());
 }
 
+/// Runner A of the two-runner tests: an OCI registry (HTTPS, test CA written to `ca`), and an
+/// origin registry serving the null provider that A's CLI configuration installs from.
+struct RunnerA {
+    oci: OciRegistry,
+    runner_a: TestEnv,
+    ca: std::path::PathBuf,
+    origin: tstore_test_support::registry::TestRegistry,
+    origin_cfg: std::path::PathBuf,
+}
+
+impl RunnerA {
+    fn start() -> RunnerA {
+        let oci = OciRegistry::start();
+        let runner_a = TestEnv::new();
+        let ca = oci.write_ca(&runner_a.root.path().join("ca.pem"));
+        let origin = tstore_test_support::registry::TestRegistry::start();
+        origin.publish_null();
+        let origin_cfg = origin.write_cli_config(
+            &runner_a.root.path().join("cli-config/origin.tfrc"),
+            &["registry.terraform.io"],
+            "  direct {}",
+        );
+        RunnerA {
+            oci,
+            runner_a,
+            ca,
+            origin,
+            origin_cfg,
+        }
+    }
+}
+
+/// Runner B of the two-runner tests, after `tstore init` of a checkout `dir_b` (with A's lock
+/// file) whose only provider source is the `oci_mirror` of `oci`.
+struct RunnerB {
+    runner_b: TestEnv,
+    cfg_b: std::path::PathBuf,
+    ca_b: std::path::PathBuf,
+    dir_b: std::path::PathBuf,
+}
+
+impl RunnerB {
+    fn install_with_lock_of(oci: &OciRegistry, dir_a: &std::path::Path) -> RunnerB {
+        let runner_b = TestEnv::new();
+        let cfg_b = oci_cli_config(&runner_b, oci);
+        let ca_b = oci.write_ca(&runner_b.root.path().join("ca.pem"));
+        let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+        fs_err::copy(
+            dir_a.join(".terraform.lock.hcl"),
+            dir_b.join(".terraform.lock.hcl"),
+        )
+        .unwrap();
+        let mut init_b = tstore(&runner_b, Some(&cfg_b));
+        init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
+        run_ok(&mut init_b);
+        RunnerB {
+            runner_b,
+            cfg_b,
+            ca_b,
+            dir_b,
+        }
+    }
+}
+
 /// Two CI runners: A installs from the origin registry and pushes its store to an OCI
 /// registry; the origin goes away; B, with its own store and an `oci_mirror`, installs from
 /// the OCI registry alone, and terraform plans B's checkout.
 #[test]
 fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() {
-    use tstore_test_support::registry::TestRegistry;
-
-    let oci = OciRegistry::start();
-    let runner_a = TestEnv::new();
-    let ca = oci.write_ca(&runner_a.root.path().join("ca.pem"));
-    let origin = TestRegistry::start();
-    origin.publish_null();
-    let origin_cfg = origin.write_cli_config(
-        &runner_a.root.path().join("cli-config/origin.tfrc"),
-        &["registry.terraform.io"],
-        "  direct {}",
-    );
+    let RunnerA {
+        oci,
+        runner_a,
+        ca,
+        origin,
+        origin_cfg,
+    } = RunnerA::start();
     let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
     let lock_a = lock_file(&dir_a);
@@ -185,19 +244,9 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     assert_eq!(pushed["blobs_uploaded"], 2, "{first}");
     // skopeo, another OCI client, reads what was pushed: the index names the provider and
     // its platform manifest, and that manifest's one layer is the zip.
-    let certs = runner_a.root.path().join("certs");
-    fs_err::create_dir_all(&certs).unwrap();
-    fs_err::copy(&ca, certs.join("ca.crt")).unwrap();
-    let skopeo_raw = |reference: &str| -> serde_json::Value {
-        let mut cmd = std::process::Command::new("skopeo");
-        cmd.args(["inspect", "--raw", "--cert-dir"])
-            .arg(&certs)
-            .arg(format!(
-                "docker://{}/mirror/hashicorp/null{reference}",
-                oci.host()
-            ));
-        json(&run_ok(&mut cmd))
-    };
+    // The store did not keep the origin's zip: the layer was rebuilt, and the push says so.
+    assert_eq!(pushed["rebuilt"], serde_json::json!(["linux_amd64"]));
+    let skopeo_raw = |reference: &str| skopeo_raw(&oci, &runner_a, &ca, reference);
     let index = skopeo_raw(":2.1.2");
     assert_eq!(
         index["mediaType"],
@@ -227,18 +276,12 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     );
     drop(origin);
 
-    let runner_b = TestEnv::new();
-    let cfg_b = oci_cli_config(&runner_b, &oci);
-    let ca_b = oci.write_ca(&runner_b.root.path().join("ca.pem"));
-    let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    fs_err::copy(
-        dir_a.join(".terraform.lock.hcl"),
-        dir_b.join(".terraform.lock.hcl"),
-    )
-    .unwrap();
-    let mut init_b = tstore(&runner_b, Some(&cfg_b));
-    init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
-    run_ok(&mut init_b);
+    let RunnerB {
+        runner_b,
+        cfg_b,
+        ca_b,
+        dir_b,
+    } = RunnerB::install_with_lock_of(&oci, &dir_a);
     let lock_b = lock_file(&dir_b);
     // B keeps every hash A locked (the h1: is what B verified; the pushed zip is rebuilt
     // from the stored files, so its zh: is new and recorded beside the origin's).
@@ -264,6 +307,77 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
         .arg(&fresh);
     run_ok(&mut init_fresh);
     assert!(lock_file(&fresh).contains(NULL_H1));
+}
+
+/// `skopeo inspect --raw` of `mirror/hashicorp/null{reference}` in `oci`, trusting `ca`.
+fn skopeo_raw(
+    oci: &OciRegistry,
+    env: &TestEnv,
+    ca: &std::path::Path,
+    reference: &str,
+) -> serde_json::Value {
+    let certs = env.root.path().join("certs");
+    fs_err::create_dir_all(&certs).unwrap();
+    fs_err::copy(ca, certs.join("ca.crt")).unwrap();
+    let mut cmd = std::process::Command::new("skopeo");
+    cmd.args(["inspect", "--raw", "--cert-dir"])
+        .arg(&certs)
+        .arg(format!(
+            "docker://{}/mirror/hashicorp/null{reference}",
+            oci.host()
+        ));
+    json(&run_ok(&mut cmd))
+}
+
+/// A store that keeps archives pushes the origin's own zip: the layer's digest is a `zh:`
+/// the lock written from the origin already holds (plain tofu checks a layer against the
+/// lock's `zh:` hashes before downloading it), nothing is rebuilt, and runner B's lock file
+/// is A's, unchanged.
+#[test]
+fn a_store_that_keeps_archives_pushes_the_origins_zip() {
+    let RunnerA {
+        oci,
+        runner_a,
+        ca,
+        origin,
+        origin_cfg,
+    } = RunnerA::start();
+    let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let mut init_a = tstore(&runner_a, Some(&origin_cfg));
+    init_a
+        .env("TSTORE_KEEP_ARCHIVES", "1")
+        .arg("init")
+        .arg(&dir_a);
+    run_ok(&mut init_a);
+    let lock_a = lock_file(&dir_a);
+    let mut push = tstore(&runner_a, Some(&origin_cfg));
+    push.env("SSL_CERT_FILE", &ca)
+        .args(["push", "--json"])
+        .arg(format!(
+            "oci://{}/mirror/${{namespace}}/${{type}}",
+            oci.host()
+        ));
+    let out = json(&run_ok(&mut push));
+    assert_eq!(out["pushed"][0]["rebuilt"], serde_json::json!([]), "{out}");
+    let index = skopeo_raw(&oci, &runner_a, &ca, ":2.1.2");
+    let manifest = skopeo_raw(
+        &oci,
+        &runner_a,
+        &ca,
+        &format!("@{}", index["manifests"][0]["digest"].as_str().unwrap()),
+    );
+    let layer = manifest["layers"][0]["digest"].as_str().unwrap();
+    let zh = format!("\"zh:{}\"", layer.strip_prefix("sha256:").unwrap());
+    assert!(lock_a.contains(&zh), "{zh} not in A's lock:\n{lock_a}");
+    drop(origin);
+
+    let RunnerB {
+        runner_b, dir_b, ..
+    } = RunnerB::install_with_lock_of(&oci, &dir_a);
+    assert_eq!(lock_file(&dir_b), lock_a, "B's lock is A's");
+    let mut plan = runner_b.terraform(&dir_b);
+    plan.args(["plan", "-input=false", "-no-color"]);
+    run_ok(&mut plan);
 }
 
 /// A module package as a zip: one file declaring an output.

@@ -11,18 +11,23 @@
 //! platform in the descriptor), whose one layer is the package as a zip
 //! ([`ZIP_LAYER_MEDIA_TYPE`]) and whose config is the empty JSON document.
 //!
-//! The zip is built from the stored tree ([`package_zip`]): the store keeps files, not the
-//! archives they came in, so the layer is not the origin's zip and its digest is a new
-//! `zh:`; installs from it verify through the package's `h1:`, which is the same. The zip
-//! is deterministic (sorted entries, fixed times and modes), so pushing the same package
-//! twice gives the same blobs, manifests and index, and uploads nothing the second time.
+//! A provider's layer is the origin's own zip when the store kept it (`--keep-archives`,
+//! [`Store::kept_archive`] by the package's `zh:`): its digest is then a `zh:` every lock
+//! file written from the origin already holds, which plain `tofu init` requires (it checks a
+//! layer's digest against the lock's `zh:` hashes before downloading). Otherwise, and for
+//! modules, the zip is built from the stored tree ([`package_zip`]): its digest is a new
+//! `zh:`, and installs from it verify through the package's `h1:`, which is the same; the
+//! push reports those platforms as rebuilt. The built zip is deterministic (sorted entries,
+//! fixed times and modes), so pushing the same package twice gives the same blobs,
+//! manifests and index, and uploads nothing the second time.
 
 mod package_zip;
 
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use tstore_store::{PackageKey, Store};
+use sha2::Digest as _;
+use tstore_store::{Hash, Package, PackageKey, Store};
 use tstore_tofu::addr::ProviderAddr;
 use tstore_tofu::version::Version;
 
@@ -59,6 +64,25 @@ pub enum PushError {
         /// The I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// A kept archive could not be read.
+    #[error("cannot read the store's copy of an archive, {path}")]
+    ReadArchive {
+        /// Its blob file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A kept archive's bytes are not those of its `zh:`.
+    #[error(
+        "the store's copy of {zh} ({path}) is damaged; `tstore store verify --repair` removes it"
+    )]
+    DamagedArchive {
+        /// The hash it should have.
+        zh: String,
+        /// Its blob file.
+        path: std::path::PathBuf,
     },
     /// Registry logins could not be read.
     #[error(transparent)]
@@ -138,6 +162,9 @@ pub struct PushedVersion {
     pub digest: String,
     /// The platforms pushed.
     pub platforms: Vec<String>,
+    /// The platforms whose layer was built from the stored files, because the store did not
+    /// keep the origin's zip: a lock from the origin lacks that layer's `zh:`.
+    pub rebuilt: Vec<String>,
     /// Blobs uploaded now.
     pub blobs_uploaded: usize,
     /// Blobs the registry already had.
@@ -158,7 +185,7 @@ pub fn push_providers(
         template: template.to_owned(),
     };
     // (addr, version) → platform → package key, from the store's packages.
-    let mut versions: BTreeMap<(String, String), BTreeMap<String, PackageKey>> = BTreeMap::new();
+    let mut versions: BTreeMap<(String, String), BTreeMap<String, Package>> = BTreeMap::new();
     let mut matched = vec![false; selections.len()];
     for package in store.packages()? {
         let PackageKey::Provider {
@@ -186,7 +213,7 @@ pub fn push_providers(
             versions
                 .entry((addr.clone(), version.clone()))
                 .or_default()
-                .insert(platform.clone(), package.key.clone());
+                .insert(platform.clone(), package.clone());
         }
     }
     if let Some(i) = matched.iter().position(|m| !m) {
@@ -212,8 +239,9 @@ fn push_provider_version(
     repo: &OciRepository,
     addr: &str,
     version: &str,
-    platforms: &BTreeMap<String, PackageKey>,
+    platforms: &BTreeMap<String, Package>,
 ) -> Result<PushedVersion, PushError> {
+    let mut rebuilt = Vec::new();
     let mut uploaded = 0;
     let mut present = 0;
     let mut count = |fresh: bool| {
@@ -226,11 +254,17 @@ fn push_provider_version(
     let (config, fresh) = client.push_blob(repo, b"{}")?;
     count(fresh);
     let mut descriptors = Vec::new();
-    for (platform, key) in platforms {
-        let zip = package_zip(&store.view_dir(key)?).map_err(|source| PushError::Zip {
-            package: format!("{addr} {version} {platform}"),
-            source,
-        })?;
+    for (platform, package) in platforms {
+        let zip = match kept_zip(store, package)? {
+            Some(zip) => zip,
+            None => {
+                rebuilt.push(platform.clone());
+                package_zip(&store.view_dir(&package.key)?).map_err(|source| PushError::Zip {
+                    package: format!("{addr} {version} {platform}"),
+                    source,
+                })?
+            }
+        };
         let (layer, fresh) = client.push_blob(repo, &zip)?;
         count(fresh);
         let manifest = serde_json::to_vec(&json!({
@@ -276,9 +310,36 @@ fn push_provider_version(
         reference: format!("{repo}:{tag}"),
         digest,
         platforms: platforms.keys().cloned().collect(),
+        rebuilt,
         blobs_uploaded: uploaded,
         blobs_present: present,
     })
+}
+
+/// The origin's zip of `package`, if the store kept it: the kept archive of one of its
+/// `zh:` hashes, checked against that hash.
+fn kept_zip(store: &Store, package: &Package) -> Result<Option<Vec<u8>>, PushError> {
+    for record in &package.hashes {
+        if record.hash.scheme() != "zh" {
+            continue;
+        }
+        let Some(path) = store.kept_archive(&record.hash)? else {
+            continue;
+        };
+        let bytes = fs_err::read(&path).map_err(|source| PushError::ReadArchive {
+            path: path.clone(),
+            source,
+        })?;
+        let sha256: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        if Hash::zh_from_sha256(&sha256) != record.hash {
+            return Err(PushError::DamagedArchive {
+                zh: record.hash.to_string(),
+                path,
+            });
+        }
+        return Ok(Some(bytes));
+    }
+    Ok(None)
 }
 
 /// `artifactType` of a module package's manifest (what `oci://` module sources read).

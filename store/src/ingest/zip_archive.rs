@@ -17,8 +17,9 @@ use super::IngestedArchive;
 use crate::blob::{read_file_chunks, BlobBatch, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::{h1_of_zip_names, sha256_empty, Hash};
-use crate::tree::{EntryKind, Tree, TreeEntry};
+use crate::tree::{EntryKind, Tree, TreeEntry, TreeId};
 use crate::{Limits, Result, Store, StoreError};
+use rusqlite::OptionalExtension as _;
 
 /// The longest symlink target read from an archive.
 const MAX_LINK_TARGET: u64 = 4096;
@@ -309,7 +310,27 @@ impl Store {
     /// count, sizes and compression ratios within [`Limits`]), and every entry must then have
     /// exactly its declared size. A refused archive leaves at most unreferenced blobs.
     pub fn ingest_zip(&self, zip_path: &Path) -> Result<IngestedArchive> {
-        let zh = self.zh_of(zip_path)?;
+        self.ingest_zip_with(zip_path, false)
+    }
+
+    /// [`Store::ingest_zip`], and, when the store keeps archives
+    /// ([`Store::with_kept_archives`]), the zip itself written as a blob (its SHA-256, the
+    /// `zh:`, computed in that same pass) and recorded as the tree's archive. For archives
+    /// worth publishing as they came (a provider's, whose `zh:` lock files hold).
+    pub fn ingest_zip_keeping_it(&self, zip_path: &Path) -> Result<IngestedArchive> {
+        self.ingest_zip_with(zip_path, self.keep_archives)
+    }
+
+    fn ingest_zip_with(&self, zip_path: &Path, keep: bool) -> Result<IngestedArchive> {
+        let kept = if keep {
+            Some(self.keep_zip(zip_path)?)
+        } else {
+            None
+        };
+        let zh = match &kept {
+            Some(blob) => Hash::zh_from_sha256(&blob.sha256),
+            None => self.zh_of(zip_path)?,
+        };
         let file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
         let size = file
             .metadata()
@@ -333,11 +354,74 @@ impl Store {
         let h1_zip = h1_of_zip_names(&zip_lines)
             .map_err(|e| check.hostile(&e.0, HostileReason::InvalidName))?;
         let ingested = self.record_tree(&tree, &blobs)?;
+        if let Some(blob) = &kept {
+            self.record_archive(&ingested.tree, blob, &zh)?;
+        }
         Ok(IngestedArchive {
             ingested,
             zh,
             h1_zip,
         })
+    }
+
+    /// Write the zip at `zip_path` as a durable blob, hashing it in the same pass.
+    fn keep_zip(&self, zip_path: &Path) -> Result<WrittenBlob> {
+        let mut file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
+        let mut batch = BlobBatch::new(&self.layout);
+        let written = batch.write(&mut file, false).map_err(|err| match err {
+            BlobWriteError::Read(e) => StoreError::io(zip_path, e),
+            BlobWriteError::Store(e) => e,
+        })?;
+        batch.finish()?;
+        self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
+        Ok(written)
+    }
+
+    /// Record `blob` as the archive `zh` of `tree`: its `archives` row, and a `tree_blobs`
+    /// row so that the tree keeps it alive (gc) and checked (verify, repair).
+    fn record_archive(&self, tree: &TreeId, blob: &WrittenBlob, zh: &Hash) -> Result<()> {
+        let mut index = self.index();
+        let (tx, op) = index.write(format!("recording the archive {zh} of tree {tree}"))?;
+        let err = op.err();
+        let (tree, id) = (tree.to_string(), blob.id.to_string());
+        let result: rusqlite::Result<()> = (|| {
+            tx.execute(
+                "INSERT OR IGNORE INTO blobs (id, size, sha256) VALUES (?1, ?2, ?3)",
+                rusqlite::params![id, blob.size, &blob.sha256[..]],
+            )?;
+            tx.execute(
+                "INSERT OR IGNORE INTO tree_blobs (tree, blob) VALUES (?1, ?2)",
+                [&tree, &id],
+            )?;
+            tx.execute(
+                "INSERT OR IGNORE INTO archives (zh, tree, blob) VALUES (?1, ?2, ?3)",
+                [&zh.to_string(), &tree, &id],
+            )?;
+            Ok(())
+        })();
+        result.map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// The zip kept whole whose SHA-256 is `zh` ([`Store::with_kept_archives`]): the path
+    /// of its blob file (read-only; its content was hashed when written, `store verify`
+    /// checks it like every blob), or `None` when the store does not hold that archive.
+    pub fn kept_archive(&self, zh: &Hash) -> Result<Option<std::path::PathBuf>> {
+        let index = self.index();
+        let blob: Option<String> = index
+            .conn
+            .query_row(
+                "SELECT blob FROM archives WHERE zh = ?1",
+                [zh.to_string()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(index.err("reading a kept archive"))?;
+        drop(index);
+        let Some(blob) = blob else {
+            return Ok(None);
+        };
+        Ok(Some(self.layout.blob_path(&blob.parse::<BlobId>()?)))
     }
 
     /// The archive's `zh:` (SHA-256 of its bytes), in one pass.

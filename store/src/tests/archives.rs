@@ -333,3 +333,55 @@ fn hostile_archive_message_names_archive_entry_and_remedy() {
         "package provider example.com/test/fake 1.0.0 (linux_amd64) is already in the store"
     ));
 }
+
+/// A zip kept whole is found by its `zh:`, has exactly the bytes ingested, is checked by
+/// verify like any blob, and goes with its tree; without the option nothing is kept.
+#[test]
+fn a_kept_zip_is_found_by_its_zh_and_collected_with_its_tree() {
+    let f = Fixture::new();
+    let zip = f.zip_path("kept.zip");
+    write_zip(
+        &zip,
+        &[Z::File("terraform-provider-fake", b"hello\n", 0o755)],
+    );
+    let bytes = fs_err::read(&zip).unwrap();
+
+    let plain = f.store();
+    let first = plain.ingest_zip(&zip).unwrap();
+    assert_eq!(
+        first.zh.to_string(),
+        format!("zh:{}", hex::encode(sha(&bytes)))
+    );
+    assert!(plain.kept_archive(&first.zh).unwrap().is_none());
+    drop(plain);
+
+    let store = f.store().with_kept_archives(true);
+    // Only archives worth publishing are kept.
+    let module = store.ingest_zip(&zip).unwrap();
+    assert!(store.kept_archive(&module.zh).unwrap().is_none());
+    let again = store.ingest_zip_keeping_it(&zip).unwrap();
+    // The same hashes, computed in the pass that kept the zip.
+    assert_eq!(again, first);
+    let kept = store
+        .kept_archive(&again.zh)
+        .unwrap()
+        .expect("the zip is kept");
+    assert_eq!(fs_err::read(&kept).unwrap(), bytes);
+    store
+        .commit_package(&key("fake"), &again.ingested.tree, &[], None)
+        .unwrap();
+    assert!(store.verify().unwrap().is_clean());
+    // A damaged kept zip is a damaged blob of the package's tree.
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut damaged = bytes.clone();
+    damaged[0] ^= 1;
+    fs_err::write(&kept, &damaged).unwrap();
+    assert!(!store.verify().unwrap().is_clean());
+    fs_err::write(&kept, &bytes).unwrap();
+
+    super::gc_now(&store);
+    assert!(store.packages().unwrap().is_empty());
+    assert!(store.kept_archive(&again.zh).unwrap().is_none());
+    assert!(!kept.exists(), "the kept zip outlived its tree");
+}

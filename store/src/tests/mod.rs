@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;
 use zip::CompressionMethod;
 
-use crate::{PackageKey, Store};
+use crate::{GcOptions, GcReport, PackageKey, Store};
 
 mod archives;
 mod packages;
@@ -18,6 +18,20 @@ mod repair;
 
 fn key(name: &str) -> PackageKey {
     PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64")
+}
+
+/// gc with no grace period, under the exclusive lock.
+fn gc_now(store: &Store) -> GcReport {
+    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    store
+        .gc(
+            &lock,
+            &GcOptions {
+                min_age: std::time::Duration::ZERO,
+                dry_run: false,
+            },
+        )
+        .unwrap()
 }
 
 struct Fixture {

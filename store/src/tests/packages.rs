@@ -361,15 +361,8 @@ fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
     let idle = store.gc_idle_report(hour.min_age).unwrap();
     assert!(idle.is_some_and(|r| r.leftovers.is_empty()));
     // With no grace period everything in tmp/ is a leftover, as before.
-    let run = store
-        .gc(
-            &lock,
-            &GcOptions {
-                min_age: std::time::Duration::ZERO,
-                dry_run: false,
-            },
-        )
-        .unwrap();
+    drop(lock);
+    let run = super::gc_now(&store);
     assert_eq!(run.leftovers.tmp, vec![young.clone()]);
     assert!(!young.exists());
 }

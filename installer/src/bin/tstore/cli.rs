@@ -20,7 +20,7 @@ use tstore_tofu::static_eval::VarOption;
         `tstore init` does the install phase of `tofu init`: every package is verified against \
         the lock file, stored once by content, and linked into the working directory from a \
         read-only mount, so hundreds of checkouts share one copy.",
-    after_help = "Examples:\n  tstore init                      # this directory, like `tofu init`\n  tstore --flavor terraform init   # terraform's registry host and lock file header\n  tstore store du                  # what the store holds and saves\n  tstore gc                        # from cron: drop what no checkout links\n\nEnvironment: TSTORE_HOME, TSTORE_MOUNT, TSTORE_FLAVOR, TSTORE_NO_FUSE, TF_CLI_CONFIG_FILE.",
+    after_help = "Examples:\n  tstore init                      # this directory, like `tofu init`\n  tstore --flavor terraform init   # terraform's registry host and lock file header\n  tstore store du                  # what the store holds and saves\n  tstore gc                        # from cron: drop what no checkout links\n\nEnvironment: TSTORE_HOME, TSTORE_MOUNT, TSTORE_FLAVOR, TSTORE_NO_FUSE, TSTORE_KEEP_ARCHIVES, TF_CLI_CONFIG_FILE.",
     propagate_version = true
 )]
 pub struct Cli {
@@ -51,6 +51,10 @@ pub struct Cli {
     /// Do not use FUSE: make the mount path a symlink to the store's materialized views.
     #[arg(long, global = true, env = "TSTORE_NO_FUSE", value_parser = clap::builder::FalseyValueParser::new(), help_heading = "Global options")]
     pub no_fuse: bool,
+
+    /// Keep provider zips whole in the store (costs their size), for `tstore push`.
+    #[arg(long, global = true, env = "TSTORE_KEEP_ARCHIVES", value_parser = clap::builder::FalseyValueParser::new(), help_heading = "Global options")]
+    pub keep_archives: bool,
 
     /// Switch to DIR before doing anything else, as tofu's global `-chdir=DIR` does.
     #[arg(

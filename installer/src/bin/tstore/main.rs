@@ -32,6 +32,8 @@ pub struct Settings {
     pub limits: Limits,
     /// `--no-fuse` / `TSTORE_NO_FUSE`: use the views symlink instead of a FUSE mount.
     pub no_fuse: bool,
+    /// `--keep-archives` / `TSTORE_KEEP_ARCHIVES`: keep provider zips whole in the store.
+    pub keep_archives: bool,
 }
 
 impl Settings {
@@ -61,6 +63,7 @@ impl Settings {
             flavor,
             limits: limits_from_env()?,
             no_fuse: cli.no_fuse,
+            keep_archives: cli.keep_archives,
         })
     }
 }

@@ -98,5 +98,5 @@ pub(crate) fn fetch_and_ingest(
             });
         }
     }
-    store.ingest_zip(temp.path()).map_err(store_err)
+    store.ingest_zip_keeping_it(temp.path()).map_err(store_err)
 }

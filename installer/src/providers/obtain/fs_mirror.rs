@@ -67,7 +67,7 @@ pub fn ingest_mirror_package(
             Ok((ingested.tree, vec![local(ingested.h1)]))
         }
         MirrorLocation::Packed(zip) => {
-            let archive = store.ingest_zip(zip)?;
+            let archive = store.ingest_zip_keeping_it(zip)?;
             let mut hashes = vec![local(archive.ingested.h1.clone())];
             // A zip with directory entries has a different archive-form h1: tofu checks a
             // lock's h1: against an archive with dirhash.HashZip, which hashes the entries as

@@ -89,5 +89,7 @@ pub(crate) fn open_existing_store(settings: &Settings) -> Result<Store> {
 pub(crate) fn open_store(settings: &Settings) -> Result<Store> {
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;
-    Ok(store.with_limits(settings.limits.clone()))
+    Ok(store
+        .with_limits(settings.limits.clone())
+        .with_kept_archives(settings.keep_archives))
 }

@@ -70,6 +70,20 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
                 units::count(v.blobs_present as u64, "blob"),
             );
         }
+        // On stderr even with --json: a script still wants to know.
+        if !v.rebuilt.is_empty() {
+            eprintln!(
+                "{}\n\nThe store did not keep the origin's zip of {} {} for {}, so its layer was \
+                 built from the stored files and has a new zh: hash. tstore installs it (through \
+                 h1:), but plain tofu init refuses it where the lock file's zh: hashes came from \
+                 the origin. To publish the origin's own zips, install with --keep-archives \
+                 (or TSTORE_KEEP_ARCHIVES=1) into a store that does not hold them yet, then push.\n",
+                crate::style::warning("Layer rebuilt from stored files"),
+                v.provider,
+                v.version,
+                v.rebuilt.join(", "),
+            );
+        }
     })
     .with_context(|| format!("cannot push to {}", args.target))?;
     if json {
