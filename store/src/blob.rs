@@ -15,14 +15,13 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sha2::{Digest, Sha256};
-
+use crate::hashing_copy::{copy_hashing, CopyError};
 use crate::layout::Layout;
 use crate::{Result, StoreError};
 
@@ -113,7 +112,7 @@ pub(crate) fn write_blob(
     exec: bool,
 ) -> std::result::Result<WrittenBlob, BlobWriteError> {
     let mut batch = BlobBatch::new(layout);
-    let written = batch.write(reader, exec)?;
+    let written = batch.write(reader, exec, 0)?;
     batch.finish()?;
     Ok(written)
 }
@@ -173,38 +172,28 @@ impl<'a> BlobBatch<'a> {
 
     /// Stream `reader` into a temp file, hashing BLAKE3 (the address) and SHA-256 (for
     /// `h1:`) in the same pass, and keep it for [`BlobBatch::finish`] unless the store or this
-    /// batch already has that content.
+    /// batch already has that content. `size_hint` is the size the caller expects (a zip
+    /// entry's declared size, a file's length): large content is copied on a pipeline
+    /// ([`crate::hashing_copy`]).
     pub(crate) fn write(
         &mut self,
         reader: &mut dyn Read,
         exec: bool,
+        size_hint: u64,
     ) -> std::result::Result<WrittenBlob, BlobWriteError> {
         let layout = self.layout;
-        let mut tmp = tempfile::Builder::new()
+        let tmp = tempfile::Builder::new()
             .prefix(&crate::temp::temp_prefix("blob"))
             .tempfile_in(&layout.tmp)
             .map_err(|e| StoreError::io(&layout.tmp, e))?;
-        let mut blake = blake3::Hasher::new();
-        let mut sha = Sha256::new();
-        let mut size = 0u64;
-        let mut buf = vec![0u8; 256 * 1024];
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(BlobWriteError::Read(e)),
-            };
-            blake.update(&buf[..n]);
-            sha.update(&buf[..n]);
-            tmp.write_all(&buf[..n])
-                .map_err(|e| StoreError::io(tmp.path(), e))?;
-            size += n as u64;
-        }
+        let copied = copy_hashing(reader, tmp.as_file(), size_hint).map_err(|e| match e {
+            CopyError::Read(e) => BlobWriteError::Read(e),
+            CopyError::Write(e) => StoreError::io(tmp.path(), e).into(),
+        })?;
         let written = WrittenBlob {
-            id: BlobId(*blake.finalize().as_bytes()),
-            size,
-            sha256: sha.finalize().into(),
+            id: BlobId(copied.blake3),
+            size: copied.size,
+            sha256: copied.sha256,
         };
         if self.seen.contains(&written.id) {
             return Ok(written);
@@ -456,10 +445,10 @@ mod tests {
         let mut written = Vec::new();
         for i in 0..(PER_FILE_SYNC_MAX * 3) {
             let content = format!("file {}", i % 10);
-            written.push(batch.write(&mut content.as_bytes(), i % 2 == 0).unwrap());
+            written.push(batch.write(&mut content.as_bytes(), i % 2 == 0, 0).unwrap());
         }
         assert_eq!(
-            batch.write(&mut &b"already here"[..], false).unwrap(),
+            batch.write(&mut &b"already here"[..], false, 0).unwrap(),
             before
         );
         // Nothing is visible before the batch finishes.
@@ -484,7 +473,7 @@ mod tests {
         let lost: Vec<WrittenBlob> = (0..PER_FILE_SYNC_MAX * 2)
             .map(|i| {
                 dropped
-                    .write(&mut format!("lost {i}").as_bytes(), false)
+                    .write(&mut format!("lost {i}").as_bytes(), false, 0)
                     .unwrap()
             })
             .collect();

@@ -77,6 +77,7 @@ mod freshness;
 mod gc;
 mod gc_check;
 mod hash;
+mod hashing_copy;
 mod index;
 mod ingest;
 mod layout;

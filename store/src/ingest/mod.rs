@@ -166,10 +166,12 @@ impl Store {
                 let exec = meta.permissions().mode() & 0o111 != 0;
                 let mut file = fs_err::File::open(entry.path())
                     .map_err(|e| StoreError::io(entry.path(), e))?;
-                let written = batch.write(&mut file, exec).map_err(|e| match e {
-                    BlobWriteError::Read(e) => StoreError::io(entry.path(), e),
-                    BlobWriteError::Store(e) => e,
-                })?;
+                let written = batch
+                    .write(&mut file, exec, meta.len())
+                    .map_err(|e| match e {
+                        BlobWriteError::Read(e) => StoreError::io(entry.path(), e),
+                        BlobWriteError::Store(e) => e,
+                    })?;
                 self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
                 entries.push(TreeEntry {
                     path: rel,

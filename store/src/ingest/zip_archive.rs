@@ -17,6 +17,7 @@ use super::IngestedArchive;
 use crate::blob::{read_file_chunks, BlobBatch, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::{h1_of_zip_names, sha256_empty, Hash};
+use crate::hashing_copy::PIPELINE_MIN;
 use crate::tree::{EntryKind, Tree, TreeEntry, TreeId};
 use crate::{Limits, Result, Store, StoreError};
 use rusqlite::OptionalExtension as _;
@@ -296,6 +297,9 @@ impl ZipCheck<'_> {
     }
 }
 
+/// The `(name, sha256)` lines of an archive's own `h1:`, in archive order.
+type ZipLines = Vec<(String, [u8; 32])>;
+
 /// What extraction produced: the tree's entries, the blobs written, and the `(name,
 /// sha256)` lines of the archive's own `h1:`.
 struct Extracted {
@@ -321,36 +325,42 @@ impl Store {
         self.ingest_zip_with(zip_path, self.keep_archives)
     }
 
+    /// The zip as a whole (its `zh:`, and the zip kept as a blob with `keep`) and its
+    /// entries are two reads of the file: for a large zip they run at once, on two threads.
     fn ingest_zip_with(&self, zip_path: &Path, keep: bool) -> Result<IngestedArchive> {
-        let kept = if keep {
-            Some(self.keep_zip(zip_path)?)
-        } else {
-            None
-        };
-        let zh = match &kept {
-            Some(blob) => Hash::zh_from_sha256(&blob.sha256),
-            None => self.zh_of(zip_path)?,
-        };
         let file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
         let size = file
             .metadata()
             .map_err(|e| StoreError::io(zip_path, e))?
             .len();
+        let whole = || -> Result<(Hash, Option<WrittenBlob>)> {
+            if keep {
+                let blob = self.keep_zip(zip_path, size)?;
+                Ok((Hash::zh_from_sha256(&blob.sha256), Some(blob)))
+            } else {
+                Ok((self.zh_of(zip_path)?, None))
+            }
+        };
         let check = ZipCheck {
             path: zip_path,
             limits: &self.limits,
             size,
         };
-        let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(|e| check.bad_zip(e))?;
-        let raw_names = check.names(&zip)?;
-        let entries = check.entries(&mut zip, &raw_names)?;
-        check.symlinks_stay_inside(&entries)?;
-        let Extracted {
-            tree_entries,
-            blobs,
-            zip_lines,
-        } = self.extract_zip(&check, &mut zip, entries)?;
-        let tree = Tree::new(tree_entries).map_err(|e| check.hostile(&e.entry, e.reason))?;
+        let (whole, extracted) = if size >= PIPELINE_MIN {
+            std::thread::scope(|scope| {
+                let whole = scope.spawn(whole);
+                let extracted = self.check_and_extract(&check, file);
+                (
+                    whole.join().expect("the zip hashing thread panicked"),
+                    extracted,
+                )
+            })
+        } else {
+            (whole(), self.check_and_extract(&check, file))
+        };
+        // A refused archive says why before anything about the whole file.
+        let (tree, blobs, zip_lines) = extracted?;
+        let (zh, kept) = whole?;
         let h1_zip = h1_of_zip_names(&zip_lines)
             .map_err(|e| check.hostile(&e.0, HostileReason::InvalidName))?;
         let ingested = self.record_tree(&tree, &blobs)?;
@@ -364,14 +374,36 @@ impl Store {
         })
     }
 
+    /// Check the archive's entries, then extract them into durable blobs and a tree; with
+    /// the archive's own `h1:` lines.
+    fn check_and_extract(
+        &self,
+        check: &ZipCheck<'_>,
+        file: fs_err::File,
+    ) -> Result<(Tree, Vec<WrittenBlob>, ZipLines)> {
+        let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(|e| check.bad_zip(e))?;
+        let raw_names = check.names(&zip)?;
+        let entries = check.entries(&mut zip, &raw_names)?;
+        check.symlinks_stay_inside(&entries)?;
+        let Extracted {
+            tree_entries,
+            blobs,
+            zip_lines,
+        } = self.extract_zip(check, &mut zip, entries)?;
+        let tree = Tree::new(tree_entries).map_err(|e| check.hostile(&e.entry, e.reason))?;
+        Ok((tree, blobs, zip_lines))
+    }
+
     /// Write the zip at `zip_path` as a durable blob, hashing it in the same pass.
-    fn keep_zip(&self, zip_path: &Path) -> Result<WrittenBlob> {
+    fn keep_zip(&self, zip_path: &Path, size: u64) -> Result<WrittenBlob> {
         let mut file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
         let mut batch = BlobBatch::new(&self.layout);
-        let written = batch.write(&mut file, false).map_err(|err| match err {
-            BlobWriteError::Read(e) => StoreError::io(zip_path, e),
-            BlobWriteError::Store(e) => e,
-        })?;
+        let written = batch
+            .write(&mut file, false, size)
+            .map_err(|err| match err {
+                BlobWriteError::Read(e) => StoreError::io(zip_path, e),
+                BlobWriteError::Store(e) => e,
+            })?;
         batch.finish()?;
         self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
         Ok(written)
@@ -493,10 +525,12 @@ impl Store {
         let (name, declared) = (entry.name.as_str(), entry.declared);
         let mut f = zip.by_index(entry.index).map_err(|e| check.bad_zip(e))?;
         let mut bounded = (&mut f).take(declared + 1);
-        let written = batch.write(&mut bounded, exec).map_err(|err| match err {
-            BlobWriteError::Read(err) => check.bad_zip(err.into()),
-            BlobWriteError::Store(err) => err,
-        })?;
+        let written = batch
+            .write(&mut bounded, exec, declared)
+            .map_err(|err| match err {
+                BlobWriteError::Read(err) => check.bad_zip(err.into()),
+                BlobWriteError::Store(err) => err,
+            })?;
         self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
         check.exact_size(name, declared, written.size)?;
         Ok(written)
