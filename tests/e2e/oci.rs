@@ -643,3 +643,90 @@ fn a_registry_login_comes_from_the_docker_config() {
     run_ok(&mut cmd);
     assert!(lock_file(&by_block).contains(NULL_H1));
 }
+
+/// The bearer flow against a real registry that trusts only a token service: runner A, with
+/// a docker-style login, gets push tokens and publishes its store; runner B, anonymous, gets
+/// pull tokens and installs, and its own push is refused with the registry's answer.
+#[test]
+fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
+    use base64::Engine as _;
+    use tstore_test_support::oci_token::TokenService;
+    use tstore_test_support::registry::TestRegistry;
+
+    let tokens = TokenService::start("ci", "s3cret");
+    let oci = OciRegistry::start_with_token_service(&tokens);
+    // One trust file for both HTTPS servers.
+    let trust = |env: &TestEnv| {
+        let registry_ca = oci.write_ca(&env.root.path().join("registry-ca.pem"));
+        let tokens_ca = env.root.path().join("tokens-ca.pem");
+        tokens.write_https_ca(&tokens_ca);
+        let both = env.root.path().join("ca.pem");
+        let pem = fs_err::read_to_string(registry_ca).unwrap()
+            + &fs_err::read_to_string(tokens_ca).unwrap();
+        fs_err::write(&both, pem).unwrap();
+        both
+    };
+
+    let runner_a = TestEnv::new();
+    let ca_a = trust(&runner_a);
+    let origin = TestRegistry::start();
+    origin.publish_null();
+    let origin_cfg = origin.write_cli_config(
+        &runner_a.root.path().join("cli-config/origin.tfrc"),
+        &["registry.terraform.io"],
+        "  direct {}",
+    );
+    let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
+    fs_err::create_dir_all(runner_a.home.join(".docker")).unwrap();
+    fs_err::write(
+        runner_a.home.join(".docker/config.json"),
+        format!(
+            r#"{{"auths":{{"{}":{{"auth":"{}"}}}}}}"#,
+            oci.host(),
+            base64::engine::general_purpose::STANDARD.encode("ci:s3cret")
+        ),
+    )
+    .unwrap();
+    let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
+    let mut push = tstore(&runner_a, Some(&origin_cfg));
+    push.env("SSL_CERT_FILE", &ca_a)
+        .args(["push", "--json"])
+        .arg(&target);
+    let pushed = json(&run_ok(&mut push));
+    assert_eq!(pushed["pushed"][0]["blobs_uploaded"], 2, "{pushed}");
+    let pushes: Vec<_> = tokens.requests();
+    assert!(
+        pushes.iter().any(|(anonymous, scope)| !anonymous
+            && scope == "repository:mirror/hashicorp/null:pull,push"),
+        "{pushes:?}"
+    );
+    drop(origin);
+
+    let runner_b = TestEnv::new();
+    let ca_b = trust(&runner_b);
+    let cfg_b = oci_cli_config(&runner_b, &oci);
+    let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let mut init_b = tstore(&runner_b, Some(&cfg_b));
+    init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
+    run_ok(&mut init_b);
+    assert!(lock_file(&dir_b).contains(NULL_H1));
+    let pulls = tokens.requests()[pushes.len()..].to_vec();
+    assert!(
+        !pulls.is_empty() && pulls.iter().all(|(anonymous, _)| *anonymous),
+        "{pulls:?}"
+    );
+    let mut plan = runner_b.terraform(&dir_b);
+    plan.args(["plan", "-input=false", "-no-color"]);
+    run_ok(&mut plan);
+
+    // An anonymous token carries no push: the registry refuses, and tstore says so.
+    let mut push_b = tstore(&runner_b, Some(&cfg_b));
+    push_b.env("SSL_CERT_FILE", &ca_b).arg("push").arg(&target);
+    let err = stderr(&run_fail(&mut push_b));
+    assert!(err.contains(&oci.host()), "{err}");
+    assert!(
+        err.contains("anonymous access does not allow this"),
+        "{err}"
+    );
+}

@@ -53,6 +53,7 @@ pub mod hostile;
 pub mod mirror;
 pub mod module_registry;
 pub mod oci_registry;
+pub mod oci_token;
 mod peers;
 mod process;
 pub mod registry;

@@ -15,9 +15,22 @@ use std::time::{Duration, Instant};
 use sha2::{Digest as _, Sha256};
 use tempfile::TempDir;
 
+use crate::oci_token::{TokenService, ISSUER, SERVICE};
 use crate::tls::TestCa;
 
 const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+
+/// How the registry authenticates clients.
+enum Auth<'a> {
+    Anonymous,
+    /// htpasswd: this user and password only.
+    Htpasswd(String, String),
+    /// Tokens from the service at `realm`, whose signing certificate `sign` writes.
+    Token {
+        realm: String,
+        sign: Box<dyn Fn(&Path) + 'a>,
+    },
+}
 
 /// A running registry.
 pub struct OciRegistry {
@@ -42,16 +55,27 @@ impl std::fmt::Debug for OciRegistry {
 impl OciRegistry {
     /// Start a registry on a free loopback port and wait until it answers `/v2/`.
     pub fn start() -> OciRegistry {
-        OciRegistry::start_with(None)
+        OciRegistry::start_with(Auth::Anonymous)
     }
 
     /// [`OciRegistry::start`] with htpasswd (basic) authentication: only `user` with
     /// `password` may pull or push. The fixture itself pushes with those credentials.
     pub fn start_with_login(user: &str, password: &str) -> OciRegistry {
-        OciRegistry::start_with(Some((user.to_owned(), password.to_owned())))
+        OciRegistry::start_with(Auth::Htpasswd(user.to_owned(), password.to_owned()))
     }
 
-    fn start_with(login: Option<(String, String)>) -> OciRegistry {
+    /// [`OciRegistry::start`] with token authentication (the bearer flow): the registry
+    /// accepts only tokens `service` signs, and challenges clients to get one from it. The
+    /// fixture's own uploads ([`OciRegistry::push_blob`] etc.) are not authorized: publish
+    /// through the client under test.
+    pub fn start_with_token_service(service: &TokenService) -> OciRegistry {
+        OciRegistry::start_with(Auth::Token {
+            realm: service.realm(),
+            sign: Box::new(|path: &Path| service.write_signing_cert(path)),
+        })
+    }
+
+    fn start_with(login: Auth<'_>) -> OciRegistry {
         assert!(
             Path::new(REGISTRY_BIN).is_file(),
             "{REGISTRY_BIN} is missing: install the docker-registry package (scripts/test does)"
@@ -73,7 +97,15 @@ impl OciRegistry {
             .port();
         let config = dir.path().join("config.yml");
         let auth = match &login {
-            Some((user, password)) => {
+            Auth::Token { realm, sign } => {
+                let bundle = dir.path().join("token-signer.pem");
+                sign(&bundle);
+                format!(
+                    "auth:\n  token:\n    realm: {realm}\n    service: {SERVICE}\n    issuer: {ISSUER}\n    rootcertbundle: {}\n",
+                    bundle.display()
+                )
+            }
+            Auth::Htpasswd(user, password) => {
                 let htpasswd = dir.path().join("htpasswd");
                 let hash = bcrypt::hash(password, 5).expect("bcrypt the test password");
                 fs_err::write(&htpasswd, format!("{user}:{hash}\n")).unwrap();
@@ -82,7 +114,7 @@ impl OciRegistry {
                     htpasswd.display()
                 )
             }
-            None => String::new(),
+            Auth::Anonymous => String::new(),
         };
         fs_err::write(
             &config,
@@ -108,13 +140,16 @@ impl OciRegistry {
             .tls_config(Arc::new(tls))
             .timeout(Duration::from_secs(30))
             .build();
-        let authorization = login.map(|(user, password)| {
-            use base64::Engine as _;
-            format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
-            )
-        });
+        let authorization = match login {
+            Auth::Htpasswd(user, password) => {
+                use base64::Engine as _;
+                Some(format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+                ))
+            }
+            Auth::Anonymous | Auth::Token { .. } => None,
+        };
         let registry = OciRegistry {
             child,
             dir,

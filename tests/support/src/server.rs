@@ -54,7 +54,23 @@ pub struct Request {
     pub status: u16,
 }
 
-type Routes = Arc<Mutex<HashMap<String, Response>>>;
+/// A route's answer: canned, or computed from the request (a token service's).
+#[derive(Clone)]
+enum Answer {
+    Canned(Response),
+    Computed(Arc<dyn Fn(&Request) -> Response + Send + Sync>),
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Answer::Canned(r) => r.fmt(f),
+            Answer::Computed(_) => f.write_str("Computed"),
+        }
+    }
+}
+
+type Routes = Arc<Mutex<HashMap<String, Answer>>>;
 
 /// A running loopback server; stopped when dropped.
 #[derive(Debug)]
@@ -164,12 +180,12 @@ impl Server {
     ) {
         self.routes.lock().unwrap().insert(
             path.to_owned(),
-            Response {
+            Answer::Canned(Response {
                 status,
                 content_type: content_type.to_owned(),
                 body: body.into(),
                 headers: Vec::new(),
-            },
+            }),
         );
     }
 
@@ -194,13 +210,26 @@ impl Server {
         }
         self.routes.lock().unwrap().insert(
             path.to_owned(),
-            Response {
+            Answer::Canned(Response {
                 status,
                 content_type,
                 body: body.into(),
                 headers: extra,
-            },
+            }),
         );
+    }
+
+    /// Answer requests for `path` (whatever their query) with what `answer` computes from
+    /// each one: a token service, say. The request passed has `status` 0.
+    pub fn route_fn(
+        &self,
+        path: &str,
+        answer: impl Fn(&Request) -> Response + Send + Sync + 'static,
+    ) {
+        self.routes
+            .lock()
+            .unwrap()
+            .insert(path.to_owned(), Answer::Computed(Arc::new(answer)));
     }
 
     /// Serve `body` with status 200 at `path` with a strong `ETag` derived from the bytes
@@ -225,11 +254,10 @@ impl Server {
 
     /// The body served at `path`, if any.
     pub fn body(&self, path: &str) -> Option<Vec<u8>> {
-        self.routes
-            .lock()
-            .unwrap()
-            .get(path)
-            .map(|r| r.body.clone())
+        self.routes.lock().unwrap().get(path).and_then(|a| match a {
+            Answer::Canned(r) => Some(r.body.clone()),
+            Answer::Computed(_) => None,
+        })
     }
 
     /// Every request so far, in arrival order.
@@ -276,23 +304,31 @@ fn serve(
         }
     }
     let route_path = path.split('?').next().unwrap_or(&path).to_owned();
-    let mut resp = routes
-        .lock()
-        .unwrap()
-        .get(&route_path)
-        .cloned()
-        .unwrap_or(Response {
+    let answer = routes.lock().unwrap().get(&route_path).cloned();
+    let mut request = Request {
+        method: method.clone(),
+        path: path.clone(),
+        authorization,
+        if_none_match,
+        if_modified_since,
+        status: 0,
+    };
+    let mut resp = match answer {
+        Some(Answer::Canned(resp)) => resp,
+        Some(Answer::Computed(answer)) => answer(&request),
+        None => Response {
             status: 404,
             content_type: "application/json".into(),
             body: br#"{"errors":["Not Found"]}"#.to_vec(),
             headers: Vec::new(),
-        });
+        },
+    };
     if resp.status == 200
         && (method == "GET" || method == "HEAD")
         && not_modified(
             &resp,
-            if_none_match.as_deref(),
-            if_modified_since.as_deref(),
+            request.if_none_match.as_deref(),
+            request.if_modified_since.as_deref(),
         )
     {
         resp.status = 304;
@@ -301,14 +337,8 @@ fn serve(
             n.eq_ignore_ascii_case("etag") || n.eq_ignore_ascii_case("last-modified")
         });
     }
-    log.lock().unwrap().push(Request {
-        method: method.clone(),
-        path: path.clone(),
-        authorization,
-        if_none_match,
-        if_modified_since,
-        status: resp.status,
-    });
+    request.status = resp.status;
+    log.lock().unwrap().push(request);
     let mut head = format!("HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
     // A 204 (and any 1xx/304) has no body and must not announce one.
     let bodyless = resp.status == 204 || resp.status == 304 || resp.status < 200;

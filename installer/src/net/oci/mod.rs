@@ -381,7 +381,7 @@ impl OciClient {
                 .map_err(|e| unauthorized(e.to_string()))?;
                 format!("Bearer {token}")
             }
-            Challenge::Basic => match login {
+            Challenge::Basic => match &login {
                 Some(login) => login.basic_header(),
                 None => {
                     return Err(unauthorized(
@@ -406,6 +406,9 @@ impl OciClient {
             .insert(key, authorization.clone());
         match attempt(Some(&authorization)) {
             Ok(resp) => Ok(resp),
+            Err(ureq::Error::Status(401 | 403, _)) if login.is_none() => Err(unauthorized(
+                "anonymous access does not allow this; log in with `docker login` (a docker-style config.json) or an `oci_credentials` block".into(),
+            )),
             Err(ureq::Error::Status(401 | 403, _)) => {
                 Err(unauthorized("the registry refused the credentials".into()))
             }
