@@ -594,15 +594,15 @@ fn a_registry_login_comes_from_the_docker_config() {
     run_ok(&mut init(&with));
     assert!(lock_file(&with).contains(NULL_H1));
 
-    // A credential helper named for the registry (`credHelpers`), run from PATH with the
-    // registry on stdin, as docker runs it.
+    // A credential helper named for the registry (`credHelpers`), run from PATH with
+    // `https://REGISTRY` on stdin, as OpenTofu runs it.
     let bin = env.root.path().join("helper-bin");
     fs_err::create_dir_all(&bin).unwrap();
     let helper = bin.join("docker-credential-tstoretest");
     fs_err::write(
         &helper,
         format!(
-            "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread host\n[ \"$host\" = \"{}\" ] || {{ echo 'credentials not found in native keychain'; exit 1; }}\necho '{{\"ServerURL\":\"'$host'\",\"Username\":\"ci\",\"Secret\":\"s3cret\"}}'\n",
+            "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread host\n[ \"$host\" = \"https://{}\" ] || {{ echo 'credentials not found in native keychain'; exit 1; }}\necho '{{\"ServerURL\":\"'$host'\",\"Username\":\"ci\",\"Secret\":\"s3cret\"}}'\n",
             registry.host()
         ),
     )
@@ -642,6 +642,56 @@ fn a_registry_login_comes_from_the_docker_config() {
     cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(&by_block);
     run_ok(&mut cmd);
     assert!(lock_file(&by_block).contains(NULL_H1));
+
+    // The oci_default_credentials block, as OpenTofu reads it. Each case is a CLI config
+    // next to `ci-auth.json` (a login), with ~/.docker/config.json still naming the helper.
+    fs_err::write(
+        env.root.path().join("ci-auth.json"),
+        format!(
+            r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#,
+            registry.host()
+        ),
+    )
+    .unwrap();
+    let with_defaults = |name: &str, block: &str| {
+        let file = env.root.path().join(format!("{name}.tfrc"));
+        fs_err::write(
+            &file,
+            format!(
+                "{}\noci_default_credentials {{\n{block}\n}}\n",
+                fs_err::read_to_string(&cfg).unwrap()
+            ),
+        )
+        .unwrap();
+        let dir = env.checkout(name, &[("main.tf", NULL_CONFIG)]);
+        let mut cmd = tstore(&env, Some(&file));
+        cmd.env("SSL_CERT_FILE", &ca)
+            .env("PATH", &path)
+            .arg("init")
+            .arg(&dir);
+        cmd
+    };
+    // Discovery off: not even the helper the docker config names is asked.
+    let err = stderr(&run_fail(&mut with_defaults(
+        "off",
+        "  discover_ambient_credentials = false",
+    )));
+    assert!(err.contains("requires authentication"), "{err}");
+    // Named files replace the default search (a relative name is beside the CLI config).
+    run_ok(&mut with_defaults(
+        "named",
+        "  docker_style_config_files = [\"ci-auth.json\"]",
+    ));
+    let err = stderr(&run_fail(&mut with_defaults(
+        "missing",
+        "  docker_style_config_files = [\"nowhere.json\"]",
+    )));
+    assert!(err.contains("nowhere.json"), "{err}");
+    // A helper for every registry, with no file read at all.
+    run_ok(&mut with_defaults(
+        "global",
+        "  docker_style_config_files = []\n  docker_credentials_helper = \"tstoretest\"",
+    ));
 }
 
 /// The bearer flow against a real registry that trusts only a token service: runner A, with

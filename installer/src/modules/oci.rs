@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use super::fetch::{package_id, FetchLog, Fetcher};
 use super::walk::Fetched;
 use super::FetchError;
-use crate::net::oci::auth::OciCredentials;
 use crate::net::oci::{
     single_zip_layer, OciClient, OciRepository, MANIFEST_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,
 };
@@ -98,9 +97,10 @@ impl Fetcher<'_> {
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
         let oci_err = |e: crate::net::oci::OciError| FetchError::Protocol(format!("{url}: {e}"));
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let credentials =
-            OciCredentials::from_environment(home.as_deref(), &self.network.oci_credentials)
-                .map_err(|e| FetchError::Protocol(e.to_string()))?;
+        let credentials = self
+            .network
+            .oci_logins(home.as_deref())
+            .map_err(|e| FetchError::Protocol(e.to_string()))?;
         let client = OciClient::new(http.clone(), credentials);
         let repo = &address.repository;
         let fetched = client.manifest(repo, &address.reference).map_err(oci_err)?;

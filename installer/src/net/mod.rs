@@ -25,6 +25,8 @@ pub struct NetworkSettings {
     pub ssl_cert_file: Option<PathBuf>,
     /// `oci_credentials` blocks of the CLI configuration, by `registry[/path]` label.
     pub oci_credentials: BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
+    /// The `oci_default_credentials` block (its defaults when absent).
+    pub oci_default_credentials: tstore_tofu::cliconfig::OciDefaultCredentials,
 }
 
 impl NetworkSettings {
@@ -44,6 +46,23 @@ impl NetworkSettings {
                 .filter(|v| !v.is_empty())
                 .map(Into::into),
             oci_credentials: cli_config.oci_credentials.clone(),
+            oci_default_credentials: cli_config
+                .oci_default_credentials
+                .clone()
+                .unwrap_or_default(),
         }
+    }
+
+    /// The logins for OCI registries: the CLI configuration's blocks and the docker-style
+    /// files they allow, under `home`.
+    pub fn oci_logins(
+        &self,
+        home: Option<&std::path::Path>,
+    ) -> Result<oci::auth::OciCredentials, oci::auth::CredentialsError> {
+        oci::auth::OciCredentials::from_environment(
+            home,
+            &self.oci_credentials,
+            &self.oci_default_credentials,
+        )
     }
 }

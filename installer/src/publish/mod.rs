@@ -112,8 +112,7 @@ pub fn oci_client(
     let http = network
         .http_client()
         .map_err(|e| PushError::Oci(OciError::Http(e)))?;
-    let credentials =
-        crate::net::oci::auth::OciCredentials::from_environment(home, &network.oci_credentials)?;
+    let credentials = network.oci_logins(home)?;
     Ok(OciClient::new(http, credentials))
 }
 

@@ -134,7 +134,8 @@ pub struct OciCredentials {
     explicit: Vec<(String, CredentialSource)>,
     /// Patterns with their sources, from every file in discovery order.
     entries: Vec<(String, CredentialSource)>,
-    /// `credsStore` of the first file that names one: the helper for hosts no entry names.
+    /// The helper for repositories no entry names: the `oci_default_credentials` block's,
+    /// else the `credsStore` of the first file that names one.
     default_helper: Option<String>,
 }
 
@@ -178,9 +179,14 @@ impl OciCredentials {
     ///
     /// `explicit` are the CLI configuration's `oci_credentials` blocks: they win over a file
     /// entry of the same specificity, not over a more specific one.
+    ///
+    /// `defaults` (the `oci_default_credentials` block) may name other files instead, which
+    /// must then exist, turn the files off, and name a helper for every repository no entry
+    /// names (before any `credsStore`).
     pub fn from_environment(
         home: Option<&Path>,
         explicit: &BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
+        defaults: &tstore_tofu::cliconfig::OciDefaultCredentials,
     ) -> Result<OciCredentials, CredentialsError> {
         let var = |k: &str| {
             std::env::var_os(k)
@@ -204,7 +210,10 @@ impl OciCredentials {
         if let Some(home) = home {
             files.push((home.join(".dockercfg"), true));
         }
-        let mut creds = OciCredentials::default();
+        let mut creds = OciCredentials {
+            default_helper: defaults.docker_credentials_helper.clone(),
+            ..OciCredentials::default()
+        };
         for (label, block) in explicit {
             let source = match block {
                 tstore_tofu::cliconfig::OciCredentialsBlock::Login { username, password } => {
@@ -219,9 +228,22 @@ impl OciCredentials {
             };
             creds.explicit.push((label.clone(), source));
         }
-        for (file, legacy) in &files {
-            if file.is_file() {
-                creds.read_file(file, *legacy)?;
+        if !defaults.discover_ambient_credentials {
+            return Ok(creds);
+        }
+        match &defaults.docker_style_config_files {
+            // Files the user named must be there.
+            Some(named) => {
+                for file in named {
+                    creds.read_file(file, false)?;
+                }
+            }
+            None => {
+                for (file, legacy) in &files {
+                    if file.is_file() {
+                        creds.read_file(file, *legacy)?;
+                    }
+                }
             }
         }
         Ok(creds)
@@ -367,7 +389,7 @@ fn login_of(entry: &serde_json::Value) -> Result<Option<Login>, String> {
 }
 
 /// Ask `docker-credential-HELPER get` (on `PATH`) for the login of `registry`: the
-/// registry on stdin, `{"Username","Secret"}` on stdout. A helper that knows no login for
+/// server URL `https://REGISTRY` on stdin (what OpenTofu sends), `{"Username","Secret"}` on stdout. A helper that knows no login for
 /// it ("credentials not found") gives none.
 fn run_helper(helper: &str, registry: &str) -> Result<Option<Login>, CredentialsError> {
     use std::io::Write as _;
@@ -384,8 +406,9 @@ fn run_helper(helper: &str, registry: &str) -> Result<Option<Login>, Credentials
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| fail(format!("cannot start it ({e}); is it on PATH?")))?;
+    // The server URL OpenTofu asks helpers about: the registry's HTTPS address.
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(registry.as_bytes());
+        let _ = stdin.write_all(format!("https://{registry}").as_bytes());
     }
     let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
     if !out.status.success() {

@@ -29,7 +29,6 @@ pub(crate) use self::oci_mirror::obtain_oci;
 pub(crate) use self::registry::obtain_registry;
 use crate::net::discovery;
 use crate::net::http::HttpClient;
-use crate::net::oci::auth::OciCredentials;
 use crate::net::oci::OciClient;
 use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
 use crate::providers::sources::net_mirror::NetworkMirror;
@@ -496,11 +495,10 @@ pub(crate) fn available_packages(
                 let client = match &oci_client {
                     Some(client) => std::sync::Arc::clone(client),
                     None => {
-                        let credentials = OciCredentials::from_environment(
-                            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-                            &opts.network.oci_credentials,
-                        )
-                        .map_err(|e| remote_err(what.clone(), e.into()))?;
+                        let credentials = opts
+                            .network
+                            .oci_logins(std::env::var_os("HOME").map(PathBuf::from).as_deref())
+                            .map_err(|e| remote_err(what.clone(), e.into()))?;
                         let client = std::sync::Arc::new(OciClient::new(http.clone(), credentials));
                         oci_client = Some(std::sync::Arc::clone(&client));
                         client

@@ -204,6 +204,31 @@ impl std::fmt::Debug for OciCredentialsBlock {
     }
 }
 
+/// The `oci_default_credentials` block: how logins for OCI registries are found beyond the
+/// `oci_credentials` blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OciDefaultCredentials {
+    /// `discover_ambient_credentials` (default `true`): read docker-style credential files.
+    pub discover_ambient_credentials: bool,
+    /// `docker_style_config_files`: read these files (absolute; a relative name was taken
+    /// from the directory of the file that set it) instead of the default search; an empty
+    /// list reads none. Unlike the default files, each must exist and be valid.
+    pub docker_style_config_files: Option<Vec<PathBuf>>,
+    /// `docker_credentials_helper`: the credential helper for every repository no more
+    /// specific configuration names (before a docker file's `credsStore`).
+    pub docker_credentials_helper: Option<String>,
+}
+
+impl Default for OciDefaultCredentials {
+    fn default() -> Self {
+        OciDefaultCredentials {
+            discover_ambient_credentials: true,
+            docker_style_config_files: None,
+            docker_credentials_helper: None,
+        }
+    }
+}
+
 /// The merged CLI configuration.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CliConfig {
@@ -217,6 +242,8 @@ pub struct CliConfig {
     pub credentials: BTreeMap<String, String>,
     /// `oci_credentials "REGISTRY[/PATH]" { … }` blocks, by label (lowercased).
     pub oci_credentials: BTreeMap<String, OciCredentialsBlock>,
+    /// The `oci_default_credentials` block, if any (at most one across all files).
+    pub oci_default_credentials: Option<OciDefaultCredentials>,
     /// The files that were read, in order.
     pub source_files: Vec<PathBuf>,
     /// tstore's own `tstore_modules { … }` block (which module sources to link or copy):
@@ -406,10 +433,14 @@ impl CliConfig {
                         }
                     }
                     "oci_default_credentials" => {
-                        return Err(p.invalid(
-                            b,
-                            "the oci_default_credentials block is not supported by tstore yet; remove it (tstore reads the default docker-style credential files) or use oci_credentials blocks".into(),
-                        ));
+                        let parsed = p.oci_default_credentials(b)?;
+                        if config.oci_default_credentials.replace(parsed).is_some() {
+                            return Err(p.invalid(
+                                b,
+                                "No more than one oci_default_credentials block may be specified"
+                                    .into(),
+                            ));
+                        }
                     }
                     "credentials" => {
                         let host = p.host_label(b, "credentials")?;
@@ -447,6 +478,15 @@ impl CliConfig {
                     file: filename.to_owned(),
                     line: 0,
                     message: format!("Duplicate oci_credentials block for {label:?}"),
+                });
+            }
+        }
+        if let Some(defaults) = other.oci_default_credentials {
+            if self.oci_default_credentials.replace(defaults).is_some() {
+                return Err(CliConfigError::Invalid {
+                    file: filename.to_owned(),
+                    line: 0,
+                    message: "No more than one oci_default_credentials block may be specified (another file already has one)".into(),
                 });
             }
         }

@@ -145,6 +145,76 @@ impl Parser<'_> {
         }
     }
 
+    /// The body of the `oci_default_credentials` block, as tofu reads it.
+    pub(super) fn oci_default_credentials(
+        &self,
+        b: &Block,
+    ) -> Result<super::OciDefaultCredentials, CliConfigError> {
+        const INVALID: &str = "Invalid oci_default_credentials block";
+        if !b.labels.is_empty() {
+            return Err(self.invalid(b, format!("{INVALID}: it takes no labels.")));
+        }
+        let mut out = super::OciDefaultCredentials::default();
+        for item in b.body.iter() {
+            let Structure::Attribute(a) = item else {
+                return Err(self.invalid(
+                    item,
+                    format!("{INVALID}: nested blocks are not expected here."),
+                ));
+            };
+            match self.key(a).as_str() {
+                "discover_ambient_credentials" => match &a.value {
+                    Expression::Bool(v) => out.discover_ambient_credentials = *v.value(),
+                    _ => {
+                        return Err(self.invalid(
+                            a,
+                            format!("{INVALID}: discover_ambient_credentials must be true or false."),
+                        ))
+                    }
+                },
+                "docker_style_config_files" => {
+                    // Relative names are taken from the directory of this file, as tofu does.
+                    let base = Path::new(self.filename).parent().unwrap_or(Path::new(""));
+                    let files = self.strings(a)?;
+                    out.docker_style_config_files = Some(
+                        files
+                            .iter()
+                            .map(|f| std::path::absolute(base.join(f)))
+                            .collect::<Result<_, _>>()
+                            .map_err(|e| self.invalid(a, format!("{INVALID}: {e}")))?,
+                    );
+                }
+                "docker_credentials_helper" => {
+                    let helper = self.string(a)?;
+                    let valid = !helper.is_empty()
+                        && helper.bytes().all(|c| {
+                            c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.'
+                        });
+                    if !valid {
+                        return Err(self.invalid(
+                            a,
+                            format!("{INVALID}: the docker credential helper name {helper:?} is invalid; it must be a non-empty name that can be part of an executable's file name (docker-credential-NAME)."),
+                        ));
+                    }
+                    out.docker_credentials_helper = Some(helper.to_owned());
+                }
+                other => {
+                    return Err(self.invalid(
+                        a,
+                        format!("{INVALID}: unknown argument {other:?} (expected discover_ambient_credentials, docker_style_config_files or docker_credentials_helper)."),
+                    ))
+                }
+            }
+        }
+        if !out.discover_ambient_credentials && out.docker_style_config_files.is_some() {
+            return Err(self.invalid(
+                b,
+                format!("{INVALID}: it disables discovery of ambient credentials, but also sets docker_style_config_files, which is relevant only when that discovery is enabled."),
+            ));
+        }
+        Ok(out)
+    }
+
     pub(super) fn strings(&self, a: &Attribute) -> Result<Vec<String>, CliConfigError> {
         let Expression::Array(items) = &a.value else {
             return Err(self.invalid(a, format!("{:?} must be a list of strings", self.key(a))));

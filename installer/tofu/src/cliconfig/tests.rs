@@ -365,6 +365,36 @@ fn oci_mirror_templates_keep_their_placeholders_and_must_name_each_provider() {
 }
 
 #[test]
+fn oci_default_credentials_block() {
+    let env = env_from(&[("HOME", "/home/u".into())]);
+    let c = CliConfig::parse_with_env(
+        "oci_default_credentials {\n  docker_style_config_files = [\"auth.json\", \"/etc/ci/docker.json\"]\n  docker_credentials_helper = \"ecr-login\"\n}\n",
+        "/etc/tofu/ci.tfrc",
+        &env,
+    )
+    .unwrap();
+    assert_eq!(
+        c.oci_default_credentials,
+        Some(OciDefaultCredentials {
+            discover_ambient_credentials: true,
+            // A relative name is taken from the directory of the file that names it.
+            docker_style_config_files: Some(vec![
+                "/etc/tofu/auth.json".into(),
+                "/etc/ci/docker.json".into()
+            ]),
+            docker_credentials_helper: Some("ecr-login".into()),
+        })
+    );
+    let off = parse("oci_default_credentials {\n  discover_ambient_credentials = false\n}\n")
+        .unwrap()
+        .oci_default_credentials
+        .unwrap();
+    assert!(!off.discover_ambient_credentials);
+    assert_eq!(off.docker_style_config_files, None);
+    assert_eq!(parse("").unwrap().oci_default_credentials, None);
+}
+
+#[test]
 fn oci_credentials_blocks() {
     let c = parse(
         "oci_credentials \"Registry.Example.com/team/\" {\n  username = \"ci\"\n  password = \"s3cret\"\n}\noci_credentials \"other.example.com\" {\n  docker_credentials_helper = \"ecr-login\"\n}\n",
@@ -396,7 +426,23 @@ fn oci_credentials_blocks() {
             "does not support the argument \"access_token\"",
         ),
         ("oci_credentials {\n}\n", "needs one label"),
-        ("oci_default_credentials {\n}\n", "not supported by tstore yet"),
+        (
+            "oci_default_credentials {\n  discover_ambient_credentials = false\n  docker_style_config_files = []\n}\n",
+            "relevant only when that discovery is enabled",
+        ),
+        (
+            "oci_default_credentials {\n  docker_credentials_helper = \"../evil\"\n}\n",
+            "is invalid",
+        ),
+        (
+            "oci_default_credentials {\n  discover_ambient_credentials = \"no\"\n}\n",
+            "must be true or false",
+        ),
+        ("oci_default_credentials \"x\" {\n}\n", "takes no labels"),
+        (
+            "oci_default_credentials {\n}\noci_default_credentials {\n}\n",
+            "No more than one oci_default_credentials block",
+        ),
     ] {
         let msg = parse(src).unwrap_err().to_string();
         assert!(msg.contains(needle), "{src}: {msg}");
