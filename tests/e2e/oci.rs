@@ -574,9 +574,18 @@ fn a_registry_login_comes_from_the_docker_config() {
         cmd
     };
 
+    // A file found by searching that is not valid is skipped with a warning: it belongs to
+    // other programs too.
+    let xdg_auth = env.root.path().join("xdg/config/containers/auth.json");
+    fs_err::create_dir_all(xdg_auth.parent().unwrap()).unwrap();
+    fs_err::write(&xdg_auth, "{not json").unwrap();
     let without = env.checkout("without", &[("main.tf", NULL_CONFIG)]);
     let err = stderr(&run_fail(&mut init(&without)));
     assert!(err.contains("requires authentication"), "{err}");
+    assert!(
+        err.contains("skipping registry credentials") && err.contains("auth.json"),
+        "{err}"
+    );
     assert!(err.contains(&registry.host()), "{err}");
     assert!(!without.join(".terraform.lock.hcl").exists());
 

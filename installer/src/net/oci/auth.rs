@@ -238,10 +238,14 @@ impl OciCredentials {
                     creds.read_file(file, false)?;
                 }
             }
+            // Files found by searching are other programs' too: one tstore cannot read is
+            // skipped with a warning (as OpenTofu does), never a reason to fail.
             None => {
                 for (file, legacy) in &files {
                     if file.is_file() {
-                        creds.read_file(file, *legacy)?;
+                        if let Err(e) = creds.read_file(file, *legacy) {
+                            tracing::warn!("skipping registry credentials: {e}");
+                        }
                     }
                 }
             }
@@ -265,11 +269,12 @@ impl OciCredentials {
             serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
         // ~/.dockercfg is the old format: the `auths` object is the whole document.
         let auths = if legacy { Some(&doc) } else { doc.get("auths") };
+        // Nothing of a file is taken unless all of it is valid.
+        let mut entries = Vec::new();
         if let Some(helpers) = doc.get("credHelpers").and_then(|h| h.as_object()) {
             for (key, helper) in helpers {
                 if let Some(helper) = helper.as_str().filter(|h| valid_helper_name(h)) {
-                    self.entries
-                        .push((pattern_of(key), CredentialSource::Helper(helper.to_owned())));
+                    entries.push((pattern_of(key), CredentialSource::Helper(helper.to_owned())));
                 }
             }
         }
@@ -277,10 +282,10 @@ impl OciCredentials {
             if let Some(login) =
                 login_of(entry).map_err(|m| invalid(format!("auths[{key:?}]: {m}")))?
             {
-                self.entries
-                    .push((pattern_of(key), CredentialSource::Login(login)));
+                entries.push((pattern_of(key), CredentialSource::Login(login)));
             }
         }
+        self.entries.extend(entries);
         if self.default_helper.is_none() {
             self.default_helper = doc
                 .get("credsStore")
