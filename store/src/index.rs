@@ -132,6 +132,25 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX archives_by_tree ON archives(tree);
     ",
+    // v6 (read.rs): a counter of changes to the package list, so that a reader (the FUSE
+    // daemon) re-lists packages only when one was added, removed or re-pointed, not on every
+    // commit (each init records its root and marks packages used).
+    "
+    CREATE TABLE package_generation (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        value INTEGER NOT NULL
+    );
+    INSERT INTO package_generation (id, value) VALUES (1, 0);
+    CREATE TRIGGER packages_added AFTER INSERT ON packages BEGIN
+        UPDATE package_generation SET value = value + 1 WHERE id = 1;
+    END;
+    CREATE TRIGGER packages_removed AFTER DELETE ON packages BEGIN
+        UPDATE package_generation SET value = value + 1 WHERE id = 1;
+    END;
+    CREATE TRIGGER packages_changed AFTER UPDATE OF kind, name, version, platform, tree ON packages BEGIN
+        UPDATE package_generation SET value = value + 1 WHERE id = 1;
+    END;
+    ",
 ];
 
 /// An open index connection.

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use crate::blob::BlobId;
-use crate::index::tree_row;
+use crate::index::{query_vec, tree_row};
+use crate::package::PackageKey;
 use crate::tree::{Tree, TreeId};
 use crate::{Result, Store, StoreError};
 
@@ -33,5 +34,42 @@ impl Store {
             .query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))
             .map(|v| v as u64)
             .map_err(index.err("reading the index generation"))
+    }
+
+    /// A number that changes whenever a package is added, removed or given another tree, by
+    /// any process. Unlike [`Store::index_generation`], an init recording its root or marking
+    /// packages used does not change it: a reader re-lists packages only when this changed.
+    pub fn package_generation(&self) -> Result<u64> {
+        let index = self.index();
+        index
+            .conn
+            .query_row(
+                "SELECT value FROM package_generation WHERE id = 1",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|v| v as u64)
+            .map_err(index.err("reading the package generation"))
+    }
+
+    /// Every package's key and tree, in one query: what a reader listing packages needs
+    /// ([`Store::packages`] also reads each package's hashes).
+    pub fn package_trees(&self) -> Result<Vec<(PackageKey, TreeId)>> {
+        let index = self.index();
+        let rows: Vec<(String, String, String, String, String)> = query_vec(
+            &index.conn,
+            "SELECT kind, name, version, platform, tree FROM packages",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .map_err(index.err("listing packages"))?;
+        rows.into_iter()
+            .map(|(kind, name, version, platform, tree)| {
+                Ok((
+                    PackageKey::from_columns(&kind, name, version, platform)?,
+                    tree.parse()?,
+                ))
+            })
+            .collect()
     }
 }

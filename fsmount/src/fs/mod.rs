@@ -7,9 +7,10 @@
 //!
 //! - **index directories**: the root, `providers/`, `modules/` and every level above a package
 //!   (`providers/HOST/NS/TYPE/VERSION`). Their children come from the package list in the
-//!   index, which is re-read when [`Store::index_generation`] changed, on `lookup`, `opendir`,
-//!   `readdir` and `getattr` of an index directory. So a package committed while mounted is
-//!   visible at once; index directories get a 1 s TTL and no `FOPEN_CACHE_DIR`. A refresh
+//!   index, which is re-read when [`Store::index_generation`] and then
+//!   [`Store::package_generation`] changed (a root recorded is a commit, not a new package),
+//!   on `lookup`, `opendir`, `readdir` and `getattr` of an index directory. So a package
+//!   committed while mounted is visible at once; index directories get a 1 s TTL and no `FOPEN_CACHE_DIR`. A refresh
 //!   keeps the inode of every name it still lists (a package root only if its tree is the
 //!   same).
 //! - **package contents**: the package root (`providers/…/OS_ARCH` or `modules/<id>`) and
@@ -96,8 +97,10 @@ struct State {
     known: HashMap<(u64, OsString), u64>,
     /// The tree of every package root ever made (also once loaded into a `Dir`).
     known_trees: HashMap<u64, TreeId>,
-    /// Index generation the index directories were built from (`None`: never built).
+    /// Index generation last looked at (`None`: never).
     generation: Option<u64>,
+    /// Package generation the index directories were built from (`None`: never built).
+    package_generation: Option<u64>,
 }
 
 impl State {
@@ -155,6 +158,7 @@ impl StoreFs {
             known: HashMap::new(),
             known_trees: HashMap::new(),
             generation: None,
+            package_generation: None,
         };
         state.push(Node::IndexDir {
             children: BTreeMap::new(),
@@ -187,7 +191,18 @@ impl StoreFs {
         if state.generation == Some(generation) {
             return Ok(());
         }
-        let packages = self.store.packages().map_err(|e| {
+        // Most commits (roots recorded, packages marked used) leave the package list alone:
+        // re-list only when it changed. Read before listing, so a package committed meanwhile
+        // makes the next look re-list again rather than be missed.
+        let package_generation = self.store.package_generation().map_err(|e| {
+            tracing::error!("reading the package generation: {e}");
+            Errno::EIO
+        })?;
+        if state.package_generation == Some(package_generation) {
+            state.generation = Some(generation);
+            return Ok(());
+        }
+        let packages = self.store.package_trees().map_err(|e| {
             tracing::error!("listing packages: {e}");
             Errno::EIO
         })?;
@@ -198,8 +213,8 @@ impl StoreFs {
             let ino = index_child(state, &mut fresh, ROOT, OsStr::new(top), None);
             fresh.entry(ino).or_default();
         }
-        for package in &packages {
-            let Ok(rel) = package.key.view_relpath() else {
+        for (key, tree) in &packages {
+            let Ok(rel) = key.view_relpath() else {
                 continue;
             };
             let parts: Vec<&OsStr> = rel
@@ -217,7 +232,7 @@ impl StoreFs {
                 parent = index_child(state, &mut fresh, parent, dir, None);
                 fresh.entry(parent).or_default();
             }
-            index_child(state, &mut fresh, parent, last, Some(package.tree));
+            index_child(state, &mut fresh, parent, last, Some(*tree));
         }
         for (ino, children) in fresh {
             if let Some(Node::IndexDir { children: c }) = state.nodes.get_mut(ino as usize - 1) {
@@ -225,6 +240,7 @@ impl StoreFs {
             }
         }
         state.generation = Some(generation);
+        state.package_generation = Some(package_generation);
         Ok(())
     }
 

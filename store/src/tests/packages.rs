@@ -383,3 +383,51 @@ fn gc_idle_check_needs_no_index_write_lock() {
     assert_eq!(report.packages_live + report.packages_young, 0);
     writer.execute_batch("ROLLBACK").unwrap();
 }
+
+/// The package generation moves when the package list changes (a reader such as the FUSE
+/// daemon re-lists then), and not when an init only records its root.
+#[test]
+fn the_package_generation_moves_with_the_package_list_only() {
+    let f = Fixture::new();
+    let store = f.store();
+    let start = store.package_generation().unwrap();
+    let dir = f.dir("pkg", &[("terraform-provider-a", b"a", true)]);
+    let tree = store.ingest_dir(&dir).unwrap().tree;
+    store.commit_package(&key("a"), &tree, &[], None).unwrap();
+    let added = store.package_generation().unwrap();
+    assert_ne!(added, start);
+    assert_eq!(
+        store.package_trees().unwrap(),
+        vec![(key("a"), tree)],
+        "one query lists keys and trees"
+    );
+    let before = store.index_generation().unwrap();
+    // Another connection (process) records a root that links the package.
+    let other = Store::open(store.root()).unwrap();
+    let lock = other.lock_shared().unwrap();
+    let checkout = f.dir("checkout", &[("main.tf", b"", false)]);
+    other
+        .record_root(
+            &lock,
+            &checkout,
+            &[RootLink {
+                link: checkout.join("link"),
+                target: store.view_dir(&key("a")).unwrap(),
+                package: key("a"),
+            }],
+        )
+        .unwrap();
+    assert_ne!(
+        store.index_generation().unwrap(),
+        before,
+        "a commit happened"
+    );
+    assert_eq!(store.package_generation().unwrap(), added);
+    drop(lock);
+    super::gc_now(&other);
+    assert_ne!(
+        store.package_generation().unwrap(),
+        added,
+        "gc removed a package"
+    );
+}
