@@ -151,6 +151,40 @@ const MIGRATIONS: &[&str] = &[
         UPDATE package_generation SET value = value + 1 WHERE id = 1;
     END;
     ",
+    // v7 (read.rs): the package list's changes as a log instead of a bare counter, so that a
+    // reader applies what changed instead of re-listing every package. The last 10,000
+    // changes are kept; a reader further behind re-lists.
+    "
+    DROP TRIGGER packages_added;
+    DROP TRIGGER packages_removed;
+    DROP TRIGGER packages_changed;
+    DROP TABLE package_generation;
+    CREATE TABLE package_changes (
+        seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind     TEXT NOT NULL,
+        name     TEXT NOT NULL,
+        version  TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        tree     TEXT                  -- NULL: the package was removed
+    );
+    CREATE TRIGGER packages_added AFTER INSERT ON packages BEGIN
+        INSERT INTO package_changes (kind, name, version, platform, tree)
+        VALUES (NEW.kind, NEW.name, NEW.version, NEW.platform, NEW.tree);
+    END;
+    CREATE TRIGGER packages_removed AFTER DELETE ON packages BEGIN
+        INSERT INTO package_changes (kind, name, version, platform, tree)
+        VALUES (OLD.kind, OLD.name, OLD.version, OLD.platform, NULL);
+    END;
+    CREATE TRIGGER packages_changed AFTER UPDATE OF kind, name, version, platform, tree ON packages BEGIN
+        INSERT INTO package_changes (kind, name, version, platform, tree)
+        VALUES (OLD.kind, OLD.name, OLD.version, OLD.platform, NULL);
+        INSERT INTO package_changes (kind, name, version, platform, tree)
+        VALUES (NEW.kind, NEW.name, NEW.version, NEW.platform, NEW.tree);
+    END;
+    CREATE TRIGGER package_changes_bounded AFTER INSERT ON package_changes BEGIN
+        DELETE FROM package_changes WHERE seq <= NEW.seq - 10000;
+    END;
+    ",
 ];
 
 /// An open index connection.

@@ -103,6 +103,7 @@ pub use ingest::{Ingested, IngestedArchive, IngestedModule, Limits};
 pub use lock::{LockMode, StoreLock};
 pub use module_sources::ModuleSourceMemo;
 pub use package::{Disposition, HashRecord, Package, PackageKey};
+pub use read::PackageChange;
 pub use repair::{QuarantinedBlob, QuarantinedPackage, RepairReport};
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{DiskUsage, SourceMemo, Store};

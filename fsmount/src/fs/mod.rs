@@ -7,10 +7,10 @@
 //!
 //! - **index directories**: the root, `providers/`, `modules/` and every level above a package
 //!   (`providers/HOST/NS/TYPE/VERSION`). Their children come from the package list in the
-//!   index, which is re-read when [`Store::index_generation`] and then
-//!   [`Store::package_generation`] changed (a root recorded is a commit, not a new package),
-//!   on `lookup`, `opendir`, `readdir` and `getattr` of an index directory. So a package
-//!   committed while mounted is visible at once; index directories get a 1 s TTL and no `FOPEN_CACHE_DIR`. A refresh
+//!   index: the changes to it are applied (see [`index_dirs`]) when
+//!   [`Store::index_generation`] and then [`Store::package_generation`] changed (a root
+//!   recorded is a commit, not a new package), on `lookup`, `opendir`, `readdir` and
+//!   `getattr` of an index directory. So a package committed while mounted is visible at once; index directories get a 1 s TTL and no `FOPEN_CACHE_DIR`. A refresh
 //!   keeps the inode of every name it still lists (a package root only if its tree is the
 //!   same).
 //! - **package contents**: the package root (`providers/…/OS_ARCH` or `modules/<id>`) and
@@ -48,6 +48,7 @@
 //! Every mutating operation answers EROFS, and `access` with `W_OK` too; the mount is `ro` as
 //! well, so the kernel refuses most of them before asking.
 
+mod index_dirs;
 mod ops;
 mod revalidate;
 
@@ -55,7 +56,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::Component;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -191,9 +191,9 @@ impl StoreFs {
         if state.generation == Some(generation) {
             return Ok(());
         }
-        // Most commits (roots recorded, packages marked used) leave the package list alone:
-        // re-list only when it changed. Read before listing, so a package committed meanwhile
-        // makes the next look re-list again rather than be missed.
+        // Most commits (roots recorded, packages marked used) leave the package list alone.
+        // Read before listing, so a package committed meanwhile is applied (again: applying
+        // is idempotent) at the next look rather than missed.
         let package_generation = self.store.package_generation().map_err(|e| {
             tracing::error!("reading the package generation: {e}");
             Errno::EIO
@@ -202,41 +202,23 @@ impl StoreFs {
             state.generation = Some(generation);
             return Ok(());
         }
-        let packages = self.store.package_trees().map_err(|e| {
-            tracing::error!("listing packages: {e}");
-            Errno::EIO
-        })?;
-        // New children of every index directory, reusing known inode numbers.
-        let mut fresh: BTreeMap<u64, BTreeMap<OsString, u64>> = BTreeMap::new();
-        fresh.insert(ROOT, BTreeMap::new());
-        for top in ["providers", "modules"] {
-            let ino = index_child(state, &mut fresh, ROOT, OsStr::new(top), None);
-            fresh.entry(ino).or_default();
-        }
-        for (key, tree) in &packages {
-            let Ok(rel) = key.view_relpath() else {
-                continue;
-            };
-            let parts: Vec<&OsStr> = rel
-                .components()
-                .filter_map(|c| match c {
-                    Component::Normal(s) => Some(s),
-                    _ => None,
-                })
-                .collect();
-            let Some((last, dirs)) = parts.split_last() else {
-                continue;
-            };
-            let mut parent = ROOT;
-            for dir in dirs {
-                parent = index_child(state, &mut fresh, parent, dir, None);
-                fresh.entry(parent).or_default();
-            }
-            index_child(state, &mut fresh, parent, last, Some(*tree));
-        }
-        for (ino, children) in fresh {
-            if let Some(Node::IndexDir { children: c }) = state.nodes.get_mut(ino as usize - 1) {
-                *c = children;
+        // Apply the changes since the last look; list everything on the first look, or when
+        // the index no longer keeps the changes since then.
+        let changes = match state.package_generation {
+            Some(since) => self.store.package_changes_since(since).map_err(|e| {
+                tracing::error!("reading package changes: {e}");
+                Errno::EIO
+            })?,
+            None => None,
+        };
+        match changes {
+            Some(changes) => index_dirs::apply(state, &changes),
+            None => {
+                let packages = self.store.package_trees().map_err(|e| {
+                    tracing::error!("listing packages: {e}");
+                    Errno::EIO
+                })?;
+                index_dirs::rebuild(state, &packages);
             }
         }
         state.generation = Some(generation);
@@ -390,45 +372,6 @@ impl StoreFs {
             ttl,
         ))
     }
-}
-
-/// The inode of index-level child `name` of `parent`, made if new, recorded in `fresh`.
-/// `tree` is set for a package root.
-fn index_child(
-    state: &mut State,
-    fresh: &mut BTreeMap<u64, BTreeMap<OsString, u64>>,
-    parent: u64,
-    name: &OsStr,
-    tree: Option<TreeId>,
-) -> u64 {
-    let key = (parent, name.to_os_string());
-    let existing = state.known.get(&key).copied().filter(|&ino| {
-        match (state.node(ino), tree) {
-            (Some(Node::IndexDir { .. }), None) => true,
-            // The same package root keeps its contents only if its tree is the same.
-            (Some(Node::Package { tree: t }), Some(want)) => *t == want,
-            (Some(Node::Dir { .. }), Some(_)) => state.known_trees.get(&ino) == tree.as_ref(),
-            _ => false,
-        }
-    });
-    let ino = existing.unwrap_or_else(|| {
-        let ino = match tree {
-            None => state.push(Node::IndexDir {
-                children: BTreeMap::new(),
-            }),
-            Some(tree) => state.push(Node::Package { tree }),
-        };
-        if let Some(tree) = tree {
-            state.known_trees.insert(ino, tree);
-        }
-        state.known.insert(key.clone(), ino);
-        ino
-    });
-    fresh
-        .entry(parent)
-        .or_default()
-        .insert(name.to_os_string(), ino);
-    ino
 }
 
 fn erofs_entry(reply: ReplyEntry) {

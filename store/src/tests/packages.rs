@@ -430,4 +430,40 @@ fn the_package_generation_moves_with_the_package_list_only() {
         added,
         "gc removed a package"
     );
+    // The changes since a generation, in order: what a reader applies instead of re-listing.
+    assert_eq!(
+        store.package_changes_since(start).unwrap(),
+        Some(vec![(key("a"), Some(tree)), (key("a"), None)])
+    );
+    assert_eq!(
+        store.package_changes_since(added).unwrap(),
+        Some(vec![(key("a"), None)])
+    );
+    let now = store.package_generation().unwrap();
+    assert_eq!(store.package_changes_since(now).unwrap(), Some(vec![]));
+}
+
+/// The index keeps the last 10,000 package changes; a reader further behind is told to list
+/// every package again.
+#[test]
+fn a_reader_too_far_behind_the_package_changes_lists_again() {
+    let f = Fixture::new();
+    let store = f.store();
+    let mut conn = rusqlite::Connection::open(store.root().join("index.sqlite")).unwrap();
+    let tx = conn.transaction().unwrap();
+    for i in 0..10_001 {
+        tx.execute(
+            "INSERT INTO package_changes (kind, name, version, platform, tree) VALUES ('module', ?1, '', '', NULL)",
+            [format!("m{i}")],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    let now = store.package_generation().unwrap();
+    assert_eq!(now, 10_001);
+    assert_eq!(store.package_changes_since(0).unwrap(), None);
+    assert_eq!(
+        store.package_changes_since(1).unwrap().unwrap().len(),
+        10_000
+    );
 }
