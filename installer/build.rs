@@ -20,15 +20,15 @@ fn main() {
         _ => env!("CARGO_PKG_VERSION").to_owned(),
     };
     println!("cargo:rustc-env=TSTORE_LONG_VERSION={version}");
-    // Rebuild when HEAD moves (a commit, a checkout): the files git keeps HEAD in.
-    if let Some(head) = git(&["rev-parse", "--git-path", "HEAD"]) {
-        println!("cargo:rerun-if-changed={head}");
-    }
-    if let Some(refs) = git(&["rev-parse", "--git-path", "refs/heads"]) {
-        println!("cargo:rerun-if-changed={refs}");
-    }
-    if let Some(packed) = git(&["rev-parse", "--git-path", "packed-refs"]) {
-        println!("cargo:rerun-if-changed={packed}");
+    // Rebuild when HEAD moves (a commit, a checkout): the files git keeps HEAD in. Only those
+    // that exist: cargo counts a missing one as changed and would rebuild every time (a
+    // repository without packed refs has no `packed-refs`).
+    for path in ["HEAD", "refs/heads", "packed-refs"] {
+        if let Some(file) = git(&["rev-parse", "--git-path", path]) {
+            if std::path::Path::new(&file).exists() {
+                println!("cargo:rerun-if-changed={file}");
+            }
+        }
     }
     println!("cargo:rerun-if-changed=build.rs");
 }
