@@ -130,3 +130,26 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", (b - a) / 1e9 }'; }
 
 # ratio A B: A / B with one decimal (B = 0 counts as 1).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }'; }
+
+# result NAME BASELINE_LABEL TSTORE... -- BASELINE...: print the machine-readable line
+# `scripts/bench` gathers into its table, from paired samples (seconds, same count, the i-th
+# of each measured together):
+#
+#   RESULT NAME TSTORE_MEDIAN BASELINE_MEDIAN RATIO MIN MAX RUNS BASELINE_LABEL
+#
+# RATIO is the median over the pairs of baseline / tstore (above 1: tstore is faster), MIN and
+# MAX its extremes.
+result() {
+    local name="$1" label="$2"
+    shift 2
+    python3 - "$name" "$label" "$@" <<'PY'
+import statistics, sys
+name, label, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+cut = rest.index("--")
+ours, base = [float(x) for x in rest[:cut]], [float(x) for x in rest[cut + 1:]]
+assert ours and len(ours) == len(base), "result: paired samples of the same count"
+ratios = [b / o for o, b in zip(ours, base)]
+print(f"RESULT {name} {statistics.median(ours):.6f} {statistics.median(base):.6f} "
+      f"{statistics.median(ratios):.3f} {min(ratios):.3f} {max(ratios):.3f} {len(ours)} {label}")
+PY
+}
