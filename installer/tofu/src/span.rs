@@ -32,9 +32,53 @@ pub fn line_at(src: &str, offset: usize) -> usize {
         + 1
 }
 
+/// The lines of a source, for many [`line_at`] questions about it: built lazily in one pass
+/// over the text, then each answer is a binary search (asking [`line_at`] once per node of a
+/// file with thousands of blocks counted its newlines thousands of times).
+#[derive(Debug)]
+pub struct LineIndex<'a> {
+    src: &'a str,
+    /// Offsets of every `\n`, once asked.
+    newlines: std::cell::OnceCell<Vec<usize>>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// An index of `src` (nothing is read until the first question).
+    pub fn new(src: &'a str) -> Self {
+        LineIndex {
+            src,
+            newlines: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The one-based line of byte `offset`, as [`line_at`] answers it.
+    pub fn line(&self, offset: usize) -> usize {
+        let newlines = self.newlines.get_or_init(|| {
+            self.src
+                .bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect()
+        });
+        let end = offset.min(self.src.len());
+        newlines.partition_point(|&nl| nl < end) + 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_line_index_answers_as_line_at() {
+        let src = "a\nbc\n\nd";
+        let index = LineIndex::new(src);
+        for offset in 0..=src.len() + 2 {
+            assert_eq!(index.line(offset), line_at(src, offset), "offset {offset}");
+        }
+        assert_eq!(LineIndex::new("").line(0), 1);
+    }
 
     #[test]
     fn line_at_counts_newlines_before_the_offset() {

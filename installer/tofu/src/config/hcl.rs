@@ -11,18 +11,18 @@ use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
     FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
 };
-use crate::span::line_at;
+use crate::span::LineIndex;
 
 struct HclFile<'a> {
-    src: &'a str,
     path: &'a Path,
+    lines: LineIndex<'a>,
 }
 
 impl HclFile<'_> {
     fn at(&self, node: &impl Span) -> SourcePos {
         SourcePos {
             file: self.path.to_owned(),
-            line: node.span().map(|r| line_at(self.src, r.start)),
+            line: node.span().map(|r| self.lines.line(r.start)),
         }
     }
 
@@ -108,7 +108,7 @@ impl HclFile<'_> {
                         };
                         let value_at = v.expr().span().map_or(at.clone(), |r| SourcePos {
                             file: self.path.to_owned(),
-                            line: Some(line_at(self.src, r.start)),
+                            line: Some(self.lines.line(r.start)),
                         });
                         let as_string = |what: &'static str| {
                             match v.expr() {
@@ -198,7 +198,10 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
         },
         message: e.message().to_owned(),
     })?;
-    let f = HclFile { src, path };
+    let f = HclFile {
+        path,
+        lines: LineIndex::new(src),
+    };
     let mut out = FileContent::default();
     for structure in body.iter() {
         let block = match structure {

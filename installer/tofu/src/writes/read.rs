@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::expr::Values;
 use super::WritesError;
 use crate::config::json_root_bodies;
-use crate::span::{line_at, SourcePos};
+use crate::span::{LineIndex, SourcePos};
 
 /// An argument with where it is written.
 pub(super) struct Arg {
@@ -65,9 +65,10 @@ pub(super) fn hcl_file(
         },
         message: e.message().to_owned(),
     })?;
+    let lines = LineIndex::new(src);
     let at = |node: &dyn Span| SourcePos {
         file: path.to_owned(),
-        line: node.span().map(|r| line_at(src, r.start)),
+        line: node.span().map(|r| lines.line(r.start)),
     };
     let args_of = |body: &Body| -> Vec<(String, Arg)> {
         let mut out = Vec::new();
