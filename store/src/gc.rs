@@ -466,7 +466,7 @@ impl Store {
     /// flight as often as a crash's debris, so gc's check under the shared lock does not
     /// count it as work (under constant cold-init load `tmp/` is never empty, and counting
     /// it would make every gc run take the exclusive lock); it goes once it is older.
-    fn leftover_tmp(&self, cutoff: Option<i64>) -> Result<Vec<PathBuf>> {
+    pub(crate) fn leftover_tmp(&self, cutoff: Option<i64>) -> Result<Vec<PathBuf>> {
         let tmp = &self.layout.tmp;
         let mut found = Vec::new();
         for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {

@@ -10,19 +10,57 @@
 //! recorded) and `max(created_at, used_at)` is not after the cutoff; a tree when no package
 //! uses it and it was first recorded no later than the cutoff; a blob when no tree uses it
 //! and its file's ctime is not after the cutoff (or the file is gone); leftovers as
-//! [`Store::leftovers`] finds them. Dead roots and links alone are not work. Reading only,
-//! it can at worst answer "work" for something another process changed meanwhile; then
-//! the exclusive run decides afresh.
+//! [`Store::leftovers`] finds them, except that leftover views and blob files (crash debris,
+//! found by walking the whole store) are looked for only when the last walk that found none
+//! is older than the grace period or 10 minutes, whichever is shorter. Dead roots and
+//! links alone are not work. Reading only, it can at worst answer "work" for something
+//! another process changed meanwhile; then the exclusive run decides afresh.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::blob::BlobId;
-use crate::gc::{ctime_and_len, GcReport};
+use crate::gc::{ctime_and_len, GcReport, Leftovers};
 use crate::index::{now, query_vec};
 use crate::{Result, Store};
 
+/// How long a check trusts a walk that found no leftover view or blob file, at most (and
+/// never longer than the grace period). Walking a store of 100,000 blobs takes a quarter of
+/// a second of CPU; gc run in a tight loop beside inits did that on every run.
+const LEFTOVER_WALK_EVERY: Duration = Duration::from_secs(600);
+
+/// The file whose modification time says when a check last walked and found no leftover.
+const LEFTOVER_WALK_STAMP: &str = ".gc-leftovers-walked";
+
 impl Store {
+    /// Whether a check with grace period `min_age` must walk the store for leftover views
+    /// and blob files: the last walk that found none is older than the interval, or unknown.
+    fn leftover_walk_due(&self, min_age: Duration) -> bool {
+        let interval = LEFTOVER_WALK_EVERY.min(min_age);
+        let stamp = self.layout.root.join(LEFTOVER_WALK_STAMP);
+        match std::fs::metadata(&stamp).and_then(|m| m.modified()) {
+            Ok(at) => at.elapsed().map_or(true, |age| age >= interval),
+            Err(_) => true,
+        }
+    }
+
+    /// Remember that a walk found no leftover now. Best effort: without the stamp the next
+    /// check walks again.
+    fn mark_leftover_walk(&self) {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let stamp = self.layout.root.join(LEFTOVER_WALK_STAMP);
+        let touched = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&stamp)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        if let Err(e) = touched {
+            tracing::debug!("cannot write {}: {e}", stamp.display());
+        }
+    }
+
     /// The report of a gc run with grace period `min_age` that would remove nothing — roots,
     /// packages and leftovers counted as that run counts them — or `None` when it would
     /// remove a package, tree, blob or leftover. Reads only.
@@ -100,9 +138,22 @@ impl Store {
                 }
             }
         }
-        let leftovers = self.leftovers(Some(cutoff), None)?;
+        // Leftover views and blob files are crash debris, and finding them walks the whole
+        // store: a check trusts the last walk that found none for a while.
+        let walk = self.leftover_walk_due(min_age);
+        let leftovers = if walk {
+            self.leftovers(Some(cutoff), None)?
+        } else {
+            Leftovers {
+                tmp: self.leftover_tmp(Some(cutoff))?,
+                ..Leftovers::default()
+            }
+        };
         if !leftovers.is_empty() {
             return Ok(None);
+        }
+        if walk {
+            self.mark_leftover_walk();
         }
         report.leftovers = leftovers;
         report.millis = started.elapsed().as_millis() as u64;

@@ -467,3 +467,30 @@ fn a_reader_too_far_behind_the_package_changes_lists_again() {
         10_000
     );
 }
+
+/// gc's read-only check walks the store for leftover views and blob files only when its last
+/// walk that found none is older than the grace period or 10 minutes: a tight gc loop no
+/// longer walks a large store on every run. A real gc run always looks.
+#[test]
+fn the_gc_check_walks_for_leftovers_at_most_every_ten_minutes() {
+    let f = Fixture::new();
+    let store = f.store();
+    let hour = std::time::Duration::from_secs(3600);
+    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    let stray = store
+        .root()
+        .join("views/providers/example.com/test/stray/1.0.0/linux_amd64");
+    fs_err::create_dir_all(&stray).unwrap();
+    assert!(
+        store.gc_idle_report(hour).unwrap().is_some(),
+        "walked again within ten minutes"
+    );
+    // No grace period: no trust either.
+    assert!(store
+        .gc_idle_report(std::time::Duration::ZERO)
+        .unwrap()
+        .is_none());
+    let run = super::gc_now(&store);
+    assert_eq!(run.leftovers.views.len(), 1, "{run:?}");
+    assert!(!stray.exists());
+}
