@@ -10,11 +10,16 @@
 //! recorded) and `max(created_at, used_at)` is not after the cutoff; a tree when no package
 //! uses it and it was first recorded no later than the cutoff; a blob when no tree uses it
 //! and its file's ctime is not after the cutoff (or the file is gone); leftovers as
-//! [`Store::leftovers`] finds them, except that leftover views and blob files (crash debris,
-//! found by walking the whole store) are looked for only when the last walk that found none
-//! is older than the grace period or 10 minutes, whichever is shorter. Dead roots and
-//! links alone are not work. Reading only, it can at worst answer "work" for something
-//! another process changed meanwhile; then the exclusive run decides afresh.
+//! [`Store::leftovers`] finds them. Two parts of that are remembered between checks:
+//! leftover views and blob files (crash debris, found by walking the whole store) are looked
+//! for only when the last walk that found none is older than the grace period or 10
+//! minutes, whichever is shorter; and the scan of every blob row for unused ones is
+//! replaced by the last scan's memo (`.gc-unused-blobs`: the blobs it found unused, all then
+//! young) while the index's blob generation (index v9: moved by every blob row added or
+//! removed and every tree reference to a blob removed, the only ways the set of unused blobs
+//! changes) stands where that scan left it. Dead roots and links alone are not work. Reading
+//! only, the check can at worst answer "work" for something another process changed
+//! meanwhile; then the exclusive run decides afresh.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -31,6 +36,10 @@ const LEFTOVER_WALK_EVERY: Duration = Duration::from_secs(600);
 
 /// The file whose modification time says when a check last walked and found no leftover.
 const LEFTOVER_WALK_STAMP: &str = ".gc-leftovers-walked";
+
+/// The file that holds the blob generation of the last scan for unused blobs and the
+/// (young) unused blobs it found: a line with the generation, then one blob id per line.
+const UNUSED_BLOBS_MEMO: &str = ".gc-unused-blobs";
 
 impl Store {
     /// Whether a check with grace period `min_age` must walk the store for leftover views
@@ -58,6 +67,35 @@ impl Store {
             .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         if let Err(e) = touched {
             tracing::debug!("cannot write {}: {e}", stamp.display());
+        }
+    }
+
+    /// The last scan's blob generation and unused blobs, if a readable memo holds them.
+    /// A damaged memo is no memo: the check scans again.
+    fn unused_blobs_memo(&self) -> Option<(i64, Vec<BlobId>)> {
+        let text = std::fs::read_to_string(self.layout.root.join(UNUSED_BLOBS_MEMO)).ok()?;
+        let mut lines = text.lines();
+        let generation = lines.next()?.parse().ok()?;
+        let blobs = lines.map(|l| l.parse().ok()).collect::<Option<Vec<_>>>()?;
+        Some((generation, blobs))
+    }
+
+    /// Write the memo of a scan for unused blobs (atomically, best effort: without it the
+    /// next check scans again).
+    fn remember_unused_blobs(&self, generation: i64, blobs: &[BlobId]) {
+        use std::fmt::Write as _;
+        let mut text = format!("{generation}\n");
+        for blob in blobs {
+            let _ = writeln!(text, "{blob}");
+        }
+        let path = self.layout.root.join(UNUSED_BLOBS_MEMO);
+        let written = tempfile::NamedTempFile::new_in(&self.layout.tmp).and_then(|mut f| {
+            std::io::Write::write_all(&mut f, text.as_bytes())?;
+            f.persist(&path).map_err(|e| e.error)?;
+            Ok(())
+        });
+        if let Err(e) = written {
+            tracing::debug!("cannot write {}: {e}", path.display());
         }
     }
 
@@ -123,19 +161,39 @@ impl Store {
             if old_unused_tree {
                 return Ok(None);
             }
-            let unused_blobs = query_vec(
-                &tx,
-                "SELECT id FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)",
-                [],
-                |r| r.get::<_, String>(0),
-            )
-            .map_err(err())?;
-            for id in unused_blobs {
-                let blob: BlobId = id.parse()?;
-                let stat = ctime_and_len(&self.layout.blob_path(&blob))?;
+            // Finding the unused blobs reads every blob row (a quarter of the index); while
+            // no blob was added and no tree let go of one since the last scan, the blobs that
+            // scan found unused are still the only ones.
+            let generation: i64 = tx
+                .query_row("SELECT value FROM blob_generation", [], |r| r.get(0))
+                .map_err(err())?;
+            let memo = self.unused_blobs_memo();
+            let (unused_blobs, scanned) = match memo {
+                Some((at, blobs)) if at == generation => (blobs, false),
+                _ => {
+                    let ids = query_vec(
+                        &tx,
+                        "SELECT id FROM blobs b
+                           WHERE NOT EXISTS (SELECT 1 FROM tree_blobs tb WHERE tb.blob = b.id)",
+                        [],
+                        |r| r.get::<_, String>(0),
+                    )
+                    .map_err(err())?;
+                    let blobs = ids
+                        .iter()
+                        .map(|id| id.parse())
+                        .collect::<std::result::Result<Vec<BlobId>, _>>()?;
+                    (blobs, true)
+                }
+            };
+            for blob in &unused_blobs {
+                let stat = ctime_and_len(&self.layout.blob_path(blob))?;
                 if stat.is_none_or(|(t, _)| t <= cutoff) {
                     return Ok(None);
                 }
+            }
+            if scanned {
+                self.remember_unused_blobs(generation, &unused_blobs);
             }
         }
         // Leftover views and blob files are crash debris, and finding them walks the whole

@@ -194,6 +194,26 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX sources_by_tree ON sources(tree);
     CREATE INDEX archives_by_blob ON archives(blob);
     ",
+    // v9 (gc_check.rs): a counter that moves whenever the set of unused blobs may have
+    // changed — a blob row added (its tree may come later, or never) or removed, or a
+    // tree's reference to a blob removed. gc's read-only check skips its scan of every blob
+    // while the counter stands where its last scan left it.
+    "
+    CREATE TABLE blob_generation (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        value INTEGER NOT NULL
+    );
+    INSERT INTO blob_generation (id, value) VALUES (1, 0);
+    CREATE TRIGGER blob_added AFTER INSERT ON blobs BEGIN
+        UPDATE blob_generation SET value = value + 1 WHERE id = 1;
+    END;
+    CREATE TRIGGER blob_removed AFTER DELETE ON blobs BEGIN
+        UPDATE blob_generation SET value = value + 1 WHERE id = 1;
+    END;
+    CREATE TRIGGER blob_unreferenced AFTER DELETE ON tree_blobs BEGIN
+        UPDATE blob_generation SET value = value + 1 WHERE id = 1;
+    END;
+    ",
 ];
 
 /// An open index connection.

@@ -494,3 +494,64 @@ fn the_gc_check_walks_for_leftovers_at_most_every_ten_minutes() {
     assert_eq!(run.leftovers.views.len(), 1, "{run:?}");
     assert!(!stray.exists());
 }
+
+/// gc's read-only check scans every blob for unused ones only when a blob was added or a
+/// tree let go of one since its last scan; otherwise it trusts that scan's memo.
+#[test]
+fn the_gc_check_rescans_blobs_only_after_the_blob_generation_moves() {
+    let f = Fixture::new();
+    let store = f.store();
+    let hour = std::time::Duration::from_secs(3600);
+    let index = rusqlite::Connection::open(store.root().join("index.sqlite")).unwrap();
+    let generation = || -> i64 {
+        index
+            .query_row("SELECT value FROM blob_generation", [], |r| r.get(0))
+            .unwrap()
+    };
+    let dir = f.dir("pkg", &[("terraform-provider-a", b"a", true)]);
+    let tree = store.ingest_dir(&dir).unwrap().tree;
+    store.commit_package(&key("a"), &tree, &[], None).unwrap();
+    let added = generation();
+    assert!(added > 0, "adding blobs moves the generation");
+    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    let memo = store.root().join(".gc-unused-blobs");
+    assert_eq!(fs_err::read_to_string(&memo).unwrap(), format!("{added}\n"));
+
+    // A blob row with no tree (and no file): the generation moves, the check scans and
+    // sees it.
+    let stray = "b".repeat(64);
+    index
+        .execute(
+            "INSERT INTO blobs (id, size, sha256) VALUES (?1, 0, zeroblob(32))",
+            [&stray],
+        )
+        .unwrap();
+    assert_eq!(generation(), added + 1);
+    assert!(store.gc_idle_report(hour).unwrap().is_none());
+
+    // A memo at the current generation is trusted: the scan is skipped.
+    fs_err::write(&memo, format!("{}\n", generation())).unwrap();
+    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    // A memo listing the stray blob: the check looks at that blob (its file is gone: work).
+    fs_err::write(&memo, format!("{}\n{stray}\n", generation())).unwrap();
+    assert!(store.gc_idle_report(hour).unwrap().is_none());
+
+    // gc removing the unused package lets go of its tree's blobs: the generation moves.
+    let before = generation();
+    let run = super::gc_now(&store);
+    assert_eq!(run.packages_removed.len(), 1, "{run:?}");
+    assert!(generation() > before);
+    // ... and so does gc removing the stray blob the memo listed: the check scans afresh
+    // instead of finding the listed blob's file gone ever after.
+    assert!(!store
+        .root()
+        .join("blobs-v1")
+        .join(&stray[..2])
+        .join(&stray)
+        .exists());
+    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    assert_eq!(
+        fs_err::read_to_string(&memo).unwrap(),
+        format!("{}\n", generation())
+    );
+}
