@@ -16,7 +16,9 @@ pub const MAX_CLI_CONFIG_FILE: u64 = 1 << 20;
 /// bytes. The error names no path: callers say which file it was.
 pub fn read_capped(path: &Path, max: u64) -> io::Result<String> {
     let file = std::fs::File::open(path)?;
-    let mut text = String::new();
+    // Room for the whole file (and one byte to see it end) makes it one read.
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut text = String::with_capacity(size.min(max) as usize + 1);
     let read = file.take(max + 1).read_to_string(&mut text)?;
     if read as u64 > max {
         return Err(io::Error::new(

@@ -23,8 +23,14 @@ pub(crate) fn module_files(
             dir: dir.to_owned(),
             err,
         })?;
-        let path = entry.path();
-        if path.is_dir() {
+        // The entry's type comes with the listing; only a symlink needs a `stat` to say
+        // whether it names a directory.
+        let is_dir = match entry.file_type() {
+            Ok(t) if t.is_symlink() => entry.path().is_dir(),
+            Ok(t) => t.is_dir(),
+            Err(_) => entry.path().is_dir(),
+        };
+        if is_dir {
             continue;
         }
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
@@ -104,6 +110,9 @@ mod tests {
             fs_err::write(dir.path().join(f), "").unwrap();
         }
         fs_err::create_dir(dir.path().join("sub.tf")).unwrap();
+        // A symlink counts as what it names: a file yes, a directory no.
+        std::os::unix::fs::symlink("x.tf", dir.path().join("y.tf")).unwrap();
+        std::os::unix::fs::symlink("sub.tf", dir.path().join("linked_dir.tf")).unwrap();
         assert_eq!(
             names(dir.path(), Flavor::Tofu),
             (
@@ -111,7 +120,8 @@ mod tests {
                     "main.tofu".into(),
                     "only.tofu".into(),
                     "vars.tofu.json".into(),
-                    "x.tf".into()
+                    "x.tf".into(),
+                    "y.tf".into()
                 ],
                 vec!["a_override.tofu".into(), "override.tf".into()],
             )
@@ -119,7 +129,12 @@ mod tests {
         assert_eq!(
             names(dir.path(), Flavor::Terraform),
             (
-                vec!["main.tf".into(), "vars.tf.json".into(), "x.tf".into()],
+                vec![
+                    "main.tf".into(),
+                    "vars.tf.json".into(),
+                    "x.tf".into(),
+                    "y.tf".into()
+                ],
                 vec!["override.tf".into()],
             )
         );

@@ -12,6 +12,7 @@ mod decls;
 pub(crate) mod files;
 mod hcl;
 mod json;
+mod parsed;
 pub mod test_files;
 pub mod tree;
 mod validate;
@@ -128,7 +129,7 @@ pub fn load_module_requirements_shown_as(
 ) -> Result<ModuleRequirements, ConfigError> {
     let default_host = flavor.default_registry_host();
     let (primary, overrides) = module_files(dir, flavor)?;
-    let parse_all = |paths: &[PathBuf]| -> Result<Vec<FileContent>, ConfigError> {
+    let parse_all = |paths: &[PathBuf]| -> Result<Vec<Arc<FileContent>>, ConfigError> {
         paths
             .iter()
             .map(|p| {
@@ -136,16 +137,7 @@ pub fn load_module_requirements_shown_as(
                     Some(name) => shown_as.join(name),
                     None => p.clone(),
                 };
-                // The error names no path: the message shows `shown`.
-                let src = read_capped(p, MAX_CONFIG_FILE).map_err(|err| ConfigError::Read {
-                    path: shown.clone(),
-                    err,
-                })?;
-                if p.to_string_lossy().ends_with(".json") {
-                    parse_json(&src, &shown)
-                } else {
-                    parse_hcl(&src, &shown)
-                }
+                parsed::parse_file(p, &shown)
             })
             .collect()
     };
@@ -311,8 +303,8 @@ fn call_arg(
 /// into the primary block of the same name, as tofu merges them
 /// (<https://github.com/opentofu/opentofu/blob/main/internal/configs/module_merge.go>).
 fn merge_module_calls(
-    primary: &[FileContent],
-    overrides: &[FileContent],
+    primary: &[Arc<FileContent>],
+    overrides: &[Arc<FileContent>],
     flavor: Flavor,
     scope: &Arc<Scope>,
 ) -> Result<BTreeMap<String, ModuleCall>, ConfigError> {

@@ -1,0 +1,145 @@
+//! Each configuration file is parsed once per process. An init reads the configuration
+//! twice — the module phase walks the module tree, the provider phase then reads the
+//! requirements of every module through the installed tree — and the second read of a file
+//! finds the first one's result here.
+//!
+//! A result is reused only for the same file shown under the same name: the same path in
+//! messages, and the same identity of the open file (device, inode, size, modification and
+//! change times, taken with `fstat` on the descriptor that would be read) — whatever path
+//! led to it, so a module package read from the store by the module phase and through its
+//! `.terraform/modules` link by the provider phase is parsed once. A file replaced or
+//! rewritten meanwhile — a module re-installed under the same key — is parsed afresh. Failures are
+//! not remembered: a file that fails to read or parse fails the command.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::hcl::parse_hcl;
+use super::json::parse_json;
+use super::{ConfigError, FileContent};
+use crate::read::MAX_CONFIG_FILE;
+
+/// What a parsed file is remembered by.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct FileKey {
+    shown: PathBuf,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+static PARSED: Mutex<Option<HashMap<FileKey, Arc<FileContent>>>> = Mutex::new(None);
+
+/// Read and parse the configuration file at `path` (`.json` as JSON, anything else as
+/// HCL), naming it `shown` in every position and error; a file this process parsed before,
+/// unchanged, is not read again.
+pub(super) fn parse_file(path: &Path, shown: &Path) -> Result<Arc<FileContent>, ConfigError> {
+    let read_err = |err| ConfigError::Read {
+        path: shown.to_owned(),
+        err,
+    };
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    let key = FileKey {
+        shown: shown.to_owned(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+        size: meta.size(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+    };
+    if let Some(hit) = PARSED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|memo| memo.get(&key))
+    {
+        return Ok(Arc::clone(hit));
+    }
+    // Room for the whole file (and one byte to see it end) makes it one read.
+    let mut src = String::with_capacity(meta.size().min(MAX_CONFIG_FILE) as usize + 1);
+    let read = file
+        .take(MAX_CONFIG_FILE + 1)
+        .read_to_string(&mut src)
+        .map_err(read_err)?;
+    if read as u64 > MAX_CONFIG_FILE {
+        return Err(read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the file is larger than {MAX_CONFIG_FILE} bytes, the most tstore reads"),
+        )));
+    }
+    let parsed = Arc::new(if path.to_string_lossy().ends_with(".json") {
+        parse_json(&src, shown)?
+    } else {
+        parse_hcl(&src, shown)?
+    });
+    PARSED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(key, Arc::clone(&parsed));
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(content: &FileContent) -> Vec<String> {
+        content
+            .module_calls
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn an_unchanged_file_is_parsed_once_and_a_changed_one_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.tf");
+        std::fs::write(&path, "module \"a\" {\n  source = \"./a\"\n}\n").unwrap();
+        let first = parse_file(&path, &path).unwrap();
+        let again = parse_file(&path, &path).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "parsed twice");
+        assert_eq!(calls(&again), ["a"]);
+
+        // Reached through a symlink, shown under the same name: the same file.
+        let link = dir.path().join("link.tf");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(Arc::ptr_eq(&first, &parse_file(&link, &path).unwrap()));
+
+        // Shown under another name: positions differ, so it is parsed for that name.
+        let shown = Path::new(".terraform/modules/x/main.tf");
+        let other = parse_file(&path, shown).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(
+            other.module_calls[0].at.to_string(),
+            format!("{}:1", shown.display())
+        );
+
+        // Replaced by rename (a new inode), the same size: parsed afresh.
+        let new = dir.path().join("new.tf");
+        std::fs::write(&new, "module \"b\" {\n  source = \"./b\"\n}\n").unwrap();
+        std::fs::rename(&new, &path).unwrap();
+        assert_eq!(calls(&parse_file(&path, &path).unwrap()), ["b"]);
+        // Rewritten in place with other content: parsed afresh.
+        std::fs::write(&path, "module \"cc\" {\n  source = \"./c\"\n}\n").unwrap();
+        assert_eq!(calls(&parse_file(&path, &path).unwrap()), ["cc"]);
+    }
+
+    #[test]
+    fn failures_are_not_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.tf");
+        std::fs::write(&path, "module \"a\" {\n").unwrap();
+        assert!(parse_file(&path, &path).is_err());
+        assert!(parse_file(&path, &path).is_err());
+        std::fs::write(&path, "module \"a\" {\n  source = \"./a\"\n}\n").unwrap();
+        assert_eq!(calls(&parse_file(&path, &path).unwrap()), ["a"]);
+    }
+}
