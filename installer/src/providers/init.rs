@@ -148,30 +148,36 @@ pub fn init(
         .iter()
         .filter(|(addr, _)| !addr.is_builtin())
         .collect();
+    let obtain_one = |(addr, constraints): &(&ProviderAddr, &VersionConstraints)| {
+        let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
+        obtain(
+            store,
+            opts,
+            http.as_ref(),
+            addr,
+            constraints,
+            locked,
+            reporter,
+            ObtainMode::Init,
+        )
+    };
+    // The first provider is obtained on this thread: the common warm init has one, and a
+    // thread (its stack and its own malloc arena) cost more than the rest of its work.
     let results: Vec<Result<Planned, InstallError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = wanted
+        let Some((first, rest)) = wanted.split_first() else {
+            return Vec::new();
+        };
+        let handles: Vec<_> = rest
             .iter()
-            .map(|(addr, constraints)| {
-                let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
-                let http = http.as_ref();
-                scope.spawn(move || {
-                    obtain(
-                        store,
-                        opts,
-                        http,
-                        addr,
-                        constraints,
-                        locked,
-                        reporter,
-                        ObtainMode::Init,
-                    )
-                })
-            })
+            .map(|wanted| scope.spawn(|| obtain_one(wanted)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("provider thread panicked"))
-            .collect()
+        let mut results = vec![obtain_one(first)];
+        results.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("provider thread panicked")),
+        );
+        results
     });
     let planned = results.into_iter().collect::<Result<Vec<_>, _>>()?;
 
