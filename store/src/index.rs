@@ -216,6 +216,25 @@ const MIGRATIONS: &[&str] = &[
     ",
 ];
 
+/// The settings of every connection, after WAL mode: foreign keys, and
+///
+/// - `synchronous = NORMAL`: in WAL mode it may lose the last commits on power loss but
+///   never corrupts; since files are made durable before the rows that point at them, a lost
+///   row only means a package is ingested again;
+/// - a 64 MiB page cache (allocated only as used) and in-memory temp files: a gc sweep of
+///   50k blobs re-read index pages ~200k times with the default 2 MiB cache and wrote ~120k
+///   pages to an on-disk statement journal (cascading deletes in one transaction).
+///
+/// One batch: each statement is parsed, and a warm init opens the index once.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "PRAGMA foreign_keys = ON;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA cache_size = -65536;
+         PRAGMA temp_store = MEMORY;",
+    )
+}
+
 /// An open index connection.
 pub(crate) struct Index {
     pub(crate) conn: Connection,
@@ -225,6 +244,38 @@ pub(crate) struct Index {
 impl Index {
     /// Open (creating if needed) and migrate.
     pub(crate) fn open(path: &Path) -> Result<Index> {
+        if let Some(index) = Index::open_current(path) {
+            return Ok(index);
+        }
+        Index::open_serialized(path)
+    }
+
+    /// The common case, without the open lock: an index that exists, is in WAL mode and
+    /// has every migration. Anything else (a new store, an old schema, any error while
+    /// looking) is left to [`Index::open_serialized`].
+    fn open_current(path: &Path) -> Option<Index> {
+        // Without CREATE: a missing index is made under the lock.
+        let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+        let conn = Connection::open_with_flags(path, flags).ok()?;
+        conn.busy_timeout(Duration::from_secs(30)).ok()?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .ok()?;
+        let version: usize = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .ok()?;
+        if !mode.eq_ignore_ascii_case("wal") || version < MIGRATIONS.len() {
+            return None;
+        }
+        configure(&conn).ok()?;
+        Some(Index {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Open, switch to WAL and migrate, serialized between processes.
+    fn open_serialized(path: &Path) -> Result<Index> {
         let err = |context: &str| {
             let path = path.to_path_buf();
             let context = context.to_owned();
@@ -262,21 +313,7 @@ impl Index {
             conn.pragma_update(None, "journal_mode", "WAL")
                 .map_err(err("enabling WAL"))?;
         }
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err("enabling foreign keys"))?;
-        // In WAL mode NORMAL may lose the last commits on power loss but never corrupts; since
-        // files are made durable before the rows that point at them, a lost row only means a
-        // package is ingested again.
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(err("setting synchronous"))?;
-        // A gc sweep of 50k blobs re-read index pages ~200k times with the default 2 MiB
-        // page cache, and wrote ~120k pages to an on-disk statement journal (cascading
-        // deletes inside one transaction). A larger cache (allocated only as used) and
-        // in-memory temp files keep such a sweep off the disk until commit.
-        conn.pragma_update(None, "cache_size", -65536)
-            .map_err(err("setting cache_size"))?;
-        conn.pragma_update(None, "temp_store", "MEMORY")
-            .map_err(err("setting temp_store"))?;
+        configure(&conn).map_err(err("configuring the connection"))?;
         let mut index = Index {
             conn,
             path: path.to_path_buf(),
