@@ -216,7 +216,13 @@ pub fn init(
     // (`workdir::safe_fs`); it is created only when there is something to link.
     let mut data_dir = None;
     for p in planned {
-        let package = p.commit(store)?;
+        // A package taken from the store by the lock is committed already, with the
+        // hashes it was read with, and its files were just checked against their stat:
+        // committing it again would only repeat a write transaction.
+        let hashes = match p.obtained {
+            Obtained::StoreByLock => p.hashes.clone(),
+            _ => p.commit(store)?.hashes,
+        };
         let link_err = |e| LinkError::new(e, p.link.clone(), &p.target);
         let dir = match &mut data_dir {
             Some(d) => d,
@@ -265,7 +271,7 @@ pub fn init(
             source: p.source,
             auth: p.auth,
             obtained: p.obtained,
-            hashes: package.hashes,
+            hashes,
             link: p.link,
             target: p.target,
             link_outcome,
