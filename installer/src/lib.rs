@@ -36,12 +36,13 @@ pub use crate::providers::sources::fs_mirror::{
     providers_in as mirror_providers_in, FilesystemMirror, MirrorLocation, MirrorPackage,
 };
 pub use crate::providers::{
-    display_name, ingest_mirror_package, init as install_providers, Event, InitOptions, InitReport,
-    InstallError, LockFileChange, Obtained, ProviderReport, Reporter, LOCK_FILE_NAME,
+    display_name, ingest_mirror_package, init as install_providers, keep_source_archive, Event,
+    InitOptions, InitReport, InstallError, LockFileChange, Obtained, ProviderReport, Reporter,
+    LOCK_FILE_NAME,
 };
 pub use crate::publish::{
-    oci_client, push_module, push_providers, ProviderSelection, PushError, PushedModule,
-    PushedVersion,
+    oci_client, packages_without_source_zip, push_module, push_providers, ProviderSelection,
+    PushError, PushedModule, PushedVersion, WithoutSourceZip,
 };
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, roots};

@@ -127,6 +127,11 @@ impl Store {
         self
     }
 
+    /// Whether provider zips are kept whole ([`Store::with_kept_archives`]).
+    pub fn keeps_archives(&self) -> bool {
+        self.keep_archives
+    }
+
     /// The archive limits in use.
     pub fn limits(&self) -> &Limits {
         &self.limits

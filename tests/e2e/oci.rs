@@ -244,8 +244,9 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     assert_eq!(pushed["blobs_uploaded"], 2, "{first}");
     // skopeo, another OCI client, reads what was pushed: the index names the provider and
     // its platform manifest, and that manifest's one layer is the zip.
-    // The store did not keep the origin's zip: the layer was rebuilt, and the push says so.
-    assert_eq!(pushed["rebuilt"], serde_json::json!(["linux_amd64"]));
+    // The store did not keep the origin's zip: the push fetched it from the origin (checked
+    // against the signed zh: the store recorded), so nothing was rebuilt.
+    assert_eq!(pushed["rebuilt"], serde_json::json!([]), "{first}");
     let skopeo_raw = |reference: &str| skopeo_raw(&oci, &runner_a, &ca, reference);
     let index = skopeo_raw(":2.1.2");
     assert_eq!(
@@ -263,6 +264,10 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     );
     assert_eq!(manifest["layers"].as_array().unwrap().len(), 1);
     assert_eq!(manifest["layers"][0]["mediaType"], "archive/zip");
+    // The layer is the origin's zip: its digest is a zh: of the lock written from the origin.
+    let layer = manifest["layers"][0]["digest"].as_str().unwrap();
+    let zh = format!("\"zh:{}\"", layer.strip_prefix("sha256:").unwrap());
+    assert!(lock_a.contains(&zh), "{zh} not in A's lock:\n{lock_a}");
     assert_eq!(
         manifest["config"]["mediaType"],
         "application/vnd.oci.empty.v1+json"
@@ -282,18 +287,8 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
         ca_b,
         dir_b,
     } = RunnerB::install_with_lock_of(&oci, &dir_a);
-    let lock_b = lock_file(&dir_b);
-    // B keeps every hash A locked (the h1: is what B verified; the pushed zip is rebuilt
-    // from the stored files, so its zh: is new and recorded beside the origin's).
-    for line in lock_a
-        .lines()
-        .filter(|l| l.contains("h1:") || l.contains("zh:"))
-    {
-        assert!(
-            lock_b.contains(line.trim()),
-            "{line}\nA:\n{lock_a}\nB:\n{lock_b}"
-        );
-    }
+    // The layer was the origin's zip: B's lock is A's, byte for byte.
+    assert_eq!(lock_file(&dir_b), lock_a, "B's lock is A's");
     let mut plan = runner_b.terraform(&dir_b);
     plan.args(["plan", "-input=false", "-no-color"]);
     run_ok(&mut plan);
@@ -378,6 +373,132 @@ fn a_store_that_keeps_archives_pushes_the_origins_zip() {
     let mut plan = runner_b.terraform(&dir_b);
     plan.args(["plan", "-input=false", "-no-color"]);
     run_ok(&mut plan);
+}
+
+/// When the origin's zip cannot be had at push time (the origin is gone), or with
+/// `--rebuild-layers`, the layer is built from the stored files: the push warns and lists
+/// the platform as rebuilt, and runner B still installs it (through the `h1:`), keeping
+/// every hash A locked beside the rebuilt zip's new `zh:`.
+#[test]
+fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
+    let RunnerA {
+        oci,
+        runner_a,
+        ca,
+        origin,
+        origin_cfg,
+    } = RunnerA::start();
+    let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
+    let lock_a = lock_file(&dir_a);
+    let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
+
+    // --rebuild-layers asks no source, and says what it built.
+    let mut rebuild = tstore(&runner_a, Some(&origin_cfg));
+    rebuild
+        .env("SSL_CERT_FILE", &ca)
+        .args(["push", "--json", "--rebuild-layers"])
+        .arg(&target);
+    let out = rebuild.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["pushed"][0]["rebuilt"],
+        serde_json::json!(["linux_amd64"])
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--rebuild-layers was given"), "{stderr}");
+
+    // Without the flag, but with the origin gone: a warning, and the same rebuilt layer.
+    drop(origin);
+    let mut push = tstore(&runner_a, Some(&origin_cfg));
+    push.env("SSL_CERT_FILE", &ca).args(["push"]).arg(&target);
+    let out = push.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Cannot fetch the zip of registry.terraform.io/hashicorp/null 2.1.2"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("it could not be fetched"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("0 blobs uploaded"), "{stdout}");
+
+    let RunnerB {
+        runner_b, dir_b, ..
+    } = RunnerB::install_with_lock_of(&oci, &dir_a);
+    let lock_b = lock_file(&dir_b);
+    for line in lock_a
+        .lines()
+        .filter(|l| l.contains("h1:") || l.contains("zh:"))
+    {
+        assert!(
+            lock_b.contains(line.trim()),
+            "{line}\nA:\n{lock_a}\nB:\n{lock_b}"
+        );
+    }
+    assert_ne!(lock_b, lock_a, "the rebuilt zip's zh: is new");
+    let mut plan = runner_b.terraform(&dir_b);
+    plan.args(["plan", "-input=false", "-no-color"]);
+    run_ok(&mut plan);
+}
+
+/// From a packed filesystem mirror, too, the push publishes the mirror's own zip: the
+/// store's source memo would skip reading the zip again, but a store that keeps archives
+/// reads it once more to keep it, and the layer's digest is the mirror zip's SHA-256.
+#[test]
+fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
+    let tstore_test_support::NullMirror { env, mirror, cfg } =
+        TestEnv::with_null_mirror(tstore_test_support::Layout::Packed);
+    let oci = OciRegistry::start();
+    let ca = oci.write_ca(&env.root.path().join("ca.pem"));
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let zip =
+        mirror
+            .join(mirror::NULL_ADDR)
+            .join(mirror::packed_name("null", "2.1.2", "linux_amd64"));
+    let mirror_digest = sha256_digest(&fs_err::read(&zip).unwrap());
+
+    let mut push = tstore(&env, Some(&cfg));
+    push.env("SSL_CERT_FILE", &ca).args(["push"]).arg(format!(
+        "oci://{}/mirror/${{namespace}}/${{type}}",
+        oci.host()
+    ));
+    let out = run_ok(&mut push);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "Fetching the source's zip of registry.terraform.io/hashicorp/null 2.1.2 (linux_amd64)"
+        ),
+        "{said}"
+    );
+    let index = skopeo_raw(&oci, &env, &ca, ":2.1.2");
+    let manifest = skopeo_raw(
+        &oci,
+        &env,
+        &ca,
+        &format!("@{}", index["manifests"][0]["digest"].as_str().unwrap()),
+    );
+    assert_eq!(manifest["layers"][0]["digest"], mirror_digest.as_str());
+
+    // Kept now: a second push fetches nothing and uploads nothing.
+    let mut again = tstore(&env, Some(&cfg));
+    again.env("SSL_CERT_FILE", &ca).args(["push"]).arg(format!(
+        "oci://{}/mirror/${{namespace}}/${{type}}",
+        oci.host()
+    ));
+    let said = String::from_utf8_lossy(&run_ok(&mut again).stdout).into_owned();
+    assert!(!said.contains("Fetching"), "{said}");
+    assert!(said.contains("0 blobs uploaded"), "{said}");
 }
 
 /// A module package as a zip: one file declaring an output.

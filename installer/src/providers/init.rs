@@ -122,23 +122,7 @@ pub fn init(
     )?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
-    let needs_network = opts.methods.iter().any(|m| {
-        matches!(
-            m.kind,
-            InstallMethodKind::NetworkMirror { .. }
-                | InstallMethodKind::OciMirror { .. }
-                | InstallMethodKind::Direct
-        )
-    });
-    let http = if needs_network {
-        Some(
-            opts.network
-                .http_client()
-                .map_err(InstallError::https_setup)?,
-        )
-    } else {
-        None
-    };
+    let http = http_client_for(opts)?;
 
     // Phase 1: obtain and verify everything before touching the working directory.
     // Providers are independent, so they are obtained in parallel (downloads overlap);
@@ -291,6 +275,27 @@ pub fn init(
         lock_file: change,
         bytes_hashed: store.bytes_hashed(),
     })
+}
+
+/// The HTTP client for `opts.methods`, when one of them is reached over the network.
+pub(crate) fn http_client_for(
+    opts: &InitOptions,
+) -> Result<Option<crate::net::http::HttpClient>, InstallError> {
+    let needs_network = opts.methods.iter().any(|m| {
+        matches!(
+            m.kind,
+            InstallMethodKind::NetworkMirror { .. }
+                | InstallMethodKind::OciMirror { .. }
+                | InstallMethodKind::Direct
+        )
+    });
+    if !needs_network {
+        return Ok(None);
+    }
+    opts.network
+        .http_client()
+        .map(Some)
+        .map_err(InstallError::https_setup)
 }
 
 /// What `-lockfile=readonly` cannot allow: a different set of providers, or another

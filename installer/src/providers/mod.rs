@@ -1,6 +1,7 @@
 //! Provider installation: the three-phase flow of `tstore init` ([`init`](init())),
 //! `tstore providers lock` ([`lock`]) and the installation sources ([`sources`]).
 
+mod archives;
 mod error;
 mod init;
 pub mod lock;
@@ -8,6 +9,7 @@ mod obtain;
 mod report;
 pub mod sources;
 
+pub use self::archives::keep_source_archive;
 pub use self::error::*;
 pub use self::init::*;
 pub use self::obtain::ingest_mirror_package;

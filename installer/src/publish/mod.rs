@@ -11,11 +11,14 @@
 //! platform in the descriptor), whose one layer is the package as a zip
 //! ([`ZIP_LAYER_MEDIA_TYPE`]) and whose config is the empty JSON document.
 //!
-//! A provider's layer is the origin's own zip when the store kept it (`--keep-archives`,
-//! [`Store::kept_archive`] by the package's `zh:`): its digest is then a `zh:` every lock
-//! file written from the origin already holds, which plain `tofu init` requires (it checks a
-//! layer's digest against the lock's `zh:` hashes before downloading). Otherwise, and for
-//! modules, the zip is built from the stored tree ([`package_zip`]): its digest is a new
+//! A provider's layer is the source's own zip, kept by the store ([`Store::kept_archive`]
+//! by the package's `zh:`; `--keep-archives` at install, or fetched again before the push by
+//! [`crate::providers::keep_source_archive`] for the packages
+//! [`packages_without_source_zip`] lists): its digest is then a `zh:` every lock file
+//! written from that source already holds, which plain `tofu init` requires (it checks a
+//! layer's digest against the lock's `zh:` hashes before downloading). Otherwise (the zip
+//! could not be had, or `--rebuild-layers`), and for modules, the zip is built from the
+//! stored tree ([`package_zip`]): its digest is a new
 //! `zh:`, and installs from it verify through the package's `h1:`, which is the same; the
 //! push reports those platforms as rebuilt. The built zip is deterministic (sorted entries,
 //! fixed times and modes), so pushing the same package twice gives the same blobs,
@@ -170,21 +173,15 @@ pub struct PushedVersion {
     pub blobs_present: usize,
 }
 
-/// Push every provider version the selections match (all provider packages of the store
-/// when there is none) to the repositories `template` gives
-/// (`REGISTRY/PATH/${namespace}/${type}`, as an `oci_mirror`'s `repository_template`).
-pub fn push_providers(
+/// The provider packages the selections match (all provider packages of the store when
+/// there is none), by (address, version) and then platform.
+type SelectedVersions = BTreeMap<(String, String), BTreeMap<String, Package>>;
+
+fn selected_versions(
     store: &Store,
-    client: &OciClient,
-    template: &str,
     selections: &[ProviderSelection],
-    on_version: &dyn Fn(&PushedVersion),
-) -> Result<Vec<PushedVersion>, PushError> {
-    let mirror = OciMirror {
-        template: template.to_owned(),
-    };
-    // (addr, version) → platform → package key, from the store's packages.
-    let mut versions: BTreeMap<(String, String), BTreeMap<String, Package>> = BTreeMap::new();
+) -> Result<SelectedVersions, PushError> {
+    let mut versions = SelectedVersions::new();
     let mut matched = vec![false; selections.len()];
     for package in store.packages()? {
         let PackageKey::Provider {
@@ -220,8 +217,75 @@ pub fn push_providers(
             selection: selections[i].text.clone(),
         });
     }
+    Ok(versions)
+}
+
+/// A selected provider package whose source zip the store did not keep.
+#[derive(Clone, Debug)]
+pub struct WithoutSourceZip {
+    /// The provider.
+    pub addr: ProviderAddr,
+    /// Its version.
+    pub version: Version,
+    /// The package's platform.
+    pub platform: tstore_tofu::addr::Platform,
+}
+
+/// The selected provider packages (as [`push_providers`] selects them) whose source zip the
+/// store did not keep: their layers would be rebuilt unless the zips are fetched first
+/// ([`crate::providers::keep_source_archive`]).
+pub fn packages_without_source_zip(
+    store: &Store,
+    selections: &[ProviderSelection],
+) -> Result<Vec<WithoutSourceZip>, PushError> {
+    let mut without = Vec::new();
+    for ((addr, version), platforms) in selected_versions(store, selections)? {
+        for (platform, package) in platforms {
+            let mut kept = false;
+            for record in package
+                .hashes
+                .iter()
+                .filter(|r| matches!(r.hash, Hash::Zh(_)))
+            {
+                kept |= store.kept_archive(&record.hash)?.is_some();
+            }
+            if kept {
+                continue;
+            }
+            // The store records the keys it was given, parsed; a row that no longer parses
+            // is left to the push to build from its files.
+            let (Ok(addr), Ok(version), Ok(platform)) = (
+                ProviderAddr::parse_source(&addr, ""),
+                Version::parse(&version),
+                platform.parse(),
+            ) else {
+                continue;
+            };
+            without.push(WithoutSourceZip {
+                addr,
+                version,
+                platform,
+            });
+        }
+    }
+    Ok(without)
+}
+
+/// Push every provider version the selections match (all provider packages of the store
+/// when there is none) to the repositories `template` gives
+/// (`REGISTRY/PATH/${namespace}/${type}`, as an `oci_mirror`'s `repository_template`).
+pub fn push_providers(
+    store: &Store,
+    client: &OciClient,
+    template: &str,
+    selections: &[ProviderSelection],
+    on_version: &dyn Fn(&PushedVersion),
+) -> Result<Vec<PushedVersion>, PushError> {
+    let mirror = OciMirror {
+        template: template.to_owned(),
+    };
     let mut pushed = Vec::new();
-    for ((addr, version), platforms) in versions {
+    for ((addr, version), platforms) in selected_versions(store, selections)? {
         let parsed = ProviderAddr::parse_source(&addr, "")
             .expect("the store records normalized provider addresses");
         let repo = mirror.repository(&parsed)?;

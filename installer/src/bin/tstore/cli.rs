@@ -138,6 +138,11 @@ pub struct PushArgs {
     /// the target is then `oci://REGISTRY/REPOSITORY?tag=TAG`, as `oci://` sources name it.
     #[arg(long, value_name = "PACKAGE_ID", conflicts_with = "providers")]
     pub module: Option<String>,
+    /// Build provider layers from the stored files instead of first fetching, from the
+    /// installation sources, the zips the store did not keep. No source is asked, but plain
+    /// tofu refuses such a layer where a lock file's hashes came from the source's zip.
+    #[arg(long)]
+    pub rebuild_layers: bool,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,

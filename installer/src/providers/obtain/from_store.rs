@@ -124,12 +124,16 @@ pub(crate) fn stored_dir_h1(hashes: &[HashRecord]) -> Option<Hash> {
 }
 
 /// The committed package `key` if it records `zh` (its archive was verified before): its
-/// tree and directory `h1:`.
+/// tree and directory `h1:`. A store that keeps archives does not reuse a package whose zip
+/// `zh` it lacks: the source's zip is fetched again, to be kept.
 pub(crate) fn reuse(
     store: &Store,
     key: &PackageKey,
     zh: &Hash,
 ) -> Result<Option<(TreeId, Hash)>, StoreError> {
+    if store.keeps_archives() && store.kept_archive(zh)?.is_none() {
+        return Ok(None);
+    }
     let Some(package) = store.trusted_package(key)? else {
         return Ok(None);
     };

@@ -15,7 +15,20 @@ pub(crate) fn obtain_fs(
         MirrorLocation::Unpacked(p) => (p.clone(), "local"),
     };
     let fingerprint = SourceFingerprint::of_path(&path)?;
-    let (tree, hashes, obtained) = match store.source_memo(&path, &fingerprint)? {
+    let memo = match store.source_memo(&path, &fingerprint)? {
+        // A store that keeps archives ingests a zip again whose copy it lacks.
+        Some(memo) if store.keeps_archives() && matches!(location, MirrorLocation::Packed(_)) => {
+            let kept = memo
+                .hashes
+                .iter()
+                .filter(|r| matches!(r.hash, Hash::Zh(_)))
+                .map(|r| store.kept_archive(&r.hash))
+                .collect::<Result<Vec<_>, _>>()?;
+            kept.iter().any(Option::is_some).then_some(memo)
+        }
+        memo => memo,
+    };
+    let (tree, hashes, obtained) = match memo {
         Some(memo) => (memo.tree, memo.hashes, Obtained::Memoized),
         None => {
             let (tree, hashes) = ingest_mirror_package(store, location)?;

@@ -7,13 +7,16 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use tstore_installer::{
-    oci_client, push_module, push_providers, NetworkSettings, OciRepository, ProviderSelection,
+    keep_source_archive, oci_client, packages_without_source_zip, push_module, push_providers,
+    DataDir, InitOptions, NetworkSettings, OciRepository, ProviderSelection, Reporter,
 };
+use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
 
 use super::{lock_store, open_existing_store};
 use crate::cli::PushArgs;
 use crate::json;
+use crate::reporter::{HumanReporter, Silent};
 use crate::units;
 use crate::Settings;
 
@@ -41,6 +44,7 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     let store = open_existing_store(settings)?;
     let _lock = lock_store(&store)?;
     let json = args.json;
+    let rebuild_layers = args.rebuild_layers;
     if let Some(id) = &args.module {
         let (repo, tag) = module_target(template)?;
         let pushed = push_module(&store, &client, &repo, &tag, id)
@@ -58,6 +62,11 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Layers are the sources' own zips: those the store did not keep are fetched first.
+    let store = store.with_kept_archives(true);
+    if !args.rebuild_layers {
+        fetch_source_zips(settings, &store, &cli_config, &selections, json)?;
+    }
     let pushed = push_providers(&store, &client, template, &selections, &|v| {
         if !json {
             println!(
@@ -73,15 +82,19 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         // On stderr even with --json: a script still wants to know.
         if !v.rebuilt.is_empty() {
             eprintln!(
-                "{}\n\nThe store did not keep the origin's zip of {} {} for {}, so its layer was \
-                 built from the stored files and has a new zh: hash. tstore installs it (through \
-                 h1:), but plain tofu init refuses it where the lock file's zh: hashes came from \
-                 the origin. To publish the origin's own zips, install with --keep-archives \
-                 (or TSTORE_KEEP_ARCHIVES=1) into a store that does not hold them yet, then push.\n",
+                "{}\n\nThe layer of {} {} for {} was built from the stored files (the source's \
+                 zip was not kept, and {}), so it has a new zh: hash. tstore installs it \
+                 (through h1:), but plain tofu init refuses it where the lock file's zh: \
+                 hashes came from the source.\n",
                 crate::style::warning("Layer rebuilt from stored files"),
                 v.provider,
                 v.version,
                 v.rebuilt.join(", "),
+                if rebuild_layers {
+                    "--rebuild-layers was given"
+                } else {
+                    "it could not be fetched"
+                },
             );
         }
     })
@@ -92,6 +105,64 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         println!("The store holds no provider packages; nothing was pushed.");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fetch from the installation sources (the CLI configuration's, as `init` uses them) the
+/// zips of the selected provider packages that the store did not keep, and keep them. A zip
+/// that cannot be had leaves that layer to be built from the stored files, with a warning.
+fn fetch_source_zips(
+    settings: &Settings,
+    store: &tstore_store::Store,
+    cli_config: &CliConfig,
+    selections: &[ProviderSelection],
+    json: bool,
+) -> Result<()> {
+    let missing = packages_without_source_zip(store, selections)?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let opts = InitOptions {
+        data_dir: DataDir::resolve(&cwd, None),
+        dir: cwd.clone(),
+        flavor: settings.flavor,
+        upgrade: false,
+        lockfile_readonly: false,
+        platform: Platform::current(),
+        mount: settings.mount.clone(),
+        methods: cli_config.effective_methods(
+            settings.flavor,
+            &cwd,
+            &env,
+            &tstore_installer::mirror_providers_in,
+        ),
+        network: NetworkSettings::from_environment(cli_config),
+        variables: Default::default(),
+        test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+    };
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if json { &Silent } else { &human };
+    for m in missing {
+        let what = format!("{} {} ({})", m.addr, m.version, m.platform);
+        if !json {
+            println!("Fetching the source's zip of {what}, which the store did not keep...");
+        }
+        match keep_source_archive(store, &opts, &m.addr, &m.version, &m.platform, reporter) {
+            Ok(Some(_)) => {}
+            Ok(None) => eprintln!(
+                "{}\n\nThe source of {what} serves it unpacked: its layer is built from the \
+                 stored files.\n",
+                crate::style::warning("No zip to publish")
+            ),
+            Err(e) => eprintln!(
+                "{}\n\n{:#}\n\nIts layer is built from the stored files instead.\n",
+                crate::style::warning(&format!("Cannot fetch the zip of {what}")),
+                anyhow::Error::from(e)
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// `REGISTRY/REPOSITORY?tag=TAG` (after `oci://`): the repository and the tag to push to.
