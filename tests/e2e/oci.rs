@@ -481,6 +481,11 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
         ),
         "{said}"
     );
+    // Only push's own lines: none of init's ("- Reusing previous version ...").
+    assert!(
+        !said.contains("- Reusing") && !said.contains("- Using"),
+        "{said}"
+    );
     let index = skopeo_raw(&oci, &env, &ca, ":2.1.2");
     let manifest = skopeo_raw(
         &oci,

@@ -135,6 +135,16 @@ impl Reporter for HumanReporter {
     }
 }
 
+/// Reports downloads only (a line, or a bar on a terminal): for commands whose own lines
+/// say what they fetch and why (`tstore push`).
+pub(crate) struct DownloadsOnly(pub(crate) HumanReporter);
+
+impl Reporter for DownloadsOnly {
+    fn event(&self, event: Event<'_>) {
+        self.0.download_event(&event);
+    }
+}
+
 /// Reports nothing (for `--json`).
 pub(crate) struct Silent;
 

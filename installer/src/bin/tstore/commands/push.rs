@@ -16,7 +16,7 @@ use tstore_tofu::cliconfig::CliConfig;
 use super::{lock_store, open_existing_store};
 use crate::cli::PushArgs;
 use crate::json;
-use crate::reporter::{HumanReporter, Silent};
+use crate::reporter::{DownloadsOnly, HumanReporter, Silent};
 use crate::units;
 use crate::Settings;
 
@@ -141,7 +141,7 @@ fn fetch_source_zips(
         variables: Default::default(),
         test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
     };
-    let human = HumanReporter::new();
+    let human = DownloadsOnly(HumanReporter::new());
     let reporter: &dyn Reporter = if json { &Silent } else { &human };
     for m in missing {
         let what = format!("{} {} ({})", m.addr, m.version, m.platform);
