@@ -62,22 +62,12 @@ pub fn keep_source_archive(
         ObtainMode::Lock,
     )?;
     let package = planned.commit(store)?;
-    for record in package
-        .hashes
-        .iter()
-        .filter(|r| matches!(r.hash, Hash::Zh(_)))
-    {
-        if store
-            .kept_archive(&record.hash)
-            .map_err(|source| InstallError::Store {
-                provider: addr.to_string(),
-                version: version.clone(),
-                source,
-            })?
-            .is_some()
-        {
-            return Ok(Some(record.hash.clone()));
-        }
-    }
-    Ok(None)
+    let kept = store
+        .kept_archive_of(&package.hashes)
+        .map_err(|source| InstallError::Store {
+            provider: addr.to_string(),
+            version: version.clone(),
+            source,
+        })?;
+    Ok(kept.map(|(zh, _)| zh))
 }

@@ -241,15 +241,7 @@ pub fn packages_without_source_zip(
     let mut without = Vec::new();
     for ((addr, version), platforms) in selected_versions(store, selections)? {
         for (platform, package) in platforms {
-            let mut kept = false;
-            for record in package
-                .hashes
-                .iter()
-                .filter(|r| matches!(r.hash, Hash::Zh(_)))
-            {
-                kept |= store.kept_archive(&record.hash)?.is_some();
-            }
-            if kept {
+            if store.kept_archive_of(&package.hashes)?.is_some() {
                 continue;
             }
             // The store records the keys it was given, parsed; a row that no longer parses
@@ -382,27 +374,21 @@ fn push_provider_version(
 /// The origin's zip of `package`, if the store kept it: the kept archive of one of its
 /// `zh:` hashes, checked against that hash.
 fn kept_zip(store: &Store, package: &Package) -> Result<Option<Vec<u8>>, PushError> {
-    for record in &package.hashes {
-        if record.hash.scheme() != "zh" {
-            continue;
-        }
-        let Some(path) = store.kept_archive(&record.hash)? else {
-            continue;
-        };
-        let bytes = fs_err::read(&path).map_err(|source| PushError::ReadArchive {
-            path: path.clone(),
-            source,
-        })?;
-        let sha256: [u8; 32] = sha2::Sha256::digest(&bytes).into();
-        if Hash::zh_from_sha256(&sha256) != record.hash {
-            return Err(PushError::DamagedArchive {
-                zh: record.hash.to_string(),
-                path,
-            });
-        }
-        return Ok(Some(bytes));
+    let Some((zh, path)) = store.kept_archive_of(&package.hashes)? else {
+        return Ok(None);
+    };
+    let bytes = fs_err::read(&path).map_err(|source| PushError::ReadArchive {
+        path: path.clone(),
+        source,
+    })?;
+    let sha256: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+    if Hash::zh_from_sha256(&sha256) != zh {
+        return Err(PushError::DamagedArchive {
+            zh: zh.to_string(),
+            path,
+        });
     }
-    Ok(None)
+    Ok(Some(bytes))
 }
 
 /// `artifactType` of a module package's manifest (what `oci://` module sources read).

@@ -16,8 +16,13 @@ pub const MAX_CLI_CONFIG_FILE: u64 = 1 << 20;
 /// bytes. The error names no path: callers say which file it was.
 pub fn read_capped(path: &Path, max: u64) -> io::Result<String> {
     let file = std::fs::File::open(path)?;
-    // Room for the whole file (and one byte to see it end) makes it one read.
     let size = file.metadata().map_or(0, |m| m.len());
+    read_capped_from(file, size, max)
+}
+
+/// [`read_capped`] of a file already open, whose size is `size` (it sizes the buffer, so
+/// the whole file, and one byte to see it end, is one read).
+pub fn read_capped_from(file: std::fs::File, size: u64, max: u64) -> io::Result<String> {
     let mut text = String::with_capacity(size.min(max) as usize + 1);
     let read = file.take(max + 1).read_to_string(&mut text)?;
     if read as u64 > max {

@@ -456,6 +456,20 @@ impl Store {
         Ok(Some(self.layout.blob_path(&blob.parse::<BlobId>()?)))
     }
 
+    /// The first of `hashes`' `zh:` hashes whose zip the store kept, with its blob file
+    /// ([`Store::kept_archive`]): whether, and which, source zip of a package is kept.
+    pub fn kept_archive_of(
+        &self,
+        hashes: &[crate::HashRecord],
+    ) -> Result<Option<(Hash, std::path::PathBuf)>> {
+        for record in hashes.iter().filter(|r| matches!(r.hash, Hash::Zh(_))) {
+            if let Some(path) = self.kept_archive(&record.hash)? {
+                return Ok(Some((record.hash.clone(), path)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The archive's `zh:` (SHA-256 of its bytes), in one pass.
     fn zh_of(&self, zip_path: &Path) -> Result<Hash> {
         let mut sha = Sha256::new();

@@ -18,13 +18,7 @@ pub(crate) fn obtain_fs(
     let memo = match store.source_memo(&path, &fingerprint)? {
         // A store that keeps archives ingests a zip again whose copy it lacks.
         Some(memo) if store.keeps_archives() && matches!(location, MirrorLocation::Packed(_)) => {
-            let kept = memo
-                .hashes
-                .iter()
-                .filter(|r| matches!(r.hash, Hash::Zh(_)))
-                .map(|r| store.kept_archive(&r.hash))
-                .collect::<Result<Vec<_>, _>>()?;
-            kept.iter().any(Option::is_some).then_some(memo)
+            store.kept_archive_of(&memo.hashes)?.map(|_| memo)
         }
         memo => memo,
     };

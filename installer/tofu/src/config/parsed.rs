@@ -12,7 +12,6 @@
 //! not remembered: a file that fails to read or parse fails the command.
 
 use std::collections::HashMap;
-use std::io::Read as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::hcl::parse_hcl;
 use super::json::parse_json;
 use super::{ConfigError, FileContent};
-use crate::read::MAX_CONFIG_FILE;
+use crate::read::{read_capped_from, MAX_CONFIG_FILE};
 
 /// What a parsed file is remembered by.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -61,18 +60,7 @@ pub(super) fn parse_file(path: &Path, shown: &Path) -> Result<Arc<FileContent>, 
     {
         return Ok(Arc::clone(hit));
     }
-    // Room for the whole file (and one byte to see it end) makes it one read.
-    let mut src = String::with_capacity(meta.size().min(MAX_CONFIG_FILE) as usize + 1);
-    let read = file
-        .take(MAX_CONFIG_FILE + 1)
-        .read_to_string(&mut src)
-        .map_err(read_err)?;
-    if read as u64 > MAX_CONFIG_FILE {
-        return Err(read_err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("the file is larger than {MAX_CONFIG_FILE} bytes, the most tstore reads"),
-        )));
-    }
+    let src = read_capped_from(file, meta.size(), MAX_CONFIG_FILE).map_err(read_err)?;
     let parsed = Arc::new(if path.to_string_lossy().ends_with(".json") {
         parse_json(&src, shown)?
     } else {
