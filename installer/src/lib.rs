@@ -16,6 +16,7 @@
 
 mod modules;
 mod net;
+mod own_files;
 mod providers;
 mod publish;
 mod workdir;
@@ -29,6 +30,7 @@ pub use crate::modules::{
 };
 pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;
+pub use crate::own_files::OwnFileError;
 pub use crate::providers::lock::{
     lock as lock_providers, LockOptions, LockReport, LockSource, PlatformReport, ProviderLockReport,
 };

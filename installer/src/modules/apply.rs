@@ -145,7 +145,19 @@ pub(super) fn apply(
                 }
                 new.insert(n.key.clone(), state);
             }
-            Action::InPlace => {}
+            Action::InPlace => {
+                if let Some(source_dir) = &n.link_to {
+                    crate::workdir::link::ensure_symlink(&modules, &key, source_dir)
+                        .map_err(|e| werr(&target_path, &chain(&e)))?;
+                    new.insert(
+                        n.key.clone(),
+                        InstallState {
+                            package: n.package.clone().unwrap_or_default(),
+                            action: "link".into(),
+                        },
+                    );
+                }
+            }
         }
         records.push(manifest::Record {
             key: n.key.clone(),

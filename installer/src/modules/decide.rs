@@ -60,7 +60,18 @@ pub(super) fn decide(
         .map(|(i, n)| {
             let (status, reason) = statuses[i].clone();
             let is_install_root = n.install.as_deref() == Some(n.key.as_str());
-            if is_install_root {
+            if n.link_to.is_some() {
+                // A directory named by absolute path is the user's own, like a local
+                // module outside the checkout: read in place, never copied into it.
+                Decision {
+                    action: Action::InPlace,
+                    status,
+                    reason: format!(
+                        "a local directory named by absolute path: read in place through a \
+                         link, never copied; {reason}"
+                    ),
+                }
+            } else if is_install_root {
                 // The whole instance: this module and every local module loaded from it.
                 let members: Vec<usize> = (0..nodes.len())
                     .filter(|&j| nodes[j].install.as_deref() == Some(n.key.as_str()))
@@ -254,6 +265,7 @@ mod tests {
                 file: PathBuf::from("main.tf"),
                 line: Some(1),
             },
+            link_to: None,
         }
     }
 
@@ -288,6 +300,7 @@ mod tests {
                     id: format!("pkg-{key}"),
                     view: view(files),
                     subdir: None,
+                    in_place: None,
                 };
                 let meta = meta.map(|text| policy::parse(text).expect("valid meta"));
                 ((*key).to_owned(), (fetched, meta))

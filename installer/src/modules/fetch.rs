@@ -171,14 +171,14 @@ impl Fetcher<'_> {
         let fetched = match package.getter {
             Getter::Git => self.fetch_git(&package.url, log)?,
             Getter::Oci => self.fetch_oci(&package.url, log)?,
+            // A call's own absolute path never gets here (it is read in place); a local
+            // directory named by a registry's download location or an `X-Terraform-Get`
+            // would let a server pick any directory of this machine to install.
             Getter::File => {
-                let path = package.url.trim_start_matches("file://");
-                let ingested = self
-                    .store
-                    .ingest_module_dir(Path::new(path))
-                    .map_err(FetchError::from)?;
-                let id = package_id("file", path, &format!("file\0{path}\0{}", ingested.tree));
-                self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?
+                return Err(FetchError::Package(format!(
+                    "{package} is a local directory named by a server; tstore reads a local \
+                     directory only when a module call names it"
+                )))
             }
             Getter::Http => {
                 let http = self
@@ -361,6 +361,7 @@ impl Fetcher<'_> {
                 .view_dir(&PackageKey::module(id))
                 .map_err(FetchError::from)?,
             subdir: None,
+            in_place: None,
         })
     }
 

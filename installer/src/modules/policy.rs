@@ -48,12 +48,12 @@ impl Meta {
 /// Why a meta file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum MetaError {
-    /// It cannot be read (or is larger than tstore reads).
-    #[error("cannot read it")]
-    Read(#[from] std::io::Error),
-    /// It is not valid HCL.
+    /// It cannot be read: a symlink, not a regular file, or larger than tstore reads.
     #[error(transparent)]
-    Syntax(#[from] hcl::Error),
+    Read(#[from] crate::own_files::OwnFileError),
+    /// It is not valid HCL (said without quoting the file).
+    #[error("{0}")]
+    Syntax(String),
     /// It breaks a rule of the format.
     #[error("{0}")]
     Invalid(String),
@@ -65,17 +65,16 @@ const MAX_META_FILE: u64 = 64 << 10;
 /// Read the meta file of the package rooted at `root`: `Ok(None)` when absent.
 pub fn load(root: &Path) -> Result<Option<Meta>, MetaError> {
     let path = root.join(META_FILE);
-    let text = match tstore_tofu::read::read_capped(&path, MAX_META_FILE) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(MetaError::Read(e)),
-    };
-    parse(&text).map(Some)
+    match crate::own_files::read_own_file(&path, MAX_META_FILE)? {
+        Some(text) => parse(&text).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Parse a meta file's text.
 pub fn parse(text: &str) -> Result<Meta, MetaError> {
-    let body: Body = hcl::parse(text)?;
+    let body: Body =
+        hcl::parse(text).map_err(|e| MetaError::Syntax(crate::own_files::syntax_error(&e)))?;
     let mut meta = Meta::default();
     let mut labels = std::collections::BTreeSet::new();
     for s in body.into_inner() {

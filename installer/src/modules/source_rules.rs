@@ -178,17 +178,16 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 /// Why a policy cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    /// The file cannot be read.
-    #[error("cannot read {}", .0.display())]
-    Read(PathBuf, #[source] std::io::Error),
-    /// It is not valid HCL.
-    #[error("{origin}: {source}")]
+    /// The file cannot be read: a symlink, not a regular file, or larger than tstore reads.
+    #[error("{}: {}", .0.display(), .1)]
+    Read(PathBuf, #[source] crate::own_files::OwnFileError),
+    /// It is not valid HCL (said without quoting the file: it may not be what it seems).
+    #[error("{origin}: {message}")]
     Syntax {
         /// The file or block.
         origin: String,
-        /// The parser's error.
-        #[source]
-        source: hcl::Error,
+        /// The parser's message and position.
+        message: String,
     },
     /// It breaks a rule of the format.
     #[error("{origin}: {message}")]
@@ -204,13 +203,15 @@ pub enum PolicyError {
 pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyError> {
     for d in dir.ancestors() {
         let path = d.join(REPOSITORY_FILE);
-        if path.is_file() {
-            let text = tstore_tofu::read::read_capped(&path, MAX_POLICY_FILE)
-                .map_err(|e| PolicyError::Read(path.clone(), e))?;
+        // Any entry of that name ends the search: a symlink or a directory is an error,
+        // never followed, never skipped for a file further up.
+        if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
+            .map_err(|e| PolicyError::Read(path.clone(), e))?
+        {
             let origin = path.display().to_string();
-            let body: Body = hcl::parse(&text).map_err(|source| PolicyError::Syntax {
+            let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
                 origin: origin.clone(),
-                source,
+                message: crate::own_files::syntax_error(&e),
             })?;
             let block = body.into_inner().into_iter().find_map(|s| match s {
                 Structure::Block(b) if b.identifier.as_str() == "modules" => Some(b.body),
@@ -227,9 +228,9 @@ pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyEr
 
 /// A `tstore_modules { … }` block of the CLI configuration, given as its body's text.
 pub fn parse_machine_rules(body_text: &str, origin: &str) -> Result<SourceRules, PolicyError> {
-    let body: Body = hcl::parse(body_text).map_err(|source| PolicyError::Syntax {
+    let body: Body = hcl::parse(body_text).map_err(|e| PolicyError::Syntax {
         origin: origin.to_owned(),
-        source,
+        message: crate::own_files::syntax_error(&e),
     })?;
     parse_rules(body, origin.to_owned())
 }

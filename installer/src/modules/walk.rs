@@ -23,6 +23,10 @@ pub(super) struct Fetched {
     pub(super) view: PathBuf,
     /// A `//subdir` named by a registry location or `X-Terraform-Get`.
     pub(super) subdir: Option<String>,
+    /// A local directory a call names by absolute path or `file://`: never ingested, read
+    /// where it is, and `.terraform/modules/KEY` links to it (as terraform's file getter
+    /// does), so no file of it is copied and no permission of it widened.
+    pub(super) in_place: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -39,6 +43,9 @@ pub(super) struct Node {
     pub(super) parent: Option<usize>,
     pub(super) package: Option<String>,
     pub(super) at: SourcePos,
+    /// For the install of a local directory named by absolute path: the directory
+    /// `.terraform/modules/KEY` links to.
+    pub(super) link_to: Option<PathBuf>,
 }
 
 pub(super) struct Walker<'a> {
@@ -190,6 +197,7 @@ impl Walker<'_> {
                             parent,
                             package,
                             at: call.at.clone(),
+                            link_to: None,
                         },
                         abs,
                     )
@@ -248,13 +256,19 @@ impl Walker<'_> {
                             "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry".into(),
                         )));
                     }
-                    let fetched = self.fetch(&package, 0).map_err(&fail)?;
-                    let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
-                    let fetched = self
-                        .again_without_dot_entries(&package.to_string(), fetched)
-                        .map_err(&fail)?;
-                    self.remote_node(&key, &call, kind, None, fetched, sub, parent)
-                        .map_err(fail)?
+                    if package.getter == Getter::File {
+                        let fetched = local_directory(&package).map_err(&fail)?;
+                        self.remote_node(&key, &call, kind, None, fetched, subdir, parent)
+                            .map_err(fail)?
+                    } else {
+                        let fetched = self.fetch(&package, 0).map_err(&fail)?;
+                        let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
+                        let fetched = self
+                            .again_without_dot_entries(&package.to_string(), fetched)
+                            .map_err(&fail)?;
+                        self.remote_node(&key, &call, kind, None, fetched, sub, parent)
+                            .map_err(fail)?
+                    }
                 }
             };
             let idx = self.nodes.len();
@@ -345,6 +359,7 @@ impl Walker<'_> {
             dir = format!("{dir}/{pkg_path}");
         }
         let id = fetched.id.clone();
+        let link_to = fetched.in_place.clone();
         self.installs.insert(key.to_owned(), (fetched, meta));
         Ok((
             Node {
@@ -358,6 +373,7 @@ impl Walker<'_> {
                 parent,
                 package: Some(id),
                 at: call.at.clone(),
+                link_to,
             },
             abs,
         ))
@@ -454,7 +470,7 @@ impl Walker<'_> {
         let mut seen = std::collections::HashSet::new();
         for (src, call) in &parsed {
             match src {
-                ModuleSource::Remote { package, .. } => {
+                ModuleSource::Remote { package, .. } if package.getter != Getter::File => {
                     let addr = package.to_string();
                     if !self.cache.contains_key(&addr) && seen.insert(addr) {
                         jobs.push(Job::Remote(package.clone()));
@@ -572,4 +588,22 @@ pub(super) fn bad_location(location: &str) -> FetchError {
     FetchError::Protocol(format!(
         "the registry's download location {location:?} is not a supported remote address"
     ))
+}
+
+/// The install of a local directory a call names by absolute path or `file://`: read in
+/// place (the directory must exist), with its path as its package id.
+fn local_directory(package: &RemotePackage) -> Result<Fetched, FetchError> {
+    let path = PathBuf::from(package.url.trim_start_matches("file://"));
+    if !path.is_dir() {
+        return Err(FetchError::Package(format!(
+            "Unreadable module directory: {} does not exist or is not a directory",
+            path.display()
+        )));
+    }
+    Ok(Fetched {
+        id: format!("file:{}", path.display()),
+        view: path.clone(),
+        subdir: None,
+        in_place: Some(path),
+    })
 }

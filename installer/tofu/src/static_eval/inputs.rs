@@ -184,9 +184,11 @@ fn read_var_file(path: &Path) -> Result<BTreeMap<String, RawValue>, VarFileError
             ));
         };
         let expr = hcl::Expression::from(a.value.clone());
-        let value = expr.evaluate(&Context::new()).map_err(|e| {
+        // The evaluator's message quotes the expression; a variables file may be a link
+        // to anything readable, so only the variable's name is said.
+        let value = expr.evaluate(&Context::new()).map_err(|_| {
             invalid(format!(
-                "Variables not allowed: the value of {:?} must be a constant: {e}",
+                "Variables not allowed: the value of {:?} must be a constant",
                 a.key.as_str()
             ))
         })?;
