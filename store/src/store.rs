@@ -178,6 +178,20 @@ impl Store {
         StoreLock::shared(&self.layout.lock, on_wait)
     }
 
+    /// Take the lock of one root (a working directory, named by its canonical path)
+    /// exclusive, waiting while another process holds it; `on_wait` runs once before
+    /// waiting. Two inits of one directory would otherwise remove each other's private
+    /// copies and write each other's half of `modules.json`. The lock file is
+    /// `roots.lock.d/<BLAKE3 of the path>` (never the path itself): empty, one per directory
+    /// ever initialised, kept so that a waiter and a newcomer always lock the same inode.
+    pub fn lock_root(&self, root: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = self.layout.root.join("roots.lock.d");
+        crate::layout::create_private_dir_all(&dir)?;
+        let name = blake3::hash(root.as_os_str().as_bytes()).to_hex();
+        StoreLock::exclusive(&dir.join(name.as_str()), on_wait)
+    }
+
     /// Take the store lock exclusive (`store verify --repair`), waiting while other tstore
     /// processes hold it; `on_wait` runs once before waiting.
     pub fn lock_exclusive_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {

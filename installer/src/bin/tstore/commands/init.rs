@@ -28,6 +28,13 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
             dir.display()
         );
     }
+    // One name for the directory from here on: a root recorded under an alias (a
+    // symlinked CI path) would be dropped by gc once the alias goes, with everything it
+    // links.
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve the working directory {}", dir.display()))?;
+    refuse_store_paths(settings, &dir)?;
     if !tstore_tofu::config::is_config_dir(&dir, settings.flavor) {
         // Nothing to install, nothing written: the tool's own words, exit 0.
         let (tool, files) = match settings.flavor {
@@ -60,6 +67,16 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         &tstore_installer::mirror_providers_in,
     );
     let store = open_store(settings)?;
+    // One init per working directory at a time, taken before the store lock so that a
+    // waiting init holds nothing gc waits for.
+    let _root_lock = store
+        .lock_root(&dir, || {
+            eprintln!(
+                "tstore: waiting for another tstore init of {} to finish...",
+                dir.display()
+            );
+        })
+        .context("cannot lock the working directory")?;
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency protocol").
@@ -210,6 +227,27 @@ fn init_locked(
         "\ntstore has installed the providers of this working directory."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A working directory inside the store or the mount is refused: gc would count the
+/// store's own files as a root and delete it with what it links, and links would point
+/// into what they live in.
+fn refuse_store_paths(settings: &Settings, dir: &std::path::Path) -> Result<()> {
+    for (what, path) in [
+        ("the store (TSTORE_HOME)", &settings.store),
+        ("the store's mount (TSTORE_MOUNT)", &settings.mount),
+    ] {
+        let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if dir.starts_with(&resolved) {
+            anyhow::bail!(
+                "the working directory {} is inside {what} at {}; run tstore init in a \
+                 checkout outside it",
+                dir.display(),
+                resolved.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `TF_DATA_DIR`, which moves `.terraform` as it does for tofu and terraform.
