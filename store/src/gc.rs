@@ -196,6 +196,12 @@ fn sweep_trees(tx: &Transaction<'_>, cutoff: i64) -> rusqlite::Result<u64> {
     Ok(removed as u64)
 }
 
+/// Whether a root's recorded link is live: its root directory exists and the link still
+/// points where it was recorded.
+pub(crate) fn link_is_live(root: &str, link: &str, target: &str) -> bool {
+    Path::new(root).is_dir() && std::fs::read_link(link).is_ok_and(|t| t == Path::new(target))
+}
+
 /// A root's link that no longer points where it was recorded: (root id, link path).
 pub(crate) type DeadLink = (i64, String);
 
@@ -258,8 +264,7 @@ impl Store {
             if link.is_empty() {
                 continue;
             }
-            let live = Path::new(&path).is_dir()
-                && std::fs::read_link(&link).is_ok_and(|t| t == Path::new(&target));
+            let live = link_is_live(&path, &link, &target);
             if live {
                 entry.1 += 1;
             } else {

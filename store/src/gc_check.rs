@@ -17,9 +17,11 @@
 //! replaced by the last scan's memo (`.gc-unused-blobs`: the blobs it found unused, all then
 //! young) while the index's blob generation (index v9: moved by every blob row added or
 //! removed and every tree reference to a blob removed, the only ways the set of unused blobs
-//! changes) stands where that scan left it. Dead roots and links alone are not work. Reading
-//! only, the check can at worst answer "work" for something another process changed
-//! meanwhile; then the exclusive run decides afresh.
+//! changes) stands where that scan left it. Dead roots and links alone are not work for the
+//! exclusive run: the check drops them itself, in a short write that spares any root an
+//! init recorded again since the check began. Otherwise reading only, the check can at
+//! worst answer "work" for something another process changed meanwhile; then the exclusive
+//! run decides afresh.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -101,14 +103,15 @@ impl Store {
 
     /// The report of a gc run with grace period `min_age` that would remove nothing — roots,
     /// packages and leftovers counted as that run counts them — or `None` when it would
-    /// remove a package, tree, blob or leftover. Reads only.
+    /// remove a package, tree, blob or leftover. Reads only, but for dropping the roots and links
+    /// it finds dead (a short write, only when there are any).
     pub fn gc_idle_report(&self, min_age: Duration) -> Result<Option<GcReport>> {
         let started = Instant::now();
         let cutoff = now() - i64::try_from(min_age.as_secs()).unwrap_or(i64::MAX);
         let mut report = GcReport::default();
-        let (dead_links, dead_roots) = self.gc_roots(&mut report)?;
-        let dead_links: HashSet<(i64, String)> = dead_links.into_iter().collect();
-        let dead_roots: HashSet<i64> = dead_roots.into_iter().collect();
+        let (dead_link_list, dead_root_list) = self.gc_roots(&mut report)?;
+        let dead_links: HashSet<(i64, String)> = dead_link_list.iter().cloned().collect();
+        let dead_roots: HashSet<i64> = dead_root_list.iter().copied().collect();
         {
             let index = self.index();
             let err = || index.err("checking what gc would remove");
@@ -214,7 +217,82 @@ impl Store {
             self.mark_leftover_walk();
         }
         report.leftovers = leftovers;
+        // Nothing else to collect, but dead roots and links are dropped now: a report that
+        // names them dropped must be true, and the next check must not find them again.
+        if !dead_root_list.is_empty() || !dead_link_list.is_empty() {
+            self.drop_roots_found_dead(&dead_link_list, &dead_root_list, &mut report)?;
+        }
         report.millis = started.elapsed().as_millis() as u64;
         Ok(Some(report))
+    }
+
+    /// Drop the roots and links a check found dead, beside running inits (under the shared
+    /// store lock). Each is judged again inside the write transaction, which no root record
+    /// can interleave with: a root or link an init recorded again since the check stays for
+    /// the next run. `report.roots_dropped` and `links_dropped` are narrowed to what was
+    /// dropped.
+    fn drop_roots_found_dead(
+        &self,
+        dead_links: &[crate::gc::DeadLink],
+        dead_roots: &[i64],
+        report: &mut GcReport,
+    ) -> Result<()> {
+        let mut index = self.index();
+        let (tx, op) = index.write("dropping roots whose directories are gone")?;
+        let err = op.err();
+        // (root path, link, recorded target) of every link of `root`; a root with none
+        // yields one row with an empty link.
+        let live_links =
+            |tx: &rusqlite::Transaction<'_>, root: i64| -> rusqlite::Result<Vec<String>> {
+                let rows = query_vec(
+                    tx,
+                    "SELECT r.path, l.link, l.target FROM roots r
+                     LEFT JOIN root_links l ON l.root = r.id WHERE r.id = ?1",
+                    [root],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                            r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                        ))
+                    },
+                )?;
+                Ok(rows
+                    .into_iter()
+                    .filter(|(path, link, target)| {
+                        !link.is_empty() && crate::gc::link_is_live(path, link, target)
+                    })
+                    .map(|(_, link, _)| link)
+                    .collect())
+            };
+        let mut links_dropped = 0;
+        for (root, link) in dead_links {
+            if dead_roots.contains(root) || live_links(&tx, *root).map_err(err)?.contains(link) {
+                continue;
+            }
+            links_dropped += tx
+                .execute(
+                    "DELETE FROM root_links WHERE root = ?1 AND link = ?2",
+                    rusqlite::params![root, link],
+                )
+                .map_err(err)? as u64;
+        }
+        let mut kept_paths = Vec::new();
+        for (root, path) in dead_roots
+            .iter()
+            .zip(std::mem::take(&mut report.roots_dropped))
+        {
+            if live_links(&tx, *root).map_err(err)?.is_empty() {
+                tx.execute("DELETE FROM roots WHERE id = ?1", [root])
+                    .map_err(err)?;
+                kept_paths.push(path);
+            } else {
+                report.roots_live += 1;
+            }
+        }
+        tx.commit().map_err(err)?;
+        report.roots_dropped = kept_paths;
+        report.links_dropped = links_dropped;
+        Ok(())
     }
 }
