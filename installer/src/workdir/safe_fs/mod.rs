@@ -19,7 +19,8 @@
 //!   `renameat` over the old name, never written in place.
 //! - **Removal removes only the entry**: a directory tree is removed without following
 //!   links inside it (they are unlinked), without crossing into another filesystem (a
-//!   mount point is refused), and at most [`MAX_DEPTH`] levels deep; unreadable directories
+//!   mount point is refused), at any depth (directories deeper than [`remove::MAX_DEPTH`] are
+//!   moved up and removed in a later pass, so no more descriptors are open); unreadable directories
 //!   of the tree are made accessible through the descriptor tstore opened, never by path.
 //!
 //! Which entries may be removed at all (what tstore created) is the callers' rule: see
@@ -47,8 +48,6 @@ use nix::errno::Errno;
 use nix::fcntl::{openat, renameat, AtFlags, OFlag};
 use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode, SFlag};
 use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
-
-pub use self::remove::MAX_DEPTH;
 
 /// Why a change under a working directory was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -92,16 +91,6 @@ pub enum SafeFsError {
     )]
     OtherFilesystem {
         /// The mount point.
-        path: PathBuf,
-    },
-    /// A directory to remove is nested deeper than tstore removes.
-    #[error(
-        "{} is nested more than {MAX_DEPTH} directories deep; tstore does not remove it. \
-         Remove it and run init again",
-        .path.display()
-    )]
-    TooDeep {
-        /// The directory.
         path: PathBuf,
     },
     /// A filesystem operation failed.

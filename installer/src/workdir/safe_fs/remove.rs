@@ -7,8 +7,10 @@
 //!   symlink while tstore works is never entered.
 //! - A directory on another filesystem than the directory holding the entry (a mount point
 //!   anywhere in the tree) is refused: tstore never removes across filesystems.
-//! - At most [`MAX_DEPTH`] levels: a deeper tree is refused rather than removed with one open
-//!   descriptor per level.
+//! - Any depth, with at most [`MAX_DEPTH`] descriptors open: a directory that deep is
+//!   moved up (renamed, same filesystem) beside the entry being removed under a fresh
+//!   `.tstore-deep-…` name and removed from there in turn. A tree a module package brought
+//!   in, however deep, can always be removed, so a new release can always replace it.
 //! - A directory tstore cannot list or change (a private copy a module made read-only) gets
 //!   owner `rwx` through the descriptor tstore opened, never by path.
 
@@ -25,24 +27,74 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use super::{Kind, Result, SafeFsError, WALK};
 
-/// How deep a directory tree tstore removes may be.
-pub const MAX_DEPTH: usize = 256;
+/// How many directory levels one removal pass descends, one open descriptor each; deeper
+/// directories are moved up and removed by a later pass.
+pub(super) const MAX_DEPTH: usize = 256;
 
 /// Remove the entry `name` of the directory `dir` (shown as `dir_path`); whether it existed.
 pub(super) fn remove_entry(dir: &OwnedFd, name: &OsStr, dir_path: &Path) -> Result<bool> {
     let dev = fstat(dir)
         .map_err(|e| SafeFsError::io("inspect", dir_path, e))?
         .st_dev;
-    remove_at(dir.as_fd(), name, &dir_path.join(name), dev, 0)
+    let mut pass = Pass {
+        top: dir.as_fd(),
+        dev,
+        hoisted: Vec::new(),
+    };
+    let existed = remove_at(&mut pass, dir.as_fd(), name, &dir_path.join(name), 0)?;
+    while let Some(deep) = pass.hoisted.pop() {
+        let path = dir_path.join(&deep);
+        remove_at(&mut pass, dir.as_fd(), &deep, &path, 0)?;
+    }
+    Ok(existed)
+}
+
+/// One removal: the directory it started in, its filesystem, and the directories moved up
+/// beside the entry because they lay deeper than one pass descends.
+struct Pass<'a> {
+    top: BorrowedFd<'a>,
+    dev: u64,
+    hoisted: Vec<OsString>,
+}
+
+impl Pass<'_> {
+    /// Move the directory `name` of `dir` beside the entry being removed, under a fresh
+    /// name (never replacing anything there).
+    fn hoist(&mut self, dir: BorrowedFd<'_>, name: &OsStr, path: &Path) -> Result<()> {
+        use nix::fcntl::{renameat2, RenameFlags};
+        for n in 0u32.. {
+            let fresh = OsString::from(format!(
+                ".tstore-deep-{}-{}-{n}",
+                std::process::id(),
+                self.hoisted.len()
+            ));
+            match renameat2(
+                dir,
+                name,
+                self.top,
+                fresh.as_os_str(),
+                RenameFlags::RENAME_NOREPLACE,
+            ) {
+                Ok(()) => {
+                    self.hoisted.push(fresh);
+                    return Ok(());
+                }
+                Err(Errno::EEXIST) => continue,
+                Err(e) => return Err(SafeFsError::io("move up", path, e)),
+            }
+        }
+        unreachable!("a fresh name is found")
+    }
 }
 
 fn remove_at(
+    pass: &mut Pass<'_>,
     dir: BorrowedFd<'_>,
     name: &OsStr,
     path: &Path,
-    dev: u64,
     depth: usize,
 ) -> Result<bool> {
+    let dev = pass.dev;
     let st = match fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(st) => st,
         Err(Errno::ENOENT) => return Ok(false),
@@ -60,9 +112,8 @@ fn remove_at(
         });
     }
     if depth >= MAX_DEPTH {
-        return Err(SafeFsError::TooDeep {
-            path: path.to_owned(),
-        });
+        pass.hoist(dir, name, path)?;
+        return Ok(true);
     }
     let fd = open_for_removal(dir, name, path)?;
     // What was opened is what is emptied: check it again (it may have been swapped).
@@ -87,7 +138,7 @@ fn remove_at(
         }
     }
     for child in names {
-        remove_at(listing.as_fd(), &child, &path.join(&child), dev, depth + 1)?;
+        remove_at(pass, listing.as_fd(), &child, &path.join(&child), depth + 1)?;
     }
     drop(listing);
     match unlinkat(dir, name, UnlinkatFlags::RemoveDir) {

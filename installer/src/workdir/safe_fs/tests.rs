@@ -263,21 +263,23 @@ fn directories_are_created_and_listed_without_following() {
 }
 
 #[test]
-fn trees_deeper_than_the_limit_are_refused_not_half_followed() {
-    let (_tmp, work, _victim) = setup();
+fn trees_of_any_depth_are_removed_within_the_entry_s_directory() {
+    let (_tmp, work, victim) = setup();
     let dir = SafeDir::open_trusted(&work).unwrap();
     let mut deep = work.join(".terraform/deep");
-    for _ in 0..MAX_DEPTH {
+    for _ in 0..(2 * super::remove::MAX_DEPTH + 10) {
         deep.push("d");
     }
     fs_err::create_dir_all(&deep).unwrap();
-    let err = dir.remove(&rel(".terraform/deep")).unwrap_err();
-    assert!(matches!(err, SafeFsError::TooDeep { .. }), "{err}");
-    // One level less is within the limit.
-    let mut shallow = work.join(".terraform/shallow");
-    for _ in 0..MAX_DEPTH - 1 {
-        shallow.push("d");
-    }
-    fs_err::create_dir_all(&shallow).unwrap();
-    assert!(dir.remove(&rel(".terraform/shallow")).unwrap());
+    fs_err::write(deep.join("leaf"), "x").unwrap();
+    // A link to the victim at the bottom is unlinked, never followed.
+    std::os::unix::fs::symlink(&victim, deep.join("out")).unwrap();
+    assert!(dir.remove(&rel(".terraform/deep")).unwrap());
+    let left: Vec<_> = fs_err::read_dir(work.join(".terraform"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "modules" && n != "providers")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(victim.join("precious").is_file() && victim.join("nested/deeper/f").is_file());
 }
