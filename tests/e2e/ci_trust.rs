@@ -224,3 +224,219 @@ fn absolute_path_modules_are_read_in_place_never_copied() {
         0o600
     );
 }
+
+fn null_cmd(m: &tstore_test_support::NullMirror) -> std::process::Command {
+    let mut cmd = tstore(&m.env, Some(&m.cfg));
+    cmd.env("TSTORE_NO_FUSE", "1");
+    cmd
+}
+
+fn roots_listed(m: &tstore_test_support::NullMirror) -> Vec<String> {
+    let out = tstore_test_support::run_ok(null_cmd(m).args(["roots", "ls", "--json"]));
+    crate::common::json(&out)["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A CI job that runs `tstore init "$PWD"` from a symlinked path (`/ci/current/app`) records
+/// the real directory: when the alias is replaced, the root and what it links survive gc.
+#[test]
+fn a_root_initialised_through_a_symlinked_path_survives_its_alias() {
+    let m = TestEnv::with_null_mirror(tstore_test_support::Layout::Packed);
+    let real = m
+        .env
+        .checkout("builds/app", &[("main.tf", crate::common::NULL_CONFIG)]);
+    let alias = m.env.root.path().join("current");
+    symlink(m.env.work.join("builds"), &alias).unwrap();
+    tstore_test_support::run_ok(null_cmd(&m).arg("init").arg(alias.join("app")));
+    let real = real.canonicalize().unwrap();
+    assert_eq!(roots_listed(&m), [real.display().to_string()]);
+    fs_err::remove_file(&alias).unwrap();
+    let gc = crate::common::json(&tstore_test_support::run_ok(null_cmd(&m).args([
+        "gc",
+        "--min-age",
+        "0",
+        "--json",
+    ])));
+    assert_eq!(gc["roots_dropped"], serde_json::json!([]), "{gc}");
+    assert_eq!(gc["packages_removed"], serde_json::json!([]), "{gc}");
+    m.env.assert_terraform_plans_null(&real);
+}
+
+/// When nothing but dead roots is left to collect (the read-only check answers), gc drops
+/// them for real: the next run reports nothing, and `roots ls` no longer lists them.
+#[test]
+fn gc_drops_the_dead_roots_it_reports() {
+    let m = TestEnv::with_null_mirror(tstore_test_support::Layout::Packed);
+    let a = m
+        .env
+        .checkout("a", &[("main.tf", crate::common::NULL_CONFIG)]);
+    let b = m
+        .env
+        .checkout("b", &[("main.tf", crate::common::NULL_CONFIG)]);
+    for d in [&a, &b] {
+        tstore_test_support::run_ok(null_cmd(&m).arg("init").arg(d));
+    }
+    let b_path = b.canonicalize().unwrap().display().to_string();
+    fs_err::remove_dir_all(&b).unwrap();
+    // Both links named the same package, which a stays on: nothing else to collect.
+    let gc = |m: &tstore_test_support::NullMirror| {
+        crate::common::json(&tstore_test_support::run_ok(null_cmd(m).args([
+            "gc",
+            "--min-age",
+            "0",
+            "--json",
+        ])))
+    };
+    let first = gc(&m);
+    assert_eq!(
+        first["roots_dropped"],
+        serde_json::json!([b_path]),
+        "{first}"
+    );
+    assert_eq!(first["roots_live"], 1, "{first}");
+    assert!(!roots_listed(&m).contains(&b_path));
+    let second = gc(&m);
+    assert_eq!(second["roots_dropped"], serde_json::json!([]), "{second}");
+    assert_eq!(second["roots_live"], 1, "{second}");
+}
+
+/// A working directory inside the store (its `tmp/`, say) or the mount is refused before
+/// anything is written: gc would otherwise delete it with what it links.
+#[test]
+fn a_working_directory_inside_the_store_is_refused() {
+    let m = TestEnv::with_null_mirror(tstore_test_support::Layout::Packed);
+    let outside = m
+        .env
+        .checkout("first", &[("main.tf", crate::common::NULL_CONFIG)]);
+    tstore_test_support::run_ok(null_cmd(&m).arg("init").arg(&outside));
+    for inside in [
+        m.env.store.join("tmp/work"),
+        m.env.mount.join("providers/w"),
+    ] {
+        let real = inside.canonicalize().unwrap_or(inside.clone());
+        let made = fs_err::create_dir_all(&real).is_ok()
+            && fs_err::write(real.join("main.tf"), crate::common::NULL_CONFIG).is_ok();
+        assert!(
+            made || inside.starts_with(&m.env.mount),
+            "{}",
+            real.display()
+        );
+        let out = null_cmd(&m).arg("init").arg(&inside).output().unwrap();
+        assert!(
+            !out.status.success(),
+            "{}: init succeeded",
+            inside.display()
+        );
+        assert!(stderr(&out).contains("is inside"), "{}", stderr(&out));
+        assert!(!real.join(".terraform").exists());
+        assert!(!real.join(".terraform.lock.hcl").exists());
+        let _ = fs_err::remove_dir_all(&real);
+    }
+    assert_eq!(roots_listed(&m).len(), 1);
+}
+
+/// A module that brings a tree deeper than one removal pass descends (300 levels) is
+/// replaced by `-upgrade` and removed when its call goes, leaving nothing behind.
+#[test]
+fn private_copies_of_any_depth_are_replaced_and_removed() {
+    let env = TestEnv::new();
+    let dir = env.checkout(
+        "deep",
+        &[
+            ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+            ("m/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+            (
+                "module-package.meta.hcl",
+                "module \"m\" {\n  path = \"./m\"\n  read-only = { self = false }\n}\n",
+            ),
+        ],
+    );
+    let mut deep = dir.join("m");
+    for _ in 0..300 {
+        deep.push("d");
+    }
+    fs_err::create_dir_all(&deep).unwrap();
+    fs_err::write(deep.join("leaf"), "x").unwrap();
+    let run = |args: &[&str]| {
+        let out = tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .args(args)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    run(&[]);
+    let copy = dir.join(".terraform/modules/m");
+    assert!(copy.join("main.tf").is_file(), "no private copy");
+    run(&["-upgrade"]);
+    assert!(
+        copy.join("main.tf").is_file(),
+        "no private copy after -upgrade"
+    );
+    fs_err::write(dir.join("main.tf"), "output \"y\" {\n  value = 2\n}\n").unwrap();
+    run(&[]);
+    let left: Vec<_> = fs_err::read_dir(dir.join(".terraform/modules"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "modules.json" && n != ".tstore-installs.json")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Several inits of one directory at once (CI retries, a script that starts them in
+/// parallel) each succeed, and every `modules.json` record names a directory that exists.
+#[test]
+fn concurrent_inits_of_one_directory_are_serialized() {
+    let env = TestEnv::new();
+    let dir = env.checkout(
+        "busy",
+        &[
+            (
+                "main.tf",
+                "module \"a\" {\n  source = \"./a\"\n}\nmodule \"b\" {\n  source = \"./b\"\n}\n",
+            ),
+            ("a/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+            ("b/main.tf", "output \"y\" {\n  value = 2\n}\n"),
+            (
+                "module-package.meta.hcl",
+                "module \"a\" {\n  path = \"./a\"\n  read-only = { self = false }\n}\nmodule \"b\" {\n  path = \"./b\"\n  read-only = { self = false }\n}\n",
+            ),
+        ],
+    );
+    let rounds = std::env::var("TSTORE_STRESS_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15);
+    for round in 0..rounds {
+        let children: Vec<_> = (0..3)
+            .map(|_| {
+                tstore(&env, None)
+                    .env("TSTORE_NO_FUSE", "1")
+                    .args(["init", "-upgrade"])
+                    .arg(&dir)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {}", stderr(&out));
+        }
+        for record in crate::common::module_records(&dir, &["Dir"]) {
+            let d = dir.join(&record[0]);
+            assert!(
+                d.join("main.tf").is_file() || record[0] == ".",
+                "round {round}: modules.json names {} which is gone",
+                d.display()
+            );
+        }
+    }
+}
