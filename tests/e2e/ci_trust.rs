@@ -440,3 +440,43 @@ fn concurrent_inits_of_one_directory_are_serialized() {
         }
     }
 }
+
+/// A module tree that fans out at every level (31 levels of two calls each: two billion
+/// instances) fails with a clear error instead of walking until memory runs out, and
+/// leaves the checkout untouched.
+#[test]
+fn a_module_tree_that_fans_out_exponentially_is_bounded() {
+    let env = TestEnv::new();
+    let mut files = vec![(
+        "main.tf".to_owned(),
+        "module \"a\" {\n  source = \"./l0\"\n}\nmodule \"b\" {\n  source = \"./l0\"\n}\n"
+            .to_owned(),
+    )];
+    for level in 0..31 {
+        let body = if level == 30 {
+            "output \"x\" {\n  value = 1\n}\n".to_owned()
+        } else {
+            let next = level + 1;
+            format!(
+                "module \"a\" {{\n  source = \"../l{next}\"\n}}\nmodule \"b\" {{\n  source = \"../l{next}\"\n}}\n"
+            )
+        };
+        files.push((format!("l{level}/main.tf"), body));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let dir = env.checkout("fan", &files);
+    let out = init(&env, &dir);
+    assert!(!out.status.success(), "init succeeded");
+    assert!(
+        stderr(&out).contains("module instances"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !dir.join(".terraform").exists(),
+        "a failed init wrote .terraform"
+    );
+}

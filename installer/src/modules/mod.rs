@@ -78,6 +78,12 @@ use crate::net::NetworkSettings;
 /// How deep module calls may nest before we assume a cycle.
 const MAX_DEPTH: usize = 64;
 
+/// How many module instances (calls, counted along every path of the tree) one working
+/// directory may have. Each is a `modules.json` record and a configuration walk; a tree
+/// that fans out (31 levels of two calls each is two billion instances) would otherwise
+/// walk until memory runs out. Real configurations have hundreds.
+const MAX_MODULE_INSTANCES: usize = 10_000;
+
 /// tstore's own record of what it installed under `.terraform/modules`.
 const STATE_FILE: &str = ".tstore-installs.json";
 

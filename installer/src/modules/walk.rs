@@ -14,7 +14,10 @@ use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
 use super::policy::{Meta, META_FILE};
 use super::progress::Progress;
 use super::source::{self, clean_join, Getter, ModuleSource, RemotePackage};
-use super::{policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH};
+use super::{
+    policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH,
+    MAX_MODULE_INSTANCES,
+};
 use crate::net::http::HttpClient;
 
 #[derive(Clone, Debug)]
@@ -118,6 +121,14 @@ impl Walker<'_> {
             if depth + 1 > MAX_DEPTH {
                 return Err(fail(FetchError::Package(format!(
                     "module calls nest more than {MAX_DEPTH} levels deep; a module probably calls itself"
+                ))));
+            }
+            if self.nodes.len() >= MAX_MODULE_INSTANCES {
+                return Err(fail(FetchError::Package(format!(
+                    "the configuration has more than {MAX_MODULE_INSTANCES} module instances \
+                     (every call counted along every path of the module tree); a module tree \
+                     that fans out at every level grows exponentially: check the calls of the \
+                     modules on this path"
                 ))));
             }
             let parsed =
