@@ -480,3 +480,79 @@ fn a_module_tree_that_fans_out_exponentially_is_bounded() {
         "a failed init wrote .terraform"
     );
 }
+
+/// A local module's directory swapped for a symlink to a private directory while init
+/// runs (a race a pull request's own scripts can play) never gets the private files copied
+/// into the checkout: what is judged and what is copied is one opened directory.
+#[test]
+fn a_local_module_swapped_for_a_symlink_during_init_copies_nothing_from_outside() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let env = TestEnv::new();
+    let outside = env.root.path().join("private-dir");
+    fs_err::create_dir_all(outside.join("sub")).unwrap();
+    fs_err::write(outside.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();
+    fs_err::write(outside.join("stolen.key"), "KEY-MATERIAL\n").unwrap();
+    fs_err::write(outside.join("sub/stolen.key"), "KEY-MATERIAL\n").unwrap();
+    let mut files = vec![
+        ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+        ("m/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+        (
+            "module-package.meta.hcl",
+            "module \"m\" {\n  path = \"./m\"\n  read-only = { self = false }\n}\n",
+        ),
+    ];
+    let many: Vec<String> = (0..100).map(|i| format!("m/d{i}/f.txt")).collect();
+    for f in &many {
+        files.push((f.as_str(), "x\n"));
+    }
+    files.push(("m/sub/ok.txt", "x\n"));
+    let dir = env.checkout("race", &files);
+    let stop = AtomicBool::new(false);
+    let mut leaked = Vec::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
+            // Atomic swaps (RENAME_EXCHANGE), so the name always exists: a directory of the
+            // module, or the module itself, becomes a symlink to the private directory and
+            // back, at random points of the copy.
+            let sub = dir.join("m/sub");
+            let sub_link = dir.join("m/sub.link");
+            let m = dir.join("m");
+            let m_link = dir.join("m.link");
+            symlink(outside.join("sub"), &sub_link).unwrap();
+            symlink(&outside, &m_link).unwrap();
+            let swap = |a: &Path, b: &Path| {
+                let _ = renameat2(AT_FDCWD, a, AT_FDCWD, b, RenameFlags::RENAME_EXCHANGE);
+            };
+            let mut round = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                round += 1;
+                let (a, b) = if round.is_multiple_of(8) {
+                    (&m, &m_link)
+                } else {
+                    (&sub, &sub_link)
+                };
+                swap(a, b);
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                swap(a, b);
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        });
+        for _ in 0..60 {
+            let _ = tstore(&env, None)
+                .env("TSTORE_NO_FUSE", "1")
+                .args(["init", "-upgrade"])
+                .arg(&dir)
+                .output()
+                .unwrap();
+            for entry in walkdir::WalkDir::new(dir.join(".terraform")).follow_links(false) {
+                let Ok(entry) = entry else { continue };
+                if entry.file_name() == "stolen.key" {
+                    leaked.push(entry.path().to_owned());
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(leaked.is_empty(), "copied in from outside: {leaked:?}");
+}

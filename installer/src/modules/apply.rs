@@ -120,14 +120,23 @@ pub(super) fn apply(
                 );
             }
             Action::Copy => {
+                // The source is opened once, here, and copied through that descriptor: a
+                // local module's directory is reached from the working directory without
+                // following a symlink (its path has them resolved already), so what was
+                // judged to be inside the checkout is what is copied.
                 let (src, id) = match &n.package {
-                    Some(id) => (
-                        store
+                    Some(id) => {
+                        let view = store
                             .view_dir(&PackageKey::module(id))
-                            .map_err(|e| werr(&target_path, &chain(&e)))?,
-                        id.clone(),
+                            .map_err(|e| werr(&target_path, &chain(&e)))?;
+                        let opened =
+                            SafeDir::open_trusted(&view).map_err(|e| fail(&target_path, e))?;
+                        (opened, id.clone())
+                    }
+                    None => (
+                        open_local_module(&opts.dir, &n.dir).map_err(|e| fail(&target_path, e))?,
+                        format!("local:{}", n.dir),
                     ),
-                    None => (opts.dir.join(&n.dir), format!("local:{}", n.dir)),
                 };
                 let state = InstallState {
                     package: id,
@@ -139,7 +148,7 @@ pub(super) fn apply(
                 if !keep {
                     replace_with_copy(&modules, &key, &src).map_err(|e| fail(&target_path, e))?;
                 }
-                copy_bytes = Some(tree_bytes(&src));
+                copy_bytes = Some(tree_bytes(src.path()));
                 if n.package.is_none() {
                     dir = opts.data_dir.module_dir_shown(&n.key);
                 }
@@ -212,7 +221,7 @@ fn tree_bytes(dir: &Path) -> u64 {
 /// Replace `modules/KEY` with a fresh private copy of `src`: copied into tstore's own
 /// temporary `.KEY.tstore-copy` (a leftover of a killed init is removed first), then
 /// renamed over the entry once complete.
-fn replace_with_copy(modules: &SafeDir, key: &RelPath, src: &Path) -> Result<(), SafeFsError> {
+fn replace_with_copy(modules: &SafeDir, key: &RelPath, src: &SafeDir) -> Result<(), SafeFsError> {
     let mut tmp = std::ffi::OsString::from(".");
     tmp.push(key.file_name());
     tmp.push(".tstore-copy");
@@ -224,49 +233,74 @@ fn replace_with_copy(modules: &SafeDir, key: &RelPath, src: &Path) -> Result<(),
     modules.rename(&tmp, key)
 }
 
-/// A writable copy of `src` into `dest`, a directory this init just made: directories
-/// 0755, files with the source's permission bits plus owner read-write (so a private file
-/// stays private; reflinked where the filesystem can, else copied), symlinks kept as links; fifos, sockets and devices are not copied. Every entry is
-/// created through `dest` with `O_EXCL | O_NOFOLLOW`, and a source file is opened with
-/// `O_NOFOLLOW`, so nothing swapped in can redirect a read or a write.
-pub(super) fn copy_tree(src: &Path, dest: &SafeDir) -> Result<(), SafeFsError> {
-    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-    let read_err = |path: &Path, source: std::io::Error| SafeFsError::Io {
-        op: "read",
-        path: path.to_owned(),
-        source,
-    };
-    for entry in walkdir::WalkDir::new(src).min_depth(1).follow_links(false) {
-        let entry = entry.map_err(|e| read_err(src, e.into()))?;
-        let rel = RelPath::new(entry.path().strip_prefix(src).expect("under src"))?;
-        let ft = entry.file_type();
-        if ft.is_dir() {
-            dest.create_dir_all(&rel)?;
-        } else if ft.is_symlink() {
-            let target = std::fs::read_link(entry.path()).map_err(|e| read_err(entry.path(), e))?;
-            dest.symlink(&target, &rel)?;
-        } else if ft.is_file() {
-            let mut from = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-                .open(entry.path())
-                .map_err(|e| read_err(entry.path(), e))?;
-            let mode = from
-                .metadata()
-                .map_err(|e| read_err(entry.path(), e))?
-                .permissions()
-                .mode();
-            // Group and other bits only where the source had them (a private 0600 file of a
-            // local module stays private); the owner can always write its own copy.
-            let mut to = dest.create_file(&rel, (mode & 0o755) | 0o600)?;
-            if reflink_copy::reflink_file(&from, &to).is_err() {
-                std::io::copy(&mut from, &mut to).map_err(|source| SafeFsError::Io {
-                    op: "copy",
-                    path: dest.display_path(&rel),
-                    source,
-                })?;
+/// A writable copy of the directory `src` (held open) into `dest`, a directory this init
+/// just made: directories 0755, files with the source's permission bits plus owner
+/// read-write (so a private file stays private; reflinked where the filesystem can, else
+/// copied), symlinks kept as links; fifos, sockets and devices are not copied. The source is
+/// read only through descriptors opened from `src` without following symlinks
+/// (`openat(O_NOFOLLOW)` for every directory and file), so a directory of it swapped for a
+/// symlink while init runs is refused, never read through; every entry is created through
+/// `dest` with `O_EXCL | O_NOFOLLOW`.
+pub(super) fn copy_tree(src: &SafeDir, dest: &SafeDir) -> Result<(), SafeFsError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    for (name, kind) in src.entries()? {
+        let rel = RelPath::new(&name)?;
+        match kind {
+            Kind::Dir => {
+                // A directory swapped for a symlink since it was listed is refused here.
+                let Some(sub) = src.open_dir(&rel)? else {
+                    continue;
+                };
+                copy_tree(&sub, &dest.create_dir_all(&rel)?)?;
             }
+            Kind::Symlink => {
+                if let Some(target) = src.read_link(&rel)? {
+                    dest.symlink(&target, &rel)?;
+                }
+            }
+            Kind::File => {
+                let Some(mut from) = src.open_regular_file(&name)? else {
+                    continue;
+                };
+                let path = src.display_path(&rel);
+                let mode = from
+                    .metadata()
+                    .map_err(|source| SafeFsError::Io {
+                        op: "read",
+                        path: path.clone(),
+                        source,
+                    })?
+                    .permissions()
+                    .mode();
+                // Group and other bits only where the source had them (a private 0600 file
+                // of a local module stays private); the owner can always write its own copy.
+                let mut to = dest.create_file(&rel, (mode & 0o755) | 0o600)?;
+                if reflink_copy::reflink_file(&from, &to).is_err() {
+                    std::io::copy(&mut from, &mut to).map_err(|source| SafeFsError::Io {
+                        op: "copy",
+                        path: dest.display_path(&rel),
+                        source,
+                    })?;
+                }
+            }
+            Kind::Other => {}
         }
     }
     Ok(())
+}
+
+/// The root-package module directory `dir` (relative to the working directory `root`, its
+/// symlinks already resolved), opened component by component without following a symlink:
+/// one swapped in since it was resolved is refused.
+fn open_local_module(root: &Path, dir: &str) -> Result<SafeDir, SafeFsError> {
+    let anchor = SafeDir::open_trusted(root)?;
+    if dir == "." {
+        return Ok(anchor);
+    }
+    let rel = RelPath::new(dir)?;
+    anchor.open_dir(&rel)?.ok_or_else(|| SafeFsError::Io {
+        op: "open",
+        path: root.join(dir),
+        source: std::io::Error::from(std::io::ErrorKind::NotFound),
+    })
 }

@@ -453,6 +453,25 @@ impl SafeDir {
         Ok(Some(bytes))
     }
 
+    /// The regular file `name` of this directory, opened for reading with `O_NOFOLLOW` and
+    /// `O_NONBLOCK`: `None` when nothing has that name, or when it is a symlink, FIFO,
+    /// socket or device (what was opened is checked, so a name swapped meanwhile is never
+    /// read through).
+    pub fn open_regular_file(&self, name: &OsStr) -> Result<Option<std::fs::File>> {
+        let path = self.path.join(name);
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let fd = match openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT | Errno::ELOOP) => return Ok(None),
+            Err(e) => return Err(SafeFsError::io("open", &path, e)),
+        };
+        let st = fstat(&fd).map_err(|e| SafeFsError::io("inspect", &path, e))?;
+        if Kind::of(&st) != Kind::File {
+            return Ok(None);
+        }
+        Ok(Some(std::fs::File::from(fd)))
+    }
+
     /// Create the file `rel` (parents as needed) for writing, with `mode`: it must not
     /// exist (`O_EXCL`), so the file is one this process made.
     pub fn create_file(&self, rel: &RelPath, mode: u32) -> Result<std::fs::File> {
