@@ -13,20 +13,20 @@ use crate::common::{json, tstore, NULL_CONFIG};
 /// A CLI config with one `oci_mirror` whose repositories are `REGISTRY/mirror/NS/TYPE` for
 /// the providers of the terraform flavor's default host (the template may leave out
 /// `${hostname}` because `include` fixes it).
-fn oci_cli_config(env: &TestEnv, registry: &OciRegistry) -> std::path::PathBuf {
+pub(crate) fn oci_cli_config(env: &TestEnv, host: &str) -> std::path::PathBuf {
     let path = env.root.path().join("oci.tfrc");
     fs_err::write(
         &path,
         format!(
             "provider_installation {{\n  oci_mirror {{\n    repository_template = \"{}/mirror/${{namespace}}/${{type}}\"\n    include = [\"registry.terraform.io/*/*\"]\n  }}\n}}\n",
-            registry.host()
+            host
         ),
     )
     .unwrap();
     path
 }
 
-fn null_zips() -> Vec<(&'static str, Vec<u8>)> {
+pub(crate) fn null_zips() -> Vec<(&'static str, Vec<u8>)> {
     let other = mirror::zip_bytes(&[mirror::PkgFile {
         path: tstore_test_support::NULL_PROVIDER_FILE,
         contents: b"not for this platform",
@@ -47,7 +47,7 @@ fn init_installs_from_an_oci_mirror_and_terraform_plans() {
     // An older version, so selection has something to choose from.
     registry.push_provider("mirror/hashicorp/null", "2.0.0", &zips[..1]);
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
-    let cfg = oci_cli_config(&env, &registry);
+    let cfg = oci_cli_config(&env, &registry.host());
     let zh = format!(
         "zh:{}",
         sha256_digest(&zips[0].1).trim_start_matches("sha256:")
@@ -118,7 +118,7 @@ fn an_oci_mirror_without_the_provider_says_where_it_looked() {
     let env = TestEnv::new();
     let registry = OciRegistry::start();
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
-    let cfg = oci_cli_config(&env, &registry);
+    let cfg = oci_cli_config(&env, &registry.host());
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let mut init = tstore(&env, Some(&cfg));
     init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
@@ -192,7 +192,7 @@ struct RunnerB {
 impl RunnerB {
     fn install_with_lock_of(oci: &OciRegistry, dir_a: &std::path::Path) -> RunnerB {
         let runner_b = TestEnv::new();
-        let cfg_b = oci_cli_config(&runner_b, oci);
+        let cfg_b = oci_cli_config(&runner_b, &oci.host());
         let ca_b = oci.write_ca(&runner_b.root.path().join("ca.pem"));
         let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
         fs_err::copy(
@@ -693,7 +693,7 @@ fn a_registry_login_comes_from_the_docker_config() {
     let registry = OciRegistry::start_with_login("ci", "s3cret");
     registry.push_provider("mirror/hashicorp/null", "2.1.2", &null_zips()[..1]);
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
-    let cfg = oci_cli_config(&env, &registry);
+    let cfg = oci_cli_config(&env, &registry.host());
     let init = |dir: &Path| {
         let mut cmd = tstore(&env, Some(&cfg));
         cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(dir);
@@ -890,7 +890,7 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
 
     let runner_b = TestEnv::new();
     let ca_b = trust(&runner_b);
-    let cfg_b = oci_cli_config(&runner_b, &oci);
+    let cfg_b = oci_cli_config(&runner_b, &oci.host());
     let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let mut init_b = tstore(&runner_b, Some(&cfg_b));
     init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);

@@ -164,28 +164,47 @@ pub struct Downloaded {
 #[derive(Clone, Debug)]
 pub struct HttpClient {
     agent: ureq::Agent,
+    /// The same settings, but following no redirect: for a protocol that decides at each hop
+    /// which headers the next request may carry ([`HttpClient::request_one_hop`]).
+    one_hop: ureq::Agent,
 }
 
 impl HttpClient {
     /// A client trusting `SSL_CERT_FILE`'s certificates when `ssl_cert_file` is given, else
     /// the bundled roots.
     pub fn new(ssl_cert_file: Option<&Path>) -> Result<Self, HttpError> {
-        let mut builder = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(30))
-            .timeout_read(Duration::from_secs(120))
-            .user_agent(concat!("tstore/", env!("CARGO_PKG_VERSION")));
-        if let Some(path) = ssl_cert_file {
-            builder = builder.tls_config(Arc::new(tls_config(path)?));
-        }
+        let tls = match ssl_cert_file {
+            Some(path) => Some(Arc::new(tls_config(path)?)),
+            None => None,
+        };
+        let builder = || {
+            let builder = ureq::AgentBuilder::new()
+                .timeout_connect(Duration::from_secs(30))
+                .timeout_read(Duration::from_secs(120))
+                .user_agent(concat!("tstore/", env!("CARGO_PKG_VERSION")));
+            match &tls {
+                Some(tls) => builder.tls_config(tls.clone()),
+                None => builder,
+            }
+        };
         Ok(HttpClient {
-            agent: builder.build(),
+            agent: builder().build(),
+            one_hop: builder().redirects(0).build(),
         })
     }
 
     /// A request of `method` to `url` on the shared agent, for protocols that need their own
-    /// headers (the OCI Distribution API's `Accept` and authentication challenges).
+    /// headers (a token service's login). A redirect is followed without the
+    /// `Authorization` header (ureq's default).
     pub(crate) fn request(&self, method: &str, url: &str) -> ureq::Request {
         self.agent.request(method, url)
+    }
+
+    /// A request of `method` to `url` that does not follow redirects: a `3xx` comes back as
+    /// the response, so the caller decides what the next hop may carry (the OCI client sends
+    /// a registry's credentials to the registry's origin only).
+    pub(crate) fn request_one_hop(&self, method: &str, url: &str) -> ureq::Request {
+        self.one_hop.request(method, url)
     }
 
     /// GET `url` (with a bearer token if given); non-2xx statuses are errors.

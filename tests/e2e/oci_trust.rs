@@ -1,0 +1,204 @@
+//! What an OCI registry's other hosts, and the registry itself, can make tstore do.
+//!
+//! Credentials belong to the registry's origin and to the token service that origin names:
+//! a loopback registry that requires a login hands blobs, uploads and tag pages to a storage
+//! host on another port (another origin, `tstore_test_support::oci_split`), which logs every
+//! `Authorization` header it receives and never gets one.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use tstore_test_support::oci_split::{SplitRegistry, StorageAuth};
+use tstore_test_support::{lock_file, run_ok, stderr, Layout, TestEnv, NULL_H1};
+
+use crate::common::{tstore, NULL_CONFIG};
+use crate::oci::{null_zips, oci_cli_config};
+
+const USER: &str = "ci";
+const PASSWORD: &str = "registry-password-s3cret";
+const REPO: &str = "mirror/hashicorp/null";
+
+/// A [`SplitRegistry`] holding the null provider, and an environment whose docker-style
+/// config holds the registry's login, with an `oci_mirror` on the registry.
+struct Split {
+    registry: SplitRegistry,
+    env: TestEnv,
+    ca: PathBuf,
+    cfg: PathBuf,
+}
+
+impl Split {
+    fn start(storage: StorageAuth) -> Split {
+        Split::in_env(TestEnv::new(), storage)
+    }
+
+    fn in_env(env: TestEnv, storage: StorageAuth) -> Split {
+        let registry = SplitRegistry::start(USER, PASSWORD, storage);
+        let ca = registry.write_ca(&env.root.path().join("ca.pem"));
+        let cfg = oci_cli_config(&env, &registry.host());
+        docker_login(&env, &registry.host());
+        Split {
+            registry,
+            env,
+            ca,
+            cfg,
+        }
+    }
+
+    /// `tstore init` of a new checkout `name` of the null provider, from the registry.
+    fn init(&self, name: &str) -> (PathBuf, Output) {
+        let dir = self.env.checkout(name, &[("main.tf", NULL_CONFIG)]);
+        let mut cmd = tstore(&self.env, Some(&self.cfg));
+        cmd.env("SSL_CERT_FILE", &self.ca).arg("init").arg(&dir);
+        let out = cmd.output().unwrap();
+        (dir, out)
+    }
+
+    /// The storage host got requests, and none carried an `Authorization` header.
+    fn assert_storage_got_no_credentials(&self) {
+        let seen = self.registry.storage_requests();
+        assert!(!seen.is_empty(), "the storage host was never asked");
+        for r in &seen {
+            assert_eq!(
+                r.authorization, None,
+                "{} {} carried credentials",
+                r.method, r.path
+            );
+        }
+    }
+
+    /// The registry itself got its login (so the storage host's not getting it means
+    /// something).
+    fn assert_registry_got_the_login(&self) {
+        let login = self.registry.login_header();
+        assert!(
+            self.registry
+                .registry_requests()
+                .iter()
+                .any(|r| r.authorization.as_deref() == Some(login)),
+            "the registry never got its login"
+        );
+    }
+
+    /// No message shows the login or the storage host's URL signature.
+    fn assert_no_secret(&self, text: &str) {
+        let basic = self.registry.login_header().trim_start_matches("Basic ");
+        for secret in [PASSWORD, basic, "storage-signature"] {
+            assert!(!text.contains(secret), "{secret:?} shown:\n{text}");
+        }
+    }
+}
+
+/// `~/.docker/config.json` with the login for `host`, as `docker login` writes it.
+fn docker_login(env: &TestEnv, host: &str) {
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    fs_err::create_dir_all(env.home.join(".docker")).unwrap();
+    fs_err::write(
+        env.home.join(".docker/config.json"),
+        format!(r#"{{"auths":{{"{host}":{{"auth":"{auth}"}}}}}}"#),
+    )
+    .unwrap();
+}
+
+/// A blob GET the registry redirects to its storage host: when that host asks for
+/// credentials (Basic, or Bearer naming a token service on itself), tstore sends it nothing —
+/// neither the registry's login nor a token from its realm, which it never asks — and fails
+/// naming the host; when it serves anonymously, the pull succeeds and it still got nothing.
+#[test]
+fn registry_credentials_never_reach_the_host_a_blob_is_redirected_to() {
+    for storage in [StorageAuth::Bearer, StorageAuth::Basic] {
+        let split = Split::start(storage);
+        split
+            .registry
+            .publish_provider(REPO, "2.1.2", &null_zips()[..1]);
+        let (dir, out) = split.init("a");
+        let err = stderr(&out);
+        split.assert_storage_got_no_credentials();
+        split.assert_registry_got_the_login();
+        assert!(!out.status.success(), "{storage:?}: {err}");
+        assert!(
+            err.contains("asks for credentials") && err.contains(&split.registry.storage_origin()),
+            "{storage:?}: {err}"
+        );
+        split.assert_no_secret(&err);
+        assert!(
+            !split
+                .registry
+                .storage_requests()
+                .iter()
+                .any(|r| r.path.starts_with("/token")),
+            "{storage:?}: the storage host's token service was asked"
+        );
+        assert!(!dir.join(".terraform.lock.hcl").exists());
+    }
+
+    let split = Split::start(StorageAuth::Anonymous);
+    split
+        .registry
+        .publish_provider(REPO, "2.1.2", &null_zips()[..1]);
+    let (dir, out) = split.init("b");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(lock_file(&dir).contains(NULL_H1));
+    assert!(split
+        .registry
+        .storage_requests()
+        .iter()
+        .any(|r| r.method == "GET" && r.path.starts_with("/blobs/sha256:")));
+    split.assert_storage_got_no_credentials();
+    split.assert_registry_got_the_login();
+}
+
+/// A tag list whose next page (`Link: rel="next"`) is on another origin: the page is read
+/// without credentials (its version is installed), though the registry's first page
+/// needed the login.
+#[test]
+fn a_tag_page_on_another_origin_is_read_without_credentials() {
+    let split = Split::start(StorageAuth::Anonymous);
+    let zips = null_zips();
+    split.registry.publish_provider(REPO, "2.0.0", &zips[..1]);
+    split.registry.publish_provider(REPO, "2.1.2", &zips[..1]);
+    split.registry.page_tags_through_storage();
+    let (dir, out) = split.init("a");
+    assert!(out.status.success(), "{}", stderr(&out));
+    // 2.1.2 was listed only on the second page.
+    assert!(lock_file(&dir).contains("version     = \"2.1.2\""));
+    assert!(split
+        .registry
+        .storage_requests()
+        .iter()
+        .any(|r| r.path.contains("/tags/list")));
+    split.assert_storage_got_no_credentials();
+    split.assert_registry_got_the_login();
+}
+
+/// `tstore push` to a registry whose upload sessions continue on another origin (the
+/// `Location` of the upload's `POST`): the blobs are uploaded there without credentials,
+/// and the push succeeds.
+#[test]
+fn an_upload_location_on_another_origin_gets_no_credentials() {
+    let tstore_test_support::NullMirror { env, cfg, .. } =
+        TestEnv::with_null_mirror(Layout::Packed);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let split = Split::in_env(env, StorageAuth::Anonymous);
+    let mut push = tstore(&split.env, Some(&cfg));
+    push.env("SSL_CERT_FILE", &split.ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(format!(
+            "oci://{}/mirror/${{namespace}}/${{type}}",
+            split.registry.host()
+        ));
+    let out = run_ok(&mut push);
+    split.assert_no_secret(&String::from_utf8_lossy(&out.stdout));
+    assert!(split.registry.tag(REPO, "2.1.2").is_some());
+    let uploads = split
+        .registry
+        .storage_requests()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.starts_with("/uploads/"))
+        .count();
+    assert_eq!(uploads, 2, "the config and the zip");
+    split.assert_storage_got_no_credentials();
+    split.assert_registry_got_the_login();
+}
