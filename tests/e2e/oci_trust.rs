@@ -3,13 +3,14 @@
 //! Credentials belong to the registry's origin and to the token service that origin names:
 //! a loopback registry that requires a login hands blobs, uploads and tag pages to a storage
 //! host on another port (another origin, `tstore_test_support::oci_split`), which logs every
-//! `Authorization` header it receives and never gets one.
+//! `Authorization` header it receives and never gets one. A tag list is read within bounds.
 
 use std::path::PathBuf;
 use std::process::Output;
 
 use tstore_test_support::oci_split::{SplitRegistry, StorageAuth};
-use tstore_test_support::{lock_file, run_ok, stderr, Layout, TestEnv, NULL_H1};
+use tstore_test_support::server::{Response, Server};
+use tstore_test_support::{lock_file, run_fail, run_ok, stderr, Layout, TestEnv, NULL_H1};
 
 use crate::common::{tstore, NULL_CONFIG};
 use crate::oci::{null_zips, oci_cli_config};
@@ -201,4 +202,81 @@ fn an_upload_location_on_another_origin_gets_no_credentials() {
     assert_eq!(uploads, 2, "the config and the zip");
     split.assert_storage_got_no_credentials();
     split.assert_registry_got_the_login();
+}
+
+/// A registry whose tag list never ends (`Link: rel="next"` on every page, each page new
+/// versions and other tags): tstore stops at its bound and fails naming the repository and
+/// the bound, instead of reading (and keeping) tags without end.
+#[test]
+fn an_endless_tag_list_is_refused_at_its_bound() {
+    let env = TestEnv::new();
+    let server = Server::start_tls(&[]);
+    let host = server.url().trim_start_matches("https://").to_owned();
+    let list = format!("/v2/{REPO}/tags/list");
+    let next = list.clone();
+    server.route_fn(&list, move |req| {
+        let page: u64 = req
+            .path
+            .split_once("?page=")
+            .and_then(|(_, n)| n.parse().ok())
+            .unwrap_or(0);
+        let tags: Vec<String> = (0..20)
+            .flat_map(|i| [format!("{page}.{i}.0"), format!("sha256-{page}-{i}.sig")])
+            .collect();
+        Response {
+            status: 200,
+            content_type: "application/json".into(),
+            body: serde_json::json!({ "name": REPO, "tags": tags })
+                .to_string()
+                .into_bytes(),
+            headers: vec![(
+                "Link".into(),
+                format!("<{next}?page={}>; rel=\"next\"", page + 1),
+            )],
+        }
+    });
+    let ca = server
+        .ca()
+        .unwrap()
+        .write_pem(&env.root.path().join("ca.pem"));
+    let cfg = oci_cli_config(&env, &host);
+    let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let mut init = tstore(&env, Some(&cfg));
+    init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
+    let err = stderr(&run_fail(&mut init));
+    assert!(
+        err.contains(&format!("the tag list of {host}/{REPO}")) && err.contains("200 pages"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 200, "pages read");
+    assert!(!dir.join(".terraform.lock.hcl").exists());
+
+    // Only version tags count towards the bound on tags kept: a list of more other tags
+    // than that bound (signatures, builds) is read, and its one version asked for.
+    let server = Server::start_tls(&[]);
+    let host = server.url().trim_start_matches("https://").to_owned();
+    let mut tags: Vec<String> = (0..12_000).map(|i| format!("sha256-{i}.sig")).collect();
+    tags.push("2.1.2".into());
+    server.route(
+        &list,
+        "application/json",
+        serde_json::json!({ "name": REPO, "tags": tags }).to_string(),
+    );
+    let ca = server
+        .ca()
+        .unwrap()
+        .write_pem(&env.root.path().join("ca2.pem"));
+    let cfg = oci_cli_config(&env, &host);
+    let dir = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
+    let mut init = tstore(&env, Some(&cfg));
+    init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
+    let err = stderr(&run_fail(&mut init));
+    assert!(!err.contains("tag list"), "{err}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.path == format!("/v2/{REPO}/manifests/2.1.2")),
+        "{err}"
+    );
 }

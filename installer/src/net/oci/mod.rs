@@ -43,6 +43,35 @@ const MAX_MANIFEST: u64 = 4 << 20;
 /// Redirects followed for one request (as Go's HTTP client, which docker and containerd use).
 pub const MAX_REDIRECTS: usize = 10;
 
+/// The most pages of one repository's tag list read: a registry answering
+/// `Link: rel="next"` without end is refused, not followed.
+pub const MAX_TAG_PAGES: usize = 200;
+/// The most bytes of one repository's tag list read, all pages together.
+pub const MAX_TAG_LIST_BYTES: u64 = 32 << 20;
+/// The most tags kept from one repository's tag list (those the caller asked for).
+pub const MAX_KEPT_TAGS: usize = 10_000;
+
+/// A bound of one repository's tag list ([`OciError::TagListTooLong`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagListLimit {
+    /// [`MAX_TAG_PAGES`].
+    Pages,
+    /// [`MAX_TAG_LIST_BYTES`].
+    Bytes,
+    /// [`MAX_KEPT_TAGS`].
+    KeptTags,
+}
+
+impl std::fmt::Display for TagListLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TagListLimit::Pages => write!(f, "{MAX_TAG_PAGES} pages"),
+            TagListLimit::Bytes => write!(f, "{} MiB", MAX_TAG_LIST_BYTES >> 20),
+            TagListLimit::KeptTags => write!(f, "{MAX_KEPT_TAGS} matching tags"),
+        }
+    }
+}
+
 /// Media types of the documents a pull reads.
 pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
 /// An image manifest.
@@ -103,6 +132,14 @@ pub enum OciError {
         repository: String,
         /// The other origin (`https://host:port`, no path).
         origin: String,
+    },
+    /// A tag list went on past one of its bounds ([`TagListLimit`]).
+    #[error("the tag list of {repository} goes on past {limit}, the most tstore reads of one repository; the registry may be answering `Link: rel=\"next\"` without end")]
+    TagListTooLong {
+        /// `registry/name`.
+        repository: String,
+        /// The bound it passed.
+        limit: TagListLimit,
     },
     /// More redirects than [`MAX_REDIRECTS`] in a row.
     #[error("{url} redirected more than {MAX_REDIRECTS} times")]
@@ -178,35 +215,58 @@ impl OciClient {
         format!("https://{}/v2/{}", repo.registry, repo.name)
     }
 
-    /// Every tag of `repo`, following pagination.
-    pub fn tags(&self, repo: &OciRepository) -> Result<Vec<String>, OciError> {
+    /// The tags of `repo` that `keep` accepts (an OCI mirror keeps versions), following
+    /// pagination, sorted. What is read is bounded: at most [`MAX_TAG_PAGES`] pages and
+    /// [`MAX_TAG_LIST_BYTES`] bytes, one page at a time, and at most [`MAX_KEPT_TAGS`] kept
+    /// tags (others are dropped as each page is read); a list going past any bound is
+    /// [`OciError::TagListTooLong`].
+    pub fn tags(
+        &self,
+        repo: &OciRepository,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<String>, OciError> {
         #[derive(serde::Deserialize)]
         struct TagList {
             #[serde(default)]
             tags: Option<Vec<String>>,
         }
+        let too_long = |limit| OciError::TagListTooLong {
+            repository: repo.to_string(),
+            limit,
+        };
         let mut url = format!("{}/tags/list", Self::base(repo));
         let registry = registry_origin(repo);
-        let mut tags = Vec::new();
-        // A registry that keeps answering "next" is bounded by this many pages.
-        for _ in 0..1000 {
+        let mut kept = std::collections::BTreeSet::new();
+        let mut bytes = 0u64;
+        for _ in 0..MAX_TAG_PAGES {
             // A `Link` may name another origin: `send` gives it no credentials.
             let resp = self.get(repo, &url, &[])?;
             let next = resp.header("Link").and_then(next_link);
             let shown = shown_url(&parse_url(&url)?, &registry);
             let body = read_capped(resp, &shown, MAX_MANIFEST)?;
+            bytes += body.len() as u64;
+            if bytes > MAX_TAG_LIST_BYTES {
+                return Err(too_long(TagListLimit::Bytes));
+            }
             let list: TagList = serde_json::from_slice(&body).map_err(|e| OciError::Malformed {
                 what: "tag list".into(),
                 url: shown.clone(),
                 message: e.to_string(),
             })?;
-            tags.extend(list.tags.unwrap_or_default());
+            for tag in list.tags.unwrap_or_default() {
+                if keep(&tag) {
+                    kept.insert(tag);
+                    if kept.len() > MAX_KEPT_TAGS {
+                        return Err(too_long(TagListLimit::KeptTags));
+                    }
+                }
+            }
             match next {
                 Some(next) => url = resolve(&url, &next),
-                None => return Ok(tags),
+                None => return Ok(kept.into_iter().collect()),
             }
         }
-        Ok(tags)
+        Err(too_long(TagListLimit::Pages))
     }
 
     /// The manifest or index `reference` (a tag or a digest) names. A digest reference is
