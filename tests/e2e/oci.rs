@@ -146,6 +146,19 @@ fn an_oci_mirror_template_must_name_each_provider() {
     let err = stderr(&run_fail(&mut init));
     assert!(err.contains("must use ${hostname}"), "{err}");
     assert!(!Path::new(&dir.join(".terraform")).exists());
+
+    // Each include pattern names a namespace, but not the same one: hashicorp/null and
+    // other/null would share a repository, and each version's tag.
+    fs_err::write(
+        &cfg,
+        "provider_installation {\n  oci_mirror {\n    repository_template = \"r.example.test/mirror/${type}\"\n    include = [\"example.test/hashicorp/*\", \"example.test/other/*\"]\n  }\n}\n",
+    )
+    .unwrap();
+    let mut init = tstore(&env, Some(&cfg));
+    init.arg("init").arg(&dir);
+    let err = stderr(&run_fail(&mut init));
+    assert!(err.contains("must use ${namespace}"), "{err}");
+    assert!(!Path::new(&dir.join(".terraform")).exists());
 }
 
 /// Runner A of the two-runner tests: an OCI registry (HTTPS, test CA written to `ca`), and an
