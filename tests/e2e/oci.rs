@@ -245,7 +245,7 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     let push = |env: &TestEnv| {
         let mut cmd = tstore(env, Some(&origin_cfg));
         cmd.env("SSL_CERT_FILE", &ca)
-            .args(["push", "--json"])
+            .args(["push", "--json", "--provider", "hashicorp/null"])
             .arg(&target);
         json(&run_ok(&mut cmd))
     };
@@ -360,7 +360,7 @@ fn a_store_that_keeps_archives_pushes_the_origins_zip() {
     let lock_a = lock_file(&dir_a);
     let mut push = tstore(&runner_a, Some(&origin_cfg));
     push.env("SSL_CERT_FILE", &ca)
-        .args(["push", "--json"])
+        .args(["push", "--json", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             oci.host()
@@ -410,7 +410,13 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
     let mut rebuild = tstore(&runner_a, Some(&origin_cfg));
     rebuild
         .env("SSL_CERT_FILE", &ca)
-        .args(["push", "--json", "--rebuild-layers"])
+        .args([
+            "push",
+            "--json",
+            "--rebuild-layers",
+            "--provider",
+            "hashicorp/null",
+        ])
         .arg(&target);
     let out = rebuild.output().unwrap();
     assert!(
@@ -429,7 +435,9 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
     // Without the flag, but with the origin gone: a warning, and the same rebuilt layer.
     drop(origin);
     let mut push = tstore(&runner_a, Some(&origin_cfg));
-    push.env("SSL_CERT_FILE", &ca).args(["push"]).arg(&target);
+    push.env("SSL_CERT_FILE", &ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(&target);
     let out = push.output().unwrap();
     assert!(
         out.status.success(),
@@ -482,10 +490,12 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
     let mirror_digest = sha256_digest(&fs_err::read(&zip).unwrap());
 
     let mut push = tstore(&env, Some(&cfg));
-    push.env("SSL_CERT_FILE", &ca).args(["push"]).arg(format!(
-        "oci://{}/mirror/${{namespace}}/${{type}}",
-        oci.host()
-    ));
+    push.env("SSL_CERT_FILE", &ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(format!(
+            "oci://{}/mirror/${{namespace}}/${{type}}",
+            oci.host()
+        ));
     let out = run_ok(&mut push);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -510,10 +520,13 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
 
     // Kept now: a second push fetches nothing and uploads nothing.
     let mut again = tstore(&env, Some(&cfg));
-    again.env("SSL_CERT_FILE", &ca).args(["push"]).arg(format!(
-        "oci://{}/mirror/${{namespace}}/${{type}}",
-        oci.host()
-    ));
+    again
+        .env("SSL_CERT_FILE", &ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(format!(
+            "oci://{}/mirror/${{namespace}}/${{type}}",
+            oci.host()
+        ));
     let said = String::from_utf8_lossy(&run_ok(&mut again).stdout).into_owned();
     assert!(!said.contains("Fetching"), "{said}");
     assert!(said.contains("0 blobs uploaded"), "{said}");
@@ -679,6 +692,35 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
         second["pushed_module"]["digest"],
         first["pushed_module"]["digest"]
     );
+
+    // A tag naming another module package is left alone without --force.
+    let theirs = registry.push_module(
+        "published/greeting",
+        "3.0.0",
+        &greeting_module_zip("someone else's"),
+    );
+    let taken = format!("oci://{host}/published/greeting?tag=3.0.0");
+    let err = stderr(&run_fail(
+        tofu(&a, &ca_a).args(["push", "--module", &id]).arg(&taken),
+    ));
+    assert!(
+        err.contains("published/greeting:3.0.0 already names another manifest")
+            && err.contains("--force"),
+        "{err}"
+    );
+    let tagged = || {
+        sha256_digest(&registry.get(
+            "/v2/published/greeting/manifests/3.0.0",
+            "application/vnd.oci.image.manifest.v1+json",
+        ))
+    };
+    assert_eq!(tagged(), theirs);
+    run_ok(
+        tofu(&a, &ca_a)
+            .args(["push", "--force", "--module", &id])
+            .arg(&taken),
+    );
+    assert_eq!(tagged(), first["pushed_module"]["digest"].as_str().unwrap());
 
     let b = TestEnv::new();
     let ca_b = registry.write_ca(&b.root.path().join("ca.pem"));
@@ -889,7 +931,7 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
     let mut push = tstore(&runner_a, Some(&origin_cfg));
     push.env("SSL_CERT_FILE", &ca_a)
-        .args(["push", "--json"])
+        .args(["push", "--json", "--provider", "hashicorp/null"])
         .arg(&target);
     let pushed = json(&run_ok(&mut push));
     assert_eq!(pushed["pushed"][0]["blobs_uploaded"], 2, "{pushed}");
@@ -920,7 +962,10 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
 
     // An anonymous token carries no push: the registry refuses, and tstore says so.
     let mut push_b = tstore(&runner_b, Some(&cfg_b));
-    push_b.env("SSL_CERT_FILE", &ca_b).arg("push").arg(&target);
+    push_b
+        .env("SSL_CERT_FILE", &ca_b)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(&target);
     let err = stderr(&run_fail(&mut push_b));
     assert!(err.contains(&oci.host()), "{err}");
     assert!(

@@ -4,13 +4,17 @@
 //! a loopback registry that requires a login hands blobs, uploads and tag pages to a storage
 //! host on another port (another origin, `tstore_test_support::oci_split`), which logs every
 //! `Authorization` header it receives and never gets one. A tag list is read within bounds.
+//!
+//! A push (against the real `docker-registry`) gives each provider its own repository and
+//! replaces no published package without `--force`.
 
 use std::path::PathBuf;
 use std::process::Output;
 
+use tstore_test_support::oci_registry::{sha256_digest, tofu_layout, OciRegistry};
 use tstore_test_support::oci_split::{SplitRegistry, StorageAuth};
 use tstore_test_support::server::{Response, Server};
-use tstore_test_support::{lock_file, run_fail, run_ok, stderr, Layout, TestEnv, NULL_H1};
+use tstore_test_support::{lock_file, mirror, run_fail, run_ok, stderr, Layout, TestEnv, NULL_H1};
 
 use crate::common::{tstore, NULL_CONFIG};
 use crate::oci::{null_zips, oci_cli_config};
@@ -279,4 +283,207 @@ fn an_endless_tag_list_is_refused_at_its_bound() {
             .any(|r| r.path == format!("/v2/{REPO}/manifests/2.1.2")),
         "{err}"
     );
+}
+
+/// A store holding the null provider (from a packed filesystem mirror, whose zip is
+/// returned), a real registry, and `tstore push TARGET [--provider P]…` against it.
+struct Pusher {
+    env: TestEnv,
+    cfg: PathBuf,
+    ca: PathBuf,
+    registry: OciRegistry,
+    zip: Vec<u8>,
+}
+
+impl Pusher {
+    fn start() -> Pusher {
+        let tstore_test_support::NullMirror { env, mirror, cfg } =
+            TestEnv::with_null_mirror(Layout::Packed);
+        let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+        run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+        let zip = fs_err::read(mirror.join(mirror::NULL_ADDR).join(mirror::packed_name(
+            "null",
+            "2.1.2",
+            "linux_amd64",
+        )))
+        .unwrap();
+        let registry = OciRegistry::start();
+        let ca = registry.write_ca(&env.root.path().join("ca.pem"));
+        Pusher {
+            env,
+            cfg,
+            ca,
+            registry,
+            zip,
+        }
+    }
+
+    /// `tstore push oci://REGISTRY/PATH` with `args` after it.
+    fn push(&self, path: &str, args: &[&str]) -> std::process::Command {
+        let mut cmd = tstore(&self.env, Some(&self.cfg));
+        cmd.env("SSL_CERT_FILE", &self.ca)
+            .arg("push")
+            .arg(format!("oci://{}/{path}", self.registry.host()))
+            .args(args);
+        cmd
+    }
+
+    /// The index `repo:2.1.2` names, and its digest.
+    fn index(&self, repo: &str) -> (serde_json::Value, String) {
+        let bytes = self
+            .registry
+            .get(&format!("/v2/{repo}/manifests/2.1.2"), tofu_layout::INDEX);
+        (
+            serde_json::from_slice(&bytes).unwrap(),
+            sha256_digest(&bytes),
+        )
+    }
+
+    /// The upload sessions the registry has started.
+    fn uploads(&self) -> usize {
+        self.registry
+            .requests()
+            .iter()
+            .filter(|l| l.starts_with("POST "))
+            .count()
+    }
+}
+
+/// The manifest digest an index names for `os`.
+fn manifest_for(index: &serde_json::Value, os: &str) -> String {
+    index["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["platform"]["os"] == os)
+        .and_then(|m| m["digest"].as_str())
+        .unwrap_or_else(|| panic!("no {os} manifest in {index}"))
+        .to_owned()
+}
+
+/// A push target is checked as an `oci_mirror`'s template is, the `--provider` selections
+/// standing for its `include` patterns: without `${type}`, every provider of a namespace
+/// would share one repository and each version's tag; without `${hostname}` (and no
+/// `--provider`), every host's providers would. Such a push fails before the registry is
+/// asked anything; one selected provider fixes every part, and that push goes through.
+#[test]
+fn a_push_target_must_give_each_provider_its_own_repository() {
+    let p = Pusher::start();
+    for (path, args, needle) in [
+        (
+            "mirror/${hostname}/${namespace}",
+            &[][..],
+            "must use ${type}",
+        ),
+        (
+            "mirror/${namespace}/${type}",
+            &[][..],
+            "must use ${hostname}",
+        ),
+        (
+            "mirror/${namespace}",
+            &[
+                "--provider",
+                "hashicorp/null",
+                "--provider",
+                "hashicorp/random",
+            ][..],
+            "must use ${type}",
+        ),
+    ] {
+        let err = stderr(&run_fail(&mut p.push(path, args)));
+        assert!(err.contains(needle), "{path}: {err}");
+        assert!(err.contains("--provider"), "{path}: {err}");
+    }
+    assert!(
+        p.registry
+            .requests()
+            .iter()
+            .all(|l| l.starts_with("GET /v2/ ")),
+        "the registry was asked: {:#?}",
+        p.registry.requests()
+    );
+    run_ok(&mut p.push("mirror/${namespace}", &["--provider", "hashicorp/null"]));
+    let (index, _) = p.index("mirror/hashicorp");
+    manifest_for(&index, "linux");
+}
+
+/// A tag whose linux_amd64 manifest holds another zip names another package: the push
+/// fails naming the tag and the platform, uploads nothing and leaves the tag alone; with
+/// `--force` the store's package takes that platform, and the platform the store lacks
+/// (darwin_amd64) stays. A tag naming only other platforms gains the store's without
+/// `--force`, and a second push changes nothing. A tag whose manifest holds the same zip
+/// (a manifest written by another tool) names the same package: it is left as it is.
+#[test]
+fn a_push_does_not_replace_a_tag_naming_another_package() {
+    let p = Pusher::start();
+    let provider = ["--provider", "hashicorp/null"];
+    let other_build = mirror::zip_bytes(&[mirror::PkgFile {
+        path: tstore_test_support::NULL_PROVIDER_FILE,
+        contents: b"another build of null 2.1.2",
+        executable: true,
+    }]);
+    let darwin = null_zips().remove(1);
+
+    // Another package for linux_amd64.
+    let theirs = p.registry.push_provider(
+        "taken/hashicorp/null",
+        "2.1.2",
+        &[("linux_amd64", other_build), darwin.clone()],
+    );
+    let (their_index, _) = p.index("taken/hashicorp/null");
+    let uploads = p.uploads();
+    let err = stderr(&run_fail(
+        &mut p.push("taken/${namespace}/${type}", &provider),
+    ));
+    assert!(
+        err.contains(&format!(
+            "{}/taken/hashicorp/null:2.1.2 already names another package for linux_amd64",
+            p.registry.host()
+        )) && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(p.index("taken/hashicorp/null").1, theirs, "the tag moved");
+    assert_eq!(p.uploads(), uploads, "something was uploaded");
+
+    run_ok(&mut p.push(
+        "taken/${namespace}/${type}",
+        &["--force", "--provider", "hashicorp/null"],
+    ));
+    let (index, digest) = p.index("taken/hashicorp/null");
+    assert_ne!(digest, theirs);
+    let linux = manifest_for(&index, "linux");
+    let manifest: serde_json::Value = serde_json::from_slice(&p.registry.get(
+        &format!("/v2/taken/hashicorp/null/manifests/{linux}"),
+        tofu_layout::MANIFEST,
+    ))
+    .unwrap();
+    assert_eq!(manifest["layers"][0]["digest"], sha256_digest(&p.zip));
+    assert_eq!(
+        manifest_for(&index, "darwin"),
+        manifest_for(&their_index, "darwin")
+    );
+
+    // Only another platform: the store's joins it.
+    p.registry
+        .push_provider("partial/hashicorp/null", "2.1.2", &[darwin]);
+    let (their_index, _) = p.index("partial/hashicorp/null");
+    run_ok(&mut p.push("partial/${namespace}/${type}", &provider));
+    let (index, digest) = p.index("partial/hashicorp/null");
+    assert_eq!(index["manifests"].as_array().unwrap().len(), 2, "{index}");
+    assert_eq!(
+        manifest_for(&index, "darwin"),
+        manifest_for(&their_index, "darwin")
+    );
+    run_ok(&mut p.push("partial/${namespace}/${type}", &provider));
+    assert_eq!(p.index("partial/hashicorp/null").1, digest);
+
+    // The same zip under another tool's manifest: the same package.
+    let same = p.registry.push_provider(
+        "same/hashicorp/null",
+        "2.1.2",
+        &[("linux_amd64", p.zip.clone())],
+    );
+    run_ok(&mut p.push("same/${namespace}/${type}", &provider));
+    assert_eq!(p.index("same/hashicorp/null").1, same);
 }
