@@ -154,6 +154,22 @@ fn registry_credentials_never_reach_the_host_a_blob_is_redirected_to() {
     split.assert_registry_got_the_login();
 }
 
+/// A blob redirected to a storage host that cannot be reached: the error names the host
+/// but not the signature in the URL's query, which grants access to the blob.
+#[test]
+fn an_unreachable_storage_host_is_named_without_its_signature() {
+    let split = Split::start(StorageAuth::Unreachable);
+    split
+        .registry
+        .publish_provider(REPO, "2.1.2", &null_zips()[..1]);
+    let (dir, out) = split.init("a");
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains(&split.registry.storage_origin()), "{err}");
+    split.assert_no_secret(&err);
+    assert!(!dir.join(".terraform.lock.hcl").exists());
+}
+
 /// A tag list whose next page (`Link: rel="next"`) is on another origin: the page is read
 /// without credentials (its version is installed), though the registry's first page
 /// needed the login.

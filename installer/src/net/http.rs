@@ -353,9 +353,24 @@ pub(crate) fn call_error(url: &str, e: ureq::Error) -> HttpError {
         }
         ureq::Error::Transport(t) => HttpError::Transport {
             url: url.to_owned(),
-            message: t.to_string(),
+            message: transport_message(&t),
         },
     }
+}
+
+/// What went wrong in a transport failure, without its URL: ureq's own text starts with the
+/// URL it was asked for, query included, and messages show the URL as the caller chose to
+/// (a storage host's signed query left out).
+fn transport_message(t: &ureq::Transport) -> String {
+    let mut message = t.kind().to_string();
+    if let Some(detail) = t.message() {
+        message.push_str(": ");
+        message.push_str(detail);
+    }
+    if let Some(source) = std::error::Error::source(t) {
+        message.push_str(&format!(": {source}"));
+    }
+    message
 }
 
 fn tls_config(path: &Path) -> Result<rustls::ClientConfig, HttpError> {

@@ -35,6 +35,8 @@ pub enum StorageAuth {
     /// `401` with `WWW-Authenticate: Bearer realm="STORAGE/token"`; its token service
     /// answers anyone, and the token it gives opens nothing.
     Bearer,
+    /// Gone: the registry sends clients to a port on which nothing listens.
+    Unreachable,
 }
 
 #[derive(Default)]
@@ -53,6 +55,8 @@ struct State {
 pub struct SplitRegistry {
     registry: Server,
     storage: Server,
+    /// Where the registry sends clients: the storage host, or nowhere.
+    storage_url: String,
     state: Arc<Mutex<State>>,
     login: String,
 }
@@ -75,7 +79,16 @@ impl SplitRegistry {
             base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
         );
         let storage = Server::start_tls(&[]);
-        let storage_url = storage.url();
+        let storage_url = match storage_auth {
+            StorageAuth::Unreachable => {
+                let port = std::net::TcpListener::bind("127.0.0.1:0")
+                    .and_then(|l| l.local_addr())
+                    .expect("a free loopback port")
+                    .port();
+                format!("https://127.0.0.1:{port}")
+            }
+            _ => storage.url(),
+        };
         {
             let state = state.clone();
             let realm = format!("{storage_url}/token");
@@ -83,12 +96,13 @@ impl SplitRegistry {
         }
         let registry = Server::start_tls(&[]);
         {
-            let (state, login) = (state.clone(), login.clone());
+            let (state, login, storage_url) = (state.clone(), login.clone(), storage_url.clone());
             registry.route_fallback(move |req| registry_answer(req, &login, &storage_url, &state));
         }
         SplitRegistry {
             registry,
             storage,
+            storage_url,
             state,
             login,
         }
@@ -102,9 +116,10 @@ impl SplitRegistry {
             .to_owned()
     }
 
-    /// The storage host's origin, `https://127.0.0.1:PORT`.
+    /// The storage host's origin, `https://127.0.0.1:PORT`, where the registry sends
+    /// clients.
     pub fn storage_origin(&self) -> String {
-        self.storage.url()
+        self.storage_url.clone()
     }
 
     /// The `Authorization` value of the registry's login.
@@ -337,7 +352,7 @@ fn registry_answer(
 fn storage_answer(req: &Request, auth: StorageAuth, realm: &str, state: &Mutex<State>) -> Response {
     let path = req.path.split('?').next().unwrap_or_default();
     match auth {
-        StorageAuth::Anonymous => {}
+        StorageAuth::Anonymous | StorageAuth::Unreachable => {}
         StorageAuth::Basic => {
             return respond(401, &[("WWW-Authenticate", r#"Basic realm="storage""#)], "")
         }
