@@ -429,7 +429,8 @@ fn a_push_target_must_give_each_provider_its_own_repository() {
 /// `--force` the store's package takes that platform, and the platform the store lacks
 /// (darwin_amd64) stays. A tag naming only other platforms gains the store's without
 /// `--force`, and a second push changes nothing. A tag whose manifest holds the same zip
-/// (a manifest written by another tool) names the same package: it is left as it is.
+/// (an index and manifest written by another tool) names the same package: it is left as
+/// it is.
 #[test]
 fn a_push_does_not_replace_a_tag_naming_another_package() {
     let p = Pusher::start();
@@ -494,11 +495,12 @@ fn a_push_does_not_replace_a_tag_naming_another_package() {
     run_ok(&mut p.push("partial/${namespace}/${type}", &provider));
     assert_eq!(p.index("partial/hashicorp/null").1, digest);
 
-    // The same zip under another tool's manifest: the same package.
+    // The same zip under another tool's manifest (and index, which lists linux_amd64
+    // before darwin_amd64): the same package, and the tag stays as it is.
     let same = p.registry.push_provider(
         "same/hashicorp/null",
         "2.1.2",
-        &[("linux_amd64", p.zip.clone())],
+        &[("linux_amd64", p.zip.clone()), null_zips().remove(1)],
     );
     run_ok(&mut p.push("same/${namespace}/${type}", &provider));
     assert_eq!(p.index("same/hashicorp/null").1, same);

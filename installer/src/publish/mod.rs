@@ -406,6 +406,8 @@ fn push_provider_version(
     };
     let config = crate::net::oci::sha256_digest(b"{}");
     let mut config_pushed = false;
+    // Whether the tag is to name something new: written only then.
+    let mut changed = published.is_none();
     // By `OS_ARCH`: the index lists its platforms in that order.
     let mut descriptors = BTreeMap::new();
     for (platform, package) in platforms {
@@ -441,7 +443,8 @@ fn push_provider_version(
         // A platform the tag already names with another manifest: the same zip is the same
         // package, and its manifest stays; another zip is another package, not replaced,
         // and nothing of this one uploaded, unless told to.
-        if let Some(theirs) = published.as_ref().and_then(|p| p.manifest_of(platform)) {
+        let theirs = published.as_ref().and_then(|p| p.manifest_of(platform));
+        if let Some(theirs) = theirs {
             if theirs != digest {
                 let their_zip = zip_layer_of(client, repo, theirs)?;
                 if their_zip.as_deref() == Some(layer.as_str()) {
@@ -461,6 +464,7 @@ fn push_provider_version(
                 }
             }
         }
+        changed |= theirs != Some(digest.as_str());
         if !config_pushed {
             let (_, fresh) = client.push_blob(repo, b"{}")?;
             count(fresh);
@@ -496,10 +500,12 @@ fn push_provider_version(
         "manifests": descriptors.into_values().collect::<Vec<_>>(),
     }))
     .expect("JSON");
-    let digest = crate::net::oci::sha256_digest(&index);
-    if published.as_ref().map(|p| p.digest.as_str()) != Some(digest.as_str()) {
-        client.push_manifest(repo, &tag, INDEX_MEDIA_TYPE, &index)?;
-    }
+    // A tag that already names each of this store's packages stays as it is (its index may
+    // be written differently, by another tool).
+    let digest = match (&published, changed) {
+        (Some(published), false) => published.digest.clone(),
+        _ => client.push_manifest(repo, &tag, INDEX_MEDIA_TYPE, &index)?,
+    };
     Ok(PushedVersion {
         provider: addr.to_owned(),
         version: version.to_owned(),
