@@ -33,10 +33,12 @@
 //!   playing the part of `include` patterns: with none, every provider of the store is
 //!   pushed, so the template must name `${hostname}`, `${namespace}` and `${type}`;
 //! - a tag that already names something is read first. For a provider version, a platform
-//!   whose manifest there differs from this push's is a conflict ([`PushError::TagTaken`])
-//!   found before that platform is uploaded, unless [`ExistingTag::Replace`]; the
-//!   platforms the tag names and this store lacks stay in the new index, so runners of
-//!   different platforms can each push their own. A tag naming anything else than a provider
+//!   whose manifest there holds another zip is another package: a conflict
+//!   ([`PushError::TagTaken`]) found before that platform is uploaded, unless
+//!   [`ExistingTag::Replace`]. A manifest around the same zip is the same package and
+//!   stays; the platforms the tag names and this store lacks stay in the new index, so
+//!   runners of different platforms can each push their own; a tag that already names each
+//!   of this store's packages is not written. A tag naming anything else than a provider
 //!   index, and a module tag naming another manifest, are conflicts too. Registries have
 //!   no compare-and-swap for tags: two pushes at the same moment can still race.
 
