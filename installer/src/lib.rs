@@ -43,8 +43,8 @@ pub use crate::providers::{
     LOCK_FILE_NAME,
 };
 pub use crate::publish::{
-    oci_client, packages_without_source_zip, push_module, push_providers, ProviderSelection,
-    PushError, PushedModule, PushedVersion, WithoutSourceZip,
+    check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,
+    ExistingTag, ProviderSelection, PushError, PushedModule, PushedVersion, WithoutSourceZip,
 };
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, roots};

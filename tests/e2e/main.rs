@@ -20,6 +20,7 @@ mod module_policy;
 mod module_versions;
 mod modules;
 mod oci;
+mod oci_trust;
 mod output;
 mod packages;
 mod permissions;

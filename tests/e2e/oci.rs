@@ -13,20 +13,20 @@ use crate::common::{json, tstore, NULL_CONFIG};
 /// A CLI config with one `oci_mirror` whose repositories are `REGISTRY/mirror/NS/TYPE` for
 /// the providers of the terraform flavor's default host (the template may leave out
 /// `${hostname}` because `include` fixes it).
-fn oci_cli_config(env: &TestEnv, registry: &OciRegistry) -> std::path::PathBuf {
+pub(crate) fn oci_cli_config(env: &TestEnv, host: &str) -> std::path::PathBuf {
     let path = env.root.path().join("oci.tfrc");
     fs_err::write(
         &path,
         format!(
             "provider_installation {{\n  oci_mirror {{\n    repository_template = \"{}/mirror/${{namespace}}/${{type}}\"\n    include = [\"registry.terraform.io/*/*\"]\n  }}\n}}\n",
-            registry.host()
+            host
         ),
     )
     .unwrap();
     path
 }
 
-fn null_zips() -> Vec<(&'static str, Vec<u8>)> {
+pub(crate) fn null_zips() -> Vec<(&'static str, Vec<u8>)> {
     let other = mirror::zip_bytes(&[mirror::PkgFile {
         path: tstore_test_support::NULL_PROVIDER_FILE,
         contents: b"not for this platform",
@@ -47,7 +47,7 @@ fn init_installs_from_an_oci_mirror_and_terraform_plans() {
     // An older version, so selection has something to choose from.
     registry.push_provider("mirror/hashicorp/null", "2.0.0", &zips[..1]);
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
-    let cfg = oci_cli_config(&env, &registry);
+    let cfg = oci_cli_config(&env, &registry.host());
     let zh = format!(
         "zh:{}",
         sha256_digest(&zips[0].1).trim_start_matches("sha256:")
@@ -118,7 +118,7 @@ fn an_oci_mirror_without_the_provider_says_where_it_looked() {
     let env = TestEnv::new();
     let registry = OciRegistry::start();
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
-    let cfg = oci_cli_config(&env, &registry);
+    let cfg = oci_cli_config(&env, &registry.host());
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let mut init = tstore(&env, Some(&cfg));
     init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
@@ -145,6 +145,19 @@ fn an_oci_mirror_template_must_name_each_provider() {
     init.arg("init").arg(&dir);
     let err = stderr(&run_fail(&mut init));
     assert!(err.contains("must use ${hostname}"), "{err}");
+    assert!(!Path::new(&dir.join(".terraform")).exists());
+
+    // Each include pattern names a namespace, but not the same one: hashicorp/null and
+    // other/null would share a repository, and each version's tag.
+    fs_err::write(
+        &cfg,
+        "provider_installation {\n  oci_mirror {\n    repository_template = \"r.example.test/mirror/${type}\"\n    include = [\"example.test/hashicorp/*\", \"example.test/other/*\"]\n  }\n}\n",
+    )
+    .unwrap();
+    let mut init = tstore(&env, Some(&cfg));
+    init.arg("init").arg(&dir);
+    let err = stderr(&run_fail(&mut init));
+    assert!(err.contains("must use ${namespace}"), "{err}");
     assert!(!Path::new(&dir.join(".terraform")).exists());
 }
 
@@ -192,7 +205,7 @@ struct RunnerB {
 impl RunnerB {
     fn install_with_lock_of(oci: &OciRegistry, dir_a: &std::path::Path) -> RunnerB {
         let runner_b = TestEnv::new();
-        let cfg_b = oci_cli_config(&runner_b, oci);
+        let cfg_b = oci_cli_config(&runner_b, &oci.host());
         let ca_b = oci.write_ca(&runner_b.root.path().join("ca.pem"));
         let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
         fs_err::copy(
@@ -232,7 +245,7 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
     let push = |env: &TestEnv| {
         let mut cmd = tstore(env, Some(&origin_cfg));
         cmd.env("SSL_CERT_FILE", &ca)
-            .args(["push", "--json"])
+            .args(["push", "--json", "--provider", "hashicorp/null"])
             .arg(&target);
         json(&run_ok(&mut cmd))
     };
@@ -347,7 +360,7 @@ fn a_store_that_keeps_archives_pushes_the_origins_zip() {
     let lock_a = lock_file(&dir_a);
     let mut push = tstore(&runner_a, Some(&origin_cfg));
     push.env("SSL_CERT_FILE", &ca)
-        .args(["push", "--json"])
+        .args(["push", "--json", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             oci.host()
@@ -397,7 +410,13 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
     let mut rebuild = tstore(&runner_a, Some(&origin_cfg));
     rebuild
         .env("SSL_CERT_FILE", &ca)
-        .args(["push", "--json", "--rebuild-layers"])
+        .args([
+            "push",
+            "--json",
+            "--rebuild-layers",
+            "--provider",
+            "hashicorp/null",
+        ])
         .arg(&target);
     let out = rebuild.output().unwrap();
     assert!(
@@ -416,7 +435,9 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
     // Without the flag, but with the origin gone: a warning, and the same rebuilt layer.
     drop(origin);
     let mut push = tstore(&runner_a, Some(&origin_cfg));
-    push.env("SSL_CERT_FILE", &ca).args(["push"]).arg(&target);
+    push.env("SSL_CERT_FILE", &ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(&target);
     let out = push.output().unwrap();
     assert!(
         out.status.success(),
@@ -469,10 +490,12 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
     let mirror_digest = sha256_digest(&fs_err::read(&zip).unwrap());
 
     let mut push = tstore(&env, Some(&cfg));
-    push.env("SSL_CERT_FILE", &ca).args(["push"]).arg(format!(
-        "oci://{}/mirror/${{namespace}}/${{type}}",
-        oci.host()
-    ));
+    push.env("SSL_CERT_FILE", &ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(format!(
+            "oci://{}/mirror/${{namespace}}/${{type}}",
+            oci.host()
+        ));
     let out = run_ok(&mut push);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -497,10 +520,13 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
 
     // Kept now: a second push fetches nothing and uploads nothing.
     let mut again = tstore(&env, Some(&cfg));
-    again.env("SSL_CERT_FILE", &ca).args(["push"]).arg(format!(
-        "oci://{}/mirror/${{namespace}}/${{type}}",
-        oci.host()
-    ));
+    again
+        .env("SSL_CERT_FILE", &ca)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(format!(
+            "oci://{}/mirror/${{namespace}}/${{type}}",
+            oci.host()
+        ));
     let said = String::from_utf8_lossy(&run_ok(&mut again).stdout).into_owned();
     assert!(!said.contains("Fetching"), "{said}");
     assert!(said.contains("0 blobs uploaded"), "{said}");
@@ -667,6 +693,35 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
         first["pushed_module"]["digest"]
     );
 
+    // A tag naming another module package is left alone without --force.
+    let theirs = registry.push_module(
+        "published/greeting",
+        "3.0.0",
+        &greeting_module_zip("someone else's"),
+    );
+    let taken = format!("oci://{host}/published/greeting?tag=3.0.0");
+    let err = stderr(&run_fail(
+        tofu(&a, &ca_a).args(["push", "--module", &id]).arg(&taken),
+    ));
+    assert!(
+        err.contains("published/greeting:3.0.0 already names another manifest")
+            && err.contains("--force"),
+        "{err}"
+    );
+    let tagged = || {
+        sha256_digest(&registry.get(
+            "/v2/published/greeting/manifests/3.0.0",
+            "application/vnd.oci.image.manifest.v1+json",
+        ))
+    };
+    assert_eq!(tagged(), theirs);
+    run_ok(
+        tofu(&a, &ca_a)
+            .args(["push", "--force", "--module", &id])
+            .arg(&taken),
+    );
+    assert_eq!(tagged(), first["pushed_module"]["digest"].as_str().unwrap());
+
     let b = TestEnv::new();
     let ca_b = registry.write_ca(&b.root.path().join("ca.pem"));
     let dir_b = b.checkout(
@@ -693,7 +748,7 @@ fn a_registry_login_comes_from_the_docker_config() {
     let registry = OciRegistry::start_with_login("ci", "s3cret");
     registry.push_provider("mirror/hashicorp/null", "2.1.2", &null_zips()[..1]);
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
-    let cfg = oci_cli_config(&env, &registry);
+    let cfg = oci_cli_config(&env, &registry.host());
     let init = |dir: &Path| {
         let mut cmd = tstore(&env, Some(&cfg));
         cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(dir);
@@ -876,7 +931,7 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
     let mut push = tstore(&runner_a, Some(&origin_cfg));
     push.env("SSL_CERT_FILE", &ca_a)
-        .args(["push", "--json"])
+        .args(["push", "--json", "--provider", "hashicorp/null"])
         .arg(&target);
     let pushed = json(&run_ok(&mut push));
     assert_eq!(pushed["pushed"][0]["blobs_uploaded"], 2, "{pushed}");
@@ -890,7 +945,7 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
 
     let runner_b = TestEnv::new();
     let ca_b = trust(&runner_b);
-    let cfg_b = oci_cli_config(&runner_b, &oci);
+    let cfg_b = oci_cli_config(&runner_b, &oci.host());
     let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let mut init_b = tstore(&runner_b, Some(&cfg_b));
     init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
@@ -907,7 +962,10 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
 
     // An anonymous token carries no push: the registry refuses, and tstore says so.
     let mut push_b = tstore(&runner_b, Some(&cfg_b));
-    push_b.env("SSL_CERT_FILE", &ca_b).arg("push").arg(&target);
+    push_b
+        .env("SSL_CERT_FILE", &ca_b)
+        .args(["push", "--provider", "hashicorp/null"])
+        .arg(&target);
     let err = stderr(&run_fail(&mut push_b));
     assert!(err.contains(&oci.host()), "{err}");
     assert!(

@@ -164,28 +164,47 @@ pub struct Downloaded {
 #[derive(Clone, Debug)]
 pub struct HttpClient {
     agent: ureq::Agent,
+    /// The same settings, but following no redirect: for a protocol that decides at each hop
+    /// which headers the next request may carry ([`HttpClient::request_one_hop`]).
+    one_hop: ureq::Agent,
 }
 
 impl HttpClient {
     /// A client trusting `SSL_CERT_FILE`'s certificates when `ssl_cert_file` is given, else
     /// the bundled roots.
     pub fn new(ssl_cert_file: Option<&Path>) -> Result<Self, HttpError> {
-        let mut builder = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(30))
-            .timeout_read(Duration::from_secs(120))
-            .user_agent(concat!("tstore/", env!("CARGO_PKG_VERSION")));
-        if let Some(path) = ssl_cert_file {
-            builder = builder.tls_config(Arc::new(tls_config(path)?));
-        }
+        let tls = match ssl_cert_file {
+            Some(path) => Some(Arc::new(tls_config(path)?)),
+            None => None,
+        };
+        let builder = || {
+            let builder = ureq::AgentBuilder::new()
+                .timeout_connect(Duration::from_secs(30))
+                .timeout_read(Duration::from_secs(120))
+                .user_agent(concat!("tstore/", env!("CARGO_PKG_VERSION")));
+            match &tls {
+                Some(tls) => builder.tls_config(tls.clone()),
+                None => builder,
+            }
+        };
         Ok(HttpClient {
-            agent: builder.build(),
+            agent: builder().build(),
+            one_hop: builder().redirects(0).build(),
         })
     }
 
     /// A request of `method` to `url` on the shared agent, for protocols that need their own
-    /// headers (the OCI Distribution API's `Accept` and authentication challenges).
+    /// headers (a token service's login). A redirect is followed without the
+    /// `Authorization` header (ureq's default).
     pub(crate) fn request(&self, method: &str, url: &str) -> ureq::Request {
         self.agent.request(method, url)
+    }
+
+    /// A request of `method` to `url` that does not follow redirects: a `3xx` comes back as
+    /// the response, so the caller decides what the next hop may carry (the OCI client sends
+    /// a registry's credentials to the registry's origin only).
+    pub(crate) fn request_one_hop(&self, method: &str, url: &str) -> ureq::Request {
+        self.one_hop.request(method, url)
     }
 
     /// GET `url` (with a bearer token if given); non-2xx statuses are errors.
@@ -334,9 +353,24 @@ pub(crate) fn call_error(url: &str, e: ureq::Error) -> HttpError {
         }
         ureq::Error::Transport(t) => HttpError::Transport {
             url: url.to_owned(),
-            message: t.to_string(),
+            message: transport_message(&t),
         },
     }
+}
+
+/// What went wrong in a transport failure, without its URL: ureq's own text starts with the
+/// URL it was asked for, query included, and messages show the URL as the caller chose to
+/// (a storage host's signed query left out).
+fn transport_message(t: &ureq::Transport) -> String {
+    let mut message = t.kind().to_string();
+    if let Some(detail) = t.message() {
+        message.push_str(": ");
+        message.push_str(detail);
+    }
+    if let Some(source) = std::error::Error::source(t) {
+        message.push_str(&format!(": {source}"));
+    }
+    message
 }
 
 fn tls_config(path: &Path) -> Result<rustls::ClientConfig, HttpError> {

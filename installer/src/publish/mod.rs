@@ -23,6 +23,24 @@
 //! push reports those platforms as rebuilt. The built zip is deterministic (sorted entries,
 //! fixed times and modes), so pushing the same package twice gives the same blobs,
 //! manifests and index, and uploads nothing the second time.
+//!
+//! A push never makes two providers share a repository, and never replaces a published
+//! package unless told to:
+//!
+//! - the target template is checked as an `oci_mirror`'s is when the CLI configuration is
+//!   read ([`check_push_target`], by
+//!   [`tstore_tofu::cliconfig::check_repository_template`]), the `--provider` selections
+//!   playing the part of `include` patterns: with none, every provider of the store is
+//!   pushed, so the template must name `${hostname}`, `${namespace}` and `${type}`;
+//! - a tag that already names something is read first. For a provider version, a platform
+//!   whose manifest there holds another zip is another package: a conflict
+//!   ([`PushError::TagTaken`]) found before that platform is uploaded, unless
+//!   [`ExistingTag::Replace`]. A manifest around the same zip is the same package and
+//!   stays; the platforms the tag names and this store lacks stay in the new index, so
+//!   runners of different platforms can each push their own; a tag that already names each
+//!   of this store's packages is not written. A tag naming anything else than a provider
+//!   index, and a module tag naming another manifest, are conflicts too. Registries have
+//!   no compare-and-swap for tags: two pushes at the same moment can still race.
 
 mod package_zip;
 
@@ -32,6 +50,7 @@ use serde_json::json;
 use sha2::Digest as _;
 use tstore_store::{Hash, Package, PackageKey, Store};
 use tstore_tofu::addr::ProviderAddr;
+use tstore_tofu::cliconfig::{check_repository_template, RepositoryTemplateError};
 use tstore_tofu::version::Version;
 
 use crate::net::oci::{
@@ -56,6 +75,28 @@ pub enum PushError {
     /// The repository template gives no repository for a provider.
     #[error(transparent)]
     Template(#[from] OciMirrorError),
+    /// The target would give two providers one repository.
+    #[error("the push target oci://{template} does not give each provider it would push a repository of its own (without --provider, every provider in the store is pushed): name the missing part in the target, or select providers that share it with --provider")]
+    Target {
+        /// The template (after `oci://`).
+        template: String,
+        /// Which part it leaves out.
+        #[source]
+        source: RepositoryTemplateError,
+    },
+    /// A tag already names another package, and the push was not told to replace it.
+    #[error("{reference} already names {what} ({existing}; this push's is {ours}); a push does not replace a published package: check which is right, and push with --force to replace it")]
+    TagTaken {
+        /// `registry/repository:tag`.
+        reference: String,
+        /// What the tag names, e.g. `another package for linux_amd64`.
+        what: String,
+        /// The digest of what the tag names now (the platform's manifest, or the tag's
+        /// document).
+        existing: String,
+        /// The digest this push would put there.
+        ours: String,
+    },
     /// The store could not be read.
     #[error(transparent)]
     Store(#[from] tstore_store::StoreError),
@@ -117,6 +158,30 @@ pub fn oci_client(
         .map_err(|e| PushError::Oci(OciError::Http(e)))?;
     let credentials = network.oci_logins(home)?;
     Ok(OciClient::new(http, credentials))
+}
+
+/// What a push does with a tag that already names another package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExistingTag {
+    /// Fail, leaving the tag as it is ([`PushError::TagTaken`]).
+    Refuse,
+    /// Put this push's package there (`tstore push --force`).
+    Replace,
+}
+
+/// Check that `template` (an `oci_mirror` repository template, after `oci://`) gives each
+/// provider the push would publish a repository of its own, as the CLI configuration's
+/// `oci_mirror` templates are checked: the selections are the `include` patterns (none:
+/// every provider).
+pub fn check_push_target(
+    template: &str,
+    selections: &[ProviderSelection],
+) -> Result<(), PushError> {
+    let patterns: Vec<String> = selections.iter().map(|s| s.addr.to_string()).collect();
+    check_repository_template(template, &patterns).map_err(|source| PushError::Target {
+        template: template.to_owned(),
+        source,
+    })
 }
 
 /// Which providers to push: an address, and a version or all the store holds.
@@ -266,13 +331,17 @@ pub fn packages_without_source_zip(
 /// Push every provider version the selections match (all provider packages of the store
 /// when there is none) to the repositories `template` gives
 /// (`REGISTRY/PATH/${namespace}/${type}`, as an `oci_mirror`'s `repository_template`).
+/// The target is checked first ([`check_push_target`]); a tag that names another package
+/// is left alone unless `existing` is [`ExistingTag::Replace`].
 pub fn push_providers(
     store: &Store,
     client: &OciClient,
     template: &str,
     selections: &[ProviderSelection],
+    existing: ExistingTag,
     on_version: &dyn Fn(&PushedVersion),
 ) -> Result<Vec<PushedVersion>, PushError> {
+    check_push_target(template, selections)?;
     let mirror = OciMirror {
         template: template.to_owned(),
     };
@@ -281,21 +350,52 @@ pub fn push_providers(
         let parsed = ProviderAddr::parse_source(&addr, "")
             .expect("the store records normalized provider addresses");
         let repo = mirror.repository(&parsed)?;
-        let done = push_provider_version(store, client, &repo, &addr, &version, &platforms)?;
+        let target = VersionTarget {
+            repo: &repo,
+            addr: &addr,
+            version: &version,
+            existing,
+        };
+        let done = push_provider_version(store, client, &target, &platforms)?;
         on_version(&done);
         pushed.push(done);
     }
     Ok(pushed)
 }
 
+/// Where one provider version goes, and what to do with a tag already there.
+struct VersionTarget<'a> {
+    repo: &'a OciRepository,
+    addr: &'a str,
+    version: &'a str,
+    existing: ExistingTag,
+}
+
 fn push_provider_version(
     store: &Store,
     client: &OciClient,
-    repo: &OciRepository,
-    addr: &str,
-    version: &str,
+    target: &VersionTarget<'_>,
     platforms: &BTreeMap<String, Package>,
 ) -> Result<PushedVersion, PushError> {
+    let VersionTarget {
+        repo,
+        addr,
+        version,
+        existing,
+    } = *target;
+    let tag = version_to_tag(version);
+    let reference = format!("{repo}:{tag}");
+    let published = PublishedTag::read(client, repo, &tag)?;
+    if let (Some(published), ExistingTag::Refuse) = (&published, existing) {
+        if published.platforms.is_none() {
+            return Err(PushError::TagTaken {
+                reference,
+                what: "something else than an OpenTofu provider index".into(),
+                existing: published.digest.clone(),
+                ours: "an OpenTofu provider index".into(),
+            });
+        }
+    }
     let mut rebuilt = Vec::new();
     let mut uploaded = 0;
     let mut present = 0;
@@ -306,9 +406,12 @@ fn push_provider_version(
             present += 1
         }
     };
-    let (config, fresh) = client.push_blob(repo, b"{}")?;
-    count(fresh);
-    let mut descriptors = Vec::new();
+    let config = crate::net::oci::sha256_digest(b"{}");
+    let mut config_pushed = false;
+    // Whether the tag is to name something new: written only then.
+    let mut changed = published.is_none();
+    // By `OS_ARCH`: the index lists its platforms in that order.
+    let mut descriptors = BTreeMap::new();
     for (platform, package) in platforms {
         let zip = match kept_zip(store, package)? {
             Some(zip) => zip,
@@ -320,8 +423,7 @@ fn push_provider_version(
                 })?
             }
         };
-        let (layer, fresh) = client.push_blob(repo, &zip)?;
-        count(fresh);
+        let layer = crate::net::oci::sha256_digest(&zip);
         let manifest = serde_json::to_vec(&json!({
             "schemaVersion": 2,
             "mediaType": MANIFEST_MEDIA_TYPE,
@@ -340,35 +442,142 @@ fn push_provider_version(
         }))
         .expect("JSON");
         let digest = crate::net::oci::sha256_digest(&manifest);
+        // A platform the tag already names with another manifest: the same zip is the same
+        // package, and its manifest stays; another zip is another package, not replaced,
+        // and nothing of this one uploaded, unless told to.
+        let theirs = published.as_ref().and_then(|p| p.manifest_of(platform));
+        if let Some(theirs) = theirs {
+            if theirs != digest {
+                let their_zip = zip_layer_of(client, repo, theirs)?;
+                if their_zip.as_deref() == Some(layer.as_str()) {
+                    count(false);
+                    continue;
+                }
+                if existing == ExistingTag::Refuse {
+                    return Err(PushError::TagTaken {
+                        reference,
+                        what: format!("another package for {platform}"),
+                        existing: format!(
+                            "its zip {}",
+                            their_zip.unwrap_or_else(|| format!("in manifest {theirs}"))
+                        ),
+                        ours: layer,
+                    });
+                }
+            }
+        }
+        changed |= theirs != Some(digest.as_str());
+        if !config_pushed {
+            let (_, fresh) = client.push_blob(repo, b"{}")?;
+            count(fresh);
+            config_pushed = true;
+        }
+        let (_, fresh) = client.push_blob(repo, &zip)?;
+        count(fresh);
         client.push_manifest(repo, &digest, MANIFEST_MEDIA_TYPE, &manifest)?;
         let (os, arch) = platform.split_once('_').unwrap_or((platform.as_str(), ""));
-        descriptors.push(json!({
-            "mediaType": MANIFEST_MEDIA_TYPE,
-            "artifactType": PROVIDER_TARGET_ARTIFACT_TYPE,
-            "digest": digest,
-            "size": manifest.len(),
-            "platform": {"os": os, "architecture": arch},
-        }));
+        descriptors.insert(
+            platform.clone(),
+            json!({
+                "mediaType": MANIFEST_MEDIA_TYPE,
+                "artifactType": PROVIDER_TARGET_ARTIFACT_TYPE,
+                "digest": digest,
+                "size": manifest.len(),
+                "platform": {"os": os, "architecture": arch},
+            }),
+        );
+    }
+    // The platforms the tag names and this store lacks stay: each runner pushes its own.
+    if let Some(theirs) = published.as_ref().and_then(|p| p.platforms.as_ref()) {
+        for (platform, descriptor) in theirs {
+            descriptors
+                .entry(platform.clone())
+                .or_insert_with(|| descriptor.clone());
+        }
     }
     let index = serde_json::to_vec(&json!({
         "schemaVersion": 2,
         "mediaType": INDEX_MEDIA_TYPE,
         "artifactType": PROVIDER_ARTIFACT_TYPE,
-        "manifests": descriptors,
+        "manifests": descriptors.into_values().collect::<Vec<_>>(),
     }))
     .expect("JSON");
-    let tag = version_to_tag(version);
-    let digest = client.push_manifest(repo, &tag, INDEX_MEDIA_TYPE, &index)?;
+    // A tag that already names each of this store's packages stays as it is (its index may
+    // be written differently, by another tool).
+    let digest = match (&published, changed) {
+        (Some(published), false) => published.digest.clone(),
+        _ => client.push_manifest(repo, &tag, INDEX_MEDIA_TYPE, &index)?,
+    };
     Ok(PushedVersion {
         provider: addr.to_owned(),
         version: version.to_owned(),
-        reference: format!("{repo}:{tag}"),
+        reference,
         digest,
         platforms: platforms.keys().cloned().collect(),
         rebuilt,
         blobs_uploaded: uploaded,
         blobs_present: present,
     })
+}
+
+/// The digest of the one zip layer of `repo`'s manifest `digest`; `None` when the manifest
+/// has no single zip layer (then it is not the same package as any).
+fn zip_layer_of(
+    client: &OciClient,
+    repo: &OciRepository,
+    digest: &str,
+) -> Result<Option<String>, PushError> {
+    let fetched = client.manifest(repo, digest)?;
+    Ok(OciClient::parse_manifest(&fetched, digest)
+        .ok()
+        .and_then(|m| crate::net::oci::single_zip_layer(&m).ok()))
+}
+
+/// What a tag named before a push.
+struct PublishedTag {
+    /// The digest of the document the tag names.
+    digest: String,
+    /// When it is an OpenTofu provider index: its manifest descriptors by `OS_ARCH`.
+    platforms: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+impl PublishedTag {
+    /// What `repo:tag` names; `None` when the registry has no such tag.
+    fn read(
+        client: &OciClient,
+        repo: &OciRepository,
+        tag: &str,
+    ) -> Result<Option<PublishedTag>, PushError> {
+        let fetched = match client.manifest(repo, tag) {
+            Ok(fetched) => fetched,
+            Err(OciError::Http(crate::net::http::HttpError::Status { status: 404, .. })) => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let digest = crate::net::oci::sha256_digest(&fetched.bytes);
+        let doc: serde_json::Value = serde_json::from_slice(&fetched.bytes).unwrap_or_default();
+        let is_provider_index = fetched.media_type == INDEX_MEDIA_TYPE
+            && doc["artifactType"].as_str() == Some(PROVIDER_ARTIFACT_TYPE);
+        let platforms = is_provider_index.then(|| {
+            doc["manifests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|d| {
+                    let os = d["platform"]["os"].as_str()?;
+                    let arch = d["platform"]["architecture"].as_str()?;
+                    Some((format!("{os}_{arch}"), d.clone()))
+                })
+                .collect()
+        });
+        Ok(Some(PublishedTag { digest, platforms }))
+    }
+
+    /// The manifest digest the tag names for `platform` (`OS_ARCH`), if any.
+    fn manifest_of(&self, platform: &str) -> Option<&str> {
+        self.platforms.as_ref()?.get(platform)?["digest"].as_str()
+    }
 }
 
 /// The origin's zip of `package`, if the store kept it: the kept archive of one of its
@@ -410,13 +619,15 @@ pub struct PushedModule {
 }
 
 /// Push the module package `id` (as `tstore store ls` names it) to `repo` under `tag`: a
-/// manifest whose one layer is the package as a deterministic zip.
+/// manifest whose one layer is the package as a deterministic zip. A tag naming another
+/// manifest is left alone unless `existing` is [`ExistingTag::Replace`].
 pub fn push_module(
     store: &Store,
     client: &OciClient,
     repo: &OciRepository,
     tag: &str,
     id: &str,
+    existing: ExistingTag,
 ) -> Result<PushedModule, PushError> {
     let key = PackageKey::module(id);
     if store.package(&key)?.is_none() {
@@ -428,8 +639,8 @@ pub fn push_module(
         package: id.to_owned(),
         source,
     })?;
-    let (config, config_new) = client.push_blob(repo, b"{}")?;
-    let (layer, layer_new) = client.push_blob(repo, &zip)?;
+    let config = crate::net::oci::sha256_digest(b"{}");
+    let layer = crate::net::oci::sha256_digest(&zip);
     let manifest = serde_json::to_vec(&json!({
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,
@@ -438,7 +649,23 @@ pub fn push_module(
         "layers": [{"mediaType": ZIP_LAYER_MEDIA_TYPE, "digest": layer, "size": zip.len()}],
     }))
     .expect("JSON");
-    let digest = client.push_manifest(repo, tag, MANIFEST_MEDIA_TYPE, &manifest)?;
+    let digest = crate::net::oci::sha256_digest(&manifest);
+    let published = PublishedTag::read(client, repo, tag)?;
+    if let (Some(published), ExistingTag::Refuse) = (&published, existing) {
+        if published.digest != digest {
+            return Err(PushError::TagTaken {
+                reference: format!("{repo}:{tag}"),
+                what: "another manifest".into(),
+                existing: published.digest.clone(),
+                ours: digest,
+            });
+        }
+    }
+    let (_, config_new) = client.push_blob(repo, b"{}")?;
+    let (_, layer_new) = client.push_blob(repo, &zip)?;
+    if published.map(|p| p.digest) != Some(digest.clone()) {
+        client.push_manifest(repo, tag, MANIFEST_MEDIA_TYPE, &manifest)?;
+    }
     let uploaded = usize::from(config_new) + usize::from(layer_new);
     Ok(PushedModule {
         package: id.to_owned(),

@@ -18,6 +18,9 @@
 //!   duplicates, a ratio bomb).
 //! - [`module_registry`]: a module registry (`modules.v1`, `204` + `X-Terraform-Get`) and
 //!   archive host on a loopback [`server::Server`].
+//! - [`oci_registry`]: a real OCI registry (`docker-registry`); [`oci_token`]: a token
+//!   service for it; [`oci_split`]: a small registry whose blobs, uploads and tag pages are on
+//!   a second host (another origin) that logs every `Authorization` header it gets.
 //! - [`tls`]: a CA made at test time for the HTTPS mode of [`server::Server`]
 //!   ([`server::Server::start_tls`]); its PEM is the `SSL_CERT_FILE` of tstore and terraform.
 //! - [`snapshot`]: a directory tree as a map, for "nothing changed" assertions.
@@ -53,6 +56,7 @@ pub mod hostile;
 pub mod mirror;
 pub mod module_registry;
 pub mod oci_registry;
+pub mod oci_split;
 pub mod oci_token;
 mod peers;
 mod process;

@@ -11,6 +11,10 @@
 //! comparison, or `*`), or, with no `If-None-Match`, whose `If-Modified-Since` is exactly the
 //! route's `Last-Modified`. The request log records each answer's status.
 //!
+//! [`Server::route_fallback`] answers every path no route names (a protocol whose paths are
+//! not known in advance). A request's body, when it announces one with `Content-Length`, is
+//! read and kept in the log ([`Request::body`]).
+//!
 //! [`Server::start_tls`] serves the same table over HTTPS with a certificate signed by a
 //! [`TestCa`] made at test time (terraform 1.0.3 requires https for service discovery and
 //! network mirrors); give its [`Server::ca`] PEM to tstore and terraform as `SSL_CERT_FILE`.
@@ -52,6 +56,8 @@ pub struct Request {
     pub if_modified_since: Option<String>,
     /// The status the server answered (`304` for a conditional GET of an unchanged route).
     pub status: u16,
+    /// The body (`PUT`, `POST`), as announced by `Content-Length`; empty otherwise.
+    pub body: Vec<u8>,
 }
 
 /// A route's answer: canned, or computed from the request (a token service's).
@@ -69,6 +75,9 @@ impl std::fmt::Debug for Answer {
         }
     }
 }
+
+/// The answer for the paths no route names.
+const FALLBACK: &str = "\0fallback";
 
 type Routes = Arc<Mutex<HashMap<String, Answer>>>;
 
@@ -232,6 +241,15 @@ impl Server {
             .insert(path.to_owned(), Answer::Computed(Arc::new(answer)));
     }
 
+    /// Answer every request whose path no route names with what `answer` computes from it
+    /// (instead of 404).
+    pub fn route_fallback(&self, answer: impl Fn(&Request) -> Response + Send + Sync + 'static) {
+        self.routes
+            .lock()
+            .unwrap()
+            .insert(FALLBACK.to_owned(), Answer::Computed(Arc::new(answer)));
+    }
+
     /// Serve `body` with status 200 at `path` with a strong `ETag` derived from the bytes
     /// (so new bytes get a new tag) and, when given, `Last-Modified`; conditional requests
     /// for the same tag (or date) answer `304`. Returns the `ETag`.
@@ -281,13 +299,14 @@ fn serve(
     routes: &Routes,
     log: &Mutex<Vec<Request>>,
 ) -> std::io::Result<()> {
-    // Requests have no body: once the head is read, the rest of the exchange is writing.
+    // Once the head and the body it announces are read, the rest of the exchange is writing.
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let method = line.split_whitespace().next().unwrap_or("GET").to_owned();
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let (mut authorization, mut if_none_match, mut if_modified_since) = (None, None, None);
+    let mut content_length = None;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
@@ -298,13 +317,25 @@ fn serve(
                 "authorization" => &mut authorization,
                 "if-none-match" => &mut if_none_match,
                 "if-modified-since" => &mut if_modified_since,
+                "content-length" => &mut content_length,
                 _ => continue,
             };
             *slot = Some(value.trim().to_owned());
         }
     }
+    let length = content_length
+        .and_then(|l| l.parse::<u64>().ok())
+        .unwrap_or(0);
+    let mut body = Vec::new();
+    (&mut reader).take(length).read_to_end(&mut body)?;
     let route_path = path.split('?').next().unwrap_or(&path).to_owned();
-    let answer = routes.lock().unwrap().get(&route_path).cloned();
+    let answer = {
+        let routes = routes.lock().unwrap();
+        routes
+            .get(&route_path)
+            .or_else(|| routes.get(FALLBACK))
+            .cloned()
+    };
     let mut request = Request {
         method: method.clone(),
         path: path.clone(),
@@ -312,6 +343,7 @@ fn serve(
         if_none_match,
         if_modified_since,
         status: 0,
+        body,
     };
     let mut resp = match answer {
         Some(Answer::Canned(resp)) => resp,
@@ -396,10 +428,14 @@ fn not_modified(
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
         204 => "No Content",
         301 => "Moved Permanently",
         302 => "Found",
         304 => "Not Modified",
+        307 => "Temporary Redirect",
+        401 => "Unauthorized",
         404 => "Not Found",
         500 => "Internal Server Error",
         _ => "X",

@@ -124,11 +124,13 @@ pub enum Command {
 /// Arguments of `tstore push`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2"
+    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2"
 )]
 pub struct PushArgs {
-    /// `oci://REGISTRY/PATH` with `${namespace}` and `${type}` (and `${hostname}`), as an
-    /// `oci_mirror`'s `repository_template` (quote it for the shell).
+    /// `oci://REGISTRY/PATH` with `${hostname}`, `${namespace}` and `${type}`, as an
+    /// `oci_mirror`'s `repository_template` (quote it for the shell). A part may be left out
+    /// when every `--provider` names the same value for it, as when each `include` pattern
+    /// of an `oci_mirror` does.
     pub target: String,
     /// Only this provider (`[HOST/]NAMESPACE/TYPE`, optionally `@VERSION`); repeatable.
     /// Default: every provider package in the store.
@@ -143,6 +145,11 @@ pub struct PushArgs {
     /// tofu refuses such a layer where a lock file's hashes came from the source's zip.
     #[arg(long)]
     pub rebuild_layers: bool,
+    /// Replace what a tag already names when it is another package (another zip for a
+    /// platform of that provider version, or another module manifest). Without it such a
+    /// push fails and leaves the tag as it is.
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON report on stdout.
     #[arg(long)]
     pub json: bool,

@@ -16,6 +16,15 @@
 //!
 //! Every document and blob fetched by digest is checked against that digest before it is
 //! used: a registry is hostile input like any other source.
+//!
+//! Credentials belong to the registry's origin (scheme, host and port of
+//! `https://REGISTRY`) and to the token service a challenge from that origin names; nothing
+//! else gets them. Redirects are followed here, one hop at a time, so each hop carries the
+//! `Authorization` header only when it is on the registry's origin; a hop to another origin
+//! (a blob's storage or CDN host, a `Link` or upload `Location` elsewhere) is sent without
+//! it, and a `401` from another origin is not answered with the registry's login: the
+//! request fails with [`OciError::ForeignChallenge`]. A URL on another origin is shown in
+//! messages without its query, where storage hosts put signatures.
 
 pub mod auth;
 
@@ -30,6 +39,38 @@ use super::http::{call_error, read_body_capped, HttpClient, HttpError};
 /// The largest manifest or index read into memory (the spec suggests registries refuse
 /// manifests above 4 MiB).
 const MAX_MANIFEST: u64 = 4 << 20;
+
+/// Redirects followed for one request (as Go's HTTP client, which docker and containerd use).
+pub const MAX_REDIRECTS: usize = 10;
+
+/// The most pages of one repository's tag list read: a registry answering
+/// `Link: rel="next"` without end is refused, not followed.
+pub const MAX_TAG_PAGES: usize = 200;
+/// The most bytes of one repository's tag list read, all pages together.
+pub const MAX_TAG_LIST_BYTES: u64 = 32 << 20;
+/// The most tags kept from one repository's tag list (those the caller asked for).
+pub const MAX_KEPT_TAGS: usize = 10_000;
+
+/// A bound of one repository's tag list ([`OciError::TagListTooLong`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagListLimit {
+    /// [`MAX_TAG_PAGES`].
+    Pages,
+    /// [`MAX_TAG_LIST_BYTES`].
+    Bytes,
+    /// [`MAX_KEPT_TAGS`].
+    KeptTags,
+}
+
+impl std::fmt::Display for TagListLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TagListLimit::Pages => write!(f, "{MAX_TAG_PAGES} pages"),
+            TagListLimit::Bytes => write!(f, "{} MiB", MAX_TAG_LIST_BYTES >> 20),
+            TagListLimit::KeptTags => write!(f, "{MAX_KEPT_TAGS} matching tags"),
+        }
+    }
+}
 
 /// Media types of the documents a pull reads.
 pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
@@ -80,6 +121,32 @@ pub enum OciError {
         /// The digest of the bytes received.
         actual: String,
     },
+    /// A host on another origin than the registry's (where the registry redirected a
+    /// request, or pointed a `Link` or upload `Location`) asked for credentials. The
+    /// registry's are never sent there.
+    #[error("{origin}, where {registry} sent a request for {repository}, asks for credentials; tstore sends the registry's credentials only to the registry and to the token service it names, so that host must serve the request without them")]
+    ForeignChallenge {
+        /// The registry host.
+        registry: String,
+        /// The repository.
+        repository: String,
+        /// The other origin (`https://host:port`, no path).
+        origin: String,
+    },
+    /// A tag list went on past one of its bounds ([`TagListLimit`]).
+    #[error("the tag list of {repository} goes on past {limit}, the most tstore reads of one repository; the registry may be answering `Link: rel=\"next\"` without end")]
+    TagListTooLong {
+        /// `registry/name`.
+        repository: String,
+        /// The bound it passed.
+        limit: TagListLimit,
+    },
+    /// More redirects than [`MAX_REDIRECTS`] in a row.
+    #[error("{url} redirected more than {MAX_REDIRECTS} times")]
+    TooManyRedirects {
+        /// The URL first asked for.
+        url: String,
+    },
     /// A document was not what the protocol says.
     #[error("malformed {what} from {url}: {message}")]
     Malformed {
@@ -118,12 +185,20 @@ pub struct FetchedManifest {
 }
 
 /// A client for OCI registries over HTTPS, sharing [`HttpClient`]'s connections and roots.
-#[derive(Debug)]
 pub struct OciClient {
     http: HttpClient,
     credentials: OciCredentials,
     /// `Authorization` values by registry and scope, once a challenge was answered.
     tokens: std::sync::Mutex<std::collections::HashMap<(String, String), String>>,
+}
+
+impl std::fmt::Debug for OciClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The cached `Authorization` values are secrets: never shown.
+        f.debug_struct("OciClient")
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OciClient {
@@ -140,32 +215,58 @@ impl OciClient {
         format!("https://{}/v2/{}", repo.registry, repo.name)
     }
 
-    /// Every tag of `repo`, following pagination.
-    pub fn tags(&self, repo: &OciRepository) -> Result<Vec<String>, OciError> {
+    /// The tags of `repo` that `keep` accepts (an OCI mirror keeps versions), following
+    /// pagination, sorted. What is read is bounded: at most [`MAX_TAG_PAGES`] pages and
+    /// [`MAX_TAG_LIST_BYTES`] bytes, one page at a time, and at most [`MAX_KEPT_TAGS`] kept
+    /// tags (others are dropped as each page is read); a list going past any bound is
+    /// [`OciError::TagListTooLong`].
+    pub fn tags(
+        &self,
+        repo: &OciRepository,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<String>, OciError> {
         #[derive(serde::Deserialize)]
         struct TagList {
             #[serde(default)]
             tags: Option<Vec<String>>,
         }
+        let too_long = |limit| OciError::TagListTooLong {
+            repository: repo.to_string(),
+            limit,
+        };
         let mut url = format!("{}/tags/list", Self::base(repo));
-        let mut tags = Vec::new();
-        // A registry that keeps answering "next" is bounded by this many pages.
-        for _ in 0..1000 {
+        let registry = registry_origin(repo);
+        let mut kept = std::collections::BTreeSet::new();
+        let mut bytes = 0u64;
+        for _ in 0..MAX_TAG_PAGES {
+            // A `Link` may name another origin: `send` gives it no credentials.
             let resp = self.get(repo, &url, &[])?;
             let next = resp.header("Link").and_then(next_link);
-            let body = read_capped(resp, &url, MAX_MANIFEST)?;
+            let shown = shown_url(&parse_url(&url)?, &registry);
+            let body = read_capped(resp, &shown, MAX_MANIFEST)?;
+            bytes += body.len() as u64;
+            if bytes > MAX_TAG_LIST_BYTES {
+                return Err(too_long(TagListLimit::Bytes));
+            }
             let list: TagList = serde_json::from_slice(&body).map_err(|e| OciError::Malformed {
                 what: "tag list".into(),
-                url: url.clone(),
+                url: shown.clone(),
                 message: e.to_string(),
             })?;
-            tags.extend(list.tags.unwrap_or_default());
+            for tag in list.tags.unwrap_or_default() {
+                if keep(&tag) {
+                    kept.insert(tag);
+                    if kept.len() > MAX_KEPT_TAGS {
+                        return Err(too_long(TagListLimit::KeptTags));
+                    }
+                }
+            }
             match next {
                 Some(next) => url = resolve(&url, &next),
-                None => return Ok(tags),
+                None => return Ok(kept.into_iter().collect()),
             }
         }
-        Ok(tags)
+        Err(too_long(TagListLimit::Pages))
     }
 
     /// The manifest or index `reference` (a tag or a digest) names. A digest reference is
@@ -287,6 +388,7 @@ impl OciClient {
             url: start.clone(),
             message: "no Location header".into(),
         })?;
+        // The upload may continue on another origin: `send` gives it no credentials.
         let location = resolve(&start, location);
         let sep = if location.contains('?') { '&' } else { '?' };
         let put = format!("{location}{sep}digest={digest}");
@@ -323,7 +425,8 @@ impl OciClient {
     }
 
     /// A request to `url` of `repo`, answering the registry's authentication challenge
-    /// once; the answer is remembered per registry and scope.
+    /// once; the answer is remembered per registry and scope. Only hops on the registry's
+    /// origin carry it ([`OciClient::exchange`]).
     fn send(
         &self,
         repo: &OciRepository,
@@ -339,26 +442,21 @@ impl OciClient {
         };
         let key = (repo.registry.clone(), scope.clone());
         let cached = self.tokens.lock().expect("token cache").get(&key).cloned();
-        let attempt = |authorization: Option<&str>| {
-            let mut req = self.http.request(method, url);
-            for (k, v) in headers {
-                req = req.set(k, v);
-            }
-            if let Some(a) = authorization {
-                req = req.set("Authorization", a);
-            }
-            match body {
-                Some(bytes) => req.send_bytes(bytes),
-                None => req.call(),
-            }
+        let request = Request {
+            repo,
+            method,
+            url,
+            headers,
+            body,
         };
-        let challenge = match attempt(cached.as_deref()) {
-            Ok(resp) => return Ok(resp),
-            Err(ureq::Error::Status(401, resp)) => resp
-                .header("WWW-Authenticate")
-                .map(Challenge::parse)
-                .unwrap_or_default(),
-            Err(e) => return Err(call_error(url, e).into()),
+        let challenge = match self.exchange(&request, cached.as_deref())? {
+            Hop::Done(resp) => return Ok(resp),
+            Hop::Denied {
+                status: 401,
+                challenge,
+                ..
+            } => challenge,
+            Hop::Denied { error, .. } => return Err(error.into()),
         };
         let unauthorized = |message: String| OciError::Unauthorized {
             registry: repo.registry.clone(),
@@ -370,6 +468,8 @@ impl OciClient {
             .for_repository(repo)
             .map_err(|e| unauthorized(e.to_string()))?;
         let authorization = match challenge {
+            // The realm was named by the registry's own origin (`exchange` answers no other
+            // origin's challenge): the login may go there.
             Challenge::Bearer { realm, service } => {
                 let token = auth::fetch_token(
                     &self.http,
@@ -404,17 +504,148 @@ impl OciClient {
             .lock()
             .expect("token cache")
             .insert(key, authorization.clone());
-        match attempt(Some(&authorization)) {
-            Ok(resp) => Ok(resp),
-            Err(ureq::Error::Status(401 | 403, _)) if login.is_none() => Err(unauthorized(
+        match self.exchange(&request, Some(&authorization))? {
+            Hop::Done(resp) => Ok(resp),
+            Hop::Denied { .. } if login.is_none() => Err(unauthorized(
                 "anonymous access does not allow this; log in with `docker login` (a docker-style config.json) or an `oci_credentials` block".into(),
             )),
-            Err(ureq::Error::Status(401 | 403, _)) => {
-                Err(unauthorized("the registry refused the credentials".into()))
-            }
-            Err(e) => Err(call_error(url, e).into()),
+            Hop::Denied { .. } => Err(unauthorized("the registry refused the credentials".into())),
         }
     }
+
+    /// One request and the redirects it leads to, followed here rather than by ureq so that
+    /// each hop's headers are decided by its origin: `authorization` goes to hops on the
+    /// registry's origin only, and a hop on another origin that asks for credentials fails
+    /// the request ([`OciError::ForeignChallenge`]) instead of being answered. A `303`, and
+    /// a `301`/`302` of anything but `GET`/`HEAD`, continue as a `GET` without a body (as
+    /// browsers and ureq do); `307`/`308` repeat the request.
+    fn exchange(
+        &self,
+        request: &Request<'_>,
+        authorization: Option<&str>,
+    ) -> Result<Hop, OciError> {
+        let repo = request.repo;
+        let registry = registry_origin(repo);
+        let mut url = parse_url(request.url)?;
+        let mut method = request.method;
+        let mut body = request.body;
+        for _ in 0..=MAX_REDIRECTS {
+            let own = url.origin() == registry;
+            let shown = shown_url(&url, &registry);
+            let mut req = self.http.request_one_hop(method, url.as_str());
+            for (k, v) in request.headers {
+                req = req.set(k, v);
+            }
+            if let (true, Some(a)) = (own, authorization) {
+                req = req.set("Authorization", a);
+            }
+            let result = match body {
+                Some(bytes) => req.send_bytes(bytes),
+                None => req.call(),
+            };
+            let resp = match result {
+                Ok(resp) => resp,
+                Err(ureq::Error::Status(status @ (401 | 403), resp)) if own => {
+                    let challenge = match status {
+                        401 => resp
+                            .header("WWW-Authenticate")
+                            .map(Challenge::parse)
+                            .unwrap_or_default(),
+                        _ => Challenge::Missing,
+                    };
+                    let error = call_error(&shown, ureq::Error::Status(status, resp));
+                    return Ok(Hop::Denied {
+                        status,
+                        challenge,
+                        error,
+                    });
+                }
+                Err(ureq::Error::Status(401, _)) => {
+                    return Err(OciError::ForeignChallenge {
+                        registry: repo.registry.clone(),
+                        repository: repo.name.clone(),
+                        origin: url.origin().ascii_serialization(),
+                    })
+                }
+                Err(e) => return Err(call_error(&shown, e).into()),
+            };
+            let status = resp.status();
+            if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+                return Ok(Hop::Done(resp));
+            }
+            let location = resp.header("Location").ok_or_else(|| OciError::Malformed {
+                what: "redirect".into(),
+                url: shown.clone(),
+                message: format!("HTTP {status} without a Location header"),
+            })?;
+            url = url.join(location).map_err(|e| OciError::Malformed {
+                what: "redirect".into(),
+                url: shown.clone(),
+                message: format!("its Location is not a URL: {e}"),
+            })?;
+            if status == 303 || (matches!(status, 301 | 302) && !matches!(method, "GET" | "HEAD")) {
+                method = "GET";
+                body = None;
+            }
+        }
+        Err(OciError::TooManyRedirects {
+            url: request.url.to_owned(),
+        })
+    }
+}
+
+/// One request of [`OciClient::send`], as first asked for.
+struct Request<'a> {
+    repo: &'a OciRepository,
+    method: &'a str,
+    url: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    body: Option<&'a [u8]>,
+}
+
+/// How an [`OciClient::exchange`] ended.
+enum Hop {
+    /// The last hop's response (not an error status, not a redirect).
+    Done(ureq::Response),
+    /// The registry's own origin answered `401` (with its challenge) or `403`.
+    Denied {
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` challenge of a 401.
+        challenge: Challenge,
+        /// The answer as an error, for a caller that will not answer the challenge.
+        error: HttpError,
+    },
+}
+
+/// The origin credentials for `repo` belong to: `https://REGISTRY`.
+fn registry_origin(repo: &OciRepository) -> url::Origin {
+    match url::Url::parse(&format!("https://{}/", repo.registry)) {
+        Ok(url) => url.origin(),
+        // A registry that is not a host matches no URL: nothing gets its credentials.
+        Err(_) => url::Origin::new_opaque(),
+    }
+}
+
+fn parse_url(url: &str) -> Result<url::Url, OciError> {
+    url::Url::parse(url).map_err(|e| {
+        OciError::Http(HttpError::Malformed {
+            url: url.to_owned(),
+            message: e.to_string(),
+        })
+    })
+}
+
+/// `url` as messages show it: whole on the registry's origin; elsewhere without its query
+/// and fragment, where storage hosts put signatures that grant access.
+fn shown_url(url: &url::Url, registry: &url::Origin) -> String {
+    if url.origin() == *registry {
+        return url.to_string();
+    }
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
 }
 
 /// What a request needs the registry to allow.

@@ -110,7 +110,10 @@ impl OciMirror {
         addr: &ProviderAddr,
     ) -> Result<Vec<Version>, OciMirrorError> {
         let repo = self.repository(addr)?;
-        let tags = match client.tags(&repo) {
+        // Only version tags are kept while the list is read (signatures, `latest` and the
+        // like are dropped page by page).
+        let is_version = |tag: &str| Version::parse(&tag_to_version(tag)).is_ok();
+        let tags = match client.tags(&repo, &is_version) {
             Ok(tags) => tags,
             // A repository the registry does not have holds no versions.
             Err(OciError::Http(crate::net::http::HttpError::Status { status: 404, .. })) => {

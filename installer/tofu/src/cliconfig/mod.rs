@@ -134,6 +134,89 @@ fn pattern_matches(pattern: &str, addr: &ProviderAddr, default_host: &str) -> bo
         && (kind == "*" || kind == addr.kind)
 }
 
+/// Why a repository template cannot give every provider it serves a repository of its own.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RepositoryTemplateError {
+    /// A `${` without its `}`.
+    #[error("unterminated placeholder in repository_template {template:?}.")]
+    Unterminated {
+        /// The template.
+        template: String,
+    },
+    /// A placeholder other than `${hostname}`, `${namespace}` and `${type}`.
+    #[error("repository_template {template:?} uses an unknown placeholder ${{{name}}}; only ${{hostname}}, ${{namespace}} and ${{type}} are available.")]
+    UnknownPlaceholder {
+        /// The template.
+        template: String,
+        /// The placeholder's name.
+        name: String,
+    },
+    /// The template leaves out a part of the provider address that is not one and the same
+    /// for every provider it serves, so two providers would share a repository (and each
+    /// version's tag).
+    #[error("repository_template {template:?} must use ${{{part}}}, unless every provider it serves has one and the same {part}.")]
+    PartLeftOut {
+        /// The template.
+        template: String,
+        /// `hostname`, `namespace` or `type`.
+        part: &'static str,
+    },
+}
+
+/// Check that `template` gives every provider that `patterns` admit a repository of its own.
+/// `patterns` are `[HOST/]NAMESPACE/TYPE` with `*` for any part (none: every provider). The
+/// template may use only `${hostname}`, `${namespace}` and `${type}`, and a part it leaves out
+/// must be written out, one and the same value, in every pattern: two providers that differ
+/// in a part the template does not name would get one repository, and each version's tag
+/// of one would replace the other's.
+///
+/// The `include` patterns of an `oci_mirror` block are checked this way when the CLI
+/// configuration is read; `tstore push` checks its target against the providers it pushes.
+pub fn check_repository_template(
+    template: &str,
+    patterns: &[String],
+) -> Result<(), RepositoryTemplateError> {
+    let mut rest = template;
+    let mut used = Vec::new();
+    while let Some(start) = rest.find("${") {
+        let Some(end) = rest[start..].find('}') else {
+            return Err(RepositoryTemplateError::Unterminated {
+                template: template.to_owned(),
+            });
+        };
+        let name = &rest[start + 2..start + end];
+        if !matches!(name, "hostname" | "namespace" | "type") {
+            return Err(RepositoryTemplateError::UnknownPlaceholder {
+                template: template.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        used.push(name.to_owned());
+        rest = &rest[start + end + 1..];
+    }
+    // Two-part patterns name no host: they mean the default host of whichever tool reads
+    // them, so they agree with each other and with no pattern that names a host.
+    let parsed: Vec<Option<[String; 3]>> = patterns
+        .iter()
+        .map(|p| parse_pattern(p, "").ok().map(|(h, n, t)| [h, n, t]))
+        .collect();
+    for (i, part) in ["hostname", "namespace", "type"].into_iter().enumerate() {
+        if used.iter().any(|u| u == part) {
+            continue;
+        }
+        let mut values = parsed.iter().map(|p| p.as_ref().map(|p| p[i].as_str()));
+        let first = values.next().flatten();
+        let one_value = first.is_some_and(|v| v != "*") && values.all(|v| v == first);
+        if !one_value {
+            return Err(RepositoryTemplateError::PartLeftOut {
+                template: template.to_owned(),
+                part,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Normalize a matching pattern to `(host, namespace, type)`, with the
 /// constraints tofu imposes on where wildcards may appear.
 fn parse_pattern(p: &str, default_host: &str) -> Result<(String, String, String), String> {

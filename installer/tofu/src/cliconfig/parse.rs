@@ -361,8 +361,8 @@ impl Parser<'_> {
                 },
                 "oci_mirror" => match repository_template.filter(|t| !t.is_empty()) {
                     Some(t) => {
-                        check_repository_template(&t, &include).map_err(|message| {
-                            self.invalid(m, format!("Invalid oci_mirror block: {message}"))
+                        check_repository_template(&t, &include).map_err(|e| {
+                            self.invalid(m, format!("Invalid oci_mirror block: {e}"))
                         })?;
                         InstallMethodKind::OciMirror {
                             repository_template: t,
@@ -389,55 +389,4 @@ impl Parser<'_> {
         }
         Ok(methods)
     }
-}
-
-/// An `oci_mirror` repository template must name a provider's repository unambiguously:
-/// it uses `${namespace}` and `${type}` (and `${hostname}`) unless every `include` pattern
-/// fixes the part it leaves out, and it uses no other placeholder.
-fn check_repository_template(template: &str, include: &[String]) -> Result<(), String> {
-    let mut rest = template;
-    let mut used = Vec::new();
-    while let Some(start) = rest.find("${") {
-        let Some(end) = rest[start..].find('}') else {
-            return Err(format!(
-                "unterminated placeholder in repository_template {template:?}."
-            ));
-        };
-        let name = &rest[start + 2..start + end];
-        if !matches!(name, "hostname" | "namespace" | "type") {
-            return Err(format!(
-                "repository_template {template:?} uses an unknown placeholder ${{{name}}}; only ${{hostname}}, ${{namespace}} and ${{type}} are available."
-            ));
-        }
-        used.push(name.to_owned());
-        rest = &rest[start + end + 1..];
-    }
-    // A part the template leaves out must be the same for every provider the method serves.
-    let parts = ["hostname", "namespace", "type"];
-    for (i, part) in parts.iter().enumerate() {
-        if used.iter().any(|u| u == part) {
-            continue;
-        }
-        let fixed = !include.is_empty()
-            && include.iter().all(|p| {
-                let segments: Vec<&str> = p.split('/').collect();
-                // Two-part patterns are NAMESPACE/TYPE on the default host.
-                let segment = if segments.len() == 2 {
-                    if i == 0 {
-                        Some("fixed-default-host")
-                    } else {
-                        segments.get(i - 1).copied()
-                    }
-                } else {
-                    segments.get(i).copied()
-                };
-                segment.is_some_and(|s| !s.contains('*'))
-            });
-        if !fixed {
-            return Err(format!(
-                "repository_template {template:?} must use ${{{part}}}, unless every include pattern names one {part}."
-            ));
-        }
-    }
-    Ok(())
 }

@@ -327,6 +327,10 @@ fn oci_mirror_templates_keep_their_placeholders_and_must_name_each_provider() {
             r#"r.test/fixed"#,
             r#"include = ["registry.opentofu.org/opentofu/foo"]"#,
         ),
+        (
+            r#"r.test/mirror/${type}"#,
+            r#"include = ["example.net/hashicorp/*", "example.net/hashicorp/null"]"#,
+        ),
     ];
     for (template, include) in ok {
         let src = format!(
@@ -352,6 +356,18 @@ fn oci_mirror_templates_keep_their_placeholders_and_must_name_each_provider() {
             r#"r.test/${hostname}/${namespace}/${kind}"#,
             "",
             "unknown placeholder",
+        ),
+        // Each pattern fixes the namespace, but not to the same one: hashicorp/null and
+        // other/null would share a repository.
+        (
+            r#"r.test/mirror/${type}"#,
+            r#"include = ["example.net/hashicorp/*", "example.net/other/*"]"#,
+            "must use ${namespace}",
+        ),
+        (
+            r#"r.test/fixed"#,
+            r#"include = ["example.net/a/x", "example.net/a/y"]"#,
+            "must use ${type}",
         ),
         ("", "", "\"repository_template\" argument is required"),
     ];

@@ -1,14 +1,17 @@
-//! `tstore push oci://REGISTRY/PATH/${namespace}/${type}`: the store's provider packages
-//! into an OCI registry, one tag per version, in the layout an `oci_mirror` reads; with
-//! `--module ID`, one module package to `oci://REGISTRY/REPOSITORY?tag=TAG`.
+//! `tstore push oci://REGISTRY/PATH/${hostname}/${namespace}/${type}`: the store's provider
+//! packages into an OCI registry, one tag per version, in the layout an `oci_mirror` reads;
+//! with `--module ID`, one module package to `oci://REGISTRY/REPOSITORY?tag=TAG`. The target
+//! is checked as an `oci_mirror`'s template is (the `--provider` selections as its
+//! `include` patterns), and a tag naming another package is replaced only with `--force`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use tstore_installer::{
-    keep_source_archive, oci_client, packages_without_source_zip, push_module, push_providers,
-    DataDir, InitOptions, NetworkSettings, OciRepository, ProviderSelection, Reporter,
+    check_push_target, keep_source_archive, oci_client, packages_without_source_zip, push_module,
+    push_providers, DataDir, ExistingTag, InitOptions, NetworkSettings, OciRepository,
+    ProviderSelection, Reporter,
 };
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -24,7 +27,7 @@ use crate::Settings;
 pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     let Some(template) = args.target.strip_prefix("oci://") else {
         bail!(
-            "the target {:?} is not an OCI address: write oci://REGISTRY/PATH/${{namespace}}/${{type}}",
+            "the target {:?} is not an OCI address: write oci://REGISTRY/PATH/${{hostname}}/${{namespace}}/${{type}}",
             args.target
         );
     };
@@ -36,6 +39,15 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
                 .map_err(anyhow::Error::from)
         })
         .collect::<Result<Vec<_>>>()?;
+    // Checked before anything is fetched or uploaded.
+    if args.module.is_none() {
+        check_push_target(template, &selections)?;
+    }
+    let existing = if args.force {
+        ExistingTag::Replace
+    } else {
+        ExistingTag::Refuse
+    };
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
     let network = NetworkSettings::from_environment(&cli_config);
@@ -47,7 +59,7 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     let rebuild_layers = args.rebuild_layers;
     if let Some(id) = &args.module {
         let (repo, tag) = module_target(template)?;
-        let pushed = push_module(&store, &client, &repo, &tag, id)
+        let pushed = push_module(&store, &client, &repo, &tag, id, existing)
             .with_context(|| format!("cannot push the module package {id} to {}", args.target))?;
         if json {
             json::print(&serde_json::json!({ "pushed_module": pushed }))?;
@@ -67,7 +79,7 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     if !args.rebuild_layers {
         fetch_source_zips(settings, &store, &cli_config, &selections, json)?;
     }
-    let pushed = push_providers(&store, &client, template, &selections, &|v| {
+    let pushed = push_providers(&store, &client, template, &selections, existing, &|v| {
         if !json {
             println!(
                 "Pushed {} {} ({}) to {}: {} uploaded, {} already there",
