@@ -109,7 +109,7 @@ pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{DiskUsage, SourceMemo, Store};
 pub use temp::{remove_own_temps, temp_prefix};
 pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
-pub use verify::{BadView, CorruptBlob, MissingBlob, VerifyReport};
+pub use verify::{BadClaim, BadView, CorruptBlob, MissingBlob, VerifyReport};
 pub use view::LinkMode;
 
 /// Result with [`StoreError`] by default.

@@ -7,6 +7,11 @@
 //!   serving them; then their views go, so a checkout's symlink into a view dangles
 //!   instead of reaching bad bytes.
 //! - A package whose view does not match its tree is quarantined the same way.
+//! - An index record the bytes contradict ([`crate::BadClaim`]) is not believed: a tree row
+//!   that does not hash to its id or records another `h1:` than its files have goes with
+//!   every package of it; a package recording as verified an `h1:` its files do not have,
+//!   or a kept archive filed under another `zh:` than its bytes have, quarantines the
+//!   packages concerned; a blob row's wrong SHA-256 is corrected.
 //! - The files of a bad blob (primary and twins) are moved to `quarantine/`, out of
 //!   `blobs-v1/`, so no new link and no lookup can reach them; they are kept, not deleted,
 //!   so the damage can be inspected (bit rot or tampering). Nothing reads `quarantine/`.
@@ -23,6 +28,7 @@ use crate::index::query_vec;
 use crate::lock::{assert_exclusive, StoreLock};
 use crate::package::PackageKey;
 use crate::tree::{EntryKind, Tree};
+use crate::verify::BadClaim;
 use crate::view::remove_view;
 use crate::{Leftovers, Result, Store, StoreError, VerifyReport};
 
@@ -68,8 +74,8 @@ impl Store {
     }
 
     /// Quarantine every package that `report` (from [`Store::verify`]) shows to have a bad
-    /// or missing blob or a bad view, move bad blob files to `quarantine/`, and remove
-    /// leftovers.
+    /// or missing blob, a bad view or a record its bytes contradict, move bad blob files to
+    /// `quarantine/`, correct blob rows, and remove leftovers.
     pub fn repair(&self, lock: &StoreLock, report: &VerifyReport) -> Result<RepairReport> {
         assert_exclusive(lock, "repairing the store");
         self.repair_inner(Some(lock), report)
@@ -87,6 +93,14 @@ impl Store {
             .map(|c| c.blob)
             .chain(report.missing.iter().map(|m| m.blob))
             .collect();
+        let bad_trees: BTreeSet<String> = report
+            .claims_bad
+            .iter()
+            .filter_map(|c| match c {
+                BadClaim::Tree { tree, .. } => Some(tree.clone()),
+                _ => None,
+            })
+            .collect();
         let packages = self.packages_to_quarantine(report, &bad_blobs)?;
         let blobs = self.bad_blob_files(report, &bad_blobs)?;
         let Some(lock) = lock else {
@@ -97,7 +111,7 @@ impl Store {
                 leftovers: self.leftovers(None, None)?,
             });
         };
-        self.drop_quarantined_rows(&packages, &bad_blobs)?;
+        self.drop_quarantined_rows(&packages, &bad_blobs, &bad_trees, &report.claims_bad)?;
         for p in &packages {
             let view = self.view_dir(&p.package)?;
             if exists(&view)? {
@@ -168,6 +182,37 @@ impl Store {
                 }
             }
         }
+        for claim in &report.claims_bad {
+            let (keys, reason) = match claim {
+                BadClaim::Tree { tree, problem } => (
+                    self.packages_of_tree(tree)?,
+                    format!("tree {tree}: {problem}"),
+                ),
+                BadClaim::Archive { zh, tree, problem } => (
+                    self.packages_of_tree(tree)?,
+                    format!("kept archive {zh}: {problem}"),
+                ),
+                BadClaim::Package { package, problem } => (
+                    vec![(
+                        package.clone(),
+                        self.package_tree_id(package)?.unwrap_or_default(),
+                    )],
+                    problem.clone(),
+                ),
+                BadClaim::Blob { .. } => continue,
+            };
+            for (key, tree) in keys {
+                found
+                    .entry(key.clone())
+                    .or_insert_with(|| QuarantinedPackage {
+                        package: key,
+                        tree,
+                        reasons: Vec::new(),
+                    })
+                    .reasons
+                    .push(reason.clone());
+            }
+        }
         for bad in &report.views_bad {
             let tree = self
                 .package_tree_id(&bad.package)?
@@ -188,6 +233,17 @@ impl Store {
             p.reasons.dedup();
         }
         Ok(found.into_values().collect())
+    }
+
+    /// Every package of tree `tree`, with the tree.
+    fn packages_of_tree(&self, tree: &str) -> Result<Vec<(PackageKey, String)>> {
+        let keys = crate::index::package_keys(
+            &self.index(),
+            "reading packages of a tree",
+            "SELECT kind, name, version, platform FROM packages WHERE tree = ?1",
+            [tree],
+        )?;
+        Ok(keys.into_iter().map(|k| (k, tree.to_owned())).collect())
     }
 
     /// The tree of package `key`, if it has a row.
@@ -238,18 +294,19 @@ impl Store {
     }
 
     /// One transaction: the quarantined packages' rows (their hashes, stats, links and
-    /// module memos cascade), the source memos and rows of their trees, and the bad
-    /// blobs' rows.
+    /// module memos cascade), the source memos and rows of their trees, the rows of trees
+    /// the bytes contradict, the bad blobs' rows, and corrected blob rows.
     fn drop_quarantined_rows(
         &self,
         packages: &[QuarantinedPackage],
         bad_blobs: &BTreeSet<BlobId>,
+        bad_trees: &BTreeSet<String>,
+        claims: &[BadClaim],
     ) -> Result<()> {
         let mut index = self.index();
         let (tx, op) = index.write("quarantining damaged packages")?;
         let err = op.err();
-        for p in packages {
-            let key = &p.package;
+        for key in packages.iter().map(|p| &p.package) {
             tx.execute(
                 "DELETE FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
                 [key.kind(), key.name(), key.version(), key.platform()],
@@ -266,6 +323,11 @@ impl Store {
             )
             .map_err(&err)?;
         }
+        // A later ingest of the same content would believe a lying tree row: it goes.
+        for tree in bad_trees {
+            tx.execute("DELETE FROM trees WHERE id = ?1", [tree])
+                .map_err(&err)?;
+        }
         for blob in bad_blobs {
             tx.execute(
                 "DELETE FROM blobs WHERE id = ?1
@@ -273,6 +335,16 @@ impl Store {
                 [blob.to_string()],
             )
             .map_err(&err)?;
+        }
+        for claim in claims {
+            if let BadClaim::Blob { blob, actual, .. } = claim {
+                let sha = hex::decode(actual).expect("verify wrote hex");
+                tx.execute(
+                    "UPDATE blobs SET sha256 = ?2 WHERE id = ?1",
+                    rusqlite::params![blob.to_string(), sha],
+                )
+                .map_err(&err)?;
+            }
         }
         tx.commit().map_err(err)
     }

@@ -13,6 +13,7 @@ use zip::CompressionMethod;
 use crate::{GcOptions, GcReport, PackageKey, Store};
 
 mod archives;
+mod claims;
 mod packages;
 mod repair;
 

@@ -7,7 +7,8 @@
 //! # JSON format
 //!
 //! `{"blobs_checked","bytes_checked","corrupt":[{"blob","path"}],"missing":[{"blob",
-//! "referenced_by"}],"views_bad":[{"package","path","problems"}],"clean",
+//! "referenced_by"}],"views_bad":[{"package","path","problems"}],"claims_bad":[{"kind",…}],
+//! "clean",
 //! "repair":{"dry_run","packages":[{"package","tree","reasons"}],"blobs":[{"blob","from",
 //! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"}},"repaired"}`.
 //! `repair` describes what --repair did or (without it, or with --dry-run) would do;
@@ -86,6 +87,9 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
         for problem in &v.problems {
             println!("bad view: {} ({}): {problem}", v.package, v.path.display());
         }
+    }
+    for c in &report.claims_bad {
+        println!("false record: {}", c.describe());
     }
     let (pkg_verb, blob_verb, left_verb) = if act {
         ("quarantined", "moved", "removed")
