@@ -109,6 +109,7 @@ impl Store {
     /// Compare the package's files with the stat recorded when it was committed (or last
     /// re-verified). Costs one `lstat` per file and blob; reads no content.
     pub fn package_freshness(&self, key: &PackageKey) -> Result<Freshness> {
+        self.ensure_trusted()?;
         let Some(PackageRow {
             tree,
             stat: recorded,
@@ -129,6 +130,7 @@ impl Store {
     /// view. Intact: record the new stat. Damaged: remove the package (row, source memos of
     /// its tree, view, damaged blob files) so that it is fetched and ingested again.
     pub fn reverify_package(&self, key: &PackageKey) -> Result<Reverified> {
+        self.ensure_trusted()?;
         let Some(row) = self.package_tree_and_stat(key)? else {
             return Ok(Reverified::Missing);
         };
@@ -370,6 +372,7 @@ impl Store {
     /// again instead of linking corrupt content. Every path that reuses a committed
     /// package goes through here.
     pub fn trusted_package(&self, key: &PackageKey) -> Result<Option<crate::Package>> {
+        self.ensure_trusted()?;
         match self.package_freshness(key)? {
             Freshness::Fresh => {}
             Freshness::Missing => return Ok(None),

@@ -214,6 +214,17 @@ const MIGRATIONS: &[&str] = &[
         UPDATE blob_generation SET value = value + 1 WHERE id = 1;
     END;
     ",
+    // v10 (trust.rs): the tag of the machine and index file that last vouched for this
+    // index's records. An index without it, or with another one (a restored cache, a copy,
+    // a store made by an older tstore), is re-verified from its bytes before any package in
+    // it is used.
+    "
+    CREATE TABLE store_trust (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        tag        TEXT NOT NULL,
+        adopted_at INTEGER NOT NULL
+    );
+    ",
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and

@@ -90,6 +90,7 @@ mod roots;
 mod store;
 mod temp;
 mod tree;
+mod trust;
 mod verify;
 mod view;
 
@@ -109,6 +110,7 @@ pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{DiskUsage, SourceMemo, Store};
 pub use temp::{remove_own_temps, temp_prefix};
 pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
+pub use trust::AdoptReport;
 pub use verify::{BadClaim, BadView, CorruptBlob, MissingBlob, VerifyReport};
 pub use view::LinkMode;
 

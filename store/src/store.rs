@@ -61,6 +61,8 @@ pub struct Store {
     pub(crate) index: Mutex<Index>,
     pub(crate) bytes_hashed: AtomicU64,
     pub(crate) linker: Linker,
+    /// Whether the index may be believed (trust.rs).
+    pub(crate) trust: crate::trust::Trust,
 }
 
 impl Store {
@@ -109,6 +111,7 @@ impl Store {
             index: Mutex::new(index),
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
+            trust: Default::default(),
         })
     }
 
@@ -226,6 +229,7 @@ impl Store {
     /// What `path` produced when it was last committed as a source, if its fingerprint then
     /// equals `fp` (and the tree is still in the store).
     pub fn source_memo(&self, path: &Path, fp: &SourceFingerprint) -> Result<Option<SourceMemo>> {
+        self.ensure_trusted()?;
         let key = source_key(path)?;
         let index = self.index();
         let row: Option<(String, String, String)> = index
@@ -277,6 +281,7 @@ impl Store {
         hashes: &[HashRecord],
         source: Option<(&Path, &SourceFingerprint)>,
     ) -> Result<Package> {
+        self.ensure_trusted()?;
         let view = self.view_dir(key)?;
         let source_key = source
             .map(|(p, fp)| source_key(p).map(|k| (k, fp)))
@@ -360,6 +365,7 @@ impl Store {
 
     /// The package `key`, if committed.
     pub fn package(&self, key: &PackageKey) -> Result<Option<Package>> {
+        self.ensure_trusted()?;
         let index = self.index();
         read_package(&index.conn, key)
             .map_err(index.err("reading a package"))?

@@ -124,9 +124,13 @@ pub struct VerifyReport {
     pub views_bad: Vec<BadView>,
     /// Index records that the bytes contradict.
     pub claims_bad: Vec<BadClaim>,
+    /// Whether this machine's tstore wrote the index as it is (see trust.rs); `false` for a
+    /// restored cache, a copy or a store of an older tstore, whose packages are re-hashed
+    /// before they are used (adoption).
+    pub trusted: bool,
     /// The directory `h1:` each tree row's files have, recomputed from their bytes (`None`:
     /// a tree whose files cannot give one: a blob missing or damaged, symlinks that cannot be
-    /// hashed).
+    /// hashed); for adoption, which records it in place of what the index claimed.
     #[serde(skip)]
     pub(crate) tree_h1: BTreeMap<String, Option<Hash>>,
 }
@@ -211,6 +215,7 @@ impl Store {
             missing,
             views_bad,
             claims_bad,
+            trusted: self.is_trusted()?,
             tree_h1,
         })
     }

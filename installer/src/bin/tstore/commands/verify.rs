@@ -7,10 +7,11 @@
 //! # JSON format
 //!
 //! `{"blobs_checked","bytes_checked","corrupt":[{"blob","path"}],"missing":[{"blob",
-//! "referenced_by"}],"views_bad":[{"package","path","problems"}],"claims_bad":[{"kind",…}],
+//! "referenced_by"}],"views_bad":[{"package","path","problems"}],"claims_bad":[{"kind",…}],"trusted",
 //! "clean",
 //! "repair":{"dry_run","packages":[{"package","tree","reasons"}],"blobs":[{"blob","from",
-//! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"}},"repaired"}`.
+//! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"},"adopted","forgotten"},
+//! "repaired"}`.
 //! `repair` describes what --repair did or (without it, or with --dry-run) would do;
 //! `repaired` says whether it was done.
 
@@ -91,6 +92,17 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
     for c in &report.claims_bad {
         println!("false record: {}", c.describe());
     }
+    if !report.trusted {
+        println!(
+            "not vouched for: this index was not written on this machine (a restored cache, a \
+             copy, or a store of an older tstore); {}",
+            if act {
+                "it is adopted: what only its writer could vouch for was dropped"
+            } else {
+                "the next `tstore init` (or `--repair`) re-hashes it before using any package"
+            }
+        );
+    }
     let (pkg_verb, blob_verb, left_verb) = if act {
         ("quarantined", "moved", "removed")
     } else if repair {
@@ -100,6 +112,16 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
     };
     for p in &plan.packages {
         println!("{pkg_verb}: {}: {}", p.package, p.reasons.join("; "));
+    }
+    let forget_verb = if act {
+        "forgotten"
+    } else if repair {
+        "would forget"
+    } else {
+        "unconfirmed"
+    };
+    for p in &plan.forgotten {
+        println!("{forget_verb}: {p}: its files cannot confirm its name; it is fetched again");
     }
     for b in &plan.blobs {
         match &b.to {
