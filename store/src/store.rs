@@ -98,7 +98,7 @@ impl Store {
         for dir in [&layout.root, &layout.blobs, &layout.tmp, &layout.views] {
             ensure_mode(dir, 0o700)?;
         }
-        let index = Index::open(&layout.index)?;
+        let index = Index::open(&layout.index, || crate::index::has_entries(&layout.blobs))?;
         for suffix in ["", "-wal", "-shm"] {
             let mut name = layout.index.clone().into_os_string();
             name.push(suffix);
@@ -555,7 +555,7 @@ fn ensure_mode(path: &Path, mode: u32) -> Result<()> {
     }
 }
 
-fn check_owned_and_private(dir: &Path) -> Result<()> {
+pub(crate) fn check_owned_and_private(dir: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt as _;
     let meta = fs_err::metadata(dir).map_err(|e| StoreError::io(dir, e))?;
     let me = nix::unistd::geteuid().as_raw();

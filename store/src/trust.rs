@@ -76,6 +76,16 @@ pub struct AdoptReport {
     pub blobs: Vec<QuarantinedBlob>,
 }
 
+impl Trust {
+    /// Trust state keyed by the machine key in `key_file`.
+    pub(crate) fn with_key_file(key_file: Option<PathBuf>) -> Trust {
+        Trust {
+            key_file,
+            ..Default::default()
+        }
+    }
+}
+
 impl Store {
     /// Key the trust tag (see the module docs) with the machine key kept in `path`, made
     /// (random, 0600) on first use. The binary always names one, outside the store; without

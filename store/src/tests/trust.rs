@@ -1,5 +1,6 @@
 //! Trust (trust.rs): a store whose index this machine did not write is re-verified from its
-//! bytes before any package in it is used.
+//! bytes before any package in it is used; a damaged index is moved aside and rebuilt
+//! (rebuild.rs).
 
 use std::path::{Path, PathBuf};
 
@@ -212,4 +213,57 @@ fn an_honest_restored_store_is_adopted_once_keeping_only_what_its_bytes_confirm(
     fs_err::remove_file(root.join("index.sqlite")).unwrap();
     fs_err::rename(&copy, root.join("index.sqlite")).unwrap();
     assert!(!open(&root, &key_file).is_trusted().unwrap());
+}
+
+#[test]
+fn a_damaged_index_is_moved_aside_and_rebuilt_from_the_views() {
+    let cache = cache();
+    let root = &cache.f.root;
+    let key_file = machine_key(&cache.f, "writer");
+    fs_err::write(root.join("index.sqlite"), vec![0x5a; 8192]).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = fs_err::remove_file(root.join(format!("index.sqlite{suffix}")));
+    }
+    assert!(matches!(
+        Store::index_health(root).unwrap(),
+        IndexHealth::Damaged { .. }
+    ));
+    let err = Store::open(root).unwrap_err();
+    assert!(err.is_damaged_index(), "{err:?}");
+    assert!(
+        err.to_string().contains("tstore store verify --repair"),
+        "{err}"
+    );
+
+    let rebuilt = Store::rebuild_damaged_index(root, Some(&key_file), || {})
+        .unwrap()
+        .expect("rebuilt");
+    assert_eq!(rebuilt.packages, vec![key("evil"), key("x")]);
+    assert_eq!(rebuilt.skipped.len(), 1, "{rebuilt:?}");
+    assert!(rebuilt.bad_blobs.is_empty());
+    assert_eq!(rebuilt.damaged.len(), 1);
+    assert_eq!(fs_err::read(&rebuilt.damaged[0]).unwrap(), vec![0x5a; 8192]);
+    assert_eq!(Store::index_health(root).unwrap(), IndexHealth::Sound);
+    // A sound index is left alone.
+    assert_eq!(
+        Store::rebuild_damaged_index(root, Some(&key_file), || {}).unwrap(),
+        None
+    );
+
+    let store = open(root, &key_file);
+    assert!(store.is_trusted().unwrap());
+    let x = store.trusted_package(&key("x")).unwrap().unwrap();
+    assert_eq!(x.tree, cache.good_tree);
+    assert_eq!(
+        x.hashes,
+        vec![HashRecord::verified_locally(cache.good_h1.clone())]
+    );
+    assert_eq!(store.bytes_hashed(), 0);
+    // What was not rebuilt is a leftover for repair.
+    let report = store.verify().unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(
+        store.repair_plan(&report).unwrap().leftovers.views,
+        vec![root.join("views/modules/git-m-0123")]
+    );
 }
