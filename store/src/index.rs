@@ -225,6 +225,12 @@ const MIGRATIONS: &[&str] = &[
         adopted_at INTEGER NOT NULL
     );
     ",
+    // v11 (trust.rs): a package kept by an adoption (or rebuilt from its view) is vouched
+    // for by its recomputed h1: only, not by its name: content ingested here for the same
+    // name replaces it instead of being refused as a conflict.
+    "
+    ALTER TABLE packages ADD COLUMN adopted INTEGER NOT NULL DEFAULT 0;
+    ",
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and

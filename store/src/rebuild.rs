@@ -14,7 +14,8 @@
 //!   again: its files are matched to intact blobs (by inode, or by content for a copied
 //!   view), its tree recorded, its directory `h1:` computed from those blobs and recorded as
 //!   the one verified locally, so a lock file's `h1:` is checked against the bytes and the
-//!   next init links it without downloading it. Module views are not rebuilt: a module
+//!   next init links it without downloading it. It is marked `adopted`, as after a restore:
+//!   content ingested here under its name replaces it. Module views are not rebuilt: a module
 //!   package's name (its source and commit) is a claim only the lost index made, which its
 //!   files cannot confirm (as when a restored store is adopted, trust.rs); they are fetched
 //!   again, re-using their blobs. `zh:` hashes, registry reports, source memos, kept
@@ -300,8 +301,8 @@ impl Store {
                     )?;
                 }
                 tx.execute(
-                    "INSERT INTO packages (kind, name, version, platform, tree, created_at, used_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                    "INSERT INTO packages (kind, name, version, platform, tree, created_at, used_at, adopted)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 1)",
                     rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), id, at],
                 )?;
                 let package = tx.last_insert_rowid();

@@ -194,6 +194,7 @@ impl Store {
                 }
                 // Adoption: only what the bytes confirm stays vouched for.
                 for (id, _, h1) in &kept {
+                    tx.execute("UPDATE packages SET adopted = 1 WHERE id = ?1", [id])?;
                     tx.execute("DELETE FROM package_hashes WHERE package = ?1", [id])?;
                     tx.execute(
                         "INSERT INTO package_hashes (package, hash, verified_locally, reported_by_registry, signed_by_key_ids)

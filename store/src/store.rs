@@ -293,24 +293,43 @@ impl Store {
         let Some(row) = tree_row(&tx, &tree_str).map_err(err)? else {
             return Err(StoreError::UnknownTree(*tree));
         };
-        let existing: Option<(i64, String)> = tx
+        let mut existing: Option<(i64, String, bool)> = tx
             .query_row(
-                "SELECT id, tree FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                "SELECT id, tree, adopted FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
                 [key.kind(), key.name(), key.version(), key.platform()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(err)?;
+        match &existing {
+            // A package only an adopted (restored) index vouched for gives way to content
+            // this machine ingested: its name was the restored index's claim (trust.rs).
+            Some((id, existing_tree, true)) if *existing_tree != tree_str => {
+                tracing::warn!(
+                    "{key} in the store had other files (tree {existing_tree}) than the package just verified; \
+                     it came from a store restored from elsewhere and is replaced"
+                );
+                tx.execute("DELETE FROM packages WHERE id = ?1", [id])
+                    .map_err(err)?;
+                existing = None;
+            }
+            // The same content fetched here: the package is vouched for by this machine now.
+            Some((id, _, true)) => {
+                tx.execute("UPDATE packages SET adopted = 0 WHERE id = ?1", [id])
+                    .map_err(err)?;
+            }
+            _ => {}
+        }
         let decoded = Tree::decode(&row.encoding)?;
         let package_id = match existing {
-            Some((_, existing_tree)) if existing_tree != tree_str => {
+            Some((_, existing_tree, _)) if existing_tree != tree_str => {
                 return Err(StoreError::PackageConflict {
                     key: key.clone(),
                     existing: existing_tree.parse()?,
                     new: *tree,
                 });
             }
-            Some((id, _)) => {
+            Some((id, _, _)) => {
                 // Repair a view removed behind our back.
                 if !exists(&view)? {
                     materialize(&self.layout, &self.linker, &decoded, &view)?;

@@ -24,6 +24,11 @@
 //!   signatures cannot be recomputed from the files), source memos, kept-archive records,
 //!   and module packages (a module package's name is its source and commit, which its bytes
 //!   cannot confirm; the next init fetches them again, re-using their verified blobs);
+//! - a provider package that stays is marked `adopted`: its name is still the restored
+//!   index's claim, vouched for only by its recomputed `h1:` (which the installer compares
+//!   with the lock), so content ingested here under the same name replaces it
+//!   ([`Store::commit_package`]) instead of being refused as a conflict, and content equal
+//!   to it clears the mark;
 //! - the tag is written last, so an interrupted adoption is done again.
 //!
 //! Every path that hands out a committed package or writes one calls

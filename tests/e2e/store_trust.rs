@@ -364,3 +364,41 @@ fn a_poisoned_module_in_a_restored_store_is_fetched_again_not_linked() {
     assert_eq!(verify["claims_bad"], serde_json::json!([]), "{verify}");
     assert_eq!(verify["trusted"], true, "{verify}");
 }
+
+/// A provider swapped with every hash consistent: the adoption finds nothing false, and the
+/// package no longer matches the lock, so init fetches the real one from the mirror; the
+/// package only a restored cache vouched for gives way to it instead of failing the init
+/// with a package conflict.
+#[test]
+fn a_consistently_swapped_provider_gives_way_to_the_verified_package() {
+    let fixture = TestEnv::with_null_mirror(Layout::Packed);
+    let lock = writer_with_an_evil_package(&fixture);
+    let victim = TestEnv::new();
+    restore(&fixture.env.store, &victim.store);
+    swap_package(
+        &victim.store,
+        NULL_ADDR,
+        EVIL_ADDR,
+        (NULL_REL, EVIL_REL),
+        true,
+    );
+    run_ok(tstore(&victim, None).args(["store", "verify"]));
+
+    let dir = victim.checkout(
+        "stack",
+        &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
+    );
+    let report = json(&run_ok(
+        tstore_nf(&victim, Some(&fixture.cfg))
+            .args(["init", "--json"])
+            .arg(&dir),
+    ));
+    assert_eq!(report["providers"][0]["obtained"], "ingested", "{report}");
+    let linked = std::fs::read(dir.join(NULL_LINK).join(NULL_PROVIDER_FILE)).unwrap();
+    assert!(
+        linked == mirror::null_provider_bytes(),
+        "the link serves other bytes"
+    );
+    assert_eq!(lock_file(&dir), lock);
+    run_ok(tstore(&victim, None).args(["store", "verify"]));
+}

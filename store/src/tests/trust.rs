@@ -202,6 +202,33 @@ fn an_honest_restored_store_is_adopted_once_keeping_only_what_its_bytes_confirm(
     assert_eq!(again.ensure_trusted().unwrap(), None);
     assert!(again.trusted_package(&key("x")).unwrap().is_some());
     assert_eq!(again.bytes_hashed(), 0);
+    // Its name is the restored index's claim: content ingested here under it replaces it.
+    let other = again
+        .ingest_dir(&cache.f.dir(
+            "other",
+            &[(
+                "terraform-provider-x",
+                b"#!/bin/sh
+echo other
+",
+                true,
+            )],
+        ))
+        .unwrap();
+    let replaced = again
+        .commit_package(
+            &key("x"),
+            &other.tree,
+            &[HashRecord::verified_locally(other.h1.clone())],
+            None,
+        )
+        .unwrap();
+    assert_eq!(replaced.tree, other.tree);
+    // Which is now this machine's: another tree for it is a conflict again.
+    assert!(matches!(
+        again.commit_package(&key("x"), &cache.good_tree, &[], None),
+        Err(StoreError::PackageConflict { .. })
+    ));
     // The writer's own store is still trusted by the writer, not by the victim's key.
     let writer = open(&cache.f.root, &machine_key(&cache.f, "writer"));
     assert!(writer.is_trusted().unwrap());
