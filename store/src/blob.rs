@@ -321,6 +321,20 @@ pub(crate) fn hash_file(path: &Path, bytes_read: &AtomicU64) -> Result<[u8; 32]>
     Ok(*hasher.finalize().as_bytes())
 }
 
+/// BLAKE3 (the blob's name, when intact) and SHA-256 (what `h1:` is made of) of a file's
+/// content, in one read, counting the bytes read. Re-verification computes both from the
+/// bytes rather than trusting the SHA-256 the index recorded.
+pub(crate) fn hash_file_both(path: &Path, bytes_read: &AtomicU64) -> Result<([u8; 32], [u8; 32])> {
+    use sha2::Digest as _;
+    let mut blake = blake3::Hasher::new();
+    let mut sha = sha2::Sha256::new();
+    read_file_chunks(path, bytes_read, |chunk| {
+        blake.update(chunk);
+        sha.update(chunk);
+    })?;
+    Ok((*blake.finalize().as_bytes(), sha.finalize().into()))
+}
+
 /// The blob file with the requested exec bit: the primary file if its mode fits, else its twin,
 /// created (by reflink or copy) if needed.
 pub(crate) fn blob_file_with_mode(layout: &Layout, id: &BlobId, exec: bool) -> Result<PathBuf> {

@@ -79,10 +79,33 @@ pub enum StoreError {
     },
 
     /// The index holds something the store cannot decode; the index is damaged.
-    #[error("store index is damaged: {what}\n\n  hint: run `tstore store verify`; if it persists, remove the store and re-run init")]
+    #[error(
+        "store index is damaged: {what}\n\n  hint: run `tstore store verify --repair`: it \
+         quarantines what it cannot trust, or moves a damaged index aside and rebuilds it from \
+         the blobs and views the store holds"
+    )]
     CorruptIndex {
         /// Description of the damaged record.
         what: String,
+    },
+
+    /// The index file cannot be read: it is not a database, its pages are damaged (a
+    /// truncated copy, a disk error, garbage), or it is empty while the store holds blobs.
+    /// Nothing was changed.
+    #[error(
+        "the store index {} is damaged: {reason} ({context}); nothing was changed\n\n  hint: \
+         run `tstore store verify --repair`: it moves the damaged index aside (kept, named with \
+         the time) and rebuilds the index from the blobs and views the store holds, so the next \
+         `tstore init` downloads nothing they still hold",
+        path.display()
+    )]
+    DamagedIndex {
+        /// The index database file.
+        path: PathBuf,
+        /// What the store was doing.
+        context: String,
+        /// What is wrong (SQLite's `SQLITE_NOTADB` or `SQLITE_CORRUPT` message).
+        reason: String,
     },
 
     /// A file could not be read as a zip archive.
@@ -182,6 +205,44 @@ impl StoreError {
             source,
         }
     }
+
+    /// Wrap an index error with its context: [`StoreError::DamagedIndex`] when SQLite says
+    /// the file is not a database or is corrupt (so every command names the repair), else
+    /// [`StoreError::Index`].
+    pub(crate) fn index(
+        path: impl Into<PathBuf>,
+        context: impl Into<String>,
+        source: rusqlite::Error,
+    ) -> Self {
+        let (path, context) = (path.into(), context.into());
+        if is_damage(&source) {
+            StoreError::DamagedIndex {
+                path,
+                context,
+                reason: source.to_string(),
+            }
+        } else {
+            StoreError::Index {
+                path,
+                context,
+                source,
+            }
+        }
+    }
+
+    /// Whether this error says the index file itself is damaged.
+    pub fn is_damaged_index(&self) -> bool {
+        matches!(self, StoreError::DamagedIndex { .. })
+    }
+}
+
+/// Whether SQLite reports the database file itself as unreadable: not a database, or
+/// malformed.
+pub(crate) fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
 }
 
 /// Why an archive entry (or a directory entry) was refused.

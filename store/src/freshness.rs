@@ -15,9 +15,14 @@
 //! against (a user who can do that can also rewrite the index).
 //!
 //! A [`Freshness::Stale`] package is re-verified by [`Store::reverify_package`]: every
-//! blob file is re-hashed and the view checked. If all is well the new stat is recorded;
-//! if not, the package row, its source memos, its view and the damaged blob files are
-//! removed (rows first, then files), so the next install fetches and ingests it again.
+//! blob file is re-hashed (BLAKE3 against its name, SHA-256 for `h1:`), the view checked,
+//! and what the index claims recomputed from the bytes, never taken from the index: the
+//! tree row must hash to its id and record the `h1:` its files have, the package must
+//! record that `h1:` as verified, a kept archive must have its `zh:`. If all is well the
+//! new stat is recorded; if a file is damaged, the package row, its source memos, its view
+//! and the damaged blob files are removed (rows first, then files), so the next install
+//! fetches and ingests it again; if a claim is false, the tree row goes too, with every
+//! package of it (a later ingest of the same content would believe it).
 
 use std::fmt::Write as _;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
@@ -25,8 +30,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::OptionalExtension as _;
 
-use crate::blob::hash_file;
-use crate::index::package_keys;
+use std::collections::HashMap;
+
+use crate::blob::{hash_file, hash_file_both, BlobId};
+use crate::hash::Hash;
+use crate::index::{package_keys, query_vec};
 use crate::layout::Layout;
 use crate::package::PackageKey;
 use crate::tree::{EntryKind, Tree};
@@ -101,7 +109,13 @@ impl Store {
     /// Compare the package's files with the stat recorded when it was committed (or last
     /// re-verified). Costs one `lstat` per file and blob; reads no content.
     pub fn package_freshness(&self, key: &PackageKey) -> Result<Freshness> {
-        let Some((tree, recorded)) = self.package_tree_and_stat(key)? else {
+        self.ensure_trusted()?;
+        let Some(PackageRow {
+            tree,
+            stat: recorded,
+            ..
+        }) = self.package_tree_and_stat(key)?
+        else {
             return Ok(Freshness::Missing);
         };
         let current = content_stat(&self.layout, &tree, &self.view_dir(key)?);
@@ -116,16 +130,27 @@ impl Store {
     /// view. Intact: record the new stat. Damaged: remove the package (row, source memos of
     /// its tree, view, damaged blob files) so that it is fetched and ingested again.
     pub fn reverify_package(&self, key: &PackageKey) -> Result<Reverified> {
-        let Some((tree, _)) = self.package_tree_and_stat(key)? else {
+        self.ensure_trusted()?;
+        let Some(row) = self.package_tree_and_stat(key)? else {
             return Ok(Reverified::Missing);
         };
+        let tree = &row.tree;
         let view = self.view_dir(key)?;
-        let (mut problems, damaged_files) = self.rehash_blobs(&tree)?;
-        problems.extend(check_view(&self.layout, &tree, &view, &self.bytes_hashed)?);
+        let (mut problems, damaged_files, sha_of) = self.rehash_blobs(tree)?;
+        problems.extend(check_view(&self.layout, tree, &view, &self.bytes_hashed)?);
         problems.sort();
         problems.dedup();
         if problems.is_empty() {
-            let stat = content_stat(&self.layout, &tree, &view);
+            let lies = self.false_claims(&row, &sha_of)?;
+            if !lies.is_empty() {
+                tracing::warn!(
+                    "the store's index says of {key} what its files contradict ({}); removing its tree and every package of it",
+                    lies.join("; ")
+                );
+                self.remove_lying_tree(&row.tree_id)?;
+                return Ok(Reverified::Removed(lies));
+            }
+            let stat = content_stat(&self.layout, tree, &view);
             let index = self.index();
             index
                 .conn
@@ -146,21 +171,137 @@ impl Store {
         Ok(Reverified::Removed(problems))
     }
 
+    /// What the index claims about a package that its bytes (every blob intact, SHA-256 of
+    /// each in `sha_of`) contradict, one line each: the tree row's id and `h1:` memo, the
+    /// `h1:` the package records as verified, the `zh:` of the tree's kept archives.
+    fn false_claims(
+        &self,
+        row: &PackageRow,
+        sha_of: &HashMap<BlobId, [u8; 32]>,
+    ) -> Result<Vec<String>> {
+        let mut lies = Vec::new();
+        let actual_id = row.tree.id().to_string();
+        if actual_id != row.tree_id {
+            lies.push(format!(
+                "tree {}: its encoding hashes to {actual_id}",
+                row.tree_id
+            ));
+        }
+        let h1 = row.tree.h1(sha_of).ok().map(|h| h.to_string());
+        if !row.memo_h1.is_empty() && h1.as_deref() != Some(row.memo_h1.as_str()) {
+            lies.push(format!(
+                "tree {} records {}, its files have {}",
+                row.tree_id,
+                row.memo_h1,
+                h1.as_deref().unwrap_or("no h1:")
+            ));
+        }
+        if let Some(h1) = &h1 {
+            if !row.verified_h1.is_empty() && !row.verified_h1.contains(h1) {
+                lies.push(format!(
+                    "it records {} as verified locally, its files have {h1}",
+                    row.verified_h1.join(", ")
+                ));
+            }
+        }
+        let archives: Vec<(String, String)> = {
+            let index = self.index();
+            query_vec(
+                &index.conn,
+                "SELECT zh, blob FROM archives WHERE tree = ?1",
+                [&row.tree_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(index.err("reading kept archives"))?
+        };
+        for (zh, blob) in archives {
+            let id: BlobId = blob.parse()?;
+            let (name, sha) = match hash_file_both(&self.layout.blob_path(&id), &self.bytes_hashed)
+            {
+                Ok(hashes) => hashes,
+                Err(StoreError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    lies.push(format!("kept archive {zh}: blob {id} is missing"));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let actual = Hash::zh_from_sha256(&sha).to_string();
+            if name != *id.as_bytes() || actual != zh {
+                lies.push(format!("kept archive {zh}: its blob {id} has {actual}"));
+            }
+        }
+        Ok(lies)
+    }
+
+    /// Remove the tree row `tree_id`, which the bytes contradict, with every package of it:
+    /// rows first (packages, their source memos, the tree), then views. Blob files stay:
+    /// their bytes match their names.
+    fn remove_lying_tree(&self, tree_id: &str) -> Result<()> {
+        let keys = {
+            let mut index = self.index();
+            let keys = package_keys(
+                &index,
+                "reading packages of a tree",
+                "SELECT kind, name, version, platform FROM packages WHERE tree = ?1",
+                [tree_id],
+            )?;
+            let (tx, op) = index.write(format!(
+                "removing tree {tree_id}, which its files contradict"
+            ))?;
+            let err = op.err();
+            tx.execute("DELETE FROM packages WHERE tree = ?1", [tree_id])
+                .map_err(err)?;
+            tx.execute("DELETE FROM trees WHERE id = ?1", [tree_id])
+                .map_err(err)?;
+            tx.commit().map_err(err)?;
+            keys
+        };
+        for key in keys {
+            let view = self.view_dir(&key)?;
+            if crate::blob::exists(&view)? {
+                remove_view(&self.layout, &view)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Re-hash the primary file and the twin of every blob of `tree` against the blob's
     /// name: one problem line per modified file or missing primary (twins are optional),
-    /// and the modified files.
-    fn rehash_blobs(&self, tree: &Tree) -> Result<(Vec<String>, Vec<PathBuf>)> {
+    /// the modified files, and the SHA-256 of each intact primary.
+    #[allow(clippy::type_complexity)]
+    fn rehash_blobs(
+        &self,
+        tree: &Tree,
+    ) -> Result<(Vec<String>, Vec<PathBuf>, HashMap<BlobId, [u8; 32]>)> {
         let mut problems = Vec::new();
         let mut damaged_files = Vec::new();
+        let mut sha_of = HashMap::new();
+        let mut seen = std::collections::HashSet::new();
         for entry in tree.entries() {
             let EntryKind::File { blob, exec } = &entry.kind else {
                 continue;
             };
+            // A blob used twice with one mode is read once.
+            if !seen.insert((*blob, *exec)) {
+                continue;
+            }
             let primary = self.layout.blob_path(blob);
             let twin = self.layout.blob_twin_path(blob, *exec);
             for path in [primary, twin] {
-                match hash_file(&path, &self.bytes_hashed) {
-                    Ok(actual) if actual == *blob.as_bytes() => {}
+                let is_primary = path == self.layout.blob_path(blob);
+                let hashed = if is_primary {
+                    hash_file_both(&path, &self.bytes_hashed).map(|(name, sha)| (name, Some(sha)))
+                } else {
+                    hash_file(&path, &self.bytes_hashed).map(|name| (name, None))
+                };
+                match hashed {
+                    Ok((actual, sha)) if actual == *blob.as_bytes() => {
+                        if let Some(sha) = sha {
+                            sha_of.insert(*blob, sha);
+                        }
+                    }
                     Ok(_) => {
                         problems.push(format!("{}: blob {blob} was modified", entry.path));
                         damaged_files.push(path);
@@ -178,7 +319,7 @@ impl Store {
                 }
             }
         }
-        Ok((problems, damaged_files))
+        Ok((problems, damaged_files, sha_of))
     }
 
     /// Remove a damaged package: rows first (the package and the source memos of its tree),
@@ -231,6 +372,7 @@ impl Store {
     /// again instead of linking corrupt content. Every path that reuses a committed
     /// package goes through here.
     pub fn trusted_package(&self, key: &PackageKey) -> Result<Option<crate::Package>> {
+        self.ensure_trusted()?;
         match self.package_freshness(key)? {
             Freshness::Fresh => {}
             Freshness::Missing => return Ok(None),
@@ -270,24 +412,55 @@ impl Store {
         Ok(true)
     }
 
-    /// The tree of a committed package and its recorded stat.
-    fn package_tree_and_stat(&self, key: &PackageKey) -> Result<Option<(Tree, Option<String>)>> {
+    /// The tree of a committed package, its recorded stat, and what the index claims of it.
+    fn package_tree_and_stat(&self, key: &PackageKey) -> Result<Option<PackageRow>> {
         let index = self.index();
-        let row: Option<(Vec<u8>, Option<String>)> = index
+        // Package id, tree id, encoding, h1: memo, content stat.
+        type Row = (i64, String, Vec<u8>, String, Option<String>);
+        let row: Option<Row> = index
             .conn
             .query_row(
-                "SELECT t.encoding, s.stat FROM packages p JOIN trees t ON t.id = p.tree
+                "SELECT p.id, t.id, t.encoding, t.h1, s.stat FROM packages p JOIN trees t ON t.id = p.tree
                  LEFT JOIN package_stats s ON s.package = p.id
                  WHERE p.kind = ?1 AND p.name = ?2 AND p.version = ?3 AND p.platform = ?4",
                 [key.kind(), key.name(), key.version(), key.platform()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()
             .map_err(index.err("reading a package's stat"))?;
+        let Some((id, tree_id, encoding, memo_h1, stat)) = row else {
+            return Ok(None);
+        };
+        let verified_h1 = query_vec(
+            &index.conn,
+            "SELECT hash FROM package_hashes WHERE package = ?1 AND verified_locally AND hash LIKE 'h1:%'",
+            [id],
+            |r| r.get(0),
+        )
+        .map_err(index.err("reading a package's hashes"))?;
         drop(index);
-        row.map(|(encoding, stat)| Ok((Tree::decode(&encoding)?, stat)))
-            .transpose()
+        Ok(Some(PackageRow {
+            tree: Tree::decode(&encoding)?,
+            tree_id,
+            memo_h1,
+            verified_h1,
+            stat,
+        }))
     }
+}
+
+/// A committed package as the index describes it.
+struct PackageRow {
+    /// Its tree, decoded.
+    tree: Tree,
+    /// The tree row's id, as recorded.
+    tree_id: String,
+    /// The tree row's `h1:` memo (empty: none).
+    memo_h1: String,
+    /// The `h1:` hashes the package records as verified locally.
+    verified_h1: Vec<String>,
+    /// The content stat recorded.
+    stat: Option<String>,
 }
 
 #[cfg(test)]

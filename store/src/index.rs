@@ -214,6 +214,23 @@ const MIGRATIONS: &[&str] = &[
         UPDATE blob_generation SET value = value + 1 WHERE id = 1;
     END;
     ",
+    // v10 (trust.rs): the tag of the machine and index file that last vouched for this
+    // index's records. An index without it, or with another one (a restored cache, a copy,
+    // a store made by an older tstore), is re-verified from its bytes before any package in
+    // it is used.
+    "
+    CREATE TABLE store_trust (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        tag        TEXT NOT NULL,
+        adopted_at INTEGER NOT NULL
+    );
+    ",
+    // v11 (trust.rs): a package kept by an adoption (or rebuilt from its view) is vouched
+    // for by its recomputed h1: only, not by its name: content ingested here for the same
+    // name replaces it instead of being refused as a conflict.
+    "
+    ALTER TABLE packages ADD COLUMN adopted INTEGER NOT NULL DEFAULT 0;
+    ",
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and
@@ -243,9 +260,20 @@ pub(crate) struct Index {
 
 impl Index {
     /// Open (creating if needed) and migrate.
-    pub(crate) fn open(path: &Path) -> Result<Index> {
+    ///
+    /// `holds_blobs` says whether the store has blob files: an empty index file beside them is
+    /// a truncated index, refused as damaged (SQLite would take it for a new database, and
+    /// the store would seem to hold nothing).
+    pub(crate) fn open(path: &Path, holds_blobs: impl FnOnce() -> bool) -> Result<Index> {
         if let Some(index) = Index::open_current(path) {
             return Ok(index);
+        }
+        if truncated(path, holds_blobs) {
+            return Err(StoreError::DamagedIndex {
+                path: path.to_owned(),
+                context: "opening the index".to_owned(),
+                reason: TRUNCATED.to_owned(),
+            });
         }
         Index::open_serialized(path)
     }
@@ -279,11 +307,7 @@ impl Index {
         let err = |context: &str| {
             let path = path.to_path_buf();
             let context = context.to_owned();
-            move |source| StoreError::Index {
-                path,
-                context,
-                source,
-            }
+            move |source| StoreError::index(path, context, source)
         };
         // Switching a fresh database to WAL and migrating it can answer SQLITE_BUSY at once,
         // without consulting the busy handler, when another process does the same. So
@@ -327,11 +351,7 @@ impl Index {
     pub(crate) fn err(&self, context: &str) -> impl FnOnce(rusqlite::Error) -> StoreError {
         let path = self.path.clone();
         let context = context.to_owned();
-        move |source| StoreError::Index {
-            path,
-            context,
-            source,
-        }
+        move |source| StoreError::index(path, context, source)
     }
 
     /// Begin the `BEGIN IMMEDIATE` transaction every write runs in (a deferred one would
@@ -387,12 +407,21 @@ pub(crate) struct IndexOp {
 impl IndexOp {
     /// Turn a rusqlite error into a store error naming the index and this operation.
     pub(crate) fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
-        move |source| StoreError::Index {
-            path: self.path.clone(),
-            context: self.context.clone(),
-            source,
-        }
+        move |source| StoreError::index(self.path.clone(), self.context.clone(), source)
     }
+}
+
+/// Why an empty index file beside blob files is damaged.
+pub(crate) const TRUNCATED: &str = "it is empty while the store holds blobs: a truncated index";
+
+/// Whether the index file at `path` is empty while `holds_blobs` says the store has blobs.
+pub(crate) fn truncated(path: &Path, holds_blobs: impl FnOnce() -> bool) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() == 0) && holds_blobs()
+}
+
+/// Whether the blob directory `blobs` has any entry.
+pub(crate) fn has_entries(blobs: &Path) -> bool {
+    std::fs::read_dir(blobs).is_ok_and(|mut d| d.next().is_some())
 }
 
 /// A tree row.

@@ -85,11 +85,13 @@ mod lock;
 mod module_sources;
 mod package;
 mod read;
+mod rebuild;
 mod repair;
 mod roots;
 mod store;
 mod temp;
 mod tree;
+mod trust;
 mod verify;
 mod view;
 
@@ -104,12 +106,14 @@ pub use lock::{LockMode, StoreLock};
 pub use module_sources::ModuleSourceMemo;
 pub use package::{Disposition, HashRecord, Package, PackageKey};
 pub use read::PackageChange;
+pub use rebuild::{IndexHealth, RebuiltIndex, SkippedView};
 pub use repair::{QuarantinedBlob, QuarantinedPackage, RepairReport};
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{DiskUsage, SourceMemo, Store};
 pub use temp::{remove_own_temps, temp_prefix};
 pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
-pub use verify::{BadView, CorruptBlob, MissingBlob, VerifyReport};
+pub use trust::AdoptReport;
+pub use verify::{BadClaim, BadView, CorruptBlob, MissingBlob, VerifyReport};
 pub use view::LinkMode;
 
 /// Result with [`StoreError`] by default.

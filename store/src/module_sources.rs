@@ -36,6 +36,7 @@ pub struct ModuleSourceMemo {
 impl Store {
     /// The memo recorded for `source`, if its package is still committed.
     pub fn module_source(&self, source: &str) -> Result<Option<ModuleSourceMemo>> {
+        self.ensure_trusted()?;
         let index = self.index();
         index
             .conn

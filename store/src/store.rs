@@ -61,6 +61,8 @@ pub struct Store {
     pub(crate) index: Mutex<Index>,
     pub(crate) bytes_hashed: AtomicU64,
     pub(crate) linker: Linker,
+    /// Whether the index may be believed (trust.rs).
+    pub(crate) trust: crate::trust::Trust,
 }
 
 impl Store {
@@ -96,7 +98,7 @@ impl Store {
         for dir in [&layout.root, &layout.blobs, &layout.tmp, &layout.views] {
             ensure_mode(dir, 0o700)?;
         }
-        let index = Index::open(&layout.index)?;
+        let index = Index::open(&layout.index, || crate::index::has_entries(&layout.blobs))?;
         for suffix in ["", "-wal", "-shm"] {
             let mut name = layout.index.clone().into_os_string();
             name.push(suffix);
@@ -109,6 +111,7 @@ impl Store {
             index: Mutex::new(index),
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
+            trust: Default::default(),
         })
     }
 
@@ -240,6 +243,7 @@ impl Store {
     /// What `path` produced when it was last committed as a source, if its fingerprint then
     /// equals `fp` (and the tree is still in the store).
     pub fn source_memo(&self, path: &Path, fp: &SourceFingerprint) -> Result<Option<SourceMemo>> {
+        self.ensure_trusted()?;
         let key = source_key(path)?;
         let index = self.index();
         let row: Option<(String, String, String)> = index
@@ -291,6 +295,7 @@ impl Store {
         hashes: &[HashRecord],
         source: Option<(&Path, &SourceFingerprint)>,
     ) -> Result<Package> {
+        self.ensure_trusted()?;
         let view = self.view_dir(key)?;
         let source_key = source
             .map(|(p, fp)| source_key(p).map(|k| (k, fp)))
@@ -302,24 +307,43 @@ impl Store {
         let Some(row) = tree_row(&tx, &tree_str).map_err(err)? else {
             return Err(StoreError::UnknownTree(*tree));
         };
-        let existing: Option<(i64, String)> = tx
+        let mut existing: Option<(i64, String, bool)> = tx
             .query_row(
-                "SELECT id, tree FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                "SELECT id, tree, adopted FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
                 [key.kind(), key.name(), key.version(), key.platform()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(err)?;
+        match &existing {
+            // A package only an adopted (restored) index vouched for gives way to content
+            // this machine ingested: its name was the restored index's claim (trust.rs).
+            Some((id, existing_tree, true)) if *existing_tree != tree_str => {
+                tracing::warn!(
+                    "{key} in the store had other files (tree {existing_tree}) than the package just verified; \
+                     it came from a store restored from elsewhere and is replaced"
+                );
+                tx.execute("DELETE FROM packages WHERE id = ?1", [id])
+                    .map_err(err)?;
+                existing = None;
+            }
+            // The same content fetched here: the package is vouched for by this machine now.
+            Some((id, _, true)) => {
+                tx.execute("UPDATE packages SET adopted = 0 WHERE id = ?1", [id])
+                    .map_err(err)?;
+            }
+            _ => {}
+        }
         let decoded = Tree::decode(&row.encoding)?;
         let package_id = match existing {
-            Some((_, existing_tree)) if existing_tree != tree_str => {
+            Some((_, existing_tree, _)) if existing_tree != tree_str => {
                 return Err(StoreError::PackageConflict {
                     key: key.clone(),
                     existing: existing_tree.parse()?,
                     new: *tree,
                 });
             }
-            Some((id, _)) => {
+            Some((id, _, _)) => {
                 // Repair a view removed behind our back.
                 if !exists(&view)? {
                     materialize(&self.layout, &self.linker, &decoded, &view)?;
@@ -374,6 +398,7 @@ impl Store {
 
     /// The package `key`, if committed.
     pub fn package(&self, key: &PackageKey) -> Result<Option<Package>> {
+        self.ensure_trusted()?;
         let index = self.index();
         read_package(&index.conn, key)
             .map_err(index.err("reading a package"))?
@@ -563,7 +588,7 @@ fn ensure_mode(path: &Path, mode: u32) -> Result<()> {
     }
 }
 
-fn check_owned_and_private(dir: &Path) -> Result<()> {
+pub(crate) fn check_owned_and_private(dir: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt as _;
     let meta = fs_err::metadata(dir).map_err(|e| StoreError::io(dir, e))?;
     let me = nix::unistd::geteuid().as_raw();

@@ -32,5 +32,6 @@ mod registry;
 mod selection;
 mod static_eval;
 mod store;
+mod store_trust;
 mod store_verify;
 mod test_files;

@@ -239,3 +239,119 @@ fn store_verify_leftovers_are_reported_then_removed() {
     run_ok(tstore(&env, None).args(["store", "verify"]));
     assert_eq!(package_count(&env), 1);
 }
+
+/// Damage done to an index file in place.
+type Damage = fn(&Path);
+
+/// Ways an index gets damaged: garbage over it, a copy cut short, an empty file.
+const INDEX_DAMAGE: [(&str, Damage); 3] = [
+    ("garbage", |index| {
+        std::fs::write(index, vec![0x5a_u8; 8192]).unwrap()
+    }),
+    ("cut short", |index| {
+        let len = std::fs::metadata(index).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(index).unwrap();
+        f.set_len(len / 2).unwrap();
+    }),
+    ("emptied", |index| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(index)
+            .unwrap();
+    }),
+];
+
+/// A damaged index is refused by init and verify, naming `tstore store verify --repair`,
+/// with nothing changed; `--repair` keeps the damaged file, rebuilds the index from the
+/// blobs and views, and the next init of a new checkout downloads nothing (the mirror is
+/// gone): the provider comes from the store, re-hashing nothing.
+#[test]
+fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
+    for (damage, apply) in INDEX_DAMAGE {
+        let fixture = TestEnv::with_null_mirror(Layout::Packed);
+        let env = &fixture.env;
+        let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+        init(&fixture, &dir, true);
+        let lock = tstore_test_support::lock_file(&dir);
+        let index = env.store.join("index.sqlite");
+        apply(&index);
+        let damaged = std::fs::read(&index).unwrap();
+        let store_before = tstore_test_support::snapshot(&env.store);
+        let dir_before = tstore_test_support::snapshot(&dir);
+
+        let mut cmd = tstore(env, Some(&fixture.cfg));
+        let out = run_fail(cmd.env("TSTORE_NO_FUSE", "1").arg("init").arg(&dir));
+        let err = stderr(&out);
+        assert!(err.contains("is damaged"), "{damage}: {err}");
+        assert!(
+            err.contains("tstore store verify --repair"),
+            "{damage}: {err}"
+        );
+        for args in [
+            &["store", "verify"][..],
+            &["store", "verify", "--repair", "--dry-run"],
+        ] {
+            let out = run_fail(tstore(env, None).args(args));
+            assert!(
+                stdout(&out).contains("damaged: the index"),
+                "{damage}: {}",
+                stdout(&out)
+            );
+        }
+        assert!(
+            stderr(&run_fail(tstore(env, None).args(["store", "verify"])))
+                .contains("tstore store verify --repair"),
+            "{damage}"
+        );
+        assert_eq!(
+            tstore_test_support::snapshot(&env.store),
+            store_before,
+            "{damage}: a refusal changed the store"
+        );
+        assert_eq!(
+            tstore_test_support::snapshot(&dir),
+            dir_before,
+            "{damage}: a refusal changed the checkout"
+        );
+
+        let out = run_ok(tstore(env, None).args(["store", "verify", "--repair"]));
+        let text = stdout(&out);
+        assert!(
+            text.contains("rebuilt: provider registry.terraform.io/hashicorp/null 2.1.2"),
+            "{damage}: {text}"
+        );
+        let kept: Vec<PathBuf> = std::fs::read_dir(&env.store)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("index.sqlite.damaged-")
+            })
+            .collect();
+        assert_eq!(kept.len(), 1, "{damage}: {kept:?}");
+        assert_eq!(std::fs::read(&kept[0]).unwrap(), damaged, "{damage}");
+
+        std::fs::remove_dir_all(&fixture.mirror).unwrap();
+        let other = env.checkout(
+            "other",
+            &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
+        );
+        let mut cmd = tstore(env, Some(&fixture.cfg));
+        let report = json(&run_ok(
+            cmd.env("TSTORE_NO_FUSE", "1")
+                .args(["init", "--json"])
+                .arg(&other),
+        ));
+        assert_eq!(
+            report["providers"][0]["obtained"], "store_by_lock",
+            "{damage}: {report}"
+        );
+        assert_eq!(report["bytes_hashed"], 0, "{damage}: {report}");
+        let linked = std::fs::read(other.join(NULL_LINK).join(NULL_PROVIDER_FILE)).unwrap();
+        assert!(linked == mirror::null_provider_bytes(), "{damage}");
+        run_ok(tstore(env, None).args(["store", "verify"]));
+    }
+}

@@ -246,6 +246,8 @@ fn selected_versions(
     store: &Store,
     selections: &[ProviderSelection],
 ) -> Result<SelectedVersions, PushError> {
+    // What is pushed is what the store vouches for: a restored store is re-verified first.
+    store.ensure_trusted()?;
     let mut versions = SelectedVersions::new();
     let mut matched = vec![false; selections.len()];
     for package in store.packages()? {

@@ -100,6 +100,8 @@ impl Store {
     /// implied, anything else is refused. A symlinked `dir` is resolved first (like Terraform's
     /// `EvalSymlinks` on the root).
     pub fn ingest_dir(&self, dir: &Path) -> Result<Ingested> {
+        // An ingest reuses blob files already in place: only once someone re-hashed them.
+        self.ensure_trusted()?;
         let (tree, blobs) = self.dir_tree(dir, false)?;
         self.record_tree(&tree, &blobs)
     }
@@ -109,6 +111,7 @@ impl Store {
     /// directories or to nothing are kept (only escaping ones are refused), so the `h1:` may be
     /// absent.
     pub fn ingest_module_dir(&self, dir: &Path) -> Result<IngestedModule> {
+        self.ensure_trusted()?;
         let (tree, blobs) = self.dir_tree(dir, true)?;
         let (tree, h1, files, bytes) = self.record_tree_with(&tree, &blobs, false)?;
         Ok(IngestedModule {

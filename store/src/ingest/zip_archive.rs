@@ -328,6 +328,7 @@ impl Store {
     /// The zip as a whole (its `zh:`, and the zip kept as a blob with `keep`) and its
     /// entries are two reads of the file: for a large zip they run at once, on two threads.
     fn ingest_zip_with(&self, zip_path: &Path, keep: bool) -> Result<IngestedArchive> {
+        self.ensure_trusted()?;
         let file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
         let size = file
             .metadata()
@@ -439,6 +440,7 @@ impl Store {
     /// of its blob file (read-only; its content was hashed when written, `store verify`
     /// checks it like every blob), or `None` when the store does not hold that archive.
     pub fn kept_archive(&self, zh: &Hash) -> Result<Option<std::path::PathBuf>> {
+        self.ensure_trusted()?;
         let index = self.index();
         let blob: Option<String> = index
             .conn

@@ -13,8 +13,10 @@ use zip::CompressionMethod;
 use crate::{GcOptions, GcReport, PackageKey, Store};
 
 mod archives;
+mod claims;
 mod packages;
 mod repair;
+mod trust;
 
 fn key(name: &str) -> PackageKey {
     PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64")

@@ -370,12 +370,16 @@ pub enum StoreCommand {
     },
     /// Re-hash every blob and check that every tree is complete; report only, unless --repair.
     ///
-    /// Exits non-zero when anything is bad (a damaged or missing blob, a bad view) or
-    /// leftovers are found.
+    /// Hashes are recomputed from the bytes (each blob's BLAKE3, each package's h1:, each
+    /// kept zip's zh:), never taken from the index. Exits non-zero when anything is bad (a
+    /// damaged or missing blob, a bad view, an index record the bytes contradict, an index
+    /// SQLite cannot read) or leftovers are found.
     Verify {
-        /// Quarantine every package with a bad or missing blob or a bad view (the next
-        /// `tstore init` fetches it again), move bad blob files to `quarantine/` in the
-        /// store, and remove leftovers. Waits for the exclusive store lock.
+        /// Quarantine every package with a bad or missing blob, a bad view or a record its
+        /// bytes contradict (the next `tstore init` fetches it again), move bad blob files
+        /// to `quarantine/` in the store, and remove leftovers. A damaged index is moved
+        /// aside (kept) and rebuilt from the blobs and views. Waits for the exclusive store
+        /// lock.
         #[arg(long)]
         repair: bool,
         /// Show what --repair would do and change nothing (implies --repair).

@@ -34,6 +34,11 @@ pub struct Settings {
     pub no_fuse: bool,
     /// `--keep-archives` / `TSTORE_KEEP_ARCHIVES`: keep provider zips whole in the store.
     pub keep_archives: bool,
+    /// The machine key that binds the store's index to this machine
+    /// (`$XDG_STATE_HOME/tstore/machine-key`, default `~/.local/state/tstore/machine-key`).
+    /// Kept outside the store on purpose: a store restored from a cache does not carry it,
+    /// so its index is re-verified before it is trusted.
+    pub machine_key: Option<PathBuf>,
 }
 
 impl Settings {
@@ -57,6 +62,11 @@ impl Settings {
                 .join(".tofu-store"),
         };
         let flavor = cli.flavor.unwrap_or_default();
+        let machine_key = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+            Some(xdg) => Some(PathBuf::from(xdg).join("tstore")),
+            None => home.as_ref().map(|h| h.join(".local/state/tstore")),
+        }
+        .map(|dir| dir.join("machine-key"));
         Ok(Settings {
             store: absolute(store)?,
             mount: absolute(mount)?,
@@ -64,6 +74,7 @@ impl Settings {
             limits: limits_from_env()?,
             no_fuse: cli.no_fuse,
             keep_archives: cli.keep_archives,
+            machine_key: machine_key.map(absolute).transpose()?,
         })
     }
 }

@@ -89,7 +89,11 @@ pub(crate) fn open_existing_store(settings: &Settings) -> Result<Store> {
 pub(crate) fn open_store(settings: &Settings) -> Result<Store> {
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;
-    Ok(store
+    let store = store
         .with_limits(settings.limits.clone())
-        .with_kept_archives(settings.keep_archives))
+        .with_kept_archives(settings.keep_archives);
+    Ok(match &settings.machine_key {
+        Some(key) => store.with_machine_key(key),
+        None => store,
+    })
 }

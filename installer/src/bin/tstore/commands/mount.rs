@@ -38,6 +38,16 @@ pub(crate) fn mount(settings: &Settings, args: &MountArgs) -> Result<ExitCode> {
     if args.foreground {
         return foreground(settings, store);
     }
+    // Tools read what the mount serves without checking it against a lock (tofu through
+    // `tstore cli-config`): a store this machine did not write (a restored cache) is
+    // re-verified before it is served.
+    {
+        let trusting = super::open_store(settings)?;
+        let _lock = super::lock_store(&trusting)?;
+        trusting
+            .ensure_trusted()
+            .context("cannot re-verify the store before serving it")?;
+    }
     let mut out = std::io::stdout();
     match ensure(settings, &store)? {
         Ensured::AlreadyMounted => {

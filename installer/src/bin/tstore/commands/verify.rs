@@ -4,19 +4,28 @@
 //! `--dry-run` (alone or with `--repair`) reports what `--repair` would do and changes
 //! nothing. `--repair` takes the exclusive store lock, waiting for it.
 //!
+//! An index SQLite cannot read (`Store::index_health`) is reported as damaged; `--repair`
+//! moves it aside (kept) and rebuilds it from the blobs and views on disk
+//! (`Store::rebuild_damaged_index`), stops a mount serving the old file, then verifies and
+//! repairs the rebuilt store as usual.
+//!
 //! # JSON format
 //!
-//! `{"blobs_checked","bytes_checked","corrupt":[{"blob","path"}],"missing":[{"blob",
-//! "referenced_by"}],"views_bad":[{"package","path","problems"}],"clean",
+//! `{"index":{"state"[,"reason"]},"index_rebuilt":{"damaged","blobs","bytes_checked",
+//! "bad_blobs","packages","skipped":[{"path","reason"}]}|null,"blobs_checked",
+//! "bytes_checked","corrupt":[{"blob","path"}],"missing":[{"blob","referenced_by"}],
+//! "views_bad":[{"package","path","problems"}],"claims_bad":[{"kind",…}],"trusted","clean",
 //! "repair":{"dry_run","packages":[{"package","tree","reasons"}],"blobs":[{"blob","from",
-//! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"}},"repaired"}`.
-//! `repair` describes what --repair did or (without it, or with --dry-run) would do;
-//! `repaired` says whether it was done.
+//! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"},"adopted",
+//! "forgotten"},"repaired"}`. `repair` describes what --repair did or (without it, or with
+//! --dry-run) would do; `repaired` says whether it was done. With a damaged index and no
+//! `--repair`, only `index`, `clean` and `repaired` are printed.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_store::{RepairReport, VerifyReport};
+use tstore_fsmount::MountState;
+use tstore_store::{IndexHealth, RebuiltIndex, RepairReport, Store, VerifyReport};
 
 use super::open_existing_store;
 use crate::json;
@@ -29,8 +38,27 @@ pub(crate) fn verify(
     dry_run: bool,
     json: bool,
 ) -> Result<ExitCode> {
-    let store = open_existing_store(settings)?;
     let act = repair && !dry_run;
+    let health = Store::index_health(&settings.store)?;
+    let rebuilt = match &health {
+        IndexHealth::Damaged { reason } if !act => {
+            return damaged_index(settings, reason, repair, json);
+        }
+        IndexHealth::Damaged { .. } => {
+            let rebuilt = Store::rebuild_damaged_index(
+                &settings.store,
+                settings.machine_key.as_deref(),
+                || eprintln!("tstore: waiting for the store lock (another tstore is running)..."),
+            )
+            .context("cannot rebuild the store's index")?;
+            if rebuilt.is_some() {
+                stop_mount(settings)?;
+            }
+            rebuilt
+        }
+        IndexHealth::Sound | IndexHealth::Missing => None,
+    };
+    let store = open_existing_store(settings)?;
     let lock = if act {
         Some(store.lock_exclusive_or_wait(|| {
             eprintln!("tstore: waiting for the store lock (another tstore is running)...");
@@ -49,11 +77,16 @@ pub(crate) fn verify(
     let bad = !report.is_clean() || !plan.leftovers.is_empty();
     if json {
         let mut value = serde_json::to_value(&report)?;
-        value["clean"] = serde_json::Value::Bool(!bad);
+        value["index"] = serde_json::to_value(&health)?;
+        value["index_rebuilt"] = serde_json::to_value(&rebuilt)?;
+        value["clean"] = serde_json::Value::Bool(!bad && rebuilt.is_none());
         value["repair"] = serde_json::to_value(&plan)?;
         value["repaired"] = serde_json::Value::Bool(act);
         json::print(&value)?;
     } else {
+        if let Some(rebuilt) = &rebuilt {
+            print_rebuilt(rebuilt);
+        }
         print_human(&report, &plan, repair, act);
     }
     // After a repair, the store is sound again: succeed.
@@ -62,6 +95,79 @@ pub(crate) fn verify(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A damaged index without `--repair` (or with `--dry-run`): say so, change nothing.
+fn damaged_index(settings: &Settings, reason: &str, repair: bool, json: bool) -> Result<ExitCode> {
+    let index = settings.store.join("index.sqlite");
+    if json {
+        json::print(&serde_json::json!({
+            "index": {"state": "damaged", "reason": reason},
+            "clean": false,
+            "repaired": false,
+        }))?;
+    } else {
+        println!("damaged: the index {} ({reason})", index.display());
+        if repair {
+            println!(
+                "dry run: --repair would move the damaged index aside (kept, named with the time) \
+                 and rebuild it from the store's blobs and views; nothing was changed"
+            );
+        } else {
+            eprintln!(
+                "Error: the store's index is damaged; nothing was changed\n\n  hint: run `tstore \
+                 store verify --repair`: it moves the damaged index aside (kept, named with the \
+                 time) and rebuilds it from the blobs and views the store holds, so the next \
+                 `tstore init` downloads nothing they still hold"
+            );
+        }
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// A mount of this store serves the index file that was just moved aside: unmount it (the
+/// next `tstore init` mounts the store again, on the rebuilt index).
+fn stop_mount(settings: &Settings) -> Result<()> {
+    if tstore_fsmount::probe(&settings.mount, &settings.store) == MountState::Live {
+        tstore_fsmount::unmount(&settings.mount, true).with_context(|| {
+            format!(
+                "the index was rebuilt, but the mount at {} still serves the old one and cannot be \
+                 unmounted; run `tstore umount --lazy`",
+                settings.mount.display()
+            )
+        })?;
+        println!(
+            "unmounted the store from {}: it served the damaged index (the next `tstore init` mounts it again)",
+            settings.mount.display()
+        );
+    }
+    Ok(())
+}
+
+fn print_rebuilt(rebuilt: &RebuiltIndex) {
+    for path in &rebuilt.damaged {
+        println!("moved the damaged index to {} (kept)", path.display());
+    }
+    println!(
+        "rebuilt the index from the store's files: {} intact blobs ({} bytes read), {} packages from their views",
+        rebuilt.blobs,
+        rebuilt.bytes_checked,
+        rebuilt.packages.len()
+    );
+    for package in &rebuilt.packages {
+        println!("rebuilt: {package}");
+    }
+    for skipped in &rebuilt.skipped {
+        println!(
+            "not rebuilt: {} ({}); the next `tstore init` fetches it again",
+            skipped.path.display(),
+            skipped.reason
+        );
+    }
+    println!(
+        "the working directories recorded as roots were lost with the old index: run `tstore init` \
+         in each, so that gc keeps what they link"
+    );
 }
 
 fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bool) {
@@ -87,6 +193,20 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
             println!("bad view: {} ({}): {problem}", v.package, v.path.display());
         }
     }
+    for c in &report.claims_bad {
+        println!("false record: {}", c.describe());
+    }
+    if !report.trusted {
+        println!(
+            "not vouched for: this index was not written on this machine (a restored cache, a \
+             copy, or a store of an older tstore); {}",
+            if act {
+                "it is adopted: what only its writer could vouch for was dropped"
+            } else {
+                "the next `tstore init` (or `--repair`) re-hashes it before using any package"
+            }
+        );
+    }
     let (pkg_verb, blob_verb, left_verb) = if act {
         ("quarantined", "moved", "removed")
     } else if repair {
@@ -96,6 +216,16 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
     };
     for p in &plan.packages {
         println!("{pkg_verb}: {}: {}", p.package, p.reasons.join("; "));
+    }
+    let forget_verb = if act {
+        "forgotten"
+    } else if repair {
+        "would forget"
+    } else {
+        "unconfirmed"
+    };
+    for p in &plan.forgotten {
+        println!("{forget_verb}: {p}: its files cannot confirm its name; it is fetched again");
     }
     for b in &plan.blobs {
         match &b.to {
