@@ -29,12 +29,14 @@
 //! ```
 
 mod fs;
+mod in_use;
 
 use std::io;
 use std::path::Path;
 use std::process::Command;
 
 pub use fs::StoreFs;
+pub use in_use::files_in_use_under;
 use tstore_store::Store;
 
 /// The subtype of tstore mounts (type `fuse.tstore` in `/proc/self/mountinfo`), and the

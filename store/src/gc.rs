@@ -26,9 +26,14 @@
 //! A gc killed at any point leaves rows that point at files that exist (files go last), plus
 //! at most files without rows, which the next gc or `store verify` removes.
 //!
-//! An open file of a swept blob stays readable: on Linux an unlinked inode lives until its
-//! last descriptor closes (the FUSE daemon keeps one per open handle). New opens of a swept
-//! package answer ENOENT/EIO; the daemon does not crash.
+//! What a process holds open stays: the daemon serves reads by inode and may have to reopen
+//! a blob file for any read (it answers `open` with ENOSYS, so the kernel sends no
+//! `open`/`release`, and its table of open blob files is bounded), and the kernel reads a
+//! mapped provider binary again whenever it evicted its pages. So a package with a file
+//! some process has open or mapped through the mount (the caller finds them in `/proc`:
+//! [`GcOptions::in_use`]) is not swept while it is. New opens of a swept package answer
+//! ENOENT; the daemon does not crash. In the views fallback (no FUSE) links go to hardlinks
+//! of blobs, and an unlinked file stays readable through every descriptor and mapping.
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt as _;
@@ -52,12 +57,17 @@ pub struct GcOptions {
     pub min_age: Duration,
     /// Compute and report, remove nothing.
     pub dry_run: bool,
+    /// Packages a process has open or mapped through the mount right now (a provider
+    /// running from it): kept whatever their roots say, since the kernel may read them
+    /// again at any time and the daemon serves only what the store still holds.
+    pub in_use: HashSet<PackageKey>,
 }
 
 impl Default for GcOptions {
     fn default() -> Self {
         GcOptions {
             min_age: Duration::from_secs(3600),
+            in_use: HashSet::new(),
             dry_run: false,
         }
     }
@@ -80,6 +90,9 @@ pub struct GcReport {
     pub packages_live: u64,
     /// Unreferenced packages kept because they are younger than the grace period.
     pub packages_young: u64,
+    /// Unreferenced packages kept because a process has one of their files open or mapped
+    /// through the mount.
+    pub packages_in_use: u64,
     /// Trees removed.
     pub trees_removed: u64,
     /// Blobs removed.
@@ -305,7 +318,7 @@ impl Store {
         let (tx, op) = index.write("collecting garbage")?;
         let err = op.err();
         drop_dead_roots(&tx, dead_links, dead_roots).map_err(err)?;
-        let views = self.sweep_packages(&tx, &op, cutoff, report)?;
+        let views = self.sweep_packages(&tx, &op, cutoff, &opts.in_use, report)?;
         report.trees_removed = sweep_trees(&tx, cutoff).map_err(err)?;
         let blobs = self.sweep_blobs(&tx, &op, cutoff)?;
         report.blobs_removed = blobs.len() as u64;
@@ -325,6 +338,7 @@ impl Store {
         tx: &Transaction<'_>,
         op: &IndexOp,
         cutoff: i64,
+        in_use: &HashSet<PackageKey>,
         report: &mut GcReport,
     ) -> Result<Vec<PathBuf>> {
         let err = op.err();
@@ -359,6 +373,10 @@ impl Store {
                 continue;
             }
             let key = PackageKey::from_columns(&kind, name, version, platform)?;
+            if in_use.contains(&key) {
+                report.packages_in_use += 1;
+                continue;
+            }
             tx.execute("DELETE FROM packages WHERE id = ?1", [id])
                 .map_err(err)?;
             views.push(self.view_dir(&key)?);

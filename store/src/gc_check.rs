@@ -105,7 +105,11 @@ impl Store {
     /// packages and leftovers counted as that run counts them — or `None` when it would
     /// remove a package, tree, blob or leftover. Reads only, but for dropping the roots and links
     /// it finds dead (a short write, only when there are any).
-    pub fn gc_idle_report(&self, min_age: Duration) -> Result<Option<GcReport>> {
+    pub fn gc_idle_report(
+        &self,
+        min_age: Duration,
+        in_use: &HashSet<crate::PackageKey>,
+    ) -> Result<Option<GcReport>> {
         let started = Instant::now();
         let cutoff = now() - i64::try_from(min_age.as_secs()).unwrap_or(i64::MAX);
         let mut report = GcReport::default();
@@ -119,7 +123,8 @@ impl Store {
             let tx = index.conn.unchecked_transaction().map_err(err())?;
             let rows = query_vec(
                 &tx,
-                "SELECT p.id, MAX(p.created_at, p.used_at), l.root, l.link FROM packages p
+                "SELECT p.id, MAX(p.created_at, p.used_at), l.root, l.link,
+                        p.kind, p.name, p.version, p.platform FROM packages p
                      LEFT JOIN root_links l ON l.package = p.id",
                 [],
                 |r| {
@@ -128,26 +133,37 @@ impl Store {
                         r.get::<_, i64>(1)?,
                         r.get::<_, Option<i64>>(2)?,
                         r.get::<_, Option<String>>(3)?,
+                        (
+                            r.get::<_, String>(4)?,
+                            r.get::<_, String>(5)?,
+                            r.get::<_, String>(6)?,
+                            r.get::<_, String>(7)?,
+                        ),
                     ))
                 },
             )
             .map_err(err())?;
-            // Package id -> (max(created_at, used_at), some live link names it).
-            let mut packages: HashMap<i64, (i64, bool)> = HashMap::new();
-            for (id, at, root, link) in rows {
+            // Package id -> (max(created_at, used_at), some live link names it, key columns).
+            type Columns = (String, String, String, String);
+            let mut packages: HashMap<i64, (i64, bool, Columns)> = HashMap::new();
+            for (id, at, root, link, columns) in rows {
                 let live = match (root, link) {
                     (Some(root), Some(link)) => {
                         !dead_roots.contains(&root) && !dead_links.contains(&(root, link))
                     }
                     _ => false,
                 };
-                packages.entry(id).or_insert((at, false)).1 |= live;
+                packages.entry(id).or_insert((at, false, columns)).1 |= live;
             }
-            for (at, live) in packages.values() {
-                if *live {
+            for (at, live, (kind, name, version, platform)) in packages.into_values() {
+                if live {
                     report.packages_live += 1;
-                } else if *at > cutoff {
+                } else if at > cutoff {
                     report.packages_young += 1;
+                } else if in_use.contains(&crate::PackageKey::from_columns(
+                    &kind, name, version, platform,
+                )?) {
+                    report.packages_in_use += 1;
                 } else {
                     return Ok(None);
                 }

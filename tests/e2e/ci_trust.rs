@@ -556,3 +556,85 @@ fn a_local_module_swapped_for_a_symlink_during_init_copies_nothing_from_outside(
     });
     assert!(leaked.is_empty(), "copied in from outside: {leaked:?}");
 }
+
+/// gc run from cron while a provider serves from the FUSE mount (terraform keeps it running
+/// for a whole plan or apply): its package is kept while the process maps it, so the
+/// kernel can always read the binary again; once the provider exits, the next gc sweeps it.
+#[test]
+fn gc_keeps_what_a_running_provider_maps_from_the_mount() {
+    use std::io::{BufRead, Read};
+    let m = TestEnv::with_null_mirror(tstore_test_support::Layout::Packed);
+    let dir = m
+        .env
+        .checkout("stack", &[("main.tf", crate::common::NULL_CONFIG)]);
+    tstore_test_support::run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&dir));
+    let bin = dir
+        .join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
+        .join(tstore_test_support::NULL_PROVIDER_FILE);
+    let original = fs_err::read(&bin).unwrap();
+    // As terraform starts it: with the plugin handshake it serves until killed.
+    let mut provider = std::process::Command::new(&bin)
+        .env("TF_PLUGIN_MAGIC_COOKIE", NULL_PLUGIN_COOKIE)
+        .env("TMPDIR", m.env.root.path().join("tmp"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut handshake = String::new();
+    std::io::BufReader::new(provider.stdout.take().unwrap())
+        .read_line(&mut handshake)
+        .unwrap();
+    assert!(
+        handshake.starts_with("1|"),
+        "no plugin handshake: {handshake:?}"
+    );
+    // The working directory goes away: nothing links the package any more.
+    fs_err::remove_dir_all(dir.join(".terraform")).unwrap();
+    let gc = || {
+        crate::common::json(&tstore_test_support::run_ok(
+            tstore(&m.env, Some(&m.cfg)).args(["gc", "--min-age", "0", "--json"]),
+        ))
+    };
+    let outcome = (|| {
+        for round in 0..5 {
+            let report = gc();
+            if report["packages_removed"] != serde_json::json!([]) || report["packages_in_use"] != 1
+            {
+                return Err(format!("round {round}: {report}"));
+            }
+        }
+        // The kernel drops the binary's cached pages and reads it again through the daemon.
+        let exe = std::fs::File::open(format!("/proc/{}/exe", provider.id())).unwrap();
+        nix::fcntl::posix_fadvise(
+            &exe,
+            0,
+            0,
+            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+        )
+        .unwrap();
+        let mut again = Vec::new();
+        (&exe)
+            .read_to_end(&mut again)
+            .map_err(|e| format!("reading the running binary again: {e}"))?;
+        if again != original {
+            return Err("the running binary reads other bytes".into());
+        }
+        if provider.try_wait().unwrap().is_some() {
+            return Err("the provider died".into());
+        }
+        Ok(())
+    })();
+    let _ = provider.kill();
+    let _ = provider.wait();
+    outcome.unwrap();
+    let report = gc();
+    assert_eq!(
+        report["packages_removed"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+}
+
+/// The handshake cookie of terraform's plugin protocol (public, the same in every
+/// terraform): a provider started with it serves instead of printing its usage.
+const NULL_PLUGIN_COOKIE: &str = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";

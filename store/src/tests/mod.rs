@@ -31,6 +31,7 @@ fn gc_now(store: &Store) -> GcReport {
             &GcOptions {
                 min_age: std::time::Duration::ZERO,
                 dry_run: false,
+                in_use: Default::default(),
             },
         )
         .unwrap()

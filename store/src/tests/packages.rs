@@ -339,11 +339,15 @@ fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
     let hour = GcOptions {
         min_age: std::time::Duration::from_secs(3600),
         dry_run: true,
+        in_use: Default::default(),
     };
     let shared = store.lock_shared().unwrap();
     let preview = store.gc(&shared, &hour).unwrap();
     assert_eq!(preview.leftovers.tmp, vec![old.clone()]);
-    assert!(store.gc_idle_report(hour.min_age).unwrap().is_none());
+    assert!(store
+        .gc_idle_report(hour.min_age, &Default::default())
+        .unwrap()
+        .is_none());
     drop(shared);
     let lock = store.try_lock_exclusive().unwrap().unwrap();
     let run = store
@@ -358,7 +362,9 @@ fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
     assert_eq!(run.leftovers.tmp, vec![old.clone()]);
     assert!(!old.exists(), "old leftover kept");
     assert!(young.exists(), "young tmp entry removed");
-    let idle = store.gc_idle_report(hour.min_age).unwrap();
+    let idle = store
+        .gc_idle_report(hour.min_age, &Default::default())
+        .unwrap();
     assert!(idle.is_some_and(|r| r.leftovers.is_empty()));
     // With no grace period everything in tmp/ is a leftover, as before.
     drop(lock);
@@ -377,7 +383,7 @@ fn gc_idle_check_needs_no_index_write_lock() {
     let writer = rusqlite::Connection::open(store.root().join("index.sqlite")).unwrap();
     writer.execute_batch("BEGIN IMMEDIATE").unwrap();
     let report = store
-        .gc_idle_report(std::time::Duration::from_secs(3600))
+        .gc_idle_report(std::time::Duration::from_secs(3600), &Default::default())
         .unwrap()
         .expect("an empty store has nothing to collect");
     assert_eq!(report.packages_live + report.packages_young, 0);
@@ -476,18 +482,24 @@ fn the_gc_check_walks_for_leftovers_at_most_every_ten_minutes() {
     let f = Fixture::new();
     let store = f.store();
     let hour = std::time::Duration::from_secs(3600);
-    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    assert!(store
+        .gc_idle_report(hour, &Default::default())
+        .unwrap()
+        .is_some());
     let stray = store
         .root()
         .join("views/providers/example.com/test/stray/1.0.0/linux_amd64");
     fs_err::create_dir_all(&stray).unwrap();
     assert!(
-        store.gc_idle_report(hour).unwrap().is_some(),
+        store
+            .gc_idle_report(hour, &Default::default())
+            .unwrap()
+            .is_some(),
         "walked again within ten minutes"
     );
     // No grace period: no trust either.
     assert!(store
-        .gc_idle_report(std::time::Duration::ZERO)
+        .gc_idle_report(std::time::Duration::ZERO, &Default::default())
         .unwrap()
         .is_none());
     let run = super::gc_now(&store);
@@ -513,7 +525,10 @@ fn the_gc_check_rescans_blobs_only_after_the_blob_generation_moves() {
     store.commit_package(&key("a"), &tree, &[], None).unwrap();
     let added = generation();
     assert!(added > 0, "adding blobs moves the generation");
-    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    assert!(store
+        .gc_idle_report(hour, &Default::default())
+        .unwrap()
+        .is_some());
     let memo = store.root().join(".gc-unused-blobs");
     assert_eq!(fs_err::read_to_string(&memo).unwrap(), format!("{added}\n"));
 
@@ -527,14 +542,23 @@ fn the_gc_check_rescans_blobs_only_after_the_blob_generation_moves() {
         )
         .unwrap();
     assert_eq!(generation(), added + 1);
-    assert!(store.gc_idle_report(hour).unwrap().is_none());
+    assert!(store
+        .gc_idle_report(hour, &Default::default())
+        .unwrap()
+        .is_none());
 
     // A memo at the current generation is trusted: the scan is skipped.
     fs_err::write(&memo, format!("{}\n", generation())).unwrap();
-    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    assert!(store
+        .gc_idle_report(hour, &Default::default())
+        .unwrap()
+        .is_some());
     // A memo listing the stray blob: the check looks at that blob (its file is gone: work).
     fs_err::write(&memo, format!("{}\n{stray}\n", generation())).unwrap();
-    assert!(store.gc_idle_report(hour).unwrap().is_none());
+    assert!(store
+        .gc_idle_report(hour, &Default::default())
+        .unwrap()
+        .is_none());
 
     // gc removing the unused package lets go of its tree's blobs: the generation moves.
     let before = generation();
@@ -549,7 +573,10 @@ fn the_gc_check_rescans_blobs_only_after_the_blob_generation_moves() {
         .join(&stray[..2])
         .join(&stray)
         .exists());
-    assert!(store.gc_idle_report(hour).unwrap().is_some());
+    assert!(store
+        .gc_idle_report(hour, &Default::default())
+        .unwrap()
+        .is_some());
     assert_eq!(
         fs_err::read_to_string(&memo).unwrap(),
         format!("{}\n", generation())

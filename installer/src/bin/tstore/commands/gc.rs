@@ -4,14 +4,17 @@
 //!
 //! - `gc --json`: the store's `GcReport` (`{"dry_run","roots_live","roots_dropped":[PATH],
 //!   "links_dropped","packages_removed":[KEY],"packages_live","packages_young",
+//!   "packages_in_use",
 //!   "trees_removed","blobs_removed","bytes_freed","leftovers":{"tmp","views","blobs",
 //!   "blob_bytes","removed"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
 //!   busy for `--wait`.
 
 use std::process::ExitCode;
 
+use std::collections::HashSet;
+
 use anyhow::Result;
-use tstore_store::GcOptions;
+use tstore_store::{GcOptions, PackageKey};
 
 use crate::json;
 use crate::units;
@@ -30,6 +33,7 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
             &GcOptions {
                 min_age,
                 dry_run: true,
+                in_use: packages_in_use(settings),
             },
         )?;
         return print_report(&preview, args.json);
@@ -39,7 +43,7 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
     // index's write lock, so it does not hold inits back.
     let idle = {
         let _shared = crate::commands::lock_store(&store)?;
-        store.gc_idle_report(min_age)?
+        store.gc_idle_report(min_age, &packages_in_use(settings))?
     };
     if let Some(report) = idle {
         return print_report(&report, args.json);
@@ -58,10 +62,26 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
         &GcOptions {
             min_age,
             dry_run: false,
+            // Looked up under the exclusive lock, right before the sweep.
+            in_use: packages_in_use(settings),
         },
     )?;
     drop(lock);
     print_report(&report, args.json)
+}
+
+/// The packages some process has a file of open or mapped through the mount now (a
+/// provider binary running from it): gc keeps them, see `tstore_store::GcOptions::in_use`.
+fn packages_in_use(settings: &Settings) -> HashSet<PackageKey> {
+    let mount = settings
+        .mount
+        .canonicalize()
+        .unwrap_or_else(|_| settings.mount.clone());
+    tstore_fsmount::files_in_use_under(&mount)
+        .iter()
+        .filter_map(|path| path.strip_prefix(&mount).ok())
+        .filter_map(tstore_store::package_of_view_relpath)
+        .collect()
 }
 
 fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitCode> {
@@ -105,6 +125,17 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
         "  packages: {} live, {} kept by the grace period",
         report.packages_live, report.packages_young
     );
+    if report.packages_in_use > 0 {
+        println!(
+            "  {} kept: a running process has files of {} open through the mount",
+            units::count(report.packages_in_use, "package"),
+            if report.packages_in_use == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        );
+    }
     println!("  took {} ms", report.millis);
     Ok(ExitCode::SUCCESS)
 }
