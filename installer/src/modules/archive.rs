@@ -130,7 +130,15 @@ pub fn fetch(
         return Ok(HttpFetch::Redirect(loc.to_owned()));
     }
     let mut body = String::new();
-    let _ = resp.into_reader().take(1 << 20).read_to_string(&mut body);
+    resp.into_reader()
+        .take(1 << 20)
+        .read_to_string(&mut body)
+        .map_err(|source| {
+            FetchError::from(crate::net::http::HttpError::Body {
+                url: url.to_owned(),
+                source,
+            })
+        })?;
     meta_terraform_get(&body)
         .map(HttpFetch::Redirect)
         .ok_or_else(|| {

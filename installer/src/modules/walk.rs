@@ -392,10 +392,7 @@ impl Walker<'_> {
 
     pub(super) fn http(&mut self) -> Result<HttpClient, FetchError> {
         if self.http.is_none() {
-            self.http = Some(
-                HttpClient::new(self.opts.network.ssl_cert_file.as_deref())
-                    .map_err(FetchError::from)?,
-            );
+            self.http = Some(self.opts.network.http_client().map_err(FetchError::from)?);
         }
         Ok(self.http.clone().expect("just set"))
     }

@@ -19,6 +19,35 @@ use sha2::{Digest, Sha256};
 /// The largest JSON document, `SHA256SUMS` or signature we read into memory.
 const MAX_DOCUMENT: u64 = 16 << 20;
 
+/// A download that brings fewer than [`STALL_MIN_BYTES`] in any window this long is
+/// stalled and fails: a server that trickles a byte every few seconds never trips a read
+/// timeout, and would hold an init forever.
+const STALL_WINDOW: Duration = Duration::from_secs(30);
+/// See [`STALL_WINDOW`]: about 34 bytes a second, far below any real link.
+const STALL_MIN_BYTES: u64 = 1024;
+
+/// What one transfer may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferLimits {
+    /// The whole of a request answered by a document (service discovery, version lists,
+    /// download metadata, `SHA256SUMS`, an OCI manifest or tag page, a token), connection
+    /// and body included: tofu's `TF_REGISTRY_CLIENT_TIMEOUT`, 10 s unless set.
+    pub document_deadline: Duration,
+    /// The most bytes one download (an archive, a provider zip, an OCI blob) may bring:
+    /// `TSTORE_MAX_ARCHIVE_BYTES`, enforced while the body arrives, so an endless body
+    /// never fills the disk.
+    pub max_download_bytes: u64,
+}
+
+impl Default for TransferLimits {
+    fn default() -> Self {
+        TransferLimits {
+            document_deadline: Duration::from_secs(10),
+            max_download_bytes: tstore_store::Limits::default().max_total_bytes,
+        }
+    }
+}
+
 /// Errors from an HTTP request.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
@@ -163,6 +192,7 @@ pub struct Downloaded {
 /// A shared HTTP client (cheap to clone; connections are pooled).
 #[derive(Clone, Debug)]
 pub struct HttpClient {
+    limits: TransferLimits,
     agent: ureq::Agent,
     /// The same settings, but following no redirect: for a protocol that decides at each hop
     /// which headers the next request may carry ([`HttpClient::request_one_hop`]).
@@ -172,7 +202,7 @@ pub struct HttpClient {
 impl HttpClient {
     /// A client trusting `SSL_CERT_FILE`'s certificates when `ssl_cert_file` is given, else
     /// the bundled roots.
-    pub fn new(ssl_cert_file: Option<&Path>) -> Result<Self, HttpError> {
+    pub fn new(ssl_cert_file: Option<&Path>, limits: TransferLimits) -> Result<Self, HttpError> {
         let tls = match ssl_cert_file {
             Some(path) => Some(Arc::new(tls_config(path)?)),
             None => None,
@@ -188,6 +218,7 @@ impl HttpClient {
             }
         };
         Ok(HttpClient {
+            limits,
             agent: builder().build(),
             one_hop: builder().redirects(0).build(),
         })
@@ -207,9 +238,27 @@ impl HttpClient {
         self.one_hop.request(method, url)
     }
 
-    /// GET `url` (with a bearer token if given); non-2xx statuses are errors.
+    /// What one transfer may take.
+    pub fn limits(&self) -> TransferLimits {
+        self.limits
+    }
+
+    /// GET `url` (with a bearer token if given), a document that must arrive whole within
+    /// the document deadline; non-2xx statuses are errors.
     pub fn get(&self, url: &str, token: Option<&str>) -> Result<ureq::Response, HttpError> {
+        self.get_within(url, token, Some(self.limits.document_deadline))
+    }
+
+    fn get_within(
+        &self,
+        url: &str,
+        token: Option<&str>,
+        deadline: Option<Duration>,
+    ) -> Result<ureq::Response, HttpError> {
         let mut req = self.agent.get(url);
+        if let Some(deadline) = deadline {
+            req = req.timeout(deadline);
+        }
         if let Some(token) = token {
             req = req.set("Authorization", &format!("Bearer {token}"));
         }
@@ -242,8 +291,8 @@ impl HttpClient {
         dest: &Path,
         progress: &dyn Fn(u64, Option<u64>),
     ) -> Result<([u8; 32], u64), HttpError> {
-        let resp = self.get(url, None)?;
-        Self::write_response(resp, url, dest, progress)
+        let resp = self.get_within(url, None, None)?;
+        self.write_response(resp, url, dest, progress)
     }
 
     /// A conditional GET of `url` (`If-None-Match` / `If-Modified-Since` from `since`):
@@ -270,7 +319,7 @@ impl HttpClient {
             etag: resp.header("ETag").map(str::to_owned),
             last_modified: resp.header("Last-Modified").map(str::to_owned),
         };
-        let (sha256, size) = Self::write_response(resp, url, dest, &|_, _| {})?;
+        let (sha256, size) = self.write_response(resp, url, dest, &|_, _| {})?;
         Ok(Some(Downloaded {
             sha256,
             size,
@@ -278,7 +327,10 @@ impl HttpClient {
         }))
     }
 
+    /// Stream a download's body into `dest`: at most the download cap, and failing when it
+    /// stalls (see [`STALL_WINDOW`]).
     pub(crate) fn write_response(
+        &self,
         resp: ureq::Response,
         url: &str,
         dest: &Path,
@@ -297,6 +349,19 @@ impl HttpClient {
         let mut sha = Sha256::new();
         let mut buf = vec![0u8; 256 * 1024];
         let mut done = 0u64;
+        let cap = self.limits.max_download_bytes;
+        let body_err = |message: String| HttpError::Body {
+            url: url.to_owned(),
+            source: std::io::Error::other(message),
+        };
+        if total.is_some_and(|t| t > cap) {
+            return Err(body_err(format!(
+                "the download is {} bytes, more than the {cap} tstore takes \
+                 (TSTORE_MAX_ARCHIVE_BYTES)",
+                total.unwrap_or_default()
+            )));
+        }
+        let mut window = (std::time::Instant::now(), 0u64);
         loop {
             let n = reader.read(&mut buf).map_err(|source| HttpError::Body {
                 url: url.to_owned(),
@@ -304,6 +369,21 @@ impl HttpClient {
             })?;
             if n == 0 {
                 break;
+            }
+            if done + n as u64 > cap {
+                return Err(body_err(format!(
+                    "the download goes past {cap} bytes, the most tstore takes \
+                     (TSTORE_MAX_ARCHIVE_BYTES)"
+                )));
+            }
+            if window.0.elapsed() >= STALL_WINDOW {
+                if done - window.1 < STALL_MIN_BYTES {
+                    return Err(body_err(format!(
+                        "the download stalled: fewer than {STALL_MIN_BYTES} bytes in {} s",
+                        STALL_WINDOW.as_secs()
+                    )));
+                }
+                window = (std::time::Instant::now(), done);
             }
             sha.update(&buf[..n]);
             file.write_all(&buf[..n]).map_err(write_err)?;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use tstore_tofu::cliconfig::{CliConfig, HostServices};
 
-use self::http::{Credentials, HttpClient, HttpError};
+use self::http::{Credentials, HttpClient, HttpError, TransferLimits};
 
 /// What the network sources need from the CLI configuration and the environment.
 #[derive(Clone, Debug, Default)]
@@ -27,13 +27,15 @@ pub struct NetworkSettings {
     pub oci_credentials: BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
     /// The `oci_default_credentials` block (its defaults when absent).
     pub oci_default_credentials: tstore_tofu::cliconfig::OciDefaultCredentials,
+    /// The document deadline and the download cap.
+    pub transfer: TransferLimits,
 }
 
 impl NetworkSettings {
     /// The HTTP client for registries, network mirrors and module sources
     /// (`SSL_CERT_FILE` roots when set, the bundled ones otherwise).
     pub fn http_client(&self) -> Result<HttpClient, HttpError> {
-        HttpClient::new(self.ssl_cert_file.as_deref())
+        HttpClient::new(self.ssl_cert_file.as_deref(), self.transfer)
     }
 
     /// The network settings of a CLI configuration and this process's environment
@@ -50,7 +52,19 @@ impl NetworkSettings {
                 .oci_default_credentials
                 .clone()
                 .unwrap_or_default(),
+            transfer: TransferLimits {
+                document_deadline: registry_client_timeout(
+                    std::env::var("TF_REGISTRY_CLIENT_TIMEOUT").ok().as_deref(),
+                ),
+                ..TransferLimits::default()
+            },
         }
+    }
+
+    /// These settings with downloads capped at `max` bytes (`TSTORE_MAX_ARCHIVE_BYTES`).
+    pub fn with_max_download_bytes(mut self, max: u64) -> NetworkSettings {
+        self.transfer.max_download_bytes = max;
+        self
     }
 
     /// The logins for OCI registries: the CLI configuration's blocks and the docker-style
@@ -65,4 +79,16 @@ impl NetworkSettings {
             &self.oci_default_credentials,
         )
     }
+}
+
+/// `TF_REGISTRY_CLIENT_TIMEOUT` as tofu reads it: whole seconds; unset, empty, zero or not a
+/// number is the default (10 s).
+fn registry_client_timeout(value: Option<&str>) -> std::time::Duration {
+    value
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .map_or(
+            TransferLimits::default().document_deadline,
+            std::time::Duration::from_secs,
+        )
 }

@@ -475,7 +475,9 @@ pub fn fetch_token(
         }
         query.append_pair("scope", scope);
     }
-    let mut req = http.request("GET", url.as_str());
+    let mut req = http
+        .request("GET", url.as_str())
+        .timeout(http.limits().document_deadline);
     if let Some(login) = login {
         req = req.set("Authorization", &login.basic_header());
     }

@@ -338,7 +338,7 @@ impl OciClient {
     ) -> Result<u64, OciError> {
         let url = Self::blob_url(repo, digest);
         let resp = self.get(repo, &url, &[])?;
-        let (sha, size) = HttpClient::write_response(resp, &url, dest, progress)?;
+        let (sha, size) = self.http.write_response(resp, &url, dest, progress)?;
         let actual = format!("sha256:{}", hex::encode(sha));
         if actual != digest {
             return Err(OciError::DigestMismatch {
@@ -533,6 +533,12 @@ impl OciClient {
             let own = url.origin() == registry;
             let shown = shown_url(&url, &registry);
             let mut req = self.http.request_one_hop(method, url.as_str());
+            // Blob transfers are downloads and uploads (the stall rule and the download cap
+            // bound them); everything else is a document that must arrive within the
+            // document deadline.
+            if !url.path().contains("/blobs/") {
+                req = req.timeout(self.http.limits().document_deadline);
+            }
             for (k, v) in request.headers {
                 req = req.set(k, v);
             }

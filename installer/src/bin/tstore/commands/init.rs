@@ -125,7 +125,8 @@ fn init_locked(
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods,
-        network: tstore_installer::NetworkSettings::from_environment(cli_config),
+        network: tstore_installer::NetworkSettings::from_environment(cli_config)
+            .with_max_download_bytes(settings.limits.max_total_bytes),
         variables: variables.clone(),
         test_directory: args.test_directory.clone(),
     };

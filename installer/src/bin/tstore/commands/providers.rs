@@ -88,7 +88,8 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
             platform: Platform::current(),
             mount: settings.mount.clone(),
             methods: Vec::new(),
-            network: tstore_installer::NetworkSettings::from_environment(&cli_config),
+            network: tstore_installer::NetworkSettings::from_environment(&cli_config)
+                .with_max_download_bytes(settings.limits.max_total_bytes),
             variables: std::sync::Arc::new(variables),
             test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
         },

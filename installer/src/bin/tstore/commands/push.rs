@@ -50,7 +50,8 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     };
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
-    let network = NetworkSettings::from_environment(&cli_config);
+    let network = NetworkSettings::from_environment(&cli_config)
+        .with_max_download_bytes(settings.limits.max_total_bytes);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let client = oci_client(&network, home.as_deref())?;
     let store = open_existing_store(settings)?;
@@ -149,7 +150,8 @@ fn fetch_source_zips(
             &env,
             &tstore_installer::mirror_providers_in,
         ),
-        network: NetworkSettings::from_environment(cli_config),
+        network: NetworkSettings::from_environment(cli_config)
+            .with_max_download_bytes(settings.limits.max_total_bytes),
         variables: Default::default(),
         test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
     };
