@@ -1,8 +1,9 @@
 //! The store-wide advisory lock, `<root>/.lock`, and gc's turnstile, `<root>/.gc-intent.lock`.
 //!
 //! `init`, `import` and `providers lock` hold `.lock` shared; `gc` takes it exclusive. The FUSE
-//! daemon takes no lock: it only reads rows and blob files, and an unlinked blob stays
-//! readable through an open handle. The lock is released when the [`StoreLock`] drops. Like
+//! daemon takes no lock: it only reads rows and blob files, and gc keeps the packages a
+//! process has open or mapped through the mount (`GcOptions::in_use`), which the kernel may
+//! read again at any time. The lock is released when the [`StoreLock`] drops. Like
 //! cargo, the store tries first and only logs that it waits when it has to.
 //!
 //! Shared holders overlap, so on a host that is never idle an exclusive request would wait

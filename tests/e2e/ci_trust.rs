@@ -562,7 +562,7 @@ fn a_local_module_swapped_for_a_symlink_during_init_copies_nothing_from_outside(
 /// kernel can always read the binary again; once the provider exits, the next gc sweeps it.
 #[test]
 fn gc_keeps_what_a_running_provider_maps_from_the_mount() {
-    use std::io::{BufRead, Read};
+    use std::io::BufRead;
     let m = TestEnv::with_null_mirror(tstore_test_support::Layout::Packed);
     let dir = m
         .env
@@ -595,35 +595,44 @@ fn gc_keeps_what_a_running_provider_maps_from_the_mount() {
             tstore(&m.env, Some(&m.cfg)).args(["gc", "--min-age", "0", "--json"]),
         ))
     };
+    let rounds: usize = std::env::var("TSTORE_STRESS_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let exe = std::fs::File::open(format!("/proc/{}/exe", provider.id())).unwrap();
     let outcome = (|| {
-        for round in 0..5 {
+        for round in 0..rounds {
             let report = gc();
             if report["packages_removed"] != serde_json::json!([]) || report["packages_in_use"] != 1
             {
                 return Err(format!("round {round}: {report}"));
             }
-        }
-        // The kernel drops the binary's cached pages and reads it again through the daemon.
-        let exe = std::fs::File::open(format!("/proc/{}/exe", provider.id())).unwrap();
-        nix::fcntl::posix_fadvise(
-            &exe,
-            0,
-            0,
-            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-        )
-        .unwrap();
-        let mut again = Vec::new();
-        (&exe)
-            .read_to_end(&mut again)
-            .map_err(|e| format!("reading the running binary again: {e}"))?;
-        if again != original {
-            return Err("the running binary reads other bytes".into());
-        }
-        if provider.try_wait().unwrap().is_some() {
-            return Err("the provider died".into());
+            // The kernel drops the binary's cached pages and reads it again through the
+            // daemon.
+            nix::fcntl::posix_fadvise(
+                &exe,
+                0,
+                0,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            )
+            .unwrap();
+            let mut again = Vec::new();
+            (&exe)
+                .read_at_end_from_start(&mut again)
+                .map_err(|e| format!("round {round}: reading the running binary again: {e}"))?;
+            if again != original {
+                return Err(format!(
+                    "round {round}: the running binary reads other bytes"
+                ));
+            }
+            if provider.try_wait().unwrap().is_some() {
+                return Err(format!("round {round}: the provider died"));
+            }
         }
         Ok(())
     })();
+    // This test's own handle of the binary counts as a use too.
+    drop(exe);
     let _ = provider.kill();
     let _ = provider.wait();
     outcome.unwrap();
@@ -633,6 +642,27 @@ fn gc_keeps_what_a_running_provider_maps_from_the_mount() {
         Some(1),
         "{report}"
     );
+}
+
+/// Reading a whole file from its start, through a shared handle.
+trait ReadAllFromStart {
+    fn read_at_end_from_start(&self, into: &mut Vec<u8>) -> std::io::Result<()>;
+}
+
+impl ReadAllFromStart for &std::fs::File {
+    fn read_at_end_from_start(&self, into: &mut Vec<u8>) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt as _;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut offset = 0u64;
+        loop {
+            let n = self.read_at(&mut buf, offset)?;
+            if n == 0 {
+                return Ok(());
+            }
+            into.extend_from_slice(&buf[..n]);
+            offset += n as u64;
+        }
+    }
 }
 
 /// The handshake cookie of terraform's plugin protocol (public, the same in every
