@@ -521,24 +521,10 @@ impl Store {
         )?;
         let known: HashSet<PathBuf> = keys.iter().filter_map(|k| k.view_relpath().ok()).collect();
         let mut found = Vec::new();
-        for (top, depth) in [("providers", 5), ("modules", 1)] {
-            let base = self.layout.views.join(top);
-            if !base.is_dir() {
-                continue;
-            }
-            for entry in walkdir::WalkDir::new(&base)
-                .min_depth(depth)
-                .max_depth(depth)
-                .sort_by_file_name()
-            {
-                let entry = entry.map_err(|e| StoreError::io(&base, e.into()))?;
-                let rel = entry
-                    .path()
-                    .strip_prefix(&self.layout.views)
-                    .expect("under views");
-                if !known.contains(rel) {
-                    found.push(entry.into_path());
-                }
+        for view in self.layout.view_dirs()? {
+            let rel = view.strip_prefix(&self.layout.views).expect("under views");
+            if !known.contains(rel) {
+                found.push(view);
             }
         }
         Ok(found)

@@ -53,6 +53,94 @@ impl Layout {
     }
 }
 
+/// One file of `blobs-v1/` named like a blob: the blob its name says it holds, and whether it
+/// is the primary file (not a `.x`/`.r` twin).
+pub(crate) struct BlobFile {
+    pub(crate) blob: BlobId,
+    pub(crate) primary: bool,
+    pub(crate) entry: walkdir::DirEntry,
+}
+
+impl BlobFile {
+    /// The file's BLAKE3, and for a primary file its SHA-256 from the same read (a twin holds
+    /// the primary's content: its BLAKE3 against its name is all there is to check).
+    pub(crate) fn hash(
+        &self,
+        bytes_read: &std::sync::atomic::AtomicU64,
+    ) -> crate::Result<([u8; 32], Option<[u8; 32]>)> {
+        if self.primary {
+            let (blake, sha) = crate::blob::hash_file_both(self.entry.path(), bytes_read)?;
+            Ok((blake, Some(sha)))
+        } else {
+            Ok((crate::blob::hash_file(self.entry.path(), bytes_read)?, None))
+        }
+    }
+
+    /// Whether the bytes hashed to `blake3` are the blob the name says.
+    pub(crate) fn holds(&self, blake3: &[u8; 32]) -> bool {
+        blake3 == self.blob.as_bytes()
+    }
+}
+
+impl Layout {
+    /// Every regular file of `blobs-v1/AB/` named like a blob, sorted by name; a file named
+    /// otherwise is not the store's and is skipped.
+    pub(crate) fn blob_files(&self) -> impl Iterator<Item = crate::Result<BlobFile>> + '_ {
+        walkdir::WalkDir::new(&self.blobs)
+            .min_depth(2)
+            .max_depth(2)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(move |entry| {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => return Some(Err(crate::StoreError::io(&self.blobs, e.into()))),
+                };
+                if !entry.file_type().is_file() {
+                    return None;
+                }
+                let fan = entry
+                    .path()
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default();
+                let name = entry.file_name().to_str().unwrap_or_default();
+                let Ok(blob) = blob_file_id(fan, name).parse::<BlobId>() else {
+                    tracing::debug!("ignoring stray file {}", entry.path().display());
+                    return None;
+                };
+                let primary = blob.to_string().ends_with(name);
+                Some(Ok(BlobFile {
+                    blob,
+                    primary,
+                    entry,
+                }))
+            })
+    }
+
+    /// Every package view directory on disk (`views/providers/H/N/T/V/OS_ARCH`,
+    /// `views/modules/ID`), sorted by path.
+    pub(crate) fn view_dirs(&self) -> crate::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for (top, depth) in [("providers", 5), ("modules", 1)] {
+            let base = self.views.join(top);
+            if !base.is_dir() {
+                continue;
+            }
+            for entry in walkdir::WalkDir::new(&base)
+                .min_depth(depth)
+                .max_depth(depth)
+                .sort_by_file_name()
+            {
+                let entry = entry.map_err(|e| crate::StoreError::io(&base, e.into()))?;
+                out.push(entry.into_path());
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// The id a file named `name` in the blob fan directory `fan` (`blobs-v1/<fan>/<name>`)
 /// holds: the primary `<rest>` and its twins `<rest>.x` and `<rest>.r` all hold
 /// `<fan><rest>`. Not necessarily a valid id: the caller parses it.

@@ -32,9 +32,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
-use crate::blob::{hash_file, hash_file_both, BlobId};
+use crate::blob::{hash_file, BlobId};
 use crate::index::{now, query_vec, Index};
-use crate::layout::{blob_file_id, Layout};
+use crate::layout::Layout;
 use crate::lock::StoreLock;
 use crate::package::PackageKey;
 use crate::roots::package_of_view_relpath;
@@ -193,36 +193,14 @@ impl Store {
         let mut sha_of: HashMap<BlobId, [u8; 32]> = HashMap::new();
         let mut size_of: HashMap<BlobId, u64> = HashMap::new();
         let mut by_inode: HashMap<(u64, u64), BlobId> = HashMap::new();
-        for entry in walkdir::WalkDir::new(&self.layout.blobs)
-            .min_depth(2)
-            .max_depth(2)
-            .sort_by_file_name()
-        {
-            let entry = entry.map_err(|e| StoreError::io(&self.layout.blobs, e.into()))?;
-            if !entry.file_type().is_file() {
+        for file in self.layout.blob_files() {
+            let file = file?;
+            let (actual, sha) = file.hash(&self.bytes_hashed)?;
+            if !file.holds(&actual) {
+                out.bad_blobs.push(file.entry.into_path());
                 continue;
             }
-            let fan = entry
-                .path()
-                .parent()
-                .and_then(|p| p.file_name())
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            let name = entry.file_name().to_str().unwrap_or_default();
-            let Ok(blob) = blob_file_id(fan, name).parse::<BlobId>() else {
-                continue;
-            };
-            let primary = blob.to_string().ends_with(name);
-            let (actual, sha) = if primary {
-                let (actual, sha) = hash_file_both(entry.path(), &self.bytes_hashed)?;
-                (actual, Some(sha))
-            } else {
-                (hash_file(entry.path(), &self.bytes_hashed)?, None)
-            };
-            if actual != *blob.as_bytes() {
-                out.bad_blobs.push(entry.into_path());
-                continue;
-            }
+            let (blob, entry) = (file.blob, file.entry);
             let meta = entry
                 .metadata()
                 .map_err(|e| StoreError::io(entry.path(), e.into()))?;
@@ -234,40 +212,28 @@ impl Store {
         }
         out.blobs = sha_of.len() as u64;
         let mut packages = Vec::new();
-        for (top, depth) in [("providers", 5), ("modules", 1)] {
-            let base = self.layout.views.join(top);
-            if !base.is_dir() {
-                continue;
-            }
-            for entry in walkdir::WalkDir::new(&base)
-                .min_depth(depth)
-                .max_depth(depth)
-                .sort_by_file_name()
-            {
-                let entry = entry.map_err(|e| StoreError::io(&base, e.into()))?;
-                let view = entry.into_path();
-                let skip = |reason: &str| SkippedView {
-                    path: view.clone(),
-                    reason: reason.to_owned(),
-                };
-                let rel = view.strip_prefix(&self.layout.views).expect("under views");
-                let key = match package_of_view_relpath(rel) {
-                    Some(key) if key.view_relpath().ok().as_deref() == Some(rel) => key,
-                    _ => {
-                        out.skipped.push(skip("not a package view"));
-                        continue;
-                    }
-                };
-                if matches!(key, PackageKey::Module { .. }) {
-                    out.skipped.push(skip(
-                        "a module package's name (its source) cannot be confirmed from its files; it is fetched again",
-                    ));
+        for view in self.layout.view_dirs()? {
+            let skip = |reason: &str| SkippedView {
+                path: view.clone(),
+                reason: reason.to_owned(),
+            };
+            let rel = view.strip_prefix(&self.layout.views).expect("under views");
+            let key = match package_of_view_relpath(rel) {
+                Some(key) if key.view_relpath().ok().as_deref() == Some(rel) => key,
+                _ => {
+                    out.skipped.push(skip("not a package view"));
                     continue;
                 }
-                match self.tree_of_view(&view, &sha_of, &by_inode)? {
-                    Ok(tree) => packages.push((key, tree)),
-                    Err(reason) => out.skipped.push(skip(&reason)),
-                }
+            };
+            if matches!(key, PackageKey::Module { .. }) {
+                out.skipped.push(skip(
+                    "a module package's name (its source) cannot be confirmed from its files; it is fetched again",
+                ));
+                continue;
+            }
+            match self.tree_of_view(&view, &sha_of, &by_inode)? {
+                Ok(tree) => packages.push((key, tree)),
+                Err(reason) => out.skipped.push(skip(&reason)),
             }
         }
         let mut index = self.index();

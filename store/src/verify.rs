@@ -10,14 +10,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use crate::blob::{exists, hash_file, hash_file_both, BlobId};
+use crate::blob::{exists, BlobId};
 use crate::hash::Hash;
 use crate::index::query_vec;
-use crate::layout::blob_file_id;
 use crate::package::PackageKey;
 use crate::tree::{Tree, TreeId};
 use crate::view::check_view;
-use crate::{Result, Store, StoreError};
+use crate::{Result, Store};
 
 /// A blob file whose content does not match its name.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -229,42 +228,17 @@ impl Store {
         let mut checked = 0;
         let mut corrupt = Vec::new();
         let mut sha_of = HashMap::new();
-        for entry in walkdir::WalkDir::new(&self.layout.blobs)
-            .min_depth(2)
-            .max_depth(2)
-            .sort_by_file_name()
-        {
-            let entry = entry.map_err(|e| StoreError::io(&self.layout.blobs, e.into()))?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let fan = entry
-                .path()
-                .parent()
-                .and_then(|p| p.file_name())
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            let name = entry.file_name().to_str().unwrap_or_default();
-            let Ok(blob) = blob_file_id(fan, name).parse::<BlobId>() else {
-                tracing::debug!("verify: ignoring stray file {}", entry.path().display());
-                continue;
-            };
+        for file in self.layout.blob_files() {
+            let file = file?;
             checked += 1;
-            // Twins hold the primary's content: their name is all there is to check.
-            let primary = blob.to_string().ends_with(name);
-            let (actual, sha) = if primary {
-                let (actual, sha) = hash_file_both(entry.path(), &self.bytes_hashed)?;
-                (actual, Some(sha))
-            } else {
-                (hash_file(entry.path(), &self.bytes_hashed)?, None)
-            };
-            if actual != *blob.as_bytes() {
+            let (actual, sha) = file.hash(&self.bytes_hashed)?;
+            if !file.holds(&actual) {
                 corrupt.push(CorruptBlob {
-                    blob,
-                    path: entry.into_path(),
+                    blob: file.blob,
+                    path: file.entry.into_path(),
                 });
             } else if let Some(sha) = sha {
-                sha_of.insert(blob, sha);
+                sha_of.insert(file.blob, sha);
             }
         }
         Ok((checked, corrupt, sha_of))
