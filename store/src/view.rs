@@ -119,7 +119,21 @@ pub(crate) fn materialize(
     dest: &Path,
 ) -> Result<Materialized> {
     if exists(dest)? {
-        return Ok(Materialized::AlreadyThere);
+        // A view another process just made links the blobs. One left by a store deleted
+        // half way (`git clean`, `rm -rf` stopped by read-only directories, a partial cache
+        // restore) holds copies of the files the blobs no longer share, or misses some: it is
+        // replaced, so the store never keeps a package twice or serves a view that is not
+        // its tree.
+        if linker.mode() != LinkMode::Hardlink || view_links_blobs(layout, tree, dest)? {
+            return Ok(Materialized::AlreadyThere);
+        }
+        tracing::info!("replacing the stale view {}", dest.display());
+        match remove_view(layout, dest) {
+            Ok(()) => {}
+            // Another process replaced it meanwhile.
+            Err(_) if !exists(dest)? => {}
+            Err(e) => return Err(e),
+        }
     }
     let tmp = tempfile::Builder::new()
         .prefix(&crate::temp::temp_prefix("view"))
@@ -168,6 +182,36 @@ pub(crate) fn materialize(
     sync_dir(parent)?;
     set_dirs_read_only(dest)?;
     Ok(Materialized::Created)
+}
+
+/// Whether every entry of `tree` is in the view at `view` as the blob's own file (same
+/// inode as its primary file or its twin) or the same symlink. Stats only, no reads.
+fn view_links_blobs(layout: &Layout, tree: &Tree, view: &Path) -> Result<bool> {
+    use std::os::unix::fs::MetadataExt as _;
+    let inode = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    };
+    for entry in tree.entries() {
+        let path = view.join(&entry.path);
+        let ok = match &entry.kind {
+            EntryKind::File { blob, exec } => {
+                let here = inode(&path);
+                here.is_some()
+                    && [layout.blob_path(blob), layout.blob_twin_path(blob, *exec)]
+                        .iter()
+                        .any(|p| inode(p) == here)
+            }
+            EntryKind::Symlink { target } => {
+                std::fs::read_link(&path).is_ok_and(|t| t.as_os_str() == target.as_str())
+            }
+        };
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// All directories under (and including) `root`, parents before children.

@@ -29,6 +29,7 @@ mod readme;
 mod recipes;
 mod reflink;
 mod registry;
+mod rollback;
 mod selection;
 mod static_eval;
 mod store;

@@ -389,6 +389,24 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Delete the whole store and take down its mount (`rm -rf` fails on its read-only
+    /// directories).
+    ///
+    /// Removes only a directory that is a tstore store owned by you, after running inits
+    /// finish. Without --yes it says what it would remove, and which working directories
+    /// link into the store (each needs `tstore init` or `tofu init` again), and removes
+    /// nothing.
+    #[command(
+        after_help = "Examples:\n  tstore store rm          # what would go\n  tstore store rm --yes    # remove it"
+    )]
+    Rm {
+        /// Remove it.
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `-lockfile=MODE` of `tstore init`, as tofu names its modes.

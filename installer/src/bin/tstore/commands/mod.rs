@@ -28,6 +28,7 @@ mod providers;
 mod push;
 mod roots;
 mod store;
+mod store_rm;
 mod verify;
 
 use std::process::ExitCode;
@@ -45,6 +46,7 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Store(StoreCommand::Import { path, json }) => store::import(settings, &path, json),
         Command::Store(StoreCommand::Ls { json }) => store::ls(settings, json),
         Command::Store(StoreCommand::Du { json }) => store::du(settings, json),
+        Command::Store(StoreCommand::Rm { yes, json }) => store_rm::rm(settings, yes, json),
         Command::Store(StoreCommand::Verify {
             repair,
             dry_run,

@@ -1,0 +1,175 @@
+//! `tstore store rm`: delete the whole store, the way back to plain `tofu init`.
+//!
+//! `rm -rf` of a store fails for its owner (views and packages are read-only directories)
+//! and would leave it half deleted. This removes only a directory that is a tstore store
+//! owned by this user (it holds `blobs-v1/` or `index.sqlite`), after the running inits
+//! finished (the exclusive store lock), with the mount taken down first; nothing outside the
+//! store is touched except the mount path tstore made (a FUSE mount point left empty, or the
+//! symlink to the views).
+//!
+//! # JSON format
+//!
+//! `store rm --json`: `{"removed": PATH|null, "bytes": N, "roots": [PATH…], "mount": PATH}`.
+
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_fsmount::MountState;
+
+use crate::{json, units, Settings};
+
+/// `tstore store rm [--yes] [--json]`.
+pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitCode> {
+    let root = &settings.store;
+    if !root.exists() {
+        if json_out {
+            json::print(&serde_json::json!({
+                "removed": null, "bytes": 0, "roots": [], "mount": settings.mount,
+            }))?;
+        } else {
+            println!(
+                "There is no store at {}; nothing to remove.",
+                root.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Never delete what tstore did not make: a mistyped TSTORE_HOME must not empty a home.
+    if !root.join("blobs-v1").is_dir() && !root.join("index.sqlite").is_file() {
+        anyhow::bail!(
+            "{} is not a tstore store (it holds neither blobs-v1/ nor index.sqlite); nothing was \
+             removed. Check TSTORE_HOME",
+            root.display()
+        );
+    }
+    let meta = fs_err::metadata(root)?;
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        anyhow::bail!(
+            "the store at {} belongs to uid {}, not to you (uid {me}); nothing was removed. Its \
+             owner removes it",
+            root.display(),
+            meta.uid()
+        );
+    }
+    // What links into it, to say which working directories need an init afterwards (a
+    // damaged index has no roots to tell).
+    let store = crate::commands::open_store(settings).ok();
+    let roots: Vec<PathBuf> = store
+        .as_ref()
+        .and_then(|s| s.roots().ok())
+        .map(|roots| roots.into_iter().map(|r| r.path).collect())
+        .unwrap_or_default();
+    let bytes = tree_bytes(root);
+    if !yes {
+        eprintln!(
+            "This removes the store at {} ({}) and the mount at {}.",
+            root.display(),
+            units::bytes(bytes),
+            settings.mount.display()
+        );
+        if !roots.is_empty() {
+            eprintln!(
+                "{} working directories link into it; each needs `tstore init` (or \
+                 `tofu init`) again afterwards:",
+                roots.len()
+            );
+            for r in &roots {
+                eprintln!("  {}", r.display());
+            }
+        }
+        eprintln!("Nothing was removed. Run `tstore store rm --yes` to remove it.");
+        return Ok(ExitCode::FAILURE);
+    }
+    // Running inits finish first; new ones wait and then make a new store.
+    let _lock = match &store {
+        Some(s) => Some(s.lock_exclusive_or_wait(|| {
+            eprintln!("tstore: waiting for running inits to finish...");
+        })?),
+        None => None,
+    };
+    take_down_mount(settings)?;
+    make_directories_writable(root)?;
+    fs_err::remove_dir_all(root)
+        .with_context(|| format!("cannot remove the store at {}", root.display()))?;
+    if json_out {
+        json::print(&serde_json::json!({
+            "removed": root, "bytes": bytes, "roots": roots, "mount": settings.mount,
+        }))?;
+    } else {
+        println!(
+            "Removed the store at {} ({}).",
+            root.display(),
+            units::bytes(bytes)
+        );
+        if !roots.is_empty() {
+            println!(
+                "Run `tstore init` (or `tofu init`) again in the {} working directories that \
+                 linked into it.",
+                roots.len()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Unmount the store (lazily: a provider still running from it keeps what it has open),
+/// then remove the mount path if tstore made it: an empty directory, or a symlink into this
+/// store's views. Anything else there is left alone.
+fn take_down_mount(settings: &Settings) -> Result<()> {
+    let mount = &settings.mount;
+    match tstore_fsmount::probe(mount, &settings.store) {
+        MountState::Live | MountState::Stale => tstore_fsmount::unmount(mount, true)
+            .with_context(|| format!("cannot unmount {}", mount.display()))?,
+        MountState::OtherStore | MountState::Foreign | MountState::NotMounted => {}
+    }
+    match fs_err::symlink_metadata(mount) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = fs_err::read_link(mount)?;
+            if target.starts_with(&settings.store) {
+                fs_err::remove_file(mount)?;
+            }
+        }
+        Ok(m) if m.is_dir() => {
+            // Only an empty directory: a live mount of someone else is not empty.
+            let _ = std::fs::remove_dir(mount);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Give the owner write and search permission on every directory of the store (read-only
+/// views and packages), without following a symlink or leaving the filesystem.
+fn make_directories_writable(root: &Path) -> Result<()> {
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .same_file_system(true)
+    {
+        let entry = entry.with_context(|| format!("cannot walk {}", root.display()))?;
+        if entry.file_type().is_dir() {
+            let mode = entry.metadata()?.permissions().mode();
+            if mode & 0o700 != 0o700 {
+                fs_err::set_permissions(
+                    entry.path(),
+                    std::fs::Permissions::from_mode(mode | 0o700),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the regular files under `root` (links not followed).
+fn tree_bytes(root: &Path) -> u64 {
+    walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
