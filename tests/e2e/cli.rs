@@ -1,7 +1,7 @@
 //! `tstore init` as a drop-in for `tofu init` in CI scripts: tofu's global `-chdir` and
 //! its harmless init flags are accepted.
 
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, Layout, NullMirror, TestEnv};
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
 
 use crate::common::{tstore, NULL_CONFIG};
 
@@ -163,7 +163,6 @@ fn read_only_commands_name_a_missing_store_and_create_nothing() {
         &["store", "du", "--json"],
         &["store", "verify"],
         &["roots", "ls"],
-        &["cli-config"],
     ] {
         let out = run_fail(tstore(&env, None).env("TSTORE_HOME", &typo).args(args));
         let err = stderr(&out);
@@ -174,6 +173,19 @@ fn read_only_commands_name_a_missing_store_and_create_nothing() {
         );
         assert!(!typo.exists(), "{args:?} created the store");
     }
+    // `cli-config` prints a configuration for an empty store (the view lists nothing yet)
+    // and creates nothing either.
+    let out = run_ok(
+        tstore(&env, None)
+            .env("TSTORE_HOME", &typo)
+            .arg("cli-config"),
+    );
+    assert!(
+        stdout(&out).contains("filesystem_mirror"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!typo.exists(), "cli-config created the store");
 }
 
 /// Every `--json` document starts with `"format_version": 1`, so scripts can check what

@@ -4,6 +4,7 @@
 
 mod ci_trust;
 mod cli;
+mod cli_config;
 mod common;
 mod config_loader;
 mod fuse;

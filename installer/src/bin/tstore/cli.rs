@@ -95,9 +95,18 @@ pub enum Command {
     /// Provider commands (like `tofu providers …`).
     #[command(subcommand)]
     Providers(ProvidersCommand),
-    /// Print a CLI configuration block that lets a later `tofu init` find every provider
-    /// in the store (a filesystem mirror on the mount path) and keep tstore's links.
-    CliConfig,
+    /// Print a CLI configuration with which a plain `tofu init` installs every provider the
+    /// store holds from the store (offline), and others as your own configuration says.
+    ///
+    /// The store's view (a filesystem mirror on the mount path) comes first, then your
+    /// configuration's installation methods, with the store's providers excluded from the
+    /// network ones; the rest of your configuration (hosts, credentials) is carried over.
+    /// Works on an empty store. With --out FILE the file is written and kept current as
+    /// providers enter and leave the store.
+    #[command(
+        after_help = "Examples:\n  tstore cli-config                              # print it\n  tstore cli-config --out ~/.tstore.tfrc         # write it; tstore keeps it current\n  TF_CLI_CONFIG_FILE=~/.tstore.tfrc tofu init    # the providers come from the store"
+    )]
+    CliConfig(CliConfigArgs),
     /// Remove what no live working directory links (safe from cron: waits its turn beside running inits).
     #[command(
         after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --json             # the report for scripts"
@@ -407,6 +416,15 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `tstore cli-config`.
+#[derive(Debug, Args)]
+pub struct CliConfigArgs {
+    /// Write the configuration to FILE (0600) instead of printing it, and rewrite it whenever
+    /// providers enter or leave the store.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// `-lockfile=MODE` of `tstore init`, as tofu names its modes.

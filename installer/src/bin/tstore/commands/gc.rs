@@ -67,6 +67,9 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
         },
     )?;
     drop(lock);
+    if !report.packages_removed.is_empty() {
+        crate::commands::refresh_cli_configs(settings, &store);
+    }
     print_report(&report, args.json)
 }
 

@@ -184,6 +184,9 @@ fn init_locked(
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::install_providers(store, &opts, reporter)?;
+    // A provider that entered the store is excluded from the network methods of the files
+    // `tstore cli-config --out` keeps.
+    crate::commands::refresh_cli_configs(settings, store);
     if args.json {
         let mut report = serde_json::to_value(&report)?;
         report["modules"] = serde_json::to_value(&modules.calls)?;

@@ -21,6 +21,7 @@
 //!   "blobs_uploaded","blobs_present"}]}`; with `--module`: `{"pushed_module":{"package",
 //!   "reference","digest","blobs_uploaded","blobs_present"}}`
 
+mod cli_config;
 mod gc;
 mod init;
 mod mount;
@@ -55,7 +56,7 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Mount(args) => mount::mount(settings, &args),
         Command::Umount(args) => mount::umount(settings, &args),
         Command::Providers(ProvidersCommand::Lock(args)) => providers::lock(settings, args),
-        Command::CliConfig => providers::cli_config(settings),
+        Command::CliConfig(args) => cli_config::cli_config(settings, args.out.as_deref()),
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
         Command::Push(args) => push::push(settings, &args),
@@ -67,6 +68,8 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
 
 /// Take the store lock shared, saying on stderr when it has to wait (gc holds the lock
 /// exclusively while it sweeps), as cargo does for its package lock.
+pub(crate) use cli_config::refresh_outputs as refresh_cli_configs;
+
 pub(crate) fn lock_store(store: &Store) -> Result<tstore_store::StoreLock> {
     Ok(store.lock_shared_or_wait(|| {
         eprintln!("tstore: waiting for the store lock (tstore gc is running)...");
