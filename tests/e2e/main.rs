@@ -20,6 +20,7 @@ mod lockfile;
 mod module_policy;
 mod module_versions;
 mod modules;
+mod mount_recovery;
 mod oci;
 mod oci_trust;
 mod output;

@@ -229,6 +229,14 @@ pub struct MountArgs {
     /// Serve the mount in this process until it is unmounted (for systemd and tests).
     #[arg(long, conflicts_with = "status")]
     pub foreground: bool,
+    /// Keep the mount up across reboots: write the systemd user unit `tstore-mount.service`
+    /// (this binary, this store and mount path) and enable it where systemd runs; where it
+    /// does not, say what to do instead.
+    #[arg(long, conflicts_with_all = ["foreground", "status", "disable"])]
+    pub enable: bool,
+    /// Stop and remove the unit `--enable` wrote.
+    #[arg(long, conflicts_with_all = ["foreground", "status"])]
+    pub disable: bool,
     /// Report whether the mount path serves this store instead of mounting (exit 0 when
     /// it does, 32 when not, like `mountpoint -q`).
     #[arg(long)]

@@ -25,6 +25,7 @@ mod cli_config;
 mod gc;
 mod init;
 mod mount;
+mod mount_unit;
 mod providers;
 mod push;
 mod roots;

@@ -33,6 +33,12 @@ pub(crate) fn mount(settings: &Settings, args: &MountArgs) -> Result<ExitCode> {
     if args.status {
         return status(settings, args.json);
     }
+    if args.enable {
+        return super::mount_unit::enable(settings);
+    }
+    if args.disable {
+        return super::mount_unit::disable();
+    }
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;
     if args.foreground {

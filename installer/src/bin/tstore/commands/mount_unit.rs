@@ -1,0 +1,147 @@
+//! `tstore mount --enable` / `--disable`: the systemd user unit that keeps the mount up
+//! across reboots and daemon crashes.
+//!
+//! Without the mount every link into it dangles, and terraform says only that no package is
+//! cached in `.terraform/providers`. The unit runs `tstore mount --foreground` with this
+//! binary, this store and this mount path, restarting it when it fails. A unit file that is
+//! not tstore's (no marker on its first line) is never overwritten or removed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::Settings;
+
+const UNIT: &str = "tstore-mount.service";
+const MARKER: &str = "# Written by `tstore mount --enable`";
+
+/// Where systemd looks for the user's units.
+fn unit_path() -> Result<PathBuf> {
+    let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(
+            std::env::var_os("HOME").context("HOME is not set; cannot place the systemd unit")?,
+        )
+        .join(".config"),
+    };
+    Ok(config.join("systemd/user").join(UNIT))
+}
+
+/// Whether a systemd user manager runs for this user (`systemctl --user` can talk to it).
+fn systemd_runs() -> bool {
+    Command::new("systemctl")
+        .args(["--user", "show-environment"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn systemctl(args: &[&str]) -> Result<()> {
+    let status = Command::new("systemctl")
+        .arg("--user")
+        .args(args)
+        .status()
+        .context("cannot run systemctl")?;
+    anyhow::ensure!(
+        status.success(),
+        "`systemctl --user {}` failed",
+        args.join(" ")
+    );
+    Ok(())
+}
+
+/// Refuse to touch a unit file that is not tstore's.
+fn ensure_ours(path: &Path) -> Result<bool> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.starts_with(MARKER) => Ok(true),
+        Ok(_) => anyhow::bail!(
+            "{} exists and was not written by tstore; nothing was changed. Remove or rename it \
+             first",
+            path.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// systemd's quoting of one word of `ExecStart=`/`Environment=`.
+fn quoted(s: &str) -> String {
+    format!(
+        "\"{}\"",
+        s.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('%', "%%")
+    )
+}
+
+/// `tstore mount --enable`.
+pub(crate) fn enable(settings: &Settings) -> Result<ExitCode> {
+    let path = unit_path()?;
+    ensure_ours(&path)?;
+    let exe = std::env::current_exe().context("cannot find this tstore binary's path")?;
+    let fusermount = ["/usr/bin/fusermount3", "/bin/fusermount3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("fusermount3");
+    let unit = format!(
+        "{MARKER}: keep the tstore store mounted read-only.\n\
+         [Unit]\n\
+         Description=tstore read-only FUSE mount of {store}\n\n\
+         [Service]\n\
+         Type=simple\n\
+         Environment={env_store} {env_mount}\n\
+         ExecStart={exe} mount --foreground\n\
+         ExecStop={fusermount} -u -z {mount}\n\
+         Restart=on-failure\n\
+         RestartSec=2\n\n\
+         [Install]\n\
+         WantedBy=default.target\n",
+        store = settings.store.display(),
+        env_store = quoted(&format!("TSTORE_HOME={}", settings.store.display())),
+        env_mount = quoted(&format!("TSTORE_MOUNT={}", settings.mount.display())),
+        exe = quoted(&exe.to_string_lossy()),
+        mount = quoted(&settings.mount.to_string_lossy()),
+    );
+    fs_err::create_dir_all(path.parent().expect("a unit path has a parent"))?;
+    fs_err::write(&path, unit)?;
+    if systemd_runs() {
+        systemctl(&["daemon-reload"])?;
+        systemctl(&["enable", "--now", UNIT])?;
+        println!(
+            "Enabled {UNIT}: the store is mounted at {} now and at every login \
+             (`systemctl --user status {UNIT}`). For a mount before login, also run \
+             `loginctl enable-linger`.",
+            settings.mount.display()
+        );
+    } else {
+        println!(
+            "Wrote {}, but no systemd user manager runs here, so nothing was enabled.\n\
+             Where systemd runs: `systemctl --user daemon-reload && systemctl --user enable \
+             --now {UNIT}`.\n\
+             Without systemd: run `tstore mount` at login (your shell profile) or in the CI \
+             job's setup; `tstore init` also mounts on demand and repairs a stale mount.",
+            path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tstore mount --disable`.
+pub(crate) fn disable() -> Result<ExitCode> {
+    let path = unit_path()?;
+    if !ensure_ours(&path)? {
+        println!("There is no {UNIT} to remove.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if systemd_runs() {
+        systemctl(&["disable", "--now", UNIT])?;
+    }
+    fs_err::remove_file(&path)?;
+    if systemd_runs() {
+        systemctl(&["daemon-reload"])?;
+    }
+    println!("Removed {}.", path.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,140 @@
+//! After a reboot, or when the mount daemon dies, terraform only says that no package is
+//! installed; README's troubleshooting section starts from that message, and the recovery it
+//! documents works. `tstore mount --enable` writes the systemd user unit that prevents it.
+
+use std::path::Path;
+
+use tstore_test_support::{run_ok, stderr, stdout, Layout, TestEnv};
+
+use crate::common::{tstore, NULL_CONFIG};
+
+fn readme_troubleshooting() -> String {
+    let readme =
+        fs_err::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let start = readme
+        .find("## Troubleshooting")
+        .expect("a troubleshooting section");
+    let rest = &readme[start + 3..];
+    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_owned()
+}
+
+#[test]
+fn a_dead_mount_is_recognised_from_terraforms_message_and_recovered_as_documented() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = m.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&dir));
+    let section = readme_troubleshooting();
+    // The daemon dies (a reboot leaves the same: links into a mount nothing serves).
+    let pid = fs_err::read_to_string(m.env.store.join("mount.pid")).unwrap();
+    assert!(std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap()
+        .success());
+    // Its exit (all threads, then the FUSE connection) takes a moment.
+    let started = std::time::Instant::now();
+    loop {
+        let st = tstore(&m.env, None)
+            .args(["mount", "--status"])
+            .output()
+            .unwrap();
+        if st.status.code() == Some(32) {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the mount still serves after its daemon was killed: {}",
+            stdout(&st)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for judge in [
+        tstore_test_support::peers().terraform.clone(),
+        std::path::PathBuf::from("terraform"),
+    ] {
+        let plan = m
+            .env
+            .command(&judge)
+            .current_dir(&dir)
+            .args(["plan", "-no-color", "-input=false"])
+            .output()
+            .unwrap();
+        assert!(
+            !plan.status.success(),
+            "{}: plan succeeded",
+            judge.display()
+        );
+        let all = format!("{}{}", stdout(&plan), stderr(&plan));
+        let error = all
+            .lines()
+            .find(|l| l.trim_start().starts_with("Error: "))
+            .unwrap_or_else(|| panic!("{}: no error line in {all}", judge.display()))
+            .trim();
+        assert!(
+            section.contains(&format!("`{error}`")),
+            "README's troubleshooting does not start from {error:?}"
+        );
+    }
+    // The documented recovery.
+    let status = tstore(&m.env, None)
+        .args(["mount", "--status"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(32), "{}", stdout(&status));
+    assert!(stdout(&status).contains("stale"), "{}", stdout(&status));
+    run_ok(tstore(&m.env, None).arg("mount"));
+    m.env.assert_terraform_plans_null(&dir);
+    run_ok(tstore(&m.env, None).arg("umount"));
+}
+
+#[test]
+fn mount_enable_writes_the_user_unit_and_says_what_to_do_without_systemd() {
+    let env = TestEnv::new();
+    let unit = env
+        .root
+        .path()
+        .join("xdg/config/systemd/user/tstore-mount.service");
+    let out = run_ok(tstore(&env, None).args(["mount", "--enable"]));
+    let text = fs_err::read_to_string(&unit).unwrap();
+    let bin = crate::common::tstore_bin().display().to_string();
+    assert!(
+        text.contains(&format!("ExecStart=\"{bin}\" mount --foreground")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("TSTORE_HOME={}", env.store.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("TSTORE_MOUNT={}", env.mount.display())),
+        "{text}"
+    );
+    assert!(text.contains("Restart=on-failure"), "{text}");
+    // No systemd user manager runs in the test environment: it says what to do instead.
+    assert!(
+        stdout(&out).contains("tstore mount` at login"),
+        "{}",
+        stdout(&out)
+    );
+    // Again: the same file.
+    run_ok(tstore(&env, None).args(["mount", "--enable"]));
+    assert_eq!(fs_err::read_to_string(&unit).unwrap(), text);
+    run_ok(tstore(&env, None).args(["mount", "--disable"]));
+    assert!(!unit.exists());
+    // A unit of the user's own is never overwritten.
+    fs_err::write(&unit, "[Service]\nExecStart=/bin/true\n").unwrap();
+    let out = tstore(&env, None)
+        .args(["mount", "--enable"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("was not written by tstore"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs_err::read_to_string(&unit).unwrap(),
+        "[Service]\nExecStart=/bin/true\n"
+    );
+}
