@@ -29,6 +29,7 @@ mod permissions;
 mod providers;
 mod readme;
 mod recipes;
+mod recipes_tools;
 mod reflink;
 mod registry;
 mod rollback;
