@@ -7,6 +7,7 @@ mod cli;
 mod cli_config;
 mod common;
 mod config_loader;
+mod dist;
 mod fuse;
 mod gc;
 mod git_submodules;
