@@ -505,3 +505,28 @@ fn a_push_does_not_replace_a_tag_naming_another_package() {
     run_ok(&mut p.push("same/${namespace}/${type}", &provider));
     assert_eq!(p.index("same/hashicorp/null").1, same);
 }
+
+/// A registry that names a token service over plain HTTP: the login is not sent there in
+/// clear text (the service sees no request), and the error says why.
+#[test]
+fn a_login_never_goes_to_a_token_service_over_plain_http() {
+    let split = Split::start(StorageAuth::Anonymous);
+    split
+        .registry
+        .publish_provider(REPO, "2.1.2", &null_zips()[..1]);
+    let plain = tstore_test_support::server::Server::start();
+    plain.route("/token", "application/json", r#"{"token":"t"}"#);
+    split
+        .registry
+        .name_token_realm(&format!("{}/token", plain.url()));
+    let (dir, out) = split.init("a");
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("not HTTPS"), "{err}");
+    assert!(
+        plain.requests().is_empty(),
+        "the plain-HTTP token service was asked"
+    );
+    split.assert_no_secret(&err);
+    assert!(!dir.join(".terraform.lock.hcl").exists());
+}

@@ -49,6 +49,8 @@ struct State {
     uploads: usize,
     /// Whether the tag list's second page is on the storage host.
     tags_on_storage: bool,
+    /// A token realm the registry names (`Bearer`) instead of its `Basic` challenge.
+    bearer_realm: Option<String>,
 }
 
 /// A running registry and its storage host; both stop when dropped.
@@ -135,6 +137,12 @@ impl SplitRegistry {
             .collect::<String>();
         fs_err::write(path, pem).unwrap();
         path.to_path_buf()
+    }
+
+    /// Challenge with `Bearer realm="REALM"` (a token service the registry names) instead
+    /// of `Basic`.
+    pub fn name_token_realm(&self, realm: &str) {
+        self.state.lock().unwrap().bearer_realm = Some(realm.to_owned());
     }
 
     /// Serve the tag list in two pages, the second on the storage host.
@@ -270,9 +278,13 @@ fn registry_answer(
     state: &Mutex<State>,
 ) -> Response {
     if req.authorization.as_deref() != Some(login) {
+        let challenge = match &state.lock().unwrap().bearer_realm {
+            Some(realm) => format!(r#"Bearer realm="{realm}",service="split""#),
+            None => r#"Basic realm="tstore-split-registry""#.to_owned(),
+        };
         return respond(
             401,
-            &[("WWW-Authenticate", r#"Basic realm="tstore-split-registry""#)],
+            &[("WWW-Authenticate", &challenge)],
             r#"{"errors":[{"code":"UNAUTHORIZED"}]}"#,
         );
     }

@@ -471,6 +471,19 @@ impl OciClient {
             // The realm was named by the registry's own origin (`exchange` answers no other
             // origin's challenge): the login may go there.
             Challenge::Bearer { realm, service } => {
+                // Registries are reached over HTTPS: a login is never sent in clear text to
+                // a token service one names over plain HTTP (a downgrade anyone on the path
+                // could read).
+                if login.is_some() && url::Url::parse(&realm).is_ok_and(|u| u.scheme() != "https")
+                {
+                    return Err(unauthorized(format!(
+                        "the registry names a token service that is not HTTPS ({}); tstore does \
+                         not send your login there",
+                        url::Url::parse(&realm)
+                            .map(|u| u.origin().ascii_serialization())
+                            .unwrap_or_default()
+                    )));
+                }
                 let token = auth::fetch_token(
                     &self.http,
                     &realm,
