@@ -266,6 +266,12 @@ pub struct InitArgs {
     /// Read root module variables from a `.tfvars` or `.tfvars.json` file (repeatable).
     #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
     pub var_file: Vec<InOrder<PathBuf>>,
+    /// Install providers only from this directory, a filesystem mirror (packed or unpacked
+    /// layout), instead of the CLI configuration's installation methods, as `tofu init
+    /// -plugin-dir` does; repeatable. Recorded in `.terraform/plugin_path` as tofu records it
+    /// (for the plugins later tofu commands look for); `-plugin-dir=` clears that record.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dir: Vec<String>,
     /// The directory of test files whose run modules are installed too (tofu flavor),
     /// relative to the working directory.
     #[arg(long, value_name = "DIR", default_value = "tests")]
@@ -564,6 +570,22 @@ mod tests {
             "-platform=linux_amd64",
         ]);
         assert_eq!(cli.chdir.as_deref(), Some(std::path::Path::new("x")));
+    }
+
+    #[test]
+    fn plugin_dirs_repeat_in_order() {
+        let cli = parse(&[
+            "tstore",
+            "init",
+            "-plugin-dir=a",
+            "--plugin-dir",
+            "b",
+            "-plugin-dir=",
+        ]);
+        let Command::Init(args) = cli.command else {
+            panic!("expected init")
+        };
+        assert_eq!(args.plugin_dir, ["a", "b", ""]);
     }
 
     #[test]
