@@ -1,6 +1,7 @@
 //! The `tstore` binary: parses arguments into settings, runs one command, prints results
-//! on stdout and diagnostics on stderr, and maps failures to exit codes
-//! (0 ok, 1 failure as tofu, 2 usage error as clap).
+//! on stdout and diagnostics on stderr (on stdout as JSON lines for `init -json`), and maps
+//! failures to exit codes as tofu does: 0 ok, 1 any failure, a command line that does not
+//! parse included.
 
 mod cli;
 mod commands;
@@ -109,7 +110,27 @@ fn absolute(path: PathBuf) -> Result<PathBuf> {
 }
 
 fn main() -> ExitCode {
-    let cli = cli::parse();
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
+        Err(usage) => {
+            let diagnostic = diagnostics::Diagnostic::from_usage(&usage);
+            if usage.json {
+                diagnostics::print_json(&diagnostic);
+            } else {
+                diagnostics::print_human(&diagnostic);
+            }
+            return ExitCode::from(1);
+        }
+    };
+    // `init -json` reports any error as JSON diagnostics on stdout, as `tofu init -json`.
+    let json_errors = matches!(&cli.command, cli::Command::Init(args) if args.json);
+    let report = |err: &anyhow::Error| {
+        if json_errors {
+            diagnostics::print_json(&diagnostics::Diagnostic::from_error(err));
+        } else {
+            diagnostics::print_error(err);
+        }
+    };
     // Completions and the man page describe the CLI itself: no settings, no store.
     match &cli.command {
         cli::Command::Completions { shell } => {
@@ -139,7 +160,7 @@ fn main() -> ExitCode {
                 "cannot switch to the directory {} given by -chdir",
                 dir.display()
             ));
-            diagnostics::print_error(&err);
+            report(&err);
             return ExitCode::from(1);
         }
     }
@@ -168,7 +189,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            diagnostics::print_error(&err);
+            report(&err);
             ExitCode::from(1)
         }
     }
