@@ -1,6 +1,7 @@
 //! `tstore init` as a drop-in for `tofu init` in CI scripts: tofu's global `-chdir` and
 //! its harmless init flags are accepted (boolean ones with `=true`/`=false`), a flag it does
-//! not take is answered in tofu's words, and `-json` errors are tofu's JSON diagnostics.
+//! not take is answered in tofu's words, `-json` errors are tofu's JSON diagnostics, and
+//! `tstore version` answers as `tofu version`.
 
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, Layout, NullMirror, TestEnv};
 
@@ -373,4 +374,43 @@ fn init_json_errors_are_json_diagnostics_on_stdout() {
         );
     }
     assert!(!dir.join(".terraform.lock.hcl").exists());
+}
+
+/// `tstore version` as `tofu version`: the version with its commit (as `--version`), the
+/// platform, and the providers the lock file here selects; `-json` as one document.
+#[test]
+fn version_names_the_build_the_platform_and_the_locked_providers() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let long = crate::common::stdout_of(tstore(&env, None).arg("--version"));
+    let long = long.trim().strip_prefix("tstore ").unwrap().to_owned();
+
+    let out = crate::common::stdout_of(tstore(&env, None).arg("version"));
+    assert_eq!(out, format!("tstore v{long}\non linux_amd64\n"));
+
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = crate::common::stdout_of(tstore(&env, None).args(["-chdir=work/stack", "version"]));
+    assert_eq!(
+        out,
+        format!(
+            "tstore v{long}\non linux_amd64\n+ provider registry.terraform.io/hashicorp/null v2.1.2\n"
+        )
+    );
+
+    let report = crate::common::json(&run_ok(
+        tstore(&env, None)
+            .current_dir(&dir)
+            .args(["version", "-json"]),
+    ));
+    assert_eq!(report["format_version"], 1, "{report}");
+    assert_eq!(report["platform"], "linux_amd64", "{report}");
+    let version = report["tstore_version"].as_str().unwrap();
+    assert!(long.starts_with(version), "{long} / {report}");
+    if let Some(commit) = report["commit"].as_str() {
+        assert!(long.contains(commit), "{long} / {report}");
+    }
+    assert_eq!(
+        report["provider_selections"],
+        serde_json::json!({ "registry.terraform.io/hashicorp/null": "2.1.2" })
+    );
 }

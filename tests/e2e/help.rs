@@ -34,6 +34,7 @@ const COMMANDS: &[&[&str]] = &[
     &["push"],
     &["completions"],
     &["man"],
+    &["version"],
 ];
 
 #[test]
@@ -59,6 +60,7 @@ fn every_command_with_examples_shows_them() {
         &["mount"],
         &["providers", "lock"],
         &["push"],
+        &["version"],
     ] {
         let mut args = path.to_vec();
         args.push("--help");

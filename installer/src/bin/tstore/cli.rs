@@ -119,6 +119,22 @@ pub enum Command {
     },
     /// Print tstore's man page (roff) on stdout: `tstore man > tstore.1`.
     Man,
+    /// Show tstore's version, commit and platform (like `tofu version`).
+    ///
+    /// Then the provider versions the lock file of the current directory selects, as `tofu
+    /// version` lists them.
+    #[command(
+        after_help = "Examples:\n  tstore version         # tstore v0.1.0 (commit date), on linux_amd64\n  tstore version -json   # the same for scripts"
+    )]
+    Version(VersionArgs),
+}
+
+/// Arguments of `tstore version`.
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
+    pub json: bool,
 }
 
 /// Arguments of `tstore push`.

@@ -164,6 +164,16 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
+    // `version` reads the lock file of the directory -chdir names, as tofu's does.
+    if let cli::Command::Version(args) = &cli.command {
+        return match commands::version::version(args.json) {
+            Ok(code) => code,
+            Err(err) => {
+                diagnostics::print_error(&err);
+                ExitCode::from(1)
+            }
+        };
+    }
     // Log lines are for people: no timestamps or module paths, and colour only on a
     // terminal, unless NO_COLOR or -no-color says otherwise.
     style::init(cli.no_color);

@@ -17,6 +17,8 @@
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
 //! - `store import --json`: `{"imported":[Package…]}`
+//! - `version --json`: `{"tstore_version","commit","commit_date","platform",
+//!   "provider_selections":{ADDRESS: VERSION}}`
 //! - `push --json`: `{"pushed":[{"provider","version","reference","digest","platforms":[…],
 //!   "blobs_uploaded","blobs_present"}]}`; with `--module`: `{"pushed_module":{"package",
 //!   "reference","digest","blobs_uploaded","blobs_present"}}`
@@ -29,6 +31,7 @@ mod push;
 mod roots;
 mod store;
 mod verify;
+pub(crate) mod version;
 
 use std::process::ExitCode;
 
@@ -57,8 +60,10 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
         Command::Push(args) => push::push(settings, &args),
-        Command::Completions { .. } | Command::Man => {
-            unreachable!("main prints completions and the man page before resolving settings")
+        Command::Completions { .. } | Command::Man | Command::Version(_) => {
+            unreachable!(
+                "main prints completions, man pages and the version before resolving settings"
+            )
         }
     }
 }
