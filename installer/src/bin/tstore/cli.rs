@@ -83,7 +83,10 @@ pub enum Command {
     )]
     Init(InitArgs),
     /// Inspect and maintain the store.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore store ls                # the packages in the store\n  tstore store du                # its disk use, and what private copies would cost\n  tstore store verify            # re-hash everything; report only\n  tstore store import /srv/mirror  # a filesystem mirror into the store"
+    )]
     Store(StoreCommand),
     /// Mount the store read-only at the mount path (FUSE; a daemon unless --foreground).
     #[command(
@@ -91,12 +94,21 @@ pub enum Command {
     )]
     Mount(MountArgs),
     /// Unmount the FUSE mount at the mount path and stop its daemon.
+    #[command(
+        after_help = "Examples:\n  tstore umount          # stop the daemon init or `tstore mount` started\n  tstore umount --lazy   # detach now even while a provider runs from it"
+    )]
     Umount(UmountArgs),
     /// Provider commands (like `tofu providers …`).
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64"
+    )]
     Providers(ProvidersCommand),
     /// Print a CLI configuration block that lets a later `tofu init` find every provider
     /// in the store (a filesystem mirror on the mount path) and keep tstore's links.
+    #[command(
+        after_help = "Examples:\n  tstore cli-config > ~/.tstore.tfrc\n  TF_CLI_CONFIG_FILE=~/.tstore.tfrc tofu init   # the backend; providers from the store"
+    )]
     CliConfig,
     /// Remove what no live working directory links (safe from cron: waits its turn beside running inits).
     #[command(
@@ -104,21 +116,30 @@ pub enum Command {
     )]
     Gc(GcArgs),
     /// The working directories that keep packages alive.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore roots ls          # each working directory and its links into the store\n  tstore roots ls --json"
+    )]
     Roots(RootsCommand),
     /// Publish the store's providers (or a module package) to an OCI registry in OpenTofu's
     /// layout (what `oci_mirror` and `oci://` module sources read).
     Push(PushArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
-        after_help = "Examples:\n  tstore completions bash > ~/.local/share/bash-completion/completions/tstore\n  tstore completions zsh > ~/.zfunc/_tstore"
+        after_help = "Examples:\n  mkdir -p ~/.local/share/bash-completion/completions\n  tstore completions bash > ~/.local/share/bash-completion/completions/tstore\n  mkdir -p ~/.zfunc && tstore completions zsh > ~/.zfunc/_tstore\n  mkdir -p ~/.config/fish/completions\n  tstore completions fish > ~/.config/fish/completions/tstore.fish"
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print tstore's man page (roff) on stdout: `tstore man > tstore.1`.
-    Man,
+    /// Print the man page (roff), or write one page per command with --dir.
+    ///
+    /// Without --dir the top page goes to stdout; with it, `tstore.1` and one page per
+    /// command (`tstore-init.1`, `tstore-store-verify.1`, …), the pages the top page refers to.
+    #[command(
+        after_help = "Examples:\n  tstore man | man -l -                         # read it now\n  mkdir -p ~/.local/share/man/man1\n  tstore man --dir ~/.local/share/man/man1      # then: man tstore-init"
+    )]
+    Man(ManArgs),
     /// Show tstore's version, commit and platform (like `tofu version`).
     ///
     /// Then the provider versions the lock file of the current directory selects, as `tofu
@@ -127,6 +148,16 @@ pub enum Command {
         after_help = "Examples:\n  tstore version         # tstore v0.1.0 (commit date), on linux_amd64\n  tstore version -json   # the same for scripts"
     )]
     Version(VersionArgs),
+}
+
+/// Arguments of `tstore man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `tstore.1` and one page per command (`tstore-init.1`, …) into this directory
+    /// (created if missing) instead of printing the top page, so that every page a page
+    /// refers to exists.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Arguments of `tstore version`.
@@ -193,6 +224,9 @@ pub struct GcArgs {
 #[derive(Debug, Subcommand)]
 pub enum RootsCommand {
     /// List the recorded roots and their links.
+    #[command(
+        after_help = "Examples:\n  tstore roots ls           # DIR, then each link it has into the mount\n  tstore roots ls --json    # for scripts"
+    )]
     Ls {
         /// Print JSON.
         #[arg(long)]
@@ -378,6 +412,9 @@ pub struct TofuInitFlags {
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
     /// Ingest every provider package of a filesystem mirror directory (packed or unpacked layout).
+    #[command(
+        after_help = "Examples:\n  tstore store import /srv/terraform-mirror       # e.g. made by `tofu providers mirror`\n  tstore store import ~/.terraform.d/plugins --json"
+    )]
     Import {
         /// The mirror directory.
         path: PathBuf,
@@ -386,12 +423,18 @@ pub enum StoreCommand {
         json: bool,
     },
     /// List the packages in the store.
+    #[command(
+        after_help = "Examples:\n  tstore store ls                                 # kind, name, version, platform, size\n  tstore store ls --json | jq -r '.packages[].name'"
+    )]
     Ls {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Show how much disk the store uses, and what copies per checkout would cost.
+    #[command(
+        after_help = "Examples:\n  tstore store du           # on disk, and what a private copy per link would cost\n  tstore store du --json    # the counts for scripts"
+    )]
     Du {
         /// Print JSON.
         #[arg(long)]
@@ -403,6 +446,9 @@ pub enum StoreCommand {
     /// kept zip's zh:), never taken from the index. Exits non-zero when anything is bad (a
     /// damaged or missing blob, a bad view, an index record the bytes contradict, an index
     /// SQLite cannot read) or leftovers are found.
+    #[command(
+        after_help = "Examples:\n  tstore store verify             # report only; exit 1 names what is damaged\n  tstore store verify --dry-run   # what --repair would do\n  tstore store verify --repair    # quarantine damaged packages, rebuild a damaged index"
+    )]
     Verify {
         /// Quarantine every package with a bad or missing blob, a bad view or a record its
         /// bytes contradict (the next `tstore init` fetches it again), move bad blob files

@@ -138,15 +138,11 @@ fn main() -> ExitCode {
             clap_complete::generate(*shell, &mut command, "tstore", &mut std::io::stdout());
             return ExitCode::SUCCESS;
         }
-        cli::Command::Man => {
-            let command = <cli::Cli as clap::CommandFactory>::command();
-            return match clap_mangen::Man::new(command).render(&mut std::io::stdout()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    diagnostics::print_error(
-                        &anyhow::anyhow!(e).context("cannot write the man page"),
-                    );
+        cli::Command::Man(args) => {
+            return match commands::man::man(args.dir.as_deref()) {
+                Ok(code) => code,
+                Err(err) => {
+                    diagnostics::print_error(&err);
                     ExitCode::from(1)
                 }
             };

@@ -25,6 +25,7 @@
 
 mod gc;
 mod init;
+pub(crate) mod man;
 mod mount;
 mod providers;
 mod push;
@@ -60,7 +61,7 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
         Command::Push(args) => push::push(settings, &args),
-        Command::Completions { .. } | Command::Man | Command::Version(_) => {
+        Command::Completions { .. } | Command::Man(_) | Command::Version(_) => {
             unreachable!(
                 "main prints completions, man pages and the version before resolving settings"
             )
