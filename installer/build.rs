@@ -1,6 +1,7 @@
-//! Embeds the commit and its date in `tstore --version` (`TSTORE_COMMIT`,
-//! `TSTORE_COMMIT_DATE`), read with `git` when the source is a git checkout; a source tree
-//! without git (a crate tarball) gets neither and the version stays the package version.
+//! Embeds the commit and its date in `tstore --version` and `tstore version`
+//! (`TSTORE_LONG_VERSION`, and apart as `TSTORE_COMMIT`, `TSTORE_COMMIT_DATE`), read with
+//! `git` when the source is a git checkout; a source tree without git (a crate tarball) gets
+//! neither and the version stays the package version.
 
 use std::process::Command;
 
@@ -15,11 +16,20 @@ fn git(args: &[&str]) -> Option<String> {
 fn main() {
     let commit = git(&["rev-parse", "--short=12", "HEAD"]);
     let date = git(&["log", "-1", "--format=%cs"]);
-    let version = match (commit, date) {
+    let version = match (&commit, &date) {
         (Some(c), Some(d)) => format!("{} ({c} {d})", env!("CARGO_PKG_VERSION")),
         _ => env!("CARGO_PKG_VERSION").to_owned(),
     };
     println!("cargo:rustc-env=TSTORE_LONG_VERSION={version}");
+    // `tstore version -json` names them apart; empty when unknown.
+    println!(
+        "cargo:rustc-env=TSTORE_COMMIT={}",
+        commit.as_deref().unwrap_or_default()
+    );
+    println!(
+        "cargo:rustc-env=TSTORE_COMMIT_DATE={}",
+        date.as_deref().unwrap_or_default()
+    );
     // Rebuild when HEAD moves (a commit, a checkout): the files git keeps HEAD in. Only those
     // that exist: cargo counts a missing one as changed and would rebuild every time (a
     // repository without packed refs has no `packed-refs`).

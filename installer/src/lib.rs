@@ -47,4 +47,4 @@ pub use crate::publish::{
     ExistingTag, ProviderSelection, PushError, PushedModule, PushedVersion, WithoutSourceZip,
 };
 pub use crate::workdir::data_dir::DataDir;
-pub use crate::workdir::{interrupt, mountpoint, roots};
+pub use crate::workdir::{interrupt, mountpoint, plugin_path, roots};

@@ -1,5 +1,7 @@
 //! `tstore init` as a drop-in for `tofu init` in CI scripts: tofu's global `-chdir` and
-//! its harmless init flags are accepted.
+//! its harmless init flags are accepted (boolean ones with `=true`/`=false`), a flag it does
+//! not take is answered in tofu's words, `-json` errors are tofu's JSON diagnostics, and
+//! `tstore version` answers as `tofu version`.
 
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
 
@@ -214,4 +216,213 @@ fn every_json_document_carries_its_format_version() {
             "{what}: {text}"
         );
     }
+}
+
+/// tofu's boolean init flags take a value as tofu reads it (`-upgrade=true`,
+/// `--get=false`, `-json=1`), with one dash or two.
+#[test]
+fn boolean_init_flags_take_true_or_false() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let out = run_ok(
+        tstore(&env, Some(&cfg))
+            .arg("init")
+            .args([
+                "-upgrade=false",
+                "--get=true",
+                "-input=false",
+                "-backend=false",
+                "-cloud=false",
+                "-reconfigure=true",
+                "--migrate-state=false",
+                "-force-copy=false",
+                "-lock=false",
+                "-ignore-remote-version=true",
+                "-json=1",
+            ])
+            .arg(&dir),
+    );
+    assert_eq!(crate::common::json(&out)["lock_file"], "created");
+    // `-upgrade=true` is `-upgrade`: refused beside a read-only lock file, as tofu refuses
+    // it; `=false` is no upgrade at all.
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-lockfile=readonly", "-upgrade=true"])
+            .arg(&dir),
+    );
+    assert!(stderr(&out).contains("Invalid flags"), "{}", stderr(&out));
+    run_ok(
+        tstore(&env, Some(&cfg))
+            .args([
+                "init",
+                "-lockfile=readonly",
+                "--upgrade=false",
+                "-json=false",
+            ])
+            .arg(&dir),
+    );
+    let out = run_fail(
+        tstore(&env, Some(&cfg))
+            .args(["init", "-upgrade=maybe"])
+            .arg(&dir),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("\"maybe\" is not a boolean"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A flag a command does not take is named as tofu names it, with where the flags are
+/// listed, and exits 1 as tofu does; clap's advice about `--` is not given.
+#[test]
+fn an_unknown_flag_is_named_with_the_commands_help() {
+    let env = TestEnv::new();
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    for (args, flag, help) in [
+        (&["init", "-foo"][..], "-foo", "tstore init --help"),
+        (
+            &["init", "-from-module=x"],
+            "-from-module",
+            "tstore init --help",
+        ),
+        (&["init", "--bogus"], "--bogus", "tstore init --help"),
+        (
+            &["store", "verify", "-fix"],
+            "-fix",
+            "tstore store verify --help",
+        ),
+        (&["gc", "--now"], "--now", "tstore gc --help"),
+    ] {
+        let out = run_fail(tstore(&env, None).current_dir(&dir).args(args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("Error: Failed to parse command-line flags")
+                && err.contains(&format!("flag provided but not defined: {flag}\n"))
+                && err.contains(help),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("tip:") && !err.contains("Usage:"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!dir.join(".terraform").exists());
+}
+
+/// With `-json`, an error of init is printed on stdout as `tofu init -json` prints its
+/// diagnostics: one JSON object per line; stderr says nothing of it; the exit status is 1.
+#[test]
+fn init_json_errors_are_json_diagnostics_on_stdout() {
+    let env = TestEnv::new();
+    let empty = env.root.path().join("empty-mirror");
+    fs_err::create_dir_all(&empty).unwrap();
+    let cfg = env.cli_config_fs_mirror(&empty);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &["init", "-json"],
+            "Failed to query available provider packages",
+            "registry.terraform.io/hashicorp/null",
+        ),
+        (
+            &["init", "--json", "-foo"],
+            "Failed to parse command-line flags",
+            "flag provided but not defined: -foo",
+        ),
+        (
+            &["-chdir=nowhere", "init", "-json"],
+            "cannot switch to the directory nowhere given by -chdir",
+            "caused by:",
+        ),
+    ];
+    for (args, summary, detail) in cases {
+        let out = run_fail(tstore(&env, Some(&cfg)).current_dir(&dir).args(args));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(!err.contains("Error"), "{args:?}: stderr: {err}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {text}");
+        let line = &lines[0];
+        let keys: Vec<&str> = line
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "@level",
+                "@message",
+                "@module",
+                "@timestamp",
+                "diagnostic",
+                "type"
+            ],
+            "{line}"
+        );
+        assert_eq!(line["@level"], "error", "{line}");
+        assert_eq!(line["@message"], format!("Error: {summary}"), "{line}");
+        assert_eq!(line["type"], "diagnostic", "{line}");
+        let stamp = line["@timestamp"].as_str().unwrap();
+        assert!(
+            stamp.len() == 27 && stamp.ends_with('Z') && stamp.contains('T'),
+            "{stamp}"
+        );
+        let diagnostic = &line["diagnostic"];
+        assert_eq!(diagnostic["severity"], "error", "{line}");
+        assert_eq!(diagnostic["summary"], summary, "{line}");
+        assert!(
+            diagnostic["detail"].as_str().unwrap().contains(detail),
+            "{args:?}: {line}"
+        );
+    }
+    assert!(!dir.join(".terraform.lock.hcl").exists());
+}
+
+/// `tstore version` as `tofu version`: the version with its commit (as `--version`), the
+/// platform, and the providers the lock file here selects; `-json` as one document.
+#[test]
+fn version_names_the_build_the_platform_and_the_locked_providers() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let long = crate::common::stdout_of(tstore(&env, None).arg("--version"));
+    let long = long.trim().strip_prefix("tstore ").unwrap().to_owned();
+
+    let out = crate::common::stdout_of(tstore(&env, None).arg("version"));
+    assert_eq!(out, format!("tstore v{long}\non linux_amd64\n"));
+
+    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = crate::common::stdout_of(tstore(&env, None).args(["-chdir=work/stack", "version"]));
+    assert_eq!(
+        out,
+        format!(
+            "tstore v{long}\non linux_amd64\n+ provider registry.terraform.io/hashicorp/null v2.1.2\n"
+        )
+    );
+
+    let report = crate::common::json(&run_ok(
+        tstore(&env, None)
+            .current_dir(&dir)
+            .args(["version", "-json"]),
+    ));
+    assert_eq!(report["format_version"], 1, "{report}");
+    assert_eq!(report["platform"], "linux_amd64", "{report}");
+    let version = report["tstore_version"].as_str().unwrap();
+    assert!(long.starts_with(version), "{long} / {report}");
+    if let Some(commit) = report["commit"].as_str() {
+        assert!(long.contains(commit), "{long} / {report}");
+    }
+    assert_eq!(
+        report["provider_selections"],
+        serde_json::json!({ "registry.terraform.io/hashicorp/null": "2.1.2" })
+    );
 }

@@ -64,3 +64,9 @@ pub fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
     records.sort();
     records
 }
+
+/// Run `cmd`, which must succeed, and return its stdout.
+#[track_caller]
+pub fn stdout_of(cmd: &mut std::process::Command) -> String {
+    String::from_utf8_lossy(&tstore_test_support::run_ok(cmd).stdout).into_owned()
+}

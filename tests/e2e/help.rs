@@ -23,6 +23,7 @@ const COMMANDS: &[&[&str]] = &[
     &["store", "du"],
     &["store", "verify"],
     &["store", "import"],
+    &["store", "rm"],
     &["mount"],
     &["umount"],
     &["providers"],
@@ -34,7 +35,43 @@ const COMMANDS: &[&[&str]] = &[
     &["push"],
     &["completions"],
     &["man"],
+    &["version"],
 ];
+
+/// The commands under `path` as its `--help` lists them (`Commands:` section), without
+/// clap's `help`.
+fn subcommands(path: &[&str]) -> Vec<String> {
+    let mut args = path.to_vec();
+    args.push("--help");
+    let help = tstore_clean(&args);
+    let Some(start) = help.find("\nCommands:\n") else {
+        return Vec::new();
+    };
+    help[start + "\nCommands:\n".len()..]
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every command and nested command, found by walking `--help` from the top.
+fn every_command() -> Vec<Vec<String>> {
+    let mut found = vec![Vec::new()];
+    let mut i = 0;
+    while i < found.len() {
+        let path = found[i].clone();
+        let words: Vec<&str> = path.iter().map(String::as_str).collect();
+        for sub in subcommands(&words) {
+            let mut child = path.clone();
+            child.push(sub);
+            found.push(child);
+        }
+        i += 1;
+    }
+    found
+}
 
 #[test]
 fn every_command_has_reviewed_help() {
@@ -51,19 +88,39 @@ fn every_command_has_reviewed_help() {
     }
 }
 
+/// Every command's `--help`, nested ones and groups included, ends with examples, and the
+/// snapshot list above covers every command there is.
 #[test]
-fn every_command_with_examples_shows_them() {
-    for path in [
-        &["init"][..],
-        &["gc"],
-        &["mount"],
-        &["providers", "lock"],
-        &["push"],
-    ] {
-        let mut args = path.to_vec();
+fn every_command_shows_examples() {
+    let all = every_command();
+    let listed: Vec<Vec<String>> = COMMANDS
+        .iter()
+        .map(|p| p.iter().map(|w| w.to_string()).collect())
+        .collect();
+    let mut sorted_all = all.clone();
+    sorted_all.sort();
+    let mut sorted_listed = listed;
+    sorted_listed.sort();
+    assert_eq!(
+        sorted_all, sorted_listed,
+        "COMMANDS must list every command"
+    );
+    for path in &all {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
         args.push("--help");
         let help = tstore_clean(&args);
-        assert!(help.contains("Examples:"), "{path:?}:\n{help}");
+        let examples = help
+            .split_once("\nExamples:\n")
+            .unwrap_or_else(|| panic!("{path:?} --help has no examples:\n{help}"))
+            .1;
+        assert!(
+            examples
+                .lines()
+                .any(|l| l.trim_start().starts_with("tstore ")
+                    || l.contains("&& tstore ")
+                    || l.contains("| tstore ")),
+            "{path:?}: no tstore command among the examples:\n{examples}"
+        );
     }
 }
 
@@ -77,6 +134,60 @@ fn completions_and_man_page_are_generated() {
     let man = tstore_clean(&["man"]);
     assert!(man.contains(".TH tstore 1"), "{man}");
     assert!(man.contains("install phase of"), "{man}");
+    assert!(!man.contains("tstore-help"), "{man}");
     let version = tstore_clean(&["--version"]);
     assert!(version.starts_with("tstore 0."), "{version}");
+}
+
+/// `tstore man --dir DIR` writes one page per command, and every page a page refers to
+/// (`tstore-init(1)`, `tstore-store-verify(1)`, …) is among them; `tstore man` prints the
+/// same top page.
+#[test]
+fn every_man_page_a_page_refers_to_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    let dir_arg = pages.display().to_string();
+    tstore_clean(&["man", "--dir", &dir_arg]);
+    let mut written: Vec<String> = fs_err::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut expected: Vec<String> = every_command()
+        .iter()
+        .map(|path| {
+            let mut words = vec!["tstore".to_owned()];
+            words.extend(path.iter().cloned());
+            format!("{}.1", words.join("-"))
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(written, expected);
+    let mut references = 0;
+    for page in &written {
+        // roff writes a hyphen as `\-`.
+        let text = fs_err::read_to_string(pages.join(page))
+            .unwrap()
+            .replace("\\-", "-");
+        let name = page.trim_end_matches(".1");
+        assert!(text.contains(&format!(".TH {name} 1")), "{page}:\n{text}");
+        for (at, _) in text.match_indices("(1)") {
+            let start = text[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(0, |i| i + 1);
+            let referred = &text[start..at];
+            if referred.starts_with("tstore") {
+                references += 1;
+                assert!(
+                    pages.join(format!("{referred}.1")).is_file(),
+                    "{page} refers to {referred}(1), which was not written"
+                );
+            }
+        }
+    }
+    assert!(references >= written.len() - 1, "{references} references");
+    assert_eq!(
+        tstore_clean(&["man"]),
+        fs_err::read_to_string(pages.join("tstore.1")).unwrap()
+    );
 }

@@ -27,6 +27,7 @@ mod oci_trust;
 mod output;
 mod packages;
 mod permissions;
+mod plugin_dir;
 mod providers;
 mod readme;
 mod recipes;

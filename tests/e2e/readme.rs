@@ -2,7 +2,9 @@
 //! `<!-- /tutorial -->` are extracted from README.md and run in order by one bash, in an
 //! environment where `~` is a temp dir and the CLI configuration names a filesystem mirror
 //! of the real null provider (the tutorial uses whatever providers the user's configuration
-//! reaches). If the README changes, this test runs the new text.
+//! reaches). If the README changes, this test runs the new text. The install commands for
+//! shell completions and man pages (`<!-- completions -->`) are run the same way, in a home
+//! directory that has none of their directories yet.
 
 use std::path::{Path, PathBuf};
 
@@ -12,12 +14,17 @@ use crate::common::{json, tstore_bin};
 
 /// The contents of the ```sh blocks between the tutorial markers of `readme`, in order.
 fn tutorial_blocks(readme: &str) -> Vec<String> {
+    marked_blocks(readme, "tutorial")
+}
+
+/// The contents of the ```sh blocks between `<!-- MARKER -->` and `<!-- /MARKER -->`.
+fn marked_blocks(readme: &str, marker: &str) -> Vec<String> {
     let start = readme
-        .find("<!-- tutorial -->")
-        .expect("README.md has a <!-- tutorial --> marker");
+        .find(&format!("<!-- {marker} -->"))
+        .unwrap_or_else(|| panic!("README.md has a <!-- {marker} --> marker"));
     let end = readme
-        .find("<!-- /tutorial -->")
-        .expect("README.md has a <!-- /tutorial --> marker");
+        .find(&format!("<!-- /{marker} -->"))
+        .unwrap_or_else(|| panic!("README.md has a <!-- /{marker} --> marker"));
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in readme[start..end].lines() {
@@ -134,4 +141,33 @@ fn the_readme_tutorial_runs_as_written() {
     status.args(["mount", "--status", "--json"]);
     let status = status.output().unwrap();
     assert_eq!(json(&status)["state"], "not-mounted", "{status:?}");
+}
+
+/// The README's commands that install shell completions and the man pages work in a home
+/// directory where none of their directories exists yet, and leave a completion script and
+/// one man page per command where `bash-completion` and `man` look.
+#[test]
+fn the_readmes_completion_and_man_page_commands_run_in_a_new_home() {
+    let readme =
+        fs_err::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let blocks = marked_blocks(&readme, "completions");
+    assert!(
+        !blocks.is_empty(),
+        "the completions section has its shell block"
+    );
+    let env = TestEnv::new();
+    let bin = bin_dir(&env);
+    let script = format!("set -euo pipefail\n{}", blocks.join("\n"));
+    let mut bash = env.command(Path::new("bash"));
+    bash.arg("-c").arg(&script).env("PATH", path_with(&[&bin]));
+    run_ok(&mut bash);
+    let completion = env
+        .home
+        .join(".local/share/bash-completion/completions/tstore");
+    let text = fs_err::read_to_string(&completion).unwrap();
+    assert!(text.contains("complete -F _tstore"), "{text}");
+    let man1 = env.home.join(".local/share/man/man1");
+    for page in ["tstore.1", "tstore-init.1", "tstore-store-verify.1"] {
+        assert!(man1.join(page).is_file(), "{page} in {}", man1.display());
+    }
 }

@@ -2,7 +2,8 @@
 //! path ([`link`]), every change made through [`safe_fs`] (a directory opened once and
 //! walked without following symlinks, plain relative paths only, removals that remove the
 //! entry and never what it points at), keys read back from state checked by [`guard`],
-//! files replaced atomically ([`atomic`]), the links that make the directory a root of the
+//! files replaced atomically ([`atomic`]), the `-plugin-dir` record tofu reads
+//! ([`plugin_path`]), the links that make the directory a root of the
 //! store ([`roots`]), and the mount path itself ([`mountpoint`]).
 
 pub mod atomic;
@@ -11,5 +12,6 @@ pub mod guard;
 pub mod interrupt;
 pub mod link;
 pub mod mountpoint;
+pub mod plugin_path;
 pub mod roots;
 pub mod safe_fs;

@@ -83,7 +83,10 @@ pub enum Command {
     )]
     Init(InitArgs),
     /// Inspect and maintain the store.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore store ls                # the packages in the store\n  tstore store du                # its disk use, and what private copies would cost\n  tstore store verify            # re-hash everything; report only\n  tstore store import /srv/mirror  # a filesystem mirror into the store"
+    )]
     Store(StoreCommand),
     /// Mount the store read-only at the mount path (FUSE; a daemon unless --foreground).
     #[command(
@@ -91,9 +94,15 @@ pub enum Command {
     )]
     Mount(MountArgs),
     /// Unmount the FUSE mount at the mount path and stop its daemon.
+    #[command(
+        after_help = "Examples:\n  tstore umount          # stop the daemon init or `tstore mount` started\n  tstore umount --lazy   # detach now even while a provider runs from it"
+    )]
     Umount(UmountArgs),
     /// Provider commands (like `tofu providers …`).
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64"
+    )]
     Providers(ProvidersCommand),
     /// Print a CLI configuration with which a plain `tofu init` installs every provider the
     /// store holds from the store (offline), and others as your own configuration says.
@@ -113,21 +122,56 @@ pub enum Command {
     )]
     Gc(GcArgs),
     /// The working directories that keep packages alive.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore roots ls          # each working directory and its links into the store\n  tstore roots ls --json"
+    )]
     Roots(RootsCommand),
     /// Publish the store's providers (or a module package) to an OCI registry in OpenTofu's
     /// layout (what `oci_mirror` and `oci://` module sources read).
     Push(PushArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
-        after_help = "Examples:\n  tstore completions bash > ~/.local/share/bash-completion/completions/tstore\n  tstore completions zsh > ~/.zfunc/_tstore"
+        after_help = "Examples:\n  mkdir -p ~/.local/share/bash-completion/completions\n  tstore completions bash > ~/.local/share/bash-completion/completions/tstore\n  mkdir -p ~/.zfunc && tstore completions zsh > ~/.zfunc/_tstore\n  mkdir -p ~/.config/fish/completions\n  tstore completions fish > ~/.config/fish/completions/tstore.fish"
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print tstore's man page (roff) on stdout: `tstore man > tstore.1`.
-    Man,
+    /// Print the man page (roff), or write one page per command with --dir.
+    ///
+    /// Without --dir the top page goes to stdout; with it, `tstore.1` and one page per
+    /// command (`tstore-init.1`, `tstore-store-verify.1`, …), the pages the top page refers to.
+    #[command(
+        after_help = "Examples:\n  tstore man | man -l -                         # read it now\n  mkdir -p ~/.local/share/man/man1\n  tstore man --dir ~/.local/share/man/man1      # then: man tstore-init"
+    )]
+    Man(ManArgs),
+    /// Show tstore's version, commit and platform (like `tofu version`).
+    ///
+    /// Then the provider versions the lock file of the current directory selects, as `tofu
+    /// version` lists them.
+    #[command(
+        after_help = "Examples:\n  tstore version         # tstore v0.1.0 (commit date), on linux_amd64\n  tstore version -json   # the same for scripts"
+    )]
+    Version(VersionArgs),
+}
+
+/// Arguments of `tstore man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `tstore.1` and one page per command (`tstore-init.1`, …) into this directory
+    /// (created if missing) instead of printing the top page, so that every page a page
+    /// refers to exists.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Arguments of `tstore version`.
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
+    pub json: bool,
 }
 
 /// Arguments of `tstore push`.
@@ -186,6 +230,9 @@ pub struct GcArgs {
 #[derive(Debug, Subcommand)]
 pub enum RootsCommand {
     /// List the recorded roots and their links.
+    #[command(
+        after_help = "Examples:\n  tstore roots ls           # DIR, then each link it has into the mount\n  tstore roots ls --json    # for scripts"
+    )]
     Ls {
         /// Print JSON.
         #[arg(long)]
@@ -260,13 +307,14 @@ pub struct InitArgs {
     /// The working directory (default: the current directory).
     pub dir: Option<PathBuf>,
     /// Ignore the versions recorded in the lock file and select the newest allowed ones.
-    #[arg(long)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
     pub upgrade: bool,
     /// Lock file mode; `readonly` fails instead of changing the lock file.
     #[arg(long, value_enum, value_name = "MODE")]
     pub lockfile: Option<LockfileMode>,
-    /// Print a JSON report on stdout instead of human-readable progress.
-    #[arg(long)]
+    /// Print a JSON report on stdout instead of human-readable progress; an error is
+    /// printed there too, as JSON diagnostics (one object per line, as `tofu init -json`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
     pub json: bool,
     /// Say for each module call whether it was linked or copied, and why.
     #[arg(long)]
@@ -283,12 +331,18 @@ pub struct InitArgs {
     /// Read root module variables from a `.tfvars` or `.tfvars.json` file (repeatable).
     #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
     pub var_file: Vec<InOrder<PathBuf>>,
+    /// Install providers only from this directory, a filesystem mirror (packed or unpacked
+    /// layout), instead of the CLI configuration's installation methods, as `tofu init
+    /// -plugin-dir` does; repeatable. Recorded in `.terraform/plugin_path` as tofu records it
+    /// (for the plugins later tofu commands look for); `-plugin-dir=` clears that record.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dir: Vec<String>,
     /// The directory of test files whose run modules are installed too (tofu flavor),
     /// relative to the working directory.
     #[arg(long, value_name = "DIR", default_value = "tests")]
     pub test_directory: String,
     /// `-get=false`: do not install modules; use the ones `.terraform/modules` has.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = clap::value_parser!(bool))]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
     pub get: bool,
     /// Backend flags of `tofu init`, accepted so that scripts written for it run
     /// unchanged; tstore installs packages and never touches a backend or state.
@@ -337,25 +391,31 @@ fn in_order<T: From<String>>(text: &str) -> Result<InOrder<T>, String> {
 #[derive(Debug, Args)]
 pub struct TofuInitFlags {
     /// Ignored (tstore never prompts).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::value_parser!(bool), hide = true)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
     pub input: Option<bool>,
     /// Ignored (tstore does not configure backends).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::value_parser!(bool), hide = true)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
     pub backend: Option<bool>,
     /// Ignored (tstore does not configure backends).
     #[arg(long, value_name = "KEY=VALUE|FILE", hide = true)]
     pub backend_config: Vec<String>,
+    /// Ignored (tstore does not configure backends; tofu's alias of `-backend`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
+    pub cloud: Option<bool>,
     /// Ignored (tstore does not configure backends).
-    #[arg(long, hide = true)]
-    pub reconfigure: bool,
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
+    pub reconfigure: Option<bool>,
     /// Ignored (tstore does not migrate state).
-    #[arg(long, hide = true)]
-    pub migrate_state: bool,
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
+    pub migrate_state: Option<bool>,
     /// Ignored (tstore does not migrate state).
-    #[arg(long, hide = true)]
-    pub force_copy: bool,
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
+    pub force_copy: Option<bool>,
+    /// Ignored (tstore does not talk to a remote backend).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
+    pub ignore_remote_version: Option<bool>,
     /// Ignored (tstore takes no state lock).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::value_parser!(bool), hide = true)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
     pub lock: Option<bool>,
     /// Ignored (tstore takes no state lock).
     #[arg(long, value_name = "DURATION", hide = true)]
@@ -366,6 +426,9 @@ pub struct TofuInitFlags {
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
     /// Ingest every provider package of a filesystem mirror directory (packed or unpacked layout).
+    #[command(
+        after_help = "Examples:\n  tstore store import /srv/terraform-mirror       # e.g. made by `tofu providers mirror`\n  tstore store import ~/.terraform.d/plugins --json"
+    )]
     Import {
         /// The mirror directory.
         path: PathBuf,
@@ -374,12 +437,18 @@ pub enum StoreCommand {
         json: bool,
     },
     /// List the packages in the store.
+    #[command(
+        after_help = "Examples:\n  tstore store ls                                 # kind, name, version, platform, size\n  tstore store ls --json | jq -r '.packages[].name'"
+    )]
     Ls {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Show how much disk the store uses, and what copies per checkout would cost.
+    #[command(
+        after_help = "Examples:\n  tstore store du           # on disk, and what a private copy per link would cost\n  tstore store du --json    # the counts for scripts"
+    )]
     Du {
         /// Print JSON.
         #[arg(long)]
@@ -391,6 +460,9 @@ pub enum StoreCommand {
     /// kept zip's zh:), never taken from the index. Exits non-zero when anything is bad (a
     /// damaged or missing blob, a bad view, an index record the bytes contradict, an index
     /// SQLite cannot read) or leftovers are found.
+    #[command(
+        after_help = "Examples:\n  tstore store verify             # report only; exit 1 names what is damaged\n  tstore store verify --dry-run   # what --repair would do\n  tstore store verify --repair    # quarantine damaged packages, rebuild a damaged index"
+    )]
     Verify {
         /// Quarantine every package with a bad or missing blob, a bad view or a record its
         /// bytes contradict (the next `tstore init` fetches it again), move bad blob files
@@ -450,6 +522,17 @@ fn flavor_parser() -> impl TypedValueParser<Value = Flavor> {
     })
 }
 
+/// A boolean flag's value as tofu reads `-flag=VALUE` (Go's `strconv.ParseBool`: `1`, `t`,
+/// `T`, `TRUE`, `true`, `True`, and the same for false), so `-upgrade=true` and
+/// `-get=0` mean what they mean to `tofu init`.
+fn go_bool(text: &str) -> Result<bool, String> {
+    match text {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
+        _ => Err(format!("{text:?} is not a boolean; use true or false")),
+    }
+}
+
 /// `90`, `90s`, `15m`, `1h`, `7d` (a bare number is seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a duration like 30s, 15m, 1h or 7d");
@@ -472,10 +555,142 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
         .map_err(|e| format!("{e}; use OS_ARCH, e.g. linux_amd64"))
 }
 
+/// A command line that does not parse, said as tofu says it: `Error: Failed to parse
+/// command-line flags`, then what is wrong (`flag provided but not defined: -foo` for a flag
+/// the command does not take) and where its flags are listed.
+#[derive(Debug)]
+pub struct UsageError {
+    /// The command the arguments were for (`["init"]`, `["store", "verify"]`; empty for
+    /// `tstore` itself).
+    pub command: Vec<String>,
+    /// What is wrong, in one or a few lines.
+    pub detail: String,
+    /// Whether the command line asked for JSON output of `init` (`-json`), so the error
+    /// is printed as a JSON diagnostic as `tofu init -json` prints it.
+    pub json: bool,
+}
+
+impl UsageError {
+    /// tofu's summary for a command line that does not parse.
+    pub const SUMMARY: &'static str = "Failed to parse command-line flags";
+
+    /// Where the flags of the command are listed: `tstore init --help`.
+    pub fn help_command(&self) -> String {
+        let mut words = vec!["tstore"];
+        words.extend(self.command.iter().map(String::as_str));
+        words.push("--help");
+        words.join(" ")
+    }
+}
+
 /// Parse the process arguments, accepting tofu's single-dash long flags
-/// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`.
-pub fn parse() -> Cli {
-    Cli::parse_from(with_double_dashes(std::env::args_os()))
+/// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`. `--help` and
+/// `--version` print and exit here; any other problem is a [`UsageError`].
+pub fn parse() -> Result<Cli, UsageError> {
+    parse_from(std::env::args_os().collect())
+}
+
+fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
+    let rewritten = with_double_dashes(args.iter().cloned());
+    let err = match Cli::try_parse_from(&rewritten) {
+        Ok(cli) => return Ok(cli),
+        Err(err) => err,
+    };
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit();
+    }
+    let command = command_path(&rewritten);
+    let json = command == ["init"] && asks_for_json(&rewritten);
+    let detail = match (err.kind(), err.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
+            let given = given_flag(&args, arg);
+            if given.starts_with('-') {
+                format!("flag provided but not defined: {given}")
+            } else {
+                format!("unexpected argument {given:?}: too many command line arguments")
+            }
+        }
+        _ => clap_message(&err),
+    };
+    Err(UsageError {
+        command,
+        detail,
+        json,
+    })
+}
+
+/// The flag as the user typed it, without `=VALUE`: clap names the first letter of an
+/// unknown single-dash word (`-f` of `-foo`, as if it were a cluster of short flags), so the
+/// word is looked up among the arguments.
+fn given_flag(args: &[OsString], invalid: &str) -> String {
+    let cut = |text: &str| text.split('=').next().unwrap_or(text).to_owned();
+    let short = invalid.len() == 2 && invalid.starts_with('-') && !invalid.starts_with("--");
+    if short {
+        let word = args
+            .iter()
+            .skip(1)
+            .take_while(|a| *a != "--")
+            .filter_map(|a| a.to_str())
+            .find(|a| a.starts_with(invalid) && !a.starts_with("--"));
+        if let Some(word) = word {
+            return cut(word);
+        }
+    }
+    cut(invalid)
+}
+
+/// clap's own message without its `error: ` prefix, usage and `--help` lines.
+fn clap_message(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        lines.push(line.strip_prefix("error: ").unwrap_or(line));
+    }
+    lines.join("\n").trim().to_owned()
+}
+
+/// The subcommand names among the arguments, as far as they name subcommands.
+fn command_path(args: &[OsString]) -> Vec<String> {
+    let root = Cli::command();
+    let mut command = &root;
+    let mut path = Vec::new();
+    for arg in args.iter().skip(1) {
+        let Some(word) = arg.to_str() else { continue };
+        if word == "--" {
+            break;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        if let Some(sub) = command.find_subcommand(word) {
+            path.push(sub.get_name().to_owned());
+            command = sub;
+        }
+    }
+    path
+}
+
+/// Whether `--json` (or `--json=TRUE`) is among the (rewritten) arguments.
+fn asks_for_json(args: &[OsString]) -> bool {
+    args.iter()
+        .filter_map(|a| a.to_str())
+        .take_while(|a| *a != "--")
+        .any(|a| match a.strip_prefix("--json") {
+            Some("") => true,
+            Some(value) => value
+                .strip_prefix('=')
+                .is_some_and(|v| go_bool(v) == Ok(true)),
+            None => false,
+        })
 }
 
 /// Rewrite `-name[=value]` to `--name[=value]` when `name` is a long flag of tstore.
@@ -608,6 +823,84 @@ mod tests {
             "-platform=linux_amd64",
         ]);
         assert_eq!(cli.chdir.as_deref(), Some(std::path::Path::new("x")));
+    }
+
+    fn usage_error(args: &[&str]) -> UsageError {
+        parse_from(args.iter().map(OsString::from).collect()).unwrap_err()
+    }
+
+    #[test]
+    fn unknown_flags_are_named_as_typed_with_their_command() {
+        let err = usage_error(&["tstore", "init", "-foo"]);
+        assert_eq!(err.command, ["init"]);
+        assert_eq!(err.detail, "flag provided but not defined: -foo");
+        assert_eq!(err.help_command(), "tstore init --help");
+        assert!(!err.json);
+        let err = usage_error(&["tstore", "init", "-json", "-foo=bar", "dir"]);
+        assert_eq!(err.detail, "flag provided but not defined: -foo");
+        assert!(err.json);
+        let err = usage_error(&["tstore", "init", "-json=false", "--nope"]);
+        assert_eq!(err.detail, "flag provided but not defined: --nope");
+        assert!(!err.json);
+        let err = usage_error(&["tstore", "store", "verify", "--bogus"]);
+        assert_eq!(err.command, ["store", "verify"]);
+        assert_eq!(err.help_command(), "tstore store verify --help");
+        let err = usage_error(&["tstore", "init", "a", "b"]);
+        assert!(err.detail.contains("\"b\""), "{}", err.detail);
+        let err = usage_error(&["tstore", "--flavor", "opentofu", "gc"]);
+        assert!(err.detail.contains("opentofu"), "{}", err.detail);
+        assert!(!err.detail.contains("Usage:"), "{}", err.detail);
+    }
+
+    #[test]
+    fn boolean_flags_take_go_values() {
+        let init = |args: &[&str]| {
+            let mut all = vec!["tstore", "init"];
+            all.extend(args);
+            match parse(&all).command {
+                Command::Init(a) => a,
+                _ => panic!("expected init"),
+            }
+        };
+        assert!(init(&["-upgrade"]).upgrade);
+        assert!(init(&["-upgrade=true"]).upgrade);
+        assert!(init(&["--upgrade=T"]).upgrade);
+        assert!(!init(&["-upgrade=false"]).upgrade);
+        assert!(!init(&["-upgrade=0"]).upgrade);
+        assert!(!init(&[]).upgrade);
+        // A value needs `=`: the next word stays the directory.
+        let args = init(&["-upgrade", "stacks/app"]);
+        assert!(args.upgrade);
+        assert_eq!(
+            args.dir.as_deref(),
+            Some(std::path::Path::new("stacks/app"))
+        );
+        assert!(init(&["-json=1"]).json && !init(&["-json=f"]).json);
+        assert!(!init(&["-get=FALSE"]).get);
+        assert_eq!(
+            init(&["-reconfigure=false"]).tofu_compat.reconfigure,
+            Some(false)
+        );
+        assert_eq!(init(&["-cloud=true"]).tofu_compat.cloud, Some(true));
+        assert!(usage_error(&["tstore", "init", "-upgrade=yes"])
+            .detail
+            .contains("\"yes\" is not a boolean"));
+    }
+
+    #[test]
+    fn plugin_dirs_repeat_in_order() {
+        let cli = parse(&[
+            "tstore",
+            "init",
+            "-plugin-dir=a",
+            "--plugin-dir",
+            "b",
+            "-plugin-dir=",
+        ]);
+        let Command::Init(args) = cli.command else {
+            panic!("expected init")
+        };
+        assert_eq!(args.plugin_dir, ["a", "b", ""]);
     }
 
     #[test]

@@ -26,3 +26,50 @@ pub(crate) fn print(value: &impl Serialize) -> Result<()> {
     writeln!(out)?;
     Ok(())
 }
+
+/// An RFC 3339 time in UTC with microseconds (`2026-11-25T10:01:30.000042Z`), the form of
+/// the `@timestamp` of tofu's JSON UI lines (its logger writes local time with an offset;
+/// UTC is the same instant).
+pub(crate) fn timestamp(at: std::time::SystemTime) -> String {
+    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = i64::try_from(since.as_secs()).unwrap_or(i64::MAX);
+    let days = secs.div_euclid(86_400);
+    let rest = secs.rem_euclid(86_400);
+    // Civil from days (H. Hinnant's algorithm), as the store's rebuild stamps do.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60,
+        since.subsec_micros()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::timestamp;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_microseconds() {
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(
+            timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00.000000Z"
+        );
+        assert_eq!(
+            timestamp(UNIX_EPOCH + Duration::from_micros(1_795_600_890_123_456)),
+            "2026-11-25T10:01:30.123456Z"
+        );
+    }
+}

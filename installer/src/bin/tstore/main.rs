@@ -1,6 +1,7 @@
 //! The `tstore` binary: parses arguments into settings, runs one command, prints results
-//! on stdout and diagnostics on stderr, and maps failures to exit codes
-//! (0 ok, 1 failure as tofu, 2 usage error as clap).
+//! on stdout and diagnostics on stderr (on stdout as JSON lines for `init -json`), and maps
+//! failures to exit codes as tofu does: 0 ok, 1 any failure, a command line that does not
+//! parse included.
 
 mod cli;
 mod commands;
@@ -109,7 +110,27 @@ fn absolute(path: PathBuf) -> Result<PathBuf> {
 }
 
 fn main() -> ExitCode {
-    let cli = cli::parse();
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
+        Err(usage) => {
+            let diagnostic = diagnostics::Diagnostic::from_usage(&usage);
+            if usage.json {
+                diagnostics::print_json(&diagnostic);
+            } else {
+                diagnostics::print_human(&diagnostic);
+            }
+            return ExitCode::from(1);
+        }
+    };
+    // `init -json` reports any error as JSON diagnostics on stdout, as `tofu init -json`.
+    let json_errors = matches!(&cli.command, cli::Command::Init(args) if args.json);
+    let report = |err: &anyhow::Error| {
+        if json_errors {
+            diagnostics::print_json(&diagnostics::Diagnostic::from_error(err));
+        } else {
+            diagnostics::print_error(err);
+        }
+    };
     // Completions and the man page describe the CLI itself: no settings, no store.
     match &cli.command {
         cli::Command::Completions { shell } => {
@@ -117,15 +138,11 @@ fn main() -> ExitCode {
             clap_complete::generate(*shell, &mut command, "tstore", &mut std::io::stdout());
             return ExitCode::SUCCESS;
         }
-        cli::Command::Man => {
-            let command = <cli::Cli as clap::CommandFactory>::command();
-            return match clap_mangen::Man::new(command).render(&mut std::io::stdout()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    diagnostics::print_error(
-                        &anyhow::anyhow!(e).context("cannot write the man page"),
-                    );
+        cli::Command::Man(args) => {
+            return match commands::man::man(args.dir.as_deref()) {
+                Ok(code) => code,
+                Err(err) => {
+                    diagnostics::print_error(&err);
                     ExitCode::from(1)
                 }
             };
@@ -139,9 +156,19 @@ fn main() -> ExitCode {
                 "cannot switch to the directory {} given by -chdir",
                 dir.display()
             ));
-            diagnostics::print_error(&err);
+            report(&err);
             return ExitCode::from(1);
         }
+    }
+    // `version` reads the lock file of the directory -chdir names, as tofu's does.
+    if let cli::Command::Version(args) = &cli.command {
+        return match commands::version::version(args.json) {
+            Ok(code) => code,
+            Err(err) => {
+                diagnostics::print_error(&err);
+                ExitCode::from(1)
+            }
+        };
     }
     // Log lines are for people: no timestamps or module paths, and colour only on a
     // terminal, unless NO_COLOR or -no-color says otherwise.
@@ -168,7 +195,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            diagnostics::print_error(&err);
+            report(&err);
             ExitCode::from(1)
         }
     }

@@ -642,6 +642,26 @@ impl CliConfig {
         });
         methods
     }
+
+    /// The methods of `init -plugin-dir=DIR` (repeatable): one filesystem mirror per
+    /// directory, in the order given, and nothing else. They replace the methods of the CLI
+    /// configuration (explicit or implied, `direct` included), so a provider that none of
+    /// the directories holds is not installed at all; relative directories are taken from
+    /// `cwd`.
+    ///
+    /// upstream: internal/command/init.go@v1.12.6 (`getProviders`: "If the user passes at
+    /// least one -plugin-dir then that circumvents the usual sources and forces OpenTofu to
+    /// consult only the given directories") and internal/command/meta_providers.go@v1.12.6
+    /// (`providerCustomLocalDirectorySource`: a filesystem mirror source per directory).
+    pub fn plugin_dir_methods<P: AsRef<Path>>(cwd: &Path, dirs: &[P]) -> Vec<InstallMethod> {
+        dirs.iter()
+            .map(|dir| {
+                InstallMethod::new(InstallMethodKind::FilesystemMirror {
+                    path: cwd.join(dir),
+                })
+            })
+            .collect()
+    }
 }
 
 /// The local directories searched when there is no `provider_installation`

@@ -464,3 +464,24 @@ fn oci_credentials_blocks() {
         assert!(msg.contains(needle), "{src}: {msg}");
     }
 }
+
+#[test]
+fn plugin_dirs_are_the_only_methods() {
+    let cwd = Path::new("/w");
+    let methods = CliConfig::plugin_dir_methods(cwd, &["mirror", "/abs/other"]);
+    let kinds: Vec<_> = methods.iter().map(|m| m.kind.clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            InstallMethodKind::FilesystemMirror {
+                path: PathBuf::from("/w/mirror")
+            },
+            InstallMethodKind::FilesystemMirror {
+                path: PathBuf::from("/abs/other")
+            },
+        ]
+    );
+    assert!(methods
+        .iter()
+        .all(|m| m.include.is_empty() && m.exclude.is_empty()));
+}

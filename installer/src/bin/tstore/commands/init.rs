@@ -60,12 +60,19 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     }
     let env = |k: &str| std::env::var(k).ok();
     let cli_config = CliConfig::load(settings.flavor, &env)?;
-    let methods = cli_config.effective_methods(
-        settings.flavor,
-        &cwd,
-        &env,
-        &tstore_installer::mirror_providers_in,
-    );
+    // `-plugin-dir` replaces every installation method of the CLI configuration, as in
+    // tofu; an empty value only clears `.terraform/plugin_path`.
+    let plugin_dirs = tstore_installer::plugin_path::search_dirs(&args.plugin_dir);
+    let methods = if plugin_dirs.is_empty() {
+        cli_config.effective_methods(
+            settings.flavor,
+            &cwd,
+            &env,
+            &tstore_installer::mirror_providers_in,
+        )
+    } else {
+        CliConfig::plugin_dir_methods(&cwd, &plugin_dirs)
+    };
     let store = open_store(settings)?;
     // One init per working directory at a time, taken before the store lock so that a
     // waiting init holds nothing gc waits for.
@@ -184,6 +191,16 @@ fn init_locked(
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::install_providers(store, &opts, reporter)?;
+    // Written once the providers are in place, so a failed init leaves it as it was.
+    tstore_installer::plugin_path::record(&opts.data_dir, &args.plugin_dir).with_context(|| {
+        format!(
+            "cannot record the -plugin-dir directories in {}",
+            opts.data_dir
+                .path
+                .join(tstore_installer::plugin_path::FILE_NAME)
+                .display()
+        )
+    })?;
     // A provider that entered the store is excluded from the network methods of the files
     // `tstore cli-config --out` keeps.
     crate::commands::refresh_cli_configs(settings, store);

@@ -17,6 +17,8 @@
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
 //! - `store import --json`: `{"imported":[Package…]}`
+//! - `version --json`: `{"tstore_version","commit","commit_date","platform",
+//!   "provider_selections":{ADDRESS: VERSION}}`
 //! - `push --json`: `{"pushed":[{"provider","version","reference","digest","platforms":[…],
 //!   "blobs_uploaded","blobs_present"}]}`; with `--module`: `{"pushed_module":{"package",
 //!   "reference","digest","blobs_uploaded","blobs_present"}}`
@@ -24,6 +26,7 @@
 mod cli_config;
 mod gc;
 mod init;
+pub(crate) mod man;
 mod mount;
 mod mount_unit;
 mod providers;
@@ -32,6 +35,7 @@ mod roots;
 mod store;
 mod store_rm;
 mod verify;
+pub(crate) mod version;
 
 use std::process::ExitCode;
 
@@ -61,8 +65,10 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
         Command::Push(args) => push::push(settings, &args),
-        Command::Completions { .. } | Command::Man => {
-            unreachable!("main prints completions and the man page before resolving settings")
+        Command::Completions { .. } | Command::Man(_) | Command::Version(_) => {
+            unreachable!(
+                "main prints completions, man pages and the version before resolving settings"
+            )
         }
     }
 }
