@@ -6,6 +6,7 @@ mod ci_trust;
 mod cli;
 mod common;
 mod config_loader;
+mod flavor;
 mod fuse;
 mod gc;
 mod git_submodules;

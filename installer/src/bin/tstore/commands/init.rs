@@ -8,6 +8,7 @@ use tstore_installer::{InitOptions, LockFileChange, Reporter};
 use tstore_store::Store;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
+use tstore_tofu::flavor::{Flavor, FlavorChoice};
 use tstore_tofu::static_eval::RootInputs;
 
 use super::{lock_store, open_store};
@@ -35,9 +36,11 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         .canonicalize()
         .with_context(|| format!("cannot resolve the working directory {}", dir.display()))?;
     refuse_store_paths(settings, &dir)?;
-    if !tstore_tofu::config::is_config_dir(&dir, settings.flavor) {
+    let flavor_choice = settings.flavor_for(&dir)?;
+    let flavor = flavor_choice.flavor;
+    if !tstore_tofu::config::is_config_dir(&dir, flavor) {
         // Nothing to install, nothing written: the tool's own words, exit 0.
-        let (tool, files) = match settings.flavor {
+        let (tool, files) = match flavor {
             tstore_tofu::flavor::Flavor::Tofu => ("OpenTofu", "OpenTofu configuration files"),
             tstore_tofu::flavor::Flavor::Terraform => {
                 ("Terraform", "Terraform configuration files")
@@ -46,6 +49,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         if args.json {
             json::print(&serde_json::json!({
                 "empty_directory": true,
+                "flavor": crate::flavor::to_json(&flavor_choice),
                 "providers": [],
                 "modules": [],
                 "module_packages": { "fetched": [], "reused": [] },
@@ -59,13 +63,9 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let env = |k: &str| std::env::var(k).ok();
-    let cli_config = CliConfig::load(settings.flavor, &env)?;
-    let methods = cli_config.effective_methods(
-        settings.flavor,
-        &cwd,
-        &env,
-        &tstore_installer::mirror_providers_in,
-    );
+    let cli_config = super::load_cli_config(flavor)?;
+    let methods =
+        cli_config.effective_methods(flavor, &cwd, &env, &tstore_installer::mirror_providers_in);
     let store = open_store(settings)?;
     // One init per working directory at a time, taken before the store lock so that a
     // waiting init holds nothing gc waits for.
@@ -81,7 +81,14 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency protocol").
     let lock = lock_store(&store)?;
-    let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
+    let result = init_locked(
+        settings,
+        args,
+        &store,
+        (dir.clone(), &flavor_choice),
+        &cli_config,
+        methods,
+    );
     // On failure too: the links the directory has now (kept or made) stay pinned.
     let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
     let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir);
@@ -94,10 +101,11 @@ fn init_locked(
     settings: &Settings,
     args: InitArgs,
     store: &Store,
-    dir: std::path::PathBuf,
+    (dir, flavor_choice): (std::path::PathBuf, &FlavorChoice),
     cli_config: &CliConfig,
     methods: Vec<tstore_tofu::cliconfig::InstallMethod>,
 ) -> Result<ExitCode> {
+    let flavor = flavor_choice.flavor;
     // The mount path must resolve before any link into it is made.
     match daemon::ensure(settings, store)? {
         daemon::Ensured::Mounted { pid, repaired } => eprintln!(
@@ -119,7 +127,7 @@ fn init_locked(
     let opts = InitOptions {
         dir,
         data_dir,
-        flavor: settings.flavor,
+        flavor,
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
         platform: Platform::current(),
@@ -129,8 +137,9 @@ fn init_locked(
             .with_max_download_bytes(settings.limits.max_total_bytes),
         variables: variables.clone(),
         test_directory: args.test_directory.clone(),
+        cli_config: cli_config.describe_files(),
     };
-    if settings.flavor == tstore_tofu::flavor::Flavor::Tofu
+    if flavor == Flavor::Tofu
         && args.test_directory != tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY
         && !opts.dir.join(&args.test_directory).is_dir()
     {
@@ -150,7 +159,7 @@ fn init_locked(
                 dir: opts.dir.clone(),
                 mount: opts.mount.clone(),
                 upgrade: args.upgrade,
-                flavor: settings.flavor,
+                flavor,
                 data_dir: opts.data_dir.clone(),
                 network: opts.network.clone(),
                 policy: module_policy(&opts.dir, cli_config, args.assume_read_only)?,
@@ -167,6 +176,13 @@ fn init_locked(
         tstore_installer::ModulesReport::default()
     };
     if !args.json {
+        if args.explain {
+            writeln!(
+                out,
+                "Flavor: {flavor}, decided by {}",
+                flavor_choice.decided_by
+            )?;
+        }
         if args.get {
             let rendered = modules.render(args.explain).replacen(
                 "Initializing modules...",
@@ -184,8 +200,10 @@ fn init_locked(
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::install_providers(store, &opts, reporter)?;
+    warn_rewritten(&report.lock_entries_rewritten);
     if args.json {
         let mut report = serde_json::to_value(&report)?;
+        report["flavor"] = crate::flavor::to_json(flavor_choice);
         report["modules"] = serde_json::to_value(&modules.calls)?;
         report["module_packages"] = serde_json::json!({
             "fetched": modules.fetched,
@@ -194,9 +212,9 @@ fn init_locked(
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let tool = match settings.flavor {
-        tstore_tofu::flavor::Flavor::Tofu => "OpenTofu",
-        tstore_tofu::flavor::Flavor::Terraform => "Terraform",
+    let tool = match flavor {
+        Flavor::Tofu => "OpenTofu",
+        Flavor::Terraform => "Terraform",
     };
     match report.lock_file {
         LockFileChange::Created => writeln!(
@@ -205,7 +223,7 @@ fn init_locked(
              selections it made above. Include this file in your version control repository\n\
              so that {tool} can guarantee to make the same selections by default when\n\
              you run \"{}\" in the future.",
-            settings.flavor.init_command()
+            flavor.init_command()
         )?,
         LockFileChange::Updated => writeln!(
             out,
@@ -220,7 +238,7 @@ fn init_locked(
              .terraform.lock.hcl file. To record these selections, run \"{}\" without\n\
              the \"-lockfile=readonly\" flag.",
             crate::style::warning("Provider lock file not updated"),
-            settings.flavor.init_command()
+            flavor.init_command()
         ),
     }
     writeln!(
@@ -228,6 +246,32 @@ fn init_locked(
         "\ntstore has installed the providers of this working directory."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lock entries the tofu flavor moved to OpenTofu's registry, said as OpenTofu says
+/// them (upstream: internal/command/meta_dependencies.go@v1.10.0), with the way to keep
+/// terraform's entries.
+fn warn_rewritten(rewritten: &[tstore_installer::RewrittenLockEntry]) {
+    if rewritten.is_empty() {
+        return;
+    }
+    let mut text = String::from(
+        "Under the tofu flavor, tstore rewrote some entries in your dependency lock file, as \
+         OpenTofu does:\n",
+    );
+    for r in rewritten {
+        text.push_str(&format!("  - {} => {}\n", r.from, r.to));
+    }
+    text.push_str(
+        "\nThe version selections were preserved, but the hashes were not because the \
+         OpenTofu project's provider releases are not byte-for-byte identical. To keep the \
+         lock file as terraform wrote it, use --flavor terraform (or flavor = \"terraform\" \
+         in .tstore.hcl).",
+    );
+    eprintln!(
+        "\n{}\n\n{text}\n",
+        crate::style::warning("Dependency lock file entries automatically updated")
+    );
 }
 
 /// A working directory inside the store or the mount is refused: gc would count the
