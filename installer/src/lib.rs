@@ -22,7 +22,7 @@ mod publish;
 mod workdir;
 
 pub use crate::modules::source_rules::{
-    find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
+    find_repository_flavor, find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
 };
 pub use crate::modules::{
     install as install_modules, Action, CallReport, ModuleInstallError, ModuleOptions,
@@ -40,7 +40,7 @@ pub use crate::providers::sources::fs_mirror::{
 pub use crate::providers::{
     display_name, ingest_mirror_package, init as install_providers, keep_source_archive, Event,
     InitOptions, InitReport, InstallError, LockFileChange, Obtained, ProviderReport, Reporter,
-    LOCK_FILE_NAME,
+    RewrittenLockEntry, LOCK_FILE_NAME,
 };
 pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,

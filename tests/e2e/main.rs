@@ -8,6 +8,7 @@ mod cli_config;
 mod common;
 mod config_loader;
 mod dist;
+mod flavor;
 mod fuse;
 mod gc;
 mod git_submodules;

@@ -48,11 +48,16 @@ fn marked_blocks(readme: &str, marker: &str) -> Vec<String> {
     blocks
 }
 
-/// A directory holding only a `tstore` symlink to the binary under test, for `PATH`.
+/// A directory holding a `tstore` symlink to the binary under test, for `PATH`, and a
+/// `tofu` stub (never run): the tutorial's reader runs OpenTofu, and with `terraform`
+/// alone on `PATH` tstore would follow terraform.
 fn bin_dir(env: &TestEnv) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let dir = env.root.path().join("bin");
     fs_err::create_dir_all(&dir).unwrap();
     std::os::unix::fs::symlink(tstore_bin(), dir.join("tstore")).unwrap();
+    fs_err::write(dir.join("tofu"), "#!/bin/sh\nexit 99\n").unwrap();
+    fs_err::set_permissions(dir.join("tofu"), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Two places hold it, with the same grammar:
 //! - the repository file `.tstore.hcl`, the first one found walking up from the working
-//!   directory: `modules { … }`;
+//!   directory: `modules { … }` (its top-level `flavor = "tofu" | "terraform"` is read
+//!   by [`find_repository_flavor`]);
 //! - the CLI configuration (`TF_CLI_CONFIG_FILE`, `~/.tofurc`, …): a `tstore_modules { … }`
 //!   block, the machine's or user's policy (tofu and terraform ignore blocks they do not know).
 //!
@@ -199,8 +200,9 @@ pub enum PolicyError {
     },
 }
 
-/// The repository policy: `.tstore.hcl` in `dir` or the nearest directory above it.
-pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyError> {
+/// The repository file: `.tstore.hcl` in `dir` or the nearest directory above it, with
+/// its parsed body.
+fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
     for d in dir.ancestors() {
         let path = d.join(REPOSITORY_FILE);
         // Any entry of that name ends the search: a symlink or a directory is an error,
@@ -208,22 +210,59 @@ pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyEr
         if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
             .map_err(|e| PolicyError::Read(path.clone(), e))?
         {
-            let origin = path.display().to_string();
             let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
-                origin: origin.clone(),
+                origin: path.display().to_string(),
                 message: crate::own_files::syntax_error(&e),
             })?;
-            let block = body.into_inner().into_iter().find_map(|s| match s {
-                Structure::Block(b) if b.identifier.as_str() == "modules" => Some(b.body),
-                _ => None,
-            });
-            return match block {
-                Some(b) => parse_rules(b, origin).map(Some),
-                None => Ok(None),
-            };
+            return Ok(Some((path, body)));
         }
     }
     Ok(None)
+}
+
+/// The repository policy: the `modules` block of `.tstore.hcl` in `dir` or the nearest
+/// directory above it.
+pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyError> {
+    let Some((path, body)) = find_repository_file(dir)? else {
+        return Ok(None);
+    };
+    let block = body.into_inner().into_iter().find_map(|s| match s {
+        Structure::Block(b) if b.identifier.as_str() == "modules" => Some(b.body),
+        _ => None,
+    });
+    match block {
+        Some(b) => parse_rules(b, path.display().to_string()).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The repository's flavor: `flavor = "tofu"` or `"terraform"` at the top level of the
+/// same `.tstore.hcl` (nearest at or above `dir`), and that file.
+pub fn find_repository_flavor(
+    dir: &Path,
+) -> Result<Option<(tstore_tofu::flavor::Flavor, PathBuf)>, PolicyError> {
+    let Some((path, body)) = find_repository_file(dir)? else {
+        return Ok(None);
+    };
+    let Some(attr) = body.into_inner().into_iter().find_map(|s| match s {
+        Structure::Attribute(a) if a.key.as_str() == "flavor" => Some(a),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    // The value is not quoted back: the file may not be what it seems.
+    let invalid = || PolicyError::Invalid {
+        origin: path.display().to_string(),
+        message: "flavor must be \"tofu\" or \"terraform\"".into(),
+    };
+    match attr.expr {
+        Expression::String(s) => match s.as_str() {
+            "tofu" => Ok(Some((tstore_tofu::flavor::Flavor::Tofu, path))),
+            "terraform" => Ok(Some((tstore_tofu::flavor::Flavor::Terraform, path))),
+            _ => Err(invalid()),
+        },
+        _ => Err(invalid()),
+    }
 }
 
 /// A `tstore_modules { … }` block of the CLI configuration, given as its body's text.
@@ -405,5 +444,39 @@ mod tests {
             assert!(err.starts_with("cli.tfrc: "), "{err}");
         }
         assert!(parse_machine_rules("read_only = [\"x/*\"]\n", "cli").is_ok());
+    }
+
+    #[test]
+    fn repository_flavor_at_the_top_of_the_nearest_file() {
+        use tstore_tofu::flavor::Flavor;
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("stacks/a");
+        fs_err::create_dir_all(&sub).unwrap();
+        let file = dir.path().join(REPOSITORY_FILE);
+        assert_eq!(find_repository_flavor(&sub).unwrap(), None);
+        fs_err::write(&file, "modules {\n  default = \"copy\"\n}\n").unwrap();
+        assert_eq!(find_repository_flavor(&sub).unwrap(), None, "no flavor set");
+        fs_err::write(
+            &file,
+            "flavor = \"terraform\"\nmodules {\n  default = \"copy\"\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            find_repository_flavor(&sub).unwrap(),
+            Some((Flavor::Terraform, file.clone()))
+        );
+        // The modules block is still read beside it.
+        assert_eq!(
+            find_repository_rules(&sub).unwrap().unwrap().default,
+            Some(Fallback::Copy)
+        );
+        // Inside a block it is no setting of the repository.
+        fs_err::write(&file, "modules {\n  flavor = \"tofu\"\n}\n").unwrap();
+        assert_eq!(find_repository_flavor(&sub).unwrap(), None);
+        // Anything but the two names is an error that does not quote the value.
+        fs_err::write(&file, "flavor = \"s3cr3t\"\n").unwrap();
+        let err = find_repository_flavor(&sub).unwrap_err().to_string();
+        assert!(err.contains("flavor must be"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
     }
 }

@@ -37,6 +37,9 @@ pub enum InstallError {
         /// The same provider under the other flavor's registry host, found in a filesystem
         /// mirror: `(address, the flavor that uses that host)`.
         other_flavor: Option<(String, &'static str)>,
+        /// What the installation methods were read from, in a phrase
+        /// ([`InitOptions::cli_config`](crate::InitOptions::cli_config)).
+        cli_config: String,
     },
     /// A method that this version of tstore cannot use yet would be needed.
     #[error(
@@ -312,11 +315,10 @@ impl InstallError {
                  tool's registry host; use --flavor {flavor} (or TSTORE_FLAVOR={flavor}), or \
                  write the full source address in required_providers"
             )),
-            InstallError::NotFound { .. } => Some(
-                "check the provider_installation block of your CLI configuration \
-                 (TF_CLI_CONFIG_FILE)"
-                    .into(),
-            ),
+            InstallError::NotFound { cli_config, .. } => Some(format!(
+                "check the provider_installation block of your CLI configuration; tstore \
+                 read {cli_config}"
+            )),
             _ => None,
         }
     }

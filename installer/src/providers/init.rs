@@ -32,6 +32,7 @@ use tstore_tofu::version::{Version, VersionConstraints};
 use crate::net::NetworkSettings;
 use crate::providers::{
     obtain, Event, InitReport, InstallError, LockFileChange, Obtained, ProviderReport, Reporter,
+    RewrittenLockEntry,
 };
 use crate::workdir::atomic::write_atomic;
 use crate::workdir::data_dir::DataDir;
@@ -66,6 +67,9 @@ pub struct InitOptions {
     pub variables: Arc<RootInputs>,
     /// The root module's test directory (tofu installs the modules its test files run).
     pub test_directory: String,
+    /// What the CLI configuration (and so `methods`) was read from, in a phrase for
+    /// messages: `CliConfig::describe_files`.
+    pub cli_config: String,
 }
 
 /// A provider that passed phase 1.
@@ -122,6 +126,14 @@ pub fn init(
     )?;
     let lock_path = opts.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
+    // The pins this install follows: the lock file, and under tofu the entries OpenTofu
+    // adds for terraform's (`LockFile::upgrade_from_predecessor`), never silently: each
+    // one the configuration uses is reported and the binary warns.
+    let mut pins = old_lock.clone();
+    let mut rewritten = Vec::new();
+    if let (Some(pins), Flavor::Tofu) = (&mut pins, opts.flavor) {
+        rewritten = pins.upgrade_from_predecessor();
+    }
     let http = http_client_for(opts)?;
 
     // Phase 1: obtain and verify everything before touching the working directory.
@@ -132,8 +144,9 @@ pub fn init(
         .iter()
         .filter(|(addr, _)| !addr.is_builtin())
         .collect();
+    rewritten.retain(|(_, new)| wanted.iter().any(|(addr, _)| *addr == new));
     let obtain_one = |(addr, constraints): &(&ProviderAddr, &VersionConstraints)| {
-        let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
+        let locked = pins.as_ref().and_then(|l| l.providers.get(*addr));
         obtain(
             store,
             opts,
@@ -166,11 +179,17 @@ pub fn init(
     let planned = results.into_iter().collect::<Result<Vec<_>, _>>()?;
 
     // Phase 2: the new lock file.
-    let new_lock = next_lock_file(
-        old_lock.as_ref(),
+    let mut new_lock = next_lock_file(
+        pins.as_ref(),
         planned.iter().map(Planned::selection),
         opts.flavor,
     );
+    if !rewritten.is_empty() {
+        // Entries moved to OpenTofu's registry are maintained by tofu from now on: its
+        // header says so (as `tofu init` writes it), so the next init, by the lock file's
+        // header, stays with tofu instead of moving them back.
+        new_lock.header = None;
+    }
     let mut change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
@@ -274,6 +293,13 @@ pub fn init(
         providers: reports,
         lock_file: change,
         bytes_hashed: store.bytes_hashed(),
+        lock_entries_rewritten: rewritten
+            .into_iter()
+            .map(|(from, to)| RewrittenLockEntry {
+                from: from.to_string(),
+                to: to.to_string(),
+            })
+            .collect(),
     })
 }
 

@@ -172,4 +172,18 @@ pub struct InitReport {
     pub lock_file: LockFileChange,
     /// Content bytes this run read and hashed (0 when everything came from the store).
     pub bytes_hashed: u64,
+    /// Lock entries of terraform's registry moved to OpenTofu's under the tofu flavor, as
+    /// OpenTofu moves them (same version, new hashes); absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lock_entries_rewritten: Vec<RewrittenLockEntry>,
+}
+
+/// A lock entry the tofu flavor moved to OpenTofu's registry
+/// (`LockFile::upgrade_from_predecessor`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct RewrittenLockEntry {
+    /// The entry as the lock file had it (`registry.terraform.io/hashicorp/TYPE`).
+    pub from: String,
+    /// The entry that replaces it, at the same version.
+    pub to: String,
 }

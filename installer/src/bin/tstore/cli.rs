@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use tstore_tofu::addr::Platform;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::static_eval::VarOption;
@@ -24,9 +24,15 @@ use tstore_tofu::static_eval::VarOption;
     propagate_version = true
 )]
 pub struct Cli {
-    /// Which tool's defaults to follow: the default registry host and the lock file header.
+    /// Which tool's defaults to follow: the default registry host and the lock file header
+    /// (default: decided per working directory by .tstore.hcl, the lock file, .tofu files,
+    /// the tool on PATH, else tofu).
     #[arg(long, global = true, env = "TSTORE_FLAVOR", value_parser = flavor_parser(), help_heading = "Global options")]
     pub flavor: Option<Flavor>,
+
+    /// Whether `flavor` came from `TSTORE_FLAVOR` rather than `--flavor`.
+    #[arg(skip)]
+    pub flavor_from_env: bool,
 
     /// The store's directory (default: $XDG_DATA_HOME/tstore or ~/.local/share/tstore).
     #[arg(
@@ -592,7 +598,14 @@ pub fn parse() -> Result<Cli, UsageError> {
 
 fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
     let rewritten = with_double_dashes(args.iter().cloned());
-    let err = match Cli::try_parse_from(&rewritten) {
+    let parsed = Cli::command()
+        .try_get_matches_from(&rewritten)
+        .and_then(|matches| {
+            let mut cli = Cli::from_arg_matches(&matches)?;
+            cli.flavor_from_env = flavor_from_env(&matches);
+            Ok(cli)
+        });
+    let err = match parsed {
         Ok(cli) => return Ok(cli),
         Err(err) => err,
     };
@@ -693,6 +706,22 @@ fn asks_for_json(args: &[OsString]) -> bool {
         })
 }
 
+/// A global argument given after the subcommand is recorded in the subcommand's matches.
+fn flavor_from_env(matches: &clap::ArgMatches) -> bool {
+    let mut m = matches;
+    loop {
+        match m.value_source("flavor") {
+            Some(clap::parser::ValueSource::CommandLine) => return false,
+            Some(clap::parser::ValueSource::EnvVariable) => return true,
+            _ => {}
+        }
+        match m.subcommand() {
+            Some((_, sub)) => m = sub,
+            None => return false,
+        }
+    }
+}
+
 /// Rewrite `-name[=value]` to `--name[=value]` when `name` is a long flag of tstore.
 fn with_double_dashes(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut longs = Vec::new();
@@ -783,6 +812,19 @@ mod tests {
         assert_eq!(args.lockfile, Some(LockfileMode::Readonly));
         let cli = parse(&["tstore", "-flavor=terraform", "init", "--upgrade"]);
         assert_eq!(cli.flavor, Some(Flavor::Terraform));
+    }
+
+    /// `--flavor` before or after the subcommand is the flag, not the environment.
+    #[test]
+    fn the_flavor_flag_is_told_from_the_environment() {
+        for args in [
+            &["tstore", "--flavor", "terraform", "init"][..],
+            &["tstore", "init", "--flavor", "terraform"][..],
+        ] {
+            let cli = parse_from(args.iter().map(OsString::from).collect()).unwrap();
+            assert_eq!(cli.flavor, Some(Flavor::Terraform), "{args:?}");
+            assert!(!cli.flavor_from_env, "{args:?}");
+        }
     }
 
     /// What CI scripts written for `tofu init` pass is accepted.

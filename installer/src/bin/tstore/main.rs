@@ -7,18 +7,19 @@ mod cli;
 mod commands;
 mod daemon;
 mod diagnostics;
+mod flavor;
 mod json;
 mod reporter;
 mod roots;
 mod style;
 mod units;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use tstore_store::Limits;
-use tstore_tofu::flavor::Flavor;
+use tstore_tofu::flavor::{DecidedBy, FlavorChoice};
 
 /// Settings shared by every command, resolved once from flags, environment and defaults.
 pub struct Settings {
@@ -26,8 +27,9 @@ pub struct Settings {
     pub store: PathBuf,
     /// `TSTORE_MOUNT`: the read-only view every link points into.
     pub mount: PathBuf,
-    /// Which tool's defaults to follow.
-    pub flavor: Flavor,
+    /// The flavor `--flavor` or `TSTORE_FLAVOR` gives, if any; otherwise each command
+    /// decides it for its working directory ([`Settings::flavor_for`]).
+    pub flavor_given: Option<FlavorChoice>,
     /// Archive limits (`TSTORE_MAX_ARCHIVE_BYTES`, `TSTORE_MAX_ENTRY_BYTES`,
     /// `TSTORE_MAX_ENTRIES`, `TSTORE_MAX_RATIO`), defaults from the store.
     pub limits: Limits,
@@ -62,21 +64,52 @@ impl Settings {
                 .context("HOME is not set; set TSTORE_MOUNT to choose the mount path")?
                 .join(".tofu-store"),
         };
-        let flavor = cli.flavor.unwrap_or_default();
+        let flavor_given = cli.flavor.map(|flavor| FlavorChoice {
+            flavor,
+            decided_by: if cli.flavor_from_env {
+                DecidedBy::Environment
+            } else {
+                DecidedBy::Flag
+            },
+        });
         let machine_key = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
             Some(xdg) => Some(PathBuf::from(xdg).join("tstore")),
             None => home.as_ref().map(|h| h.join(".local/state/tstore")),
         }
         .map(|dir| dir.join("machine-key"));
+        let (store, mount) = (absolute(store)?, absolute(mount)?);
+        tracing::debug!(
+            "store {} ({}), mount path {} ({})",
+            store.display(),
+            if cli.store.is_some() {
+                "TSTORE_HOME or --store"
+            } else {
+                "the default"
+            },
+            mount.display(),
+            if cli.mount.is_some() {
+                "TSTORE_MOUNT or --mount"
+            } else {
+                "the default"
+            },
+        );
         Ok(Settings {
-            store: absolute(store)?,
-            mount: absolute(mount)?,
-            flavor,
+            store,
+            mount,
+            flavor_given,
             limits: limits_from_env()?,
             no_fuse: cli.no_fuse,
             keep_archives: cli.keep_archives,
             machine_key: machine_key.map(absolute).transpose()?,
         })
+    }
+}
+
+impl Settings {
+    /// The flavor for the working directory `dir`, and the rule that decided it
+    /// (`flavor.rs`).
+    pub fn flavor_for(&self, dir: &Path) -> Result<FlavorChoice> {
+        flavor::resolve(self.flavor_given.as_ref(), dir)
     }
 }
 

@@ -548,6 +548,7 @@ pub(crate) fn available_packages(
             provider: addr.to_string(),
             locations,
             other_flavor: under_other_flavor(opts, addr),
+            cli_config: opts.cli_config.clone(),
         });
     }
     Ok(found)

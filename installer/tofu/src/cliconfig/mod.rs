@@ -329,13 +329,65 @@ pub struct CliConfig {
     pub oci_default_credentials: Option<OciDefaultCredentials>,
     /// The files that were read, in order.
     pub source_files: Vec<PathBuf>,
+    /// Where [`CliConfig::load`] looked, for diagnostics.
+    pub search: ConfigSearch,
     /// tstore's own `tstore_modules { … }` block (which module sources to link or copy):
     /// the file it is in and its body's text. tofu and terraform ignore the block; its
     /// grammar is tstore-installer's.
     pub tstore_modules: Option<(String, String)>,
 }
 
+/// Where [`CliConfig::load`] looked for the CLI configuration, so that what was read (or
+/// that nothing was) can be said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigSearch {
+    /// The variable (`TF_CLI_CONFIG_FILE` or `TERRAFORM_CONFIG`) that named the only file
+    /// to read, and that file.
+    pub named_by: Option<(&'static str, PathBuf)>,
+    /// Every file looked at, read or not, in order; a directory of `*.tfrc` files is
+    /// given as `DIR/*.tfrc`.
+    pub candidates: Vec<PathBuf>,
+    /// Files of the other tool that exist but that this flavor does not read (a
+    /// `~/.tofurc` under terraform; a `~/.terraformrc` hidden by `~/.tofurc` under tofu).
+    pub other_tool_files: Vec<PathBuf>,
+}
+
 impl CliConfig {
+    /// What was read, or why nothing was, in one phrase for messages:
+    /// `the CLI configuration /home/u/.terraformrc`, `no CLI configuration file (looked at
+    /// /home/u/.terraformrc, /home/u/.terraform.d/*.tfrc)`, `no CLI configuration file
+    /// (TF_CLI_CONFIG_FILE names /x, which does not exist)`.
+    pub fn describe_files(&self) -> String {
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !self.source_files.is_empty() {
+            let noun = if self.source_files.len() == 1 {
+                "file"
+            } else {
+                "files"
+            };
+            return format!("the CLI configuration {noun} {}", list(&self.source_files));
+        }
+        match &self.search.named_by {
+            Some((var, path)) => format!(
+                "no CLI configuration file ({var} names {}, which does not exist)",
+                path.display()
+            ),
+            None if self.search.candidates.is_empty() => {
+                "no CLI configuration file (HOME is not set)".to_owned()
+            }
+            None => format!(
+                "no CLI configuration file (looked at {})",
+                list(&self.search.candidates)
+            ),
+        }
+    }
+
     /// Load the configuration the way the chosen tool does.
     ///
     /// `TF_CLI_CONFIG_FILE` (or the legacy `TERRAFORM_CONFIG`) names the only
@@ -363,24 +415,34 @@ impl CliConfig {
             config.merge(one, &path.display().to_string())
         };
 
-        if let Some(path) = var("TF_CLI_CONFIG_FILE").or_else(|| var("TERRAFORM_CONFIG")) {
+        let mut search = ConfigSearch::default();
+        let named = ["TF_CLI_CONFIG_FILE", "TERRAFORM_CONFIG"]
+            .into_iter()
+            .find_map(|k| var(k).map(|v| (k, v)));
+        if let Some((name, path)) = named {
             // A named file that does not exist is skipped, as both tools do.
             let path = expand_tilde(&path, home.as_deref());
+            search.named_by = Some((name, path.clone()));
+            search.candidates.push(path.clone());
             if path.exists() {
                 read_file(&mut config, &path)?;
             }
         } else if let Some(home) = &home {
-            if let Some(main) = main_config_file(flavor, home, &var) {
+            let main = main_config_file(flavor, home, &var);
+            if let Some(main) = &main {
+                search.candidates.push(main.clone());
                 if main.is_file() {
-                    read_file(&mut config, &main)?;
+                    read_file(&mut config, main)?;
                 }
             }
+            search.other_tool_files = other_tool_files(flavor, home, &var, main.as_deref());
             let mut dir = home.join(".terraform.d");
             if flavor == Flavor::Tofu && !dir.exists() {
                 if let Some(xdg) = var("XDG_CONFIG_HOME") {
                     dir = PathBuf::from(xdg).join("opentofu");
                 }
             }
+            search.candidates.push(dir.join("*.tfrc"));
             if let Ok(entries) = fs_err::read_dir(&dir) {
                 let mut files: Vec<PathBuf> = entries
                     .filter_map(Result::ok)
@@ -399,6 +461,7 @@ impl CliConfig {
         if let Some(dir) = var("TF_PLUGIN_CACHE_DIR") {
             config.plugin_cache_dir = Some(expand_tilde(&dir, home.as_deref()));
         }
+        config.search = search;
         Ok(config)
     }
 
@@ -731,6 +794,29 @@ fn main_config_file(
             })
         }
     }
+}
+
+/// The main files of the other tool that exist and that `flavor` does not read: under
+/// terraform, `~/.tofurc` and `$XDG_CONFIG_HOME/opentofu/tofurc`; under tofu, a
+/// `~/.terraformrc` when `~/.tofurc` is read in its place.
+fn other_tool_files(
+    flavor: Flavor,
+    home: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+    main: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut files = match flavor {
+        Flavor::Terraform => {
+            let mut f = vec![home.join(".tofurc")];
+            if let Some(xdg) = var("XDG_CONFIG_HOME") {
+                f.push(PathBuf::from(xdg).join("opentofu").join("tofurc"));
+            }
+            f
+        }
+        Flavor::Tofu => vec![home.join(".terraformrc")],
+    };
+    files.retain(|f| Some(f.as_path()) != main && f.is_file());
+    files
 }
 
 fn expand_tilde(s: &str, home: Option<&Path>) -> PathBuf {

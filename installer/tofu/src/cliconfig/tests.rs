@@ -223,7 +223,25 @@ fn load_order_and_env() {
         ]),
     )
     .unwrap();
-    assert_eq!(c, CliConfig::default());
+    let missing = dir.path().join("missing");
+    assert_eq!(
+        c.search.named_by,
+        Some(("TF_CLI_CONFIG_FILE", missing.clone()))
+    );
+    assert_eq!(
+        c.describe_files(),
+        format!(
+            "no CLI configuration file (TF_CLI_CONFIG_FILE names {}, which does not exist)",
+            missing.display()
+        )
+    );
+    assert_eq!(
+        CliConfig {
+            search: ConfigSearch::default(),
+            ..c
+        },
+        CliConfig::default()
+    );
 
     // `*.tfrc.json` files of the config directory are read as JSON, in name order with
     // the `*.tfrc` files.
@@ -245,6 +263,54 @@ fn load_order_and_env() {
         CliConfig::load(Flavor::Tofu, &|_| None).unwrap(),
         CliConfig::default()
     );
+}
+
+/// What was looked at and read is recorded: the main file and the config directory,
+/// the files read, and the other tool's main file that exists but is not read.
+#[test]
+fn the_search_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    fs_err::create_dir_all(&home).unwrap();
+    let h = home.display().to_string();
+    let env = env_from(&[("HOME", h.clone())]);
+
+    let c = CliConfig::load(Flavor::Terraform, &env).unwrap();
+    assert_eq!(
+        c.search.candidates,
+        vec![home.join(".terraformrc"), home.join(".terraform.d/*.tfrc")]
+    );
+    assert_eq!(
+        c.describe_files(),
+        format!(
+            "no CLI configuration file (looked at {}, {})",
+            home.join(".terraformrc").display(),
+            home.join(".terraform.d/*.tfrc").display()
+        )
+    );
+    assert!(c.search.other_tool_files.is_empty());
+
+    // A ~/.tofurc is not read by terraform: said, not read.
+    fs_err::write(home.join(".tofurc"), "plugin_cache_dir = \"/tofu\"\n").unwrap();
+    let c = CliConfig::load(Flavor::Terraform, &env).unwrap();
+    assert_eq!(c.plugin_cache_dir, None);
+    assert_eq!(c.search.other_tool_files, vec![home.join(".tofurc")]);
+
+    // Under tofu, ~/.tofurc hides ~/.terraformrc.
+    fs_err::write(home.join(".terraformrc"), "plugin_cache_dir = \"/tf\"\n").unwrap();
+    let c = CliConfig::load(Flavor::Tofu, &env).unwrap();
+    assert_eq!(c.source_files, vec![home.join(".tofurc")]);
+    assert_eq!(c.search.other_tool_files, vec![home.join(".terraformrc")]);
+    assert_eq!(
+        c.describe_files(),
+        format!(
+            "the CLI configuration file {}",
+            home.join(".tofurc").display()
+        )
+    );
+    let c = CliConfig::load(Flavor::Terraform, &env).unwrap();
+    assert_eq!(c.source_files, vec![home.join(".terraformrc")]);
+    assert_eq!(c.search.other_tool_files, vec![home.join(".tofurc")]);
 }
 
 #[test]

@@ -193,6 +193,51 @@ impl LockFile {
         Ok(lock)
     }
 
+    /// What OpenTofu does with the entries terraform wrote, before it installs under the
+    /// tofu flavor: for every `registry.terraform.io/hashicorp/TYPE` entry without an
+    /// entry for `registry.opentofu.org/hashicorp/TYPE`, that entry is added with the same
+    /// version and constraints and no hashes (the two registries' packages are not the
+    /// same bytes), so the install selects the same version. The old entries stay here;
+    /// the install drops them when the configuration no longer requires them. Other
+    /// namespaces and hosts are left alone: nothing says a provider there is the same one
+    /// in the other registry. Returns each `(old, new)` pair added, in address order, so
+    /// the caller can say what changed.
+    ///
+    /// upstream: internal/depsfile/locks.go@v1.10.0 (`UpgradeFromPredecessorProject`),
+    /// called by internal/command/meta_dependencies.go@v1.10.0 for `tofu init` and
+    /// `tofu providers lock`.
+    pub fn upgrade_from_predecessor(&mut self) -> Vec<(ProviderAddr, ProviderAddr)> {
+        let old_host = Flavor::Terraform.default_registry_host();
+        let new_host = Flavor::Tofu.default_registry_host();
+        let mut added = Vec::new();
+        for (old, locked) in &self.providers {
+            if old.host != old_host || old.namespace != "hashicorp" {
+                continue;
+            }
+            let new = ProviderAddr {
+                host: new_host.to_owned(),
+                ..old.clone()
+            };
+            if self.providers.contains_key(&new) {
+                continue;
+            }
+            added.push((old.clone(), new, locked.clone()));
+        }
+        added
+            .into_iter()
+            .map(|(old, new, locked)| {
+                self.providers.insert(
+                    new.clone(),
+                    LockedProvider {
+                        hashes: BTreeSet::new(),
+                        ..locked
+                    },
+                );
+                (old, new)
+            })
+            .collect()
+    }
+
     /// Render the lock file exactly as OpenTofu writes it.
     ///
     /// The header is the one read from the existing file, or the standard two

@@ -210,3 +210,33 @@ fn load_missing_is_none() {
 fn quoting() {
     assert_eq!(quote("a\"b\\c${x}%{y}$z"), r#""a\"b\\c$${x}%%{y}$z""#);
 }
+
+/// OpenTofu's upgrade of terraform's entries: `registry.terraform.io/hashicorp/*` gains a
+/// `registry.opentofu.org` twin with the same version and constraints and no hashes; other
+/// namespaces and hosts, and a twin already there, are left alone.
+#[test]
+fn upgrade_from_predecessor_adds_a_twin_for_hashicorp_entries() {
+    let mut lock = LockFile::parse(
+        &format!(
+            "{EXAMPLE}\nprovider \"registry.terraform.io/acme/thing\" {{\n  version = \"1.0.0\"\n}}\n"
+        ),
+        "x",
+    )
+    .unwrap();
+    let before = lock.clone();
+    let changed = lock.upgrade_from_predecessor();
+    let null_old = ProviderAddr::parse_normalized("registry.terraform.io/hashicorp/null").unwrap();
+    let null_new = ProviderAddr::parse_normalized("registry.opentofu.org/hashicorp/null").unwrap();
+    assert_eq!(changed, vec![(null_old.clone(), null_new.clone())]);
+    assert_eq!(lock.providers.len(), before.providers.len() + 1);
+    assert_eq!(
+        lock.providers[&null_old], before.providers[&null_old],
+        "kept"
+    );
+    let twin = &lock.providers[&null_new];
+    assert_eq!(twin.version, before.providers[&null_old].version);
+    assert_eq!(twin.constraints, before.providers[&null_old].constraints);
+    assert!(twin.hashes.is_empty());
+    // Once the twin is there, nothing more changes.
+    assert!(lock.clone().upgrade_from_predecessor().is_empty());
+}

@@ -24,6 +24,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use tstore_store::Store;
 use tstore_tofu::cliconfig::{CliConfig, InstallMethod, InstallMethodKind};
+use tstore_tofu::flavor::Flavor;
 
 use crate::Settings;
 
@@ -40,6 +41,10 @@ struct Output {
     source: Option<PathBuf>,
     /// The store's providers when it was last written.
     providers: Vec<String>,
+    /// The flavor it was made for (whose CLI configuration files and defaults it follows):
+    /// `tofu` or `terraform`.
+    #[serde(default)]
+    flavor: String,
 }
 
 /// `tstore cli-config [--out FILE]`.
@@ -52,11 +57,15 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
         None
     };
     let providers = store_providers(store.as_ref())?;
+    // The tool of the directory it is made in (its `.tstore.hcl`, lock file, the tool on
+    // PATH, or `--flavor`): whose configuration files are read and whose defaults apply.
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let flavor = settings.flavor_for(&cwd)?.flavor;
     let Some(out) = out else {
         let source = std::env::var_os("TF_CLI_CONFIG_FILE")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
-        let text = render(settings, source.as_deref(), &providers)?;
+        let text = render(settings, flavor, source.as_deref(), &providers)?;
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     };
@@ -71,13 +80,14 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
         Some(v) => Some(absolute(Path::new(&v))?),
         None => None,
     };
-    let text = render(settings, source.as_deref(), &providers)?;
+    let text = render(settings, flavor, source.as_deref(), &providers)?;
     write_private(&out, &text)?;
     outputs.insert(
         out.clone(),
         Output {
             source,
             providers: providers.clone(),
+            flavor: flavor.as_str().to_owned(),
         },
     );
     write_outputs(settings, &outputs)?;
@@ -120,7 +130,12 @@ fn try_refresh(settings: &Settings, store: &Store) -> Result<()> {
         }
         write_private(
             out,
-            &render(settings, output.source.as_deref(), &providers)?,
+            &render(
+                settings,
+                output.flavor.parse().unwrap_or_default(),
+                output.source.as_deref(),
+                &providers,
+            )?,
         )?;
         output.providers = providers.clone();
         changed = true;
@@ -149,7 +164,12 @@ fn store_providers(store: Option<&Store>) -> Result<Vec<String>> {
 
 /// The configuration: the store's view, then the user's methods (network ones excluding
 /// `providers`), then the rest of the user's configuration file as written.
-fn render(settings: &Settings, source: Option<&Path>, providers: &[String]) -> Result<String> {
+fn render(
+    settings: &Settings,
+    flavor: Flavor,
+    source: Option<&Path>,
+    providers: &[String],
+) -> Result<String> {
     // A generated file is never its own source.
     let source =
         source.filter(|s| !std::fs::read_to_string(s).is_ok_and(|t| t.starts_with(MARKER)));
@@ -157,18 +177,14 @@ fn render(settings: &Settings, source: Option<&Path>, providers: &[String]) -> R
         "TF_CLI_CONFIG_FILE" => source.map(|s| s.to_string_lossy().into_owned()),
         _ => std::env::var(k).ok(),
     };
-    let user = CliConfig::load(settings.flavor, &env).context(
+    let user = CliConfig::load(flavor, &env).context(
         "cannot read your CLI configuration, whose installation methods follow the store's",
     )?;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
-    let methods = user.effective_methods(
-        settings.flavor,
-        &home,
-        &env,
-        &tstore_installer::mirror_providers_in,
-    );
+    let methods =
+        user.effective_methods(flavor, &home, &env, &tstore_installer::mirror_providers_in);
     let mut text = format!(
         "{MARKER} from {}.\n\
          # The store's view first (offline), then your own installation methods; providers\n\

@@ -8,6 +8,7 @@ use tstore_installer::{InitOptions, LockFileChange, Reporter};
 use tstore_store::Store;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
+use tstore_tofu::flavor::{Flavor, FlavorChoice};
 use tstore_tofu::static_eval::RootInputs;
 
 use super::{lock_store, open_store};
@@ -35,9 +36,11 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         .canonicalize()
         .with_context(|| format!("cannot resolve the working directory {}", dir.display()))?;
     refuse_store_paths(settings, &dir)?;
-    if !tstore_tofu::config::is_config_dir(&dir, settings.flavor) {
+    let flavor_choice = settings.flavor_for(&dir)?;
+    let flavor = flavor_choice.flavor;
+    if !tstore_tofu::config::is_config_dir(&dir, flavor) {
         // Nothing to install, nothing written: the tool's own words, exit 0.
-        let (tool, files) = match settings.flavor {
+        let (tool, files) = match flavor {
             tstore_tofu::flavor::Flavor::Tofu => ("OpenTofu", "OpenTofu configuration files"),
             tstore_tofu::flavor::Flavor::Terraform => {
                 ("Terraform", "Terraform configuration files")
@@ -46,6 +49,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         if args.json {
             json::print(&serde_json::json!({
                 "empty_directory": true,
+                "flavor": crate::flavor::to_json(&flavor_choice),
                 "providers": [],
                 "modules": [],
                 "module_packages": { "fetched": [], "reused": [] },
@@ -59,17 +63,12 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let env = |k: &str| std::env::var(k).ok();
-    let cli_config = CliConfig::load(settings.flavor, &env)?;
+    let cli_config = super::load_cli_config(flavor)?;
     // `-plugin-dir` replaces every installation method of the CLI configuration, as in
     // tofu; an empty value only clears `.terraform/plugin_path`.
     let plugin_dirs = tstore_installer::plugin_path::search_dirs(&args.plugin_dir);
     let methods = if plugin_dirs.is_empty() {
-        cli_config.effective_methods(
-            settings.flavor,
-            &cwd,
-            &env,
-            &tstore_installer::mirror_providers_in,
-        )
+        cli_config.effective_methods(flavor, &cwd, &env, &tstore_installer::mirror_providers_in)
     } else {
         CliConfig::plugin_dir_methods(&cwd, &plugin_dirs)
     };
@@ -88,7 +87,14 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency protocol").
     let lock = lock_store(&store)?;
-    let result = init_locked(settings, args, &store, dir.clone(), &cli_config, methods);
+    let result = init_locked(
+        settings,
+        args,
+        &store,
+        (dir.clone(), &flavor_choice),
+        &cli_config,
+        methods,
+    );
     // On failure too: the links the directory has now (kept or made) stay pinned.
     let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
     let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir);
@@ -101,10 +107,11 @@ fn init_locked(
     settings: &Settings,
     args: InitArgs,
     store: &Store,
-    dir: std::path::PathBuf,
+    (dir, flavor_choice): (std::path::PathBuf, &FlavorChoice),
     cli_config: &CliConfig,
     methods: Vec<tstore_tofu::cliconfig::InstallMethod>,
 ) -> Result<ExitCode> {
+    let flavor = flavor_choice.flavor;
     // The mount path must resolve before any link into it is made.
     match daemon::ensure(settings, store)? {
         daemon::Ensured::Mounted { pid, repaired } => eprintln!(
@@ -126,7 +133,7 @@ fn init_locked(
     let opts = InitOptions {
         dir,
         data_dir,
-        flavor: settings.flavor,
+        flavor,
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
         platform: Platform::current(),
@@ -136,8 +143,9 @@ fn init_locked(
             .with_max_download_bytes(settings.limits.max_total_bytes),
         variables: variables.clone(),
         test_directory: args.test_directory.clone(),
+        cli_config: cli_config.describe_files(),
     };
-    if settings.flavor == tstore_tofu::flavor::Flavor::Tofu
+    if flavor == Flavor::Tofu
         && args.test_directory != tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY
         && !opts.dir.join(&args.test_directory).is_dir()
     {
@@ -157,7 +165,7 @@ fn init_locked(
                 dir: opts.dir.clone(),
                 mount: opts.mount.clone(),
                 upgrade: args.upgrade,
-                flavor: settings.flavor,
+                flavor,
                 data_dir: opts.data_dir.clone(),
                 network: opts.network.clone(),
                 policy: module_policy(&opts.dir, cli_config, args.assume_read_only)?,
@@ -174,6 +182,13 @@ fn init_locked(
         tstore_installer::ModulesReport::default()
     };
     if !args.json {
+        if args.explain {
+            writeln!(
+                out,
+                "Flavor: {flavor}, decided by {}",
+                flavor_choice.decided_by
+            )?;
+        }
         if args.get {
             let rendered = modules.render(args.explain).replacen(
                 "Initializing modules...",
@@ -204,8 +219,10 @@ fn init_locked(
     // A provider that entered the store is excluded from the network methods of the files
     // `tstore cli-config --out` keeps.
     crate::commands::refresh_cli_configs(settings, store);
+    warn_rewritten(&report.lock_entries_rewritten);
     if args.json {
         let mut report = serde_json::to_value(&report)?;
+        report["flavor"] = crate::flavor::to_json(flavor_choice);
         report["modules"] = serde_json::to_value(&modules.calls)?;
         report["module_packages"] = serde_json::json!({
             "fetched": modules.fetched,
@@ -214,9 +231,9 @@ fn init_locked(
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let tool = match settings.flavor {
-        tstore_tofu::flavor::Flavor::Tofu => "OpenTofu",
-        tstore_tofu::flavor::Flavor::Terraform => "Terraform",
+    let tool = match flavor {
+        Flavor::Tofu => "OpenTofu",
+        Flavor::Terraform => "Terraform",
     };
     match report.lock_file {
         LockFileChange::Created => writeln!(
@@ -225,7 +242,7 @@ fn init_locked(
              selections it made above. Include this file in your version control repository\n\
              so that {tool} can guarantee to make the same selections by default when\n\
              you run \"{}\" in the future.",
-            settings.flavor.init_command()
+            flavor.init_command()
         )?,
         LockFileChange::Updated => writeln!(
             out,
@@ -240,7 +257,7 @@ fn init_locked(
              .terraform.lock.hcl file. To record these selections, run \"{}\" without\n\
              the \"-lockfile=readonly\" flag.",
             crate::style::warning("Provider lock file not updated"),
-            settings.flavor.init_command()
+            flavor.init_command()
         ),
     }
     writeln!(
@@ -248,6 +265,32 @@ fn init_locked(
         "\ntstore has installed the providers of this working directory."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lock entries the tofu flavor moved to OpenTofu's registry, said as OpenTofu says
+/// them (upstream: internal/command/meta_dependencies.go@v1.10.0), with the way to keep
+/// terraform's entries.
+fn warn_rewritten(rewritten: &[tstore_installer::RewrittenLockEntry]) {
+    if rewritten.is_empty() {
+        return;
+    }
+    let mut text = String::from(
+        "Under the tofu flavor, tstore rewrote some entries in your dependency lock file, as \
+         OpenTofu does:\n",
+    );
+    for r in rewritten {
+        text.push_str(&format!("  - {} => {}\n", r.from, r.to));
+    }
+    text.push_str(
+        "\nThe version selections were preserved, but the hashes were not because the \
+         OpenTofu project's provider releases are not byte-for-byte identical. To keep the \
+         lock file as terraform wrote it, use --flavor terraform (or flavor = \"terraform\" \
+         in .tstore.hcl).",
+    );
+    eprintln!(
+        "\n{}\n\n{text}\n",
+        crate::style::warning("Dependency lock file entries automatically updated")
+    );
 }
 
 /// A working directory inside the store or the mount is refused: gc would count the

@@ -11,8 +11,11 @@
 //!   "hashes":[{"hash","disposition":{"verified_locally","reported_by_registry",
 //!   "signed_by_key_ids"}}],
 //!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
-//!   "bytes_hashed":N,"modules":[CallReport…],
-//!   "module_packages":{"fetched":[package id…],"reused":[package id…]}}`
+//!   "bytes_hashed":N,"lock_entries_rewritten":[{"from","to"}] (only when any),
+//!   "modules":[CallReport…],
+//!   "module_packages":{"fetched":[package id…],"reused":[package id…]},
+//!   "flavor":{"name":"tofu"|"terraform","decided_by":"--flavor"|"TSTORE_FLAVOR"|
+//!   ".tstore.hcl"|"lock file header"|"lock file hosts"|".tofu files"|"PATH"|"default"}}`
 //! - `store ls --json`: `{"packages":[Package…]}`
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
@@ -41,6 +44,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use tstore_store::Store;
+use tstore_tofu::cliconfig::CliConfig;
+use tstore_tofu::flavor::Flavor;
 
 use crate::cli::{Command, ProvidersCommand, RootsCommand, StoreCommand};
 use crate::Settings;
@@ -71,6 +76,44 @@ pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
             )
         }
     }
+}
+
+/// The CLI configuration `flavor` reads, saying under `TSTORE_LOG=debug` which files were
+/// looked at and read, and under `info` which file of the other tool exists but is not
+/// read.
+pub(crate) fn load_cli_config(flavor: Flavor) -> Result<CliConfig> {
+    let env = |k: &str| std::env::var(k).ok();
+    let config = CliConfig::load(flavor, &env)?;
+    let search = &config.search;
+    let list = |paths: &[std::path::PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match &search.named_by {
+        Some((var, path)) => tracing::debug!(
+            "CLI configuration: {var} names {}; no other file is read",
+            path.display()
+        ),
+        None => tracing::debug!(
+            "CLI configuration ({flavor}): looked at {}",
+            if search.candidates.is_empty() {
+                "nothing (HOME is not set)".to_owned()
+            } else {
+                list(&search.candidates)
+            }
+        ),
+    }
+    tracing::debug!("CLI configuration: read {}", config.describe_files());
+    for other in &search.other_tool_files {
+        tracing::info!(
+            "{} exists but is not read under the {flavor} flavor (the other tool's file);              use --flavor, or name it with TF_CLI_CONFIG_FILE, to read it",
+            other.display()
+        );
+    }
+    Ok(config)
 }
 
 /// Take the store lock shared, saying on stderr when it has to wait (gc holds the lock

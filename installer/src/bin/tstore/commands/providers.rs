@@ -13,7 +13,6 @@ use anyhow::{Context, Result};
 use tstore_installer::{Event, InitOptions, LockFileChange, Reporter};
 use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::cliconfig::CliConfig;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::static_eval::RootInputs;
 
@@ -42,7 +41,8 @@ impl Reporter for LockReporter {
 pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let dir = cwd;
-    let default_host = settings.flavor.default_registry_host();
+    let flavor = settings.flavor_for(&dir)?.flavor;
+    let default_host = flavor.default_registry_host();
     let mut platforms = Vec::new();
     for platform in args.platforms {
         if !platforms.contains(&platform) {
@@ -69,8 +69,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
         }),
         (None, None) => LockSource::Direct,
     };
-    let env = |k: &str| std::env::var(k).ok();
-    let cli_config = CliConfig::load(settings.flavor, &env)?;
+    let cli_config = super::load_cli_config(flavor)?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
     let variables = RootInputs::gather(&dir, std::env::vars(), &[])
@@ -82,7 +81,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
                 super::init::tf_data_dir().as_deref(),
             ),
             dir,
-            flavor: settings.flavor,
+            flavor,
             upgrade: false,
             lockfile_readonly: false,
             platform: Platform::current(),
@@ -92,6 +91,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
                 .with_max_download_bytes(settings.limits.max_total_bytes),
             variables: std::sync::Arc::new(variables),
             test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+            cli_config: cli_config.describe_files(),
         },
         platforms,
         source,
@@ -105,7 +105,7 @@ pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let tool = match settings.flavor {
+    let tool = match flavor {
         Flavor::Tofu => "OpenTofu",
         Flavor::Terraform => "Terraform",
     };

@@ -31,12 +31,13 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
             args.target
         );
     };
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let flavor = settings.flavor_for(&cwd)?.flavor;
     let selections = args
         .providers
         .iter()
         .map(|p| {
-            ProviderSelection::parse(p, settings.flavor.default_registry_host())
-                .map_err(anyhow::Error::from)
+            ProviderSelection::parse(p, flavor.default_registry_host()).map_err(anyhow::Error::from)
         })
         .collect::<Result<Vec<_>>>()?;
     // Checked before anything is fetched or uploaded.
@@ -48,8 +49,7 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     } else {
         ExistingTag::Refuse
     };
-    let env = |k: &str| std::env::var(k).ok();
-    let cli_config = CliConfig::load(settings.flavor, &env)?;
+    let cli_config = super::load_cli_config(flavor)?;
     let network = NetworkSettings::from_environment(&cli_config)
         .with_max_download_bytes(settings.limits.max_total_bytes);
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -78,7 +78,7 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     // Layers are the sources' own zips: those the store did not keep are fetched first.
     let store = store.with_kept_archives(true);
     if !args.rebuild_layers {
-        fetch_source_zips(settings, &store, &cli_config, &selections, json)?;
+        fetch_source_zips(settings, flavor, &store, &cli_config, &selections, json)?;
     }
     let pushed = push_providers(&store, &client, template, &selections, existing, &|v| {
         if !json {
@@ -125,6 +125,7 @@ pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
 /// that cannot be had leaves that layer to be built from the stored files, with a warning.
 fn fetch_source_zips(
     settings: &Settings,
+    flavor: tstore_tofu::flavor::Flavor,
     store: &tstore_store::Store,
     cli_config: &CliConfig,
     selections: &[ProviderSelection],
@@ -139,13 +140,13 @@ fn fetch_source_zips(
     let opts = InitOptions {
         data_dir: DataDir::resolve(&cwd, None),
         dir: cwd.clone(),
-        flavor: settings.flavor,
+        flavor,
         upgrade: false,
         lockfile_readonly: false,
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods: cli_config.effective_methods(
-            settings.flavor,
+            flavor,
             &cwd,
             &env,
             &tstore_installer::mirror_providers_in,
@@ -154,6 +155,7 @@ fn fetch_source_zips(
             .with_max_download_bytes(settings.limits.max_total_bytes),
         variables: Default::default(),
         test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+        cli_config: cli_config.describe_files(),
     };
     let human = DownloadsOnly(HumanReporter::new());
     let reporter: &dyn Reporter = if json { &Silent } else { &human };
