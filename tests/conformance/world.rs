@@ -7,7 +7,7 @@ use std::process::Command;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{mirror, TestEnv};
 
-pub struct World {
+pub(crate) struct World {
     /// The CLI configuration both tools use: the mirror and the registry's host block.
     pub cli_config: PathBuf,
     registry: ModuleRegistry,
@@ -26,7 +26,7 @@ const MODULE_VERSIONS: &[&str] = &[
 ];
 
 impl World {
-    pub fn start(env: &TestEnv) -> World {
+    pub(crate) fn start(env: &TestEnv) -> World {
         let root = env.root.path();
         let mirror_dir = root.join("world/mirror");
         mirror::null_unpacked(&mirror_dir);
@@ -77,7 +77,7 @@ impl World {
     }
 
     /// `text` with the world's placeholders filled in.
-    pub fn fill(&self, text: &str) -> String {
+    pub(crate) fn fill(&self, text: &str) -> String {
         text.replace("@@REGISTRY@@", &self.registry.host())
             .replace("@@HTTP@@", &self.registry.server.url())
             .replace("@@GIT@@", &self.git.display().to_string())

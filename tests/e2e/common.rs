@@ -6,13 +6,13 @@ use std::process::Command;
 use tstore_test_support::TestEnv;
 
 /// The `tstore` binary under test, built by cargo for this test target.
-pub fn tstore_bin() -> PathBuf {
+pub(crate) fn tstore_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tstore"))
 }
 
 /// `tstore` with the test's isolated environment, `--flavor terraform` (the judge is
 /// terraform), and the CLI config when given.
-pub fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
+pub(crate) fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
     let mut cmd = env.command(&tstore_bin());
     cmd.env("TSTORE_FLAVOR", "terraform");
     if let Some(cfg) = cli_config {
@@ -22,7 +22,7 @@ pub fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
 }
 
 /// Parse stdout as JSON.
-pub fn json(output: &std::process::Output) -> serde_json::Value {
+pub(crate) fn json(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
@@ -34,7 +34,7 @@ pub fn json(output: &std::process::Output) -> serde_json::Value {
 
 /// The configuration terraform 1.0.3 wrote the reference lock files from (the null
 /// provider 2.1.2, `constraints = ">= 2.0.0, ~> 2.1"`).
-pub const NULL_CONFIG: &str = r#"terraform {
+pub(crate) const NULL_CONFIG: &str = r#"terraform {
   required_providers {
     null = {
       source  = "hashicorp/null"
@@ -47,7 +47,7 @@ resource "null_resource" "x" {}
 "#;
 
 /// The given fields of each record of `DIR/.terraform/modules/modules.json`, sorted.
-pub fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
+pub(crate) fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
     let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut records: Vec<Vec<String>> = json["Modules"]
@@ -67,6 +67,6 @@ pub fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
 
 /// Run `cmd`, which must succeed, and return its stdout.
 #[track_caller]
-pub fn stdout_of(cmd: &mut std::process::Command) -> String {
+pub(crate) fn stdout_of(cmd: &mut std::process::Command) -> String {
     String::from_utf8_lossy(&tstore_test_support::run_ok(cmd).stdout).into_owned()
 }

@@ -16,7 +16,7 @@ use crate::net::http::{HttpClient, Validators};
 
 /// An archive format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArchiveKind {
+pub(crate) enum ArchiveKind {
     /// `.zip`.
     Zip,
     /// `.tar.gz`, `.tgz`.
@@ -50,7 +50,7 @@ impl ArchiveKind {
 
 /// What an HTTP address gave.
 #[derive(Debug)]
-pub enum HttpFetch {
+pub(crate) enum HttpFetch {
     /// An archive, downloaded to the given file.
     Archive {
         /// Its format.
@@ -69,7 +69,7 @@ pub enum HttpFetch {
 /// Fetch `url` (archive into `dest`, or the page's `X-Terraform-Get`). An archive is asked
 /// for conditionally when `since` has validators (`If-None-Match` for a strong `ETag`,
 /// `If-Modified-Since`), and may then be [`HttpFetch::NotModified`].
-pub fn fetch(
+pub(crate) fn fetch(
     http: &HttpClient,
     url: &str,
     dest: &Path,
@@ -161,7 +161,7 @@ fn meta_terraform_get(html: &str) -> Option<String> {
 /// Extract a tar archive of `kind` (plain, gzip, xz or bzip2 compressed) into `dest` with
 /// the store's archive checks. Decompression streams: sizes are enforced on what the tar
 /// reader takes, so a decompression bomb stops at the limit, not at the end of the disk.
-pub fn extract_tar(
+pub(crate) fn extract_tar(
     archive: &Path,
     kind: ArchiveKind,
     dest: &Path,

@@ -12,7 +12,7 @@ use std::process::Command;
 
 /// The query parameters of a git address that tstore understands.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GitAddress {
+pub(crate) struct GitAddress {
     /// The repository URL without `ref`/`depth`/`sshkey`.
     pub repo: String,
     /// `?ref=`.
@@ -23,7 +23,7 @@ pub struct GitAddress {
 
 impl GitAddress {
     /// Parse `URL[?ref=…&depth=…]`.
-    pub fn parse(url: &str) -> Result<GitAddress, FetchError> {
+    pub(crate) fn parse(url: &str) -> Result<GitAddress, FetchError> {
         let (repo, query) = match url.split_once('?') {
             Some((r, q)) => (r, q),
             None => (url, ""),
@@ -58,7 +58,7 @@ impl GitAddress {
 }
 
 /// A full 40-hex commit id.
-pub fn is_full_sha(s: &str) -> bool {
+pub(crate) fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
@@ -88,7 +88,7 @@ fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
 
 /// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote`; `None` when
 /// no ref of that name exists (it may still be an abbreviated commit id).
-pub fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
+pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
     if let Some(r) = &addr.reference {
         if is_full_sha(r) {
             return Ok(Some(r.to_ascii_lowercase()));
@@ -121,7 +121,7 @@ pub fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
 }
 
 /// Clone `addr` into `dest` (must not exist) at its ref; returns the checked-out commit.
-pub fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, FetchError> {
+pub(crate) fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, FetchError> {
     let sha_ref = addr
         .reference
         .as_deref()

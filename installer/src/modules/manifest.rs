@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// Module key (`a.b`, `""` for the root).
     #[serde(rename = "Key")]
     pub key: String,
@@ -29,7 +29,7 @@ struct Manifest {
 }
 
 /// The manifest text for `records` (the root record is added; sorted by key).
-pub fn render(records: &[Record]) -> String {
+pub(crate) fn render(records: &[Record]) -> String {
     let mut all: Vec<Record> = records
         .iter()
         .filter(|r| !r.key.is_empty())

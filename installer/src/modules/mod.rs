@@ -43,18 +43,18 @@
 //! every init, because tags move. See ARCHITECTURE.md, Modules.
 
 mod apply;
-pub mod archive;
+pub(crate) mod archive;
 mod decide;
 mod error;
 mod fetch;
-pub mod git;
-pub mod manifest;
+pub(crate) mod git;
+pub(crate) mod manifest;
 mod oci;
-pub mod policy;
+pub(crate) mod policy;
 mod progress;
-pub mod registry;
-pub mod source;
-pub mod source_rules;
+pub(crate) mod registry;
+pub(crate) mod source;
+pub(crate) mod source_rules;
 mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -68,7 +68,7 @@ use tstore_tofu::config::{self, SourcePos};
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::static_eval::{Inputs, RootInputs};
 
-pub use self::error::FetchError;
+pub(crate) use self::error::FetchError;
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::fetch::Slots;

@@ -20,11 +20,11 @@ use crate::net::oci::{
 };
 
 /// `artifactType` of a module package's manifest.
-pub const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
+pub(super) const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
 
 /// An `oci://` package address: the repository and the tag or digest it names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OciModuleAddress {
+pub(super) struct OciModuleAddress {
     /// The repository.
     pub repository: OciRepository,
     /// A tag, or `sha256:HEX`.
@@ -33,7 +33,7 @@ pub struct OciModuleAddress {
 
 impl OciModuleAddress {
     /// Parse `oci://REGISTRY/REPOSITORY[?tag=…|?digest=…]` (the subdirectory already cut).
-    pub fn parse(url: &str) -> Result<OciModuleAddress, FetchError> {
+    pub(super) fn parse(url: &str) -> Result<OciModuleAddress, FetchError> {
         let bad =
             |why: &str| FetchError::Address(format!("invalid oci:// module source {url:?}: {why}"));
         let rest = url

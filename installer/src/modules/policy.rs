@@ -20,11 +20,11 @@ use hcl::{Body, Expression, Structure};
 use super::source::clean_join;
 
 /// The file name at a package root.
-pub const META_FILE: &str = "module-package.meta.hcl";
+pub(crate) const META_FILE: &str = "module-package.meta.hcl";
 
 /// One `module` entry's read-only statement; `None` = not written (defaults to true).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReadOnly {
+pub(crate) struct ReadOnly {
     /// `self`.
     pub this: Option<bool>,
     /// `dependencies`.
@@ -33,14 +33,14 @@ pub struct ReadOnly {
 
 /// A parsed meta file: cleaned module path (`.`, `modules/x`) → statement.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// Entries by cleaned path.
     pub modules: BTreeMap<String, ReadOnly>,
 }
 
 impl Meta {
     /// The statement for the module at `path` (cleaned); unlisted modules get the defaults.
-    pub fn entry(&self, path: &str) -> ReadOnly {
+    pub(crate) fn entry(&self, path: &str) -> ReadOnly {
         self.modules.get(path).cloned().unwrap_or_default()
     }
 }
@@ -63,7 +63,7 @@ pub enum MetaError {
 const MAX_META_FILE: u64 = 64 << 10;
 
 /// Read the meta file of the package rooted at `root`: `Ok(None)` when absent.
-pub fn load(root: &Path) -> Result<Option<Meta>, MetaError> {
+pub(crate) fn load(root: &Path) -> Result<Option<Meta>, MetaError> {
     let path = root.join(META_FILE);
     match crate::own_files::read_own_file(&path, MAX_META_FILE)? {
         Some(text) => parse(&text).map(Some),
@@ -72,7 +72,7 @@ pub fn load(root: &Path) -> Result<Option<Meta>, MetaError> {
 }
 
 /// Parse a meta file's text.
-pub fn parse(text: &str) -> Result<Meta, MetaError> {
+pub(crate) fn parse(text: &str) -> Result<Meta, MetaError> {
     let body: Body =
         hcl::parse(text).map_err(|e| MetaError::Syntax(crate::own_files::syntax_error(&e)))?;
     let mut meta = Meta::default();
@@ -195,7 +195,7 @@ pub enum ReadOnlyStatus {
 
 /// Inputs of the decision for one module.
 #[derive(Clone, Debug)]
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// Its package's meta file and the module's cleaned path in it.
     pub own: Option<(&'a Meta, &'a str)>,
     /// `dependencies` of the nearest ancestor whose package has a meta file.
@@ -215,7 +215,7 @@ pub struct Facts<'a> {
 /// 5. the nearest calling package with a meta file has `dependencies` true (written or by
 ///    default) → read-only;
 /// 6. otherwise unknown.
-pub fn decide(f: &Facts<'_>) -> (ReadOnlyStatus, String) {
+pub(crate) fn decide(f: &Facts<'_>) -> (ReadOnlyStatus, String) {
     use ReadOnlyStatus::*;
     let own = f.own.map(|(m, p)| (m.entry(p), p));
     if let Some((ro, p)) = &own {

@@ -10,7 +10,7 @@ use crate::net::{discovery, NetworkSettings};
 
 /// A registry module address.
 #[derive(Clone, Debug)]
-pub struct RegistryModule<'a> {
+pub(crate) struct RegistryModule<'a> {
     /// Host (maybe with port).
     pub host: &'a str,
     /// `NS/NAME/SYSTEM`.
@@ -34,7 +34,7 @@ struct VersionEntry {
 
 /// Select the newest version matching `constraints` (the version listing is read every
 /// time, as tofu does) and return it with its download endpoint.
-pub fn select(
+pub(crate) fn select(
     http: &HttpClient,
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
@@ -82,7 +82,7 @@ pub fn select(
 
 /// The package address the `download` endpoint names (relative locations resolved against
 /// the download URL).
-pub fn location(
+pub(crate) fn location(
     http: &HttpClient,
     net: &NetworkSettings,
     m: &RegistryModule<'_>,

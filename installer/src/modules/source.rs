@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The getter a remote package is fetched with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Getter {
+pub(crate) enum Getter {
     /// The real `git` command.
     Git,
     /// An HTTP(S) archive, or a page answering `X-Terraform-Get`.
@@ -24,7 +24,7 @@ pub enum Getter {
 
 /// A remote package address after normalization, without its subdirectory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RemotePackage {
+pub(crate) struct RemotePackage {
     /// How to fetch it.
     pub getter: Getter,
     /// The URL, query included (`file:///B/repo.git?ref=v1.0.0`).
@@ -42,7 +42,7 @@ impl fmt::Display for RemotePackage {
 
 /// A classified module source.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModuleSource {
+pub(crate) enum ModuleSource {
     /// `./x`, `../x`: read in place.
     Local(String),
     /// A module registry address.
@@ -75,7 +75,7 @@ pub enum ModuleSource {
 /// Why a source cannot be understood.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid module source {input:?}: {reason}")]
-pub struct SourceError {
+pub(crate) struct SourceError {
     /// The source as written.
     pub input: String,
     /// What is wrong.
@@ -83,14 +83,14 @@ pub struct SourceError {
 }
 
 /// True for tofu's local paths.
-pub fn is_local(source: &str) -> bool {
+pub(crate) fn is_local(source: &str) -> bool {
     ["./", "../", ".\\", "..\\"]
         .iter()
         .any(|p| source.starts_with(p))
 }
 
 /// Split `PACKAGE//SUBDIR?QUERY` into `PACKAGE?QUERY` and `SUBDIR` (go-getter `SourceDirSubdir`).
-pub fn split_subdir(src: &str) -> (String, Option<String>) {
+pub(crate) fn split_subdir(src: &str) -> (String, Option<String>) {
     let (body, query) = match src.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (src, None),
@@ -110,7 +110,7 @@ pub fn split_subdir(src: &str) -> (String, Option<String>) {
 
 impl ModuleSource {
     /// Classify `source` as tofu does; `default_host` is the registry for `NS/NAME/SYSTEM`.
-    pub fn parse(source: &str, default_host: &str) -> Result<ModuleSource, SourceError> {
+    pub(crate) fn parse(source: &str, default_host: &str) -> Result<ModuleSource, SourceError> {
         let err = |reason: &str| SourceError {
             input: source.to_owned(),
             reason: reason.to_owned(),
@@ -157,7 +157,7 @@ impl ModuleSource {
     }
 
     /// A short name of the kind, for reports: `local`, `registry`, `git`, `http`, `file`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             ModuleSource::Local(_) => "local",
             ModuleSource::Registry { .. } => "registry",
@@ -296,7 +296,7 @@ fn is_registry_host(host: &str) -> bool {
 
 /// `path` joined onto `base` and cleaned (`a/../b` → `b`, leading `..` kept), `/`-separated;
 /// `.` for nothing.
-pub fn clean_join(base: &str, path: &str) -> String {
+pub(crate) fn clean_join(base: &str, path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for c in base.split('/').chain(path.split('/')) {
         match c {
@@ -322,7 +322,7 @@ pub fn clean_join(base: &str, path: &str) -> String {
 /// `SubdirGlob` does with `filepath.Glob`) inside the package at `root`: it must match
 /// exactly one path, which is returned relative to `root`. `//*` is the usual form: the
 /// single top-level directory of an archive.
-pub fn glob_subdir(root: &Path, pattern: &str) -> Result<String, super::FetchError> {
+pub(crate) fn glob_subdir(root: &Path, pattern: &str) -> Result<String, super::FetchError> {
     let mut matches = vec![String::new()];
     for part in pattern.split('/').filter(|p| !p.is_empty() && *p != ".") {
         let mut next = Vec::new();
@@ -389,7 +389,7 @@ fn glob_match(pattern: &str, name: &str) -> bool {
 /// link in place, an absolute one makes the result absolute; `..` is applied to what has
 /// been resolved so far. The manifest's `Dir` then matches terraform's, and so does
 /// `path.module`.
-pub fn eval_symlinks(base: &Path, rel: &str) -> std::io::Result<String> {
+pub(crate) fn eval_symlinks(base: &Path, rel: &str) -> std::io::Result<String> {
     let mut out = PathBuf::new();
     let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_owned).collect();
     let mut links = 0;

@@ -38,7 +38,7 @@ use hcl::{Body, Expression, Structure};
 use super::source::ModuleSource;
 
 /// The repository policy file's name.
-pub const REPOSITORY_FILE: &str = ".tstore.hcl";
+pub(crate) const REPOSITORY_FILE: &str = ".tstore.hcl";
 
 /// The largest policy file read.
 const MAX_POLICY_FILE: u64 = 1 << 20;
@@ -152,7 +152,7 @@ fn source_forms(source: &str, default_host: &str) -> Vec<String> {
 }
 
 /// `*` any run of characters, `?` one character.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     // Iterative wildcard matching with one backtrack point: linear in practice.
     let (mut pi, mut ti) = (0, 0);

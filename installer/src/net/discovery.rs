@@ -48,7 +48,7 @@ pub enum DiscoveryError {
 
 /// The base URL of `service` on `host`: from the CLI configuration's `host` block if there
 /// is one, else from the host's discovery document over HTTPS.
-pub fn discover(
+pub(crate) fn discover(
     http: &HttpClient,
     overrides: &BTreeMap<String, HostServices>,
     host: &str,

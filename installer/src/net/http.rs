@@ -155,7 +155,7 @@ impl Credentials {
 
 /// `TF_TOKEN_` + the host with `.` → `_` and `-` → `__` (a port cannot be expressed, so it
 /// is dropped).
-pub fn token_var(host: &str) -> String {
+pub(crate) fn token_var(host: &str) -> String {
     let name = host.split(':').next().unwrap_or(host);
     let mut var = String::from("TF_TOKEN_");
     for c in name.chars() {

@@ -2,10 +2,10 @@
 //! service discovery ([`discovery`]) and OpenPGP signature checks ([`signing`]).
 //! Knows no store and no install flow.
 
-pub mod discovery;
-pub mod http;
-pub mod oci;
-pub mod signing;
+pub(crate) mod discovery;
+pub(crate) mod http;
+pub(crate) mod oci;
+pub(crate) mod signing;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

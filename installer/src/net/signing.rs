@@ -8,7 +8,7 @@ use pgp::composed::{Deserializable, DetachedSignature, SignedPublicKey};
 
 /// One key of `signing_keys.gpg_public_keys[]`.
 #[derive(Clone, Debug)]
-pub struct SigningKey {
+pub(crate) struct SigningKey {
     /// The registry's `key_id` (16 uppercase hex, the long key ID).
     pub key_id: String,
     /// The ASCII-armored public key.
@@ -43,7 +43,7 @@ fn render_issuer(issuer: &Option<String>) -> String {
 
 /// Verify `signature` (binary) over `data` against `keys`; return the `key_id` of the key
 /// that verified it. Keys that do not parse are skipped (another may still verify).
-pub fn verify_detached(
+pub(crate) fn verify_detached(
     keys: &[SigningKey],
     data: &[u8],
     signature: &[u8],

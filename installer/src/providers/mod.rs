@@ -4,10 +4,10 @@
 mod archives;
 mod error;
 mod init;
-pub mod lock;
+pub(crate) mod lock;
 mod obtain;
 mod report;
-pub mod sources;
+pub(crate) mod sources;
 
 pub use self::archives::keep_source_archive;
 pub use self::error::*;

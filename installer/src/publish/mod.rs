@@ -61,10 +61,10 @@ use crate::providers::sources::oci_mirror::{
     PROVIDER_TARGET_ARTIFACT_TYPE,
 };
 
-pub use self::package_zip::package_zip;
+pub(crate) use self::package_zip::package_zip;
 
 /// The media type of the empty config blob (`{}`).
-pub const EMPTY_CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
+pub(crate) const EMPTY_CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
 
 /// Errors of a push.
 #[derive(Debug, thiserror::Error)]
@@ -603,7 +603,7 @@ fn kept_zip(store: &Store, package: &Package) -> Result<Option<Vec<u8>>, PushErr
 }
 
 /// `artifactType` of a module package's manifest (what `oci://` module sources read).
-pub const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
+pub(crate) const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
 
 /// What a push did for one module package.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -11,7 +11,7 @@ use zip::{CompressionMethod, DateTime, ZipWriter};
 /// Zip the package directory `dir` (a store view): entries sorted by path, every time
 /// 1980-01-01 00:00, regular files `0644` or `0755` by their exec bit, symlinks kept as
 /// links, no directory entries, deflate.
-pub fn package_zip(dir: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn package_zip(dir: &Path) -> std::io::Result<Vec<u8>> {
     let mut entries: Vec<walkdir::DirEntry> = walkdir::WalkDir::new(dir)
         .min_depth(1)
         .follow_links(false)

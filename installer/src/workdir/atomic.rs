@@ -8,7 +8,7 @@ use super::safe_fs::{RelPath, SafeDir, SafeFsError};
 /// directory): its directory is opened as given, the file itself is never followed: a
 /// symlink there is replaced by the new file (as terraform replaces it), not written
 /// through. Temp file beside it, fsync, rename, fsync dir ([`SafeDir::write_atomic`]).
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SafeFsError> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SafeFsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| SafeFsError::NotPlain {
         path: path.display().to_string(),

@@ -9,7 +9,7 @@
 
 /// Whether `key` is a module call path tstore writes: HCL identifiers (a letter or `_`,
 /// then letters, digits, `_` and `-`) joined by `.`. Such a key is one plain file name.
-pub fn is_module_key(key: &str) -> bool {
+pub(crate) fn is_module_key(key: &str) -> bool {
     !key.is_empty()
         && key.split('.').all(|part| {
             let mut chars = part.chars();

@@ -68,7 +68,7 @@ pub enum LinkOutcome {
 /// (terraform replaces it too). A link there is replaced as a link (its target untouched);
 /// a directory there (left by `terraform init`, or a private copy) is moved aside and
 /// removed without following anything in it.
-pub fn ensure_symlink(
+pub(crate) fn ensure_symlink(
     dir: &SafeDir,
     link: &RelPath,
     target: &Path,

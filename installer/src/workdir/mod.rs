@@ -6,12 +6,12 @@
 //! ([`plugin_path`]), the links that make the directory a root of the
 //! store ([`roots`]), and the mount path itself ([`mountpoint`]).
 
-pub mod atomic;
-pub mod data_dir;
-pub mod guard;
+pub(crate) mod atomic;
+pub(crate) mod data_dir;
+pub(crate) mod guard;
 pub mod interrupt;
-pub mod link;
+pub(crate) mod link;
 pub mod mountpoint;
 pub mod plugin_path;
 pub mod roots;
-pub mod safe_fs;
+pub(crate) mod safe_fs;

@@ -23,7 +23,7 @@ use tstore_tofu::static_eval::VarOption;
     after_help = "Examples:\n  tstore init                      # this directory, like `tofu init`\n  tstore --flavor terraform init   # terraform's registry host and lock file header\n  tstore store du                  # what the store holds and saves\n  tstore gc                        # from cron: drop what no checkout links\n\nEnvironment: TSTORE_HOME, TSTORE_MOUNT, TSTORE_FLAVOR, TSTORE_NO_FUSE, TSTORE_KEEP_ARCHIVES, TF_CLI_CONFIG_FILE.",
     propagate_version = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Which tool's defaults to follow: the default registry host and the lock file header
     /// (default: decided per working directory by .tstore.hcl, the lock file, .tofu files,
     /// the tool on PATH, else tofu).
@@ -82,7 +82,7 @@ pub struct Cli {
 
 /// Top-level commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Install the modules and providers of a working directory (the install phase of `tofu init`).
     #[command(
         after_help = "Examples:\n  tstore init                    # the current directory\n  tstore init stacks/app -upgrade  # newest allowed versions, as `tofu init -upgrade`\n  tstore init --explain          # why each module is linked or copied\n  tstore init --json             # a report for scripts"
@@ -164,7 +164,7 @@ pub enum Command {
 
 /// Arguments of `tstore man`.
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write `tstore.1` and one page per command (`tstore-init.1`, …) into this directory
     /// (created if missing) instead of printing the top page, so that every page a page
     /// refers to exists.
@@ -174,7 +174,7 @@ pub struct ManArgs {
 
 /// Arguments of `tstore version`.
 #[derive(Debug, Args)]
-pub struct VersionArgs {
+pub(crate) struct VersionArgs {
     /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
     pub json: bool,
@@ -185,7 +185,7 @@ pub struct VersionArgs {
 #[command(
     after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2"
 )]
-pub struct PushArgs {
+pub(crate) struct PushArgs {
     /// `oci://REGISTRY/PATH` with `${hostname}`, `${namespace}` and `${type}`, as an
     /// `oci_mirror`'s `repository_template` (quote it for the shell). A part may be left out
     /// when every `--provider` names the same value for it, as when each `include` pattern
@@ -216,7 +216,7 @@ pub struct PushArgs {
 
 /// Arguments of `tstore gc`.
 #[derive(Debug, Args)]
-pub struct GcArgs {
+pub(crate) struct GcArgs {
     /// Keep anything younger than this (`30s`, `15m`, `1h`, `7d`; a bare number is seconds).
     #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = parse_duration)]
     pub min_age: Duration,
@@ -234,7 +234,7 @@ pub struct GcArgs {
 
 /// `tstore roots …` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum RootsCommand {
+pub(crate) enum RootsCommand {
     /// List the recorded roots and their links.
     #[command(
         after_help = "Examples:\n  tstore roots ls           # DIR, then each link it has into the mount\n  tstore roots ls --json    # for scripts"
@@ -248,7 +248,7 @@ pub enum RootsCommand {
 
 /// `tstore providers …` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum ProvidersCommand {
+pub(crate) enum ProvidersCommand {
     /// Record the checksums of the required providers for several platforms in the lock
     /// file (like `tofu providers lock`), and keep the packages in the store.
     #[command(
@@ -259,7 +259,7 @@ pub enum ProvidersCommand {
 
 /// Arguments of `tstore providers lock`.
 #[derive(Debug, Args)]
-pub struct ProvidersLockArgs {
+pub(crate) struct ProvidersLockArgs {
     /// Only these providers (`[HOST/]NAMESPACE/TYPE`); default: every required provider.
     pub providers: Vec<String>,
     /// A target platform `OS_ARCH`; repeatable (default: the current platform).
@@ -278,7 +278,7 @@ pub struct ProvidersLockArgs {
 
 /// Arguments of `tstore mount`.
 #[derive(Debug, Args)]
-pub struct MountArgs {
+pub(crate) struct MountArgs {
     /// Serve the mount in this process until it is unmounted (for systemd and tests).
     #[arg(long, conflicts_with = "status")]
     pub foreground: bool,
@@ -301,7 +301,7 @@ pub struct MountArgs {
 
 /// Arguments of `tstore umount`.
 #[derive(Debug, Args)]
-pub struct UmountArgs {
+pub(crate) struct UmountArgs {
     /// Detach the mount even if it is in use (`fusermount3 -u -z`).
     #[arg(long)]
     pub lazy: bool,
@@ -309,7 +309,7 @@ pub struct UmountArgs {
 
 /// Arguments of `tstore init`.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// The working directory (default: the current directory).
     pub dir: Option<PathBuf>,
     /// Ignore the versions recorded in the lock file and select the newest allowed ones.
@@ -359,7 +359,7 @@ pub struct InitArgs {
 impl InitArgs {
     /// `-var` and `-var-file` in the order they were given (a later one wins), with
     /// file paths made absolute against `cwd`.
-    pub fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
+    pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
         let vars = self
             .var
             .iter()
@@ -377,7 +377,7 @@ impl InitArgs {
 /// A value of a repeatable option with its position among all such values, so that
 /// options of different names keep the order they were given in.
 #[derive(Clone, Debug)]
-pub struct InOrder<T> {
+pub(crate) struct InOrder<T> {
     /// Position in parse order.
     pub seq: usize,
     /// The value.
@@ -395,7 +395,7 @@ fn in_order<T: From<String>>(text: &str) -> Result<InOrder<T>, String> {
 
 /// `tofu init` flags about backends, state and prompts: accepted and ignored.
 #[derive(Debug, Args)]
-pub struct TofuInitFlags {
+pub(crate) struct TofuInitFlags {
     /// Ignored (tstore never prompts).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
     pub input: Option<bool>,
@@ -430,7 +430,7 @@ pub struct TofuInitFlags {
 
 /// `tstore store …` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum StoreCommand {
+pub(crate) enum StoreCommand {
     /// Ingest every provider package of a filesystem mirror directory (packed or unpacked layout).
     #[command(
         after_help = "Examples:\n  tstore store import /srv/terraform-mirror       # e.g. made by `tofu providers mirror`\n  tstore store import ~/.terraform.d/plugins --json"
@@ -506,7 +506,7 @@ pub enum StoreCommand {
 
 /// `tstore cli-config`.
 #[derive(Debug, Args)]
-pub struct CliConfigArgs {
+pub(crate) struct CliConfigArgs {
     /// Write the configuration to FILE (0600) instead of printing it, and rewrite it whenever
     /// providers enter or leave the store.
     #[arg(long, value_name = "FILE")]
@@ -515,7 +515,7 @@ pub struct CliConfigArgs {
 
 /// `-lockfile=MODE` of `tstore init`, as tofu names its modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LockfileMode {
+pub(crate) enum LockfileMode {
     /// Fail instead of changing the lock file.
     Readonly,
 }
@@ -540,7 +540,7 @@ fn go_bool(text: &str) -> Result<bool, String> {
 }
 
 /// `90`, `90s`, `15m`, `1h`, `7d` (a bare number is seconds).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a duration like 30s, 15m, 1h or 7d");
     let t = text.trim();
     let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
@@ -565,7 +565,7 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
 /// command-line flags`, then what is wrong (`flag provided but not defined: -foo` for a flag
 /// the command does not take) and where its flags are listed.
 #[derive(Debug)]
-pub struct UsageError {
+pub(crate) struct UsageError {
     /// The command the arguments were for (`["init"]`, `["store", "verify"]`; empty for
     /// `tstore` itself).
     pub command: Vec<String>,
@@ -578,10 +578,10 @@ pub struct UsageError {
 
 impl UsageError {
     /// tofu's summary for a command line that does not parse.
-    pub const SUMMARY: &'static str = "Failed to parse command-line flags";
+    pub(crate) const SUMMARY: &'static str = "Failed to parse command-line flags";
 
     /// Where the flags of the command are listed: `tstore init --help`.
-    pub fn help_command(&self) -> String {
+    pub(crate) fn help_command(&self) -> String {
         let mut words = vec!["tstore"];
         words.extend(self.command.iter().map(String::as_str));
         words.push("--help");
@@ -592,7 +592,7 @@ impl UsageError {
 /// Parse the process arguments, accepting tofu's single-dash long flags
 /// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`. `--help` and
 /// `--version` print and exit here; any other problem is a [`UsageError`].
-pub fn parse() -> Result<Cli, UsageError> {
+pub(crate) fn parse() -> Result<Cli, UsageError> {
     parse_from(std::env::args_os().collect())
 }
 

@@ -9,7 +9,7 @@ use crate::cli::UsageError;
 
 /// One error, in the parts tofu's diagnostics have.
 #[derive(Debug)]
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     /// The line after `Error: `.
     pub summary: String,
     /// The paragraph below it, when there is one.
@@ -23,7 +23,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error of a command: an [`InstallError`] (anywhere in the chain) gives tofu's
     /// summary with the error as detail; any other error is its own summary.
-    pub fn from_error(err: &anyhow::Error) -> Diagnostic {
+    pub(crate) fn from_error(err: &anyhow::Error) -> Diagnostic {
         if let Some(install) = err.downcast_ref::<InstallError>() {
             let mut causes = Vec::new();
             let mut source = std::error::Error::source(install);
@@ -48,7 +48,7 @@ impl Diagnostic {
     }
 
     /// A command line that does not parse.
-    pub fn from_usage(err: &UsageError) -> Diagnostic {
+    pub(crate) fn from_usage(err: &UsageError) -> Diagnostic {
         Diagnostic {
             summary: UsageError::SUMMARY.to_owned(),
             detail: Some(err.detail.clone()),
@@ -98,7 +98,7 @@ impl Diagnostic {
     /// "diagnostic":{"severity":"error","summary":"…","detail":"…"},"type":"diagnostic"}`.
     ///
     /// upstream: internal/command/views/json_view.go@v1.12.6 (`JSONView.Diagnostics`)
-    pub fn json_line(&self, now: std::time::SystemTime) -> String {
+    pub(crate) fn json_line(&self, now: std::time::SystemTime) -> String {
         let line = serde_json::json!({
             "@level": "error",
             "@message": format!("Error: {}", self.summary),
@@ -117,18 +117,18 @@ impl Diagnostic {
 
 /// Print an error as tofu does (`Error: summary`, blank line, detail), then the chain
 /// of causes and a hint when there is one.
-pub fn print_error(err: &anyhow::Error) {
+pub(crate) fn print_error(err: &anyhow::Error) {
     print_human(&Diagnostic::from_error(err));
 }
 
 /// Print `diagnostic` on stderr for people.
-pub fn print_human(diagnostic: &Diagnostic) {
+pub(crate) fn print_human(diagnostic: &Diagnostic) {
     let _ = std::io::stderr().write_all(diagnostic.human().as_bytes());
 }
 
 /// Print `diagnostic` on stdout as one JSON line (`init -json`); stderr gets nothing, as
 /// with `tofu init -json`.
-pub fn print_json(diagnostic: &Diagnostic) {
+pub(crate) fn print_json(diagnostic: &Diagnostic) {
     let mut line = diagnostic.json_line(std::time::SystemTime::now());
     line.push('\n');
     let _ = std::io::stdout().write_all(line.as_bytes());

@@ -14,7 +14,7 @@ use tstore_tofu::flavor::{self, DecidedBy, Flavor, FlavorChoice};
 
 /// The flavor of the working directory `dir`. `given` is what `--flavor` or
 /// `TSTORE_FLAVOR` said, if anything.
-pub fn resolve(given: Option<&FlavorChoice>, dir: &Path) -> Result<FlavorChoice> {
+pub(crate) fn resolve(given: Option<&FlavorChoice>, dir: &Path) -> Result<FlavorChoice> {
     let choice = decide(given, dir)?;
     tracing::debug!("flavor {}: decided by {}", choice.flavor, choice.decided_by);
     Ok(choice)
@@ -80,7 +80,7 @@ fn from_path(search_path: &OsStr) -> Option<FlavorChoice> {
 }
 
 /// The flavor as `--json` says it: its name and the rule that decided it.
-pub fn to_json(choice: &FlavorChoice) -> serde_json::Value {
+pub(crate) fn to_json(choice: &FlavorChoice) -> serde_json::Value {
     serde_json::json!({
         "name": choice.flavor.as_str(),
         "decided_by": choice.decided_by.rule(),

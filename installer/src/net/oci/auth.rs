@@ -19,7 +19,7 @@ use crate::net::http::{call_error, read_body_capped, HttpClient, HttpError};
 
 /// What a registry asked for in its `WWW-Authenticate` header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Challenge {
+pub(crate) enum Challenge {
     /// `Bearer realm="…",service="…"`: get a token from `realm`.
     Bearer {
         /// The token service URL.
@@ -38,7 +38,7 @@ pub enum Challenge {
 
 impl Challenge {
     /// Parse a `WWW-Authenticate` header value.
-    pub fn parse(header: &str) -> Challenge {
+    pub(crate) fn parse(header: &str) -> Challenge {
         let (scheme, rest) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
         match scheme.to_ascii_lowercase().as_str() {
             "basic" => Challenge::Basic,
@@ -441,7 +441,7 @@ fn run_helper(helper: &str, registry: &str) -> Result<Option<Login>, Credentials
 
 /// Errors of the token service.
 #[derive(Debug, thiserror::Error)]
-pub enum TokenError {
+pub(crate) enum TokenError {
     /// The token request failed.
     #[error("token service: {0}")]
     Http(#[from] HttpError),
@@ -455,7 +455,7 @@ pub enum TokenError {
 
 /// A bearer token for `scope` from the token service `realm` (the distribution spec's
 /// token flow), with `login` as basic credentials when given, anonymously otherwise.
-pub fn fetch_token(
+pub(crate) fn fetch_token(
     http: &HttpClient,
     realm: &str,
     service: Option<&str>,

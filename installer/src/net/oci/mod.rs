@@ -26,7 +26,7 @@
 //! request fails with [`OciError::ForeignChallenge`]. A URL on another origin is shown in
 //! messages without its query, where storage hosts put signatures.
 
-pub mod auth;
+pub(crate) mod auth;
 
 use std::path::Path;
 
@@ -41,15 +41,15 @@ use super::http::{call_error, read_body_capped, HttpClient, HttpError};
 const MAX_MANIFEST: u64 = 4 << 20;
 
 /// Redirects followed for one request (as Go's HTTP client, which docker and containerd use).
-pub const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// The most pages of one repository's tag list read: a registry answering
 /// `Link: rel="next"` without end is refused, not followed.
-pub const MAX_TAG_PAGES: usize = 200;
+pub(crate) const MAX_TAG_PAGES: usize = 200;
 /// The most bytes of one repository's tag list read, all pages together.
-pub const MAX_TAG_LIST_BYTES: u64 = 32 << 20;
+pub(crate) const MAX_TAG_LIST_BYTES: u64 = 32 << 20;
 /// The most tags kept from one repository's tag list (those the caller asked for).
-pub const MAX_KEPT_TAGS: usize = 10_000;
+pub(crate) const MAX_KEPT_TAGS: usize = 10_000;
 
 /// A bound of one repository's tag list ([`OciError::TagListTooLong`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,15 +73,15 @@ impl std::fmt::Display for TagListLimit {
 }
 
 /// Media types of the documents a pull reads.
-pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
+pub(crate) const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
 /// An image manifest.
-pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(crate) const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
 /// The layer media type OpenTofu's provider and module artifacts carry their zip in.
-pub const ZIP_LAYER_MEDIA_TYPE: &str = "archive/zip";
+pub(crate) const ZIP_LAYER_MEDIA_TYPE: &str = "archive/zip";
 
 /// The digest of the one `archive/zip` layer of `manifest` (OpenTofu's artifacts have exactly
 /// one); `Err(n)` with how many such layers there are otherwise.
-pub fn single_zip_layer(manifest: &ImageManifest) -> Result<String, usize> {
+pub(crate) fn single_zip_layer(manifest: &ImageManifest) -> Result<String, usize> {
     let zips: Vec<_> = manifest
         .layers()
         .iter()
@@ -675,7 +675,7 @@ enum Access {
 }
 
 /// `sha256:HEX` of `bytes`.
-pub fn sha256_digest(bytes: &[u8]) -> String {
+pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 

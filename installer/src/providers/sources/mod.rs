@@ -3,7 +3,7 @@
 //! ([`net_mirror`]) and OCI registries ([`oci_mirror`]). Each lists versions and hands over a package with the hashes it
 //! vouches for; verifying and committing them is the install flow's job.
 
-pub mod fs_mirror;
-pub mod net_mirror;
-pub mod oci_mirror;
-pub mod registry;
+pub(crate) mod fs_mirror;
+pub(crate) mod net_mirror;
+pub(crate) mod oci_mirror;
+pub(crate) mod registry;

@@ -36,7 +36,7 @@ pub enum NetMirrorError {
 
 /// One platform's archive of a version.
 #[derive(Clone, Debug)]
-pub struct MirrorArchive {
+pub(crate) struct MirrorArchive {
     /// Absolute URL of the zip.
     pub url: String,
     /// Hashes the mirror reports (may be empty).
@@ -62,7 +62,7 @@ struct ArchiveEntry {
 
 /// A network mirror at a base URL.
 #[derive(Clone, Debug)]
-pub struct NetworkMirror {
+pub(crate) struct NetworkMirror {
     /// Base URL (a `/` is added if missing).
     pub base: Url,
     /// Bearer token for the mirror's host, if configured.
@@ -71,7 +71,7 @@ pub struct NetworkMirror {
 
 impl NetworkMirror {
     /// A mirror at `url`.
-    pub fn new(url: &str, token: Option<String>) -> Result<Self, NetMirrorError> {
+    pub(crate) fn new(url: &str, token: Option<String>) -> Result<Self, NetMirrorError> {
         let with_slash = if url.ends_with('/') {
             url.to_owned()
         } else {
@@ -92,7 +92,7 @@ impl NetworkMirror {
     }
 
     /// The versions the mirror holds for `addr` (unparseable ones skipped).
-    pub fn versions(
+    pub(crate) fn versions(
         &self,
         http: &HttpClient,
         addr: &ProviderAddr,
@@ -110,7 +110,7 @@ impl NetworkMirror {
     }
 
     /// The archive of `version` for `platform`, if the mirror has one.
-    pub fn archive(
+    pub(crate) fn archive(
         &self,
         http: &HttpClient,
         addr: &ProviderAddr,

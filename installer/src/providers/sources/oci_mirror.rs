@@ -20,9 +20,9 @@ use crate::net::oci::{
 };
 
 /// `artifactType` of a provider version's image index.
-pub const PROVIDER_ARTIFACT_TYPE: &str = "application/vnd.opentofu.provider";
+pub(crate) const PROVIDER_ARTIFACT_TYPE: &str = "application/vnd.opentofu.provider";
 /// `artifactType` of one platform's image manifest.
-pub const PROVIDER_TARGET_ARTIFACT_TYPE: &str = "application/vnd.opentofu.provider-target";
+pub(crate) const PROVIDER_TARGET_ARTIFACT_TYPE: &str = "application/vnd.opentofu.provider-target";
 
 /// Errors of the OCI mirror layout.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ pub enum OciMirrorError {
 
 /// One platform's zip in the registry.
 #[derive(Clone, Debug)]
-pub struct OciArchive {
+pub(crate) struct OciArchive {
     /// The repository holding it.
     pub repository: OciRepository,
     /// `sha256:HEX` of the zip (the package's `zh:` hash).
@@ -63,7 +63,7 @@ pub struct OciArchive {
 
 /// An `oci_mirror` installation method.
 #[derive(Clone, Debug)]
-pub struct OciMirror {
+pub(crate) struct OciMirror {
     /// The `repository_template`.
     pub template: String,
 }
@@ -71,7 +71,7 @@ pub struct OciMirror {
 impl OciMirror {
     /// The repository of `addr`: the template with its placeholders replaced, split at the
     /// first `/` into registry host and repository name.
-    pub fn repository(&self, addr: &ProviderAddr) -> Result<OciRepository, OciMirrorError> {
+    pub(crate) fn repository(&self, addr: &ProviderAddr) -> Result<OciRepository, OciMirrorError> {
         let address = self
             .template
             .replace("${hostname}", &addr.host)
@@ -104,7 +104,7 @@ impl OciMirror {
     }
 
     /// The versions the registry holds for `addr`: its tags that are versions.
-    pub fn versions(
+    pub(crate) fn versions(
         &self,
         client: &OciClient,
         addr: &ProviderAddr,
@@ -128,7 +128,7 @@ impl OciMirror {
     }
 
     /// The zip of `version` for `platform`, if the registry has one.
-    pub fn archive(
+    pub(crate) fn archive(
         &self,
         client: &OciClient,
         addr: &ProviderAddr,
@@ -192,12 +192,12 @@ impl OciMirror {
 }
 
 /// The version a tag names: `+` cannot appear in a tag, so tags write it as `_`.
-pub fn tag_to_version(tag: &str) -> String {
+pub(crate) fn tag_to_version(tag: &str) -> String {
     tag.replace('_', "+")
 }
 
 /// The tag of a version.
-pub fn version_to_tag(version: &str) -> String {
+pub(crate) fn version_to_tag(version: &str) -> String {
     version.replace('+', "_")
 }
 

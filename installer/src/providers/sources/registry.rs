@@ -67,7 +67,7 @@ pub enum RegistryError {
 
 /// One version as listed by the registry.
 #[derive(Clone, Debug)]
-pub struct RegistryVersion {
+pub(crate) struct RegistryVersion {
     /// The version.
     pub version: Version,
     /// Platforms it is published for.
@@ -77,7 +77,7 @@ pub struct RegistryVersion {
 /// A package whose SHA256SUMS passed signature verification: what to download and what
 /// it must hash to.
 #[derive(Clone, Debug)]
-pub struct VerifiedPackage {
+pub(crate) struct VerifiedPackage {
     /// The archive's URL.
     pub download_url: String,
     /// The archive's SHA-256, lowercase hex (signed).
@@ -133,7 +133,7 @@ struct KeyEntry {
 
 /// A registry's `providers.v1` endpoint.
 #[derive(Clone, Debug)]
-pub struct Registry {
+pub(crate) struct Registry {
     /// The discovered base URL (ends in `/`).
     pub base: Url,
     /// The provider host's bearer token.
@@ -150,7 +150,7 @@ impl Registry {
 
     /// The versions of `addr` that speak a supported protocol (unparseable versions are
     /// skipped, as tofu does).
-    pub fn versions(
+    pub(crate) fn versions(
         &self,
         http: &HttpClient,
         addr: &ProviderAddr,
@@ -190,7 +190,7 @@ impl Registry {
 
     /// Fetch the download metadata, `SHA256SUMS` and its signature; verify the signature
     /// and that `shasum` is the signed line for `filename`.
-    pub fn verified_package(
+    pub(crate) fn verified_package(
         &self,
         http: &HttpClient,
         addr: &ProviderAddr,
@@ -260,7 +260,7 @@ impl Registry {
 
 /// Parse sha256sum output: `<64 hex>  <file name>` per line (a `*` binary marker before the
 /// name is tolerated).
-pub fn parse_sha256sums(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_sha256sums(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "SHA256SUMS is not UTF-8".to_owned())?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -81,7 +81,7 @@ impl Values {
     /// Where the path `expr` points. Any `path.module` outside a [`NOT_A_PATH`] function
     /// makes it the module's directory (`"${var.prefix}${path.module}"` included); else the
     /// leading component decides.
-    pub fn place(&self, expr: &Expression) -> Verdict {
+    pub(super) fn place(&self, expr: &Expression) -> Verdict {
         let mut seen = BTreeSet::new();
         if let Some(via) = self.names_module(expr, &mut seen) {
             return Verdict {
@@ -96,7 +96,11 @@ impl Values {
 
     /// Whether `expr` mentions the module's directory where it is used as a path or a word
     /// of a command (outside [`NOT_A_PATH`] functions), following locals. Returns how.
-    pub fn names_module(&self, expr: &Expression, seen: &mut BTreeSet<String>) -> Option<String> {
+    pub(super) fn names_module(
+        &self,
+        expr: &Expression,
+        seen: &mut BTreeSet<String>,
+    ) -> Option<String> {
         let mut found = None;
         self.visit(expr, seen, &mut found);
         found

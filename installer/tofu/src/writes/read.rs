@@ -37,13 +37,13 @@ pub(super) struct Resource {
 }
 
 impl Resource {
-    pub fn arg(&self, name: &str) -> Option<&Arg> {
+    pub(super) fn arg(&self, name: &str) -> Option<&Arg> {
         self.args.iter().find(|(k, _)| k == name).map(|(_, a)| a)
     }
 }
 
 impl Provisioner {
-    pub fn arg(&self, name: &str) -> Option<&Arg> {
+    pub(super) fn arg(&self, name: &str) -> Option<&Arg> {
         self.args.iter().find(|(k, _)| k == name).map(|(_, a)| a)
     }
 }

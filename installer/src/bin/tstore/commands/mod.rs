@@ -51,7 +51,7 @@ use crate::cli::{Command, ProvidersCommand, RootsCommand, StoreCommand};
 use crate::Settings;
 
 /// Run one command.
-pub fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
+pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
     match command {
         Command::Init(args) => init::init(settings, args),
         Command::Store(StoreCommand::Import { path, json }) => store::import(settings, &path, json),

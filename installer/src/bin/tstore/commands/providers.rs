@@ -38,7 +38,7 @@ impl Reporter for LockReporter {
 }
 
 /// `tstore providers lock`.
-pub fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
+pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let dir = cwd;
     let flavor = settings.flavor_for(&dir)?.flavor;

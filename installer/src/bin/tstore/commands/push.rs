@@ -24,7 +24,7 @@ use crate::units;
 use crate::Settings;
 
 /// Run `tstore push`.
-pub fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
+pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     let Some(template) = args.target.strip_prefix("oci://") else {
         bail!(
             "the target {:?} is not an OCI address: write oci://REGISTRY/PATH/${{hostname}}/${{namespace}}/${{type}}",
