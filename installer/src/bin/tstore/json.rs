@@ -31,27 +31,7 @@ pub(crate) fn print(value: &impl Serialize) -> Result<()> {
 /// the `@timestamp` of tofu's JSON UI lines (its logger writes local time with an offset;
 /// UTC is the same instant).
 pub(crate) fn timestamp(at: std::time::SystemTime) -> String {
-    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = i64::try_from(since.as_secs()).unwrap_or(i64::MAX);
-    let days = secs.div_euclid(86_400);
-    let rest = secs.rem_euclid(86_400);
-    // Civil from days (H. Hinnant's algorithm), as the store's rebuild stamps do.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60,
-        since.subsec_micros()
-    )
+    humantime::format_rfc3339_micros(at).to_string()
 }
 
 #[cfg(test)]
