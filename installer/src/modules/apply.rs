@@ -304,3 +304,72 @@ fn open_local_module(root: &Path, dir: &str) -> Result<SafeDir, SafeFsError> {
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{symlink, PermissionsExt as _};
+
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        fs_err::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_copy_keeps_private_modes_exec_bits_and_links_and_skips_fifos() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        fs_err::create_dir_all(src.join("sub")).unwrap();
+        fs_err::write(src.join("main.tf"), "x").unwrap();
+        fs_err::write(src.join("key"), "k").unwrap();
+        fs_err::set_permissions(src.join("key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        fs_err::write(src.join("sub/run.sh"), "#!/bin/sh\n").unwrap();
+        fs_err::set_permissions(
+            src.join("sub/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        symlink("../outside", src.join("sub/link")).unwrap();
+        nix::unistd::mkfifo(&src.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let dest_root = tmp.path().join("dest");
+        fs_err::create_dir(&dest_root).unwrap();
+        let dest = SafeDir::open_trusted(&dest_root).unwrap();
+        copy_tree(&SafeDir::open_trusted(&src).unwrap(), &dest).unwrap();
+        assert_eq!(
+            fs_err::read_to_string(dest_root.join("main.tf")).unwrap(),
+            "x"
+        );
+        assert_eq!(
+            mode(&dest_root.join("key")),
+            0o600,
+            "a private file stays private"
+        );
+        assert_eq!(mode(&dest_root.join("sub/run.sh")), 0o755);
+        assert_eq!(
+            fs_err::read_link(dest_root.join("sub/link")).unwrap(),
+            Path::new("../outside"),
+            "a link is copied as a link, never followed"
+        );
+        assert!(fs_err::symlink_metadata(dest_root.join("fifo")).is_err());
+    }
+
+    #[test]
+    fn a_local_module_is_opened_without_following_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("work");
+        let outside = tmp.path().join("outside");
+        fs_err::create_dir_all(root.join("mods/real")).unwrap();
+        fs_err::create_dir_all(&outside).unwrap();
+        symlink(&outside, root.join("mods/swapped")).unwrap();
+        symlink(root.join("mods"), root.join("alias")).unwrap();
+        assert!(open_local_module(&root, "mods/real").is_ok());
+        assert!(open_local_module(&root, ".").is_ok());
+        for bad in ["mods/swapped", "alias/real"] {
+            assert!(
+                open_local_module(&root, bad).is_err(),
+                "{bad} was opened through a symlink"
+            );
+        }
+        assert!(open_local_module(&root, "mods/missing").is_err());
+    }
+}

@@ -362,6 +362,34 @@ mod tests {
         }
     }
 
+    /// A directory named by absolute path is read in place through its link whatever its
+    /// own meta file or the policy say: nothing of it is copied.
+    #[test]
+    fn a_directory_named_by_absolute_path_is_never_copied() {
+        let mut install = node("a", Some("a"), ".", None);
+        install.link_to = Some(PathBuf::from("/srv/modules/net"));
+        let nodes = [install, node("a.sub", Some("a"), "sub", Some(0))];
+        let copy_everything = ModulePolicy {
+            levels: vec![super::super::source_rules::parse_machine_rules(
+                "default = \"copy\"\n",
+                "test",
+            )
+            .unwrap()],
+            ..ModulePolicy::default()
+        };
+        for policy in [ModulePolicy::default(), copy_everything] {
+            let got = decide(
+                &nodes,
+                &installs(&[("a", Some(SELF_MODIFYING))]),
+                None,
+                &policy,
+                FLAVOR,
+            );
+            assert_eq!(got[0].action, Action::InPlace, "{}", got[0].reason);
+            assert_eq!(got[1].action, Action::InPlace, "{}", got[1].reason);
+        }
+    }
+
     /// A local module of the root package is read in place unless the root's meta file
     /// says it modifies itself; a caller's `dependencies = false` makes its callees copies.
     #[test]
