@@ -38,24 +38,27 @@ impl NetworkSettings {
         HttpClient::new(self.ssl_cert_file.as_deref(), self.transfer)
     }
 
-    /// The network settings of a CLI configuration and this process's environment
-    /// (`TF_TOKEN_…` variables, `SSL_CERT_FILE`).
-    pub fn from_environment(cli_config: &CliConfig) -> NetworkSettings {
+    /// The network settings of a CLI configuration and an environment (`TF_TOKEN_…`
+    /// variables, `SSL_CERT_FILE`, `TF_REGISTRY_CLIENT_TIMEOUT`), given as values: the
+    /// binary reads the process environment, this library reads none.
+    pub fn from_environment(cli_config: &CliConfig, env: &[(String, String)]) -> NetworkSettings {
+        let var = |name: &str| {
+            env.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+                .filter(|v| !v.is_empty())
+        };
         NetworkSettings {
             hosts: cli_config.hosts.clone(),
-            credentials: Credentials::new(&cli_config.credentials, std::env::vars()),
-            ssl_cert_file: std::env::var_os("SSL_CERT_FILE")
-                .filter(|v| !v.is_empty())
-                .map(Into::into),
+            credentials: Credentials::new(&cli_config.credentials, env.iter().cloned()),
+            ssl_cert_file: var("SSL_CERT_FILE").map(Into::into),
             oci_credentials: cli_config.oci_credentials.clone(),
             oci_default_credentials: cli_config
                 .oci_default_credentials
                 .clone()
                 .unwrap_or_default(),
             transfer: TransferLimits {
-                document_deadline: registry_client_timeout(
-                    std::env::var("TF_REGISTRY_CLIENT_TIMEOUT").ok().as_deref(),
-                ),
+                document_deadline: registry_client_timeout(var("TF_REGISTRY_CLIENT_TIMEOUT")),
                 ..TransferLimits::default()
             },
         }

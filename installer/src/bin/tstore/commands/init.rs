@@ -139,8 +139,7 @@ fn init_locked(
         platform: Platform::current(),
         mount: settings.mount.clone(),
         methods,
-        network: tstore_installer::NetworkSettings::from_environment(cli_config)
-            .with_max_download_bytes(settings.limits.max_total_bytes),
+        network: crate::commands::network_settings(settings, cli_config),
         variables: variables.clone(),
         test_directory: args.test_directory.clone(),
         cli_config: cli_config.describe_files(),

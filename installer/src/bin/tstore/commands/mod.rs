@@ -120,6 +120,18 @@ pub(crate) fn load_cli_config(flavor: Flavor) -> Result<CliConfig> {
 /// exclusively while it sweeps), as cargo does for its package lock.
 pub(crate) use cli_config::refresh_outputs as refresh_cli_configs;
 
+/// The network settings of `cli_config` and this process's environment (`TF_TOKEN_…`,
+/// `SSL_CERT_FILE`, `TF_REGISTRY_CLIENT_TIMEOUT`), downloads capped at
+/// `TSTORE_MAX_ARCHIVE_BYTES`.
+pub(crate) fn network_settings(
+    settings: &Settings,
+    cli_config: &tstore_tofu::cliconfig::CliConfig,
+) -> tstore_installer::NetworkSettings {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    tstore_installer::NetworkSettings::from_environment(cli_config, &env)
+        .with_max_download_bytes(settings.limits.max_total_bytes)
+}
+
 pub(crate) fn lock_store(store: &Store) -> Result<tstore_store::StoreLock> {
     Ok(store.lock_shared_or_wait(|| {
         eprintln!("tstore: waiting for the store lock (tstore gc is running)...");

@@ -87,8 +87,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
             platform: Platform::current(),
             mount: settings.mount.clone(),
             methods: Vec::new(),
-            network: tstore_installer::NetworkSettings::from_environment(&cli_config)
-                .with_max_download_bytes(settings.limits.max_total_bytes),
+            network: super::network_settings(settings, &cli_config),
             variables: std::sync::Arc::new(variables),
             test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
             cli_config: cli_config.describe_files(),

@@ -10,8 +10,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use tstore_installer::{
     check_push_target, keep_source_archive, oci_client, packages_without_source_zip, push_module,
-    push_providers, DataDir, ExistingTag, InitOptions, NetworkSettings, OciRepository,
-    ProviderSelection, Reporter,
+    push_providers, DataDir, ExistingTag, InitOptions, OciRepository, ProviderSelection, Reporter,
 };
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -50,8 +49,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         ExistingTag::Refuse
     };
     let cli_config = super::load_cli_config(flavor)?;
-    let network = NetworkSettings::from_environment(&cli_config)
-        .with_max_download_bytes(settings.limits.max_total_bytes);
+    let network = super::network_settings(settings, &cli_config);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let client = oci_client(&network, home.as_deref())?;
     let store = open_existing_store(settings)?;
@@ -151,8 +149,7 @@ fn fetch_source_zips(
             &env,
             &tstore_installer::mirror_providers_in,
         ),
-        network: NetworkSettings::from_environment(cli_config)
-            .with_max_download_bytes(settings.limits.max_total_bytes),
+        network: super::network_settings(settings, cli_config),
         variables: Default::default(),
         test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
         cli_config: cli_config.describe_files(),
