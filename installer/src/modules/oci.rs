@@ -10,8 +10,6 @@
 //! the package is then known by its layer's digest: a layer the store already holds is not
 //! downloaded. Everything fetched is checked against its digest.
 
-use std::path::PathBuf;
-
 use super::fetch::{package_id, FetchLog, Fetcher};
 use super::walk::Fetched;
 use super::FetchError;
@@ -96,10 +94,9 @@ impl Fetcher<'_> {
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
         let oci_err = |e: crate::net::oci::OciError| FetchError::Protocol(format!("{url}: {e}"));
-        let home = std::env::var_os("HOME").map(PathBuf::from);
         let credentials = self
             .network
-            .oci_logins(home.as_deref())
+            .oci_logins()
             .map_err(|e| FetchError::Protocol(e.to_string()))?;
         let client = OciClient::new(http.clone(), credentials);
         let repo = &address.repository;

@@ -29,6 +29,8 @@ pub struct NetworkSettings {
     pub oci_default_credentials: tstore_tofu::cliconfig::OciDefaultCredentials,
     /// The document deadline and the download cap.
     pub transfer: TransferLimits,
+    /// Where docker-style login files are looked for.
+    pub login_dirs: oci::auth::LoginDirs,
 }
 
 impl NetworkSettings {
@@ -61,6 +63,7 @@ impl NetworkSettings {
                 document_deadline: registry_client_timeout(var("TF_REGISTRY_CLIENT_TIMEOUT")),
                 ..TransferLimits::default()
             },
+            login_dirs: oci::auth::LoginDirs::from_env(|k| var(k).map(str::to_owned)),
         }
     }
 
@@ -71,13 +74,10 @@ impl NetworkSettings {
     }
 
     /// The logins for OCI registries: the CLI configuration's blocks and the docker-style
-    /// files they allow, under `home`.
-    pub fn oci_logins(
-        &self,
-        home: Option<&std::path::Path>,
-    ) -> Result<oci::auth::OciCredentials, oci::auth::CredentialsError> {
+    /// files they allow, in [`NetworkSettings::login_dirs`].
+    pub fn oci_logins(&self) -> Result<oci::auth::OciCredentials, oci::auth::CredentialsError> {
         oci::auth::OciCredentials::from_environment(
-            home,
+            &self.login_dirs,
             &self.oci_credentials,
             &self.oci_default_credentials,
         )

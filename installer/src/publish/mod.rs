@@ -148,15 +148,12 @@ pub enum PushError {
 }
 
 /// The OCI client for a push: the network settings' TLS roots, and the registry logins of
-/// docker-style `config.json` files under `home`.
-pub fn oci_client(
-    network: &crate::net::NetworkSettings,
-    home: Option<&std::path::Path>,
-) -> Result<OciClient, PushError> {
+/// docker-style `config.json` files where the settings say.
+pub fn oci_client(network: &crate::net::NetworkSettings) -> Result<OciClient, PushError> {
     let http = network
         .http_client()
         .map_err(|e| PushError::Oci(OciError::Http(e)))?;
-    let credentials = network.oci_logins(home)?;
+    let credentials = network.oci_logins()?;
     Ok(OciClient::new(http, credentials))
 }
 

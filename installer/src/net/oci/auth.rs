@@ -126,6 +126,33 @@ enum CredentialSource {
     Helper(String),
 }
 
+/// Where docker-style login files are looked for, from the environment the binary read:
+/// `HOME`, `XDG_RUNTIME_DIR`, `XDG_CONFIG_HOME`, `DOCKER_CONFIG` (empty values are unset).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoginDirs {
+    /// `HOME`.
+    pub home: Option<PathBuf>,
+    /// `XDG_RUNTIME_DIR` (podman's `containers/auth.json`).
+    pub xdg_runtime_dir: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`.
+    pub xdg_config_home: Option<PathBuf>,
+    /// `DOCKER_CONFIG`.
+    pub docker_config: Option<PathBuf>,
+}
+
+impl LoginDirs {
+    /// The directories an environment names.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> LoginDirs {
+        let dir = |k: &str| var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        LoginDirs {
+            home: dir("HOME"),
+            xdg_runtime_dir: dir("XDG_RUNTIME_DIR"),
+            xdg_config_home: dir("XDG_CONFIG_HOME"),
+            docker_config: dir("DOCKER_CONFIG"),
+        }
+    }
+}
+
 /// Registry logins from docker-style config files, by pattern: a registry host, or a host
 /// and a repository prefix (`example.com/team`).
 #[derive(Clone, Debug, Default)]
@@ -184,14 +211,16 @@ impl OciCredentials {
     /// must then exist, turn the files off, and name a helper for every repository no entry
     /// names (before any `credsStore`).
     pub fn from_environment(
-        home: Option<&Path>,
+        dirs: &LoginDirs,
         explicit: &BTreeMap<String, tstore_tofu::cliconfig::OciCredentialsBlock>,
         defaults: &tstore_tofu::cliconfig::OciDefaultCredentials,
     ) -> Result<OciCredentials, CredentialsError> {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
+        let home = dirs.home.as_deref();
+        let var = |k: &str| match k {
+            "XDG_RUNTIME_DIR" => dirs.xdg_runtime_dir.clone(),
+            "XDG_CONFIG_HOME" => dirs.xdg_config_home.clone(),
+            "DOCKER_CONFIG" => dirs.docker_config.clone(),
+            _ => None,
         };
         let mut files = Vec::new();
         if let Some(dir) = var("XDG_RUNTIME_DIR") {

@@ -497,7 +497,7 @@ pub(crate) fn available_packages(
                     None => {
                         let credentials = opts
                             .network
-                            .oci_logins(std::env::var_os("HOME").map(PathBuf::from).as_deref())
+                            .oci_logins()
                             .map_err(|e| remote_err(what.clone(), e.into()))?;
                         let client = std::sync::Arc::new(OciClient::new(http.clone(), credentials));
                         oci_client = Some(std::sync::Arc::clone(&client));

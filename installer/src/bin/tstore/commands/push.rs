@@ -4,7 +4,6 @@
 //! is checked as an `oci_mirror`'s template is (the `--provider` selections as its
 //! `include` patterns), and a tag naming another package is replaced only with `--force`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -50,8 +49,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     };
     let cli_config = super::load_cli_config(flavor)?;
     let network = super::network_settings(settings, &cli_config);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let client = oci_client(&network, home.as_deref())?;
+    let client = oci_client(&network)?;
     let store = open_existing_store(settings)?;
     let _lock = lock_store(&store)?;
     let json = args.json;
