@@ -171,3 +171,53 @@ fn the_terraform_flavor_refuses_what_terraform_refuses() {
     );
     assert!(!ours.join(".terraform").exists());
 }
+
+/// `terraform.workspace` in a module source is `TF_WORKSPACE` of the init's environment
+/// (`default` when unset or empty, as tofu reads it), in the root and in a child module.
+#[test]
+fn terraform_workspace_comes_from_tf_workspace() {
+    let env = TestEnv::new();
+    let dir = env.checkout(
+        "ws",
+        &[
+            (
+                "main.tf",
+                "module \"env\" {\n  source = \"./envs/${terraform.workspace}\"\n}\n",
+            ),
+            (
+                "envs/blue/main.tf",
+                "module \"inner\" {\n  source = \"../${terraform.workspace}-inner\"\n}\n",
+            ),
+            (
+                "envs/blue-inner/main.tf",
+                "output \"x\" {\n  value = 1\n}\n",
+            ),
+            ("envs/default/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+        ],
+    );
+    let init = |workspace: Option<&str>| {
+        let mut cmd = tstore(&env, None);
+        cmd.env("TSTORE_FLAVOR", "tofu").env("TSTORE_NO_FUSE", "1");
+        if let Some(w) = workspace {
+            cmd.env("TF_WORKSPACE", w);
+        }
+        run_ok(cmd.arg("init").arg(&dir));
+        records(&dir)
+            .into_iter()
+            .map(|(key, _, dir)| format!("{key}={dir}"))
+            .collect::<Vec<_>>()
+    };
+    let blue = init(Some("blue"));
+    assert!(blue.contains(&"env=envs/blue".to_owned()), "{blue:?}");
+    assert!(
+        blue.contains(&"env.inner=envs/blue-inner".to_owned()),
+        "{blue:?}"
+    );
+    for unset in [None, Some("")] {
+        let default = init(unset);
+        assert!(
+            default.contains(&"env=envs/default".to_owned()),
+            "{unset:?}: {default:?}"
+        );
+    }
+}

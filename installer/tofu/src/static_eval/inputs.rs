@@ -77,14 +77,21 @@ pub enum VarOption {
     File(PathBuf),
 }
 
-/// The root module's variable values, by name.
+/// The root module's variable values, by name, and the workspace (`TF_WORKSPACE`).
 #[derive(Clone, Debug, Default)]
 pub struct RootInputs {
     values: BTreeMap<String, RawValue>,
+    /// `TF_WORKSPACE` of the environment given, if set and not empty.
+    workspace: Option<String>,
 }
 
 impl RootInputs {
-    /// Gather the values for the root module in `root`: `TF_VAR_*` from `env`, then
+    /// `terraform.workspace`: `TF_WORKSPACE`, else `default`.
+    pub fn workspace(&self) -> &str {
+        self.workspace.as_deref().unwrap_or("default")
+    }
+
+    /// Gather the values for the root module in `root`: `TF_VAR_*` (and `TF_WORKSPACE`) from `env`, then
     /// `terraform.tfvars`, `terraform.tfvars.json`, `*.auto.tfvars` and
     /// `*.auto.tfvars.json` (lexical order), then `options` in order; a later value wins.
     pub fn gather(
@@ -93,7 +100,11 @@ impl RootInputs {
         options: &[VarOption],
     ) -> Result<RootInputs, VarFileError> {
         let mut values = BTreeMap::new();
+        let mut workspace = None;
         for (k, v) in env {
+            if k == "TF_WORKSPACE" && !v.is_empty() {
+                workspace = Some(v.clone());
+            }
             if let Some(name) = k.strip_prefix("TF_VAR_") {
                 if !name.is_empty() {
                     let from = k.clone();
@@ -140,7 +151,7 @@ impl RootInputs {
                 VarOption::File(path) => values.extend(read_var_file(&root.join(path))?),
             }
         }
-        Ok(RootInputs { values })
+        Ok(RootInputs { values, workspace })
     }
 
     /// The value given for `name`, if any.

@@ -147,6 +147,14 @@ impl Scope {
         Scope::lazy(Box::new(move || Ok(decls.clone())), inputs, path_module)
     }
 
+    /// `terraform.workspace`, as the root's inputs say.
+    fn workspace(&self) -> String {
+        match &self.inputs {
+            Inputs::Root(root) => root.workspace().to_owned(),
+            Inputs::Call(call) => call.caller.workspace(),
+        }
+    }
+
     /// A scope whose declarations are read by `loader` when first needed.
     pub fn lazy(loader: DeclsLoader, inputs: Inputs, path_module: String) -> Scope {
         Scope {
@@ -262,7 +270,7 @@ impl Scope {
         path.insert("root".to_owned(), Value::from("."));
         path.insert("cwd".to_owned(), Value::from(r.cwd.clone()));
         ctx.declare_var("path", Value::Object(path));
-        let workspace = std::env::var("TF_WORKSPACE").unwrap_or_else(|_| "default".into());
+        let workspace = self.workspace();
         let mut terraform = hcl::Map::new();
         terraform.insert("workspace".to_owned(), Value::from(workspace));
         ctx.declare_var("terraform", Value::Object(terraform.clone()));
