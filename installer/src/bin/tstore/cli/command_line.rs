@@ -1,0 +1,207 @@
+//! The command line as tofu takes it: its single-dash long flags rewritten for clap, a
+//! command line that does not parse said in tofu's words ([`UsageError`]), and where
+//! `--flavor`'s value came from.
+
+use std::ffi::OsString;
+
+use clap::{CommandFactory, FromArgMatches};
+
+use super::{go_bool, Cli};
+
+/// A command line that does not parse, said as tofu says it: `Error: Failed to parse
+/// command-line flags`, then what is wrong (`flag provided but not defined: -foo` for a flag
+/// the command does not take) and where its flags are listed.
+#[derive(Debug)]
+pub(crate) struct UsageError {
+    /// The command the arguments were for (`["init"]`, `["store", "verify"]`; empty for
+    /// `tstore` itself).
+    pub command: Vec<String>,
+    /// What is wrong, in one or a few lines.
+    pub detail: String,
+    /// Whether the command line asked for JSON output of `init` (`-json`), so the error
+    /// is printed as a JSON diagnostic as `tofu init -json` prints it.
+    pub json: bool,
+}
+
+impl UsageError {
+    /// tofu's summary for a command line that does not parse.
+    pub(crate) const SUMMARY: &'static str = "Failed to parse command-line flags";
+
+    /// Where the flags of the command are listed: `tstore init --help`.
+    pub(crate) fn help_command(&self) -> String {
+        let mut words = vec!["tstore"];
+        words.extend(self.command.iter().map(String::as_str));
+        words.push("--help");
+        words.join(" ")
+    }
+}
+
+/// Parse the process arguments, accepting tofu's single-dash long flags
+/// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`. `--help` and
+/// `--version` print and exit here; any other problem is a [`UsageError`].
+pub(crate) fn parse() -> Result<Cli, UsageError> {
+    parse_from(std::env::args_os().collect())
+}
+
+pub(super) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
+    let rewritten = with_double_dashes(args.iter().cloned());
+    let parsed = Cli::command()
+        .try_get_matches_from(&rewritten)
+        .and_then(|matches| {
+            let mut cli = Cli::from_arg_matches(&matches)?;
+            cli.flavor_from_env = flavor_from_env(&matches);
+            Ok(cli)
+        });
+    let err = match parsed {
+        Ok(cli) => return Ok(cli),
+        Err(err) => err,
+    };
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit();
+    }
+    let command = command_path(&rewritten);
+    let json = command == ["init"] && asks_for_json(&rewritten);
+    let detail = match (err.kind(), err.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
+            let given = given_flag(&args, arg);
+            if given.starts_with('-') {
+                format!("flag provided but not defined: {given}")
+            } else {
+                format!("unexpected argument {given:?}: too many command line arguments")
+            }
+        }
+        _ => clap_message(&err),
+    };
+    Err(UsageError {
+        command,
+        detail,
+        json,
+    })
+}
+
+/// The flag as the user typed it, without `=VALUE`: clap names the first letter of an
+/// unknown single-dash word (`-f` of `-foo`, as if it were a cluster of short flags), so the
+/// word is looked up among the arguments.
+pub(super) fn given_flag(args: &[OsString], invalid: &str) -> String {
+    let cut = |text: &str| text.split('=').next().unwrap_or(text).to_owned();
+    let short = invalid.len() == 2 && invalid.starts_with('-') && !invalid.starts_with("--");
+    if short {
+        let word = args
+            .iter()
+            .skip(1)
+            .take_while(|a| *a != "--")
+            .filter_map(|a| a.to_str())
+            .find(|a| a.starts_with(invalid) && !a.starts_with("--"));
+        if let Some(word) = word {
+            return cut(word);
+        }
+    }
+    cut(invalid)
+}
+
+/// clap's own message without its `error: ` prefix, usage and `--help` lines.
+pub(super) fn clap_message(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        lines.push(line.strip_prefix("error: ").unwrap_or(line));
+    }
+    lines.join("\n").trim().to_owned()
+}
+
+/// The subcommand names among the arguments, as far as they name subcommands.
+pub(super) fn command_path(args: &[OsString]) -> Vec<String> {
+    let root = Cli::command();
+    let mut command = &root;
+    let mut path = Vec::new();
+    for arg in args.iter().skip(1) {
+        let Some(word) = arg.to_str() else { continue };
+        if word == "--" {
+            break;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        if let Some(sub) = command.find_subcommand(word) {
+            path.push(sub.get_name().to_owned());
+            command = sub;
+        }
+    }
+    path
+}
+
+/// Whether `--json` (or `--json=TRUE`) is among the (rewritten) arguments.
+pub(super) fn asks_for_json(args: &[OsString]) -> bool {
+    args.iter()
+        .filter_map(|a| a.to_str())
+        .take_while(|a| *a != "--")
+        .any(|a| match a.strip_prefix("--json") {
+            Some("") => true,
+            Some(value) => value
+                .strip_prefix('=')
+                .is_some_and(|v| go_bool(v) == Ok(true)),
+            None => false,
+        })
+}
+
+/// A global argument given after the subcommand is recorded in the subcommand's matches.
+pub(super) fn flavor_from_env(matches: &clap::ArgMatches) -> bool {
+    let mut m = matches;
+    loop {
+        match m.value_source("flavor") {
+            Some(clap::parser::ValueSource::CommandLine) => return false,
+            Some(clap::parser::ValueSource::EnvVariable) => return true,
+            _ => {}
+        }
+        match m.subcommand() {
+            Some((_, sub)) => m = sub,
+            None => return false,
+        }
+    }
+}
+
+/// Rewrite `-name[=value]` to `--name[=value]` when `name` is a long flag of tstore.
+pub(super) fn with_double_dashes(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut longs = Vec::new();
+    collect_long_flags(&Cli::command(), &mut longs);
+    let mut out = Vec::new();
+    let mut rest_is_positional = false;
+    for arg in args {
+        let Some(text) = arg.to_str() else {
+            out.push(arg);
+            continue;
+        };
+        if text == "--" {
+            rest_is_positional = true;
+        }
+        let single = !rest_is_positional && text.starts_with('-') && !text.starts_with("--");
+        let name = text.trim_start_matches('-').split('=').next().unwrap_or("");
+        if single && name.len() > 1 && longs.iter().any(|l| l == name) {
+            out.push(OsString::from(format!("-{text}")));
+        } else {
+            out.push(arg);
+        }
+    }
+    out
+}
+
+pub(super) fn collect_long_flags(cmd: &clap::Command, out: &mut Vec<String>) {
+    out.extend(
+        cmd.get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(str::to_owned),
+    );
+    out.extend(["help".to_owned(), "version".to_owned()]);
+    for sub in cmd.get_subcommands() {
+        collect_long_flags(sub, out);
+    }
+}
