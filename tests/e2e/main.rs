@@ -16,6 +16,7 @@ mod hardening;
 mod hcl_syntax;
 mod help;
 mod hostile_input;
+mod hostile_servers;
 mod https;
 mod invalid_config;
 mod lockfile;
