@@ -22,7 +22,7 @@ use std::path::Path;
 use tstore_store::{PackageKey, Store};
 
 use super::decide::Decision;
-use super::walk::Walker;
+use super::tree::Node;
 use super::{chain, manifest, Action, CallReport, ModuleInstallError, ModuleOptions, STATE_FILE};
 use crate::workdir::guard::is_module_key;
 use crate::workdir::safe_fs::{Kind, RelPath, SafeDir, SafeFsError};
@@ -36,18 +36,20 @@ pub(super) struct InstallState {
     pub(super) action: String,
 }
 
+/// What `apply` did: one report per call, in the order of `nodes`.
 pub(super) fn apply(
     store: &Store,
     opts: &ModuleOptions,
-    w: &mut Walker<'_>,
+    nodes: &[Node],
     decisions: &[Decision],
-) -> Result<(), ModuleInstallError> {
+    warnings: &mut Vec<String>,
+) -> Result<Vec<CallReport>, ModuleInstallError> {
     // An interrupt waits until `.terraform/modules` matches `modules.json` again.
     let _writing = crate::workdir::interrupt::Writing::begin();
     let modules_path = opts.data_dir.modules();
-    if w.nodes.is_empty() && !modules_path.exists() {
+    if nodes.is_empty() && !modules_path.exists() {
         // No module calls and nothing installed before: leave the directory untouched.
-        return Ok(());
+        return Ok(Vec::new());
     }
     let werr = |path: &Path, e: &dyn std::fmt::Display| ModuleInstallError::Write {
         path: path.to_path_buf(),
@@ -72,8 +74,7 @@ pub(super) fn apply(
                 .and_then(|b| serde_json::from_slice(&b).ok())
                 .unwrap_or_default(),
             Err(e) => {
-                w.warnings
-                    .push(format!("{}; ignoring tstore's install state", chain(&e)));
+                warnings.push(format!("{}; ignoring tstore's install state", chain(&e)));
                 BTreeMap::new()
             }
         };
@@ -82,7 +83,7 @@ pub(super) fn apply(
     old.retain(|key, _| {
         let ok = is_module_key(key);
         if !ok {
-            w.warnings.push(format!(
+            warnings.push(format!(
                 "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
                 state_path.display()
             ));
@@ -91,8 +92,8 @@ pub(super) fn apply(
     });
     let mut new: BTreeMap<String, InstallState> = BTreeMap::new();
     let mut records = Vec::new();
-    for (i, n) in w.nodes.clone().iter().enumerate() {
-        let d = &decisions[i];
+    let mut calls = Vec::new();
+    for (n, d) in nodes.iter().zip(decisions) {
         // Keys come from validated module names; one that is not a plain name never
         // reaches the filesystem.
         if !is_module_key(&n.key) {
@@ -174,7 +175,7 @@ pub(super) fn apply(
             version: n.version.clone(),
             dir: dir.clone(),
         });
-        w.report.calls.push(CallReport {
+        calls.push(CallReport {
             key: n.key.clone(),
             source: n.source.clone(),
             kind: n.kind,
@@ -202,7 +203,7 @@ pub(super) fn apply(
     modules
         .write_atomic(&manifest_rel, manifest::render(&records).as_bytes())
         .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
-    Ok(())
+    Ok(calls)
 }
 
 /// The bytes of the regular files under `dir` (links not followed): what a private copy

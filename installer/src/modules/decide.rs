@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use super::fetch::Fetched;
 use super::policy::{Meta, ReadOnlyStatus};
 use super::source_rules::{Fallback, ModulePolicy, Verdict};
-use super::walk::{Fetched, Node};
+use super::tree::Node;
 use super::{policy, Action};
 use tstore_tofu::flavor::Flavor;
 

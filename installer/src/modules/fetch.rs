@@ -3,17 +3,52 @@
 
 use super::FetchError;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
-use tstore_tofu::version::ModuleVersionConstraints;
+use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
-use super::source::{clean_join, Getter, ModuleSource, RemotePackage};
-use super::walk::{bad_location, Fetched, Resolved};
 use super::{archive, git, registry};
 use crate::net::http::{HttpClient, Validators};
 use crate::net::NetworkSettings;
+use tstore_tofu::module_source::{clean_join, Getter, ModuleSource, RemotePackage};
+
+/// A package in the store (or a local directory read in place), as a call installs it.
+#[derive(Clone, Debug)]
+pub(super) struct Fetched {
+    pub(super) id: String,
+    pub(super) view: PathBuf,
+    /// A `//subdir` named by a registry location or `X-Terraform-Get`.
+    pub(super) subdir: Option<String>,
+    /// A local directory a call names by absolute path or `file://`: never ingested, read
+    /// where it is, and `.terraform/modules/KEY` links to it (as terraform's file getter
+    /// does), so no file of it is copied and no permission of it widened.
+    pub(super) in_place: Option<PathBuf>,
+}
+
+/// The key of one registry resolution in this init: `HOST/PATH CONSTRAINTS`.
+pub(super) fn resolve_key(
+    m: &registry::RegistryModule<'_>,
+    constraints: &ModuleVersionConstraints,
+) -> String {
+    format!("{}/{} {}", m.host, m.path, constraints.to_go_string())
+}
+
+/// A registry module's selected version, the download location the registry named for it,
+/// and its package.
+#[derive(Clone, Debug)]
+pub(super) struct Resolved {
+    pub(super) version: Version,
+    pub(super) location: String,
+    pub(super) fetched: Fetched,
+}
+
+pub(super) fn bad_location(location: &str) -> FetchError {
+    FetchError::Protocol(format!(
+        "the registry's download location {location:?} is not a supported remote address"
+    ))
+}
 
 /// Package ids one fetch fetched or found in the store.
 #[derive(Debug, Default)]

@@ -50,14 +50,14 @@ mod fetch;
 pub(crate) mod git;
 pub(crate) mod manifest;
 mod oci;
+mod package_dirs;
 pub(crate) mod policy;
 mod progress;
 pub(crate) mod registry;
-pub(crate) mod source;
 pub(crate) mod source_rules;
+mod tree;
 mod walk;
 
-use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -66,13 +66,12 @@ use serde::Serialize;
 use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
 use tstore_tofu::flavor::Flavor;
-use tstore_tofu::static_eval::{Inputs, RootInputs};
+use tstore_tofu::static_eval::RootInputs;
 
 pub(crate) use self::error::FetchError;
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
-use crate::modules::fetch::Slots;
-use crate::modules::walk::Walker;
+use crate::modules::walk::walk;
 use crate::net::NetworkSettings;
 
 /// How deep module calls may nest before we assume a cycle.
@@ -257,34 +256,24 @@ pub fn install(
         path: opts.dir.join(META_FILE),
         source,
     })?;
-    let mut w = Walker {
-        store,
-        opts,
-        http: None,
-        cache: HashMap::new(),
-        resolved: HashMap::new(),
-        slots: Slots::default(),
-        nodes: Vec::new(),
-        installs: BTreeMap::new(),
-        installed_addrs: Default::default(),
-        report: ModulesReport::default(),
-        warnings: Vec::new(),
-    };
-    let root_inputs = Inputs::Root(Arc::clone(&opts.variables));
-    w.visit(None, &opts.dir.clone(), ".", None, ".", "", 0, root_inputs)?;
+    let mut tree = walk(store, opts)?;
     let decisions = decide(
-        &w.nodes,
-        &w.installs,
+        &tree.nodes,
+        &tree.installs,
         root_meta.as_ref(),
         &opts.policy,
         opts.flavor,
     );
-    apply(store, opts, &mut w, &decisions)?;
-    let mut report = w.report;
-    report.calls.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut calls = apply(store, opts, &tree.nodes, &decisions, &mut tree.warnings)?;
+    calls.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut report = ModulesReport {
+        calls,
+        fetched: tree.fetched,
+        reused: tree.reused,
+    };
     report.fetched.sort();
     report.fetched.dedup();
     report.reused.sort();
     report.reused.dedup();
-    Ok((report, w.warnings))
+    Ok((report, tree.warnings))
 }

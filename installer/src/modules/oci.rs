@@ -10,8 +10,7 @@
 //! the package is then known by its layer's digest: a layer the store already holds is not
 //! downloaded. Everything fetched is checked against its digest.
 
-use super::fetch::{package_id, FetchLog, Fetcher};
-use super::walk::Fetched;
+use super::fetch::{package_id, FetchLog, Fetched, Fetcher};
 use super::FetchError;
 use crate::net::oci::{
     single_zip_layer, OciClient, OciRepository, MANIFEST_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,

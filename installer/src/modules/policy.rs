@@ -17,7 +17,7 @@ use std::path::Path;
 
 use hcl::{Body, Expression, Structure};
 
-use super::source::clean_join;
+use tstore_tofu::module_source::clean_join;
 
 /// The file name at a package root.
 pub(crate) const META_FILE: &str = "module-package.meta.hcl";

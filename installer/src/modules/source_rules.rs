@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use hcl::{Body, Expression, Structure};
 
-use super::source::ModuleSource;
+use tstore_tofu::module_source::ModuleSource;
 
 /// The repository policy file's name.
 pub(crate) const REPOSITORY_FILE: &str = ".tstore.hcl";

@@ -1,307 +1,359 @@
 //! Step 1: walk the module tree from the root, fetching remote packages as calls are met
 //! (the calls of one module in parallel).
 
-use super::FetchError;
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
 
 use tstore_store::Store;
-use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::config::{self, ModuleCall};
+use tstore_tofu::flavor::Flavor;
+use tstore_tofu::module_source::{clean_join, Getter, ModuleSource, RemotePackage};
 use tstore_tofu::static_eval::Inputs;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
-use super::fetch::{join_subdirs, FetchLog, Fetcher, Slots};
+use super::fetch::{
+    bad_location, join_subdirs, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots,
+};
 use super::policy::{Meta, META_FILE};
 use super::progress::Progress;
-use super::source::{self, clean_join, Getter, ModuleSource, RemotePackage};
+use super::tree::Node;
 use super::{
-    policy, registry, ModuleInstallError, ModuleOptions, ModulesReport, MAX_DEPTH,
+    package_dirs, policy, registry, FetchError, ModuleInstallError, ModuleOptions, MAX_DEPTH,
     MAX_MODULE_INSTANCES,
 };
 use crate::net::http::HttpClient;
 
-#[derive(Clone, Debug)]
-pub(super) struct Fetched {
-    pub(super) id: String,
-    pub(super) view: PathBuf,
-    /// A `//subdir` named by a registry location or `X-Terraform-Get`.
-    pub(super) subdir: Option<String>,
-    /// A local directory a call names by absolute path or `file://`: never ingested, read
-    /// where it is, and `.terraform/modules/KEY` links to it (as terraform's file getter
-    /// does), so no file of it is copied and no permission of it widened.
-    pub(super) in_place: Option<PathBuf>,
-}
-
-#[derive(Clone, Debug)]
-pub(super) struct Node {
-    pub(super) key: String,
-    pub(super) source: String,
-    pub(super) kind: &'static str,
-    pub(super) version: Option<String>,
-    pub(super) dir: String,
-    /// The install (remote call key) whose package holds this module; `None`: root package.
-    pub(super) install: Option<String>,
-    /// Cleaned path inside its package.
-    pub(super) pkg_path: String,
-    pub(super) parent: Option<usize>,
-    pub(super) package: Option<String>,
-    pub(super) at: SourcePos,
-    /// For the install of a local directory named by absolute path: the directory
-    /// `.terraform/modules/KEY` links to.
-    pub(super) link_to: Option<PathBuf>,
-}
-
-pub(super) struct Walker<'a> {
-    pub(super) store: &'a Store,
-    pub(super) opts: &'a ModuleOptions,
-    pub(super) http: Option<HttpClient>,
-    pub(super) cache: HashMap<String, Fetched>,
-    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location, package) of this
-    /// init.
-    pub(super) resolved: HashMap<String, Resolved>,
-    pub(super) slots: Slots,
+/// What the walk found: every call of the tree and the package each remote call installs.
+#[derive(Debug, Default)]
+pub(super) struct ModuleTree {
+    /// Every module call (instance), depth first, calls of one module by name.
     pub(super) nodes: Vec<Node>,
     /// Install key → (package root in the store view, its meta file).
     pub(super) installs: BTreeMap<String, (Fetched, Option<Meta>)>,
-    /// Package addresses already installed by an earlier call of this init, in terraform's
-    /// walk order (depth first, calls by name). A later call of the same address gets the
-    /// package without its dot entries, as terraform and tofu copy an earlier install.
-    pub(super) installed_addrs: std::collections::HashSet<String>,
-    pub(super) report: ModulesReport,
+    /// Package ids fetched by this walk.
+    pub(super) fetched: Vec<String>,
+    /// Package ids found in the store.
+    pub(super) reused: Vec<String>,
+    /// What was ignored on the way, for the user.
     pub(super) warnings: Vec<String>,
 }
 
+/// Walk the module tree of `opts.dir`, fetching every remote package it calls.
+pub(super) fn walk(store: &Store, opts: &ModuleOptions) -> Result<ModuleTree, ModuleInstallError> {
+    let mut walker = Walker {
+        store,
+        opts,
+        http: None,
+        cache: HashMap::new(),
+        resolved: HashMap::new(),
+        slots: Slots::default(),
+        installed_addrs: HashSet::new(),
+        tree: ModuleTree::default(),
+    };
+    let root = ModuleAt {
+        parent: None,
+        dir: opts.dir.clone(),
+        dir_shown: ".".to_owned(),
+        install: None,
+        pkg_path: ".".to_owned(),
+        key: String::new(),
+        depth: 0,
+    };
+    walker.visit(&root, Inputs::Root(std::sync::Arc::clone(&opts.variables)))?;
+    Ok(walker.tree)
+}
+
+/// Where a module being walked is.
+struct ModuleAt {
+    /// The node of the call that brought it in; `None`: the root module.
+    parent: Option<usize>,
+    /// Where its files are read (the working directory, or a package in the store view).
+    dir: PathBuf,
+    /// Its directory as `modules.json` names it (relative to the working directory).
+    dir_shown: String,
+    /// The install (remote call key) whose package holds it; `None`: the root package.
+    install: Option<String>,
+    /// Its cleaned path inside that package.
+    pkg_path: String,
+    /// Its module key (`a.b`; empty for the root).
+    key: String,
+    /// How many calls deep it is.
+    depth: usize,
+}
+
+/// One call of the module being walked, and how to say it failed.
+struct CallAt<'c> {
+    key: String,
+    call: &'c ModuleCall,
+    kind: &'static str,
+    parent: Option<usize>,
+}
+
+impl CallAt<'_> {
+    fn fail(&self, source: FetchError) -> ModuleInstallError {
+        ModuleInstallError::Call {
+            at: self.call.at.clone(),
+            key: self.key.clone(),
+            address: self.call.source.clone(),
+            source,
+        }
+    }
+}
+
+struct Walker<'a> {
+    store: &'a Store,
+    opts: &'a ModuleOptions,
+    http: Option<HttpClient>,
+    /// Package address → its package, fetched or found in this init.
+    cache: HashMap<String, Fetched>,
+    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location, package) of this
+    /// init.
+    resolved: HashMap<String, Resolved>,
+    slots: Slots,
+    /// Package addresses already installed by an earlier call of this init, in terraform's
+    /// walk order (depth first, calls by name). A later call of the same address gets the
+    /// package without its dot entries, as terraform and tofu copy an earlier install.
+    installed_addrs: HashSet<String>,
+    tree: ModuleTree,
+}
+
 impl Walker<'_> {
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn visit(
-        &mut self,
-        parent: Option<usize>,
-        dir_abs: &Path,
-        dir_rel: &str,
-        install: Option<&str>,
-        pkg_path: &str,
-        prefix: &str,
-        depth: usize,
-        inputs: Inputs,
-    ) -> Result<(), ModuleInstallError> {
+    /// Read the module at `at`, then each of its calls: the call's node, then the module
+    /// it calls, depth first.
+    fn visit(&mut self, at: &ModuleAt, inputs: Inputs) -> Result<(), ModuleInstallError> {
         // Positions name the module as the user sees it (`.terraform/modules/KEY/…`
         // under the working directory), never the store's copy of its package.
-        let shown_as = match dir_rel {
+        let shown_as = match at.dir_shown.as_str() {
             "." => self.opts.dir.clone(),
             rel => self.opts.dir.join(rel),
         };
         let mut module = config::load_module_requirements_shown_as(
-            dir_abs,
+            &at.dir,
             &shown_as,
             self.opts.flavor,
             inputs,
         )?;
         // tofu init also installs the modules the root module's test files run.
-        if parent.is_none() && self.opts.flavor == tstore_tofu::flavor::Flavor::Tofu {
+        if at.parent.is_none() && self.opts.flavor == Flavor::Tofu {
             module
                 .module_calls
                 .extend(config::test_files::test_module_calls(
-                    dir_abs,
+                    &at.dir,
                     &self.opts.test_directory,
                 )?);
         }
         self.prefetch(&module.module_calls);
-        for (name, call) in module.module_calls {
-            let key = if prefix.is_empty() {
-                name
+        for (name, call) in &module.module_calls {
+            let key = if at.key.is_empty() {
+                name.clone()
             } else {
-                format!("{prefix}.{name}")
+                format!("{}.{name}", at.key)
             };
-            let fail = |source: FetchError| ModuleInstallError::Call {
-                at: call.at.clone(),
-                key: key.clone(),
-                address: call.source.clone(),
-                source,
-            };
-            if depth + 1 > MAX_DEPTH {
-                return Err(fail(FetchError::Package(format!(
-                    "module calls nest more than {MAX_DEPTH} levels deep; a module probably calls itself"
-                ))));
-            }
-            if self.nodes.len() >= MAX_MODULE_INSTANCES {
-                return Err(fail(FetchError::Package(format!(
-                    "the configuration has more than {MAX_MODULE_INSTANCES} module instances \
-                     (every call counted along every path of the module tree); a module tree \
-                     that fans out at every level grows exponentially: check the calls of the \
-                     modules on this path"
-                ))));
-            }
             let parsed =
-                ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host())
-                    .map_err(|e| fail(FetchError::Address(e.reason)))?;
-            let kind = parsed.kind();
-            if kind == "oci" && self.opts.flavor == tstore_tofu::flavor::Flavor::Terraform {
-                return Err(fail(FetchError::Address(format!(
-                    "oci:// module sources are an OpenTofu feature (1.10 and later) that terraform                      does not read; use --flavor tofu to install {:?}",
-                    call.source
-                ))));
-            }
-            let (node, abs) = match parsed {
-                ModuleSource::Unsupported { getter } => {
-                    return Err(fail(FetchError::Package(format!(
-                        "the {getter}:: getter is not supported by tstore (supported: local paths, \
-                         module registries, git::, http(s):// archives, oci://, absolute paths)"
-                    ))))
-                }
-                ModuleSource::Local(src) => {
-                    if call.version.is_some() {
-                        return Err(fail(FetchError::Address(
-                            "Invalid version constraint: cannot apply a version constraint to a module with a relative local path".into(),
-                        )));
-                    }
-                    let dir = clean_join(dir_rel, &src);
-                    let (new_pkg_path, abs) = match install {
-                        Some(inst) => {
-                            let p = clean_join(pkg_path, &src);
-                            if p.starts_with("..") {
-                                return Err(fail(FetchError::Package(format!(
-                                    "Local module path escapes module package: {src:?} from {pkg_path:?} \
-                                     leaves the package of module \"{inst}\""
-                                ))));
-                            }
-                            let root = &self.installs[inst].0.view;
-                            let abs = if p == "." {
-                                root.clone()
-                            } else {
-                                root.join(&p)
-                            };
-                            (p.clone(), abs)
-                        }
-                        None => (dir.clone(), self.opts.dir.join(&dir)),
-                    };
-                    // In the root package, tofu records the directory with its symlinks
-                    // resolved (a remote package's files are never symlinked dirs).
-                    let (dir, abs) = match install {
-                        None if abs.is_dir() => {
-                            let resolved =
-                                source::eval_symlinks(&self.opts.dir, &dir).map_err(|e| {
-                                    fail(FetchError::Package(format!(
-                                        "Unreadable module directory: {e}"
-                                    )))
-                                })?;
-                            let abs = self.opts.dir.join(&resolved);
-                            (resolved, abs)
-                        }
-                        _ => (dir, abs),
-                    };
-                    if !abs.is_dir() {
-                        return Err(fail(FetchError::Package(format!(
-                            "Unreadable module directory: {} does not exist or is not a directory",
-                            abs.display()
-                        ))));
-                    }
-                    let package = install.map(|i| self.installs[i].0.id.clone());
-                    (
-                        Node {
-                            key: key.clone(),
-                            source: call.source.clone(),
-                            kind,
-                            version: None,
-                            dir,
-                            install: install.map(str::to_owned),
-                            pkg_path: new_pkg_path,
-                            parent,
-                            package,
-                            at: call.at.clone(),
-                            link_to: None,
-                        },
-                        abs,
-                    )
-                }
-                ModuleSource::Registry {
-                    host,
-                    namespace,
-                    name,
-                    system,
-                    subdir,
-                } => {
-                    let constraints = match &call.version {
-                        Some(v) => ModuleVersionConstraints::parse(v).map_err(|e| {
-                            fail(FetchError::Package(format!(
-                                "invalid version constraint: {e}"
-                            )))
-                        })?,
-                        None => ModuleVersionConstraints::default(),
-                    };
-                    let m = registry::RegistryModule {
-                        host: &host,
-                        path: format!("{namespace}/{name}/{system}"),
-                    };
-                    let Resolved {
-                        version,
-                        location,
-                        fetched,
-                    } = self.registry(&m, &constraints).map_err(&fail)?;
-                    let (loc_sub, loc_package) = match ModuleSource::parse(
-                        &location,
-                        self.opts.flavor.default_registry_host(),
-                    ) {
-                        Ok(ModuleSource::Remote { subdir, package }) => {
-                            (subdir, package.to_string())
-                        }
-                        _ => return Err(fail(bad_location(&location))),
-                    };
-                    let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
-                    let fetched = self
-                        .again_without_dot_entries(&loc_package, fetched)
-                        .map_err(&fail)?;
-                    self.remote_node(
-                        &key,
-                        &call,
-                        kind,
-                        Some(version.to_string()),
-                        fetched,
-                        sub,
-                        parent,
-                    )
-                    .map_err(fail)?
-                }
-                ModuleSource::Remote { package, subdir } => {
-                    if call.version.is_some() {
-                        return Err(fail(FetchError::Address(
-                            "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry".into(),
-                        )));
-                    }
-                    if package.getter == Getter::File {
-                        let fetched = local_directory(&package).map_err(&fail)?;
-                        self.remote_node(&key, &call, kind, None, fetched, subdir, parent)
-                            .map_err(fail)?
-                    } else {
-                        let fetched = self.fetch(&package, 0).map_err(&fail)?;
-                        let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
-                        let fetched = self
-                            .again_without_dot_entries(&package.to_string(), fetched)
-                            .map_err(&fail)?;
-                        self.remote_node(&key, &call, kind, None, fetched, sub, parent)
-                            .map_err(fail)?
-                    }
-                }
+                ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host());
+            let c = CallAt {
+                key,
+                call,
+                kind: parsed.as_ref().map_or("unsupported", ModuleSource::kind),
+                parent: at.parent,
             };
-            let idx = self.nodes.len();
-            let (dir, inst, pp) = (
-                node.dir.clone(),
-                node.install.clone(),
-                node.pkg_path.clone(),
-            );
-            self.nodes.push(node);
-            let inputs = call.inputs.clone();
-            self.visit(
-                Some(idx),
-                &abs,
-                &dir,
-                inst.as_deref(),
-                &pp,
-                &key,
-                depth + 1,
-                inputs,
-            )?;
+            self.check_size(at, &c)?;
+            let parsed = parsed.map_err(|e| c.fail(FetchError::Address(e.reason)))?;
+            let (node, dir) = self.call_node(at, &c, parsed)?;
+            let child = ModuleAt {
+                parent: Some(self.tree.nodes.len()),
+                dir,
+                dir_shown: node.dir.clone(),
+                install: node.install.clone(),
+                pkg_path: node.pkg_path.clone(),
+                key: c.key.clone(),
+                depth: at.depth + 1,
+            };
+            self.tree.nodes.push(node);
+            self.visit(&child, call.inputs.clone())?;
         }
         Ok(())
+    }
+
+    /// A tree deeper than tofu allows, or with more instances than one working directory
+    /// may have, stops the walk at the call that crosses the line.
+    fn check_size(&self, at: &ModuleAt, c: &CallAt<'_>) -> Result<(), ModuleInstallError> {
+        if at.depth + 1 > MAX_DEPTH {
+            return Err(c.fail(FetchError::Package(format!(
+                "module calls nest more than {MAX_DEPTH} levels deep; a module probably calls itself"
+            ))));
+        }
+        if self.tree.nodes.len() >= MAX_MODULE_INSTANCES {
+            return Err(c.fail(FetchError::Package(format!(
+                "the configuration has more than {MAX_MODULE_INSTANCES} module instances \
+                 (every call counted along every path of the module tree); a module tree \
+                 that fans out at every level grows exponentially: check the calls of the \
+                 modules on this path"
+            ))));
+        }
+        Ok(())
+    }
+
+    /// The node of one call and the directory its module is read from.
+    fn call_node(
+        &mut self,
+        at: &ModuleAt,
+        c: &CallAt<'_>,
+        source: ModuleSource,
+    ) -> Result<(Node, PathBuf), ModuleInstallError> {
+        if c.kind == "oci" && self.opts.flavor == Flavor::Terraform {
+            return Err(c.fail(FetchError::Address(format!(
+                "oci:// module sources are an OpenTofu feature (1.10 and later) that terraform \
+                 does not read; use --flavor tofu to install {:?}",
+                c.call.source
+            ))));
+        }
+        match source {
+            ModuleSource::Unsupported { getter } => Err(c.fail(FetchError::Package(format!(
+                "the {getter}:: getter is not supported by tstore (supported: local paths, \
+                 module registries, git::, http(s):// archives, oci://, absolute paths)"
+            )))),
+            ModuleSource::Local(src) => self.local_call(at, c, &src).map_err(|e| c.fail(e)),
+            ModuleSource::Registry {
+                host,
+                namespace,
+                name,
+                system,
+                subdir,
+            } => {
+                let m = registry::RegistryModule {
+                    host: &host,
+                    path: format!("{namespace}/{name}/{system}"),
+                };
+                self.registry_call(c, &m, subdir).map_err(|e| c.fail(e))
+            }
+            ModuleSource::Remote { package, subdir } => {
+                self.remote_call(c, &package, subdir).map_err(|e| c.fail(e))
+            }
+        }
+    }
+
+    /// A local path: read in place, relative to its caller (inside a remote package it must
+    /// stay inside that package).
+    fn local_call(
+        &mut self,
+        at: &ModuleAt,
+        c: &CallAt<'_>,
+        src: &str,
+    ) -> Result<(Node, PathBuf), FetchError> {
+        if c.call.version.is_some() {
+            return Err(FetchError::Address(
+                "Invalid version constraint: cannot apply a version constraint to a module with a relative local path".into(),
+            ));
+        }
+        let dir = clean_join(&at.dir_shown, src);
+        let (pkg_path, abs) = match &at.install {
+            Some(inst) => {
+                let p = clean_join(&at.pkg_path, src);
+                if p.starts_with("..") {
+                    return Err(FetchError::Package(format!(
+                        "Local module path escapes module package: {src:?} from {:?} \
+                         leaves the package of module \"{inst}\"",
+                        at.pkg_path
+                    )));
+                }
+                let root = &self.tree.installs[inst].0.view;
+                let abs = if p == "." {
+                    root.clone()
+                } else {
+                    root.join(&p)
+                };
+                (p, abs)
+            }
+            None => (dir.clone(), self.opts.dir.join(&dir)),
+        };
+        // In the root package, tofu records the directory with its symlinks resolved (a
+        // remote package's files are never symlinked dirs).
+        let (dir, abs) = match &at.install {
+            None if abs.is_dir() => {
+                let resolved = package_dirs::eval_symlinks(&self.opts.dir, &dir).map_err(|e| {
+                    FetchError::Package(format!("Unreadable module directory: {e}"))
+                })?;
+                let abs = self.opts.dir.join(&resolved);
+                (resolved, abs)
+            }
+            _ => (dir, abs),
+        };
+        if !abs.is_dir() {
+            return Err(FetchError::Package(format!(
+                "Unreadable module directory: {} does not exist or is not a directory",
+                abs.display()
+            )));
+        }
+        let package = at
+            .install
+            .as_ref()
+            .map(|i| self.tree.installs[i].0.id.clone());
+        let node = Node {
+            key: c.key.clone(),
+            source: c.call.source.clone(),
+            kind: c.kind,
+            version: None,
+            dir,
+            install: at.install.clone(),
+            pkg_path,
+            parent: c.parent,
+            package,
+            at: c.call.at.clone(),
+            link_to: None,
+        };
+        Ok((node, abs))
+    }
+
+    /// A module registry address: the newest version its constraints allow, then the
+    /// package at the location the registry names for it.
+    fn registry_call(
+        &mut self,
+        c: &CallAt<'_>,
+        m: &registry::RegistryModule<'_>,
+        subdir: Option<String>,
+    ) -> Result<(Node, PathBuf), FetchError> {
+        let constraints = match &c.call.version {
+            Some(v) => ModuleVersionConstraints::parse(v)
+                .map_err(|e| FetchError::Package(format!("invalid version constraint: {e}")))?,
+            None => ModuleVersionConstraints::default(),
+        };
+        let Resolved {
+            version,
+            location,
+            fetched,
+        } = self.registry(m, &constraints)?;
+        let (loc_sub, loc_package) =
+            match ModuleSource::parse(&location, self.opts.flavor.default_registry_host()) {
+                Ok(ModuleSource::Remote { subdir, package }) => (subdir, package.to_string()),
+                _ => return Err(bad_location(&location)),
+            };
+        let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
+        let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
+        self.remote_node(c, Some(version), fetched, sub)
+    }
+
+    /// A go-getter address: a local directory named by absolute path is read in place,
+    /// anything else is fetched into the store (or found there).
+    fn remote_call(
+        &mut self,
+        c: &CallAt<'_>,
+        package: &RemotePackage,
+        subdir: Option<String>,
+    ) -> Result<(Node, PathBuf), FetchError> {
+        if c.call.version.is_some() {
+            return Err(FetchError::Address(
+                "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry".into(),
+            ));
+        }
+        if package.getter == Getter::File {
+            let fetched = local_directory(package)?;
+            return self.remote_node(c, None, fetched, subdir);
+        }
+        let fetched = self.fetch(package, 0)?;
+        let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
+        let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
+        self.remote_node(c, None, fetched, sub)
     }
 
     /// The package a call at package address `addr` installs: `fetched` itself for the
@@ -318,21 +370,19 @@ impl Walker<'_> {
         }
         let mut log = FetchLog::default();
         let result = self.fetcher().without_dot_entries(&fetched, &mut log);
-        self.report.fetched.extend(log.fetched);
-        self.report.reused.extend(log.reused);
+        self.tree.fetched.extend(log.fetched);
+        self.tree.reused.extend(log.reused);
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn remote_node(
+    /// The node of a remote call installing `fetched` (its module at `subdir`), and the
+    /// directory its module is read from.
+    fn remote_node(
         &mut self,
-        key: &str,
-        call: &config::ModuleCall,
-        kind: &'static str,
-        version: Option<String>,
+        c: &CallAt<'_>,
+        version: Option<Version>,
         fetched: Fetched,
         subdir: Option<String>,
-        parent: Option<usize>,
     ) -> Result<(Node, PathBuf), FetchError> {
         let mut pkg_path = clean_join(".", subdir.as_deref().unwrap_or("."));
         if pkg_path.starts_with("..") {
@@ -341,7 +391,7 @@ impl Walker<'_> {
             )));
         }
         if pkg_path.contains(['*', '?']) {
-            pkg_path = source::glob_subdir(&fetched.view, &pkg_path)?;
+            pkg_path = package_dirs::glob_subdir(&fetched.view, &pkg_path)?;
         }
         let abs = if pkg_path == "." {
             fetched.view.clone()
@@ -356,48 +406,49 @@ impl Walker<'_> {
         let meta = match policy::load(&fetched.view) {
             Ok(m) => m,
             Err(e) => {
-                self.warnings.push(format!(
-                    "{}: module \"{key}\": ignoring invalid {META_FILE} of package {}: {}",
-                    call.at,
+                self.tree.warnings.push(format!(
+                    "{}: module \"{}\": ignoring invalid {META_FILE} of package {}: {}",
+                    c.call.at,
+                    c.key,
                     fetched.id,
                     super::chain(&e)
                 ));
                 None
             }
         };
-        let mut dir = self.opts.data_dir.module_dir_shown(key);
+        let mut dir = self.opts.data_dir.module_dir_shown(&c.key);
         if pkg_path != "." {
             dir = format!("{dir}/{pkg_path}");
         }
         let id = fetched.id.clone();
         let link_to = fetched.in_place.clone();
-        self.installs.insert(key.to_owned(), (fetched, meta));
+        self.tree.installs.insert(c.key.clone(), (fetched, meta));
         Ok((
             Node {
-                key: key.to_owned(),
-                source: call.source.clone(),
-                kind,
-                version,
+                key: c.key.clone(),
+                source: c.call.source.clone(),
+                kind: c.kind,
+                version: version.map(|v| v.to_string()),
                 dir,
-                install: Some(key.to_owned()),
+                install: Some(c.key.clone()),
                 pkg_path,
-                parent,
+                parent: c.parent,
                 package: Some(id),
-                at: call.at.clone(),
+                at: c.call.at.clone(),
                 link_to,
             },
             abs,
         ))
     }
 
-    pub(super) fn http(&mut self) -> Result<HttpClient, FetchError> {
+    fn http(&mut self) -> Result<HttpClient, FetchError> {
         if self.http.is_none() {
             self.http = Some(self.opts.network.http_client().map_err(FetchError::from)?);
         }
         Ok(self.http.clone().expect("just set"))
     }
 
-    pub(super) fn fetcher(&self) -> Fetcher<'_> {
+    fn fetcher(&self) -> Fetcher<'_> {
         Fetcher {
             store: self.store,
             slots: &self.slots,
@@ -409,7 +460,7 @@ impl Walker<'_> {
 
     /// The registry's version, download location and package for `m`, resolved once per
     /// init.
-    pub(super) fn registry(
+    fn registry(
         &mut self,
         m: &registry::RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
@@ -423,19 +474,15 @@ impl Walker<'_> {
         let result = self
             .fetcher()
             .registry(&self.opts.network, m, constraints, &mut log);
-        self.report.fetched.extend(log.fetched);
-        self.report.reused.extend(log.reused);
+        self.tree.fetched.extend(log.fetched);
+        self.tree.reused.extend(log.reused);
         let r = result?;
         self.resolved.insert(key, r.clone());
         Ok(r)
     }
 
     /// The package at `package`, from the store or fetched into it.
-    pub(super) fn fetch(
-        &mut self,
-        package: &RemotePackage,
-        hops: usize,
-    ) -> Result<Fetched, FetchError> {
+    fn fetch(&mut self, package: &RemotePackage, hops: usize) -> Result<Fetched, FetchError> {
         let addr = package.to_string();
         if let Some(f) = self.cache.get(&addr) {
             return Ok(f.clone());
@@ -445,8 +492,8 @@ impl Walker<'_> {
         }
         let mut log = FetchLog::default();
         let result = self.fetcher().fetch(package, hops, &mut log);
-        self.report.fetched.extend(log.fetched);
-        self.report.reused.extend(log.reused);
+        self.tree.fetched.extend(log.fetched);
+        self.tree.reused.extend(log.reused);
         let fetched = result?;
         self.cache.insert(addr, fetched.clone());
         Ok(fetched)
@@ -455,7 +502,7 @@ impl Walker<'_> {
     /// Fetch the packages of the remote and registry calls of one module in parallel, filling
     /// the caches `visit` then reads. Failures are left for `visit`, which retries the call
     /// alone and reports it with its file:line.
-    pub(super) fn prefetch(&mut self, calls: &BTreeMap<String, config::ModuleCall>) {
+    fn prefetch(&mut self, calls: &BTreeMap<String, config::ModuleCall>) {
         enum Job<'a> {
             Remote(RemotePackage),
             Registry(
@@ -570,32 +617,10 @@ impl Walker<'_> {
             if let Some((addr, f)) = fetched {
                 self.cache.entry(addr).or_insert(f);
             }
-            self.report.fetched.extend(log.fetched);
-            self.report.reused.extend(log.reused);
+            self.tree.fetched.extend(log.fetched);
+            self.tree.reused.extend(log.reused);
         }
     }
-}
-
-pub(super) fn resolve_key(
-    m: &registry::RegistryModule<'_>,
-    constraints: &ModuleVersionConstraints,
-) -> String {
-    format!("{}/{} {}", m.host, m.path, constraints.to_go_string())
-}
-
-/// A registry module's selected version, the download location the registry named for it,
-/// and its package.
-#[derive(Clone, Debug)]
-pub(super) struct Resolved {
-    pub(super) version: Version,
-    pub(super) location: String,
-    pub(super) fetched: Fetched,
-}
-
-pub(super) fn bad_location(location: &str) -> FetchError {
-    FetchError::Protocol(format!(
-        "the registry's download location {location:?} is not a supported remote address"
-    ))
 }
 
 /// The install of a local directory a call names by absolute path or `file://`: read in

@@ -35,7 +35,7 @@ impl DataDir {
                 shown: given.to_owned(),
             }
         } else {
-            let shown = crate::modules::source::clean_join(".", given);
+            let shown = tstore_tofu::module_source::clean_join(".", given);
             if shown == "." {
                 DataDir {
                     path: working_dir.to_owned(),

@@ -16,6 +16,7 @@ pub mod cliconfig;
 pub mod config;
 pub mod flavor;
 pub mod lockfile;
+pub mod module_source;
 pub mod read;
 pub mod span;
 pub mod static_eval;

@@ -158,7 +158,7 @@ fn walk(
                 key: child_key,
             });
         }
-        let child_dir = if is_local_source(&call.source) {
+        let child_dir = if crate::module_source::is_local(&call.source) {
             let d = dir.join(&call.source);
             if !d.is_dir() {
                 return Err(ModuleTreeError::MissingLocalModule {
@@ -183,11 +183,6 @@ fn walk(
         walk(child, flavor, test_directory, installed, out)?;
     }
     Ok(())
-}
-
-/// tofu treats only `./` and `../` prefixes as local paths.
-fn is_local_source(source: &str) -> bool {
-    source.starts_with("./") || source.starts_with("../")
 }
 
 /// Module key → installed directory, from `.terraform/modules/modules.json`.

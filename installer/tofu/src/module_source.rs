@@ -1,4 +1,5 @@
-//! Module source addresses: classification and normalization.
+//! Module source addresses as tofu reads them: classification and normalization. Pure:
+//! no file is read and no network asked; fetching is the installer's.
 //!
 //! Order as tofu's `ParseModuleSource`
 //! (<https://github.com/opentofu/opentofu/blob/main/internal/addrs/module_source.go>): local (`./`, `../`), then registry (`[HOST/]NS/NAME/SYSTEM[//SUBDIR]`), then
@@ -7,11 +8,10 @@
 //! out and the query stays with the package.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
 
 /// The getter a remote package is fetched with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Getter {
+pub enum Getter {
     /// The real `git` command.
     Git,
     /// An HTTP(S) archive, or a page answering `X-Terraform-Get`.
@@ -24,7 +24,7 @@ pub(crate) enum Getter {
 
 /// A remote package address after normalization, without its subdirectory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RemotePackage {
+pub struct RemotePackage {
     /// How to fetch it.
     pub getter: Getter,
     /// The URL, query included (`file:///B/repo.git?ref=v1.0.0`).
@@ -42,7 +42,7 @@ impl fmt::Display for RemotePackage {
 
 /// A classified module source.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ModuleSource {
+pub enum ModuleSource {
     /// `./x`, `../x`: read in place.
     Local(String),
     /// A module registry address.
@@ -75,7 +75,7 @@ pub(crate) enum ModuleSource {
 /// Why a source cannot be understood.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid module source {input:?}: {reason}")]
-pub(crate) struct SourceError {
+pub struct SourceError {
     /// The source as written.
     pub input: String,
     /// What is wrong.
@@ -83,14 +83,14 @@ pub(crate) struct SourceError {
 }
 
 /// True for tofu's local paths.
-pub(crate) fn is_local(source: &str) -> bool {
+pub fn is_local(source: &str) -> bool {
     ["./", "../", ".\\", "..\\"]
         .iter()
         .any(|p| source.starts_with(p))
 }
 
 /// Split `PACKAGE//SUBDIR?QUERY` into `PACKAGE?QUERY` and `SUBDIR` (go-getter `SourceDirSubdir`).
-pub(crate) fn split_subdir(src: &str) -> (String, Option<String>) {
+pub fn split_subdir(src: &str) -> (String, Option<String>) {
     let (body, query) = match src.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (src, None),
@@ -110,7 +110,7 @@ pub(crate) fn split_subdir(src: &str) -> (String, Option<String>) {
 
 impl ModuleSource {
     /// Classify `source` as tofu does; `default_host` is the registry for `NS/NAME/SYSTEM`.
-    pub(crate) fn parse(source: &str, default_host: &str) -> Result<ModuleSource, SourceError> {
+    pub fn parse(source: &str, default_host: &str) -> Result<ModuleSource, SourceError> {
         let err = |reason: &str| SourceError {
             input: source.to_owned(),
             reason: reason.to_owned(),
@@ -157,7 +157,7 @@ impl ModuleSource {
     }
 
     /// A short name of the kind, for reports: `local`, `registry`, `git`, `http`, `file`.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &'static str {
         match self {
             ModuleSource::Local(_) => "local",
             ModuleSource::Registry { .. } => "registry",
@@ -296,7 +296,7 @@ fn is_registry_host(host: &str) -> bool {
 
 /// `path` joined onto `base` and cleaned (`a/../b` → `b`, leading `..` kept), `/`-separated;
 /// `.` for nothing.
-pub(crate) fn clean_join(base: &str, path: &str) -> String {
+pub fn clean_join(base: &str, path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for c in base.split('/').chain(path.split('/')) {
         match c {
@@ -316,127 +316,6 @@ pub(crate) fn clean_join(base: &str, path: &str) -> String {
     } else {
         parts.join("/")
     }
-}
-
-/// Expand a `//subdir` that is a glob (`*`, `?` per path component, as go-getter's
-/// `SubdirGlob` does with `filepath.Glob`) inside the package at `root`: it must match
-/// exactly one path, which is returned relative to `root`. `//*` is the usual form: the
-/// single top-level directory of an archive.
-pub(crate) fn glob_subdir(root: &Path, pattern: &str) -> Result<String, super::FetchError> {
-    let mut matches = vec![String::new()];
-    for part in pattern.split('/').filter(|p| !p.is_empty() && *p != ".") {
-        let mut next = Vec::new();
-        for prefix in &matches {
-            let dir = root.join(prefix);
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            let mut names: Vec<String> = entries
-                .filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| glob_match(part, n))
-                .collect();
-            names.sort();
-            for name in names {
-                next.push(if prefix.is_empty() {
-                    name
-                } else {
-                    format!("{prefix}/{name}")
-                });
-            }
-        }
-        matches = next;
-    }
-    match matches.as_slice() {
-        [] => Err(super::FetchError::Package(format!(
-            "subdir {pattern:?} not found"
-        ))),
-        [one] => Ok(one.clone()),
-        _ => Err(super::FetchError::Package(format!(
-            "subdir {pattern:?} matches multiple paths"
-        ))),
-    }
-}
-
-/// `filepath.Match` for `*` (any run of characters) and `?` (one character) within one
-/// path component; other characters match themselves.
-fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
-            pi += 1;
-            ni += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ni));
-            pi += 1;
-        } else if let Some((sp, sn)) = star {
-            pi = sp + 1;
-            ni = sn + 1;
-            star = Some((sp, sn + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
-/// The directory tofu records for a local module of the root package: `rel` (relative to
-/// the root `base`, already cleaned) with its symlinks resolved as Go's
-/// `filepath.EvalSymlinks` resolves a relative path: a relative link target replaces the
-/// link in place, an absolute one makes the result absolute; `..` is applied to what has
-/// been resolved so far. The manifest's `Dir` then matches terraform's, and so does
-/// `path.module`.
-pub(crate) fn eval_symlinks(base: &Path, rel: &str) -> std::io::Result<String> {
-    let mut out = PathBuf::new();
-    let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_owned).collect();
-    let mut links = 0;
-    while let Some(c) = todo.pop_front() {
-        match c.as_str() {
-            "" | "." => {}
-            ".." => {
-                let up = out.file_name().is_some_and(|n| n != "..");
-                if up {
-                    out.pop();
-                } else if !out.has_root() {
-                    out.push("..");
-                }
-            }
-            name => {
-                let candidate = out.join(name);
-                let full = base.join(&candidate);
-                let is_link = std::fs::symlink_metadata(&full)?.file_type().is_symlink();
-                if !is_link {
-                    out = candidate;
-                    continue;
-                }
-                links += 1;
-                if links > 255 {
-                    return Err(std::io::Error::other("too many levels of symbolic links"));
-                }
-                let target = std::fs::read_link(&full)?;
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                let parts: Vec<String> = target
-                    .to_string_lossy()
-                    .split('/')
-                    .map(str::to_owned)
-                    .collect();
-                for part in parts.into_iter().rev() {
-                    todo.push_front(part);
-                }
-            }
-        }
-    }
-    let text = out.to_string_lossy().into_owned();
-    Ok(if text.is_empty() {
-        ".".to_owned()
-    } else {
-        text
-    })
 }
 
 #[cfg(test)]
@@ -519,59 +398,5 @@ mod tests {
             ".terraform/modules/gita/modules/inner"
         );
         assert_eq!(clean_join(".", "../x"), "../x");
-    }
-
-    #[test]
-    fn eval_symlinks_like_go() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = dir.path();
-        for d in ["real/sub", "other"] {
-            fs_err::create_dir_all(b.join(d)).unwrap();
-        }
-        std::os::unix::fs::symlink("real", b.join("link")).unwrap();
-        std::os::unix::fs::symlink("../other", b.join("real/up")).unwrap();
-        std::os::unix::fs::symlink(b.join("other"), b.join("abs")).unwrap();
-        for (rel, want) in [
-            ("real", "real".to_owned()),
-            ("link", "real".to_owned()),
-            ("link/sub", "real/sub".to_owned()),
-            ("link/up", "other".to_owned()),
-            ("abs", b.join("other").display().to_string()),
-            (".", ".".to_owned()),
-        ] {
-            assert_eq!(eval_symlinks(b, rel).unwrap(), want, "{rel}");
-        }
-        assert!(eval_symlinks(b, "missing").is_err());
-    }
-
-    #[test]
-    fn glob_subdirs() {
-        for (pattern, name, want) in [
-            ("*", "pkg-1.0", true),
-            ("pkg-*", "pkg-1.0", true),
-            ("pkg-?.0", "pkg-1.0", true),
-            ("pkg-?", "pkg-1.0", false),
-            ("*.tf", "main.tf", true),
-            ("a*b*c", "axxbyyc", true),
-            ("a*b", "ac", false),
-        ] {
-            assert_eq!(glob_match(pattern, name), want, "{pattern} {name}");
-        }
-        let dir = tempfile::tempdir().unwrap();
-        fs_err::create_dir_all(dir.path().join("only-1.0/modules/x")).unwrap();
-        assert_eq!(glob_subdir(dir.path(), "*").unwrap(), "only-1.0");
-        assert_eq!(
-            glob_subdir(dir.path(), "*/modules/*").unwrap(),
-            "only-1.0/modules/x"
-        );
-        fs_err::create_dir_all(dir.path().join("second")).unwrap();
-        assert!(glob_subdir(dir.path(), "*")
-            .unwrap_err()
-            .to_string()
-            .contains("multiple"));
-        assert!(glob_subdir(dir.path(), "nope*")
-            .unwrap_err()
-            .to_string()
-            .contains("not found"));
     }
 }

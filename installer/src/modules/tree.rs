@@ -1,0 +1,26 @@
+//! The module tree as the walk found it: one [`Node`] per module call (every instance, along
+//! every path), which the decide and apply steps read.
+
+use std::path::PathBuf;
+
+use tstore_tofu::config::SourcePos;
+
+/// One module call of the tree.
+#[derive(Clone, Debug)]
+pub(super) struct Node {
+    pub(super) key: String,
+    pub(super) source: String,
+    pub(super) kind: &'static str,
+    pub(super) version: Option<String>,
+    pub(super) dir: String,
+    /// The install (remote call key) whose package holds this module; `None`: root package.
+    pub(super) install: Option<String>,
+    /// Cleaned path inside its package.
+    pub(super) pkg_path: String,
+    pub(super) parent: Option<usize>,
+    pub(super) package: Option<String>,
+    pub(super) at: SourcePos,
+    /// For the install of a local directory named by absolute path: the directory
+    /// `.terraform/modules/KEY` links to.
+    pub(super) link_to: Option<PathBuf>,
+}
