@@ -19,9 +19,10 @@ mod net;
 mod own_files;
 mod providers;
 mod publish;
+mod report;
 mod workdir;
 
-pub use crate::modules::source_rules::{
+pub use crate::modules::policy::{
     find_repository_flavor, find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
 };
 pub use crate::modules::{
@@ -38,13 +39,14 @@ pub use crate::providers::sources::fs_mirror::{
     providers_in as mirror_providers_in, FilesystemMirror, MirrorLocation, MirrorPackage,
 };
 pub use crate::providers::{
-    display_name, ingest_mirror_package, init as install_providers, keep_source_archive, Event,
-    InitOptions, InitReport, InstallError, LockFileChange, Obtained, ProviderReport, Reporter,
+    display_name, ingest_mirror_package, init as install_providers, keep_source_archive,
+    InitOptions, InitReport, InstallError, LockFileChange, Obtained, ProviderReport,
     RewrittenLockEntry, LOCK_FILE_NAME,
 };
 pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,
     ExistingTag, ProviderSelection, PushError, PushedModule, PushedVersion, WithoutSourceZip,
 };
+pub use crate::report::{Event, Reporter};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, plugin_path, roots};

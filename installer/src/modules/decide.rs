@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use super::fetch::Fetched;
-use super::policy::{Meta, ReadOnlyStatus};
-use super::source_rules::{Fallback, ModulePolicy, Verdict};
+use super::package_meta::{Meta, ReadOnlyStatus};
+use super::policy::{Fallback, ModulePolicy, Verdict};
 use super::tree::Node;
-use super::{policy, Action};
+use super::{package_meta, Action};
 use tstore_tofu::flavor::Flavor;
 
 /// The decision for one install or local copy.
@@ -48,7 +48,7 @@ pub(super) fn decide(
                 inherited = root_meta.map(|m| m.entry(".").dependencies.unwrap_or(true));
             }
             let own = meta_of(n).map(|m| (m, n.pkg_path.as_str()));
-            policy::decide(&policy::Facts {
+            package_meta::decide(&package_meta::Facts {
                 own,
                 inherited,
                 root_dependencies,
@@ -108,7 +108,7 @@ pub(super) fn decide(
                                     Action::Copy,
                                     format!(
                                         "{unknown}; copied: {who} (a read_only pattern in {} or --assume-read-only links it)",
-                                        super::source_rules::REPOSITORY_FILE
+                                        super::policy::REPOSITORY_FILE
                                     ),
                                 ),
                                 (Fallback::Auto, who) => {
@@ -303,7 +303,7 @@ mod tests {
                     subdir: None,
                     in_place: None,
                 };
-                let meta = meta.map(|text| policy::parse(text).expect("valid meta"));
+                let meta = meta.map(|text| package_meta::parse(text).expect("valid meta"));
                 ((*key).to_owned(), (fetched, meta))
             })
             .collect()
@@ -371,11 +371,9 @@ mod tests {
         install.link_to = Some(PathBuf::from("/srv/modules/net"));
         let nodes = [install, node("a.sub", Some("a"), "sub", Some(0))];
         let copy_everything = ModulePolicy {
-            levels: vec![super::super::source_rules::parse_machine_rules(
-                "default = \"copy\"\n",
-                "test",
-            )
-            .unwrap()],
+            levels: vec![
+                super::super::policy::parse_machine_rules("default = \"copy\"\n", "test").unwrap(),
+            ],
             ..ModulePolicy::default()
         };
         for policy in [ModulePolicy::default(), copy_everything] {
@@ -395,7 +393,7 @@ mod tests {
     /// says it modifies itself; a caller's `dependencies = false` makes its callees copies.
     #[test]
     fn root_package_locals_and_inherited_statements() {
-        let root_meta = policy::parse(
+        let root_meta = package_meta::parse(
             "module \"r\" {\n  path = \".\"\n  read-only = { dependencies = false }\n}\nmodule \"l\" {\n  path = \"./local\"\n  read-only = { self = false }\n}\n",
         )
         .unwrap();
@@ -442,7 +440,7 @@ mod tests {
     /// the machine's, then the fallback; an author's statement still wins.
     #[test]
     fn source_rules_decide_unknown_packages_only() {
-        use super::super::source_rules::SourceRules;
+        use super::super::policy::SourceRules;
         let mut nodes = [node("a", Some("a"), ".", None)];
         nodes[0].source = "acme/net/aws".into();
         let policy = |read_only: &[&str], copy: &[&str], default| ModulePolicy {
@@ -502,7 +500,7 @@ mod tests {
     /// module of its instance may write into its own directory; `default = "copy"` copies.
     #[test]
     fn auto_links_unless_a_member_writes_into_itself() {
-        use super::super::source_rules::SourceRules;
+        use super::super::policy::SourceRules;
         let nodes = [
             node("a", Some("a"), ".", None),
             node("a.sub", Some("a"), "sub", Some(0)),

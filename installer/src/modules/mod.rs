@@ -12,9 +12,10 @@
 //!    The packages of one module's calls are fetched in parallel first (`Walker::prefetch`,
 //!    one fetch per package address), with a progress bar on a terminal.
 //! 2. **Decide** per remote call (one `.terraform/modules/KEY` = one package instance):
-//!    *link* when every module of the instance is read-only, *private copy* otherwise
-//!    ([`policy`]). Nothing in the working directory has been touched so far: a failed
-//!    fetch leaves `.terraform/modules` as it was.
+//!    *link* when every module of the instance is read-only, *private copy* otherwise (a
+//!    package's own [`package_meta`], else the repository's and machine's [`policy`]).
+//!    Nothing in the working directory has been touched so far: a failed fetch leaves
+//!    `.terraform/modules` as it was.
 //! 3. **Apply**: links (`KEY -> $TSTORE_MOUNT/modules/<id>`), copies (reflink or copy,
 //!    writable), stale installs removed, `modules.json` written atomically.
 //!
@@ -51,17 +52,16 @@ pub(crate) mod git;
 pub(crate) mod manifest;
 mod oci;
 mod package_dirs;
+pub(crate) mod package_meta;
 pub(crate) mod policy;
-mod progress;
 pub(crate) mod registry;
-pub(crate) mod source_rules;
 mod tree;
 mod walk;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use policy::{ReadOnlyStatus, META_FILE};
+use package_meta::{ReadOnlyStatus, META_FILE};
 use serde::Serialize;
 use tstore_store::Store;
 use tstore_tofu::config::{self, SourcePos};
@@ -73,6 +73,7 @@ use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::walk::walk;
 use crate::net::NetworkSettings;
+use crate::report::Reporter;
 
 /// How deep module calls may nest before we assume a cycle.
 const MAX_DEPTH: usize = 64;
@@ -103,10 +104,7 @@ pub struct ModuleOptions {
     pub network: NetworkSettings,
     /// What to do with packages whose read-only status their authors do not state: the
     /// repository's and machine's source rules, and `--assume-read-only`.
-    pub policy: source_rules::ModulePolicy,
-    /// Show a progress bar on stderr while packages are fetched in parallel (only drawn
-    /// when stderr is a terminal).
-    pub progress: bool,
+    pub policy: policy::ModulePolicy,
     /// The root module's variable values (`-var`, `-var-file`, `TF_VAR_*`, tfvars
     /// files), for module sources and versions tofu evaluates early.
     pub variables: Arc<RootInputs>,
@@ -164,39 +162,6 @@ pub struct ModulesReport {
     pub reused: Vec<String>,
 }
 
-impl ModulesReport {
-    /// Human output in tofu's words (`Initializing modules...`, `- KEY in DIR`), with the
-    /// link/copy decision and its reason per call when `explain`.
-    pub fn render(&self, explain: bool) -> String {
-        use std::fmt::Write as _;
-        let mut s = String::new();
-        if self.calls.is_empty() {
-            return s;
-        }
-        s.push_str("\nInitializing modules...\n");
-        for c in &self.calls {
-            let _ = write!(s, "- {} in {}", c.key, c.dir);
-            if let Some(v) = &c.version {
-                let _ = write!(s, " ({v})");
-            }
-            s.push('\n');
-            if explain {
-                let action = match (c.action, c.copy_bytes) {
-                    (Action::Link, _) => "linked read-only to the store".to_owned(),
-                    (Action::Copy, Some(b)) => format!(
-                        "private copy ({:.1} MiB; less where the filesystem shares extents)",
-                        b as f64 / (1024.0 * 1024.0)
-                    ),
-                    (Action::Copy, None) => "private copy".to_owned(),
-                    (Action::InPlace, _) => "read in place".to_owned(),
-                };
-                let _ = writeln!(s, "    {action}: {}", c.reason);
-            }
-        }
-        s
-    }
-}
-
 /// Why module installation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleInstallError {
@@ -223,7 +188,7 @@ pub enum ModuleInstallError {
         path: PathBuf,
         /// What is wrong.
         #[source]
-        source: policy::MetaError,
+        source: package_meta::MetaError,
     },
     /// Writing `.terraform/modules` failed.
     #[error("cannot update {}: {message}", path.display())]
@@ -251,12 +216,13 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 pub fn install(
     store: &Store,
     opts: &ModuleOptions,
+    reporter: &dyn Reporter,
 ) -> Result<(ModulesReport, Vec<String>), ModuleInstallError> {
-    let root_meta = policy::load(&opts.dir).map_err(|source| ModuleInstallError::Meta {
+    let root_meta = package_meta::load(&opts.dir).map_err(|source| ModuleInstallError::Meta {
         path: opts.dir.join(META_FILE),
         source,
     })?;
-    let mut tree = walk(store, opts)?;
+    let mut tree = walk(store, opts, reporter)?;
     let decisions = decide(
         &tree.nodes,
         &tree.installs,

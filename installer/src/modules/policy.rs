@@ -1,257 +1,337 @@
-//! The read-only policy: `module-package.meta.hcl` at a package root says which of its modules
-//! may be shared read-only. The file and its grammar are those proposed by OpenTofu's module
-//! installation RFCs (<https://github.com/opentofu/opentofu/pull/3252>); the order in which
-//! statements win is tstore's own, see [`decide`]. A package without the file says nothing;
-//! with it (even empty), every module of the package it does not list is read-only.
+//! Policy for a whole repository or machine: which module sources are trusted read-only
+//! (linked) or must be copied, for the packages whose authors make no statement.
+//!
+//! Two places hold it, with the same grammar:
+//! - the repository file `.tstore.hcl`, the first one found walking up from the working
+//!   directory: `modules { … }` (its top-level `flavor = "tofu" | "terraform"` is read
+//!   by [`find_repository_flavor`]);
+//! - the CLI configuration (`TF_CLI_CONFIG_FILE`, `~/.tofurc`, …): a `tstore_modules { … }`
+//!   block, the machine's or user's policy (tofu and terraform ignore blocks they do not know).
 //!
 //! ```hcl
-//! package { description = "…" }
-//! module "LABEL" {
-//!   path      = "./modules/mymod"                       # "." or "./…", inside the package
-//!   read-only = { self = false, dependencies = true }   # each defaults to true
+//! modules {
+//!   read_only = ["registry.terraform.io/terraform-aws-modules/*", "git::https://git.example.com/platform/*"]
+//!   copy      = ["*/lambda/aws", "*notify-slack*"]
+//!   default   = "auto"   # for sources no pattern names: "auto", "copy" or "link"
 //! }
 //! ```
+//!
+//! Rules, in the order they apply to a package instance (see `decide`):
+//! 1. the package's own `module-package.meta.hcl` (and its callers' and the root's
+//!    statements) — an author's statement wins;
+//! 2. the repository file: a `copy` pattern matching the call's source, then a `read_only`
+//!    one (copying is the safe answer when both match);
+//! 3. the machine's block, the same way;
+//! 4. the first `default` written (repository, then machine), else `--assume-read-only`
+//!    (link), else `auto`: linked unless write detection (`tstore_tofu::writes`) finds that
+//!    a module of the package may write into its own directory, which copies it. `copy` is
+//!    the compatible setting (what `tofu init` does for every package).
+//!
+//! A pattern matches the source as written in the `module` block or, for a registry
+//! address, its full form `HOST/NAMESPACE/NAME/SYSTEM`; `*` matches any run of characters
+//! (including `/`), `?` one character, everything else itself.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hcl::{Body, Expression, Structure};
 
-use tstore_tofu::module_source::clean_join;
+use tstore_tofu::module_source::ModuleSource;
 
-/// The file name at a package root.
-pub(crate) const META_FILE: &str = "module-package.meta.hcl";
+/// The repository policy file's name.
+pub(crate) const REPOSITORY_FILE: &str = ".tstore.hcl";
 
-/// One `module` entry's read-only statement; `None` = not written (defaults to true).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ReadOnly {
-    /// `self`.
-    pub this: Option<bool>,
-    /// `dependencies`.
-    pub dependencies: Option<bool>,
+/// The largest policy file read.
+const MAX_POLICY_FILE: u64 = 1 << 20;
+
+/// What to do with packages nobody made a statement about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    /// A private copy (the compatible default).
+    Copy,
+    /// A read-only link.
+    Link,
+    /// Linked unless a module of the package may write into its own directory
+    /// (`tstore_tofu::writes`), then copied.
+    Auto,
 }
 
-/// A parsed meta file: cleaned module path (`.`, `modules/x`) → statement.
+/// One policy (a repository file or a machine block).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Meta {
-    /// Entries by cleaned path.
-    pub modules: BTreeMap<String, ReadOnly>,
+pub struct SourceRules {
+    /// Where it was read from, for messages.
+    pub origin: String,
+    /// Patterns of sources trusted read-only.
+    pub read_only: Vec<String>,
+    /// Patterns of sources that must be copied.
+    pub copy: Vec<String>,
+    /// The fallback it sets, if any.
+    pub default: Option<Fallback>,
 }
 
-impl Meta {
-    /// The statement for the module at `path` (cleaned); unlisted modules get the defaults.
-    pub(crate) fn entry(&self, path: &str) -> ReadOnly {
-        self.modules.get(path).cloned().unwrap_or_default()
+/// The repository and machine policies, in precedence order.
+#[derive(Clone, Debug, Default)]
+pub struct ModulePolicy {
+    /// Repository first, then machine.
+    pub levels: Vec<SourceRules>,
+    /// `--assume-read-only`.
+    pub assume_read_only: bool,
+}
+
+/// What a policy says about one source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Link it.
+    ReadOnly(String),
+    /// Copy it.
+    Copy(String),
+}
+
+impl ModulePolicy {
+    /// The first level with a pattern matching `source` (as written) decides.
+    pub fn verdict(&self, source: &str, default_host: &str) -> Option<Verdict> {
+        let forms = source_forms(source, default_host);
+        for level in &self.levels {
+            let hit = |patterns: &[String]| {
+                patterns
+                    .iter()
+                    .find(|p| forms.iter().any(|f| glob_match(p, f)))
+                    .cloned()
+            };
+            if let Some(p) = hit(&level.copy) {
+                return Some(Verdict::Copy(format!(
+                    "{}: copy pattern {p:?} matches {source:?}",
+                    level.origin
+                )));
+            }
+            if let Some(p) = hit(&level.read_only) {
+                return Some(Verdict::ReadOnly(format!(
+                    "{}: read_only pattern {p:?} matches {source:?}",
+                    level.origin
+                )));
+            }
+        }
+        None
+    }
+
+    /// The fallback for sources no pattern names, and who set it.
+    pub fn fallback(&self) -> (Fallback, String) {
+        if let Some(level) = self.levels.iter().find(|l| l.default.is_some()) {
+            let d = level.default.expect("found");
+            return (d, format!("{} sets default = {:?}", level.origin, name(d)));
+        }
+        if self.assume_read_only {
+            return (Fallback::Link, "--assume-read-only".into());
+        }
+        (Fallback::Auto, "the default policy (auto)".into())
     }
 }
 
-/// Why a meta file cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum MetaError {
-    /// It cannot be read: a symlink, not a regular file, or larger than tstore reads.
-    #[error(transparent)]
-    Read(#[from] crate::own_files::OwnFileError),
-    /// It is not valid HCL (said without quoting the file).
-    #[error("{0}")]
-    Syntax(String),
-    /// It breaks a rule of the format.
-    #[error("{0}")]
-    Invalid(String),
+fn name(f: Fallback) -> &'static str {
+    match f {
+        Fallback::Copy => "copy",
+        Fallback::Link => "link",
+        Fallback::Auto => "auto",
+    }
 }
 
-/// The largest meta file read: real ones are a few hundred bytes.
-const MAX_META_FILE: u64 = 64 << 10;
+/// The forms a pattern may match: as written, and a registry address in full.
+fn source_forms(source: &str, default_host: &str) -> Vec<String> {
+    let mut forms = vec![source.to_owned()];
+    if let Ok(ModuleSource::Registry {
+        host,
+        namespace,
+        name,
+        system,
+        ..
+    }) = ModuleSource::parse(source, default_host)
+    {
+        forms.push(format!("{host}/{namespace}/{name}/{system}"));
+    }
+    forms
+}
 
-/// Read the meta file of the package rooted at `root`: `Ok(None)` when absent.
-pub(crate) fn load(root: &Path) -> Result<Option<Meta>, MetaError> {
-    let path = root.join(META_FILE);
-    match crate::own_files::read_own_file(&path, MAX_META_FILE)? {
-        Some(text) => parse(&text).map(Some),
+/// `*` any run of characters, `?` one character.
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // Iterative wildcard matching with one backtrack point: linear in practice.
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Why a policy cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file cannot be read: a symlink, not a regular file, or larger than tstore reads.
+    #[error("{}: {}", .0.display(), .1)]
+    Read(PathBuf, #[source] crate::own_files::OwnFileError),
+    /// It is not valid HCL (said without quoting the file: it may not be what it seems).
+    #[error("{origin}: {message}")]
+    Syntax {
+        /// The file or block.
+        origin: String,
+        /// The parser's message and position.
+        message: String,
+    },
+    /// It breaks a rule of the format.
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// The file or block.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The repository file: `.tstore.hcl` in `dir` or the nearest directory above it, with
+/// its parsed body.
+fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
+    for d in dir.ancestors() {
+        let path = d.join(REPOSITORY_FILE);
+        // Any entry of that name ends the search: a symlink or a directory is an error,
+        // never followed, never skipped for a file further up.
+        if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
+            .map_err(|e| PolicyError::Read(path.clone(), e))?
+        {
+            let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
+                origin: path.display().to_string(),
+                message: crate::own_files::syntax_error(&e),
+            })?;
+            return Ok(Some((path, body)));
+        }
+    }
+    Ok(None)
+}
+
+/// The repository policy: the `modules` block of `.tstore.hcl` in `dir` or the nearest
+/// directory above it.
+pub fn find_repository_rules(dir: &Path) -> Result<Option<SourceRules>, PolicyError> {
+    let Some((path, body)) = find_repository_file(dir)? else {
+        return Ok(None);
+    };
+    let block = body.into_inner().into_iter().find_map(|s| match s {
+        Structure::Block(b) if b.identifier.as_str() == "modules" => Some(b.body),
+        _ => None,
+    });
+    match block {
+        Some(b) => parse_rules(b, path.display().to_string()).map(Some),
         None => Ok(None),
     }
 }
 
-/// Parse a meta file's text.
-pub(crate) fn parse(text: &str) -> Result<Meta, MetaError> {
-    let body: Body =
-        hcl::parse(text).map_err(|e| MetaError::Syntax(crate::own_files::syntax_error(&e)))?;
-    let mut meta = Meta::default();
-    let mut labels = std::collections::BTreeSet::new();
+/// The repository's flavor: `flavor = "tofu"` or `"terraform"` at the top level of the
+/// same `.tstore.hcl` (nearest at or above `dir`), and that file.
+pub fn find_repository_flavor(
+    dir: &Path,
+) -> Result<Option<(tstore_tofu::flavor::Flavor, PathBuf)>, PolicyError> {
+    let Some((path, body)) = find_repository_file(dir)? else {
+        return Ok(None);
+    };
+    let Some(attr) = body.into_inner().into_iter().find_map(|s| match s {
+        Structure::Attribute(a) if a.key.as_str() == "flavor" => Some(a),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    // The value is not quoted back: the file may not be what it seems.
+    let invalid = || PolicyError::Invalid {
+        origin: path.display().to_string(),
+        message: "flavor must be \"tofu\" or \"terraform\"".into(),
+    };
+    match attr.expr {
+        Expression::String(s) => match s.as_str() {
+            "tofu" => Ok(Some((tstore_tofu::flavor::Flavor::Tofu, path))),
+            "terraform" => Ok(Some((tstore_tofu::flavor::Flavor::Terraform, path))),
+            _ => Err(invalid()),
+        },
+        _ => Err(invalid()),
+    }
+}
+
+/// A `tstore_modules { … }` block of the CLI configuration, given as its body's text.
+pub fn parse_machine_rules(body_text: &str, origin: &str) -> Result<SourceRules, PolicyError> {
+    let body: Body = hcl::parse(body_text).map_err(|e| PolicyError::Syntax {
+        origin: origin.to_owned(),
+        message: crate::own_files::syntax_error(&e),
+    })?;
+    parse_rules(body, origin.to_owned())
+}
+
+fn parse_rules(body: Body, origin: String) -> Result<SourceRules, PolicyError> {
+    let invalid = |message: String| PolicyError::Invalid {
+        origin: origin.clone(),
+        message,
+    };
+    let mut rules = SourceRules {
+        origin: origin.clone(),
+        ..SourceRules::default()
+    };
     for s in body.into_inner() {
-        let Structure::Block(block) = s else { continue };
-        if block.identifier.as_str() != "module" {
-            continue;
-        }
-        let label = match block.labels.first() {
-            Some(l) if block.labels.len() == 1 => l.as_str().to_owned(),
-            _ => {
-                return Err(MetaError::Invalid(
-                    "a module block needs exactly one label".into(),
-                ))
-            }
+        let Structure::Attribute(a) = s else {
+            return Err(invalid(
+                "only read_only, copy and default may be set".into(),
+            ));
         };
-        if !labels.insert(label.clone()) {
-            return Err(MetaError::Invalid(format!(
-                "duplicate module block {label:?}"
-            )));
-        }
-        let mut path = None;
-        let mut ro = ReadOnly::default();
-        for s in block.body.into_inner() {
-            match s {
-                Structure::Attribute(a) if a.key.as_str() == "path" => match a.expr {
-                    Expression::String(p) => path = Some(p),
-                    _ => {
-                        return Err(MetaError::Invalid(format!(
-                            "module {label:?}: path must be a string"
-                        )))
-                    }
-                },
-                Structure::Attribute(a) if a.key.as_str() == "read-only" => match a.expr {
-                    Expression::Object(obj) => {
-                        for (k, v) in obj {
-                            let key = match &k {
-                                hcl::ObjectKey::Identifier(i) => i.as_str().to_owned(),
-                                hcl::ObjectKey::Expression(Expression::String(s)) => s.clone(),
-                                hcl::ObjectKey::Expression(Expression::Variable(v)) => {
-                                    v.as_str().to_owned()
-                                }
-                                _ => continue,
-                            };
-                            read_only_field(&label, &mut ro, &key, &v)?;
-                        }
-                    }
-                    _ => {
-                        return Err(MetaError::Invalid(format!(
-                            "module {label:?}: read-only must be an object"
-                        )))
-                    }
-                },
-                Structure::Block(b) if b.identifier.as_str() == "read-only" => {
-                    for s in b.body.into_inner() {
-                        if let Structure::Attribute(a) = s {
-                            read_only_field(&label, &mut ro, a.key.as_str(), &a.expr)?;
+        let key = a.key.as_str();
+        match key {
+            "read_only" | "copy" => {
+                let Expression::Array(items) = a.expr else {
+                    return Err(invalid(format!("{key} must be a list of strings")));
+                };
+                let mut patterns = Vec::new();
+                for item in items {
+                    match item {
+                        Expression::String(p) if !p.is_empty() => patterns.push(p),
+                        _ => {
+                            return Err(invalid(format!(
+                                "{key} must be a list of non-empty strings"
+                            )))
                         }
                     }
                 }
-                _ => {}
+                if key == "copy" {
+                    rules.copy = patterns;
+                } else {
+                    rules.read_only = patterns;
+                }
+            }
+            "default" => {
+                rules.default = Some(match a.expr {
+                    Expression::String(s) if s == "copy" => Fallback::Copy,
+                    Expression::String(s) if s == "link" => Fallback::Link,
+                    Expression::String(s) if s == "auto" => Fallback::Auto,
+                    _ => {
+                        return Err(invalid(
+                            "default must be \"auto\", \"copy\" or \"link\"".into(),
+                        ))
+                    }
+                });
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown setting {other:?} (read_only, copy and default are known)"
+                )))
             }
         }
-        let Some(path) = path else {
-            return Err(MetaError::Invalid(format!(
-                "module {label:?}: path is required"
-            )));
-        };
-        if !(path == "." || path.starts_with("./")) {
-            return Err(MetaError::Invalid(format!(
-                "module {label:?}: path {path:?} must be \".\" or start with \"./\""
-            )));
-        }
-        let cleaned = clean_join(".", &path);
-        if cleaned.starts_with("..") {
-            return Err(MetaError::Invalid(format!(
-                "module {label:?}: path {path:?} leaves the package"
-            )));
-        }
-        if meta.modules.insert(cleaned, ro).is_some() {
-            return Err(MetaError::Invalid(format!(
-                "module {label:?}: path {path:?} is listed twice"
-            )));
-        }
     }
-    Ok(meta)
-}
-
-fn read_only_field(
-    label: &str,
-    ro: &mut ReadOnly,
-    key: &str,
-    v: &Expression,
-) -> Result<(), MetaError> {
-    let Expression::Bool(b) = v else {
-        return Err(MetaError::Invalid(format!(
-            "module {label:?}: read-only.{key} must be true or false"
-        )));
-    };
-    match key {
-        "self" => ro.this = Some(*b),
-        "dependencies" => ro.dependencies = Some(*b),
-        _ => {}
-    }
-    Ok(())
-}
-
-/// Whether a module may be shared read-only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReadOnlyStatus {
-    /// Yes.
-    ReadOnly,
-    /// No: it (or a caller's statement about its dependencies) says it writes to itself.
-    SelfModifying,
-    /// Nobody said.
-    Unknown,
-}
-
-/// Inputs of the decision for one module.
-#[derive(Clone, Debug)]
-pub(crate) struct Facts<'a> {
-    /// Its package's meta file and the module's cleaned path in it.
-    pub own: Option<(&'a Meta, &'a str)>,
-    /// `dependencies` of the nearest ancestor whose package has a meta file.
-    pub inherited: Option<bool>,
-    /// The root file's `path = "."` entry's `dependencies`, if written.
-    pub root_dependencies: Option<bool>,
-}
-
-/// Whether a module may be shared read-only, with the reason. The first matching rule wins:
-///
-/// 1. its own package's entry says `self = false` → self-modifying (an author's explicit
-///    statement wins: linking a self-modifying module breaks apply, copying only costs disk);
-/// 2. the root package's `path = "."` entry writes `dependencies` → that value;
-/// 3. the nearest calling package with a meta file says `dependencies = false` →
-///    self-modifying;
-/// 4. its own package has a meta file → read-only;
-/// 5. the nearest calling package with a meta file has `dependencies` true (written or by
-///    default) → read-only;
-/// 6. otherwise unknown.
-pub(crate) fn decide(f: &Facts<'_>) -> (ReadOnlyStatus, String) {
-    use ReadOnlyStatus::*;
-    let own = f.own.map(|(m, p)| (m.entry(p), p));
-    if let Some((ro, p)) = &own {
-        if ro.this == Some(false) {
-            return (
-                SelfModifying,
-                format!("{META_FILE} says self = false for path {p:?}"),
-            );
-        }
-    }
-    if let Some(r) = f.root_dependencies {
-        let status = if r { ReadOnly } else { SelfModifying };
-        return (
-            status,
-            format!("the root {META_FILE} says dependencies = {r} for path \".\""),
-        );
-    }
-    if f.inherited == Some(false) {
-        return (
-            SelfModifying,
-            "a calling package's meta file says dependencies = false".into(),
-        );
-    }
-    if let Some((_, p)) = own {
-        return (
-            ReadOnly,
-            format!("its package's {META_FILE} covers path {p:?} (read-only by default)"),
-        );
-    }
-    if f.inherited == Some(true) {
-        return (
-            ReadOnly,
-            "a calling package's meta file says its dependencies are read-only".into(),
-        );
-    }
-    (Unknown, format!("no {META_FILE} makes a statement"))
+    Ok(rules)
 }
 
 #[cfg(test)]
@@ -259,54 +339,144 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_rfc_examples() {
-        let m = parse(
-            r#"
-module "mymod" {
-    path = "./modules/mymod"
-    read-only = {
-        self = false
-        dependencies = true
+    fn globs() {
+        for (p, t, want) in [
+            ("*", "anything/at/all", true),
+            (
+                "terraform-aws-modules/*",
+                "terraform-aws-modules/vpc/aws",
+                true,
+            ),
+            ("*/lambda/aws", "terraform-aws-modules/lambda/aws", true),
+            (
+                "*/lambda/aws",
+                "terraform-aws-modules/lambda/aws//modules/x",
+                false,
+            ),
+            (
+                "git::https://git.example.com/platform/*",
+                "git::https://git.example.com/platform/net.git?ref=v1",
+                true,
+            ),
+            (
+                "git::https://git.example.com/platform/*",
+                "git::https://git.example.com/other/net.git",
+                false,
+            ),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("*notify*", "x/notify-slack/aws", true),
+            ("", "", true),
+            ("exact", "exactly", false),
+        ] {
+            assert_eq!(glob_match(p, t), want, "{p} ~ {t}");
+        }
     }
-}
-module "othermod" {
-    path = "./modules/othermod"
-}
-"#,
-        )
-        .unwrap();
-        assert_eq!(m.entry("modules/mymod").this, Some(false));
-        assert_eq!(m.entry("modules/othermod"), ReadOnly::default());
-        assert_eq!(parse("# nothing\n").unwrap(), Meta::default());
-        assert!(parse("module \"x\" { path = \"../up\" }").is_err());
-        assert!(
-            parse("module \"x\" { path = \"./a\" }\nmodule \"y\" { path = \"./a/\" }").is_err()
-        );
-        assert!(parse("module \"x\" {").is_err());
+
+    fn rules(
+        origin: &str,
+        read_only: &[&str],
+        copy: &[&str],
+        default: Option<Fallback>,
+    ) -> SourceRules {
+        SourceRules {
+            origin: origin.into(),
+            read_only: read_only.iter().map(|s| (*s).to_owned()).collect(),
+            copy: copy.iter().map(|s| (*s).to_owned()).collect(),
+            default,
+        }
     }
 
     #[test]
-    fn rules_in_order() {
-        let meta =
-            parse("module \"m\" {\n path = \".\"\n read-only = { self = false }\n}").unwrap();
-        let f = Facts {
-            own: Some((&meta, ".")),
-            inherited: None,
-            root_dependencies: Some(true),
+    fn levels_in_order_copy_before_read_only() {
+        let policy = ModulePolicy {
+            levels: vec![
+                rules("repo", &["acme/*"], &["acme/lambda/*"], None),
+                rules("machine", &["*"], &[], Some(Fallback::Link)),
+            ],
+            assume_read_only: false,
         };
-        assert_eq!(decide(&f).0, ReadOnlyStatus::SelfModifying);
-        let empty = Meta::default();
-        let f = Facts {
-            own: Some((&empty, ".")),
-            inherited: Some(false),
-            root_dependencies: None,
+        let host = "registry.example.org";
+        let v = |s: &str| policy.verdict(s, host);
+        assert!(matches!(v("acme/vpc/aws"), Some(Verdict::ReadOnly(r)) if r.starts_with("repo")));
+        assert!(matches!(v("acme/lambda/aws"), Some(Verdict::Copy(r)) if r.starts_with("repo")));
+        assert!(matches!(v("other/x/aws"), Some(Verdict::ReadOnly(r)) if r.starts_with("machine")));
+        // The full registry form matches too.
+        let full = ModulePolicy {
+            levels: vec![rules("repo", &["registry.example.org/acme/*"], &[], None)],
+            assume_read_only: false,
         };
-        assert_eq!(decide(&f).0, ReadOnlyStatus::SelfModifying);
-        let f = Facts {
-            own: None,
-            inherited: None,
-            root_dependencies: None,
+        assert!(full.verdict("acme/vpc/aws", host).is_some());
+        assert!(full.verdict("./local", host).is_none());
+        assert_eq!(policy.fallback().0, Fallback::Link);
+        assert_eq!(ModulePolicy::default().fallback().0, Fallback::Auto);
+        let assume = ModulePolicy {
+            assume_read_only: true,
+            ..ModulePolicy::default()
         };
-        assert_eq!(decide(&f).0, ReadOnlyStatus::Unknown);
+        assert_eq!(assume.fallback().0, Fallback::Link);
+    }
+
+    #[test]
+    fn files_and_blocks_parse_or_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("stacks/a");
+        fs_err::create_dir_all(&sub).unwrap();
+        assert_eq!(find_repository_rules(&sub).unwrap(), None);
+        fs_err::write(
+            dir.path().join(REPOSITORY_FILE),
+            "modules {\n  read_only = [\"acme/*\"]\n  copy = [\"acme/lambda/*\"]\n  default = \"link\"\n}\n",
+        )
+        .unwrap();
+        let found = find_repository_rules(&sub).unwrap().unwrap();
+        assert_eq!(found.read_only, ["acme/*"]);
+        assert_eq!(found.copy, ["acme/lambda/*"]);
+        assert_eq!(found.default, Some(Fallback::Link));
+        for bad in [
+            "read_only = \"acme/*\"\n",
+            "copy = [1]\n",
+            "default = \"sometimes\"\n",
+            "links = []\n",
+        ] {
+            let err = parse_machine_rules(bad, "cli.tfrc")
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("cli.tfrc: "), "{err}");
+        }
+        assert!(parse_machine_rules("read_only = [\"x/*\"]\n", "cli").is_ok());
+    }
+
+    #[test]
+    fn repository_flavor_at_the_top_of_the_nearest_file() {
+        use tstore_tofu::flavor::Flavor;
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("stacks/a");
+        fs_err::create_dir_all(&sub).unwrap();
+        let file = dir.path().join(REPOSITORY_FILE);
+        assert_eq!(find_repository_flavor(&sub).unwrap(), None);
+        fs_err::write(&file, "modules {\n  default = \"copy\"\n}\n").unwrap();
+        assert_eq!(find_repository_flavor(&sub).unwrap(), None, "no flavor set");
+        fs_err::write(
+            &file,
+            "flavor = \"terraform\"\nmodules {\n  default = \"copy\"\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            find_repository_flavor(&sub).unwrap(),
+            Some((Flavor::Terraform, file.clone()))
+        );
+        // The modules block is still read beside it.
+        assert_eq!(
+            find_repository_rules(&sub).unwrap().unwrap().default,
+            Some(Fallback::Copy)
+        );
+        // Inside a block it is no setting of the repository.
+        fs_err::write(&file, "modules {\n  flavor = \"tofu\"\n}\n").unwrap();
+        assert_eq!(find_repository_flavor(&sub).unwrap(), None);
+        // Anything but the two names is an error that does not quote the value.
+        fs_err::write(&file, "flavor = \"s3cr3t\"\n").unwrap();
+        let err = find_repository_flavor(&sub).unwrap_err().to_string();
+        assert!(err.contains("flavor must be"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
     }
 }

@@ -14,14 +14,14 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 use super::fetch::{
     bad_location, join_subdirs, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots,
 };
-use super::policy::{Meta, META_FILE};
-use super::progress::Progress;
+use super::package_meta::{Meta, META_FILE};
 use super::tree::Node;
 use super::{
-    package_dirs, policy, registry, FetchError, ModuleInstallError, ModuleOptions, MAX_DEPTH,
+    package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions, MAX_DEPTH,
     MAX_MODULE_INSTANCES,
 };
 use crate::net::http::HttpClient;
+use crate::report::{Event, Reporter};
 
 /// What the walk found: every call of the tree and the package each remote call installs.
 #[derive(Debug, Default)]
@@ -39,10 +39,15 @@ pub(super) struct ModuleTree {
 }
 
 /// Walk the module tree of `opts.dir`, fetching every remote package it calls.
-pub(super) fn walk(store: &Store, opts: &ModuleOptions) -> Result<ModuleTree, ModuleInstallError> {
+pub(super) fn walk(
+    store: &Store,
+    opts: &ModuleOptions,
+    reporter: &dyn Reporter,
+) -> Result<ModuleTree, ModuleInstallError> {
     let mut walker = Walker {
         store,
         opts,
+        reporter,
         http: None,
         cache: HashMap::new(),
         resolved: HashMap::new(),
@@ -103,6 +108,7 @@ impl CallAt<'_> {
 struct Walker<'a> {
     store: &'a Store,
     opts: &'a ModuleOptions,
+    reporter: &'a dyn Reporter,
     http: Option<HttpClient>,
     /// Package address → its package, fetched or found in this init.
     cache: HashMap<String, Fetched>,
@@ -403,7 +409,7 @@ impl Walker<'_> {
                 "the package has no subdirectory {pkg_path:?}"
             )));
         }
-        let meta = match policy::load(&fetched.view) {
+        let meta = match package_meta::load(&fetched.view) {
             Ok(m) => m,
             Err(e) => {
                 self.tree.warnings.push(format!(
@@ -566,7 +572,8 @@ impl Walker<'_> {
         if needs_http && self.http().is_err() {
             return;
         }
-        let progress = Progress::new(self.opts.progress, jobs.len());
+        let reporter = self.reporter;
+        reporter.event(Event::FetchingModulePackages { total: jobs.len() });
         let fetcher = self.fetcher();
         let network = &self.opts.network;
         type Outcome = (
@@ -578,28 +585,28 @@ impl Walker<'_> {
             let handles: Vec<_> = jobs
                 .iter()
                 .map(|job| {
-                    let (fetcher, progress) = (&fetcher, &progress);
+                    let fetcher = &fetcher;
                     scope.spawn(move || {
                         let mut log = FetchLog::default();
                         let outcome = match job {
                             Job::Remote(p) => {
                                 let label = p.to_string();
-                                progress.start(&label);
+                                reporter.event(Event::ModulePackageStarted { package: &label });
                                 let fetched = fetcher
                                     .fetch(p, 0, &mut log)
                                     .ok()
                                     .map(|f| (label.clone(), f));
-                                progress.done(&label);
+                                reporter.event(Event::ModulePackageFinished { package: &label });
                                 (None, fetched, log)
                             }
                             Job::Registry(key, m, c) => {
                                 let label = format!("{}/{}", m.host, m.path);
-                                progress.start(&label);
+                                reporter.event(Event::ModulePackageStarted { package: &label });
                                 let resolved = fetcher
                                     .registry(network, m, c, &mut log)
                                     .ok()
                                     .map(|r| (key.clone(), r));
-                                progress.done(&label);
+                                reporter.event(Event::ModulePackageFinished { package: &label });
                                 (resolved, None, log)
                             }
                         };
@@ -609,7 +616,7 @@ impl Walker<'_> {
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        progress.finish();
+        reporter.event(Event::FetchedModulePackages);
         for (resolved, fetched, log) in outcomes {
             if let Some((k, r)) = resolved {
                 self.resolved.insert(k, r);

@@ -1,4 +1,5 @@
-//! Progress reporters: tofu-style lines on stdout, download bars on a terminal.
+//! Progress reporters: tofu-style lines on stdout, download bars and the module fetch bar on a
+//! terminal.
 
 use std::io::Write;
 
@@ -10,6 +11,8 @@ pub(crate) struct HumanReporter {
     /// Present when stderr is a terminal.
     bars: Option<indicatif::MultiProgress>,
     active: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+    /// The bar of a batch of parallel module fetches and the packages in flight.
+    module_fetches: std::sync::Mutex<Option<(indicatif::ProgressBar, Vec<String>)>>,
 }
 
 impl HumanReporter {
@@ -20,7 +23,54 @@ impl HumanReporter {
                 .is_terminal()
                 .then(indicatif::MultiProgress::new),
             active: Default::default(),
+            module_fetches: Default::default(),
         }
+    }
+
+    /// Module fetch events; `true` if `event` was one. One bar on a terminal (stderr)
+    /// counts finished packages and names the ones in flight; off a terminal nothing is
+    /// drawn (tofu prints no per-package line either).
+    fn module_fetch_event(&self, event: &Event<'_>) -> bool {
+        let mut batch = self
+            .module_fetches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match *event {
+            Event::FetchingModulePackages { total } => {
+                if let Some(multi) = &self.bars {
+                    let bar = multi.add(indicatif::ProgressBar::new(total as u64));
+                    bar.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "Fetching module packages [{pos}/{len}] {wide_msg}",
+                        )
+                        .expect("valid template"),
+                    );
+                    *batch = Some((bar, Vec::new()));
+                }
+            }
+            Event::ModulePackageStarted { package } => {
+                if let Some((bar, in_flight)) = batch.as_mut() {
+                    in_flight.push(package.to_owned());
+                    bar.set_message(in_flight.join(", "));
+                }
+            }
+            Event::ModulePackageFinished { package } => {
+                if let Some((bar, in_flight)) = batch.as_mut() {
+                    if let Some(i) = in_flight.iter().position(|p| p == package) {
+                        in_flight.remove(i);
+                    }
+                    bar.set_message(in_flight.join(", "));
+                    bar.inc(1);
+                }
+            }
+            Event::FetchedModulePackages => {
+                if let Some((bar, _)) = batch.take() {
+                    bar.finish_and_clear();
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Download events; `true` if `event` was one.
@@ -75,7 +125,7 @@ impl HumanReporter {
 
 impl Reporter for HumanReporter {
     fn event(&self, event: Event<'_>) {
-        if self.download_event(&event) {
+        if self.download_event(&event) || self.module_fetch_event(&event) {
             return;
         }
         // Phase 3 (linking) has begun once these come: downloads are over.
@@ -90,7 +140,12 @@ impl Reporter for HumanReporter {
             }
         }
         let line = match event {
-            Event::Downloading { .. } | Event::DownloadProgress { .. } => return,
+            Event::Downloading { .. }
+            | Event::DownloadProgress { .. }
+            | Event::FetchingModulePackages { .. }
+            | Event::ModulePackageStarted { .. }
+            | Event::ModulePackageFinished { .. }
+            | Event::FetchedModulePackages => return,
             Event::ReusingLocked { provider } => {
                 format!("- Reusing previous version of {provider} from the dependency lock file")
             }

@@ -155,6 +155,8 @@ fn init_locked(
         );
     }
     let mut out = std::io::stdout();
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     // Modules first: provider requirements are read through the installed modules.
     // `-get=false` keeps `.terraform/modules` as it is, as tofu does.
     let modules = if args.get {
@@ -168,10 +170,10 @@ fn init_locked(
                 data_dir: opts.data_dir.clone(),
                 network: opts.network.clone(),
                 policy: module_policy(&opts.dir, cli_config, args.assume_read_only)?,
-                progress: !args.json,
                 variables,
                 test_directory: args.test_directory.clone(),
             },
+            reporter,
         )?;
         for w in warnings {
             eprintln!("{}", crate::style::warning(&w.to_string()));
@@ -189,12 +191,7 @@ fn init_locked(
             )?;
         }
         if args.get {
-            let rendered = modules.render(args.explain).replacen(
-                "Initializing modules...",
-                &crate::style::heading("Initializing modules..."),
-                1,
-            );
-            write!(out, "{rendered}")?;
+            write_modules(&mut out, &modules, args.explain)?;
         }
         writeln!(
             out,
@@ -202,8 +199,6 @@ fn init_locked(
             crate::style::heading("Initializing provider plugins...")
         )?;
     }
-    let human = HumanReporter::new();
-    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::install_providers(store, &opts, reporter)?;
     // Written once the providers are in place, so a failed init leaves it as it was.
     tstore_installer::plugin_path::record(&opts.data_dir, &args.plugin_dir).with_context(|| {
@@ -264,6 +259,44 @@ fn init_locked(
         "\ntstore has installed the providers of this working directory."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The modules part of init's output, in tofu's words (`Initializing modules...`,
+/// `- KEY in DIR`), with the link/copy decision and its reason per call when `explain`.
+fn write_modules(
+    out: &mut impl Write,
+    modules: &tstore_installer::ModulesReport,
+    explain: bool,
+) -> std::io::Result<()> {
+    use tstore_installer::Action;
+    if modules.calls.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\n{}",
+        crate::style::heading("Initializing modules...")
+    )?;
+    for c in &modules.calls {
+        write!(out, "- {} in {}", c.key, c.dir)?;
+        if let Some(v) = &c.version {
+            write!(out, " ({v})")?;
+        }
+        writeln!(out)?;
+        if explain {
+            let action = match (c.action, c.copy_bytes) {
+                (Action::Link, _) => "linked read-only to the store".to_owned(),
+                (Action::Copy, Some(b)) => format!(
+                    "private copy ({:.1} MiB; less where the filesystem shares extents)",
+                    b as f64 / (1024.0 * 1024.0)
+                ),
+                (Action::Copy, None) => "private copy".to_owned(),
+                (Action::InPlace, _) => "read in place".to_owned(),
+            };
+            writeln!(out, "    {action}: {}", c.reason)?;
+        }
+    }
+    Ok(())
 }
 
 /// The lock entries the tofu flavor moved to OpenTofu's registry, said as OpenTofu says
