@@ -542,3 +542,6 @@ pub(super) fn package_id(kind: &str, url: &str, identity: &str) -> String {
     let digest = Sha256::digest(identity.as_bytes());
     format!("{kind}-{slug}-{}", &hex::encode(digest)[..20])
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! The fetcher on a store of its own and real git repositories (local `file://` remotes):
+//! package identity, reuse, the dot-entry variant, and what it refuses.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tstore_store::Store;
+use tstore_tofu::module_source::{Getter, RemotePackage};
+
+use super::{join_subdirs, package_id, FetchLog, Fetcher, Slots};
+use crate::net::NetworkSettings;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    store: Store,
+    slots: Slots,
+    network: NetworkSettings,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let store = Store::open(&root.join("store")).unwrap();
+        Fixture {
+            _tmp: tmp,
+            root,
+            store,
+            slots: Slots::default(),
+            network: NetworkSettings::default(),
+        }
+    }
+
+    fn fetcher(&self) -> Fetcher<'_> {
+        Fetcher {
+            store: &self.store,
+            slots: &self.slots,
+            default_host: "registry.example.invalid",
+            http: None,
+            network: &self.network,
+        }
+    }
+
+    /// A repository with `files` committed and tagged `v1`; its commit id.
+    fn repository(&self, files: &[(&str, &str)]) -> (PathBuf, String) {
+        let repo = self.root.join("remote");
+        for (rel, text) in files {
+            let path = repo.join(rel);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        }
+        for args in [
+            &["init", "-q", "-b", "main"][..],
+            &["add", "-A"],
+            &["commit", "-q", "-m", "one"],
+            &["tag", "v1"],
+        ] {
+            git(&repo, args);
+        }
+        let head = git(&repo, &["rev-parse", "HEAD"]);
+        (
+            repo,
+            String::from_utf8(head.stdout).unwrap().trim().to_owned(),
+        )
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}");
+    out
+}
+
+fn git_package(url: String) -> RemotePackage {
+    RemotePackage {
+        getter: Getter::Git,
+        url,
+    }
+}
+
+#[test]
+fn a_tag_and_its_commit_name_one_package_fetched_once() {
+    let f = Fixture::new();
+    let (repo, commit) = f.repository(&[("main.tf", "")]);
+    let by_tag = git_package(format!("file://{}?ref=v1", repo.display()));
+    let mut log = FetchLog::default();
+    let first = f.fetcher().fetch_uncached(&by_tag, 0, &mut log).unwrap();
+    assert_eq!(log.fetched, [first.id.clone()]);
+    assert!(
+        first.id.starts_with(&format!("git-{}-", &commit[..12])),
+        "{}",
+        first.id
+    );
+    assert!(first.view.join("main.tf").is_file());
+
+    // By commit: the same package, found in the store (no clone).
+    let by_commit = git_package(format!("file://{}?ref={commit}", repo.display()));
+    let mut log = FetchLog::default();
+    let again = f.fetcher().fetch_uncached(&by_commit, 0, &mut log).unwrap();
+    assert_eq!(again.id, first.id);
+    assert!(log.fetched.is_empty(), "{:?}", log.fetched);
+    assert_eq!(log.reused, [first.id.clone()]);
+}
+
+#[test]
+fn a_missing_tag_is_named() {
+    let f = Fixture::new();
+    let (repo, _) = f.repository(&[("main.tf", "")]);
+    let err = f
+        .fetcher()
+        .fetch_uncached(
+            &git_package(format!("file://{}?ref=v9", repo.display())),
+            0,
+            &mut FetchLog::default(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no branch or tag \"v9\""), "{err}");
+}
+
+#[test]
+fn dot_entries_are_left_out_in_a_package_of_their_own_made_once() {
+    let f = Fixture::new();
+    let (repo, _) = f.repository(&[
+        ("main.tf", ""),
+        (".hidden", "x"),
+        ("sub/.github/ci.yml", "x"),
+        ("sub/main.tf", ""),
+    ]);
+    let package = git_package(format!("file://{}?ref=v1", repo.display()));
+    let fetched = f
+        .fetcher()
+        .fetch_uncached(&package, 0, &mut FetchLog::default())
+        .unwrap();
+    let mut log = FetchLog::default();
+    let without = f.fetcher().without_dot_entries(&fetched, &mut log).unwrap();
+    assert_eq!(without.id, format!("{}-nodot", fetched.id));
+    assert_eq!(log.fetched, [without.id.clone()]);
+    assert!(without.view.join("sub/main.tf").is_file());
+    assert!(!without.view.join(".hidden").exists());
+    assert!(!without.view.join("sub/.github").exists());
+    assert!(
+        fetched.view.join(".hidden").is_file(),
+        "the original keeps them"
+    );
+
+    let mut log = FetchLog::default();
+    let again = f.fetcher().without_dot_entries(&fetched, &mut log).unwrap();
+    assert_eq!(again.id, without.id);
+    assert_eq!(log.reused, [without.id.clone()]);
+}
+
+#[test]
+fn a_package_without_dot_entries_is_its_own_variant() {
+    let f = Fixture::new();
+    let (repo, _) = f.repository(&[("main.tf", "")]);
+    let package = git_package(format!("file://{}?ref=v1", repo.display()));
+    let fetched = f
+        .fetcher()
+        .fetch_uncached(&package, 0, &mut FetchLog::default())
+        .unwrap();
+    let mut log = FetchLog::default();
+    let same = f.fetcher().without_dot_entries(&fetched, &mut log).unwrap();
+    assert_eq!(same.id, fetched.id);
+    assert!(log.fetched.is_empty() && log.reused.is_empty());
+}
+
+#[test]
+fn a_local_directory_named_by_a_server_is_refused() {
+    let f = Fixture::new();
+    let package = RemotePackage {
+        getter: Getter::File,
+        url: "file:///etc".to_owned(),
+    };
+    let err = f
+        .fetcher()
+        .fetch(&package, 1, &mut FetchLog::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("local directory named by a server"), "{err}");
+}
+
+#[test]
+fn redirections_are_bounded() {
+    let f = Fixture::new();
+    let (repo, _) = f.repository(&[("main.tf", "")]);
+    let package = git_package(format!("file://{}?ref=v1", repo.display()));
+    let err = f
+        .fetcher()
+        .fetch(&package, 9, &mut FetchLog::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("too many X-Terraform-Get"), "{err}");
+    assert!(f
+        .fetcher()
+        .fetch(&package, 8, &mut FetchLog::default())
+        .is_ok());
+}
+
+#[test]
+fn package_ids_are_one_safe_path_segment() {
+    let id = package_id(
+        "http",
+        "https://h.example/a b/../x%2F.tar.gz?x=1",
+        "identity",
+    );
+    assert!(id.starts_with("http-x_2F.tar.gz-"), "{id}");
+    assert!(!id.contains(['/', ' ']), "{id}");
+    assert_eq!(
+        id,
+        package_id("http", "https://other/x%2F.tar.gz", "identity")
+    );
+    assert_ne!(
+        id,
+        package_id("http", "https://h.example/x%2F.tar.gz", "other")
+    );
+    assert!(package_id("git", "https://h.example/..", "i").starts_with("git-pkg-"));
+}
+
+#[test]
+fn subdirectories_join_and_clean() {
+    let s = |v: &[Option<&str>]| -> Vec<Option<String>> {
+        v.iter().map(|o| o.map(str::to_owned)).collect()
+    };
+    assert_eq!(join_subdirs(&s(&[None, None])), None);
+    assert_eq!(
+        join_subdirs(&s(&[Some("a"), None, Some("b/c")])).as_deref(),
+        Some("a/b/c")
+    );
+    assert_eq!(join_subdirs(&s(&[Some("a"), Some("..")])), None);
+    assert_eq!(
+        join_subdirs(&s(&[Some("./a/"), Some("./b")])).as_deref(),
+        Some("a/b")
+    );
+}

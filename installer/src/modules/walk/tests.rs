@@ -1,0 +1,269 @@
+//! The walk on real directories and real git repositories (a local `file://` remote), with
+//! a store of its own: the tree it records, the limits it enforces, the events it sends.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use tstore_store::Store;
+use tstore_tofu::flavor::Flavor;
+
+use super::{walk, ModuleTree};
+use crate::modules::{ModuleInstallError, ModuleOptions};
+use crate::report::{Event, Reporter};
+use crate::workdir::data_dir::DataDir;
+
+/// Records the module events it receives, as text.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<String>>);
+
+impl Reporter for Recorder {
+    fn event(&self, event: Event<'_>) {
+        let line = match event {
+            Event::FetchingModulePackages { total } => format!("batch {total}"),
+            Event::ModulePackageStarted { package } => format!("start {package}"),
+            Event::ModulePackageFinished { package } => format!("done {package}"),
+            Event::FetchedModulePackages => "end".to_owned(),
+            other => format!("{other:?}"),
+        };
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    work: PathBuf,
+    store: Store,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let work = root.join("work");
+        fs_err::create_dir_all(&work).unwrap();
+        let store = Store::open(&root.join("store")).unwrap();
+        Fixture {
+            _tmp: tmp,
+            root,
+            work,
+            store,
+        }
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.work.join(rel);
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, text).unwrap();
+    }
+
+    fn options(&self) -> ModuleOptions {
+        ModuleOptions {
+            dir: self.work.clone(),
+            mount: self.root.join("mount"),
+            upgrade: false,
+            flavor: Flavor::Tofu,
+            data_dir: DataDir::resolve(&self.work, None),
+            network: Default::default(),
+            policy: Default::default(),
+            variables: Default::default(),
+            test_directory: "tests".to_owned(),
+        }
+    }
+
+    fn walk(&self, reporter: &dyn Reporter) -> Result<ModuleTree, ModuleInstallError> {
+        walk(&self.store, &self.options(), reporter)
+    }
+
+    /// A git repository at `name` with `files` committed and tagged `v1`.
+    fn repository(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let repo = self.root.join("remotes").join(name);
+        fs_err::create_dir_all(&repo).unwrap();
+        for (rel, text) in files {
+            let path = repo.join(rel);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        }
+        for args in [
+            &["init", "-q", "-b", "main"][..],
+            &["add", "-A"],
+            &["commit", "-q", "-m", "one"],
+            &["tag", "v1"],
+        ] {
+            git(&repo, args);
+        }
+        repo
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+fn keys(tree: &ModuleTree) -> Vec<(&str, &str, Option<usize>)> {
+    tree.nodes
+        .iter()
+        .map(|n| (n.key.as_str(), n.dir.as_str(), n.parent))
+        .collect()
+}
+
+#[test]
+fn local_calls_are_walked_depth_first_with_their_callers() {
+    let f = Fixture::new();
+    f.write(
+        "main.tf",
+        "module \"b\" { source = \"./mods/b\" }\nmodule \"a\" { source = \"./mods/a\" }\n",
+    );
+    f.write("mods/a/main.tf", "module \"inner\" { source = \"../b\" }\n");
+    f.write("mods/b/main.tf", "");
+    let tree = f.walk(&Recorder::default()).unwrap();
+    assert_eq!(
+        keys(&tree),
+        [
+            ("a", "mods/a", None),
+            ("a.inner", "mods/b", Some(0)),
+            ("b", "mods/b", None),
+        ]
+    );
+    assert!(tree.nodes.iter().all(|n| n.install.is_none()));
+    assert!(tree.installs.is_empty() && tree.fetched.is_empty());
+}
+
+#[test]
+fn a_module_calling_itself_stops_at_the_depth_limit() {
+    let f = Fixture::new();
+    f.write("main.tf", "module \"loop\" { source = \"./m\" }\n");
+    f.write("m/main.tf", "module \"again\" { source = \"./\" }\n");
+    let err = f.walk(&Recorder::default()).unwrap_err().to_string();
+    assert!(err.contains("cannot install module"), "{err}");
+    let chain = crate::modules::chain(&f.walk(&Recorder::default()).unwrap_err());
+    assert!(chain.contains("levels deep"), "{chain}");
+}
+
+#[test]
+fn calls_that_cannot_be_installed_name_their_call() {
+    for (source, version, says) in [
+        ("./m", Some("1.0.0"), "relative local path"),
+        (
+            "s3::https://bucket.example.invalid/m.zip",
+            None,
+            "s3:: getter",
+        ),
+        ("./missing", None, "Unreadable module directory"),
+        ("not a source", None, "it is not a local path"),
+    ] {
+        let f = Fixture::new();
+        let version = version.map_or(String::new(), |v| format!("  version = \"{v}\"\n"));
+        f.write(
+            "main.tf",
+            &format!("module \"m\" {{\n  source = \"{source}\"\n{version}}}\n"),
+        );
+        f.write("m/main.tf", "");
+        let err = f.walk(&Recorder::default()).unwrap_err();
+        let chain = crate::modules::chain(&err);
+        assert!(
+            chain.contains("main.tf:1") && chain.contains("\"m\"") && chain.contains(says),
+            "{source}: {chain}"
+        );
+    }
+}
+
+#[test]
+fn remote_packages_of_one_module_are_fetched_in_parallel_once_and_then_reused() {
+    let f = Fixture::new();
+    let one = f.repository(
+        "one",
+        &[
+            ("main.tf", "module \"local\" { source = \"./sub\" }\n"),
+            ("sub/main.tf", ""),
+        ],
+    );
+    let two = f.repository("two", &[("main.tf", "")]);
+    f.write(
+        "main.tf",
+        &format!(
+            "module \"a\" {{ source = \"git::file://{one}?ref=v1\" }}\n\
+             module \"b\" {{ source = \"git::file://{two}?ref=v1\" }}\n\
+             module \"c\" {{ source = \"git::file://{one}?ref=v1\" }}\n",
+            one = one.display(),
+            two = two.display()
+        ),
+    );
+    let recorder = Recorder::default();
+    let tree = f.walk(&recorder).unwrap();
+    let events = recorder.0.into_inner().unwrap();
+    // Two addresses, one batch: each started and finished once, the batch closed last.
+    assert_eq!(events.first().map(String::as_str), Some("batch 2"));
+    assert_eq!(events.last().map(String::as_str), Some("end"));
+    for repo in [&one, &two] {
+        let address = format!("git::file://{}?ref=v1", repo.display());
+        for what in ["start", "done"] {
+            let line = format!("{what} {address}");
+            assert_eq!(
+                events.iter().filter(|e| **e == line).count(),
+                1,
+                "{events:?}"
+            );
+        }
+    }
+    assert_eq!(
+        keys(&tree)
+            .iter()
+            .map(|(k, d, p)| (*k, *d, *p))
+            .collect::<Vec<_>>(),
+        [
+            ("a", ".terraform/modules/a", None),
+            ("a.local", ".terraform/modules/a/sub", Some(0)),
+            ("b", ".terraform/modules/b", None),
+            ("c", ".terraform/modules/c", None),
+            ("c.local", ".terraform/modules/c/sub", Some(3)),
+        ]
+    );
+    // A module inside a package belongs to that package's install.
+    assert_eq!(tree.nodes[1].install.as_deref(), Some("a"));
+    assert_eq!(tree.nodes[1].pkg_path, "sub");
+    assert_eq!(tree.nodes[0].package, tree.nodes[3].package);
+    assert_eq!(tree.fetched.len(), 2, "{:?}", tree.fetched);
+    assert!(tree.reused.is_empty(), "{:?}", tree.reused);
+
+    // A second walk finds both packages in the store.
+    let again = f.walk(&Recorder::default()).unwrap();
+    assert!(again.fetched.is_empty(), "{:?}", again.fetched);
+    let mut reused = again.reused.clone();
+    reused.sort();
+    reused.dedup();
+    assert_eq!(reused.len(), 2, "{reused:?}");
+}
+
+#[test]
+fn a_local_path_may_not_leave_its_remote_package() {
+    let f = Fixture::new();
+    let repo = f.repository(
+        "escape",
+        &[("main.tf", "module \"up\" { source = \"../outside\" }\n")],
+    );
+    f.write(
+        "main.tf",
+        &format!(
+            "module \"pkg\" {{ source = \"git::file://{}?ref=v1\" }}\n",
+            repo.display()
+        ),
+    );
+    let chain = crate::modules::chain(&f.walk(&Recorder::default()).unwrap_err());
+    assert!(
+        chain.contains("escapes module package") && chain.contains("\"pkg.up\""),
+        "{chain}"
+    );
+}
