@@ -55,6 +55,8 @@ mod package_dirs;
 pub(crate) mod package_meta;
 pub(crate) mod policy;
 pub(crate) mod registry;
+#[cfg(test)]
+mod test_repos;
 mod tree;
 mod walk;
 

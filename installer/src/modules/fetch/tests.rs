@@ -1,13 +1,13 @@
 //! The fetcher on a store of its own and real git repositories (local `file://` remotes):
 //! package identity, reuse, the dot-entry variant, and what it refuses.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
 use tstore_store::Store;
 use tstore_tofu::module_source::{Getter, RemotePackage};
 
 use super::{join_subdirs, package_id, FetchLog, Fetcher, Slots};
+use crate::modules::test_repos::tagged_repository;
 use crate::net::NetworkSettings;
 
 struct Fixture {
@@ -45,41 +45,9 @@ impl Fixture {
     /// A repository with `files` committed and tagged `v1`; its commit id.
     fn repository(&self, files: &[(&str, &str)]) -> (PathBuf, String) {
         let repo = self.root.join("remote");
-        for (rel, text) in files {
-            let path = repo.join(rel);
-            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-            fs_err::write(path, text).unwrap();
-        }
-        for args in [
-            &["init", "-q", "-b", "main"][..],
-            &["add", "-A"],
-            &["commit", "-q", "-m", "one"],
-            &["tag", "v1"],
-        ] {
-            git(&repo, args);
-        }
-        let head = git(&repo, &["rev-parse", "HEAD"]);
-        (
-            repo,
-            String::from_utf8(head.stdout).unwrap().trim().to_owned(),
-        )
+        let commit = tagged_repository(&repo, files);
+        (repo, commit)
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}");
-    out
 }
 
 fn git_package(url: String) -> RemotePackage {
@@ -96,7 +64,7 @@ fn a_tag_and_its_commit_name_one_package_fetched_once() {
     let by_tag = git_package(format!("file://{}?ref=v1", repo.display()));
     let mut log = FetchLog::default();
     let first = f.fetcher().fetch_uncached(&by_tag, 0, &mut log).unwrap();
-    assert_eq!(log.fetched, [first.id.clone()]);
+    assert_eq!(log.fetched, std::slice::from_ref(&first.id));
     assert!(
         first.id.starts_with(&format!("git-{}-", &commit[..12])),
         "{}",
@@ -110,7 +78,7 @@ fn a_tag_and_its_commit_name_one_package_fetched_once() {
     let again = f.fetcher().fetch_uncached(&by_commit, 0, &mut log).unwrap();
     assert_eq!(again.id, first.id);
     assert!(log.fetched.is_empty(), "{:?}", log.fetched);
-    assert_eq!(log.reused, [first.id.clone()]);
+    assert_eq!(log.reused, std::slice::from_ref(&first.id));
 }
 
 #[test]
@@ -146,7 +114,7 @@ fn dot_entries_are_left_out_in_a_package_of_their_own_made_once() {
     let mut log = FetchLog::default();
     let without = f.fetcher().without_dot_entries(&fetched, &mut log).unwrap();
     assert_eq!(without.id, format!("{}-nodot", fetched.id));
-    assert_eq!(log.fetched, [without.id.clone()]);
+    assert_eq!(log.fetched, std::slice::from_ref(&without.id));
     assert!(without.view.join("sub/main.tf").is_file());
     assert!(!without.view.join(".hidden").exists());
     assert!(!without.view.join("sub/.github").exists());
@@ -158,7 +126,7 @@ fn dot_entries_are_left_out_in_a_package_of_their_own_made_once() {
     let mut log = FetchLog::default();
     let again = f.fetcher().without_dot_entries(&fetched, &mut log).unwrap();
     assert_eq!(again.id, without.id);
-    assert_eq!(log.reused, [without.id.clone()]);
+    assert_eq!(log.reused, std::slice::from_ref(&without.id));
 }
 
 #[test]

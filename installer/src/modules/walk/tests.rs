@@ -1,14 +1,14 @@
 //! The walk on real directories and real git repositories (a local `file://` remote), with
 //! a store of its own: the tree it records, the limits it enforces, the events it sends.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use tstore_store::Store;
 use tstore_tofu::flavor::Flavor;
 
 use super::{walk, ModuleTree};
+use crate::modules::test_repos::tagged_repository;
 use crate::modules::{ModuleInstallError, ModuleOptions};
 use crate::report::{Event, Reporter};
 use crate::workdir::data_dir::DataDir;
@@ -79,37 +79,9 @@ impl Fixture {
     /// A git repository at `name` with `files` committed and tagged `v1`.
     fn repository(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
         let repo = self.root.join("remotes").join(name);
-        fs_err::create_dir_all(&repo).unwrap();
-        for (rel, text) in files {
-            let path = repo.join(rel);
-            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-            fs_err::write(path, text).unwrap();
-        }
-        for args in [
-            &["init", "-q", "-b", "main"][..],
-            &["add", "-A"],
-            &["commit", "-q", "-m", "one"],
-            &["tag", "v1"],
-        ] {
-            git(&repo, args);
-        }
+        tagged_repository(&repo, files);
         repo
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
 }
 
 fn keys(tree: &ModuleTree) -> Vec<(&str, &str, Option<usize>)> {
