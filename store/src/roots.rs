@@ -16,7 +16,7 @@
 //! in one `BEGIN IMMEDIATE` transaction. The caller must hold the store lock shared from
 //! before it looked the packages up until this returns: gc, which needs the lock exclusive,
 //! can then never run between a package being committed (or found) and its root being
-//! recorded (the concurrency protocol in ARCHITECTURE.md).
+//! recorded (ARCHITECTURE.md, "Concurrency").
 
 use std::path::{Component, Path, PathBuf};
 

@@ -85,7 +85,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         .context("cannot lock the working directory")?;
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded, so gc never sees a package this init uses without its root
-    // (ARCHITECTURE.md, "Concurrency protocol").
+    // (ARCHITECTURE.md, "Concurrency").
     let lock = lock_store(&store)?;
     let result = init_locked(
         settings,
