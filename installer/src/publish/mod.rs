@@ -58,6 +58,8 @@ mod module;
 mod package_zip;
 mod provider;
 mod selection;
+#[cfg(test)]
+mod tests;
 
 use tstore_tofu::cliconfig::RepositoryTemplateError;
 
