@@ -259,3 +259,6 @@ pub fn lock(
         lock_file: change,
     })
 }
+
+#[cfg(test)]
+mod tests;
