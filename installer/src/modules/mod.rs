@@ -72,7 +72,7 @@ pub(crate) use self::error::FetchError;
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::fetch::Slots;
-use crate::modules::walk::Walker;
+use crate::modules::walk::{ModuleAt, Walker};
 use crate::net::NetworkSettings;
 
 /// How deep module calls may nest before we assume a cycle.
@@ -271,7 +271,7 @@ pub fn install(
         warnings: Vec::new(),
     };
     let root_inputs = Inputs::Root(Arc::clone(&opts.variables));
-    w.visit(None, &opts.dir.clone(), ".", None, ".", "", 0, root_inputs)?;
+    w.visit(ModuleAt::root(&opts.dir), root_inputs)?;
     let decisions = decide(
         &w.nodes,
         &w.installs,

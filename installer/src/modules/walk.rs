@@ -71,19 +71,67 @@ pub(super) struct Walker<'a> {
     pub(super) warnings: Vec<String>,
 }
 
+/// A module the walk visits: where its files are and where it sits in the module tree.
+#[derive(Clone, Copy)]
+pub(super) struct ModuleAt<'a> {
+    /// Its node (the call that brings it in), the parent of its calls' nodes; `None` for
+    /// the root module.
+    pub(super) node: Option<usize>,
+    /// Its directory on disk (for a remote package, in the store view).
+    pub(super) dir_abs: &'a Path,
+    /// Its directory as `modules.json` records it, relative to the working directory.
+    pub(super) dir_rel: &'a str,
+    /// The install whose package holds it; `None`: the root package.
+    pub(super) install: Option<&'a str>,
+    /// Its cleaned path inside its package.
+    pub(super) pkg_path: &'a str,
+    /// Its key (`a.b`), which prefixes the keys of its calls; empty for the root module.
+    pub(super) key: &'a str,
+    /// How many calls deep it is: 0 for the root module.
+    pub(super) depth: usize,
+}
+
+impl<'a> ModuleAt<'a> {
+    /// The root module, in the working directory `dir`.
+    pub(super) fn root(dir: &'a Path) -> Self {
+        ModuleAt {
+            node: None,
+            dir_abs: dir,
+            dir_rel: ".",
+            install: None,
+            pkg_path: ".",
+            key: "",
+            depth: 0,
+        }
+    }
+}
+
+/// A module call met in the walk, with the node of the module that makes it.
+struct CallSite<'a> {
+    /// The call's key (`a.b`).
+    key: &'a str,
+    call: &'a config::ModuleCall,
+    /// The kind of its source ([`ModuleSource::kind`]).
+    kind: &'static str,
+    /// The node of the calling module; `None` for the root module.
+    parent: Option<usize>,
+}
+
 impl Walker<'_> {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn visit(
         &mut self,
-        parent: Option<usize>,
-        dir_abs: &Path,
-        dir_rel: &str,
-        install: Option<&str>,
-        pkg_path: &str,
-        prefix: &str,
-        depth: usize,
+        at: ModuleAt<'_>,
         inputs: Inputs,
     ) -> Result<(), ModuleInstallError> {
+        let ModuleAt {
+            node: parent,
+            dir_abs,
+            dir_rel,
+            install,
+            pkg_path,
+            key: prefix,
+            depth,
+        } = at;
         // Positions name the module as the user sees it (`.terraform/modules/KEY/…`
         // under the working directory), never the store's copy of its package.
         let shown_as = match dir_rel {
@@ -141,6 +189,12 @@ impl Walker<'_> {
                     call.source
                 ))));
             }
+            let site = CallSite {
+                key: &key,
+                call: &call,
+                kind,
+                parent,
+            };
             let (node, abs) = match parsed {
                 ModuleSource::Unsupported { getter } => {
                     return Err(fail(FetchError::Package(format!(
@@ -250,16 +304,8 @@ impl Walker<'_> {
                     let fetched = self
                         .again_without_dot_entries(&loc_package, fetched)
                         .map_err(&fail)?;
-                    self.remote_node(
-                        &key,
-                        &call,
-                        kind,
-                        Some(version.to_string()),
-                        fetched,
-                        sub,
-                        parent,
-                    )
-                    .map_err(fail)?
+                    self.remote_node(&site, Some(version.to_string()), fetched, sub)
+                        .map_err(fail)?
                 }
                 ModuleSource::Remote { package, subdir } => {
                     if call.version.is_some() {
@@ -269,7 +315,7 @@ impl Walker<'_> {
                     }
                     if package.getter == Getter::File {
                         let fetched = local_directory(&package).map_err(&fail)?;
-                        self.remote_node(&key, &call, kind, None, fetched, subdir, parent)
+                        self.remote_node(&site, None, fetched, subdir)
                             .map_err(fail)?
                     } else {
                         let fetched = self.fetch(&package, 0).map_err(&fail)?;
@@ -277,8 +323,7 @@ impl Walker<'_> {
                         let fetched = self
                             .again_without_dot_entries(&package.to_string(), fetched)
                             .map_err(&fail)?;
-                        self.remote_node(&key, &call, kind, None, fetched, sub, parent)
-                            .map_err(fail)?
+                        self.remote_node(&site, None, fetched, sub).map_err(fail)?
                     }
                 }
             };
@@ -290,16 +335,16 @@ impl Walker<'_> {
             );
             self.nodes.push(node);
             let inputs = call.inputs.clone();
-            self.visit(
-                Some(idx),
-                &abs,
-                &dir,
-                inst.as_deref(),
-                &pp,
-                &key,
-                depth + 1,
-                inputs,
-            )?;
+            let child = ModuleAt {
+                node: Some(idx),
+                dir_abs: &abs,
+                dir_rel: &dir,
+                install: inst.as_deref(),
+                pkg_path: &pp,
+                key: &key,
+                depth: depth + 1,
+            };
+            self.visit(child, inputs)?;
         }
         Ok(())
     }
@@ -323,17 +368,22 @@ impl Walker<'_> {
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn remote_node(
+    /// The node of a call that installs a remote package (`fetched`, at `version` when a
+    /// registry chose it), and the directory of the module it names: `subdir` of the
+    /// package.
+    fn remote_node(
         &mut self,
-        key: &str,
-        call: &config::ModuleCall,
-        kind: &'static str,
+        site: &CallSite<'_>,
         version: Option<String>,
         fetched: Fetched,
         subdir: Option<String>,
-        parent: Option<usize>,
     ) -> Result<(Node, PathBuf), FetchError> {
+        let &CallSite {
+            key,
+            call,
+            kind,
+            parent,
+        } = site;
         let mut pkg_path = clean_join(".", subdir.as_deref().unwrap_or("."));
         if pkg_path.starts_with("..") {
             return Err(FetchError::Package(format!(
