@@ -51,6 +51,7 @@ pub(crate) mod git;
 pub(crate) mod manifest;
 mod oci;
 pub(crate) mod policy;
+mod prefetch;
 mod progress;
 pub(crate) mod registry;
 pub(crate) mod source;
