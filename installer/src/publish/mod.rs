@@ -48,7 +48,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use sha2::Digest as _;
-use tstore_store::{Hash, Package, PackageKey, Store};
+use tstore_store::{Diagnostic, Hash, Package, PackageKey, Store};
 use tstore_tofu::addr::ProviderAddr;
 use tstore_tofu::cliconfig::{check_repository_template, RepositoryTemplateError};
 use tstore_tofu::version::Version;
@@ -145,6 +145,16 @@ pub enum PushError {
         /// What is wrong.
         message: String,
     },
+}
+
+impl Diagnostic for PushError {
+    /// A store error is shown as itself ([`PushError::Store`] is transparent), with its hint.
+    fn hint(&self) -> Option<String> {
+        match self {
+            PushError::Store(e) => e.hint(),
+            _ => None,
+        }
+    }
 }
 
 /// The OCI client for a push: the network settings' TLS roots, and the registry logins of
