@@ -1,13 +1,15 @@
 //! Errors of the store.
 //!
 //! Every variant names the thing it is about (a path, an archive entry, a package) and keeps the
-//! underlying error as its `#[source]`, so that a binary printing the whole `source()` chain gives
-//! the user "what happened, where, and what to do".
+//! underlying error as its `#[source]`, so that a binary printing the whole `source()` chain tells
+//! the user what happened and where; what to do about it is the error's
+//! [`hint`](Diagnostic::hint), never part of its message.
 
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use crate::diagnostic::Diagnostic;
 use crate::package::PackageKey;
 use crate::tree::TreeId;
 
@@ -17,10 +19,7 @@ pub enum StoreError {
     /// The store belongs to another user (like git's `safe.directory`): using it would leave
     /// files its owner cannot remove, or trust files someone else can change.
     #[error(
-        "the store at {} belongs to user id {owner}, not to you (user id {me})\n\n  hint: use \
-         your own store (set TSTORE_HOME), or, if it is yours, take it back with `chown -R \
-         {me} {}`; running tstore with sudo against your store causes this",
-        path.display(),
+        "the store at {} belongs to user id {owner}, not to you (user id {me})",
         path.display()
     )]
     ForeignOwner {
@@ -33,9 +32,7 @@ pub enum StoreError {
     },
     /// Others can write into the store: they could replace packages under its users.
     #[error(
-        "the store at {} can be written by other users (mode {mode:o})\n\n  hint: `chmod 700 \
-         {}`; a store is private to its owner",
-        path.display(),
+        "the store at {} can be written by other users (mode {mode:o})",
         path.display()
     )]
     OpenToOthers {
@@ -79,11 +76,7 @@ pub enum StoreError {
     },
 
     /// The index holds something the store cannot decode; the index is damaged.
-    #[error(
-        "store index is damaged: {what}\n\n  hint: run `tstore store verify --repair`: it \
-         quarantines what it cannot trust, or moves a damaged index aside and rebuilds it from \
-         the blobs and views the store holds"
-    )]
+    #[error("store index is damaged: {what}")]
     CorruptIndex {
         /// Description of the damaged record.
         what: String,
@@ -93,10 +86,7 @@ pub enum StoreError {
     /// truncated copy, a disk error, garbage), or it is empty while the store holds blobs.
     /// Nothing was changed.
     #[error(
-        "the store index {} is damaged: {reason} ({context}); nothing was changed\n\n  hint: \
-         run `tstore store verify --repair`: it moves the damaged index aside (kept, named with \
-         the time) and rebuilds the index from the blobs and views the store holds, so the next \
-         `tstore init` downloads nothing they still hold",
+        "the store index {} is damaged: {reason} ({context}); nothing was changed",
         path.display()
     )]
     DamagedIndex {
@@ -119,11 +109,7 @@ pub enum StoreError {
     },
 
     /// An archive was refused before (or while) extracting it.
-    #[error(
-        "refusing to unpack {}: entry {entry:?}: {reason}\n\n  hint: the archive is corrupt or malicious; nothing from it was installed. \
-         Obtain the package from a trusted source (or raise the store limits if the package is legitimately that large)",
-        archive.display()
-    )]
+    #[error("refusing to unpack {}: entry {entry:?}: {reason}", archive.display())]
     HostileArchive {
         /// The archive.
         archive: PathBuf,
@@ -134,10 +120,7 @@ pub enum StoreError {
     },
 
     /// A directory to ingest holds something the store refuses to take in.
-    #[error(
-        "refusing to ingest {}: entry {entry:?}: {reason}\n\n  hint: nothing from this directory was installed; remove or fix the entry",
-        dir.display()
-    )]
+    #[error("refusing to ingest {}: entry {entry:?}: {reason}", dir.display())]
     HostileDirectory {
         /// The directory being ingested.
         dir: PathBuf,
@@ -158,8 +141,7 @@ pub enum StoreError {
 
     /// A package already exists with a different tree.
     #[error(
-        "package {key} is already in the store with different content (tree {existing}, new tree {new})\n\n  \
-         hint: a package of the same name, version and platform must not change; check where it came from"
+        "package {key} is already in the store with different content (tree {existing}, new tree {new})"
     )]
     PackageConflict {
         /// The package.
@@ -233,6 +215,50 @@ impl StoreError {
     /// Whether this error says the index file itself is damaged.
     pub fn is_damaged_index(&self) -> bool {
         matches!(self, StoreError::DamagedIndex { .. })
+    }
+}
+
+impl Diagnostic for StoreError {
+    fn hint(&self) -> Option<String> {
+        Some(match self {
+            StoreError::ForeignOwner { path, me, .. } => format!(
+                "use your own store (set TSTORE_HOME), or, if it is yours, take it back with \
+                 `chown -R {me} {}`; running tstore with sudo against your store causes this",
+                path.display()
+            ),
+            StoreError::OpenToOthers { path, .. } => format!(
+                "`chmod 700 {}`; a store is private to its owner",
+                path.display()
+            ),
+            StoreError::CorruptIndex { .. } => "run `tstore store verify --repair`: it \
+                 quarantines what it cannot trust, or moves a damaged index aside and rebuilds \
+                 it from the blobs and views the store holds"
+                .into(),
+            StoreError::DamagedIndex { .. } => "run `tstore store verify --repair`: it moves \
+                 the damaged index aside (kept, named with the time) and rebuilds the index from \
+                 the blobs and views the store holds, so the next `tstore init` downloads \
+                 nothing they still hold"
+                .into(),
+            StoreError::HostileArchive { .. } => "the archive is corrupt or malicious; nothing \
+                 from it was installed. Obtain the package from a trusted source (or raise the \
+                 store limits if the package is legitimately that large)"
+                .into(),
+            StoreError::HostileDirectory { .. } => {
+                "nothing from this directory was installed; remove or fix the entry".into()
+            }
+            StoreError::PackageConflict { .. } => "a package of the same name, version and \
+                 platform must not change; check where it came from"
+                .into(),
+            StoreError::Io { .. }
+            | StoreError::Link { .. }
+            | StoreError::Index { .. }
+            | StoreError::BadZip { .. }
+            | StoreError::Unhashable { .. }
+            | StoreError::UnknownTree(_)
+            | StoreError::InvalidPackageKey { .. }
+            | StoreError::InvalidHash(_)
+            | StoreError::InvalidId { .. } => return None,
+        })
     }
 }
 

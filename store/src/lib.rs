@@ -71,6 +71,7 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+mod diagnostic;
 mod error;
 mod fingerprint;
 mod freshness;
@@ -96,6 +97,7 @@ mod verify;
 mod view;
 
 pub use blob::BlobId;
+pub use diagnostic::Diagnostic;
 pub use error::{HostileReason, StoreError};
 pub use fingerprint::SourceFingerprint;
 pub use freshness::{Freshness, Reverified};

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use tstore_store::StoreError;
+use tstore_store::{Diagnostic, StoreError};
 
 use crate::net::discovery::DiscoveryError;
 use crate::net::http::HttpError;
@@ -88,4 +88,15 @@ pub enum FetchError {
     /// Local I/O failed (the message names the path).
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+impl FetchError {
+    /// What to do, when the store refused the package: a store error is shown as itself
+    /// ([`FetchError::Store`] is transparent), with its hint.
+    pub(crate) fn hint(&self) -> Option<String> {
+        match self {
+            FetchError::Store(e) => e.hint(),
+            _ => None,
+        }
+    }
 }

@@ -65,7 +65,7 @@ use std::sync::Arc;
 
 use package_meta::{ReadOnlyStatus, META_FILE};
 use serde::Serialize;
-use tstore_store::Store;
+use tstore_store::{Diagnostic, Store};
 use tstore_tofu::config::{self, SourcePos};
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::static_eval::RootInputs;
@@ -200,6 +200,17 @@ pub enum ModuleInstallError {
         /// What went wrong.
         message: String,
     },
+}
+
+impl Diagnostic for ModuleInstallError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ModuleInstallError::Call { source, .. } => source.hint(),
+            ModuleInstallError::Config(_)
+            | ModuleInstallError::Meta { .. }
+            | ModuleInstallError::Write { .. } => None,
+        }
+    }
 }
 
 /// An error and its sources on one line.

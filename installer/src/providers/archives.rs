@@ -16,7 +16,10 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::lockfile::LockedProvider;
 use tstore_tofu::version::{Version, VersionConstraints};
 
-use crate::providers::{http_client_for, obtain, InitOptions, InstallError, ObtainMode, Reporter};
+use crate::providers::{
+    http_client_for, obtain, InitOptions, InstallError, ObtainContext, ObtainMode, ProviderRequest,
+    Reporter,
+};
 
 /// Fetch the zip of `addr` `version` for `platform` from `opts.methods` into `store`, which
 /// must keep archives ([`Store::with_kept_archives`]), and commit it to its package. Returns
@@ -51,16 +54,18 @@ pub fn keep_source_archive(
         constraints: None,
         hashes: BTreeSet::new(),
     };
-    let planned = obtain(
+    let cx = ObtainContext {
         store,
-        &opts,
-        http.as_ref(),
-        addr,
-        &exact,
-        Some(&pinned),
+        opts: &opts,
+        http: http.as_ref(),
         reporter,
-        ObtainMode::Lock,
-    )?;
+    };
+    let provider = ProviderRequest {
+        addr,
+        constraints: &exact,
+        locked: Some(&pinned),
+    };
+    let planned = obtain(cx, provider, ObtainMode::Lock)?;
     let package = planned.commit(store)?;
     let kept = store
         .kept_archive_of(&package.hashes)

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use tstore_store::StoreError;
+use tstore_store::{Diagnostic, StoreError};
 use tstore_tofu::addr::Platform;
 use tstore_tofu::config::tree::ModuleTreeError;
 use tstore_tofu::lockfile::LockFileError;
@@ -251,7 +251,7 @@ impl InstallError {
     }
 
     /// The one-line summary tofu prints after `Error: ` for this kind of failure.
-    pub fn summary(&self) -> &'static str {
+    fn tofu_summary(&self) -> &'static str {
         match self {
             InstallError::Config(_) => "Failed to load the configuration",
             InstallError::LockFile(_) => "Failed to read the dependency lock file",
@@ -276,9 +276,19 @@ impl InstallError {
             InstallError::WriteLockFile { .. } => "Failed to write the dependency lock file",
         }
     }
+}
 
-    /// A suggestion for the user, when there is an obvious next step.
-    pub fn hint(&self) -> Option<String> {
+/// tofu's summary for the kind of failure, with the message as the detail below it.
+impl Diagnostic for InstallError {
+    fn summary(&self) -> String {
+        self.tofu_summary().to_owned()
+    }
+
+    fn detail(&self) -> Option<String> {
+        Some(self.to_string())
+    }
+
+    fn hint(&self) -> Option<String> {
         match self {
             InstallError::ChecksumMismatch { .. } => Some(
                 "if the new package is expected, remove this provider's entry from the lock \

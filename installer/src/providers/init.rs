@@ -31,8 +31,8 @@ use tstore_tofu::version::{Version, VersionConstraints};
 
 use crate::net::NetworkSettings;
 use crate::providers::{
-    obtain, Event, InitReport, InstallError, LockFileChange, Obtained, ProviderReport, Reporter,
-    RewrittenLockEntry,
+    obtain, Event, InitReport, InstallError, LockFileChange, ObtainContext, Obtained,
+    ProviderReport, ProviderRequest, Reporter, RewrittenLockEntry,
 };
 use crate::workdir::atomic::write_atomic;
 use crate::workdir::data_dir::DataDir;
@@ -145,18 +145,20 @@ pub fn init(
         .filter(|(addr, _)| !addr.is_builtin())
         .collect();
     rewritten.retain(|(_, new)| wanted.iter().any(|(addr, _)| *addr == new));
-    let obtain_one = |(addr, constraints): &(&ProviderAddr, &VersionConstraints)| {
-        let locked = pins.as_ref().and_then(|l| l.providers.get(*addr));
-        obtain(
-            store,
-            opts,
-            http.as_ref(),
+    let cx = ObtainContext {
+        store,
+        opts,
+        http: http.as_ref(),
+        reporter,
+    };
+    let obtain_one = |&(addr, constraints): &(&ProviderAddr, &VersionConstraints)| {
+        let locked = pins.as_ref().and_then(|l| l.providers.get(addr));
+        let provider = ProviderRequest {
             addr,
             constraints,
             locked,
-            reporter,
-            ObtainMode::Init,
-        )
+        };
+        obtain(cx, provider, ObtainMode::Init)
     };
     // The first provider is obtained on this thread: the common warm init has one, and a
     // thread (its stack and its own malloc arena) cost more than the rest of its work.

@@ -34,8 +34,8 @@ use tstore_tofu::lockfile::{LockFile, LockedProvider};
 use tstore_tofu::static_eval::Inputs;
 
 use crate::providers::{
-    obtain, render, Event, InitOptions, InstallError, LockFileChange, ObtainMode, Obtained,
-    Planned, Reporter, LOCK_FILE_NAME,
+    obtain, render, Event, InitOptions, InstallError, LockFileChange, ObtainContext, ObtainMode,
+    Obtained, Planned, ProviderRequest, Reporter, LOCK_FILE_NAME,
 };
 use crate::workdir::atomic::write_atomic;
 
@@ -162,16 +162,18 @@ pub fn lock(
                 upgrade: false,
                 ..base.clone()
             };
-            let p = obtain(
+            let cx = ObtainContext {
                 store,
-                &popts,
-                http.as_ref(),
+                opts: &popts,
+                http: http.as_ref(),
+                reporter,
+            };
+            let provider = ProviderRequest {
                 addr,
                 constraints,
                 locked,
-                reporter,
-                ObtainMode::Lock,
-            )?;
+            };
+            let p = obtain(cx, provider, ObtainMode::Lock)?;
             reporter.event(Event::Fetching {
                 provider: &p.display,
                 version: &p.version,

@@ -61,6 +61,7 @@ mod selection;
 #[cfg(test)]
 mod tests;
 
+use tstore_store::Diagnostic;
 use tstore_tofu::cliconfig::RepositoryTemplateError;
 
 use crate::net::oci::{OciClient, OciError};
@@ -156,6 +157,16 @@ pub enum PushError {
         /// What is wrong.
         message: String,
     },
+}
+
+impl Diagnostic for PushError {
+    /// A store error is shown as itself ([`PushError::Store`] is transparent), with its hint.
+    fn hint(&self) -> Option<String> {
+        match self {
+            PushError::Store(e) => e.hint(),
+            _ => None,
+        }
+    }
 }
 
 /// The OCI client for a push: the network settings' TLS roots, and the registry logins of

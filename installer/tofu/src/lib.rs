@@ -2,8 +2,9 @@
 //! addresses ([`addr`]), versions and constraints ([`version`]), the dependency lock file
 //! ([`lockfile`]), the tool whose conventions to follow ([`flavor`]), source positions
 //! ([`span`]), configuration loading ([`config`]: one module directory with its override
-//! files, and the walk over the module tree), the CLI configuration ([`cliconfig`]) and
-//! what may write into a module's own directory ([`writes`]).
+//! files, and the walk over the module tree), the CLI configuration ([`cliconfig`]),
+//! what may write into a module's own directory ([`writes`]) and HCL string literals as the
+//! tools write them ([`string_literal`]).
 //!
 //! **Architecture Invariant:** this crate knows no store and no network. It reads files
 //! and returns values; fetching, verifying and linking packages happen in
@@ -20,5 +21,6 @@ pub mod module_source;
 pub mod read;
 pub mod span;
 pub mod static_eval;
+pub mod string_literal;
 pub mod version;
 pub mod writes;

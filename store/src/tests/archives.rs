@@ -21,11 +21,13 @@ fn assert_hostile(store: &Store, zip: &Path, want: fn(&HostileReason) -> bool) {
         StoreError::HostileArchive { reason, .. } if want(reason) => {}
         other => panic!("unexpected result for {}: {other:?}", zip.display()),
     }
-    // The message says what, which entry and what to do.
+    // The message says what and which entry; the hint, what to do.
     let msg = err.to_string();
+    assert!(msg.contains("refusing to unpack"), "{msg}");
     assert!(
-        msg.contains("refusing to unpack") && msg.contains("hint:"),
-        "{msg}"
+        err.hint()
+            .is_some_and(|h| h.contains("corrupt or malicious")),
+        "{err:?}"
     );
     assert!(store.packages().unwrap().is_empty());
 }
@@ -320,9 +322,15 @@ fn hostile_archive_message_names_archive_entry_and_remedy() {
     assert_eq!(
         err.to_string(),
         "refusing to unpack /mirror/p.zip: entry \"../evil\": its path contains a \"..\" component \
-         and would land outside the package directory\n\n  hint: the archive is corrupt or malicious; \
-         nothing from it was installed. Obtain the package from a trusted source (or raise the store \
-         limits if the package is legitimately that large)"
+         and would land outside the package directory"
+    );
+    assert_eq!(
+        err.hint().as_deref(),
+        Some(
+            "the archive is corrupt or malicious; nothing from it was installed. Obtain the \
+             package from a trusted source (or raise the store limits if the package is \
+             legitimately that large)"
+        )
     );
     let conflict = StoreError::PackageConflict {
         key: key("fake"),

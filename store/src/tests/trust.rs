@@ -258,8 +258,9 @@ fn a_damaged_index_is_moved_aside_and_rebuilt_from_the_views() {
     let err = Store::open(root).unwrap_err();
     assert!(err.is_damaged_index(), "{err:?}");
     assert!(
-        err.to_string().contains("tstore store verify --repair"),
-        "{err}"
+        err.hint()
+            .is_some_and(|h| h.contains("tstore store verify --repair")),
+        "{err:?}"
     );
 
     let rebuilt = Store::rebuild_damaged_index(root, Some(&key_file), || {})

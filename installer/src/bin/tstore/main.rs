@@ -146,7 +146,7 @@ fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(usage) => {
-            let diagnostic = diagnostics::Diagnostic::from_usage(&usage);
+            let diagnostic = diagnostics::ErrorReport::from_usage(&usage);
             if usage.json {
                 diagnostics::print_json(&diagnostic);
             } else {
@@ -159,7 +159,7 @@ fn main() -> ExitCode {
     let json_errors = matches!(&cli.command, cli::Command::Init(args) if args.json);
     let report = |err: &anyhow::Error| {
         if json_errors {
-            diagnostics::print_json(&diagnostics::Diagnostic::from_error(err));
+            diagnostics::print_json(&diagnostics::ErrorReport::from_error(err));
         } else {
             diagnostics::print_error(err);
         }

@@ -1,66 +1,41 @@
 //! Downloading an archive into the store's temp dir and ingesting it, its hash checked
 //! first.
 
-use tstore_store::{Hash, Store};
-use tstore_tofu::addr::ProviderAddr;
-use tstore_tofu::version::Version;
+use tstore_store::Hash;
 
+use super::{ObtainContext, SelectedPackage};
 use crate::net::http::{HttpClient, HttpError};
-use crate::providers::{Event, InstallError, RemoteError, Reporter};
+use crate::providers::{Event, InstallError, RemoteError};
 
-/// Download `url` into the store's temp dir and ingest it; the archive's zh must be one of
-/// `expected` (if any is given) — checked before anything is extracted.
-#[allow(clippy::too_many_arguments)]
+/// Download `url` into the store's temp dir and ingest it; the archive's zh must be
+/// `expected_zh` (if given) — checked before anything is extracted.
 pub(crate) fn download_and_ingest(
-    store: &Store,
+    cx: ObtainContext<'_>,
     http: &HttpClient,
-    reporter: &dyn Reporter,
-    display: &str,
-    addr: &ProviderAddr,
-    version: &Version,
+    package: &SelectedPackage<'_>,
     url: &str,
     expected_zh: Option<&Hash>,
 ) -> Result<tstore_store::IngestedArchive, InstallError> {
-    fetch_and_ingest(
-        store,
-        reporter,
-        display,
-        addr,
-        version,
-        url,
-        expected_zh,
-        |dest, progress| {
-            let (sha, _bytes) = http.download(url, dest, progress)?;
-            Ok(sha)
-        },
-    )
+    fetch_and_ingest(cx, package, url, expected_zh, |dest, progress| {
+        let (sha, _bytes) = http.download(url, dest, progress)?;
+        Ok(sha)
+    })
 }
 
 /// [`download_and_ingest`] with the transfer done by `fetch`, which writes the archive to
 /// the path it is given and returns the SHA-256 of what it wrote (an OCI blob, fetched
 /// with the registry's authentication).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn fetch_and_ingest(
-    store: &Store,
-    reporter: &dyn Reporter,
-    display: &str,
-    addr: &ProviderAddr,
-    version: &Version,
+    cx: ObtainContext<'_>,
+    package: &SelectedPackage<'_>,
     url: &str,
     expected_zh: Option<&Hash>,
     fetch: impl FnOnce(&std::path::Path, &dyn Fn(u64, Option<u64>)) -> Result<[u8; 32], RemoteError>,
 ) -> Result<tstore_store::IngestedArchive, InstallError> {
-    let remote_err = |source: RemoteError| InstallError::Remote {
-        provider: addr.to_string(),
-        version: Some(version.clone()),
-        what: format!("archive at {url}"),
-        source,
-    };
-    let store_err = |source| InstallError::Store {
-        provider: addr.to_string(),
-        version: version.clone(),
-        source,
-    };
+    let (store, reporter) = (cx.store, cx.reporter);
+    let (display, version) = (package.display, package.version);
+    let remote_err =
+        |source: RemoteError| package.remote_error(format!("archive at {url}"), source);
     let tmp_dir = store.root().join("tmp");
     let temp = tempfile::Builder::new()
         .prefix(&tstore_store::temp_prefix("download"))
@@ -90,7 +65,7 @@ pub(crate) fn fetch_and_ingest(
     if let Some(expected) = expected_zh {
         if *expected != zh {
             return Err(InstallError::ArchiveChecksum {
-                provider: addr.to_string(),
+                provider: package.addr.to_string(),
                 version: version.clone(),
                 url: url.to_owned(),
                 computed: zh.to_string(),
@@ -98,5 +73,7 @@ pub(crate) fn fetch_and_ingest(
             });
         }
     }
-    store.ingest_zip_keeping_it(temp.path()).map_err(store_err)
+    store
+        .ingest_zip_keeping_it(temp.path())
+        .map_err(|e| package.store_error(e))
 }

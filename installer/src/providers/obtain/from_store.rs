@@ -4,13 +4,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use tstore_store::{Hash, HashRecord, PackageKey, Store, StoreError, TreeId};
-use tstore_tofu::addr::ProviderAddr;
-use tstore_tofu::lockfile::LockedProvider;
-use tstore_tofu::version::VersionConstraints;
 
-use crate::providers::{
-    auth_summary, Event, InitOptions, InstallError, Obtained, Planned, Reporter,
-};
+use super::{ObtainContext, ProviderRequest};
+use crate::providers::{auth_summary, Event, InitOptions, InstallError, Obtained, Planned};
 
 /// When the lock pins a version (no `-upgrade`, still allowed by the
 /// constraints) and the store holds that package for this platform with a hash the lock
@@ -20,14 +16,21 @@ use crate::providers::{
 /// stat at commit ([`Store::package_freshness`]); a stale package is re-verified, and if
 /// damaged removed from the store, in which case the normal path fetches it again.
 pub(crate) fn from_store_by_lock(
-    store: &Store,
-    opts: &InitOptions,
-    addr: &ProviderAddr,
-    constraints: &VersionConstraints,
-    locked: Option<&LockedProvider>,
-    reporter: &dyn Reporter,
+    cx: ObtainContext<'_>,
+    provider: ProviderRequest<'_>,
     display: &str,
 ) -> Result<Option<Planned>, InstallError> {
+    let ObtainContext {
+        store,
+        opts,
+        reporter,
+        ..
+    } = cx;
+    let ProviderRequest {
+        addr,
+        constraints,
+        locked,
+    } = provider;
     let Some(locked) = locked else {
         return Ok(None);
     };

@@ -2,6 +2,7 @@
 //! methods, get that package into the store (or recognize it there) and check it against
 //! the lock file. Nothing here links or writes the lock file.
 
+mod candidates;
 mod download;
 mod from_store;
 mod fs_mirror;
@@ -13,12 +14,12 @@ mod registry;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use tstore_store::{Hash, HashRecord, PackageKey, SourceFingerprint, Store, TreeId};
-use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::cliconfig::InstallMethodKind;
+use tstore_store::{Hash, HashRecord, PackageKey, SourceFingerprint, Store, StoreError, TreeId};
+use tstore_tofu::addr::ProviderAddr;
 use tstore_tofu::lockfile::LockedProvider;
 use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
 
+use self::candidates::{available_packages, Candidate};
 pub(crate) use self::download::download_and_ingest;
 pub(crate) use self::from_store::{from_store_by_lock, is_store_view, reuse};
 pub use self::fs_mirror::ingest_mirror_package;
@@ -27,48 +28,61 @@ pub(crate) use self::hashes::{auth_summary, join_hashes, record};
 pub(crate) use self::net_mirror::obtain_net;
 pub(crate) use self::oci_mirror::obtain_oci;
 pub(crate) use self::registry::obtain_registry;
-use crate::net::discovery;
 use crate::net::http::HttpClient;
-use crate::net::oci::OciClient;
-use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
-use crate::providers::sources::net_mirror::NetworkMirror;
-use crate::providers::sources::oci_mirror::OciMirror;
-use crate::providers::sources::registry::Registry;
 use crate::providers::{
     display_name, Event, InitOptions, InstallError, ObtainMode, Obtained, Planned, RemoteError,
     Reporter, LOCK_FILE_NAME,
 };
 
-/// Where a version of a provider can be had.
-pub(crate) enum Candidate {
-    /// A package in a filesystem mirror.
-    Fs(MirrorPackage),
-    /// A version listed by the provider's origin registry.
-    Registry {
-        registry: Registry,
-        version: Version,
-        platforms: Vec<Platform>,
-    },
-    /// A version listed by a network mirror.
-    Net {
-        mirror: NetworkMirror,
-        version: Version,
-    },
-    /// A version tagged in an OCI mirror.
-    Oci {
-        mirror: OciMirror,
-        client: std::sync::Arc<OciClient>,
-        version: Version,
-    },
+/// What every provider of one run is obtained with, the same for all of them.
+#[derive(Clone, Copy)]
+pub(crate) struct ObtainContext<'a> {
+    /// The store packages are brought into.
+    pub(crate) store: &'a Store,
+    /// The run's options: the platform, the installation methods, the flavor.
+    pub(crate) opts: &'a InitOptions,
+    /// Present when a network method is configured.
+    pub(crate) http: Option<&'a HttpClient>,
+    pub(crate) reporter: &'a dyn Reporter,
 }
 
-impl Candidate {
-    fn version(&self) -> &Version {
-        match self {
-            Candidate::Fs(p) => &p.version,
-            Candidate::Registry { version, .. }
-            | Candidate::Net { version, .. }
-            | Candidate::Oci { version, .. } => version,
+/// One provider the configuration requires: its address, its version constraints and its
+/// lock file entry, if it has one.
+#[derive(Clone, Copy)]
+pub(crate) struct ProviderRequest<'a> {
+    pub(crate) addr: &'a ProviderAddr,
+    pub(crate) constraints: &'a VersionConstraints,
+    pub(crate) locked: Option<&'a LockedProvider>,
+}
+
+/// The package selected for a provider and being brought into the store: the provider at
+/// one version, for the run's platform.
+pub(crate) struct SelectedPackage<'a> {
+    pub(crate) addr: &'a ProviderAddr,
+    pub(crate) version: &'a Version,
+    /// Its key in the store.
+    pub(crate) key: &'a PackageKey,
+    /// The provider as tofu names it in messages.
+    pub(crate) display: &'a str,
+}
+
+impl SelectedPackage<'_> {
+    /// The store failed while this package was brought into it.
+    pub(crate) fn store_error(&self, source: StoreError) -> InstallError {
+        InstallError::Store {
+            provider: self.addr.to_string(),
+            version: self.version.clone(),
+            source,
+        }
+    }
+
+    /// The source `what` failed to deliver this package.
+    pub(crate) fn remote_error(&self, what: String, source: RemoteError) -> InstallError {
+        InstallError::Remote {
+            provider: self.addr.to_string(),
+            version: Some(self.version.clone()),
+            what,
+            source,
         }
     }
 }
@@ -141,27 +155,16 @@ impl Obtainment {
 }
 
 /// Phase 1 for one provider: [`ProviderJob::run`].
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn obtain(
-    store: &Store,
-    opts: &InitOptions,
-    http: Option<&HttpClient>,
-    addr: &ProviderAddr,
-    constraints: &VersionConstraints,
-    locked: Option<&LockedProvider>,
-    reporter: &dyn Reporter,
+    cx: ObtainContext<'_>,
+    provider: ProviderRequest<'_>,
     mode: ObtainMode,
 ) -> Result<Planned, InstallError> {
     ProviderJob {
-        store,
-        opts,
-        http,
-        addr,
-        constraints,
-        locked,
-        reporter,
+        cx,
+        provider,
         mode,
-        display: display_name(addr, opts.flavor),
+        display: display_name(provider.addr, cx.opts.flavor),
     }
     .run()
 }
@@ -169,14 +172,8 @@ pub(crate) fn obtain(
 /// Phase 1 for one provider, in its steps: the store shortcut, version selection, the
 /// first installation method that has the package, the check against the lock file.
 struct ProviderJob<'a> {
-    store: &'a Store,
-    opts: &'a InitOptions,
-    /// Present when a network method is configured.
-    http: Option<&'a HttpClient>,
-    addr: &'a ProviderAddr,
-    constraints: &'a VersionConstraints,
-    locked: Option<&'a LockedProvider>,
-    reporter: &'a dyn Reporter,
+    cx: ObtainContext<'a>,
+    provider: ProviderRequest<'a>,
     mode: ObtainMode,
     /// The provider as tofu names it in messages.
     display: String,
@@ -184,147 +181,116 @@ struct ProviderJob<'a> {
 
 impl ProviderJob<'_> {
     fn run(self) -> Result<Planned, InstallError> {
+        let (cx, addr) = (self.cx, self.provider.addr);
         if self.mode == ObtainMode::Init {
-            if let Some(planned) = from_store_by_lock(
-                self.store,
-                self.opts,
-                self.addr,
-                self.constraints,
-                self.locked,
-                self.reporter,
-                &self.display,
-            )? {
+            if let Some(planned) = from_store_by_lock(cx, self.provider, &self.display)? {
                 return Ok(planned);
             }
         }
-        let candidates = available_packages(self.opts, self.http, self.addr)?;
+        let candidates = available_packages(cx.opts, cx.http, addr)?;
         let version = self.select_version(&candidates)?;
         let key = PackageKey::Provider {
-            addr: self.addr.to_string(),
+            addr: addr.to_string(),
             version: version.to_string(),
-            platform: self.opts.platform.to_string(),
+            platform: cx.opts.platform.to_string(),
         };
-        let got = self.first_package(&candidates, &version, &key)?;
+        let package = SelectedPackage {
+            addr,
+            version: &version,
+            key: &key,
+            display: &self.display,
+        };
+        let got = self.first_package(&candidates, &package)?;
         self.check_against_lock(&version, &got)?;
-        self.check_executable(&version, &got.tree)?;
+        self.check_executable(&package, &got.tree)?;
         self.plan(version, key, got)
     }
 
     /// The lock file's version unless `-upgrade` (it must still satisfy the constraints),
     /// else the newest version any method lists that the constraints allow.
     fn select_version(&self, candidates: &[Candidate]) -> Result<Version, InstallError> {
-        let constraints_text = self.constraints.to_lock_string();
-        match self.locked {
-            Some(locked) if !self.opts.upgrade => {
-                self.reporter.event(Event::ReusingLocked {
+        let ProviderRequest {
+            addr,
+            constraints,
+            locked,
+        } = self.provider;
+        let (opts, reporter) = (self.cx.opts, self.cx.reporter);
+        let constraints_text = constraints.to_lock_string();
+        match locked {
+            Some(locked) if !opts.upgrade => {
+                reporter.event(Event::ReusingLocked {
                     provider: &self.display,
                 });
-                if !self.constraints.matches(&locked.version) {
+                if !constraints.matches(&locked.version) {
                     return Err(InstallError::LockedVersionExcluded {
-                        provider: self.addr.to_string(),
+                        provider: addr.to_string(),
                         locked: locked.version.clone(),
                         constraints: constraints_text,
-                        init: self.opts.flavor.init_command(),
+                        init: opts.flavor.init_command(),
                     });
                 }
                 Ok(locked.version.clone())
             }
             _ => {
-                self.reporter.event(Event::Finding {
+                reporter.event(Event::Finding {
                     provider: &self.display,
                     constraints: &constraints_text,
                 });
                 let versions: BTreeSet<&Version> =
                     candidates.iter().map(Candidate::version).collect();
-                newest_matching(versions, self.constraints)
+                newest_matching(versions, constraints)
                     .cloned()
                     .ok_or_else(|| InstallError::NoMatchingVersion {
-                        provider: self.addr.to_string(),
+                        provider: addr.to_string(),
                         constraints: constraints_text,
                     })
             }
         }
     }
 
-    /// The package from the first method, in CLI configuration order, that has `version`
-    /// for this platform, brought into the store.
+    /// The package from the first method, in CLI configuration order, that has the selected
+    /// version for this platform, brought into the store.
     fn first_package(
         &self,
         candidates: &[Candidate],
-        version: &Version,
-        key: &PackageKey,
+        package: &SelectedPackage<'_>,
     ) -> Result<Obtainment, InstallError> {
-        let (store, opts, addr) = (self.store, self.opts, self.addr);
-        let store_err = |source| InstallError::Store {
-            provider: addr.to_string(),
-            version: version.clone(),
-            source,
-        };
-        let remote_err = |what: &str, source: RemoteError| InstallError::Remote {
-            provider: addr.to_string(),
-            version: Some(version.clone()),
-            what: what.to_owned(),
-            source,
-        };
+        let (cx, addr, version) = (self.cx, package.addr, package.version);
+        let platform = &cx.opts.platform;
+        let remote_err =
+            |what: &str, source: RemoteError| package.remote_error(what.into(), source);
         for candidate in candidates.iter().filter(|c| c.version() == version) {
             let got = match candidate {
-                Candidate::Fs(package) if package.platform == opts.platform => {
-                    Some(obtain_fs(store, &package.location).map_err(store_err)?)
-                }
+                Candidate::Fs(mirrored) if mirrored.platform == *platform => Some(
+                    obtain_fs(cx.store, &mirrored.location).map_err(|e| package.store_error(e))?,
+                ),
                 Candidate::Registry {
                     registry,
                     platforms,
                     ..
-                } if platforms.is_empty() || platforms.contains(&opts.platform) => {
-                    let http = self.http.expect("a network method has a client");
+                } if platforms.is_empty() || platforms.contains(platform) => {
+                    let http = cx.http.expect("a network method has a client");
                     let verified = registry
-                        .verified_package(http, addr, version, &opts.platform)
+                        .verified_package(http, addr, version, platform)
                         .map_err(|e| remote_err("origin registry", e.into()))?;
-                    Some(obtain_registry(
-                        store,
-                        opts,
-                        http,
-                        self.reporter,
-                        key,
-                        addr,
-                        version,
-                        verified,
-                    )?)
+                    Some(obtain_registry(cx, http, package, verified)?)
                 }
                 Candidate::Net { mirror, .. } => {
-                    let http = self.http.expect("a network method has a client");
+                    let http = cx.http.expect("a network method has a client");
                     let archive = mirror
-                        .archive(http, addr, version, &opts.platform)
+                        .archive(http, addr, version, platform)
                         .map_err(|e| remote_err("network mirror", e.into()))?;
                     match archive {
-                        Some(archive) => Some(obtain_net(
-                            store,
-                            http,
-                            self.reporter,
-                            opts.flavor,
-                            key,
-                            addr,
-                            version,
-                            archive,
-                        )?),
+                        Some(archive) => Some(obtain_net(cx, http, package, archive)?),
                         None => None,
                     }
                 }
                 Candidate::Oci { mirror, client, .. } => {
                     let archive = mirror
-                        .archive(client, addr, version, &opts.platform)
+                        .archive(client, addr, version, platform)
                         .map_err(|e| remote_err("OCI mirror", e.into()))?;
                     match archive {
-                        Some(archive) => Some(obtain_oci(
-                            store,
-                            client,
-                            self.reporter,
-                            opts.flavor,
-                            key,
-                            addr,
-                            version,
-                            archive,
-                        )?),
+                        Some(archive) => Some(obtain_oci(cx, client, package, archive)?),
                         None => None,
                     }
                 }
@@ -338,7 +304,7 @@ impl ProviderJob<'_> {
             InstallError::NoPackageForPlatform {
                 provider: addr.to_string(),
                 version: version.clone(),
-                platform: opts.platform.clone(),
+                platform: platform.clone(),
             }
         } else {
             InstallError::NoMatchingVersion {
@@ -352,7 +318,7 @@ impl ProviderJob<'_> {
     /// computed from this very package; a signed `zh:` of another platform's zip says
     /// nothing about this one.
     fn check_against_lock(&self, version: &Version, got: &Obtainment) -> Result<(), InstallError> {
-        let Some(locked) = self.locked.filter(|l| {
+        let Some(locked) = self.provider.locked.filter(|l| {
             self.mode == ObtainMode::Init && &l.version == version && !l.hashes.is_empty()
         }) else {
             return Ok(());
@@ -367,12 +333,12 @@ impl ProviderJob<'_> {
         }
         Err(InstallError::ChecksumMismatch {
             display: self.display.clone(),
-            provider: self.addr.to_string(),
+            provider: self.provider.addr.to_string(),
             version: version.clone(),
             origin: got.origin,
             source_path: got.source.clone(),
             computed: join_hashes(got.hashes.iter().map(|r| r.hash.to_string())),
-            lock_path: self.opts.dir.join(LOCK_FILE_NAME).display().to_string(),
+            lock_path: self.cx.opts.dir.join(LOCK_FILE_NAME).display().to_string(),
             recorded: join_hashes(locked.hashes.iter().cloned()),
         })
     }
@@ -380,23 +346,24 @@ impl ProviderJob<'_> {
     /// A provider package must hold its executable at the top level, named
     /// `terraform-provider-TYPE` alone or followed by `_` or `.` (as tofu finds it:
     /// <https://github.com/opentofu/opentofu/blob/main/internal/providercache/cached_provider.go>).
-    fn check_executable(&self, version: &Version, tree: &TreeId) -> Result<(), InstallError> {
-        let store_err = |source| InstallError::Store {
-            provider: self.addr.to_string(),
-            version: version.clone(),
-            source,
-        };
-        let tree = self.store.tree(tree).map_err(store_err)?;
-        if has_provider_executable(
-            tree.entries().iter().map(|e| e.path.as_str()),
-            &self.addr.kind,
-        ) {
+    fn check_executable(
+        &self,
+        package: &SelectedPackage<'_>,
+        tree: &TreeId,
+    ) -> Result<(), InstallError> {
+        let tree = self
+            .cx
+            .store
+            .tree(tree)
+            .map_err(|e| package.store_error(e))?;
+        let kind = &package.addr.kind;
+        if has_provider_executable(tree.entries().iter().map(|e| e.path.as_str()), kind) {
             return Ok(());
         }
         Err(InstallError::NoProviderExecutable {
             display: self.display.clone(),
-            version: version.clone(),
-            kind: self.addr.kind.clone(),
+            version: package.version.clone(),
+            kind: kind.clone(),
         })
     }
 
@@ -408,19 +375,19 @@ impl ProviderJob<'_> {
         got: Obtainment,
     ) -> Result<Planned, InstallError> {
         let relpath = key.view_relpath().map_err(|source| InstallError::Store {
-            provider: self.addr.to_string(),
+            provider: self.provider.addr.to_string(),
             version: version.clone(),
             source,
         })?;
         let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
         lock_hashes.insert(got.dir_h1.to_string());
         Ok(Planned {
-            link: self.opts.data_dir.path.join(&relpath),
-            target: self.opts.mount.join(&relpath),
-            addr: self.addr.clone(),
+            link: self.cx.opts.data_dir.path.join(&relpath),
+            target: self.cx.opts.mount.join(&relpath),
+            addr: self.provider.addr.clone(),
             display: self.display,
             version,
-            constraints: self.constraints.clone(),
+            constraints: self.provider.constraints.clone(),
             key,
             tree: got.tree,
             hashes: got.hashes,
@@ -431,153 +398,6 @@ impl ProviderJob<'_> {
             obtained: got.obtained,
         })
     }
-}
-
-/// Every candidate of `addr` from the methods whose patterns match it, in method order
-/// (the first method holding a version wins, as in tofu).
-pub(crate) fn available_packages(
-    opts: &InitOptions,
-    http: Option<&HttpClient>,
-    addr: &ProviderAddr,
-) -> Result<Vec<Candidate>, InstallError> {
-    let mut found = Vec::new();
-    let mut locations = Vec::new();
-    let mut oci_client: Option<std::sync::Arc<OciClient>> = None;
-    let remote_err = |what: String, source: RemoteError| InstallError::Remote {
-        provider: addr.to_string(),
-        version: None,
-        what,
-        source,
-    };
-    for method in opts.methods.iter().filter(|m| m.matches(addr)) {
-        match &method.kind {
-            // The store's own view (`tstore cli-config`): what it holds is already
-            // in the store, and reading it back through the mount would only re-hash it.
-            InstallMethodKind::FilesystemMirror { path } if is_store_view(opts, path) => {
-                locations.push(format!("{} (the store itself)", path.display()));
-            }
-            InstallMethodKind::FilesystemMirror { path } => {
-                locations.push(format!("{} (filesystem mirror)", path.display()));
-                let mirror = FilesystemMirror { root: path.clone() };
-                found.extend(mirror.packages(addr)?.into_iter().map(Candidate::Fs));
-            }
-            InstallMethodKind::NetworkMirror { url } => {
-                locations.push(format!("{url} (network mirror)"));
-                let http = http.expect("a network method has a client");
-                let what = format!("network mirror {url}");
-                let host = url::Url::parse(url)
-                    .ok()
-                    .and_then(|u| u.host_str().map(str::to_owned))
-                    .unwrap_or_default();
-                let token = opts.network.credentials.token(&host).map(str::to_owned);
-                let mirror = NetworkMirror::new(url, token)
-                    .map_err(|e| remote_err(what.clone(), e.into()))?;
-                let versions = mirror
-                    .versions(http, addr)
-                    .map_err(|e| remote_err(what.clone(), e.into()))?;
-                found.extend(versions.into_iter().map(|version| Candidate::Net {
-                    mirror: mirror.clone(),
-                    version,
-                }));
-            }
-            InstallMethodKind::OciMirror {
-                repository_template,
-            } => {
-                let mirror = OciMirror {
-                    template: repository_template.clone(),
-                };
-                let what = format!("OCI mirror {repository_template}");
-                let repo = mirror
-                    .repository(addr)
-                    .map_err(|e| remote_err(what.clone(), e.into()))?;
-                locations.push(format!("{repo} (OCI mirror)"));
-                let http = http.expect("a network method has a client");
-                let client = match &oci_client {
-                    Some(client) => std::sync::Arc::clone(client),
-                    None => {
-                        let credentials = opts
-                            .network
-                            .oci_logins()
-                            .map_err(|e| remote_err(what.clone(), e.into()))?;
-                        let client = std::sync::Arc::new(OciClient::new(http.clone(), credentials));
-                        oci_client = Some(std::sync::Arc::clone(&client));
-                        client
-                    }
-                };
-                let versions = mirror
-                    .versions(&client, addr)
-                    .map_err(|e| remote_err(what.clone(), e.into()))?;
-                found.extend(versions.into_iter().map(|version| Candidate::Oci {
-                    mirror: mirror.clone(),
-                    client: std::sync::Arc::clone(&client),
-                    version,
-                }));
-            }
-            InstallMethodKind::Direct => {
-                locations.push(format!("{} (origin registry)", addr.host));
-                let http = http.expect("a network method has a client");
-                let what = format!("registry {}", addr.host);
-                let token = opts
-                    .network
-                    .credentials
-                    .token(&addr.host)
-                    .map(str::to_owned);
-                let base = discovery::discover(
-                    http,
-                    &opts.network.hosts,
-                    &addr.host,
-                    "providers.v1",
-                    token.as_deref(),
-                )
-                .map_err(|e| remote_err(what.clone(), e.into()))?;
-                let registry = Registry { base, token };
-                let versions = registry
-                    .versions(http, addr)
-                    .map_err(|e| remote_err(what.clone(), e.into()))?;
-                found.extend(versions.into_iter().map(|v| Candidate::Registry {
-                    registry: registry.clone(),
-                    version: v.version,
-                    platforms: v.platforms,
-                }));
-            }
-            InstallMethodKind::DevOverrides(_) => {}
-        }
-    }
-    if found.is_empty() {
-        return Err(InstallError::NotFound {
-            provider: addr.to_string(),
-            locations,
-            other_flavor: under_other_flavor(opts, addr),
-            cli_config: opts.cli_config.clone(),
-        });
-    }
-    Ok(found)
-}
-
-/// A provider of the flavor's default registry host that no method has may sit in a
-/// filesystem mirror under the other tool's host (a mirror made for terraform, used with
-/// the tofu flavor): that address and the flavor using its host, for the hint.
-fn under_other_flavor(opts: &InitOptions, addr: &ProviderAddr) -> Option<(String, &'static str)> {
-    use tstore_tofu::flavor::Flavor;
-    if addr.host != opts.flavor.default_registry_host() {
-        return None;
-    }
-    let other = match opts.flavor {
-        Flavor::Tofu => Flavor::Terraform,
-        Flavor::Terraform => Flavor::Tofu,
-    };
-    let moved = ProviderAddr {
-        host: other.default_registry_host().to_owned(),
-        ..addr.clone()
-    };
-    opts.methods.iter().find_map(|m| match &m.kind {
-        InstallMethodKind::FilesystemMirror { path } => {
-            let mirror = FilesystemMirror { root: path.clone() };
-            let has = mirror.packages(&moved).is_ok_and(|p| !p.is_empty());
-            has.then(|| (moved.to_string(), other.as_str()))
-        }
-        _ => None,
-    })
 }
 
 /// Whether the package files (`/`-separated paths of regular files and symlinks) include

@@ -1,34 +1,21 @@
 //! A network mirror's package into the store.
 
-use tstore_store::{Hash, PackageKey, Store};
-use tstore_tofu::addr::ProviderAddr;
-use tstore_tofu::flavor::Flavor;
-use tstore_tofu::version::Version;
+use tstore_store::Hash;
 
+use super::{ObtainContext, SelectedPackage};
 use crate::net::http::HttpClient;
-use crate::providers::{
-    display_name, download_and_ingest, join_hashes, reuse, InstallError, Obtainment, Reporter,
-};
+use crate::providers::sources::net_mirror::MirrorArchive;
+use crate::providers::{download_and_ingest, join_hashes, reuse, InstallError, Obtainment};
 
 /// A network mirror package: the archive must match one of the mirror's hashes, if it
 /// gives any. The lock gets the directory `h1:` and the zip's `zh:` (the lock rule of
 /// OpenTofu's hash-disposition RFC; terraform 1.0.3 records only the `h1:`).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn obtain_net(
-    store: &Store,
+    cx: ObtainContext<'_>,
     http: &HttpClient,
-    reporter: &dyn Reporter,
-    flavor: Flavor,
-    key: &PackageKey,
-    addr: &ProviderAddr,
-    version: &Version,
-    archive: crate::providers::sources::net_mirror::MirrorArchive,
+    package: &SelectedPackage<'_>,
+    archive: MirrorArchive,
 ) -> Result<Obtainment, InstallError> {
-    let store_err = |source| InstallError::Store {
-        provider: addr.to_string(),
-        version: version.clone(),
-        source,
-    };
     let reported: Vec<Hash> = archive
         .hashes
         .iter()
@@ -41,7 +28,9 @@ pub(crate) fn obtain_net(
     };
     // A reported zh: already verified into the store means nothing to download.
     for zh in reported.iter().filter(|h| matches!(h, Hash::Zh(_))) {
-        if let Some((tree, dir_h1)) = reuse(store, key, zh).map_err(store_err)? {
+        if let Some((tree, dir_h1)) =
+            reuse(cx.store, package.key, zh).map_err(|e| package.store_error(e))?
+        {
             return Ok(Obtainment::reused_by_zh(
                 tree,
                 dir_h1,
@@ -51,21 +40,12 @@ pub(crate) fn obtain_net(
             ));
         }
     }
-    let ingested = download_and_ingest(
-        store,
-        http,
-        reporter,
-        &display_name(addr, flavor),
-        addr,
-        version,
-        &archive.url,
-        None,
-    )?;
+    let ingested = download_and_ingest(cx, http, package, &archive.url, None)?;
     let computed = [&ingested.ingested.h1, &ingested.h1_zip, &ingested.zh];
     if !reported.is_empty() && !computed.iter().any(|h| reported.contains(h)) {
         return Err(InstallError::ArchiveChecksum {
-            provider: addr.to_string(),
-            version: version.clone(),
+            provider: package.addr.to_string(),
+            version: package.version.clone(),
             url: archive.url.clone(),
             computed: join_hashes(computed.iter().map(|h| h.to_string())),
             expected: join_hashes(reported.iter().map(|h| h.to_string())),

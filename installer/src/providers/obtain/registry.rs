@@ -1,72 +1,51 @@
 //! An origin registry's package into the store.
 
-use tstore_store::{Hash, PackageKey, Store};
-use tstore_tofu::addr::ProviderAddr;
+use tstore_store::Hash;
 use tstore_tofu::flavor::Flavor;
-use tstore_tofu::version::Version;
 
+use super::{ObtainContext, SelectedPackage};
 use crate::net::http::HttpClient;
 use crate::providers::sources::registry::VerifiedPackage;
-use crate::providers::{
-    display_name, download_and_ingest, record, reuse, InitOptions, InstallError, Obtained,
-    Obtainment, Reporter,
-};
+use crate::providers::{download_and_ingest, record, reuse, InstallError, Obtained, Obtainment};
 
 /// A registry package: SHA256SUMS already verified; reuse the store's copy when it holds the
 /// signed archive hash, else download, check and ingest.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn obtain_registry(
-    store: &Store,
-    opts: &InitOptions,
+    cx: ObtainContext<'_>,
     http: &HttpClient,
-    reporter: &dyn Reporter,
-    key: &PackageKey,
-    addr: &ProviderAddr,
-    version: &Version,
+    package: &SelectedPackage<'_>,
     verified: VerifiedPackage,
 ) -> Result<Obtainment, InstallError> {
-    let store_err = |source| InstallError::Store {
-        provider: addr.to_string(),
-        version: version.clone(),
-        source,
-    };
     let zh = Hash::Zh(verified.shasum.clone());
     let key_id = verified.key_id.as_str();
     let mut hashes = Vec::new();
-    let (tree, dir_h1, obtained) = match reuse(store, key, &zh).map_err(store_err)? {
-        Some((tree, dir_h1)) => {
-            hashes.push(record(dir_h1.clone(), true, false, None));
-            (tree, dir_h1, Obtained::InStore)
-        }
-        None => {
-            let archive = download_and_ingest(
-                store,
-                http,
-                reporter,
-                &display_name(addr, opts.flavor),
-                addr,
-                version,
-                &verified.download_url,
-                Some(&zh),
-            )?;
-            hashes.push(record(archive.ingested.h1.clone(), true, false, None));
-            if archive.h1_zip != archive.ingested.h1 {
-                hashes.push(record(archive.h1_zip.clone(), true, false, None));
+    let (tree, dir_h1, obtained) =
+        match reuse(cx.store, package.key, &zh).map_err(|e| package.store_error(e))? {
+            Some((tree, dir_h1)) => {
+                hashes.push(record(dir_h1.clone(), true, false, None));
+                (tree, dir_h1, Obtained::InStore)
             }
-            (
-                archive.ingested.tree,
-                archive.ingested.h1,
-                Obtained::Downloaded,
-            )
-        }
-    };
+            None => {
+                let archive =
+                    download_and_ingest(cx, http, package, &verified.download_url, Some(&zh))?;
+                hashes.push(record(archive.ingested.h1.clone(), true, false, None));
+                if archive.h1_zip != archive.ingested.h1 {
+                    hashes.push(record(archive.h1_zip.clone(), true, false, None));
+                }
+                (
+                    archive.ingested.tree,
+                    archive.ingested.h1,
+                    Obtained::Downloaded,
+                )
+            }
+        };
     let mut lock_extra = Vec::new();
     for (sum, _file) in &verified.signed_sums {
         let h = Hash::Zh(sum.clone());
         lock_extra.push(h.to_string());
         hashes.push(record(h.clone(), h == zh, true, Some(key_id)));
     }
-    let auth = match opts.flavor {
+    let auth = match cx.opts.flavor {
         Flavor::Terraform => format!("self-signed, key ID {key_id}"),
         Flavor::Tofu => format!("signed, key ID {key_id}"),
     };

@@ -17,6 +17,7 @@ use hcl::edit::Span;
 use crate::addr::{AddrError, ProviderAddr};
 use crate::flavor::Flavor;
 use crate::span::line_at;
+use crate::string_literal::quote;
 use crate::version::{Version, VersionConstraints};
 
 /// What is wrong with a lock file; each names the tofu diagnostic it matches.
@@ -302,33 +303,6 @@ fn leading_comments(src: &str) -> Option<String> {
         }
     }
     (!header.is_empty()).then_some(header)
-}
-
-/// Quote a string as an HCL string literal, the way hclwrite does.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            // Template sequences must be escaped to stay literal.
-            '$' | '%' if chars.peek() == Some(&'{') => {
-                out.push(c);
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 struct Ctx<'a> {

@@ -25,6 +25,7 @@ use anyhow::{Context, Result};
 use tstore_store::Store;
 use tstore_tofu::cliconfig::{CliConfig, InstallMethod, InstallMethodKind};
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::string_literal::quote_for_cli_config;
 
 use crate::Settings;
 
@@ -192,14 +193,14 @@ fn render(
          # is kept current by tstore; edit the source instead (replacing this first line\n\
          # makes the file yours, and tstore leaves it alone).\n",
         match source {
-            Some(s) => s.display().to_string(),
+            Some(s) => comment_text(&s.display().to_string()),
             None => "the default CLI configuration files".to_owned(),
         }
     );
     text.push_str("provider_installation {\n");
     text.push_str(&format!(
-        "  filesystem_mirror {{\n    path = \"{}\"\n  }}\n",
-        hcl_escape(&settings.mount.join("providers").to_string_lossy())
+        "  filesystem_mirror {{\n    path = {}\n  }}\n",
+        quote_for_cli_config(&settings.mount.join("providers").to_string_lossy())
     ));
     for m in &methods {
         text.push_str(&render_method(m, providers));
@@ -217,7 +218,10 @@ fn render(
         body.remove_blocks("provider_installation");
         let rest = body.to_string();
         if !rest.trim().is_empty() {
-            text.push_str(&format!("\n# From {}:\n", file.display()));
+            text.push_str(&format!(
+                "\n# From {}:\n",
+                comment_text(&file.display().to_string())
+            ));
             text.push_str(rest.trim_start_matches('\n'));
             if !text.ends_with('\n') {
                 text.push('\n');
@@ -249,7 +253,7 @@ fn render_method(m: &InstallMethod, providers: &[String]) -> String {
         }
         let mut s = format!("    {name} = [\n");
         for i in items {
-            s.push_str(&format!("      \"{}\",\n", hcl_escape(i)));
+            s.push_str(&format!("      {},\n", quote_for_cli_config(i)));
         }
         s.push_str("    ]\n");
         s
@@ -257,19 +261,22 @@ fn render_method(m: &InstallMethod, providers: &[String]) -> String {
     let (block, attrs) = match &m.kind {
         InstallMethodKind::FilesystemMirror { path } => (
             "filesystem_mirror",
-            format!("    path = \"{}\"\n", hcl_escape(&path.to_string_lossy())),
+            format!(
+                "    path = {}\n",
+                quote_for_cli_config(&path.to_string_lossy())
+            ),
         ),
         InstallMethodKind::NetworkMirror { url } => (
             "network_mirror",
-            format!("    url = \"{}\"\n", hcl_escape(url)),
+            format!("    url = {}\n", quote_for_cli_config(url)),
         ),
         InstallMethodKind::OciMirror {
             repository_template,
         } => (
             "oci_mirror",
             format!(
-                "    repository_template = \"{}\"\n",
-                hcl_escape(repository_template)
+                "    repository_template = {}\n",
+                quote_for_cli_config(repository_template)
             ),
         ),
         InstallMethodKind::Direct => ("direct", String::new()),
@@ -277,9 +284,9 @@ fn render_method(m: &InstallMethod, providers: &[String]) -> String {
             let mut s = String::from("  dev_overrides {\n");
             for (addr, dir) in overrides {
                 s.push_str(&format!(
-                    "    \"{}\" = \"{}\"\n",
-                    hcl_escape(addr),
-                    hcl_escape(&dir.to_string_lossy())
+                    "    {} = {}\n",
+                    quote_for_cli_config(addr),
+                    quote_for_cli_config(&dir.to_string_lossy())
                 ));
             }
             s.push_str("  }\n");
@@ -293,12 +300,15 @@ fn render_method(m: &InstallMethod, providers: &[String]) -> String {
     )
 }
 
-/// Escape a string for a double-quoted HCL string literal.
-fn hcl_escape(s: &str) -> String {
-    s.replace('\\', r"\\")
-        .replace('"', "\\\"")
-        .replace("${", "$${")
-        .replace("%{", "%%{")
+/// `s` for a comment line: its control characters escaped, so that a path with a newline
+/// cannot end the comment.
+fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 fn absolute(path: &Path) -> Result<PathBuf> {
@@ -340,4 +350,61 @@ fn write_outputs(settings: &Settings, outputs: &BTreeMap<PathBuf, Output>) -> Re
         &settings.store.join(OUTPUTS),
         &serde_json::to_string_pretty(outputs)?,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Every string of a rendered method, however hostile, reads back unchanged: the quoting
+    /// escapes newlines, quotes, backslashes, other control characters and the starts of
+    /// template sequences. (No `$` in the paths: the reader expands `$VAR` there.)
+    #[test]
+    fn rendered_methods_read_back_as_the_same_values() {
+        let method = |kind| InstallMethod {
+            kind,
+            include: Vec::new(),
+            exclude: Vec::new(),
+        };
+        let odd_path = "/dir/line\nbreak/\"quoted\"/back\\slash/%{ if x }/\u{1}\t";
+        let methods = vec![
+            method(InstallMethodKind::DevOverrides(BTreeMap::from([(
+                "example.com/acme/thing".to_owned(),
+                PathBuf::from(odd_path),
+            )]))),
+            method(InstallMethodKind::FilesystemMirror {
+                path: PathBuf::from(odd_path),
+            }),
+            method(InstallMethodKind::NetworkMirror {
+                url: "https://mirror.example/${x}/%{y}/line\nbreak/\"q\"/b\\s/".to_owned(),
+            }),
+            method(InstallMethodKind::OciMirror {
+                repository_template: "r.example/${hostname}/${namespace}/${type}%{x}\n\"\\"
+                    .to_owned(),
+            }),
+            InstallMethod {
+                include: vec!["example.com/acme/*".to_owned()],
+                ..method(InstallMethodKind::Direct)
+            },
+        ];
+        let mut text = String::from("provider_installation {\n");
+        for m in &methods {
+            text.push_str(&render_method(m, &[]));
+        }
+        text.push_str("}\n");
+        let read = CliConfig::parse_with_env(&text, "rendered.tfrc", &|_| None)
+            .unwrap_or_else(|e| panic!("{text}\n{e}"));
+        assert_eq!(read.provider_installation, Some(methods), "{text}");
+    }
+
+    #[test]
+    fn comment_text_keeps_a_path_on_one_line() {
+        assert_eq!(comment_text("/a/b.tfrc"), "/a/b.tfrc");
+        assert_eq!(
+            comment_text("/a\nprovider_installation {\r"),
+            "/a\\nprovider_installation {\\r"
+        );
+    }
 }

@@ -28,6 +28,7 @@ use tstore_fsmount::MountState;
 use tstore_store::{IndexHealth, RebuiltIndex, RepairReport, Store, VerifyReport};
 
 use super::open_existing_store;
+use crate::diagnostics::{self, ErrorReport};
 use crate::json;
 use crate::Settings;
 
@@ -114,12 +115,17 @@ fn damaged_index(settings: &Settings, reason: &str, repair: bool, json: bool) ->
                  and rebuild it from the store's blobs and views; nothing was changed"
             );
         } else {
-            eprintln!(
-                "Error: the store's index is damaged; nothing was changed\n\n  hint: run `tstore \
-                 store verify --repair`: it moves the damaged index aside (kept, named with the \
-                 time) and rebuilds it from the blobs and views the store holds, so the next \
-                 `tstore init` downloads nothing they still hold"
-            );
+            diagnostics::print_human(&ErrorReport {
+                summary: "the store's index is damaged; nothing was changed".into(),
+                detail: None,
+                causes: Vec::new(),
+                hint: Some(
+                    "run `tstore store verify --repair`: it moves the damaged index aside (kept, \
+                     named with the time) and rebuilds it from the blobs and views the store \
+                     holds, so the next `tstore init` downloads nothing they still hold"
+                        .into(),
+                ),
+            });
         }
     }
     Ok(ExitCode::from(1))
@@ -261,12 +267,19 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
     } else if clean {
         println!("the store is sound");
     } else {
-        eprintln!(
-            "Error: the store is damaged: {} packages damaged, {} leftovers; nothing was changed\n\n  \
-             hint: run `tstore store verify --repair`: damaged packages are quarantined (the next \
-             `tstore init` fetches them again) and leftovers removed",
-            plan.packages.len(),
-            leftovers
-        );
+        diagnostics::print_human(&ErrorReport {
+            summary: format!(
+                "the store is damaged: {} packages damaged, {leftovers} leftovers; nothing was \
+                 changed",
+                plan.packages.len()
+            ),
+            detail: None,
+            causes: Vec::new(),
+            hint: Some(
+                "run `tstore store verify --repair`: damaged packages are quarantined (the next \
+                 `tstore init` fetches them again) and leftovers removed"
+                    .into(),
+            ),
+        });
     }
 }
