@@ -16,6 +16,7 @@
 
 mod modules;
 mod net;
+mod options;
 mod own_files;
 mod providers;
 mod publish;
@@ -31,6 +32,7 @@ pub use crate::modules::{
 };
 pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;
+pub use crate::options::WorkdirOptions;
 pub use crate::own_files::OwnFileError;
 pub use crate::providers::lock::{
     lock as lock_providers, LockOptions, LockReport, LockSource, PlatformReport, ProviderLockReport,
@@ -40,7 +42,7 @@ pub use crate::providers::sources::fs_mirror::{
 };
 pub use crate::providers::{
     display_name, ingest_mirror_package, init as install_providers, keep_source_archive,
-    InitOptions, InitReport, InstallError, LockFileChange, Obtained, ProviderReport,
+    InitReport, InstallError, LockFileChange, Obtained, ProviderOptions, ProviderReport,
     RewrittenLockEntry, LOCK_FILE_NAME,
 };
 pub use crate::publish::{

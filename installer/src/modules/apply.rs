@@ -46,7 +46,7 @@ pub(super) fn apply(
 ) -> Result<Vec<CallReport>, ModuleInstallError> {
     // An interrupt waits until `.terraform/modules` matches `modules.json` again.
     let _writing = crate::workdir::interrupt::Writing::begin();
-    let modules_path = opts.data_dir.modules();
+    let modules_path = opts.workdir.data_dir.modules();
     if nodes.is_empty() && !modules_path.exists() {
         // No module calls and nothing installed before: leave the directory untouched.
         return Ok(Vec::new());
@@ -59,6 +59,7 @@ pub(super) fn apply(
     // `.terraform` and `.terraform/modules` are opened once, without following symlinks:
     // everything below is written and removed through them.
     let modules = opts
+        .workdir
         .data_dir
         .open(true)
         .and_then(|d| {
@@ -109,7 +110,7 @@ pub(super) fn apply(
         match d.action {
             Action::Link => {
                 let id = n.package.clone().expect("remote installs have a package");
-                let target = opts.mount.join("modules").join(&id);
+                let target = opts.workdir.mount.join("modules").join(&id);
                 crate::workdir::link::ensure_symlink(&modules, &key, &target)
                     .map_err(|e| werr(&target_path, &chain(&e)))?;
                 new.insert(
@@ -135,7 +136,8 @@ pub(super) fn apply(
                         (opened, id.clone())
                     }
                     None => (
-                        open_local_module(&opts.dir, &n.dir).map_err(|e| fail(&target_path, e))?,
+                        open_local_module(&opts.workdir.dir, &n.dir)
+                            .map_err(|e| fail(&target_path, e))?,
                         format!("local:{}", n.dir),
                     ),
                 };
@@ -143,7 +145,7 @@ pub(super) fn apply(
                     package: id,
                     action: "copy".into(),
                 };
-                let keep = !opts.upgrade
+                let keep = !opts.workdir.upgrade
                     && old.get(&n.key) == Some(&state)
                     && modules.kind(&key).ok().flatten() == Some(Kind::Dir);
                 if !keep {
@@ -151,7 +153,7 @@ pub(super) fn apply(
                 }
                 copy_bytes = Some(tree_bytes(src.path()));
                 if n.package.is_none() {
-                    dir = opts.data_dir.module_dir_shown(&n.key);
+                    dir = opts.workdir.data_dir.module_dir_shown(&n.key);
                 }
                 new.insert(n.key.clone(), state);
             }

@@ -61,20 +61,17 @@ mod tree;
 mod walk;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use package_meta::{ReadOnlyStatus, META_FILE};
 use serde::Serialize;
 use tstore_store::{Diagnostic, Store};
 use tstore_tofu::config::{self, SourcePos};
-use tstore_tofu::flavor::Flavor;
-use tstore_tofu::static_eval::RootInputs;
 
 pub(crate) use self::error::FetchError;
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::walk::walk;
-use crate::net::NetworkSettings;
+use crate::options::WorkdirOptions;
 use crate::report::Reporter;
 
 /// How deep module calls may nest before we assume a cycle.
@@ -89,29 +86,14 @@ const MAX_MODULE_INSTANCES: usize = 10_000;
 /// tstore's own record of what it installed under `.terraform/modules`.
 const STATE_FILE: &str = ".tstore-installs.json";
 
-/// What `install` needs.
+/// What the module phase of `init` needs.
 #[derive(Clone, Debug)]
 pub struct ModuleOptions {
-    /// The working directory (root module).
-    pub dir: PathBuf,
-    /// `TSTORE_MOUNT`: links point here.
-    pub mount: PathBuf,
-    /// `-upgrade`: replace private copies even when unchanged.
-    pub upgrade: bool,
-    /// Which tool's conventions apply: which files a module has, the default registry.
-    pub flavor: Flavor,
-    /// The working directory's data directory: installs go under `modules/`.
-    pub data_dir: crate::workdir::data_dir::DataDir,
-    /// Registries and TLS.
-    pub network: NetworkSettings,
+    /// The working directory and what both phases share.
+    pub workdir: WorkdirOptions,
     /// What to do with packages whose read-only status their authors do not state: the
     /// repository's and machine's source rules, and `--assume-read-only`.
     pub policy: policy::ModulePolicy,
-    /// The root module's variable values (`-var`, `-var-file`, `TF_VAR_*`, tfvars
-    /// files), for module sources and versions tofu evaluates early.
-    pub variables: Arc<RootInputs>,
-    /// The root module's test directory (tofu installs the modules its test files run).
-    pub test_directory: String,
 }
 
 /// What happened to one module call.
@@ -225,23 +207,24 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Install every module of the configuration at `opts.dir`.
+/// Install every module of the configuration at `opts.workdir.dir`.
 pub fn install(
     store: &Store,
     opts: &ModuleOptions,
     reporter: &dyn Reporter,
 ) -> Result<(ModulesReport, Vec<String>), ModuleInstallError> {
-    let root_meta = package_meta::load(&opts.dir).map_err(|source| ModuleInstallError::Meta {
-        path: opts.dir.join(META_FILE),
-        source,
-    })?;
+    let root_meta =
+        package_meta::load(&opts.workdir.dir).map_err(|source| ModuleInstallError::Meta {
+            path: opts.workdir.dir.join(META_FILE),
+            source,
+        })?;
     let mut tree = walk(store, opts, reporter)?;
     let decisions = decide(
         &tree.nodes,
         &tree.installs,
         root_meta.as_ref(),
         &opts.policy,
-        opts.flavor,
+        opts.workdir.flavor,
     );
     let mut calls = apply(store, opts, &tree.nodes, &decisions, &mut tree.warnings)?;
     calls.sort_by(|a, b| a.key.cmp(&b.key));

@@ -16,9 +16,10 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::lockfile::LockedProvider;
 use tstore_tofu::version::{Version, VersionConstraints};
 
+use crate::options::WorkdirOptions;
 use crate::providers::{
-    http_client_for, obtain, InitOptions, InstallError, ObtainContext, ObtainMode, ProviderRequest,
-    Reporter,
+    http_client_for, obtain, InstallError, ObtainContext, ObtainMode, ProviderOptions,
+    ProviderRequest, Reporter,
 };
 
 /// Fetch the zip of `addr` `version` for `platform` from `opts.methods` into `store`, which
@@ -27,7 +28,7 @@ use crate::providers::{
 /// zip (an unpacked filesystem mirror).
 pub fn keep_source_archive(
     store: &Store,
-    opts: &InitOptions,
+    opts: &ProviderOptions,
     addr: &ProviderAddr,
     version: &Version,
     platform: &Platform,
@@ -37,9 +38,12 @@ pub fn keep_source_archive(
         store.keeps_archives(),
         "keep_source_archive needs a store that keeps archives"
     );
-    let opts = InitOptions {
+    let opts = ProviderOptions {
+        workdir: WorkdirOptions {
+            upgrade: false,
+            ..opts.workdir.clone()
+        },
         platform: platform.clone(),
-        upgrade: false,
         ..opts.clone()
     };
     let http = http_client_for(&opts)?;

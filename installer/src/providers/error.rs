@@ -38,7 +38,7 @@ pub enum InstallError {
         /// mirror: `(address, the flavor that uses that host)`.
         other_flavor: Option<(String, &'static str)>,
         /// What the installation methods were read from, in a phrase
-        /// ([`InitOptions::cli_config`](crate::InitOptions::cli_config)).
+        /// ([`ProviderOptions::cli_config`](crate::ProviderOptions::cli_config)).
         cli_config: String,
     },
     /// A method that this version of tstore cannot use yet would be needed.

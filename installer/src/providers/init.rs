@@ -26,47 +26,30 @@ use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
-use tstore_tofu::static_eval::{Inputs, RootInputs};
+use tstore_tofu::static_eval::Inputs;
 use tstore_tofu::version::{Version, VersionConstraints};
 
-use crate::net::NetworkSettings;
+use crate::options::WorkdirOptions;
 use crate::providers::{
     obtain, Event, InitReport, InstallError, LockFileChange, ObtainContext, Obtained,
     ProviderReport, ProviderRequest, Reporter, RewrittenLockEntry,
 };
 use crate::workdir::atomic::write_atomic;
-use crate::workdir::data_dir::DataDir;
 use crate::workdir::link::{self, LinkError, LinkOutcome};
 use crate::workdir::safe_fs::{RelPath, SafeFsError};
 
 /// The lock file's name in a working directory.
 pub const LOCK_FILE_NAME: &str = ".terraform.lock.hcl";
 
-/// Everything `init` needs to know, already validated by the binary.
+/// What the provider phase of `init` needs, already validated by the binary.
 #[derive(Clone, Debug)]
-pub struct InitOptions {
-    /// The working directory (root module).
-    pub dir: PathBuf,
-    /// Its data directory (`.terraform` or `TF_DATA_DIR`): links go under `providers/`.
-    pub data_dir: DataDir,
-    /// Which tool's defaults apply (registry host, lock header).
-    pub flavor: Flavor,
-    /// `-upgrade`: ignore the versions pinned in the lock file.
-    pub upgrade: bool,
-    /// `-lockfile=readonly`: fail rather than change the lock file.
-    pub lockfile_readonly: bool,
+pub struct ProviderOptions {
+    /// The working directory and what both phases share.
+    pub workdir: WorkdirOptions,
     /// The platform to install for.
     pub platform: Platform,
-    /// The mount path links point into (`TSTORE_MOUNT`).
-    pub mount: PathBuf,
     /// The effective provider installation methods from the CLI configuration.
     pub methods: Vec<InstallMethod>,
-    /// How to reach registries and network mirrors.
-    pub network: NetworkSettings,
-    /// The root module's variable values, for module sources tofu evaluates early.
-    pub variables: Arc<RootInputs>,
-    /// The root module's test directory (tofu installs the modules its test files run).
-    pub test_directory: String,
     /// What the CLI configuration (and so `methods`) was read from, in a phrase for
     /// messages: `CliConfig::describe_files`.
     pub cli_config: String,
@@ -106,32 +89,32 @@ pub(crate) enum ObtainMode {
     Lock,
 }
 
-/// Run the provider install for `opts.dir`.
+/// Run the provider install for `opts.workdir.dir`.
 pub fn init(
     store: &Store,
-    opts: &InitOptions,
+    opts: &ProviderOptions,
     reporter: &dyn Reporter,
 ) -> Result<InitReport, InstallError> {
-    if opts.upgrade && opts.lockfile_readonly {
+    if opts.workdir.upgrade && opts.workdir.lockfile_readonly {
         return Err(InstallError::UpgradeConflictsWithReadonlyLock);
     }
     let requirements = tree::load_configuration_requirements(
-        &opts.dir,
-        &opts.data_dir.modules(),
-        opts.flavor,
+        &opts.workdir.dir,
+        &opts.workdir.data_dir.modules(),
+        opts.workdir.flavor,
         tree::RootModule {
-            inputs: Inputs::Root(Arc::clone(&opts.variables)),
-            test_directory: opts.test_directory.clone(),
+            inputs: Inputs::Root(Arc::clone(&opts.workdir.variables)),
+            test_directory: opts.workdir.test_directory.clone(),
         },
     )?;
-    let lock_path = opts.dir.join(LOCK_FILE_NAME);
+    let lock_path = opts.workdir.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     // The pins this install follows: the lock file, and under tofu the entries OpenTofu
     // adds for terraform's (`LockFile::upgrade_from_predecessor`), never silently: each
     // one the configuration uses is reported and the binary warns.
     let mut pins = old_lock.clone();
     let mut rewritten = Vec::new();
-    if let (Some(pins), Flavor::Tofu) = (&mut pins, opts.flavor) {
+    if let (Some(pins), Flavor::Tofu) = (&mut pins, opts.workdir.flavor) {
         rewritten = pins.upgrade_from_predecessor();
     }
     let http = http_client_for(opts)?;
@@ -184,7 +167,7 @@ pub fn init(
     let mut new_lock = next_lock_file(
         pins.as_ref(),
         planned.iter().map(Planned::selection),
-        opts.flavor,
+        opts.workdir.flavor,
     );
     if !rewritten.is_empty() {
         // Entries moved to OpenTofu's registry are maintained by tofu from now on: its
@@ -195,12 +178,12 @@ pub fn init(
     let mut change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
-        Some(old) if render(old, opts.flavor) == render(&new_lock, opts.flavor) => {
+        Some(old) if render(old, opts.workdir.flavor) == render(&new_lock, opts.workdir.flavor) => {
             LockFileChange::Unchanged
         }
         Some(_) => LockFileChange::Updated,
     };
-    if opts.lockfile_readonly && change != LockFileChange::Unchanged {
+    if opts.workdir.lockfile_readonly && change != LockFileChange::Unchanged {
         // Only a change of the selected providers or versions is an error; new
         // checksums (or constraints) are not recorded, and the binary warns.
         match readonly_conflict(old_lock.as_ref(), &new_lock) {
@@ -232,7 +215,8 @@ pub fn init(
         let dir = match &mut data_dir {
             Some(d) => d,
             None => data_dir.insert(
-                opts.data_dir
+                opts.workdir
+                    .data_dir
                     .open(true)
                     .map_err(link_err)?
                     .expect("created"),
@@ -240,7 +224,7 @@ pub fn init(
         };
         let rel = p
             .link
-            .strip_prefix(&opts.data_dir.path)
+            .strip_prefix(&opts.workdir.data_dir.path)
             .map_err(|_| SafeFsError::NotPlain {
                 path: p.link.display().to_string(),
                 why: "not below the data directory",
@@ -283,7 +267,7 @@ pub fn init(
         });
     }
     if matches!(change, LockFileChange::Created | LockFileChange::Updated) {
-        let text = render(&new_lock, opts.flavor);
+        let text = render(&new_lock, opts.workdir.flavor);
         write_atomic(&lock_path, text.as_bytes()).map_err(|source| {
             InstallError::WriteLockFile {
                 path: lock_path.clone(),
@@ -307,7 +291,7 @@ pub fn init(
 
 /// The HTTP client for `opts.methods`, when one of them is reached over the network.
 pub(crate) fn http_client_for(
-    opts: &InitOptions,
+    opts: &ProviderOptions,
 ) -> Result<Option<crate::net::http::HttpClient>, InstallError> {
     let needs_network = opts.methods.iter().any(|m| {
         matches!(
@@ -320,7 +304,8 @@ pub(crate) fn http_client_for(
     if !needs_network {
         return Ok(None);
     }
-    opts.network
+    opts.workdir
+        .network
         .http_client()
         .map(Some)
         .map_err(InstallError::https_setup)

@@ -33,9 +33,10 @@ use tstore_tofu::config::tree;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
 use tstore_tofu::static_eval::Inputs;
 
+use crate::options::WorkdirOptions;
 use crate::providers::{
-    obtain, render, Event, InitOptions, InstallError, LockFileChange, ObtainContext, ObtainMode,
-    Obtained, Planned, ProviderRequest, Reporter, LOCK_FILE_NAME,
+    obtain, render, Event, InstallError, LockFileChange, ObtainContext, ObtainMode, Obtained,
+    Planned, ProviderOptions, ProviderRequest, Reporter, LOCK_FILE_NAME,
 };
 use crate::workdir::atomic::write_atomic;
 
@@ -73,7 +74,7 @@ impl LockSource {
 pub struct LockOptions {
     /// Working directory, flavor and network settings; `methods` and `platform` are
     /// replaced per platform from `source` and `platforms`.
-    pub base: InitOptions,
+    pub base: ProviderOptions,
     /// The platforms to record checksums for (the current one when none was given).
     pub platforms: Vec<Platform>,
     /// Where packages come from.
@@ -117,7 +118,7 @@ pub struct LockReport {
     pub lock_file: LockFileChange,
 }
 
-/// Run `providers lock` for `opts.base.dir`.
+/// Run `providers lock` for `opts.base.workdir.dir`.
 pub fn lock(
     store: &Store,
     opts: &LockOptions,
@@ -125,20 +126,21 @@ pub fn lock(
 ) -> Result<LockReport, InstallError> {
     let base = &opts.base;
     let requirements = tree::load_configuration_requirements(
-        &base.dir,
-        &base.data_dir.modules(),
-        base.flavor,
+        &base.workdir.dir,
+        &base.workdir.data_dir.modules(),
+        base.workdir.flavor,
         tree::RootModule {
-            inputs: Inputs::Root(Arc::clone(&base.variables)),
-            test_directory: base.test_directory.clone(),
+            inputs: Inputs::Root(Arc::clone(&base.workdir.variables)),
+            test_directory: base.workdir.test_directory.clone(),
         },
     )?;
-    let lock_path = base.dir.join(LOCK_FILE_NAME);
+    let lock_path = base.workdir.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let http = match opts.source {
         LockSource::FilesystemMirror(_) => None,
         _ => Some(
-            base.network
+            base.workdir
+                .network
                 .http_client()
                 .map_err(InstallError::https_setup)?,
         ),
@@ -156,10 +158,13 @@ pub fn lock(
         let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
         let mut per_platform = Vec::new();
         for platform in &opts.platforms {
-            let popts = InitOptions {
+            let popts = ProviderOptions {
+                workdir: WorkdirOptions {
+                    upgrade: false,
+                    ..base.workdir.clone()
+                },
                 platform: platform.clone(),
                 methods: vec![opts.source.method()],
-                upgrade: false,
                 ..base.clone()
             };
             let cx = ObtainContext {
@@ -217,11 +222,11 @@ pub fn lock(
             },
         );
     }
-    let text = render(&new_lock, base.flavor);
+    let text = render(&new_lock, base.workdir.flavor);
     let change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
-        Some(old) if render(old, base.flavor) == text => LockFileChange::Unchanged,
+        Some(old) if render(old, base.workdir.flavor) == text => LockFileChange::Unchanged,
         Some(_) => LockFileChange::Updated,
     };
 

@@ -42,7 +42,7 @@ pub(super) struct ModuleTree {
     pub(super) warnings: Vec<String>,
 }
 
-/// Walk the module tree of `opts.dir`, fetching every remote package it calls.
+/// Walk the module tree of `opts.workdir.dir`, fetching every remote package it calls.
 pub(super) fn walk(
     store: &Store,
     opts: &ModuleOptions,
@@ -61,14 +61,17 @@ pub(super) fn walk(
     };
     let root = ModuleAt {
         parent: None,
-        dir: opts.dir.clone(),
+        dir: opts.workdir.dir.clone(),
         dir_shown: ".".to_owned(),
         install: None,
         pkg_path: ".".to_owned(),
         key: String::new(),
         depth: 0,
     };
-    walker.visit(&root, Inputs::Root(std::sync::Arc::clone(&opts.variables)))?;
+    walker.visit(
+        &root,
+        Inputs::Root(std::sync::Arc::clone(&opts.workdir.variables)),
+    )?;
     Ok(walker.tree)
 }
 
@@ -134,22 +137,22 @@ impl Walker<'_> {
         // Positions name the module as the user sees it (`.terraform/modules/KEY/…`
         // under the working directory), never the store's copy of its package.
         let shown_as = match at.dir_shown.as_str() {
-            "." => self.opts.dir.clone(),
-            rel => self.opts.dir.join(rel),
+            "." => self.opts.workdir.dir.clone(),
+            rel => self.opts.workdir.dir.join(rel),
         };
         let mut module = config::load_module_requirements_shown_as(
             &at.dir,
             &shown_as,
-            self.opts.flavor,
+            self.opts.workdir.flavor,
             inputs,
         )?;
         // tofu init also installs the modules the root module's test files run.
-        if at.parent.is_none() && self.opts.flavor == Flavor::Tofu {
+        if at.parent.is_none() && self.opts.workdir.flavor == Flavor::Tofu {
             module
                 .module_calls
                 .extend(config::test_files::test_module_calls(
                     &at.dir,
-                    &self.opts.test_directory,
+                    &self.opts.workdir.test_directory,
                 )?);
         }
         self.prefetch(&module.module_calls);
@@ -159,8 +162,10 @@ impl Walker<'_> {
             } else {
                 format!("{}.{name}", at.key)
             };
-            let parsed =
-                ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host());
+            let parsed = ModuleSource::parse(
+                &call.source,
+                self.opts.workdir.flavor.default_registry_host(),
+            );
             let c = CallAt {
                 key,
                 call,
@@ -211,7 +216,7 @@ impl Walker<'_> {
         c: &CallAt<'_>,
         source: ModuleSource,
     ) -> Result<(Node, PathBuf), ModuleInstallError> {
-        if c.kind == "oci" && self.opts.flavor == Flavor::Terraform {
+        if c.kind == "oci" && self.opts.workdir.flavor == Flavor::Terraform {
             return Err(c.fail(FetchError::Address(format!(
                 "oci:// module sources are an OpenTofu feature (1.10 and later) that terraform \
                  does not read; use --flavor tofu to install {:?}",
@@ -275,16 +280,17 @@ impl Walker<'_> {
                 };
                 (p, abs)
             }
-            None => (dir.clone(), self.opts.dir.join(&dir)),
+            None => (dir.clone(), self.opts.workdir.dir.join(&dir)),
         };
         // In the root package, tofu records the directory with its symlinks resolved (a
         // remote package's files are never symlinked dirs).
         let (dir, abs) = match &at.install {
             None if abs.is_dir() => {
-                let resolved = package_dirs::eval_symlinks(&self.opts.dir, &dir).map_err(|e| {
-                    FetchError::Package(format!("Unreadable module directory: {e}"))
-                })?;
-                let abs = self.opts.dir.join(&resolved);
+                let resolved =
+                    package_dirs::eval_symlinks(&self.opts.workdir.dir, &dir).map_err(|e| {
+                        FetchError::Package(format!("Unreadable module directory: {e}"))
+                    })?;
+                let abs = self.opts.workdir.dir.join(&resolved);
                 (resolved, abs)
             }
             _ => (dir, abs),
@@ -333,11 +339,13 @@ impl Walker<'_> {
             location,
             fetched,
         } = self.registry(m, &constraints)?;
-        let (loc_sub, loc_package) =
-            match ModuleSource::parse(&location, self.opts.flavor.default_registry_host()) {
-                Ok(ModuleSource::Remote { subdir, package }) => (subdir, package.to_string()),
-                _ => return Err(bad_location(&location)),
-            };
+        let (loc_sub, loc_package) = match ModuleSource::parse(
+            &location,
+            self.opts.workdir.flavor.default_registry_host(),
+        ) {
+            Ok(ModuleSource::Remote { subdir, package }) => (subdir, package.to_string()),
+            _ => return Err(bad_location(&location)),
+        };
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
         let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
         self.remote_node(c, Some(version), fetched, sub)
@@ -426,7 +434,7 @@ impl Walker<'_> {
                 None
             }
         };
-        let mut dir = self.opts.data_dir.module_dir_shown(&c.key);
+        let mut dir = self.opts.workdir.data_dir.module_dir_shown(&c.key);
         if pkg_path != "." {
             dir = format!("{dir}/{pkg_path}");
         }
@@ -453,7 +461,13 @@ impl Walker<'_> {
 
     fn http(&mut self) -> Result<HttpClient, FetchError> {
         if self.http.is_none() {
-            self.http = Some(self.opts.network.http_client().map_err(FetchError::from)?);
+            self.http = Some(
+                self.opts
+                    .workdir
+                    .network
+                    .http_client()
+                    .map_err(FetchError::from)?,
+            );
         }
         Ok(self.http.clone().expect("just set"))
     }
@@ -462,9 +476,9 @@ impl Walker<'_> {
         Fetcher {
             store: self.store,
             slots: &self.slots,
-            default_host: self.opts.flavor.default_registry_host(),
+            default_host: self.opts.workdir.flavor.default_registry_host(),
             http: self.http.clone(),
-            network: &self.opts.network,
+            network: &self.opts.workdir.network,
         }
     }
 
@@ -483,7 +497,7 @@ impl Walker<'_> {
         let mut log = FetchLog::default();
         let result = self
             .fetcher()
-            .registry(&self.opts.network, m, constraints, &mut log);
+            .registry(&self.opts.workdir.network, m, constraints, &mut log);
         self.tree.fetched.extend(log.fetched);
         self.tree.reused.extend(log.reused);
         let r = result?;

@@ -31,8 +31,11 @@ impl Walker<'_> {
             .values()
             .filter_map(|call| {
                 Some((
-                    ModuleSource::parse(&call.source, self.opts.flavor.default_registry_host())
-                        .ok()?,
+                    ModuleSource::parse(
+                        &call.source,
+                        self.opts.workdir.flavor.default_registry_host(),
+                    )
+                    .ok()?,
                     call,
                 ))
             })
@@ -85,7 +88,7 @@ impl Walker<'_> {
         let reporter = self.reporter;
         reporter.event(Event::FetchingModulePackages { total: jobs.len() });
         let fetcher = self.fetcher();
-        let network = &self.opts.network;
+        let network = &self.opts.workdir.network;
         type Outcome = (
             Option<(String, Resolved)>,
             Option<(String, Fetched)>,

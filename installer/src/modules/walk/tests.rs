@@ -10,6 +10,7 @@ use tstore_tofu::flavor::Flavor;
 use super::{walk, ModuleTree};
 use crate::modules::test_repos::tagged_repository;
 use crate::modules::{ModuleInstallError, ModuleOptions};
+use crate::options::WorkdirOptions;
 use crate::report::{Event, Reporter};
 use crate::workdir::data_dir::DataDir;
 
@@ -60,15 +61,14 @@ impl Fixture {
 
     fn options(&self) -> ModuleOptions {
         ModuleOptions {
-            dir: self.work.clone(),
-            mount: self.root.join("mount"),
-            upgrade: false,
-            flavor: Flavor::Tofu,
-            data_dir: DataDir::resolve(&self.work, None),
-            network: Default::default(),
+            workdir: WorkdirOptions::new(
+                self.work.clone(),
+                DataDir::resolve(&self.work, None),
+                Flavor::Tofu,
+                self.root.join("mount"),
+                Default::default(),
+            ),
             policy: Default::default(),
-            variables: Default::default(),
-            test_directory: "tests".to_owned(),
         }
     }
 

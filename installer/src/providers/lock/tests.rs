@@ -3,7 +3,7 @@
 //! `zh:`.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use tempfile::TempDir;
 use tstore_store::{PackageKey, Store};
@@ -14,7 +14,8 @@ use tstore_tofu::lockfile::{LockFile, LockedProvider};
 
 use super::*;
 use crate::net::NetworkSettings;
-use crate::providers::{InitOptions, InstallError, LockFileChange, LOCK_FILE_NAME};
+use crate::options::WorkdirOptions;
+use crate::providers::{InstallError, LockFileChange, ProviderOptions, LOCK_FILE_NAME};
 use crate::report::{Event, Reporter};
 use crate::workdir::data_dir::DataDir;
 
@@ -67,18 +68,16 @@ impl Setup {
     fn options(&self, platforms: &[&str], only: &[&str]) -> LockOptions {
         let dir = self.dir();
         LockOptions {
-            base: InitOptions {
-                data_dir: DataDir::resolve(&dir, None),
-                dir,
-                flavor: Flavor::Tofu,
-                upgrade: false,
-                lockfile_readonly: false,
+            base: ProviderOptions {
+                workdir: WorkdirOptions::new(
+                    dir.clone(),
+                    DataDir::resolve(&dir, None),
+                    Flavor::Tofu,
+                    self.tmp.path().join("mount"),
+                    NetworkSettings::default(),
+                ),
                 platform: Platform::current(),
-                mount: self.tmp.path().join("mount"),
                 methods: Vec::new(),
-                network: NetworkSettings::default(),
-                variables: Arc::default(),
-                test_directory: "tests".to_owned(),
                 cli_config: "no CLI configuration".to_owned(),
             },
             platforms: platforms.iter().map(|p| p.parse().unwrap()).collect(),

@@ -13,7 +13,7 @@ use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
 use crate::providers::sources::net_mirror::NetworkMirror;
 use crate::providers::sources::oci_mirror::OciMirror;
 use crate::providers::sources::registry::Registry;
-use crate::providers::{InitOptions, InstallError, RemoteError};
+use crate::providers::{InstallError, ProviderOptions, RemoteError};
 
 /// Where a version of a provider can be had.
 pub(crate) enum Candidate {
@@ -52,7 +52,7 @@ impl Candidate {
 /// Every candidate of `addr` from the methods whose patterns match it, in method order
 /// (the first method holding a version wins, as in tofu).
 pub(crate) fn available_packages(
-    opts: &InitOptions,
+    opts: &ProviderOptions,
     http: Option<&HttpClient>,
     addr: &ProviderAddr,
 ) -> Result<Vec<Candidate>, InstallError> {
@@ -85,7 +85,12 @@ pub(crate) fn available_packages(
                     .ok()
                     .and_then(|u| u.host_str().map(str::to_owned))
                     .unwrap_or_default();
-                let token = opts.network.credentials.token(&host).map(str::to_owned);
+                let token = opts
+                    .workdir
+                    .network
+                    .credentials
+                    .token(&host)
+                    .map(str::to_owned);
                 let mirror = NetworkMirror::new(url, token)
                     .map_err(|e| remote_err(what.clone(), e.into()))?;
                 let versions = mirror
@@ -112,6 +117,7 @@ pub(crate) fn available_packages(
                     Some(client) => std::sync::Arc::clone(client),
                     None => {
                         let credentials = opts
+                            .workdir
                             .network
                             .oci_logins()
                             .map_err(|e| remote_err(what.clone(), e.into()))?;
@@ -134,13 +140,14 @@ pub(crate) fn available_packages(
                 let http = http.expect("a network method has a client");
                 let what = format!("registry {}", addr.host);
                 let token = opts
+                    .workdir
                     .network
                     .credentials
                     .token(&addr.host)
                     .map(str::to_owned);
                 let base = discovery::discover(
                     http,
-                    &opts.network.hosts,
+                    &opts.workdir.network.hosts,
                     &addr.host,
                     "providers.v1",
                     token.as_deref(),
@@ -173,12 +180,15 @@ pub(crate) fn available_packages(
 /// A provider of the flavor's default registry host that no method has may sit in a
 /// filesystem mirror under the other tool's host (a mirror made for terraform, used with
 /// the tofu flavor): that address and the flavor using its host, for the hint.
-fn under_other_flavor(opts: &InitOptions, addr: &ProviderAddr) -> Option<(String, &'static str)> {
+fn under_other_flavor(
+    opts: &ProviderOptions,
+    addr: &ProviderAddr,
+) -> Option<(String, &'static str)> {
     use tstore_tofu::flavor::Flavor;
-    if addr.host != opts.flavor.default_registry_host() {
+    if addr.host != opts.workdir.flavor.default_registry_host() {
         return None;
     }
-    let other = match opts.flavor {
+    let other = match opts.workdir.flavor {
         Flavor::Tofu => Flavor::Terraform,
         Flavor::Terraform => Flavor::Tofu,
     };

@@ -6,7 +6,7 @@ use std::path::Path;
 use tstore_store::{Hash, HashRecord, PackageKey, Store, StoreError, TreeId};
 
 use super::{ObtainContext, ProviderRequest};
-use crate::providers::{auth_summary, Event, InitOptions, InstallError, Obtained, Planned};
+use crate::providers::{auth_summary, Event, InstallError, Obtained, Planned, ProviderOptions};
 
 /// When the lock pins a version (no `-upgrade`, still allowed by the
 /// constraints) and the store holds that package for this platform with a hash the lock
@@ -34,7 +34,7 @@ pub(crate) fn from_store_by_lock(
     let Some(locked) = locked else {
         return Ok(None);
     };
-    if opts.upgrade
+    if opts.workdir.upgrade
         || locked.hashes.is_empty()
         || !constraints.matches(&locked.version)
         || !opts.methods.iter().any(|m| m.matches(addr))
@@ -86,11 +86,11 @@ pub(crate) fn from_store_by_lock(
         .map(|r| r.hash.to_string())
         .collect();
     lock_hashes.insert(dir_h1.to_string());
-    let auth = auth_summary(&package.hashes, opts.flavor);
+    let auth = auth_summary(&package.hashes, opts.workdir.flavor);
     let relpath = key.view_relpath().map_err(store_err)?;
     Ok(Some(Planned {
-        link: opts.data_dir.path.join(&relpath),
-        target: opts.mount.join(&relpath),
+        link: opts.workdir.data_dir.path.join(&relpath),
+        target: opts.workdir.mount.join(&relpath),
         addr: addr.clone(),
         display: display.to_owned(),
         version,
@@ -108,8 +108,8 @@ pub(crate) fn from_store_by_lock(
 
 /// Whether `path` is the store's provider view on the mount path (as `tstore cli-config`
 /// writes it), compared after resolving symlinks.
-pub(crate) fn is_store_view(opts: &InitOptions, path: &Path) -> bool {
-    let view = opts.mount.join("providers");
+pub(crate) fn is_store_view(opts: &ProviderOptions, path: &Path) -> bool {
+    let view = opts.workdir.mount.join("providers");
     path == view
         || matches!(
             (fs_err::canonicalize(path), fs_err::canonicalize(&view)),

@@ -30,7 +30,7 @@ pub(crate) use self::oci_mirror::obtain_oci;
 pub(crate) use self::registry::obtain_registry;
 use crate::net::http::HttpClient;
 use crate::providers::{
-    display_name, Event, InitOptions, InstallError, ObtainMode, Obtained, Planned, RemoteError,
+    display_name, Event, InstallError, ObtainMode, Obtained, Planned, ProviderOptions, RemoteError,
     Reporter, LOCK_FILE_NAME,
 };
 
@@ -40,7 +40,7 @@ pub(crate) struct ObtainContext<'a> {
     /// The store packages are brought into.
     pub(crate) store: &'a Store,
     /// The run's options: the platform, the installation methods, the flavor.
-    pub(crate) opts: &'a InitOptions,
+    pub(crate) opts: &'a ProviderOptions,
     /// Present when a network method is configured.
     pub(crate) http: Option<&'a HttpClient>,
     pub(crate) reporter: &'a dyn Reporter,
@@ -164,7 +164,7 @@ pub(crate) fn obtain(
         cx,
         provider,
         mode,
-        display: display_name(provider.addr, cx.opts.flavor),
+        display: display_name(provider.addr, cx.opts.workdir.flavor),
     }
     .run()
 }
@@ -217,7 +217,7 @@ impl ProviderJob<'_> {
         let (opts, reporter) = (self.cx.opts, self.cx.reporter);
         let constraints_text = constraints.to_lock_string();
         match locked {
-            Some(locked) if !opts.upgrade => {
+            Some(locked) if !opts.workdir.upgrade => {
                 reporter.event(Event::ReusingLocked {
                     provider: &self.display,
                 });
@@ -226,7 +226,7 @@ impl ProviderJob<'_> {
                         provider: addr.to_string(),
                         locked: locked.version.clone(),
                         constraints: constraints_text,
-                        init: opts.flavor.init_command(),
+                        init: opts.workdir.flavor.init_command(),
                     });
                 }
                 Ok(locked.version.clone())
@@ -338,7 +338,14 @@ impl ProviderJob<'_> {
             origin: got.origin,
             source_path: got.source.clone(),
             computed: join_hashes(got.hashes.iter().map(|r| r.hash.to_string())),
-            lock_path: self.cx.opts.dir.join(LOCK_FILE_NAME).display().to_string(),
+            lock_path: self
+                .cx
+                .opts
+                .workdir
+                .dir
+                .join(LOCK_FILE_NAME)
+                .display()
+                .to_string(),
             recorded: join_hashes(locked.hashes.iter().cloned()),
         })
     }
@@ -382,8 +389,8 @@ impl ProviderJob<'_> {
         let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
         lock_hashes.insert(got.dir_h1.to_string());
         Ok(Planned {
-            link: self.cx.opts.data_dir.path.join(&relpath),
-            target: self.cx.opts.mount.join(&relpath),
+            link: self.cx.opts.workdir.data_dir.path.join(&relpath),
+            target: self.cx.opts.workdir.mount.join(&relpath),
             addr: self.provider.addr.clone(),
             display: self.display,
             version,

@@ -45,7 +45,7 @@ pub(crate) fn obtain_registry(
         lock_extra.push(h.to_string());
         hashes.push(record(h.clone(), h == zh, true, Some(key_id)));
     }
-    let auth = match cx.opts.flavor {
+    let auth = match cx.opts.workdir.flavor {
         Flavor::Terraform => format!("self-signed, key ID {key_id}"),
         Flavor::Tofu => format!("signed, key ID {key_id}"),
     };

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::{InitOptions, LockFileChange, Reporter};
+use tstore_installer::{LockFileChange, ProviderOptions, Reporter, WorkdirOptions};
 use tstore_store::Store;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -87,30 +87,45 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency").
     let lock = lock_store(&store)?;
+    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
     let result = init_locked(
         settings,
         args,
         &store,
-        (dir.clone(), &flavor_choice),
+        Place {
+            cwd: &cwd,
+            dir: &dir,
+            data_dir: &data_dir,
+            flavor: &flavor_choice,
+        },
         &cli_config,
         methods,
     );
     // On failure too: the links the directory has now (kept or made) stay pinned.
-    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
     let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir);
     let code = result?;
     recorded?;
     Ok(code)
 }
 
+/// Where an init runs, resolved once: the current directory (relative `-var-file` and
+/// mirror paths), the working directory (canonical), its data directory, its flavor.
+struct Place<'a> {
+    cwd: &'a std::path::Path,
+    dir: &'a std::path::Path,
+    data_dir: &'a tstore_installer::DataDir,
+    flavor: &'a FlavorChoice,
+}
+
 fn init_locked(
     settings: &Settings,
     args: InitArgs,
     store: &Store,
-    (dir, flavor_choice): (std::path::PathBuf, &FlavorChoice),
+    place: Place<'_>,
     cli_config: &CliConfig,
     methods: Vec<tstore_tofu::cliconfig::InstallMethod>,
 ) -> Result<ExitCode> {
+    let flavor_choice = place.flavor;
     let flavor = flavor_choice.flavor;
     // The mount path must resolve before any link into it is made.
     match daemon::ensure(settings, store)? {
@@ -125,33 +140,35 @@ fn init_locked(
         ),
         daemon::Ensured::AlreadyMounted | daemon::Ensured::ViewsLink(_) => {}
     }
-    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
-    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-    let variables = RootInputs::gather(&dir, std::env::vars(), &args.var_options(&cwd))
+    let variables = RootInputs::gather(place.dir, std::env::vars(), &args.var_options(place.cwd))
         .context("cannot read the root module's variable values")?;
-    let variables = std::sync::Arc::new(variables);
-    let opts = InitOptions {
-        dir,
-        data_dir,
-        flavor,
+    let workdir = WorkdirOptions {
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
-        platform: Platform::current(),
-        mount: settings.mount.clone(),
-        methods,
-        network: crate::commands::network_settings(settings, cli_config),
-        variables: variables.clone(),
+        variables: std::sync::Arc::new(variables),
         test_directory: args.test_directory.clone(),
+        ..WorkdirOptions::new(
+            place.dir.to_path_buf(),
+            place.data_dir.clone(),
+            flavor,
+            settings.mount.clone(),
+            crate::commands::network_settings(settings, cli_config),
+        )
+    };
+    let opts = ProviderOptions {
+        workdir: workdir.clone(),
+        platform: Platform::current(),
+        methods,
         cli_config: cli_config.describe_files(),
     };
     if flavor == Flavor::Tofu
         && args.test_directory != tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY
-        && !opts.dir.join(&args.test_directory).is_dir()
+        && !place.dir.join(&args.test_directory).is_dir()
     {
         eprintln!(
             "\n{}\n\nRequested test directory {} does not exist.\n",
             crate::style::warning("Test directory does not exist"),
-            opts.dir.join(&args.test_directory).display()
+            place.dir.join(&args.test_directory).display()
         );
     }
     let mut out = std::io::stdout();
@@ -163,15 +180,8 @@ fn init_locked(
         let (modules, warnings) = tstore_installer::install_modules(
             store,
             &tstore_installer::ModuleOptions {
-                dir: opts.dir.clone(),
-                mount: opts.mount.clone(),
-                upgrade: args.upgrade,
-                flavor,
-                data_dir: opts.data_dir.clone(),
-                network: opts.network.clone(),
-                policy: module_policy(&opts.dir, cli_config, args.assume_read_only)?,
-                variables,
-                test_directory: args.test_directory.clone(),
+                policy: module_policy(place.dir, cli_config, args.assume_read_only)?,
+                workdir,
             },
             reporter,
         )?;
@@ -201,10 +211,11 @@ fn init_locked(
     }
     let report = tstore_installer::install_providers(store, &opts, reporter)?;
     // Written once the providers are in place, so a failed init leaves it as it was.
-    tstore_installer::plugin_path::record(&opts.data_dir, &args.plugin_dir).with_context(|| {
+    tstore_installer::plugin_path::record(place.data_dir, &args.plugin_dir).with_context(|| {
         format!(
             "cannot record the -plugin-dir directories in {}",
-            opts.data_dir
+            place
+                .data_dir
                 .path
                 .join(tstore_installer::plugin_path::FILE_NAME)
                 .display()

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::{Event, InitOptions, LockFileChange, Reporter};
+use tstore_installer::{DataDir, Event, LockFileChange, ProviderOptions, Reporter, WorkdirOptions};
 use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::flavor::Flavor;
@@ -75,21 +75,19 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
     let variables = RootInputs::gather(&dir, std::env::vars(), &[])
         .context("cannot read the root module's variable values")?;
     let opts = LockOptions {
-        base: InitOptions {
-            data_dir: tstore_installer::DataDir::resolve(
-                &dir,
-                super::init::tf_data_dir().as_deref(),
-            ),
-            dir,
-            flavor,
-            upgrade: false,
-            lockfile_readonly: false,
+        base: ProviderOptions {
+            workdir: WorkdirOptions {
+                variables: std::sync::Arc::new(variables),
+                ..WorkdirOptions::new(
+                    dir.clone(),
+                    DataDir::resolve(&dir, super::init::tf_data_dir().as_deref()),
+                    flavor,
+                    settings.mount.clone(),
+                    super::network_settings(settings, &cli_config),
+                )
+            },
             platform: Platform::current(),
-            mount: settings.mount.clone(),
             methods: Vec::new(),
-            network: super::network_settings(settings, &cli_config),
-            variables: std::sync::Arc::new(variables),
-            test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
             cli_config: cli_config.describe_files(),
         },
         platforms,

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use tstore_installer::{
     check_push_target, keep_source_archive, oci_client, packages_without_source_zip, push_module,
-    push_providers, DataDir, ExistingTag, InitOptions, OciRepository, ProviderSelection, Reporter,
+    push_providers, DataDir, ExistingTag, OciRepository, ProviderOptions, ProviderSelection,
+    Reporter, WorkdirOptions,
 };
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -133,23 +134,21 @@ fn fetch_source_zips(
     }
     let env = |k: &str| std::env::var(k).ok();
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-    let opts = InitOptions {
-        data_dir: DataDir::resolve(&cwd, None),
-        dir: cwd.clone(),
-        flavor,
-        upgrade: false,
-        lockfile_readonly: false,
+    let opts = ProviderOptions {
+        workdir: WorkdirOptions::new(
+            cwd.clone(),
+            DataDir::resolve(&cwd, None),
+            flavor,
+            settings.mount.clone(),
+            super::network_settings(settings, cli_config),
+        ),
         platform: Platform::current(),
-        mount: settings.mount.clone(),
         methods: cli_config.effective_methods(
             flavor,
             &cwd,
             &env,
             &tstore_installer::mirror_providers_in,
         ),
-        network: super::network_settings(settings, cli_config),
-        variables: Default::default(),
-        test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
         cli_config: cli_config.describe_files(),
     };
     let human = DownloadsOnly(HumanReporter::new());

@@ -1,0 +1,62 @@
+//! What both phases of an install (modules, then providers) take about the working directory
+//! they install into. The binary fills it once from the command line and the environment;
+//! each phase's own options wrap it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tstore_tofu::flavor::Flavor;
+use tstore_tofu::static_eval::RootInputs;
+
+use crate::net::NetworkSettings;
+use crate::workdir::data_dir::DataDir;
+
+/// One working directory's install settings, shared by the module and provider phases.
+#[derive(Clone, Debug)]
+pub struct WorkdirOptions {
+    /// The working directory (root module), canonical.
+    pub dir: PathBuf,
+    /// Its data directory (`.terraform` or `TF_DATA_DIR`): installs go under `modules/` and
+    /// `providers/`.
+    pub data_dir: DataDir,
+    /// Which tool's conventions apply: the default registry, the lock file's header, which
+    /// files a module has.
+    pub flavor: Flavor,
+    /// The mount path links point into (`TSTORE_MOUNT`).
+    pub mount: PathBuf,
+    /// How to reach registries, mirrors and OCI registries.
+    pub network: NetworkSettings,
+    /// `-upgrade`: ignore the lock's selections, replace private copies even when unchanged.
+    pub upgrade: bool,
+    /// `-lockfile=readonly`: fail rather than change a lock file.
+    pub lockfile_readonly: bool,
+    /// The root module's variable values (`-var`, `-var-file`, `TF_VAR_*`, tfvars files)
+    /// and workspace, for what tofu evaluates early (module sources and versions).
+    pub variables: Arc<RootInputs>,
+    /// The root module's test directory (tofu installs the modules its test files run).
+    pub test_directory: String,
+}
+
+impl WorkdirOptions {
+    /// Settings for `dir` with nothing asked of the command line: no upgrade, the lock file
+    /// writable, no variables, the default test directory.
+    pub fn new(
+        dir: PathBuf,
+        data_dir: DataDir,
+        flavor: Flavor,
+        mount: PathBuf,
+        network: NetworkSettings,
+    ) -> WorkdirOptions {
+        WorkdirOptions {
+            dir,
+            data_dir,
+            flavor,
+            mount,
+            network,
+            upgrade: false,
+            lockfile_readonly: false,
+            variables: Arc::default(),
+            test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+        }
+    }
+}
