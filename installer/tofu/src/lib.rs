@@ -15,6 +15,7 @@ pub mod addr;
 pub mod cliconfig;
 pub mod config;
 pub mod flavor;
+mod hclwrite;
 pub mod lockfile;
 pub mod module_source;
 pub mod read;

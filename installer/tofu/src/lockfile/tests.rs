@@ -206,11 +206,6 @@ fn load_missing_is_none() {
     assert_eq!(LockFile::load(&path).unwrap().unwrap().providers.len(), 2);
 }
 
-#[test]
-fn quoting() {
-    assert_eq!(quote("a\"b\\c${x}%{y}$z"), r#""a\"b\\c$${x}%%{y}$z""#);
-}
-
 /// OpenTofu's upgrade of terraform's entries: `registry.terraform.io/hashicorp/*` gains a
 /// `registry.opentofu.org` twin with the same version and constraints and no hashes; other
 /// namespaces and hosts, and a twin already there, are left alone.
