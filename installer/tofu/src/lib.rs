@@ -1,9 +1,10 @@
 //! The OpenTofu/Terraform language as tstore needs it, and nothing else: provider
 //! addresses ([`addr`]), versions and constraints ([`version`]), the dependency lock file
-//! ([`lockfile`]), the tool whose conventions to follow ([`flavor`]), source positions
-//! ([`span`]), configuration loading ([`config`]: one module directory with its override
-//! files, and the walk over the module tree), the CLI configuration ([`cliconfig`]) and
-//! what may write into a module's own directory ([`writes`]).
+//! ([`lockfile`]) and tstore's module lock file ([`module_lock`]), the tool whose
+//! conventions to follow ([`flavor`]), source positions ([`span`]), configuration loading
+//! ([`config`]: one module directory with its override files, and the walk over the module
+//! tree), the CLI configuration ([`cliconfig`]) and what may write into a module's own
+//! directory ([`writes`]).
 //!
 //! **Architecture Invariant:** this crate knows no store and no network. It reads files
 //! and returns values; fetching, verifying and linking packages happen in
@@ -17,6 +18,7 @@ pub mod config;
 pub mod flavor;
 mod hclwrite;
 pub mod lockfile;
+pub mod module_lock;
 pub mod module_source;
 pub mod read;
 pub mod span;
