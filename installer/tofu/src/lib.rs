@@ -1,10 +1,11 @@
 //! The OpenTofu/Terraform language as tstore needs it, and nothing else: provider
 //! addresses ([`addr`]), versions and constraints ([`version`]), the dependency lock file
-//! ([`lockfile`]), the tool whose conventions to follow ([`flavor`]), source positions
-//! ([`span`]), configuration loading ([`config`]: one module directory with its override
-//! files, and the walk over the module tree), the CLI configuration ([`cliconfig`]),
-//! what may write into a module's own directory ([`writes`]) and HCL string literals as the
-//! tools write them ([`string_literal`]).
+//! ([`lockfile`]) and tstore's module lock file ([`module_lock`]), the tool whose
+//! conventions to follow ([`flavor`]), source positions ([`span`]), configuration loading
+//! ([`config`]: one module directory with its override files, and the walk over the module
+//! tree), the CLI configuration ([`cliconfig`]), what may write into a module's own
+//! directory ([`writes`]) and HCL string literals as the tools write them
+//! ([`string_literal`]).
 //!
 //! **Architecture Invariant:** this crate knows no store and no network. It reads files
 //! and returns values; fetching, verifying and linking packages happen in
@@ -16,7 +17,9 @@ pub mod addr;
 pub mod cliconfig;
 pub mod config;
 pub mod flavor;
+mod hclwrite;
 pub mod lockfile;
+pub mod module_lock;
 pub mod module_source;
 pub mod read;
 pub mod span;

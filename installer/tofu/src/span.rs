@@ -32,6 +32,19 @@ pub fn line_at(src: &str, offset: usize) -> usize {
         + 1
 }
 
+/// The one-based line and column of byte `offset` in `src`; the column counts characters,
+/// not bytes, from the start of the line (offsets past the end count as the end, offsets
+/// inside a character as its start).
+pub fn line_column_at(src: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(src.len());
+    while !src.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &src[..end];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line_at(src, end), before[line_start..].chars().count() + 1)
+}
+
 /// The lines of a source, for many [`line_at`] questions about it: built lazily in one pass
 /// over the text, then each answer is a binary search (asking [`line_at`] once per node of a
 /// file with thousands of blocks counted its newlines thousands of times).
@@ -94,6 +107,23 @@ mod tests {
             (99, 4),
         ] {
             assert_eq!(line_at(src, offset), line, "offset {offset}");
+        }
+    }
+
+    #[test]
+    fn line_column_at_counts_characters_from_the_line_start() {
+        let src = "ab\n\u{e9}x\r\ny";
+        for (offset, at) in [
+            (0, (1, 1)),
+            (1, (1, 2)),
+            (3, (2, 1)),
+            (5, (2, 2)),
+            (4, (2, 1)), // inside the two-byte character
+            (6, (2, 3)),
+            (8, (3, 1)),
+            (99, (3, 2)),
+        ] {
+            assert_eq!(line_column_at(src, offset), at, "offset {offset}");
         }
     }
 

@@ -477,7 +477,7 @@ fn check_provider_arguments(f: &HclFile<'_>, block: &Block) -> Result<(), Config
 
 /// HCL's identifier rule for names: a letter or underscore, then letters, digits,
 /// underscores and dashes.
-pub(super) fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')

@@ -16,6 +16,7 @@ use hcl::edit::Span;
 
 use crate::addr::{AddrError, ProviderAddr};
 use crate::flavor::Flavor;
+use crate::hclwrite::{write_aligned_attributes, write_string_list};
 use crate::span::line_at;
 use crate::string_literal::quote;
 use crate::version::{Version, VersionConstraints};
@@ -260,23 +261,18 @@ impl LockFile {
         for (addr, p) in &self.providers {
             out.push('\n');
             let _ = writeln!(out, "provider {} {{", quote(&addr.to_string()));
-            // hclwrite aligns the `=` of consecutive one-line attributes;
-            // `hashes = [` opens a multi-line value and is never padded.
-            match p.constraints.as_deref().filter(|c| !c.is_empty()) {
-                Some(c) => {
-                    let _ = writeln!(out, "  version     = {}", quote(&p.version.to_string()));
-                    let _ = writeln!(out, "  constraints = {}", quote(c));
-                }
-                None => {
-                    let _ = writeln!(out, "  version = {}", quote(&p.version.to_string()));
-                }
+            let mut attrs = vec![("version", quote(&p.version.to_string()))];
+            if let Some(c) = p.constraints.as_deref().filter(|c| !c.is_empty()) {
+                attrs.push(("constraints", quote(c)));
             }
+            write_aligned_attributes(&mut out, "  ", &attrs);
             if !p.hashes.is_empty() {
-                out.push_str("  hashes = [\n");
-                for h in &p.hashes {
-                    let _ = writeln!(out, "    {},", quote(h));
-                }
-                out.push_str("  ]\n");
+                write_string_list(
+                    &mut out,
+                    "  ",
+                    "hashes",
+                    p.hashes.iter().map(String::as_str),
+                );
             }
             out.push_str("}\n");
         }
@@ -303,6 +299,13 @@ fn leading_comments(src: &str) -> Option<String> {
         }
     }
     (!header.is_empty()).then_some(header)
+}
+
+/// Whether `hash` starts with a scheme of at least one character and a colon, the one rule
+/// tofu applies to a lock file's hash strings. The scheme itself is not checked, so hashes
+/// of schemes this version does not know survive a rewrite.
+pub(crate) fn has_hash_scheme(hash: &str) -> bool {
+    hash.find(':').is_some_and(|i| i > 0)
 }
 
 struct Ctx<'a> {
@@ -575,9 +578,7 @@ impl Ctx<'_> {
                 ));
             };
             let s = s.as_str();
-            // A scheme of at least one character, then a colon; the scheme
-            // itself is not checked, so unknown schemes survive a rewrite.
-            if s.find(':').is_none_or(|i| i == 0) {
+            if !has_hash_scheme(s) {
                 return Err(self.err(
                     LockErrorKind::InvalidHash,
                     item_line,
