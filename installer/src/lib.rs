@@ -42,14 +42,14 @@ pub use crate::providers::sources::fs_mirror::{
 };
 pub use crate::providers::{
     display_name, ingest_mirror_package, init as install_providers, keep_source_archive,
-    InitReport, InstallError, LockFileChange, Obtained, ProviderOptions, ProviderReport,
-    RewrittenLockEntry, LOCK_FILE_NAME,
+    InitReport, InstallError, Obtained, ProviderOptions, ProviderReport, RewrittenLockEntry,
+    LOCK_FILE_NAME,
 };
 pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,
     ExistingTag, ProviderSelection, PushError, PushedModule, PushedVersion, WithoutSourceZip,
 };
-pub use crate::report::{Event, Reporter};
+pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, mountpoint, plugin_path, roots};
 /// What an error tells the person who ran the command (summary, detail, hint); every

@@ -2,6 +2,7 @@
 //! [`Reporter`] the binary implements, and the binary alone turns them into text, bars or
 //! nothing (`--json`).
 
+use serde::Serialize;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::version::Version;
 
@@ -119,4 +120,21 @@ pub enum Event<'a> {
 pub trait Reporter: Sync {
     /// Called for each event, in order.
     fn event(&self, event: Event<'_>);
+}
+
+/// What happened to a lock file (the providers' `.terraform.lock.hcl`, the modules'
+/// `.tstore.lock.hcl`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockFileChange {
+    /// There was none; it was written.
+    Created,
+    /// Its selections or hashes changed; it was rewritten.
+    Updated,
+    /// Nothing changed; it was left alone.
+    #[default]
+    Unchanged,
+    /// `-lockfile=readonly`: only checksums or constraints would change; it was left
+    /// alone and the binary warns, as tofu does.
+    NotUpdated,
 }

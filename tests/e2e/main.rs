@@ -20,6 +20,7 @@ mod hostile_servers;
 mod https;
 mod invalid_config;
 mod lockfile;
+mod module_lock;
 mod module_policy;
 mod module_versions;
 mod modules;

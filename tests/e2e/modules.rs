@@ -822,11 +822,14 @@ fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
             format!("module \"m\" {{\n  source = \"{url}\"\n}}\n").as_str(),
         )],
     );
+    // -upgrade: the call is not pinned by the module lock file (which would install the
+    // stored package without asking), so every init revalidates the URL.
     let init = || -> (Vec<String>, Vec<String>, String) {
         let report = json(&run_ok(
             no_fuse(tstore(&env, None))
                 .arg("init")
                 .arg("--json")
+                .arg("-upgrade")
                 .arg(&dir),
         ));
         let main = fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();

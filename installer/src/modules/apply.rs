@@ -189,6 +189,8 @@ pub(super) fn apply(
             reason: d.reason.clone(),
             copy_bytes,
             at: n.at.to_string(),
+            lock: None,
+            selected_by: n.selected_by,
         });
     }
     for key in old.keys().filter(|k| !new.contains_key(*k)) {

@@ -267,6 +267,8 @@ mod tests {
                 line: Some(1),
             },
             link_to: None,
+            lock_entry: None,
+            selected_by: None,
         }
     }
 
@@ -302,6 +304,7 @@ mod tests {
                     view: view(files),
                     subdir: None,
                     in_place: None,
+                    commit: None,
                 };
                 let meta = meta.map(|text| package_meta::parse(text).expect("valid meta"));
                 ((*key).to_owned(), (fetched, meta))

@@ -82,6 +82,17 @@ pub enum FetchError {
     /// The package lacks what the call names (a subdirectory, a local path).
     #[error("{0}")]
     Package(String),
+    /// The package is not the one the module lock file records for its call.
+    #[error(
+        "the module lock file .tstore.lock.hcl does not allow this package of \
+         {source_address}: {what}"
+    )]
+    LockMismatch {
+        /// The call's source, as the lock writes it.
+        source_address: String,
+        /// What differs: expected and got.
+        what: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -96,6 +107,13 @@ impl FetchError {
     pub(crate) fn hint(&self) -> Option<String> {
         match self {
             FetchError::Store(e) => e.hint(),
+            FetchError::LockMismatch { .. } => Some(
+                "the source changed since the lock was written (a moved tag, a re-published \
+                 version, a changed archive). If that change is intended, run \"tstore init \
+                 -upgrade\" to accept it and record the new checksums; otherwise keep the \
+                 lock file and find out who changed the source."
+                    .to_owned(),
+            ),
             _ => None,
         }
     }

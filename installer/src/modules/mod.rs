@@ -49,6 +49,7 @@ mod decide;
 mod error;
 mod fetch;
 pub(crate) mod git;
+mod lock;
 pub(crate) mod manifest;
 mod oci;
 mod package_dirs;
@@ -72,7 +73,10 @@ use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::walk::walk;
 use crate::options::WorkdirOptions;
-use crate::report::Reporter;
+use crate::report::{LockFileChange, Reporter};
+use crate::workdir::atomic::write_atomic;
+use lock::Pins;
+use tstore_tofu::module_lock::{self, Change, ModuleLock};
 
 /// How deep module calls may nest before we assume a cycle.
 const MAX_DEPTH: usize = 64;
@@ -133,6 +137,23 @@ pub struct CallReport {
     pub copy_bytes: Option<u64>,
     /// Where the call is (`file:line`).
     pub at: String,
+    /// A remote call's standing in the module lock file.
+    pub lock: Option<CallLock>,
+    /// Where a remote call's version or commit came from: `lock`, `constraint` (the newest
+    /// the call allows, or the ref it names) or `upgrade`.
+    pub selected_by: Option<&'static str>,
+}
+
+/// A remote call's standing in the module lock file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallLock {
+    /// Its entry pinned what was installed, and the package matched it.
+    Verified,
+    /// It had no entry; one was added.
+    Added,
+    /// Its entry was replaced (`-upgrade`, a changed source or constraint).
+    Changed,
 }
 
 /// The result of installing modules.
@@ -144,6 +165,8 @@ pub struct ModulesReport {
     pub fetched: Vec<String>,
     /// Package ids found in the store.
     pub reused: Vec<String>,
+    /// What happened to the module lock file.
+    pub lock_file: LockFileChange,
 }
 
 /// Why module installation failed.
@@ -174,6 +197,19 @@ pub enum ModuleInstallError {
         #[source]
         source: package_meta::MetaError,
     },
+    /// The module lock file cannot be read.
+    #[error(transparent)]
+    Lock(#[from] module_lock::ModuleLockError),
+    /// `-lockfile=readonly` and the module lock file would change.
+    #[error(
+        "the module lock file {} would change ({}), and -lockfile=readonly forbids it",
+        module_lock::FILE_NAME,
+        changes.join("; ")
+    )]
+    LockReadonly {
+        /// What would change, per call.
+        changes: Vec<String>,
+    },
     /// Writing `.terraform/modules` failed.
     #[error("cannot update {}: {message}", path.display())]
     Write {
@@ -188,8 +224,14 @@ impl Diagnostic for ModuleInstallError {
     fn hint(&self) -> Option<String> {
         match self {
             ModuleInstallError::Call { source, .. } => source.hint(),
+            ModuleInstallError::LockReadonly { .. } => Some(format!(
+                "run \"tstore init\" without -lockfile=readonly to record the changes, and \
+                 commit {}",
+                module_lock::FILE_NAME
+            )),
             ModuleInstallError::Config(_)
             | ModuleInstallError::Meta { .. }
+            | ModuleInstallError::Lock(_)
             | ModuleInstallError::Write { .. } => None,
         }
     }
@@ -218,7 +260,26 @@ pub fn install(
             path: opts.workdir.dir.join(META_FILE),
             source,
         })?;
-    let mut tree = walk(store, opts, reporter)?;
+    let lock_path = opts.workdir.dir.join(module_lock::FILE_NAME);
+    let old_lock = module_lock::load(&lock_path)?;
+    let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade);
+    let mut tree = walk(store, opts, &pins, reporter)?;
+    let new_lock = ModuleLock {
+        entries: tree
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.key.clone(), n.lock_entry.clone()?)))
+            .collect(),
+    };
+    let changes = module_lock::diff(
+        old_lock.as_ref().unwrap_or(&ModuleLock::default()),
+        &new_lock,
+    );
+    if opts.workdir.lockfile_readonly && !changes.is_empty() {
+        return Err(ModuleInstallError::LockReadonly {
+            changes: changes.iter().map(describe_change).collect(),
+        });
+    }
     let decisions = decide(
         &tree.nodes,
         &tree.installs,
@@ -227,15 +288,60 @@ pub fn install(
         opts.workdir.flavor,
     );
     let mut calls = apply(store, opts, &tree.nodes, &decisions, &mut tree.warnings)?;
+    // Written once `.terraform/modules` is in place, so a failed init leaves it as it was.
+    let lock_file = match &old_lock {
+        None if new_lock.entries.is_empty() => LockFileChange::Unchanged,
+        Some(_) if changes.is_empty() => LockFileChange::Unchanged,
+        old => {
+            write_atomic(&lock_path, module_lock::render(&new_lock).as_bytes()).map_err(|e| {
+                ModuleInstallError::Write {
+                    path: lock_path.clone(),
+                    message: chain(&e),
+                }
+            })?;
+            if old.is_some() {
+                LockFileChange::Updated
+            } else {
+                LockFileChange::Created
+            }
+        }
+    };
+    for call in &mut calls {
+        if call.selected_by.is_none() {
+            continue;
+        }
+        call.lock = Some(match changes.iter().find(|c| c.key() == call.key) {
+            Some(Change::Added(_)) => CallLock::Added,
+            Some(_) => CallLock::Changed,
+            None => CallLock::Verified,
+        });
+    }
     calls.sort_by(|a, b| a.key.cmp(&b.key));
     let mut report = ModulesReport {
         calls,
         fetched: tree.fetched,
         reused: tree.reused,
+        lock_file,
     };
     report.fetched.sort();
     report.fetched.dedup();
     report.reused.sort();
     report.reused.dedup();
     Ok((report, tree.warnings))
+}
+
+/// One change of the module lock file, for `-lockfile=readonly`'s error.
+fn describe_change(change: &Change) -> String {
+    match change {
+        Change::Added(key) => format!("module \"{key}\" would be added"),
+        Change::Removed(key) => format!("module \"{key}\" would be removed"),
+        Change::Changed { key, fields } => format!(
+            "module \"{key}\": {} would change",
+            fields
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }

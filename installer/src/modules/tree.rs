@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use tstore_tofu::config::SourcePos;
+use tstore_tofu::module_lock::ModuleLockEntry;
 
 /// One module call of the tree.
 #[derive(Clone, Debug)]
@@ -23,4 +24,8 @@ pub(super) struct Node {
     /// For the install of a local directory named by absolute path: the directory
     /// `.terraform/modules/KEY` links to.
     pub(super) link_to: Option<PathBuf>,
+    /// For a remote call, the module lock entry it gets (what was installed).
+    pub(super) lock_entry: Option<ModuleLockEntry>,
+    /// Where a remote call's version or commit came from: `lock`, `constraint`, `upgrade`.
+    pub(super) selected_by: Option<&'static str>,
 }

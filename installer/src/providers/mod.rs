@@ -15,4 +15,4 @@ pub use self::init::*;
 pub use self::obtain::ingest_mirror_package;
 pub(crate) use self::obtain::*;
 pub use self::report::*;
-pub(crate) use crate::report::{Event, Reporter};
+pub(crate) use crate::report::{Event, LockFileChange, Reporter};

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use tstore_store::HashRecord;
 
+use crate::report::LockFileChange;
 use crate::workdir::link::LinkOutcome;
 
 /// How the package content was obtained.
@@ -24,21 +25,6 @@ pub enum Obtained {
     /// The lock file pins the version and the store holds the package with one of the
     /// lock's hashes, its files unchanged since verified: no source consulted, no network.
     StoreByLock,
-}
-
-/// What happened to the lock file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LockFileChange {
-    /// There was none; it was written.
-    Created,
-    /// Its selections or hashes changed; it was rewritten.
-    Updated,
-    /// Nothing changed; it was left alone.
-    Unchanged,
-    /// `-lockfile=readonly`: only checksums or constraints would change; it was left
-    /// alone and the binary warns, as tofu does.
-    NotUpdated,
 }
 
 /// One installed provider, as reported by `init --json`.

@@ -25,6 +25,8 @@ pub(super) struct Fetched {
     /// where it is, and `.terraform/modules/KEY` links to it (as terraform's file getter
     /// does), so no file of it is copied and no permission of it widened.
     pub(super) in_place: Option<PathBuf>,
+    /// For a git package, the commit it is.
+    pub(super) commit: Option<String>,
 }
 
 /// The key of one registry resolution in this init: `HOST/PATH CONSTRAINTS`.
@@ -327,7 +329,10 @@ impl Fetcher<'_> {
             let id = git_id(&addr.repo, &commit);
             if self.known(&id)? {
                 log.reused.push(id.clone());
-                return self.fetched(&id);
+                return Ok(Fetched {
+                    commit: Some(commit),
+                    ..self.fetched(&id)?
+                });
             }
         } else if addr
             .reference
@@ -349,7 +354,10 @@ impl Fetcher<'_> {
             .ingest_module_dir(&dest)
             .map_err(FetchError::from)?;
         log.fetched.push(id.clone());
-        let fetched = self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?;
+        let fetched = Fetched {
+            commit: Some(commit.clone()),
+            ..self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?
+        };
         // Remembered for people, not for fetching (a git package is found by its commit):
         // `store ls` names the package by repository and ref.
         let reference = addr.reference.as_deref().unwrap_or("HEAD");
@@ -361,6 +369,35 @@ impl Fetcher<'_> {
             },
         )?;
         Ok(fetched)
+    }
+
+    /// The package of commit `commit` of the git repository at `url`, when the store holds
+    /// it: a pinned call's package found without asking the remote.
+    pub(super) fn stored_git_commit(
+        &self,
+        url: &str,
+        commit: &str,
+        log: &mut FetchLog,
+    ) -> Result<Option<Fetched>, FetchError> {
+        let addr = git::GitAddress::parse(url)?;
+        let id = git_id(&addr.repo, commit);
+        if !self.known(&id)? {
+            return Ok(None);
+        }
+        log.reused.push(id.clone());
+        Ok(Some(Fetched {
+            commit: Some(commit.to_ascii_lowercase()),
+            ..self.fetched(&id)?
+        }))
+    }
+
+    /// The package the store last fetched from the archive URL `url`, when the store holds
+    /// it: a pinned call whose lock entry names this package's hash needs no request.
+    pub(super) fn stored_archive(&self, url: &str) -> Result<Option<Fetched>, FetchError> {
+        match self.memo(&format!("http\0{url}"))? {
+            Some(memo) => Ok(Some(self.fetched(&memo.package)?)),
+            None => Ok(None),
+        }
     }
 
     pub(super) fn tmpdir(&self) -> Result<tempfile::TempDir, FetchError> {
@@ -397,6 +434,7 @@ impl Fetcher<'_> {
                 .map_err(FetchError::from)?,
             subdir: None,
             in_place: None,
+            commit: None,
         })
     }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use tstore_store::Store;
 use tstore_tofu::config::{self, ModuleCall};
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{clean_join, Getter, ModuleSource, RemotePackage};
 use tstore_tofu::static_eval::Inputs;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
@@ -14,11 +15,12 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 use super::fetch::{
     bad_location, join_subdirs, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots,
 };
+use super::lock::{self, Pins};
 use super::package_meta::{Meta, META_FILE};
 use super::tree::Node;
 use super::{
-    package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions, MAX_DEPTH,
-    MAX_MODULE_INSTANCES,
+    git, package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions,
+    MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
 use crate::net::http::HttpClient;
 
@@ -46,11 +48,13 @@ pub(super) struct ModuleTree {
 pub(super) fn walk(
     store: &Store,
     opts: &ModuleOptions,
+    pins: &Pins,
     reporter: &dyn Reporter,
 ) -> Result<ModuleTree, ModuleInstallError> {
     let mut walker = Walker {
         store,
         opts,
+        pins,
         reporter,
         http: None,
         cache: HashMap::new(),
@@ -115,6 +119,8 @@ impl CallAt<'_> {
 struct Walker<'a> {
     store: &'a Store,
     opts: &'a ModuleOptions,
+    /// What the module lock file pins.
+    pins: &'a Pins,
     reporter: &'a dyn Reporter,
     http: Option<HttpClient>,
     /// Package address → its package, fetched or found in this init.
@@ -155,7 +161,7 @@ impl Walker<'_> {
                     &self.opts.workdir.test_directory,
                 )?);
         }
-        self.prefetch(&module.module_calls);
+        self.prefetch(&at.key, &module.module_calls);
         for (name, call) in &module.module_calls {
             let key = if at.key.is_empty() {
                 name.clone()
@@ -317,6 +323,8 @@ impl Walker<'_> {
             package,
             at: c.call.at.clone(),
             link_to: None,
+            lock_entry: None,
+            selected_by: None,
         };
         Ok((node, abs))
     }
@@ -334,11 +342,30 @@ impl Walker<'_> {
                 .map_err(|e| FetchError::Package(format!("invalid version constraint: {e}")))?,
             None => ModuleVersionConstraints::default(),
         };
+        let source = match &subdir {
+            Some(sub) => format!("{}/{}//{sub}", m.host, m.path),
+            None => format!("{}/{}", m.host, m.path),
+        };
+        // A locked version the constraints still allow is selected exactly; the store's
+        // memo of it then needs no registry at all.
+        let pinned = self.pins.entry(&c.key, &source).and_then(|e| {
+            let v: Version = e.version.as_deref()?.parse().ok()?;
+            constraints.matches(&v).then_some((e, v))
+        });
+        let (selection, selected_by) = match &pinned {
+            Some((_, v)) => (
+                ModuleVersionConstraints::parse(&format!("= {v}"))
+                    .map_err(|e| FetchError::Package(format!("invalid locked version {v}: {e}")))?,
+                "lock",
+            ),
+            None if self.opts.workdir.upgrade => (constraints, "upgrade"),
+            None => (constraints, "constraint"),
+        };
         let Resolved {
             version,
             location,
             fetched,
-        } = self.registry(m, &constraints)?;
+        } = self.registry(m, &selection)?;
         let (loc_sub, loc_package) = match ModuleSource::parse(
             &location,
             self.opts.workdir.flavor.default_registry_host(),
@@ -348,7 +375,21 @@ impl Walker<'_> {
         };
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
         let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
-        self.remote_node(c, Some(version), fetched, sub)
+        let hashes = lock::package_hashes(self.store, &fetched)?;
+        if let Some((entry, _)) = &pinned {
+            lock::check(entry, &hashes, None)?;
+        }
+        let entry = ModuleLockEntry {
+            source,
+            version: Some(version.to_string()),
+            constraints: c.call.version.clone(),
+            commit: None,
+            hashes,
+        };
+        let (mut node, dir) = self.remote_node(c, Some(version), fetched, sub)?;
+        node.lock_entry = Some(entry);
+        node.selected_by = Some(selected_by);
+        Ok((node, dir))
     }
 
     /// A go-getter address: a local directory named by absolute path is read in place,
@@ -368,10 +409,76 @@ impl Walker<'_> {
             let fetched = local_directory(package)?;
             return self.remote_node(c, None, fetched, subdir);
         }
-        let fetched = self.fetch(package, 0)?;
+        let source = lock::lock_source(package, subdir.as_deref());
+        let reference = match package.getter {
+            Getter::Git => git::GitAddress::parse(&package.url)?.reference,
+            _ => None,
+        };
+        let pinned = self
+            .pins
+            .entry(&c.key, &source)
+            .filter(|e| package.getter != Getter::Git || e.version == reference);
+        let fetched = match pinned {
+            Some(entry) => match self.stored_pinned(package, entry)? {
+                Some(f) => f,
+                None => self.fetch(package, 0)?,
+            },
+            None => self.fetch(package, 0)?,
+        };
         let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
+        let commit = fetched.commit.clone();
         let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
-        self.remote_node(c, None, fetched, sub)
+        let hashes = lock::package_hashes(self.store, &fetched)?;
+        if let Some(entry) = pinned {
+            lock::check(entry, &hashes, commit.as_deref())?;
+        }
+        let selected_by = match (pinned, self.opts.workdir.upgrade) {
+            (Some(_), _) => "lock",
+            (None, true) => "upgrade",
+            (None, false) => "constraint",
+        };
+        let entry = ModuleLockEntry {
+            source,
+            version: reference,
+            constraints: None,
+            commit,
+            hashes,
+        };
+        let (mut node, dir) = self.remote_node(c, None, fetched, sub)?;
+        node.lock_entry = Some(entry);
+        node.selected_by = Some(selected_by);
+        Ok((node, dir))
+    }
+
+    /// The package of a pinned call when the store holds it, found without the network: a
+    /// git entry's commit, or the package an archive URL last gave when it has the entry's
+    /// hash. `None`: it has to be fetched (and is then checked against the entry).
+    fn stored_pinned(
+        &mut self,
+        package: &RemotePackage,
+        entry: &ModuleLockEntry,
+    ) -> Result<Option<Fetched>, FetchError> {
+        let mut log = FetchLog::default();
+        let found = match (&package.getter, &entry.commit) {
+            (Getter::Git, Some(commit)) => {
+                self.fetcher()
+                    .stored_git_commit(&package.url, commit, &mut log)?
+            }
+            (Getter::Http, _) => match self.fetcher().stored_archive(&package.url)? {
+                Some(f)
+                    if lock::package_hashes(self.store, &f)?
+                        .iter()
+                        .any(|h| entry.hashes.contains(h)) =>
+                {
+                    log.reused.push(f.id.clone());
+                    Some(f)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        self.tree.reused.extend(log.reused);
+        Ok(found)
     }
 
     /// The package a call at package address `addr` installs: `fetched` itself for the
@@ -454,6 +561,8 @@ impl Walker<'_> {
                 package: Some(id),
                 at: c.call.at.clone(),
                 link_to,
+                lock_entry: None,
+                selected_by: None,
             },
             abs,
         ))
@@ -539,5 +648,6 @@ fn local_directory(package: &RemotePackage) -> Result<Fetched, FetchError> {
         view: path.clone(),
         subdir: None,
         in_place: Some(path),
+        commit: None,
     })
 }

@@ -18,7 +18,10 @@ impl Walker<'_> {
     /// Fetch the packages of the remote and registry calls of one module in parallel, filling
     /// the caches `visit` then reads. Failures are left for `visit`, which retries the call
     /// alone and reports it with its file:line.
-    pub(super) fn prefetch(&mut self, calls: &BTreeMap<String, ModuleCall>) {
+    /// `prefix`: the key of the module whose calls these are. A call the module lock file
+    /// has an entry for is left to the walk, which installs it by its pin (without the
+    /// network when the store holds the package).
+    pub(super) fn prefetch(&mut self, prefix: &str, calls: &BTreeMap<String, ModuleCall>) {
         enum Job<'a> {
             Remote(RemotePackage),
             Registry(
@@ -28,7 +31,16 @@ impl Walker<'_> {
             ),
         }
         let parsed: Vec<_> = calls
-            .values()
+            .iter()
+            .filter(|(name, _)| {
+                let key = if prefix.is_empty() {
+                    (*name).clone()
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                !self.pins.has(&key)
+            })
+            .map(|(_, call)| call)
             .filter_map(|call| {
                 Some((
                     ModuleSource::parse(

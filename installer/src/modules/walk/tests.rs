@@ -8,6 +8,7 @@ use tstore_store::Store;
 use tstore_tofu::flavor::Flavor;
 
 use super::{walk, ModuleTree};
+use crate::modules::lock::Pins;
 use crate::modules::test_repos::tagged_repository;
 use crate::modules::{ModuleInstallError, ModuleOptions};
 use crate::options::WorkdirOptions;
@@ -73,7 +74,7 @@ impl Fixture {
     }
 
     fn walk(&self, reporter: &dyn Reporter) -> Result<ModuleTree, ModuleInstallError> {
-        walk(&self.store, &self.options(), reporter)
+        walk(&self.store, &self.options(), &Pins::default(), reporter)
     }
 
     /// A git repository at `name` with `files` committed and tagged `v1`.

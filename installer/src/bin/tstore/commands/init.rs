@@ -233,6 +233,7 @@ fn init_locked(
             "fetched": modules.fetched,
             "reused": modules.reused,
         });
+        report["module_lock_file"] = serde_json::to_value(modules.lock_file)?;
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -305,7 +306,32 @@ fn write_modules(
                 (Action::InPlace, _) => "read in place".to_owned(),
             };
             writeln!(out, "    {action}: {}", c.reason)?;
+            if let Some(by) = c.selected_by {
+                let from = match by {
+                    "lock" => "the module lock file",
+                    "upgrade" => "-upgrade (the newest the call allows; the lock entry replaced)",
+                    _ if c.version.is_some() => "the call's version constraint",
+                    _ => "the call's source",
+                };
+                writeln!(out, "    version/commit from {from}")?;
+            }
         }
+    }
+    match modules.lock_file {
+        LockFileChange::Created => writeln!(
+            out,
+            "\ntstore has created a module lock file {} to record the module versions,\n\
+             commits and checksums it installed above. Include this file in your version\n\
+             control repository so that every checkout installs exactly these packages.",
+            tstore_tofu::module_lock::FILE_NAME
+        )?,
+        LockFileChange::Updated => writeln!(
+            out,
+            "\ntstore has changed the module selections recorded in {}. Review those\n\
+             changes and commit them if they represent changes you intended to make.",
+            tstore_tofu::module_lock::FILE_NAME
+        )?,
+        LockFileChange::Unchanged | LockFileChange::NotUpdated => {}
     }
     Ok(())
 }

@@ -1,0 +1,233 @@
+//! The module lock (`.tstore.lock.hcl`, [`tstore_tofu::module_lock`]) in the install: what a
+//! call's entry pins, the check of a package against it, and the entry each remote call gets.
+//!
+//! Rules:
+//! - An entry pins a call when its `source` is the call's source as the lock writes it (and,
+//!   for git, its `version` is the ref the call names); a call whose source changed is
+//!   resolved again and its entry replaced. Under `-upgrade` no entry pins anything.
+//! - A registry entry pins its version while the call's constraints still allow it (a
+//!   constraint the version no longer meets re-resolves the call, as for providers); a git
+//!   entry pins its commit: a store that holds that commit's package installs it without
+//!   asking the remote.
+//! - Every package a pinned call installs must have one of the entry's `h1:` hashes (the
+//!   package tree's, as providers' `h1:`): a moved tag, a re-published registry version or a
+//!   changed archive is refused, naming the call, the source, expected and got.
+//! - An entry's `source` never holds credentials: a URL's password and go-getter's `sshkey`
+//!   parameter are left out (the file is committed).
+
+use std::collections::BTreeSet;
+
+use tstore_store::{Hash, PackageKey, Store};
+use tstore_tofu::module_lock::{ModuleLock, ModuleLockEntry};
+use tstore_tofu::module_source::{Getter, RemotePackage};
+
+use super::fetch::Fetched;
+use super::FetchError;
+
+/// The entries of the lock file as read before the walk; empty under `-upgrade`.
+#[derive(Debug, Default)]
+pub(super) struct Pins {
+    lock: ModuleLock,
+}
+
+impl Pins {
+    /// Pins from `lock` (`None`: no lock file), none when `upgrade`.
+    pub(super) fn new(lock: Option<&ModuleLock>, upgrade: bool) -> Pins {
+        Pins {
+            lock: match lock {
+                Some(l) if !upgrade => l.clone(),
+                _ => ModuleLock::default(),
+            },
+        }
+    }
+
+    /// Whether call `key` has an entry at all.
+    pub(super) fn has(&self, key: &str) -> bool {
+        self.lock.entries.contains_key(key)
+    }
+
+    /// The entry of call `key` when its source is the call's, as the lock writes it.
+    pub(super) fn entry(&self, key: &str, source: &str) -> Option<&ModuleLockEntry> {
+        self.lock.entries.get(key).filter(|e| e.source == source)
+    }
+}
+
+/// A remote package address as the lock writes it: without a password in the URL, without
+/// go-getter's `sshkey`, and for git without `ref` (the entry's `version` holds it).
+pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> String {
+    let (body, query) = match package.url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (package.url.as_str(), None),
+    };
+    let body = without_password(body);
+    let kept: Vec<&str> = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| {
+            let name = p.split('=').next().unwrap_or_default();
+            name != "sshkey" && !(package.getter == Getter::Git && name == "ref")
+        })
+        .collect();
+    let mut out = match package.getter {
+        Getter::Git => format!("git::{body}"),
+        Getter::Http | Getter::File | Getter::Oci => body,
+    };
+    if let Some(sub) = subdir {
+        out = format!("{out}//{sub}");
+    }
+    if !kept.is_empty() {
+        out = format!("{out}?{}", kept.join("&"));
+    }
+    out
+}
+
+/// `url` without what may be a secret in its authority: all of an `http(s)` URL's user
+/// information (`https://TOKEN@host` is a common way to pass a token), an other URL's
+/// password (`ssh://git@host` keeps its user).
+fn without_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let scheme = &url[..scheme_end];
+            let user = match userinfo.split_once(':') {
+                _ if scheme.eq_ignore_ascii_case("http")
+                    || scheme.eq_ignore_ascii_case("https") =>
+                {
+                    ""
+                }
+                Some((user, _)) => user,
+                None => userinfo,
+            };
+            let at = if user.is_empty() { "" } else { "@" };
+            format!(
+                "{}{user}{at}{host}{}",
+                &url[..scheme_end + 3],
+                &rest[authority_end..]
+            )
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// The hashes the lock records for the package `fetched`: its `h1:` (the store computed it
+/// when the package was ingested).
+pub(super) fn package_hashes(
+    store: &Store,
+    fetched: &Fetched,
+) -> Result<BTreeSet<String>, FetchError> {
+    let package = store
+        .package(&PackageKey::module(&fetched.id))
+        .map_err(FetchError::from)?;
+    Ok(package
+        .into_iter()
+        .flat_map(|p| p.hashes)
+        .filter(|r| matches!(r.hash, Hash::H1(_)))
+        .map(|r| r.hash.to_string())
+        .collect())
+}
+
+/// Refuse `got` (the package a pinned call fetched) unless one of its hashes is one the
+/// entry records, and, for git, its commit is the entry's.
+pub(super) fn check(
+    entry: &ModuleLockEntry,
+    got_hashes: &BTreeSet<String>,
+    got_commit: Option<&str>,
+) -> Result<(), FetchError> {
+    if let (Some(want), Some(got)) = (entry.commit.as_deref(), got_commit) {
+        if !want.eq_ignore_ascii_case(got) {
+            return Err(FetchError::LockMismatch {
+                source_address: entry.source.clone(),
+                what: format!(
+                    "ref {:?} now names commit {got}, the lock file's is {want}",
+                    entry.version.as_deref().unwrap_or("HEAD")
+                ),
+            });
+        }
+    }
+    let want: BTreeSet<&String> = entry
+        .hashes
+        .iter()
+        .filter(|h| h.starts_with("h1:"))
+        .collect();
+    if !want.is_empty() && !got_hashes.iter().any(|h| want.contains(h)) {
+        return Err(FetchError::LockMismatch {
+            source_address: entry.source.clone(),
+            what: format!(
+                "the package's checksum {} is not one the lock file records ({})",
+                got_hashes.iter().next().map_or("(none)", String::as_str),
+                want.iter()
+                    .map(|h| h.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(url: &str) -> RemotePackage {
+        RemotePackage {
+            getter: Getter::Git,
+            url: url.to_owned(),
+        }
+    }
+
+    #[test]
+    fn sources_are_written_without_secrets_or_the_ref() {
+        assert_eq!(
+            lock_source(
+                &git("https://u:s3cret@h.example/r.git?ref=v1&depth=1"),
+                Some("m")
+            ),
+            "git::https://h.example/r.git//m?depth=1"
+        );
+        assert_eq!(
+            lock_source(&git("ssh://git@h.example/r.git?sshkey=AAAA&ref=v1"), None),
+            "git::ssh://git@h.example/r.git"
+        );
+        assert_eq!(
+            lock_source(&git("ssh://git:pw@h.example/r.git"), None),
+            "git::ssh://git@h.example/r.git"
+        );
+        let http = RemotePackage {
+            getter: Getter::Http,
+            url: "https://:token@h.example/x.tgz?archive=tgz".to_owned(),
+        };
+        assert_eq!(
+            lock_source(&http, None),
+            "https://h.example/x.tgz?archive=tgz"
+        );
+    }
+
+    #[test]
+    fn a_package_must_match_its_entry() {
+        let entry = ModuleLockEntry {
+            source: "git::https://h.example/r.git".to_owned(),
+            version: Some("v1".to_owned()),
+            constraints: None,
+            commit: Some("a".repeat(40)),
+            hashes: ["h1:one".to_owned()].into_iter().collect(),
+        };
+        let one: BTreeSet<String> = ["h1:one".to_owned()].into_iter().collect();
+        let two: BTreeSet<String> = ["h1:two".to_owned()].into_iter().collect();
+        assert!(check(&entry, &one, Some(&"a".repeat(40))).is_ok());
+        let moved = check(&entry, &one, Some(&"b".repeat(40)))
+            .unwrap_err()
+            .to_string();
+        assert!(moved.contains("now names commit"), "{moved}");
+        let changed = check(&entry, &two, None).unwrap_err().to_string();
+        assert!(
+            changed.contains("h1:two") && changed.contains("h1:one"),
+            "{changed}"
+        );
+    }
+}

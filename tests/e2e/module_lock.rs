@@ -1,0 +1,359 @@
+//! The module lock file `.tstore.lock.hcl`: written by init, pinning every remote call by
+//! version, commit and hash; a moved tag, a re-published registry version and a changed
+//! archive refused with nothing changed; `-upgrade` and `-lockfile=readonly`; a warm store
+//! installs a locked checkout with its sources gone.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tstore_test_support::module_registry::ModuleRegistry;
+use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
+
+use crate::common::{json, tstore};
+
+const LOCK: &str = ".tstore.lock.hcl";
+
+fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("run sh");
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A module repository `<base>/NAME.git` whose `main.tf` outputs `value`, tagged `v1`, and
+/// its working copy `<base>/NAME` (to commit and move the tag later).
+fn module_repo(base: &Path, name: &str, value: &str) -> PathBuf {
+    let src = base.join(name);
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
+    sh(
+        &src,
+        &format!(
+            "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
+             && git clone -q --bare . ../{name}.git"
+        ),
+    );
+    base.join(format!("{name}.git"))
+}
+
+fn output_tf(value: &str) -> String {
+    format!("output \"v\" {{\n  value = \"{value}\"\n}}\n")
+}
+
+/// Commit `value` in the working copy of `NAME` and move tag `v1` of its bare repository
+/// to that commit.
+fn move_tag(base: &Path, name: &str, value: &str) {
+    let src = base.join(name);
+    fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
+    sh(
+        &src,
+        &format!(
+            "git commit -qam moved && git tag -f v1 >/dev/null \
+             && git push -q --force ../{name}.git main refs/tags/v1"
+        ),
+    );
+}
+
+fn init(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = tstore(env, None);
+    cmd.env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .args(args)
+        .arg(dir);
+    cmd
+}
+
+/// `text` with every run of spaces as one space (the lock aligns `=` per block).
+fn squash(text: &str) -> String {
+    text.split(' ')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn calls(report: &serde_json::Value) -> Vec<(String, String, String)> {
+    report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["lock"].is_null())
+        .map(|c| {
+            (
+                c["key"].as_str().unwrap().to_owned(),
+                c["lock"].as_str().unwrap().to_owned(),
+                c["selected_by"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Everything init may change in `dir`, to show a refusal changed nothing.
+fn state(dir: &Path) -> (String, String, Option<String>) {
+    let read = |p: &str| fs_err::read_to_string(dir.join(p)).unwrap_or_default();
+    let installed = fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).ok();
+    (
+        read(LOCK),
+        read(".terraform/modules/modules.json"),
+        installed,
+    )
+}
+
+#[test]
+fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let repo = module_repo(&base, "pkg", "one");
+    let main = format!(
+        "module \"m\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+        repo.display()
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    let first = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    assert_eq!(first["module_lock_file"], "created");
+    assert_eq!(
+        calls(&first),
+        [("m".into(), "added".into(), "constraint".into())]
+    );
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    let commit = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "v1"])
+            .current_dir(&repo)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        squash(&lock).contains(&format!("commit = \"{}\"", commit.trim())),
+        "{lock}"
+    );
+    assert!(squash(&lock).contains("version = \"v1\""), "{lock}");
+    assert!(lock.contains("\"h1:"), "{lock}");
+    assert!(
+        !lock.contains("ref="),
+        "the ref is the entry's version: {lock}"
+    );
+
+    // The tag moves to other content.
+    move_tag(&base, "pkg", "two");
+
+    // This machine's store holds the locked commit: installed as locked, without asking the
+    // remote (moved away).
+    let moved = base.join("moved.git");
+    fs_err::rename(&repo, &moved).unwrap();
+    let again = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    assert_eq!(
+        calls(&again),
+        [("m".into(), "verified".into(), "lock".into())]
+    );
+    assert_eq!(again["module_lock_file"], "unchanged");
+    assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
+    assert!(state(&dir).2.unwrap().contains("\"one\""));
+    fs_err::rename(&moved, &repo).unwrap();
+
+    // A new machine (its own store) fetches the tag and finds another commit: refused,
+    // nothing in the checkout changed.
+    let other = TestEnv::new();
+    let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let before = state(&copy);
+    let out = run_fail(&mut init(&other, &copy, &[]));
+    let err = stderr(&out);
+    assert!(
+        err.contains("\"m\"") && err.contains("now names commit") && err.contains("-upgrade"),
+        "{err}"
+    );
+    assert_eq!(state(&copy), before, "a refusal changes nothing");
+
+    // -upgrade accepts the move and rewrites the entry.
+    let upgraded = json(&run_ok(&mut init(&other, &copy, &["--json", "-upgrade"])));
+    assert_eq!(
+        calls(&upgraded),
+        [("m".into(), "changed".into(), "upgrade".into())]
+    );
+    assert_eq!(upgraded["module_lock_file"], "updated");
+    let rewritten = fs_err::read_to_string(copy.join(LOCK)).unwrap();
+    assert_ne!(rewritten, lock);
+    assert!(state(&copy).2.unwrap().contains("\"two\""));
+}
+
+#[test]
+fn a_republished_registry_version_and_a_changed_archive_are_refused() {
+    let env = TestEnv::new();
+    let reg = ModuleRegistry::start();
+    let src = env.root.path().join("src");
+    let tarball = |value: &str| -> Vec<u8> {
+        let _ = fs_err::remove_dir_all(&src);
+        fs_err::create_dir_all(&src).unwrap();
+        fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
+        sh(&src, "tar czf ../m.tar.gz main.tf");
+        fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
+    };
+    let first = reg.archive("v1.tar.gz", tarball("one"));
+    reg.publish("acme/mod/null", "1.0.0", &first);
+    let plain = reg.archive("plain.tar.gz", tarball("plain"));
+    let cfg = reg.write_cli_config(&env.root.path().join("cli.tfrc"), "");
+    let main = format!(
+        "module \"m\" {{\n  source  = \"{}/acme/mod/null\"\n  version = \"~> 1.0\"\n}}\n\
+         module \"a\" {{\n  source = \"{plain}\"\n}}\n",
+        reg.host()
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    let run = |env: &TestEnv, dir: &Path, args: &[&str]| {
+        let mut cmd = init(env, dir, args);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg);
+        cmd
+    };
+    run_ok(&mut run(&env, &dir, &[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    assert!(squash(&lock).contains("version = \"1.0.0\""), "{lock}");
+    assert!(squash(&lock).contains("constraints = \"~> 1.0\""), "{lock}");
+
+    // Version 1.0.0 re-published with other bytes, and other bytes at the archive URL:
+    // a new machine refuses each, naming the call.
+    reg.publish(
+        "acme/mod/null",
+        "1.0.0",
+        &reg.archive("v1b.tar.gz", tarball("evil")),
+    );
+    let other = TestEnv::new();
+    let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let err = stderr(&run_fail(&mut run(&other, &copy, &[])));
+    assert!(
+        err.contains("\"m\"") && err.contains("checksum") && err.contains("h1:"),
+        "{err}"
+    );
+    assert!(
+        !copy.join(".terraform/modules").exists(),
+        "nothing installed"
+    );
+
+    reg.publish("acme/mod/null", "1.0.0", &first);
+    reg.archive("plain.tar.gz", tarball("changed"));
+    let other = TestEnv::new();
+    let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let err = stderr(&run_fail(&mut run(&other, &copy, &[])));
+    assert!(err.contains("\"a\"") && err.contains("checksum"), "{err}");
+    assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
+}
+
+#[test]
+fn readonly_fails_on_any_change_and_entries_follow_the_calls() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let one = module_repo(&base, "one", "one");
+    let two = module_repo(&base, "two", "two");
+    let call = |name: &str, repo: &Path| {
+        format!(
+            "module \"{name}\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+            repo.display()
+        )
+    };
+    let dir = env.checkout("w", &[("main.tf", call("a", &one).as_str())]);
+    run_ok(&mut init(&env, &dir, &[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+
+    // Unchanged: readonly installs; byte-identical lock on every run.
+    run_ok(&mut init(&env, &dir, &["-lockfile=readonly"]));
+    run_ok(&mut init(&env, &dir, &[]));
+    assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
+
+    // A new call: readonly refuses and changes nothing; plain init adds it.
+    fs_err::write(
+        dir.join("main.tf"),
+        format!("{}{}", call("a", &one), call("b", &two)),
+    )
+    .unwrap();
+    let err = stderr(&run_fail(&mut init(&env, &dir, &["-lockfile=readonly"])));
+    assert!(err.contains("module \"b\" would be added"), "{err}");
+    assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
+    assert!(!dir.join(".terraform/modules/b").exists());
+    run_ok(&mut init(&env, &dir, &[]));
+    let both = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    assert!(
+        both.contains("module \"a\"") && both.contains("module \"b\""),
+        "{both}"
+    );
+
+    // A removed call drops its entry (readonly refuses that too).
+    fs_err::write(dir.join("main.tf"), call("b", &two)).unwrap();
+    let err = stderr(&run_fail(&mut init(&env, &dir, &["-lockfile=readonly"])));
+    assert!(err.contains("module \"a\" would be removed"), "{err}");
+    run_ok(&mut init(&env, &dir, &[]));
+    let only_b = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    assert!(
+        !only_b.contains("module \"a\"") && only_b.contains("module \"b\""),
+        "{only_b}"
+    );
+}
+
+#[test]
+fn nested_calls_are_locked_per_call_path_and_a_lock_verifies_on_another_store() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let leaf = module_repo(&base, "leaf", "leaf");
+    let outer_src = base.join("outer");
+    fs_err::create_dir_all(&outer_src).unwrap();
+    fs_err::write(
+        outer_src.join("main.tf"),
+        format!(
+            "module \"inner\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+            leaf.display()
+        ),
+    )
+    .unwrap();
+    sh(
+        &outer_src,
+        "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
+         && git clone -q --bare . ../outer.git",
+    );
+    let outer = base.join("outer.git");
+    let main = format!(
+        "module \"x\" {{\n  source = \"git::file://{o}?ref=v1\"\n}}\n\
+         module \"y\" {{\n  source = \"git::file://{o}?ref=v1\"\n}}\n",
+        o = outer.display()
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    run_ok(&mut init(&env, &dir, &[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    for key in ["x", "x.inner", "y", "y.inner"] {
+        assert!(
+            lock.contains(&format!("module \"{key}\" {{")),
+            "{key}: {lock}"
+        );
+    }
+
+    // Another store, another umask: the same lock verifies, nothing changes.
+    let other = TestEnv::new();
+    let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let mut cmd = other.command(Path::new("sh"));
+    cmd.env("TSTORE_FLAVOR", "terraform")
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["-c", "umask 077 && exec \"$@\"", "sh"])
+        .arg(crate::common::tstore_bin())
+        .args(["init", "--json"])
+        .arg(&copy);
+    let report = json(&run_ok(&mut cmd));
+    assert_eq!(report["module_lock_file"], "unchanged");
+    assert!(
+        calls(&report)
+            .iter()
+            .all(|(_, lock, by)| lock == "verified" && by == "lock"),
+        "{:?}",
+        calls(&report)
+    );
+    assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
+}
