@@ -5,10 +5,10 @@
 
 mod cli;
 mod commands;
-mod daemon;
 mod diagnostics;
 mod flavor;
 mod json;
+mod mount;
 mod reporter;
 mod roots;
 mod style;

@@ -14,7 +14,7 @@ use tstore_tofu::static_eval::RootInputs;
 use super::{lock_store, open_store};
 use crate::cli::{InitArgs, LockfileMode};
 use crate::reporter::{HumanReporter, Silent};
-use crate::{daemon, json, roots, Settings};
+use crate::{json, mount, roots, Settings};
 
 pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
@@ -128,8 +128,8 @@ fn init_locked(
     let flavor_choice = place.flavor;
     let flavor = flavor_choice.flavor;
     // The mount path must resolve before any link into it is made.
-    match daemon::ensure(settings, store)? {
-        daemon::Ensured::Mounted { pid, repaired } => eprintln!(
+    match mount::ensure(settings, store)? {
+        mount::Ensured::Mounted { pid, repaired } => eprintln!(
             "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
             if repaired {
                 "the mount was stale; remounted"
@@ -138,7 +138,7 @@ fn init_locked(
             },
             settings.mount.display()
         ),
-        daemon::Ensured::AlreadyMounted | daemon::Ensured::ViewsLink(_) => {}
+        mount::Ensured::AlreadyMounted | mount::Ensured::ViewsLink(_) => {}
     }
     let variables = RootInputs::gather(place.dir, std::env::vars(), &args.var_options(place.cwd))
         .context("cannot read the root module's variable values")?;

@@ -31,7 +31,6 @@ mod gc;
 mod init;
 pub(crate) mod man;
 mod mount;
-mod mount_unit;
 mod providers;
 mod push;
 mod roots;
