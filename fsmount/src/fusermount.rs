@@ -1,6 +1,7 @@
 //! `fusermount3`, the setuid helper that mounts and unmounts FUSE filesystems for an
 //! unprivileged user: unmounting with it, and whether FUSE can be used at all.
 
+use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
 use std::process::Command;
@@ -37,15 +38,16 @@ pub enum Unavailable {
     NoFusermount,
 }
 
-/// Whether FUSE mounts can be made here: `/dev/fuse` opens and `fusermount3` is on `PATH`.
-pub fn availability() -> Result<(), Unavailable> {
+/// Whether FUSE mounts can be made here: `/dev/fuse` opens and `fusermount3` is in one of
+/// the directories of `search_path` (the value of `PATH`; `None` when it is unset).
+pub fn availability(search_path: Option<&OsStr>) -> Result<(), Unavailable> {
     std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/fuse")
         .map_err(|e| Unavailable::NoDevice(e.to_string()))?;
-    let found = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join("fusermount3").is_file())
+    let found = search_path.is_some_and(|paths| {
+        std::env::split_paths(paths).any(|dir| dir.join("fusermount3").is_file())
     });
     if found {
         Ok(())

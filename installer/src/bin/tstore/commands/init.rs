@@ -62,8 +62,8 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let env = |k: &str| std::env::var(k).ok();
-    let cli_config = super::load_cli_config(flavor)?;
+    let env = settings.env.lookup();
+    let cli_config = super::load_cli_config(settings, flavor)?;
     // `-plugin-dir` replaces every installation method of the CLI configuration, as in
     // tofu; an empty value only clears `.terraform/plugin_path`.
     let plugin_dirs = tstore_installer::plugin_path::search_dirs(&args.plugin_dir);
@@ -87,7 +87,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency").
     let lock = lock_store(&store)?;
-    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
+    let data_dir = tstore_installer::DataDir::resolve(&dir, settings.tf_data_dir.as_deref());
     let result = init_locked(
         settings,
         args,
@@ -140,8 +140,12 @@ fn init_locked(
         ),
         mount::Ensured::AlreadyMounted | mount::Ensured::ViewsLink(_) => {}
     }
-    let variables = RootInputs::gather(place.dir, std::env::vars(), &args.var_options(place.cwd))
-        .context("cannot read the root module's variable values")?;
+    let variables = RootInputs::gather(
+        place.dir,
+        settings.env.unicode_vars(),
+        &args.var_options(place.cwd),
+    )
+    .context("cannot read the root module's variable values")?;
     let workdir = WorkdirOptions {
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
@@ -355,11 +359,6 @@ fn refuse_store_paths(settings: &Settings, dir: &std::path::Path) -> Result<()> 
         }
     }
     Ok(())
-}
-
-/// `TF_DATA_DIR`, which moves `.terraform` as it does for tofu and terraform.
-pub(crate) fn tf_data_dir() -> Option<String> {
-    std::env::var("TF_DATA_DIR").ok().filter(|d| !d.is_empty())
 }
 
 /// The module policy: the repository's `.tstore.hcl` (nearest above the working

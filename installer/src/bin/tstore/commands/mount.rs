@@ -31,7 +31,7 @@ pub(crate) fn mount(settings: &Settings, args: &MountArgs) -> Result<ExitCode> {
         return enable(settings);
     }
     if args.disable {
-        return disable();
+        return disable(settings);
     }
     let store = Store::open(&settings.store)
         .with_context(|| format!("cannot open the store at {}", settings.store.display()))?;
@@ -105,8 +105,8 @@ fn enable(settings: &Settings) -> Result<ExitCode> {
 }
 
 /// `tstore mount --disable`
-fn disable() -> Result<ExitCode> {
-    match systemd_unit::disable()? {
+fn disable(settings: &Settings) -> Result<ExitCode> {
+    match systemd_unit::disable(settings)? {
         Disabled::NoUnit => println!("There is no {UNIT} to remove."),
         Disabled::Removed(path) => println!("Removed {}.", path.display()),
     }

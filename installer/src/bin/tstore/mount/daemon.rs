@@ -130,13 +130,16 @@ pub(crate) fn serve(settings: &Settings, store: Store) -> Result<()> {
         .mode(0o600)
         .open(&pid_path)?
         .write_all(format!("{}\n", std::process::id()).as_bytes())?;
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().clamp(2, 8));
+    let options = tstore_fsmount::MountOptions {
+        threads: std::thread::available_parallelism().map_or(4, |n| n.get().clamp(2, 8)),
+        passthrough: settings.fuse_passthrough,
+    };
     tracing::info!(
         "serving {} at {}",
         settings.store.display(),
         mount.display()
     );
-    let result = tstore_fsmount::mount(store, mount, threads);
+    let result = tstore_fsmount::mount(store, mount, &options);
     if fs_err::read_to_string(&pid_path).is_ok_and(|p| p.trim() == std::process::id().to_string()) {
         let _ = fs_err::remove_file(&pid_path);
     }

@@ -96,7 +96,9 @@ pub(crate) fn fuse_unavailable(settings: &Settings) -> Option<String> {
     if settings.no_fuse {
         return Some("FUSE disabled by --no-fuse or TSTORE_NO_FUSE".into());
     }
-    tstore_fsmount::availability().err().map(|e| e.to_string())
+    tstore_fsmount::availability(settings.search_path.as_deref())
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// What `tstore umount` did.

@@ -18,14 +18,11 @@ pub(crate) const UNIT: &str = "tstore-mount.service";
 const MARKER: &str = "# Written by `tstore mount --enable`";
 
 /// Where systemd looks for the user's units.
-fn unit_path() -> Result<PathBuf> {
-    let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(
-            std::env::var_os("HOME").context("HOME is not set; cannot place the systemd unit")?,
-        )
-        .join(".config"),
-    };
+fn unit_path(settings: &Settings) -> Result<PathBuf> {
+    let config = settings
+        .config_home
+        .as_ref()
+        .context("HOME is not set; cannot place the systemd unit")?;
     Ok(config.join("systemd/user").join(UNIT))
 }
 
@@ -88,7 +85,7 @@ pub(crate) enum Enabled {
 /// Write the unit (serving this store at this mount path with this binary), then enable and
 /// start it where a systemd user manager runs.
 pub(crate) fn enable(settings: &Settings) -> Result<Enabled> {
-    let path = unit_path()?;
+    let path = unit_path(settings)?;
     ensure_ours(&path)?;
     let exe = std::env::current_exe().context("cannot find this tstore binary's path")?;
     let fusermount = ["/usr/bin/fusermount3", "/bin/fusermount3"]
@@ -133,8 +130,8 @@ pub(crate) enum Disabled {
 }
 
 /// Stop and disable the unit, and remove its file.
-pub(crate) fn disable() -> Result<Disabled> {
-    let path = unit_path()?;
+pub(crate) fn disable(settings: &Settings) -> Result<Disabled> {
+    let path = unit_path(settings)?;
     if !ensure_ours(&path)? {
         return Ok(Disabled::NoUnit);
     }
