@@ -51,7 +51,7 @@ pub use crate::publish::{
 };
 pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
-pub use crate::workdir::{interrupt, mountpoint, plugin_path, roots};
+pub use crate::workdir::{interrupt, plugin_path, roots};
 /// What an error tells the person who ran the command (summary, detail, hint); every
 /// public error of this crate that has more to say than its message implements it.
 pub use tstore_store::Diagnostic;

@@ -25,7 +25,8 @@
 //! whose content is the same whatever the mode). `init` picks one of three ways, the first
 //! the kernel offers:
 //!
-//! - **Passthrough** (opt-in, `TSTORE_FUSE_PASSTHROUGH=1`, Linux 6.9+ and root): as with
+//! - **Passthrough** (opt-in, [`MountOptions::passthrough`](crate::MountOptions), Linux
+//!   6.9+ and root): as with
 //!   handles below, but the blob file is registered as the backing file (one backing id per
 //!   inode, shared by its handles), so the kernel reads it without asking this process. If
 //!   the kernel refuses a backing file, passthrough is switched off and reads are served.
@@ -130,6 +131,8 @@ pub struct StoreFs {
     /// Passthrough backing ids by inode, shared by that inode's open handles (the kernel wants
     /// one per inode); dropped (closed) with the last handle.
     backing: Mutex<HashMap<u64, Weak<BackingId>>>,
+    /// Whether to ask the kernel for `FUSE_PASSTHROUGH` ([`StoreFs::with_passthrough`]).
+    passthrough_wanted: bool,
     /// The kernel accepted `FUSE_PASSTHROUGH`: reads of opened files go straight to the blob
     /// file in the kernel, without a round trip to this process.
     passthrough: AtomicBool,
@@ -168,6 +171,7 @@ impl StoreFs {
             state: Mutex::new(state),
             handles: Mutex::new(HashMap::new()),
             backing: Mutex::new(HashMap::new()),
+            passthrough_wanted: false,
             passthrough: AtomicBool::new(false),
             no_open: AtomicBool::new(false),
             by_inode: Arc::default(),
@@ -176,6 +180,13 @@ impl StoreFs {
             uid,
             gid,
         }
+    }
+
+    /// This filesystem asking the kernel for FUSE passthrough if `wanted` (see
+    /// [`MountOptions::passthrough`](crate::MountOptions)); off by default.
+    pub fn with_passthrough(mut self, wanted: bool) -> StoreFs {
+        self.passthrough_wanted = wanted;
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

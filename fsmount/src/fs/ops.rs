@@ -7,11 +7,10 @@ impl fuser::Filesystem for StoreFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let _ = config.set_max_readahead(1 << 20);
         let _ = config.add_capabilities(fuser::InitFlags::FUSE_PARALLEL_DIROPS);
-        // Passthrough (Linux 6.9+, needs CAP_SYS_ADMIN) would give native read speed, but is
-        // opt-in (TSTORE_FUSE_PASSTHROUGH=1): on the test machine (6.18, store on overlayfs)
-        // reads through it answered EIO. The store may sit on a stacked filesystem, hence
+        // Passthrough would give native read speed, but is opt-in
+        // (`MountOptions::passthrough`). The store may sit on a stacked filesystem, hence
         // the stack depth.
-        if std::env::var_os("TSTORE_FUSE_PASSTHROUGH").is_some_and(|v| v == "1")
+        if self.passthrough_wanted
             && config
                 .capabilities()
                 .contains(fuser::InitFlags::FUSE_PASSTHROUGH)

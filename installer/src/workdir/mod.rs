@@ -3,15 +3,14 @@
 //! walked without following symlinks, plain relative paths only, removals that remove the
 //! entry and never what it points at), keys read back from state checked by [`guard`],
 //! files replaced atomically ([`atomic`]), the `-plugin-dir` record tofu reads
-//! ([`plugin_path`]), the links that make the directory a root of the
-//! store ([`roots`]), and the mount path itself ([`mountpoint`]).
+//! ([`plugin_path`]), and the links that make the directory a root of the
+//! store ([`roots`]).
 
 pub(crate) mod atomic;
 pub(crate) mod data_dir;
 pub(crate) mod guard;
 pub mod interrupt;
 pub(crate) mod link;
-pub mod mountpoint;
 pub mod plugin_path;
 pub mod roots;
 pub(crate) mod safe_fs;

@@ -3,7 +3,7 @@
 //! (nearest at or above the directory); the existing lock file (its header, then its
 //! provider hosts); `.tofu`/`.tofu.json` files in the directory; the only one of `tofu`
 //! and `terraform` on `PATH`; the default, tofu. The rules that read the directory are
-//! `tstore_tofu::flavor`'s; the environment and `PATH` are read here.
+//! `tstore_tofu::flavor`'s; the `PATH` rule is here.
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
@@ -13,14 +13,18 @@ use anyhow::Result;
 use tstore_tofu::flavor::{self, DecidedBy, Flavor, FlavorChoice};
 
 /// The flavor of the working directory `dir`. `given` is what `--flavor` or
-/// `TSTORE_FLAVOR` said, if anything.
-pub(crate) fn resolve(given: Option<&FlavorChoice>, dir: &Path) -> Result<FlavorChoice> {
-    let choice = decide(given, dir)?;
+/// `TSTORE_FLAVOR` said, if anything; `search_path` is `PATH`.
+pub(crate) fn resolve(
+    given: Option<&FlavorChoice>,
+    dir: &Path,
+    search_path: &OsStr,
+) -> Result<FlavorChoice> {
+    let choice = decide(given, dir, search_path)?;
     tracing::debug!("flavor {}: decided by {}", choice.flavor, choice.decided_by);
     Ok(choice)
 }
 
-fn decide(given: Option<&FlavorChoice>, dir: &Path) -> Result<FlavorChoice> {
+fn decide(given: Option<&FlavorChoice>, dir: &Path, search_path: &OsStr) -> Result<FlavorChoice> {
     if let Some(given) = given {
         return Ok(given.clone());
     }
@@ -38,8 +42,7 @@ fn decide(given: Option<&FlavorChoice>, dir: &Path) -> Result<FlavorChoice> {
     if let Some(choice) = flavor::from_tofu_files(dir) {
         return Ok(choice);
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    if let Some(choice) = from_path(&path) {
+    if let Some(choice) = from_path(search_path) {
         return Ok(choice);
     }
     Ok(FlavorChoice::default_choice())
@@ -131,17 +134,21 @@ mod tests {
             "# This file is maintained automatically by \"terraform init\".\n",
         )
         .unwrap();
+        let no_path = OsStr::new("");
         let given = FlavorChoice {
             flavor: Flavor::Tofu,
             decided_by: DecidedBy::Flag,
         };
-        assert_eq!(resolve(Some(&given), dir.path()).unwrap(), given);
-        let got = resolve(None, dir.path()).unwrap();
+        assert_eq!(resolve(Some(&given), dir.path(), no_path).unwrap(), given);
+        let got = resolve(None, dir.path(), no_path).unwrap();
         assert_eq!(got.flavor, Flavor::Terraform);
         assert_eq!(got.decided_by.rule(), "lock file header");
         std::fs::remove_file(dir.path().join(".terraform.lock.hcl")).unwrap();
         assert_eq!(
-            resolve(None, dir.path()).unwrap().decided_by.rule(),
+            resolve(None, dir.path(), no_path)
+                .unwrap()
+                .decided_by
+                .rule(),
             ".tofu files"
         );
     }

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static STDOUT: AtomicBool = AtomicBool::new(false);
 static STDERR: AtomicBool = AtomicBool::new(false);
 
-/// Decide for stdout and stderr whether to colour (`no_color` is `-no-color`).
+/// Decide for stdout and stderr whether to colour (`no_color`: `-no-color` or `NO_COLOR`).
 pub(crate) fn init(no_color: bool) {
-    let allowed = !no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let allowed = !no_color;
     STDOUT.store(
         allowed && std::io::stdout().is_terminal(),
         Ordering::Relaxed,

@@ -276,13 +276,8 @@ impl CliConfig {
         Ok(config)
     }
 
-    /// Parse one configuration file's text; `filename` is used in errors.
-    /// `~` and `$VAR` in paths are expanded from the process environment.
-    pub fn parse(src: &str, filename: &str) -> Result<CliConfig, CliConfigError> {
-        Self::parse_with_env(src, filename, &|k| std::env::var(k).ok())
-    }
-
-    /// [`CliConfig::parse`] with an explicit environment for path expansion.
+    /// Parse one configuration file's text; `filename` is used in errors. `~` and `$VAR`
+    /// in paths are expanded from `env` (the caller's environment, given as values).
     pub fn parse_with_env(
         src: &str,
         filename: &str,

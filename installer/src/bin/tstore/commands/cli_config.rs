@@ -63,10 +63,8 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let flavor = settings.flavor_for(&cwd)?.flavor;
     let Some(out) = out else {
-        let source = std::env::var_os("TF_CLI_CONFIG_FILE")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from);
-        let text = render(settings, flavor, source.as_deref(), &providers)?;
+        let source = settings.tf_cli_config_file.as_deref();
+        let text = render(settings, flavor, source, &providers)?;
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     };
@@ -74,11 +72,11 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
     let mut outputs = read_outputs(settings);
     // Written again while TF_CLI_CONFIG_FILE already names it: its source stays the file it
     // was first made from.
-    let source = match std::env::var_os("TF_CLI_CONFIG_FILE").filter(|v| !v.is_empty()) {
-        Some(v) if absolute(Path::new(&v)).ok().as_deref() == Some(out.as_path()) => {
+    let source = match settings.tf_cli_config_file.as_deref() {
+        Some(v) if absolute(v).ok().as_deref() == Some(out.as_path()) => {
             outputs.get(&out).and_then(|o| o.source.clone())
         }
-        Some(v) => Some(absolute(Path::new(&v))?),
+        Some(v) => Some(absolute(v)?),
         None => None,
     };
     let text = render(settings, flavor, source.as_deref(), &providers)?;
@@ -176,14 +174,12 @@ fn render(
         source.filter(|s| !std::fs::read_to_string(s).is_ok_and(|t| t.starts_with(MARKER)));
     let env = |k: &str| match k {
         "TF_CLI_CONFIG_FILE" => source.map(|s| s.to_string_lossy().into_owned()),
-        _ => std::env::var(k).ok(),
+        _ => settings.env.var(k).map(str::to_owned),
     };
     let user = CliConfig::load(flavor, &env).context(
         "cannot read your CLI configuration, whose installation methods follow the store's",
     )?;
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
+    let home = settings.home.clone().unwrap_or_default();
     let methods =
         user.effective_methods(flavor, &home, &env, &tstore_installer::mirror_providers_in);
     let mut text = format!(

@@ -14,7 +14,7 @@ use tstore_tofu::static_eval::RootInputs;
 use super::{lock_store, open_store};
 use crate::cli::{InitArgs, LockfileMode};
 use crate::reporter::{HumanReporter, Silent};
-use crate::{daemon, json, roots, Settings};
+use crate::{json, mount, roots, Settings};
 
 pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
@@ -62,8 +62,8 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let env = |k: &str| std::env::var(k).ok();
-    let cli_config = super::load_cli_config(flavor)?;
+    let env = settings.env.lookup();
+    let cli_config = super::load_cli_config(settings, flavor)?;
     // `-plugin-dir` replaces every installation method of the CLI configuration, as in
     // tofu; an empty value only clears `.terraform/plugin_path`.
     let plugin_dirs = tstore_installer::plugin_path::search_dirs(&args.plugin_dir);
@@ -87,7 +87,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency").
     let lock = lock_store(&store)?;
-    let data_dir = tstore_installer::DataDir::resolve(&dir, tf_data_dir().as_deref());
+    let data_dir = tstore_installer::DataDir::resolve(&dir, settings.tf_data_dir.as_deref());
     let result = init_locked(
         settings,
         args,
@@ -128,8 +128,8 @@ fn init_locked(
     let flavor_choice = place.flavor;
     let flavor = flavor_choice.flavor;
     // The mount path must resolve before any link into it is made.
-    match daemon::ensure(settings, store)? {
-        daemon::Ensured::Mounted { pid, repaired } => eprintln!(
+    match mount::ensure(settings, store)? {
+        mount::Ensured::Mounted { pid, repaired } => eprintln!(
             "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
             if repaired {
                 "the mount was stale; remounted"
@@ -138,10 +138,14 @@ fn init_locked(
             },
             settings.mount.display()
         ),
-        daemon::Ensured::AlreadyMounted | daemon::Ensured::ViewsLink(_) => {}
+        mount::Ensured::AlreadyMounted | mount::Ensured::ViewsLink(_) => {}
     }
-    let variables = RootInputs::gather(place.dir, std::env::vars(), &args.var_options(place.cwd))
-        .context("cannot read the root module's variable values")?;
+    let variables = RootInputs::gather(
+        place.dir,
+        settings.env.unicode_vars(),
+        &args.var_options(place.cwd),
+    )
+    .context("cannot read the root module's variable values")?;
     let workdir = WorkdirOptions {
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
@@ -381,11 +385,6 @@ fn refuse_store_paths(settings: &Settings, dir: &std::path::Path) -> Result<()> 
         }
     }
     Ok(())
-}
-
-/// `TF_DATA_DIR`, which moves `.terraform` as it does for tofu and terraform.
-pub(crate) fn tf_data_dir() -> Option<String> {
-    std::env::var("TF_DATA_DIR").ok().filter(|d| !d.is_empty())
 }
 
 /// The module policy: the repository's `.tstore.hcl` (nearest above the working

@@ -31,7 +31,6 @@ mod gc;
 mod init;
 pub(crate) mod man;
 mod mount;
-mod mount_unit;
 mod providers;
 mod push;
 mod roots;
@@ -81,9 +80,8 @@ pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
 /// The CLI configuration `flavor` reads, saying under `TSTORE_LOG=debug` which files were
 /// looked at and read, and under `info` which file of the other tool exists but is not
 /// read.
-pub(crate) fn load_cli_config(flavor: Flavor) -> Result<CliConfig> {
-    let env = |k: &str| std::env::var(k).ok();
-    let config = CliConfig::load(flavor, &env)?;
+pub(crate) fn load_cli_config(settings: &Settings, flavor: Flavor) -> Result<CliConfig> {
+    let config = CliConfig::load(flavor, &settings.env.lookup())?;
     let search = &config.search;
     let list = |paths: &[std::path::PathBuf]| {
         paths
@@ -120,15 +118,14 @@ pub(crate) fn load_cli_config(flavor: Flavor) -> Result<CliConfig> {
 /// exclusively while it sweeps), as cargo does for its package lock.
 pub(crate) use cli_config::refresh_outputs as refresh_cli_configs;
 
-/// The network settings of `cli_config` and this process's environment (`TF_TOKEN_…`,
-/// `SSL_CERT_FILE`, `TF_REGISTRY_CLIENT_TIMEOUT`), downloads capped at
+/// The network settings of `cli_config` and the environment (`TF_TOKEN_…`,
+/// `SSL_CERT_FILE`, `TF_REGISTRY_CLIENT_TIMEOUT`, `DOCKER_CONFIG`), downloads capped at
 /// `TSTORE_MAX_ARCHIVE_BYTES`.
 pub(crate) fn network_settings(
     settings: &Settings,
     cli_config: &tstore_tofu::cliconfig::CliConfig,
 ) -> tstore_installer::NetworkSettings {
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    tstore_installer::NetworkSettings::from_environment(cli_config, &env)
+    tstore_installer::NetworkSettings::from_environment(cli_config, &settings.env.unicode_vars())
         .with_max_download_bytes(settings.limits.max_total_bytes)
 }
 

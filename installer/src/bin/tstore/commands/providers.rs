@@ -69,10 +69,10 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         }),
         (None, None) => LockSource::Direct,
     };
-    let cli_config = super::load_cli_config(flavor)?;
+    let cli_config = super::load_cli_config(settings, flavor)?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
-    let variables = RootInputs::gather(&dir, std::env::vars(), &[])
+    let variables = RootInputs::gather(&dir, settings.env.unicode_vars(), &[])
         .context("cannot read the root module's variable values")?;
     let opts = LockOptions {
         base: ProviderOptions {
@@ -80,7 +80,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
                 variables: std::sync::Arc::new(variables),
                 ..WorkdirOptions::new(
                     dir.clone(),
-                    DataDir::resolve(&dir, super::init::tf_data_dir().as_deref()),
+                    DataDir::resolve(&dir, settings.tf_data_dir.as_deref()),
                     flavor,
                     settings.mount.clone(),
                     super::network_settings(settings, &cli_config),

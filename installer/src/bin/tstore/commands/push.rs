@@ -48,7 +48,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     } else {
         ExistingTag::Refuse
     };
-    let cli_config = super::load_cli_config(flavor)?;
+    let cli_config = super::load_cli_config(settings, flavor)?;
     let network = super::network_settings(settings, &cli_config);
     let client = oci_client(&network)?;
     let store = open_existing_store(settings)?;
@@ -132,7 +132,7 @@ fn fetch_source_zips(
     if missing.is_empty() {
         return Ok(());
     }
-    let env = |k: &str| std::env::var(k).ok();
+    let env = settings.env.lookup();
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let opts = ProviderOptions {
         workdir: WorkdirOptions::new(

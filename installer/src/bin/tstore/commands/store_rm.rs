@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_fsmount::MountState;
 
 use crate::{json, units, Settings};
 
@@ -90,7 +89,8 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         })?),
         None => None,
     };
-    take_down_mount(settings)?;
+    // The mount goes first: it serves the files about to be removed.
+    crate::mount::remove(settings)?;
     make_directories_writable(root)?;
     fs_err::remove_dir_all(root)
         .with_context(|| format!("cannot remove the store at {}", root.display()))?;
@@ -113,32 +113,6 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Unmount the store (lazily: a provider still running from it keeps what it has open),
-/// then remove the mount path if tstore made it: an empty directory, or a symlink into this
-/// store's views. Anything else there is left alone.
-fn take_down_mount(settings: &Settings) -> Result<()> {
-    let mount = &settings.mount;
-    match tstore_fsmount::probe(mount, &settings.store) {
-        MountState::Live | MountState::Stale => tstore_fsmount::unmount(mount, true)
-            .with_context(|| format!("cannot unmount {}", mount.display()))?,
-        MountState::OtherStore | MountState::Foreign | MountState::NotMounted => {}
-    }
-    match fs_err::symlink_metadata(mount) {
-        Ok(m) if m.file_type().is_symlink() => {
-            let target = fs_err::read_link(mount)?;
-            if target.starts_with(&settings.store) {
-                fs_err::remove_file(mount)?;
-            }
-        }
-        Ok(m) if m.is_dir() => {
-            // Only an empty directory: a live mount of someone else is not empty.
-            let _ = std::fs::remove_dir(mount);
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// Give the owner write and search permission on every directory of the store (read-only

@@ -24,7 +24,6 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_fsmount::MountState;
 use tstore_store::{IndexHealth, RebuiltIndex, RepairReport, Store, VerifyReport};
 
 use super::open_existing_store;
@@ -134,14 +133,14 @@ fn damaged_index(settings: &Settings, reason: &str, repair: bool, json: bool) ->
 /// A mount of this store serves the index file that was just moved aside: unmount it (the
 /// next `tstore init` mounts the store again, on the rebuilt index).
 fn stop_mount(settings: &Settings) -> Result<()> {
-    if tstore_fsmount::probe(&settings.mount, &settings.store) == MountState::Live {
-        tstore_fsmount::unmount(&settings.mount, true).with_context(|| {
-            format!(
-                "the index was rebuilt, but the mount at {} still serves the old one and cannot be \
-                 unmounted; run `tstore umount --lazy`",
-                settings.mount.display()
-            )
-        })?;
+    let unmounted = crate::mount::unmount_if_live(settings).with_context(|| {
+        format!(
+            "the index was rebuilt, but the mount at {} still serves the old one and cannot be \
+             unmounted; run `tstore umount --lazy`",
+            settings.mount.display()
+        )
+    })?;
+    if unmounted {
         println!(
             "unmounted the store from {}: it served the damaged index (the next `tstore init` mounts it again)",
             settings.mount.display()

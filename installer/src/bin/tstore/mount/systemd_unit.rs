@@ -1,5 +1,5 @@
-//! `tstore mount --enable` / `--disable`: the systemd user unit that keeps the mount up
-//! across reboots and daemon crashes.
+//! The systemd user unit that keeps the mount up across reboots and daemon crashes
+//! (`tstore mount --enable` / `--disable`).
 //!
 //! Without the mount every link into it dangles, and terraform says only that no package is
 //! cached in `.terraform/providers`. The unit runs `tstore mount --foreground` with this
@@ -7,24 +7,22 @@
 //! not tstore's (no marker on its first line) is never overwritten or removed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
 use crate::Settings;
 
-const UNIT: &str = "tstore-mount.service";
+/// The unit's name.
+pub(crate) const UNIT: &str = "tstore-mount.service";
 const MARKER: &str = "# Written by `tstore mount --enable`";
 
 /// Where systemd looks for the user's units.
-fn unit_path() -> Result<PathBuf> {
-    let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(
-            std::env::var_os("HOME").context("HOME is not set; cannot place the systemd unit")?,
-        )
-        .join(".config"),
-    };
+fn unit_path(settings: &Settings) -> Result<PathBuf> {
+    let config = settings
+        .config_home
+        .as_ref()
+        .context("HOME is not set; cannot place the systemd unit")?;
     Ok(config.join("systemd/user").join(UNIT))
 }
 
@@ -76,9 +74,18 @@ fn quoted(s: &str) -> String {
     )
 }
 
-/// `tstore mount --enable`.
-pub(crate) fn enable(settings: &Settings) -> Result<ExitCode> {
-    let path = unit_path()?;
+/// What [`enable`] did.
+pub(crate) enum Enabled {
+    /// The unit is written, enabled and started: the store is mounted now and at every login.
+    Started,
+    /// The unit is written at this path, but no systemd user manager runs to enable it.
+    WrittenOnly(PathBuf),
+}
+
+/// Write the unit (serving this store at this mount path with this binary), then enable and
+/// start it where a systemd user manager runs.
+pub(crate) fn enable(settings: &Settings) -> Result<Enabled> {
+    let path = unit_path(settings)?;
     ensure_ours(&path)?;
     let exe = std::env::current_exe().context("cannot find this tstore binary's path")?;
     let fusermount = ["/usr/bin/fusermount3", "/bin/fusermount3"]
@@ -106,34 +113,27 @@ pub(crate) fn enable(settings: &Settings) -> Result<ExitCode> {
     );
     fs_err::create_dir_all(path.parent().expect("a unit path has a parent"))?;
     fs_err::write(&path, unit)?;
-    if systemd_runs() {
-        systemctl(&["daemon-reload"])?;
-        systemctl(&["enable", "--now", UNIT])?;
-        println!(
-            "Enabled {UNIT}: the store is mounted at {} now and at every login \
-             (`systemctl --user status {UNIT}`). For a mount before login, also run \
-             `loginctl enable-linger`.",
-            settings.mount.display()
-        );
-    } else {
-        println!(
-            "Wrote {}, but no systemd user manager runs here, so nothing was enabled.\n\
-             Where systemd runs: `systemctl --user daemon-reload && systemctl --user enable \
-             --now {UNIT}`.\n\
-             Without systemd: run `tstore mount` at login (your shell profile) or in the CI \
-             job's setup; `tstore init` also mounts on demand and repairs a stale mount.",
-            path.display()
-        );
+    if !systemd_runs() {
+        return Ok(Enabled::WrittenOnly(path));
     }
-    Ok(ExitCode::SUCCESS)
+    systemctl(&["daemon-reload"])?;
+    systemctl(&["enable", "--now", UNIT])?;
+    Ok(Enabled::Started)
 }
 
-/// `tstore mount --disable`.
-pub(crate) fn disable() -> Result<ExitCode> {
-    let path = unit_path()?;
+/// What [`disable`] did.
+pub(crate) enum Disabled {
+    /// There was no unit of ours.
+    NoUnit,
+    /// The unit was stopped, disabled and removed from this path.
+    Removed(PathBuf),
+}
+
+/// Stop and disable the unit, and remove its file.
+pub(crate) fn disable(settings: &Settings) -> Result<Disabled> {
+    let path = unit_path(settings)?;
     if !ensure_ours(&path)? {
-        println!("There is no {UNIT} to remove.");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Disabled::NoUnit);
     }
     if systemd_runs() {
         systemctl(&["disable", "--now", UNIT])?;
@@ -142,6 +142,5 @@ pub(crate) fn disable() -> Result<ExitCode> {
     if systemd_runs() {
         systemctl(&["daemon-reload"])?;
     }
-    println!("Removed {}.", path.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(Disabled::Removed(path))
 }

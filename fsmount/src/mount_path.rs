@@ -1,4 +1,4 @@
-//! The mount path (`TSTORE_MOUNT`, default `~/.tofu-store`) that every link points into.
+//! The mount path that every link into the store points into.
 //!
 //! It is one of two things, serving the same paths (`providers/HOST/NS/TYPE/VERSION/OS_ARCH`):
 //!
@@ -17,10 +17,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum MountPathError {
     /// Something that is not ours occupies the mount path.
-    #[error(
-        "the tstore mount path {mount} is in use by something else ({what}); \
-         remove it or set TSTORE_MOUNT to another path"
-    )]
+    #[error("the tstore mount path {mount} is in use by something else ({what})")]
     Occupied {
         /// The mount path.
         mount: PathBuf,

@@ -1,0 +1,92 @@
+//! What is mounted at a mount path: `/proc/self/mountinfo` says whether and what, and for a
+//! tstore mount which store it serves; `stat` says whether its daemon still answers.
+
+use std::path::Path;
+
+use crate::{fs_name, FS_NAME};
+
+/// What is at a mount path, as far as FUSE is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MountState {
+    /// A live tstore FUSE mount.
+    Live,
+    /// A tstore mount that does not answer `stat`; usually its daemon is gone and `stat`
+    /// answers "Transport endpoint is not connected".
+    Stale,
+    /// A tstore mount of another store (or of a tstore too old to say which store).
+    OtherStore,
+    /// Some other filesystem is mounted there.
+    Foreign,
+    /// Nothing is mounted there.
+    NotMounted,
+}
+
+/// Probe `path` for a mount of the store at `store_root`: `/proc/self/mountinfo` says
+/// whether and what is mounted (the `fsname` names the store); `stat` says whether a FUSE
+/// daemon still answers.
+pub fn probe(path: &Path, store_root: &Path) -> MountState {
+    let Some((fstype, source)) = mount_type(path) else {
+        return MountState::NotMounted;
+    };
+    // Mounted directly (as root) the type is `fuse`, through fusermount3 `fuse.tstore`; the
+    // source is the fsname either way.
+    if !fstype.starts_with("fuse") {
+        return MountState::Foreign;
+    }
+    if source != fs_name(store_root) {
+        let ours = source == FS_NAME || source.starts_with(&format!("{FS_NAME}:"));
+        return if ours {
+            MountState::OtherStore
+        } else {
+            MountState::Foreign
+        };
+    }
+    match std::fs::metadata(path) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => MountState::Stale,
+        Err(_) => MountState::Stale,
+        Ok(_) => MountState::Live,
+    }
+}
+
+/// The filesystem type and source of the mount at exactly `path` (the last one, if
+/// stacked), if any.
+pub fn mount_type(path: &Path) -> Option<(String, String)> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = escape_mountinfo(&path.to_string_lossy());
+    info.lines()
+        .rev()
+        .filter(|line| line.split(' ').nth(4) == Some(want.as_str()))
+        .filter_map(|line| {
+            // After the optional fields comes "-", then the filesystem type.
+            let mut fields = line.split(' ').skip_while(|f| *f != "-");
+            fields.next()?;
+            Some((fields.next()?.to_owned(), fields.next()?.to_owned()))
+        })
+        .next()
+}
+
+/// Mount points in mountinfo have space, tab, newline and backslash octal-escaped.
+fn escape_mountinfo(path: &str) -> String {
+    path.replace('\\', r"\134")
+        .replace(' ', r"\040")
+        .replace('\t', r"\011")
+        .replace('\n', r"\012")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes() {
+        assert_eq!(escape_mountinfo("/a b\\c"), r"/a\040b\134c");
+    }
+
+    #[test]
+    fn a_plain_directory_is_not_mounted() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(probe(dir.path(), dir.path()), MountState::NotMounted);
+        let (fstype, _) = mount_type(Path::new("/proc")).unwrap();
+        assert_eq!(fstype, "proc");
+    }
+}

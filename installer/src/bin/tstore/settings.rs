@@ -1,0 +1,273 @@
+//! Everything the binary takes from its environment, read once at start.
+//!
+//! [`Environment::capture`] reads the process environment: this module is the only place
+//! that does. [`Settings::resolve`] turns it and the command line into the typed settings
+//! every command gets. Libraries receive values, never variable names to read: those that
+//! interpret variables by name (the CLI configuration's `TF_CLI_CONFIG_FILE`,
+//! `TF_PLUGIN_CACHE_DIR` and `$VAR` paths, `TF_VAR_*` and `TF_WORKSPACE`, `TF_TOKEN_*`,
+//! `SSL_CERT_FILE`, `TF_REGISTRY_CLIENT_TIMEOUT`, `DOCKER_CONFIG`, …) get the snapshot,
+//! [`Settings::env`]. The variables that stand for flags (`TSTORE_HOME`, `TSTORE_MOUNT`,
+//! `TSTORE_FLAVOR`, `TSTORE_NO_FUSE`, `TSTORE_KEEP_ARCHIVES`) are clap's `env` attributes and
+//! arrive through the parsed command line (`cli/mod.rs`).
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use tstore_store::Limits;
+use tstore_tofu::flavor::{DecidedBy, FlavorChoice};
+
+use crate::{cli, flavor};
+
+/// The process environment as it was at start, every variable in its order.
+pub(crate) struct Environment {
+    vars: Vec<(OsString, OsString)>,
+}
+
+impl Environment {
+    /// Read the process environment.
+    pub(crate) fn capture() -> Environment {
+        Environment {
+            vars: std::env::vars_os().collect(),
+        }
+    }
+
+    /// The value of `name`, as `getenv` finds it (the first one).
+    pub(crate) fn var_os(&self, name: &str) -> Option<&OsStr> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_os_str())
+    }
+
+    /// The value of `name` if it is set and unicode, as `std::env::var(name).ok()`.
+    pub(crate) fn var(&self, name: &str) -> Option<&str> {
+        self.var_os(name).and_then(OsStr::to_str)
+    }
+
+    /// The value of `name`, unless it is unset or empty.
+    fn non_empty_os(&self, name: &str) -> Option<&OsStr> {
+        self.var_os(name).filter(|v| !v.is_empty())
+    }
+
+    /// A lookup for the libraries that take one (`CliConfig::load`, `effective_methods`).
+    pub(crate) fn lookup(&self) -> impl Fn(&str) -> Option<String> + '_ {
+        |name| self.var(name).map(str::to_owned)
+    }
+
+    /// The variables whose names and values are unicode, in order, for the libraries that
+    /// scan them (`TF_VAR_*`, `TF_TOKEN_*`); the others no tool could have meant for them.
+    pub(crate) fn unicode_vars(&self) -> Vec<(String, String)> {
+        self.vars
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v.to_str()?.to_owned())))
+            .collect()
+    }
+
+    /// `NO_COLOR` set to anything but the empty string: no colour, as no-color.org asks.
+    pub(crate) fn no_color(&self) -> bool {
+        self.non_empty_os("NO_COLOR").is_some()
+    }
+
+    /// `TSTORE_LOG`: the log filter (`tracing_subscriber`'s `EnvFilter` directives).
+    pub(crate) fn log_filter(&self) -> Option<&str> {
+        self.var("TSTORE_LOG")
+    }
+}
+
+/// Settings shared by every command, resolved once from flags, environment and defaults.
+pub(crate) struct Settings {
+    /// `TSTORE_HOME`: where the store lives.
+    pub(crate) store: PathBuf,
+    /// `TSTORE_MOUNT`: the read-only view every link points into.
+    pub(crate) mount: PathBuf,
+    /// The flavor `--flavor` or `TSTORE_FLAVOR` gives, if any; otherwise each command
+    /// decides it for its working directory ([`Settings::flavor_for`]).
+    pub(crate) flavor_given: Option<FlavorChoice>,
+    /// Archive limits (`TSTORE_MAX_ARCHIVE_BYTES`, `TSTORE_MAX_ENTRY_BYTES`,
+    /// `TSTORE_MAX_ENTRIES`, `TSTORE_MAX_RATIO`), defaults from the store.
+    pub(crate) limits: Limits,
+    /// `--no-fuse` / `TSTORE_NO_FUSE`: use the views symlink instead of a FUSE mount.
+    pub(crate) no_fuse: bool,
+    /// `TSTORE_FUSE_PASSTHROUGH=1`: the mount daemon asks the kernel for FUSE passthrough
+    /// (opt-in: `tstore_fsmount::MountOptions::passthrough` says why).
+    pub(crate) fuse_passthrough: bool,
+    /// `--keep-archives` / `TSTORE_KEEP_ARCHIVES`: keep provider zips whole in the store.
+    pub(crate) keep_archives: bool,
+    /// The machine key that binds the store's index to this machine
+    /// (`$XDG_STATE_HOME/tstore/machine-key`, default `~/.local/state/tstore/machine-key`).
+    /// Kept outside the store on purpose: a store restored from a cache does not carry it,
+    /// so its index is re-verified before it is trusted.
+    pub(crate) machine_key: Option<PathBuf>,
+    /// `HOME`.
+    pub(crate) home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`, default `~/.config`: where the systemd user unit goes.
+    pub(crate) config_home: Option<PathBuf>,
+    /// `PATH`: where the flavor's tool and `fusermount3` are looked for.
+    pub(crate) search_path: Option<OsString>,
+    /// `TF_DATA_DIR` (unless empty), which moves `.terraform` as it does for tofu and
+    /// terraform.
+    pub(crate) tf_data_dir: Option<String>,
+    /// `TF_CLI_CONFIG_FILE` (unless empty): the CLI configuration `cli-config` starts from.
+    pub(crate) tf_cli_config_file: Option<PathBuf>,
+    /// The whole environment, for the libraries that interpret variables by name.
+    pub(crate) env: Environment,
+}
+
+impl Settings {
+    /// The settings of this command line in the environment `env`.
+    pub(crate) fn resolve(cli: &cli::Cli, env: Environment) -> Result<Settings> {
+        let home = env.var_os("HOME").map(PathBuf::from);
+        let store = match &cli.store {
+            Some(p) => p.clone(),
+            None => match env.non_empty_os("XDG_DATA_HOME") {
+                Some(xdg) => PathBuf::from(xdg).join("tstore"),
+                None => home
+                    .as_ref()
+                    .context("HOME is not set; set TSTORE_HOME to choose the store's directory")?
+                    .join(".local/share/tstore"),
+            },
+        };
+        let mount = match &cli.mount {
+            Some(p) => p.clone(),
+            None => home
+                .as_ref()
+                .context("HOME is not set; set TSTORE_MOUNT to choose the mount path")?
+                .join(".tofu-store"),
+        };
+        let flavor_given = cli.flavor.map(|flavor| FlavorChoice {
+            flavor,
+            decided_by: if cli.flavor_from_env {
+                DecidedBy::Environment
+            } else {
+                DecidedBy::Flag
+            },
+        });
+        let machine_key = match env.non_empty_os("XDG_STATE_HOME") {
+            Some(xdg) => Some(PathBuf::from(xdg).join("tstore")),
+            None => home.as_ref().map(|h| h.join(".local/state/tstore")),
+        }
+        .map(|dir| dir.join("machine-key"));
+        let config_home = match env.non_empty_os("XDG_CONFIG_HOME") {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => home.as_ref().map(|h| h.join(".config")),
+        };
+        let (store, mount) = (absolute(store)?, absolute(mount)?);
+        tracing::debug!(
+            "store {} ({}), mount path {} ({})",
+            store.display(),
+            if cli.store.is_some() {
+                "TSTORE_HOME or --store"
+            } else {
+                "the default"
+            },
+            mount.display(),
+            if cli.mount.is_some() {
+                "TSTORE_MOUNT or --mount"
+            } else {
+                "the default"
+            },
+        );
+        Ok(Settings {
+            store,
+            mount,
+            flavor_given,
+            limits: archive_limits(&env)?,
+            no_fuse: cli.no_fuse,
+            fuse_passthrough: env.var_os("TSTORE_FUSE_PASSTHROUGH") == Some(OsStr::new("1")),
+            keep_archives: cli.keep_archives,
+            machine_key: machine_key.map(absolute).transpose()?,
+            config_home,
+            search_path: env.var_os("PATH").map(OsStr::to_owned),
+            tf_data_dir: env
+                .var("TF_DATA_DIR")
+                .filter(|d| !d.is_empty())
+                .map(Into::into),
+            tf_cli_config_file: env.non_empty_os("TF_CLI_CONFIG_FILE").map(PathBuf::from),
+            home,
+            env,
+        })
+    }
+
+    /// The flavor for the working directory `dir`, and the rule that decided it
+    /// (`flavor.rs`).
+    pub(crate) fn flavor_for(&self, dir: &Path) -> Result<FlavorChoice> {
+        let search_path = self.search_path.as_deref().unwrap_or_default();
+        flavor::resolve(self.flavor_given.as_ref(), dir, search_path)
+    }
+}
+
+/// Archive limits, each overridable by an environment variable.
+fn archive_limits(env: &Environment) -> Result<Limits> {
+    let mut limits = Limits::default();
+    for (var, field) in [
+        ("TSTORE_MAX_ARCHIVE_BYTES", &mut limits.max_total_bytes),
+        ("TSTORE_MAX_ENTRY_BYTES", &mut limits.max_entry_bytes),
+        ("TSTORE_MAX_ENTRIES", &mut limits.max_entries),
+        ("TSTORE_MAX_RATIO", &mut limits.max_ratio),
+    ] {
+        if let Some(value) = env.var_os(var) {
+            let text = value.to_string_lossy();
+            *field = text.trim().parse().with_context(|| {
+                format!("{var}={text:?} is not a whole number; unset it or give a positive integer")
+            })?;
+        }
+    }
+    Ok(limits)
+}
+
+fn absolute(path: PathBuf) -> Result<PathBuf> {
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    if path.as_os_str().is_empty() {
+        bail!("an empty path was given for the store or the mount path");
+    }
+    Ok(std::path::absolute(&path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStringExt as _;
+
+    use super::*;
+
+    fn environment(pairs: &[(&str, &[u8])]) -> Environment {
+        Environment {
+            vars: pairs
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from_vec(v.to_vec())))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn lookups_answer_as_the_process_environment_would() {
+        let env = environment(&[
+            ("A", b"first"),
+            ("A", b"second"),
+            ("LATIN1", b"caf\xe9"),
+            ("NO_COLOR", b""),
+        ]);
+        assert_eq!(env.var("A"), Some("first"), "the first, as getenv");
+        assert_eq!(env.var("LATIN1"), None, "not unicode, as std::env::var");
+        assert!(env.var_os("LATIN1").is_some());
+        assert_eq!(env.var("UNSET"), None);
+        assert!(!env.no_color(), "an empty NO_COLOR allows colour");
+        assert!(environment(&[("NO_COLOR", b"1")]).no_color());
+        let unicode: Vec<String> = env.unicode_vars().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(unicode, ["A", "A", "NO_COLOR"]);
+    }
+
+    #[test]
+    fn archive_limits_are_whole_numbers() {
+        let limits = archive_limits(&environment(&[("TSTORE_MAX_ENTRIES", b" 12 ")])).unwrap();
+        assert_eq!(limits.max_entries, 12);
+        let err = archive_limits(&environment(&[("TSTORE_MAX_RATIO", b"lots")])).unwrap_err();
+        let err = format!("{err:#}");
+        assert!(
+            err.contains("TSTORE_MAX_RATIO=\"lots\" is not a whole number"),
+            "{err}"
+        );
+    }
+}
