@@ -70,3 +70,27 @@ pub(crate) fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
 pub(crate) fn stdout_of(cmd: &mut std::process::Command) -> String {
     String::from_utf8_lossy(&tstore_test_support::run_ok(cmd).stdout).into_owned()
 }
+
+/// Run `script` with `sh -e` in `dir`, git identified and dated, no system or user git
+/// configuration; panics with its stderr unless it succeeds.
+pub(crate) fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("run sh");
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

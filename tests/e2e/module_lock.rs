@@ -9,29 +9,9 @@ use std::process::Command;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
 
-use crate::common::{json, tstore};
+use crate::common::{json, sh, tstore};
 
 const LOCK: &str = ".tstore.lock.hcl";
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("run sh");
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A module repository `<base>/NAME.git` whose `main.tf` outputs `value`, tagged `v1`, and
 /// its working copy `<base>/NAME` (to commit and move the tag later).

@@ -13,29 +13,7 @@ use std::process::Command;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, TestEnv};
 
-use crate::common::{json, tstore};
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("run sh");
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use crate::common::{json, sh, tstore};
 
 /// The package repository at `<base>/repo.git` (tag v1.0.0): a root module calling
 /// `./modules/inner`, `sub` calling `modules/inner` of the same repository remotely, a

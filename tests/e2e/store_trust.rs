@@ -13,7 +13,7 @@ use tstore_test_support::{
     NULL_PROVIDER_FILE,
 };
 
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, sh, tstore, NULL_CONFIG};
 
 const NULL_ADDR: &str = "registry.terraform.io/hashicorp/null";
 const EVIL_ADDR: &str = "registry.terraform.io/hashicorp/evil";
@@ -252,29 +252,6 @@ fn an_honest_restored_store_is_rehashed_once_then_used_from_the_store() {
         tstore(&victim, None).args(["store", "verify", "--json"]),
     ));
     assert_eq!(verify["trusted"], true, "{verify}");
-}
-
-/// `sh -ec script` in `dir` with a fixed git identity and dates.
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("run sh");
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A bare git repository `<base>/<name>.git` (tag v1.0.0) of one module whose output says

@@ -67,7 +67,12 @@ fn git() -> Command {
     c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
         .arg("-c")
-        .arg("advice.detachedHead=false");
+        .arg("advice.detachedHead=false")
+        // A package's bytes are the repository's, whatever this machine's git settings:
+        // line-ending conversion would change its files and so its `h1:` from one machine
+        // to the next (the repository's own `.gitattributes` still apply, everywhere alike).
+        .arg("-c")
+        .arg("core.autocrlf=false");
     c
 }
 
