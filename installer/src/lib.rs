@@ -27,8 +27,8 @@ pub use crate::modules::policy::{
     find_repository_flavor, find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
 };
 pub use crate::modules::{
-    install as install_modules, Action, CallReport, ModuleInstallError, ModuleOptions,
-    ModulesReport,
+    install as install_modules, lock as lock_modules, Action, CallLock, CallReport, LockedCall,
+    ModuleInstallError, ModuleLockReport, ModuleOptions, ModulesReport,
 };
 pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;

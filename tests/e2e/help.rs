@@ -28,6 +28,8 @@ const COMMANDS: &[&[&str]] = &[
     &["umount"],
     &["providers"],
     &["providers", "lock"],
+    &["modules"],
+    &["modules", "lock"],
     &["cli-config"],
     &["gc"],
     &["roots"],

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::oci_registry::OciRegistry;
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
 
 use crate::common::{json, sh, tstore};
 
@@ -91,8 +92,10 @@ fn state(dir: &Path) -> (String, String, Option<String>) {
     )
 }
 
-#[test]
-fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
+/// A checkout `w` whose one call `m` names tag `v1` of the repository `pkg` (`main.tf`
+/// outputs "one"): the environment, the repositories' directory, the repository, the
+/// checkout's `main.tf` and the checkout.
+fn one_git_call() -> (TestEnv, PathBuf, PathBuf, String, PathBuf) {
     let env = TestEnv::new();
     let base = env.root.path().join("git");
     let repo = module_repo(&base, "pkg", "one");
@@ -101,6 +104,12 @@ fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
         repo.display()
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    (env, base, repo, main, dir)
+}
+
+#[test]
+fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
+    let (env, base, repo, main, dir) = one_git_call();
     let first = json(&run_ok(&mut init(&env, &dir, &["--json"])));
     assert_eq!(first["module_lock_file"], "created");
     assert_eq!(
@@ -268,11 +277,19 @@ fn readonly_fails_on_any_change_and_entries_follow_the_calls() {
         "{both}"
     );
 
-    // A removed call drops its entry (readonly refuses that too).
+    // A removed call: the terraform flavor keeps its entry (as terraform keeps a provider's
+    // it no longer needs), the tofu flavor drops it (readonly refuses that).
     fs_err::write(dir.join("main.tf"), call("b", &two)).unwrap();
-    let err = stderr(&run_fail(&mut init(&env, &dir, &["-lockfile=readonly"])));
+    run_ok(&mut init(&env, &dir, &["-lockfile=readonly"]));
+    assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), both);
+    let tofu = |args: &[&str]| {
+        let mut cmd = init(&env, &dir, args);
+        cmd.env("TSTORE_FLAVOR", "tofu");
+        cmd
+    };
+    let err = stderr(&run_fail(&mut tofu(&["-lockfile=readonly"])));
     assert!(err.contains("module \"a\" would be removed"), "{err}");
-    run_ok(&mut init(&env, &dir, &[]));
+    run_ok(&mut tofu(&[]));
     let only_b = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(
         !only_b.contains("module \"a\"") && only_b.contains("module \"b\""),
@@ -336,4 +353,84 @@ fn nested_calls_are_locked_per_call_path_and_a_lock_verifies_on_another_store() 
         calls(&report)
     );
     assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
+}
+
+#[test]
+fn an_oci_tag_pushed_again_with_other_content_is_refused() {
+    let env = TestEnv::new();
+    let registry = OciRegistry::start();
+    let ca = registry.write_ca(&env.root.path().join("ca.pem"));
+    let zip = |value: &str| {
+        let main = output_tf(value);
+        mirror::zip_bytes(&[mirror::PkgFile {
+            path: "main.tf",
+            contents: main.as_bytes(),
+            executable: false,
+        }])
+    };
+    registry.push_module("modules/m", "1.0.0", &zip("one"));
+    let main = format!(
+        "module \"m\" {{\n  source = \"oci://{}/modules/m?tag=1.0.0\"\n}}\n",
+        registry.host()
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    let run = |args: &[&str]| {
+        let mut cmd = init(&env, &dir, args);
+        cmd.env("SSL_CERT_FILE", &ca).env("TSTORE_FLAVOR", "tofu");
+        cmd
+    };
+    run_ok(&mut run(&[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    assert!(lock.contains("oci://") && lock.contains("\"h1:"), "{lock}");
+
+    registry.push_module("modules/m", "1.0.0", &zip("two"));
+    let before = state(&dir);
+    let err = stderr(&run_fail(&mut run(&[])));
+    assert!(err.contains("\"m\"") && err.contains("checksum"), "{err}");
+    assert_eq!(state(&dir), before, "a refusal changes nothing");
+
+    run_ok(&mut run(&["-upgrade"]));
+    assert!(state(&dir).2.unwrap().contains("\"two\""));
+    assert_ne!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
+}
+
+#[test]
+fn modules_lock_writes_the_file_without_touching_terraform_dir() {
+    let (env, base, _, _, dir) = one_git_call();
+    let lock = |args: &[&str]| {
+        let mut cmd = tstore(&env, None);
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .args(["modules", "lock"])
+            .args(args)
+            .arg(&dir);
+        cmd
+    };
+    let report = json(&run_ok(&mut lock(&["--json"])));
+    assert_eq!(report["lock_file"], "created", "{report}");
+    assert_eq!(report["calls"][0]["key"], "m");
+    assert_eq!(report["calls"][0]["lock"], "added");
+    assert!(dir.join(LOCK).is_file());
+    assert!(!dir.join(".terraform").exists(), "nothing installed");
+
+    // The lock then drives init, which fetches nothing.
+    let installed = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    assert_eq!(
+        calls(&installed),
+        [("m".into(), "verified".into(), "lock".into())]
+    );
+    assert_eq!(
+        installed["module_packages"]["fetched"],
+        serde_json::json!([])
+    );
+
+    // readonly after the tag moved: -upgrade would change it, readonly says so.
+    move_tag(&base, "pkg", "two");
+    let err = stderr(&run_fail(&mut lock(&["-upgrade", "-lockfile=readonly"])));
+    assert!(
+        err.contains("module \"m\": commit, hashes would change"),
+        "{err}"
+    );
+    let human = run_ok(&mut lock(&["-upgrade"]));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("Updated module \"m\""), "{text}");
 }

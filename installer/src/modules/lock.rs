@@ -16,13 +16,17 @@
 //!   parameter are left out (the file is committed).
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use tstore_store::{Hash, PackageKey, Store};
-use tstore_tofu::module_lock::{ModuleLock, ModuleLockEntry};
+use tstore_tofu::module_lock::{self, Change, ModuleLock, ModuleLockEntry};
 use tstore_tofu::module_source::{Getter, RemotePackage};
 
 use super::fetch::Fetched;
-use super::FetchError;
+use super::tree::Node;
+use super::{chain, CallLock, FetchError, ModuleInstallError};
+use crate::report::LockFileChange;
+use crate::workdir::atomic::write_atomic;
 
 /// The entries of the lock file as read before the walk; empty under `-upgrade`.
 #[derive(Debug, Default)]
@@ -49,6 +53,118 @@ impl Pins {
     /// The entry of call `key` when its source is the call's, as the lock writes it.
     pub(super) fn entry(&self, key: &str, source: &str) -> Option<&ModuleLockEntry> {
         self.lock.entries.get(key).filter(|e| e.source == source)
+    }
+}
+
+/// The lock file a walk calls for, beside the one it read.
+#[derive(Debug)]
+pub(super) struct LockUpdate {
+    path: PathBuf,
+    old: Option<ModuleLock>,
+    new: ModuleLock,
+    changes: Vec<Change>,
+}
+
+impl LockUpdate {
+    /// The entries of `nodes`' remote calls, against `old` (the file at `path`). An entry of
+    /// a call no longer in the configuration is kept when `keep_unused` (terraform keeps a
+    /// provider's entry it no longer needs; tofu drops it: each flavor does the same here).
+    pub(super) fn new(
+        path: PathBuf,
+        old: Option<ModuleLock>,
+        nodes: &[Node],
+        keep_unused: bool,
+    ) -> LockUpdate {
+        let mut new = ModuleLock {
+            entries: nodes
+                .iter()
+                .filter_map(|n| Some((n.key.clone(), n.lock_entry.clone()?)))
+                .collect(),
+        };
+        if keep_unused {
+            if let Some(old) = &old {
+                let called: BTreeSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
+                for (key, entry) in &old.entries {
+                    if !called.contains(key.as_str()) {
+                        new.entries.insert(key.clone(), entry.clone());
+                    }
+                }
+            }
+        }
+        let changes = module_lock::diff(old.as_ref().unwrap_or(&ModuleLock::default()), &new);
+        LockUpdate {
+            path,
+            old,
+            new,
+            changes,
+        }
+    }
+
+    /// Whether the file would be written with other entries than it has.
+    pub(super) fn changes_anything(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    /// Each change, for `-lockfile=readonly`'s error.
+    pub(super) fn describe_changes(&self) -> Vec<String> {
+        self.changes
+            .iter()
+            .map(|change| match change {
+                Change::Added(key) => format!("module \"{key}\" would be added"),
+                Change::Removed(key) => format!("module \"{key}\" would be removed"),
+                Change::Changed { key, fields } => format!(
+                    "module \"{key}\": {} would change",
+                    fields
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+            .collect()
+    }
+
+    /// The standing of remote call `key` in the new file.
+    pub(super) fn standing(&self, key: &str) -> CallLock {
+        match self.changes.iter().find(|c| c.key() == key) {
+            Some(Change::Added(_)) => CallLock::Added,
+            Some(_) => CallLock::Changed,
+            None => CallLock::Verified,
+        }
+    }
+
+    /// The new entries, by key.
+    pub(super) fn new_entries(&self) -> impl Iterator<Item = (&String, &ModuleLockEntry)> {
+        self.new.entries.iter()
+    }
+
+    /// The keys whose entries the new file drops.
+    pub(super) fn removed(&self) -> Vec<String> {
+        self.changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Removed(key) => Some(key.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Write the new file when it differs (atomically); no file is created for a
+    /// configuration without remote calls.
+    pub(super) fn write(&self) -> Result<LockFileChange, ModuleInstallError> {
+        let change = match &self.old {
+            None if self.new.entries.is_empty() => return Ok(LockFileChange::Unchanged),
+            Some(_) if self.changes.is_empty() => return Ok(LockFileChange::Unchanged),
+            Some(_) => LockFileChange::Updated,
+            None => LockFileChange::Created,
+        };
+        write_atomic(&self.path, module_lock::render(&self.new).as_bytes()).map_err(|e| {
+            ModuleInstallError::Write {
+                path: self.path.clone(),
+                message: chain(&e),
+            }
+        })?;
+        Ok(change)
     }
 }
 

@@ -74,9 +74,8 @@ use crate::modules::decide::decide;
 use crate::modules::walk::walk;
 use crate::options::WorkdirOptions;
 use crate::report::{LockFileChange, Reporter};
-use crate::workdir::atomic::write_atomic;
-use lock::Pins;
-use tstore_tofu::module_lock::{self, Change, ModuleLock};
+use lock::{LockUpdate, Pins};
+use tstore_tofu::module_lock;
 
 /// How deep module calls may nest before we assume a cycle.
 const MAX_DEPTH: usize = 64;
@@ -169,6 +168,36 @@ pub struct ModulesReport {
     pub lock_file: LockFileChange,
 }
 
+/// One remote call of `tstore modules lock`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockedCall {
+    /// Module key (`a.b`).
+    pub key: String,
+    /// Its source, as the lock file writes it.
+    pub source: String,
+    /// Registry version, or git ref.
+    pub version: Option<String>,
+    /// Git commit.
+    pub commit: Option<String>,
+    /// Its standing in the lock file.
+    pub lock: CallLock,
+}
+
+/// The result of `tstore modules lock`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModuleLockReport {
+    /// Every remote call, sorted by key.
+    pub calls: Vec<LockedCall>,
+    /// Keys whose entries were dropped (calls no longer in the configuration).
+    pub removed: Vec<String>,
+    /// What happened to the lock file.
+    pub lock_file: LockFileChange,
+    /// Package ids fetched in this run.
+    pub fetched: Vec<String>,
+    /// Package ids found in the store.
+    pub reused: Vec<String>,
+}
+
 /// Why module installation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleInstallError {
@@ -249,7 +278,8 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Install every module of the configuration at `opts.workdir.dir`.
+/// Install every module of the configuration at `opts.workdir.dir`, and keep its module lock
+/// file.
 pub fn install(
     store: &Store,
     opts: &ModuleOptions,
@@ -260,26 +290,7 @@ pub fn install(
             path: opts.workdir.dir.join(META_FILE),
             source,
         })?;
-    let lock_path = opts.workdir.dir.join(module_lock::FILE_NAME);
-    let old_lock = module_lock::load(&lock_path)?;
-    let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade);
-    let mut tree = walk(store, opts, &pins, reporter)?;
-    let new_lock = ModuleLock {
-        entries: tree
-            .nodes
-            .iter()
-            .filter_map(|n| Some((n.key.clone(), n.lock_entry.clone()?)))
-            .collect(),
-    };
-    let changes = module_lock::diff(
-        old_lock.as_ref().unwrap_or(&ModuleLock::default()),
-        &new_lock,
-    );
-    if opts.workdir.lockfile_readonly && !changes.is_empty() {
-        return Err(ModuleInstallError::LockReadonly {
-            changes: changes.iter().map(describe_change).collect(),
-        });
-    }
+    let (mut tree, update) = resolve(store, opts, reporter)?;
     let decisions = decide(
         &tree.nodes,
         &tree.installs,
@@ -289,59 +300,72 @@ pub fn install(
     );
     let mut calls = apply(store, opts, &tree.nodes, &decisions, &mut tree.warnings)?;
     // Written once `.terraform/modules` is in place, so a failed init leaves it as it was.
-    let lock_file = match &old_lock {
-        None if new_lock.entries.is_empty() => LockFileChange::Unchanged,
-        Some(_) if changes.is_empty() => LockFileChange::Unchanged,
-        old => {
-            write_atomic(&lock_path, module_lock::render(&new_lock).as_bytes()).map_err(|e| {
-                ModuleInstallError::Write {
-                    path: lock_path.clone(),
-                    message: chain(&e),
-                }
-            })?;
-            if old.is_some() {
-                LockFileChange::Updated
-            } else {
-                LockFileChange::Created
-            }
-        }
-    };
-    for call in &mut calls {
-        if call.selected_by.is_none() {
-            continue;
-        }
-        call.lock = Some(match changes.iter().find(|c| c.key() == call.key) {
-            Some(Change::Added(_)) => CallLock::Added,
-            Some(_) => CallLock::Changed,
-            None => CallLock::Verified,
-        });
+    let lock_file = update.write()?;
+    for call in calls.iter_mut().filter(|c| c.selected_by.is_some()) {
+        call.lock = Some(update.standing(&call.key));
     }
     calls.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut report = ModulesReport {
+    let report = ModulesReport {
         calls,
-        fetched: tree.fetched,
-        reused: tree.reused,
+        fetched: sorted(tree.fetched),
+        reused: sorted(tree.reused),
         lock_file,
     };
-    report.fetched.sort();
-    report.fetched.dedup();
-    report.reused.sort();
-    report.reused.dedup();
     Ok((report, tree.warnings))
 }
 
-/// One change of the module lock file, for `-lockfile=readonly`'s error.
-fn describe_change(change: &Change) -> String {
-    match change {
-        Change::Added(key) => format!("module \"{key}\" would be added"),
-        Change::Removed(key) => format!("module \"{key}\" would be removed"),
-        Change::Changed { key, fields } => format!(
-            "module \"{key}\": {} would change",
-            fields
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+/// Bring every remote module package of the configuration at `opts.workdir.dir` into the
+/// store and write the module lock file, without touching `.terraform` (`tstore modules
+/// lock`).
+pub fn lock(
+    store: &Store,
+    opts: &ModuleOptions,
+    reporter: &dyn Reporter,
+) -> Result<ModuleLockReport, ModuleInstallError> {
+    let (tree, update) = resolve(store, opts, reporter)?;
+    let lock_file = update.write()?;
+    let calls = update
+        .new_entries()
+        .map(|(key, entry)| LockedCall {
+            key: key.clone(),
+            source: entry.source.clone(),
+            version: entry.version.clone(),
+            commit: entry.commit.clone(),
+            lock: update.standing(key),
+        })
+        .collect();
+    Ok(ModuleLockReport {
+        calls,
+        removed: update.removed(),
+        lock_file,
+        fetched: sorted(tree.fetched),
+        reused: sorted(tree.reused),
+    })
+}
+
+/// The module tree, walked with the lock file's pins, and the lock file it calls for;
+/// refused here under `-lockfile=readonly` when that differs, before anything is written.
+fn resolve(
+    store: &Store,
+    opts: &ModuleOptions,
+    reporter: &dyn Reporter,
+) -> Result<(walk::ModuleTree, LockUpdate), ModuleInstallError> {
+    let lock_path = opts.workdir.dir.join(module_lock::FILE_NAME);
+    let old_lock = module_lock::load(&lock_path)?;
+    let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade);
+    let tree = walk(store, opts, &pins, reporter)?;
+    let keep_unused = opts.workdir.flavor == tstore_tofu::flavor::Flavor::Terraform;
+    let update = LockUpdate::new(lock_path, old_lock, &tree.nodes, keep_unused);
+    if opts.workdir.lockfile_readonly && update.changes_anything() {
+        return Err(ModuleInstallError::LockReadonly {
+            changes: update.describe_changes(),
+        });
     }
+    Ok((tree, update))
+}
+
+fn sorted(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort();
+    ids.dedup();
+    ids
 }

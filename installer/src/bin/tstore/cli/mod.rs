@@ -109,6 +109,12 @@ pub(crate) enum Command {
         after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64"
     )]
     Providers(ProvidersCommand),
+    /// Module commands: the module lock file without an install.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  tstore modules lock            # write .tstore.lock.hcl for this directory\n  tstore modules lock -upgrade   # resolve every call again"
+    )]
+    Modules(ModulesCommand),
     /// Print a CLI configuration with which a plain `tofu init` installs every provider the
     /// store holds from the store (offline), and others as your own configuration says.
     ///
@@ -256,6 +262,42 @@ pub(crate) enum ProvidersCommand {
     Lock(ProvidersLockArgs),
 }
 
+/// `tstore modules …` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModulesCommand {
+    /// Bring every remote module package into the store and write the module lock file
+    /// `.tstore.lock.hcl`, without changing `.terraform` (the module twin of `providers
+    /// lock`).
+    #[command(
+        after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
+    )]
+    Lock(ModulesLockArgs),
+}
+
+/// Arguments of `tstore modules lock`.
+#[derive(Debug, Args)]
+pub(crate) struct ModulesLockArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Resolve every call again (the newest version its constraint allows, the commit its
+    /// ref names now) and rewrite the entries.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
+    pub upgrade: bool,
+    /// `readonly`: fail when an entry would be added, removed or changed.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lockfile: Option<LockfileMode>,
+    /// A root module variable (`NAME=VALUE`), for sources and versions tofu evaluates early;
+    /// repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
+    pub var: Vec<InOrder<String>>,
+    /// A file of root module variable values; repeatable.
+    #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
+    pub var_file: Vec<InOrder<PathBuf>>,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Arguments of `tstore providers lock`.
 #[derive(Debug, Args)]
 pub(crate) struct ProvidersLockArgs {
@@ -359,18 +401,31 @@ impl InitArgs {
     /// `-var` and `-var-file` in the order they were given (a later one wins), with
     /// file paths made absolute against `cwd`.
     pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
-        let vars = self
-            .var
-            .iter()
-            .map(|v| (v.seq, VarOption::Var(v.value.clone())));
-        let files = self
-            .var_file
-            .iter()
-            .map(|f| (f.seq, VarOption::File(cwd.join(&f.value))));
-        let mut all: Vec<(usize, VarOption)> = vars.chain(files).collect();
-        all.sort_by_key(|(seq, _)| *seq);
-        all.into_iter().map(|(_, o)| o).collect()
+        var_options(&self.var, &self.var_file, cwd)
     }
+}
+
+impl ModulesLockArgs {
+    /// As [`InitArgs::var_options`].
+    pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
+        var_options(&self.var, &self.var_file, cwd)
+    }
+}
+
+/// `-var` and `-var-file` values in the order they were given, file paths made absolute
+/// against `cwd`.
+fn var_options(
+    var: &[InOrder<String>],
+    var_file: &[InOrder<PathBuf>],
+    cwd: &std::path::Path,
+) -> Vec<VarOption> {
+    let vars = var.iter().map(|v| (v.seq, VarOption::Var(v.value.clone())));
+    let files = var_file
+        .iter()
+        .map(|f| (f.seq, VarOption::File(cwd.join(&f.value))));
+    let mut all: Vec<(usize, VarOption)> = vars.chain(files).collect();
+    all.sort_by_key(|(seq, _)| *seq);
+    all.into_iter().map(|(_, o)| o).collect()
 }
 
 /// A value of a repeatable option with its position among all such values, so that

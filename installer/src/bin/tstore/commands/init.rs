@@ -17,25 +17,7 @@ use crate::reporter::{HumanReporter, Silent};
 use crate::{json, mount, roots, Settings};
 
 pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
-    let dir = match args.dir.clone() {
-        Some(d) if d.is_absolute() => d,
-        Some(d) => cwd.join(d),
-        None => cwd.clone(),
-    };
-    if !dir.is_dir() {
-        anyhow::bail!(
-            "the working directory {} does not exist or is not a directory",
-            dir.display()
-        );
-    }
-    // One name for the directory from here on: a root recorded under an alias (a
-    // symlinked CI path) would be dropped by gc once the alias goes, with everything it
-    // links.
-    let dir = dir
-        .canonicalize()
-        .with_context(|| format!("cannot resolve the working directory {}", dir.display()))?;
-    refuse_store_paths(settings, &dir)?;
+    let (cwd, dir) = super::working_directory(settings, args.dir.as_deref())?;
     let flavor_choice = settings.flavor_for(&dir)?;
     let flavor = flavor_choice.flavor;
     if !tstore_tofu::config::is_config_dir(&dir, flavor) {
@@ -364,27 +346,6 @@ fn warn_rewritten(rewritten: &[tstore_installer::RewrittenLockEntry]) {
         "\n{}\n\n{text}\n",
         crate::style::warning("Dependency lock file entries automatically updated")
     );
-}
-
-/// A working directory inside the store or the mount is refused: gc would count the
-/// store's own files as a root and delete it with what it links, and links would point
-/// into what they live in.
-fn refuse_store_paths(settings: &Settings, dir: &std::path::Path) -> Result<()> {
-    for (what, path) in [
-        ("the store (TSTORE_HOME)", &settings.store),
-        ("the store's mount (TSTORE_MOUNT)", &settings.mount),
-    ] {
-        let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if dir.starts_with(&resolved) {
-            anyhow::bail!(
-                "the working directory {} is inside {what} at {}; run tstore init in a \
-                 checkout outside it",
-                dir.display(),
-                resolved.display()
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The module policy: the repository's `.tstore.hcl` (nearest above the working

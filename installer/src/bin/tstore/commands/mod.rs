@@ -30,6 +30,7 @@ mod cli_config;
 mod gc;
 mod init;
 pub(crate) mod man;
+mod modules;
 mod mount;
 mod providers;
 mod push;
@@ -46,7 +47,7 @@ use tstore_store::Store;
 use tstore_tofu::cliconfig::CliConfig;
 use tstore_tofu::flavor::Flavor;
 
-use crate::cli::{Command, ProvidersCommand, RootsCommand, StoreCommand};
+use crate::cli::{Command, ModulesCommand, ProvidersCommand, RootsCommand, StoreCommand};
 use crate::Settings;
 
 /// Run one command.
@@ -65,6 +66,7 @@ pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Mount(args) => mount::mount(settings, &args),
         Command::Umount(args) => mount::umount(settings, &args),
         Command::Providers(ProvidersCommand::Lock(args)) => providers::lock(settings, args),
+        Command::Modules(ModulesCommand::Lock(args)) => modules::lock(settings, args),
         Command::CliConfig(args) => cli_config::cli_config(settings, args.out.as_deref()),
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
@@ -160,4 +162,69 @@ pub(crate) fn open_store(settings: &Settings) -> Result<Store> {
         Some(key) => store.with_machine_key(key),
         None => store,
     })
+}
+
+/// The current directory and the working directory a command names (`DIR`, relative to the
+/// current one; default: the current one), canonical: one name for it from here on (a root
+/// recorded under an alias, a symlinked CI path, would be dropped by gc once the alias goes,
+/// with everything it links).
+pub(crate) fn working_directory(
+    settings: &Settings,
+    given: Option<&std::path::Path>,
+) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let dir = match given {
+        Some(d) => cwd.join(d),
+        None => cwd.clone(),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "the working directory {} does not exist or is not a directory",
+            dir.display()
+        );
+    }
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve the working directory {}", dir.display()))?;
+    refuse_store_paths(settings, &dir)?;
+    Ok((cwd, dir))
+}
+
+/// A working directory inside the store or the mount is refused: gc would count the
+/// store's own files as a root and delete it with what it links, and links would point
+/// into what they live in.
+fn refuse_store_paths(settings: &Settings, dir: &std::path::Path) -> Result<()> {
+    for (what, path) in [
+        ("the store (TSTORE_HOME)", &settings.store),
+        ("the store's mount (TSTORE_MOUNT)", &settings.mount),
+    ] {
+        let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if dir.starts_with(&resolved) {
+            anyhow::bail!(
+                "the working directory {} is inside {what} at {}; run tstore init in a \
+                 checkout outside it",
+                dir.display(),
+                resolved.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The settings of an install of `dir` that a command does not take from its own flags:
+/// the data directory (`TF_DATA_DIR`), the mount path, the network (from the CLI
+/// configuration), nothing upgraded, no variables.
+pub(crate) fn workdir_options(
+    settings: &Settings,
+    dir: &std::path::Path,
+    flavor: Flavor,
+    cli_config: &CliConfig,
+) -> tstore_installer::WorkdirOptions {
+    tstore_installer::WorkdirOptions::new(
+        dir.to_path_buf(),
+        tstore_installer::DataDir::resolve(dir, settings.tf_data_dir.as_deref()),
+        flavor,
+        settings.mount.clone(),
+        network_settings(settings, cli_config),
+    )
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::{DataDir, Event, LockFileChange, ProviderOptions, Reporter, WorkdirOptions};
+use tstore_installer::{Event, LockFileChange, ProviderOptions, Reporter, WorkdirOptions};
 use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::flavor::Flavor;
@@ -78,13 +78,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         base: ProviderOptions {
             workdir: WorkdirOptions {
                 variables: std::sync::Arc::new(variables),
-                ..WorkdirOptions::new(
-                    dir.clone(),
-                    DataDir::resolve(&dir, settings.tf_data_dir.as_deref()),
-                    flavor,
-                    settings.mount.clone(),
-                    super::network_settings(settings, &cli_config),
-                )
+                ..super::workdir_options(settings, &dir, flavor, &cli_config)
             },
             platform: Platform::current(),
             methods: Vec::new(),

@@ -1,0 +1,72 @@
+//! `tstore modules lock`: the module lock file of a working directory, its packages brought
+//! into the store, `.terraform` untouched.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, WorkdirOptions};
+use tstore_tofu::static_eval::RootInputs;
+
+use super::{lock_store, open_store};
+use crate::cli::{LockfileMode, ModulesLockArgs};
+use crate::reporter::{HumanReporter, Silent};
+use crate::{json, Settings};
+
+pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCode> {
+    let (cwd, dir) = super::working_directory(settings, args.dir.as_deref())?;
+    let flavor = settings.flavor_for(&dir)?.flavor;
+    let cli_config = super::load_cli_config(settings, flavor)?;
+    let variables = RootInputs::gather(&dir, settings.env.unicode_vars(), &args.var_options(&cwd))
+        .context("cannot read the root module's variable values")?;
+    let store = open_store(settings)?;
+    let _lock = lock_store(&store)?;
+    let opts = ModuleOptions {
+        workdir: WorkdirOptions {
+            upgrade: args.upgrade,
+            lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
+            variables: std::sync::Arc::new(variables),
+            ..super::workdir_options(settings, &dir, flavor, &cli_config)
+        },
+        policy: Default::default(),
+    };
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
+    let report = tstore_installer::lock_modules(&store, &opts, reporter)?;
+    if args.json {
+        json::print(&report)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout();
+    for c in &report.calls {
+        let what = match c.lock {
+            CallLock::Verified => "Verified",
+            CallLock::Added => "Locked",
+            CallLock::Changed => "Updated",
+        };
+        write!(out, "- {what} module \"{}\": {}", c.key, c.source)?;
+        match (&c.version, &c.commit) {
+            (Some(v), Some(commit)) => write!(out, " {v} ({commit})")?,
+            (Some(v), None) => write!(out, " {v}")?,
+            (None, Some(commit)) => write!(out, " ({commit})")?,
+            (None, None) => {}
+        }
+        writeln!(out)?;
+    }
+    for key in &report.removed {
+        writeln!(out, "- Dropped module \"{key}\": no longer called")?;
+    }
+    let file = tstore_tofu::module_lock::FILE_NAME;
+    match report.lock_file {
+        LockFileChange::Created => {
+            writeln!(out, "\ntstore has created the module lock file {file}.")?
+        }
+        LockFileChange::Updated => {
+            writeln!(out, "\ntstore has updated the module lock file {file}.")?
+        }
+        LockFileChange::Unchanged | LockFileChange::NotUpdated => {
+            writeln!(out, "\nThe module lock file {file} is up to date.")?
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
