@@ -210,6 +210,11 @@ fn a_republished_registry_version_and_a_changed_archive_are_refused() {
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(squash(&lock).contains("version = \"1.0.0\""), "{lock}");
     assert!(squash(&lock).contains("constraints = \"~> 1.0\""), "{lock}");
+    assert_eq!(
+        lock.matches("\"zh:").count(),
+        2,
+        "each archive's SHA-256: {lock}"
+    );
 
     // Version 1.0.0 re-published with other bytes, and other bytes at the archive URL:
     // a new machine refuses each, naming the call.
@@ -382,6 +387,7 @@ fn an_oci_tag_pushed_again_with_other_content_is_refused() {
     run_ok(&mut run(&[]));
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(lock.contains("oci://") && lock.contains("\"h1:"), "{lock}");
+    assert!(lock.contains("\"zh:"), "the layer's digest: {lock}");
 
     registry.push_module("modules/m", "1.0.0", &zip("two"));
     let before = state(&dir);

@@ -230,8 +230,8 @@ fn without_password(url: &str) -> String {
     }
 }
 
-/// The hashes the lock records for the package `fetched`: its `h1:` (the store computed it
-/// when the package was ingested).
+/// The hashes the lock records for the package `fetched`: its `h1:` and, for an archive or
+/// an OCI layer, the archive's `zh:` (the store computed both when it ingested the package).
 pub(super) fn package_hashes(
     store: &Store,
     fetched: &Fetched,
@@ -242,7 +242,7 @@ pub(super) fn package_hashes(
     Ok(package
         .into_iter()
         .flat_map(|p| p.hashes)
-        .filter(|r| matches!(r.hash, Hash::H1(_)))
+        .filter(|r| matches!(r.hash, Hash::H1(_) | Hash::Zh(_)))
         .map(|r| r.hash.to_string())
         .collect())
 }

@@ -52,6 +52,15 @@ pub(super) fn bad_location(location: &str) -> FetchError {
     ))
 }
 
+/// An archive downloaded from `url` into `file`.
+#[derive(Clone, Copy)]
+pub(super) struct Download<'a> {
+    pub(super) kind: archive::ArchiveKind,
+    pub(super) file: &'a Path,
+    pub(super) url: &'a str,
+    pub(super) sha256: &'a [u8; 32],
+}
+
 /// Package ids one fetch fetched or found in the store.
 #[derive(Debug, Default)]
 pub(super) struct FetchLog {
@@ -263,8 +272,13 @@ impl Fetcher<'_> {
                             &package.url,
                             &format!("http\0{}\0{}", package.url, hex::encode(sha256)),
                         );
-                        let f =
-                            self.http_archive(&id, kind, &file, tmp.path(), &package.url, log)?;
+                        let download = Download {
+                            kind,
+                            file: &file,
+                            url: &package.url,
+                            sha256: &sha256,
+                        };
+                        let f = self.http_archive(&id, &download, tmp.path(), log)?;
                         if validators.etag.is_some() || validators.last_modified.is_some() {
                             self.remember(
                                 &memo_key,
@@ -285,16 +299,21 @@ impl Fetcher<'_> {
         Ok(fetched)
     }
 
-    /// The package `id` of a downloaded archive: found in the store, or ingested.
+    /// The package `id` of a downloaded archive: found in the store, or ingested, with the
+    /// archive's `zh:` (its SHA-256) beside the tree's `h1:`.
     pub(super) fn http_archive(
         &self,
         id: &str,
-        kind: archive::ArchiveKind,
-        file: &Path,
+        download: &Download<'_>,
         tmp: &Path,
-        url: &str,
         log: &mut FetchLog,
     ) -> Result<Fetched, FetchError> {
+        let Download {
+            kind,
+            file,
+            url,
+            sha256,
+        } = *download;
         if self.known(id)? {
             log.reused.push(id.to_owned());
             return self.fetched(id);
@@ -316,7 +335,8 @@ impl Fetcher<'_> {
                     .store
                     .ingest_module_dir(&dest)
                     .map_err(FetchError::from)?;
-                (i.tree, i.h1.into_iter().collect())
+                let zh = tstore_store::Hash::zh_from_sha256(sha256);
+                (i.tree, i.h1.into_iter().chain([zh]).collect())
             }
         };
         log.fetched.push(id.to_owned());

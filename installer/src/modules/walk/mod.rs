@@ -375,9 +375,11 @@ impl Walker<'_> {
         };
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
         let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
-        let hashes = lock::package_hashes(self.store, &fetched)?;
+        let mut hashes = lock::package_hashes(self.store, &fetched)?;
         if let Some((entry, _)) = &pinned {
             lock::check(entry, &hashes, None)?;
+            // A verified entry keeps its hashes (a restored store may have dropped a `zh:`).
+            hashes.extend(entry.hashes.iter().cloned());
         }
         let entry = ModuleLockEntry {
             source,
@@ -428,9 +430,10 @@ impl Walker<'_> {
         let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
         let commit = fetched.commit.clone();
         let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
-        let hashes = lock::package_hashes(self.store, &fetched)?;
+        let mut hashes = lock::package_hashes(self.store, &fetched)?;
         if let Some(entry) = pinned {
             lock::check(entry, &hashes, commit.as_deref())?;
+            hashes.extend(entry.hashes.iter().cloned());
         }
         let selected_by = match (pinned, self.opts.workdir.upgrade) {
             (Some(_), _) => "lock",
