@@ -45,11 +45,6 @@ impl Pins {
         }
     }
 
-    /// Whether call `key` has an entry at all.
-    pub(super) fn has(&self, key: &str) -> bool {
-        self.lock.entries.contains_key(key)
-    }
-
     /// The entry of call `key` when its source is the call's, as the lock writes it.
     pub(super) fn entry(&self, key: &str, source: &str) -> Option<&ModuleLockEntry> {
         self.lock.entries.get(key).filter(|e| e.source == source)

@@ -136,7 +136,7 @@ struct Walker<'a> {
     tree: ModuleTree,
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
     /// Read the module at `at`, then each of its calls: the call's node, then the module
     /// it calls, depth first.
     fn visit(&mut self, at: &ModuleAt, inputs: Inputs) -> Result<(), ModuleInstallError> {
@@ -342,22 +342,9 @@ impl Walker<'_> {
                 .map_err(|e| FetchError::Package(format!("invalid version constraint: {e}")))?,
             None => ModuleVersionConstraints::default(),
         };
-        let source = match &subdir {
-            Some(sub) => format!("{}/{}//{sub}", m.host, m.path),
-            None => format!("{}/{}", m.host, m.path),
-        };
-        // A locked version the constraints still allow is selected exactly; the store's
-        // memo of it then needs no registry at all.
-        let pinned = self.pins.entry(&c.key, &source).and_then(|e| {
-            let v: Version = e.version.as_deref()?.parse().ok()?;
-            constraints.matches(&v).then_some((e, v))
-        });
+        let (source, pinned) = self.registry_pin(&c.key, m, subdir.as_deref(), &constraints);
         let (selection, selected_by) = match &pinned {
-            Some((_, v)) => (
-                ModuleVersionConstraints::parse(&format!("= {v}"))
-                    .map_err(|e| FetchError::Package(format!("invalid locked version {v}: {e}")))?,
-                "lock",
-            ),
+            Some((_, v)) => (exact(v)?, "lock"),
             None if self.opts.workdir.upgrade => (constraints, "upgrade"),
             None => (constraints, "constraint"),
         };
@@ -411,15 +398,7 @@ impl Walker<'_> {
             let fetched = local_directory(package)?;
             return self.remote_node(c, None, fetched, subdir);
         }
-        let source = lock::lock_source(package, subdir.as_deref());
-        let reference = match package.getter {
-            Getter::Git => git::GitAddress::parse(&package.url)?.reference,
-            _ => None,
-        };
-        let pinned = self
-            .pins
-            .entry(&c.key, &source)
-            .filter(|e| package.getter != Getter::Git || e.version == reference);
+        let (source, reference, pinned) = self.remote_pin(&c.key, package, subdir.as_deref())?;
         let fetched = match pinned {
             Some(entry) => match self.stored_pinned(package, entry)? {
                 Some(f) => f,
@@ -451,6 +430,48 @@ impl Walker<'_> {
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
         Ok((node, dir))
+    }
+
+    /// A registry call's source as the lock writes it, and what its entry pins: the locked
+    /// version, while the call's constraints still allow it (a locked version is selected
+    /// exactly; the store's memo of it then needs no registry at all).
+    fn registry_pin(
+        &self,
+        key: &str,
+        m: &registry::RegistryModule<'_>,
+        subdir: Option<&str>,
+        constraints: &ModuleVersionConstraints,
+    ) -> (String, Option<(&'a ModuleLockEntry, Version)>) {
+        let source = match subdir {
+            Some(sub) => format!("{}/{}//{sub}", m.host, m.path),
+            None => format!("{}/{}", m.host, m.path),
+        };
+        let pins: &'a Pins = self.pins;
+        let pinned = pins.entry(key, &source).and_then(|e| {
+            let v: Version = e.version.as_deref()?.parse().ok()?;
+            constraints.matches(&v).then_some((e, v))
+        });
+        (source, pinned)
+    }
+
+    /// A remote call's source as the lock writes it, its git ref, and the entry that pins it
+    /// (for git, only while the call names the entry's ref).
+    fn remote_pin(
+        &self,
+        key: &str,
+        package: &RemotePackage,
+        subdir: Option<&str>,
+    ) -> Result<(String, Option<String>, Option<&'a ModuleLockEntry>), FetchError> {
+        let source = lock::lock_source(package, subdir);
+        let reference = match package.getter {
+            Getter::Git => git::GitAddress::parse(&package.url)?.reference,
+            _ => None,
+        };
+        let pins: &'a Pins = self.pins;
+        let pinned = pins
+            .entry(key, &source)
+            .filter(|e| package.getter != Getter::Git || e.version == reference);
+        Ok((source, reference, pinned))
     }
 
     /// The package of a pinned call when the store holds it, found without the network: a
@@ -634,6 +655,12 @@ impl Walker<'_> {
         self.cache.insert(addr, fetched.clone());
         Ok(fetched)
     }
+}
+
+/// The constraint selecting exactly version `v` (a locked version).
+fn exact(v: &Version) -> Result<ModuleVersionConstraints, FetchError> {
+    ModuleVersionConstraints::parse(&format!("= {v}"))
+        .map_err(|e| FetchError::Package(format!("invalid locked version {v}: {e}")))
 }
 
 /// The install of a local directory a call names by absolute path or `file://`: read in

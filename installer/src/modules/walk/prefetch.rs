@@ -14,13 +14,13 @@ use crate::modules::fetch::{resolve_key, FetchLog, Fetched, Resolved};
 use crate::modules::registry;
 use crate::report::Event;
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
     /// Fetch the packages of the remote and registry calls of one module in parallel, filling
     /// the caches `visit` then reads. Failures are left for `visit`, which retries the call
     /// alone and reports it with its file:line.
     /// `prefix`: the key of the module whose calls these are. A call the module lock file
-    /// has an entry for is left to the walk, which installs it by its pin (without the
-    /// network when the store holds the package).
+    /// pins is fetched by its pin (a registry's locked version), or not at all when the store
+    /// holds the pinned package.
     pub(super) fn prefetch(&mut self, prefix: &str, calls: &BTreeMap<String, ModuleCall>) {
         enum Job<'a> {
             Remote(RemotePackage),
@@ -32,31 +32,32 @@ impl Walker<'_> {
         }
         let parsed: Vec<_> = calls
             .iter()
-            .filter(|(name, _)| {
+            .filter_map(|(name, call)| {
                 let key = if prefix.is_empty() {
-                    (*name).clone()
+                    name.clone()
                 } else {
                     format!("{prefix}.{name}")
                 };
-                !self.pins.has(&key)
-            })
-            .map(|(_, call)| call)
-            .filter_map(|call| {
-                Some((
-                    ModuleSource::parse(
-                        &call.source,
-                        self.opts.workdir.flavor.default_registry_host(),
-                    )
-                    .ok()?,
-                    call,
-                ))
+                let source = ModuleSource::parse(
+                    &call.source,
+                    self.opts.workdir.flavor.default_registry_host(),
+                )
+                .ok()?;
+                Some((key, source, call))
             })
             .collect();
         let mut jobs = Vec::new();
         let mut seen = HashSet::new();
-        for (src, call) in &parsed {
+        for (key, src, call) in &parsed {
             match src {
-                ModuleSource::Remote { package, .. } if package.getter != Getter::File => {
+                ModuleSource::Remote { package, subdir } if package.getter != Getter::File => {
+                    if let Ok((_, _, Some(entry))) =
+                        self.remote_pin(key, package, subdir.as_deref())
+                    {
+                        if matches!(self.stored_pinned(package, entry), Ok(Some(_))) {
+                            continue;
+                        }
+                    }
                     let addr = package.to_string();
                     if !self.cache.contains_key(&addr) && seen.insert(addr) {
                         jobs.push(Job::Remote(package.clone()));
@@ -67,7 +68,7 @@ impl Walker<'_> {
                     namespace,
                     name,
                     system,
-                    ..
+                    subdir,
                 } => {
                     let Ok(constraints) = call.version.as_deref().map_or(
                         Ok(ModuleVersionConstraints::default()),
@@ -79,9 +80,17 @@ impl Walker<'_> {
                         host,
                         path: format!("{namespace}/{name}/{system}"),
                     };
-                    let key = resolve_key(&m, &constraints);
+                    let selection =
+                        match self.registry_pin(key, &m, subdir.as_deref(), &constraints) {
+                            (_, Some((_, v))) => match super::exact(&v) {
+                                Ok(exact) => exact,
+                                Err(_) => continue,
+                            },
+                            (_, None) => constraints,
+                        };
+                    let key = resolve_key(&m, &selection);
                     if !self.resolved.contains_key(&key) && seen.insert(key.clone()) {
-                        jobs.push(Job::Registry(key, m, constraints));
+                        jobs.push(Job::Registry(key, m, selection));
                     }
                 }
                 _ => {}

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use tstore_store::Store;
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::module_lock::ModuleLock;
 
 use super::{walk, ModuleTree};
 use crate::modules::lock::Pins;
@@ -239,4 +240,53 @@ fn a_local_path_may_not_leave_its_remote_package() {
         chain.contains("escapes module package") && chain.contains("\"pkg.up\""),
         "{chain}"
     );
+}
+
+#[test]
+fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() {
+    let f = Fixture::new();
+    let one = f.repository("one", &[("main.tf", "")]);
+    let two = f.repository("two", &[("main.tf", "")]);
+    f.write(
+        "main.tf",
+        &format!(
+            "module \"a\" {{ source = \"git::file://{}?ref=v1\" }}\n\
+             module \"b\" {{ source = \"git::file://{}?ref=v1\" }}\n",
+            one.display(),
+            two.display()
+        ),
+    );
+    let first = f.walk(&Recorder::default()).unwrap();
+    let lock = ModuleLock {
+        entries: first
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.key.clone(), n.lock_entry.clone()?)))
+            .collect(),
+    };
+    assert_eq!(lock.entries.len(), 2, "{lock:?}");
+    assert!(lock.entries.values().all(|e| e.commit.is_some()));
+    let pins = Pins::new(Some(&lock), false);
+
+    // Another store: both pinned packages are fetched in one parallel batch.
+    let cold = Store::open(&f.root.join("store-2")).unwrap();
+    let recorder = Recorder::default();
+    let fetched = walk(&cold, &f.options(), &pins, &recorder).unwrap();
+    let events = recorder.0.into_inner().unwrap();
+    assert_eq!(
+        events.first().map(String::as_str),
+        Some("batch 2"),
+        "{events:?}"
+    );
+    assert_eq!(fetched.fetched.len(), 2, "{:?}", fetched.fetched);
+
+    // The remotes gone: the stored commits install with no git at all.
+    for repo in [&one, &two] {
+        fs_err::rename(repo, repo.with_extension("gone")).unwrap();
+    }
+    let recorder = Recorder::default();
+    let warm = walk(&cold, &f.options(), &pins, &recorder).unwrap();
+    assert!(recorder.0.into_inner().unwrap().is_empty(), "no batch");
+    assert!(warm.fetched.is_empty(), "{:?}", warm.fetched);
+    assert!(warm.nodes.iter().all(|n| n.selected_by == Some("lock")));
 }
