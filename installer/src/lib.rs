@@ -28,7 +28,7 @@ pub use crate::modules::policy::{
 };
 pub use crate::modules::{
     install as install_modules, lock as lock_modules, Action, CallLock, CallReport, LockedCall,
-    ModuleInstallError, ModuleLockReport, ModuleOptions, ModulesReport,
+    ModuleInstallError, ModuleLockReport, ModuleOptions, ModuleWarning, ModulesReport, META_FILE,
 };
 pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;

@@ -23,7 +23,10 @@ use tstore_store::{PackageKey, Store};
 
 use super::decide::Decision;
 use super::tree::Node;
-use super::{chain, manifest, Action, CallReport, ModuleInstallError, ModuleOptions, STATE_FILE};
+use super::{
+    chain, manifest, Action, CallReport, ModuleInstallError, ModuleOptions, ModuleWarning,
+    STATE_FILE,
+};
 use crate::workdir::guard::is_module_key;
 use crate::workdir::safe_fs::{Kind, RelPath, SafeDir, SafeFsError};
 
@@ -42,7 +45,7 @@ pub(super) fn apply(
     opts: &ModuleOptions,
     nodes: &[Node],
     decisions: &[Decision],
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<ModuleWarning>,
 ) -> Result<Vec<CallReport>, ModuleInstallError> {
     // An interrupt waits until `.terraform/modules` matches `modules.json` again.
     let _writing = crate::workdir::interrupt::Writing::begin();
@@ -75,7 +78,7 @@ pub(super) fn apply(
                 .and_then(|b| serde_json::from_slice(&b).ok())
                 .unwrap_or_default(),
             Err(e) => {
-                warnings.push(format!("{}; ignoring tstore's install state", chain(&e)));
+                warnings.push(ModuleWarning::UnreadableInstallState { error: chain(&e) });
                 BTreeMap::new()
             }
         };
@@ -84,10 +87,10 @@ pub(super) fn apply(
     old.retain(|key, _| {
         let ok = is_module_key(key);
         if !ok {
-            warnings.push(format!(
-                "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
-                state_path.display()
-            ));
+            warnings.push(ModuleWarning::ForeignStateEntry {
+                state_file: state_path.clone(),
+                key: key.clone(),
+            });
         }
         ok
     });

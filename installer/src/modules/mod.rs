@@ -63,7 +63,8 @@ mod walk;
 
 use std::path::PathBuf;
 
-use package_meta::{ReadOnlyStatus, META_FILE};
+use package_meta::ReadOnlyStatus;
+pub use package_meta::META_FILE;
 use serde::Serialize;
 use tstore_store::{Diagnostic, Store};
 use tstore_tofu::config::{self, SourcePos};
@@ -166,6 +167,37 @@ pub struct ModulesReport {
     pub reused: Vec<String>,
     /// What happened to the module lock file.
     pub lock_file: LockFileChange,
+}
+
+/// What the module install ignored and went on without, for the binary to say.
+#[derive(Clone, Debug)]
+pub enum ModuleWarning {
+    /// A package's `module-package.meta.hcl` is invalid: its statements are ignored (the
+    /// package is judged as one that makes none).
+    InvalidMeta {
+        /// The call that installs the package.
+        at: SourcePos,
+        /// Its key.
+        key: String,
+        /// The package id.
+        package: String,
+        /// What is wrong with the file.
+        error: String,
+    },
+    /// tstore's install state under `.terraform/modules` cannot be read: no earlier install
+    /// of tstore's is removed.
+    UnreadableInstallState {
+        /// Why.
+        error: String,
+    },
+    /// An entry of the install state that is not a module key tstore writes: ignored, never
+    /// followed.
+    ForeignStateEntry {
+        /// The state file.
+        state_file: PathBuf,
+        /// The entry's key.
+        key: String,
+    },
 }
 
 /// One remote call of `tstore modules lock`.
@@ -284,7 +316,7 @@ pub fn install(
     store: &Store,
     opts: &ModuleOptions,
     reporter: &dyn Reporter,
-) -> Result<(ModulesReport, Vec<String>), ModuleInstallError> {
+) -> Result<(ModulesReport, Vec<ModuleWarning>), ModuleInstallError> {
     let root_meta =
         package_meta::load(&opts.workdir.dir).map_err(|source| ModuleInstallError::Meta {
             path: opts.workdir.dir.join(META_FILE),

@@ -20,7 +20,7 @@ use hcl::{Body, Expression, Structure};
 use tstore_tofu::module_source::clean_join;
 
 /// The file name at a package root.
-pub(crate) const META_FILE: &str = "module-package.meta.hcl";
+pub const META_FILE: &str = "module-package.meta.hcl";
 
 /// One `module` entry's read-only statement; `None` = not written (defaults to true).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -16,11 +16,11 @@ use super::fetch::{
     bad_location, join_subdirs, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots,
 };
 use super::lock::{self, Pins};
-use super::package_meta::{Meta, META_FILE};
+use super::package_meta::Meta;
 use super::tree::Node;
 use super::{
     git, package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions,
-    MAX_DEPTH, MAX_MODULE_INSTANCES,
+    ModuleWarning, MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
 use crate::net::http::HttpClient;
 
@@ -41,7 +41,7 @@ pub(super) struct ModuleTree {
     /// Package ids found in the store.
     pub(super) reused: Vec<String>,
     /// What was ignored on the way, for the user.
-    pub(super) warnings: Vec<String>,
+    pub(super) warnings: Vec<ModuleWarning>,
 }
 
 /// Walk the module tree of `opts.workdir.dir`, fetching every remote package it calls.
@@ -555,13 +555,12 @@ impl<'a> Walker<'a> {
         let meta = match package_meta::load(&fetched.view) {
             Ok(m) => m,
             Err(e) => {
-                self.tree.warnings.push(format!(
-                    "{}: module \"{}\": ignoring invalid {META_FILE} of package {}: {}",
-                    c.call.at,
-                    c.key,
-                    fetched.id,
-                    super::chain(&e)
-                ));
+                self.tree.warnings.push(ModuleWarning::InvalidMeta {
+                    at: c.call.at.clone(),
+                    key: c.key.clone(),
+                    package: fetched.id.clone(),
+                    error: super::chain(&e),
+                });
                 None
             }
         };

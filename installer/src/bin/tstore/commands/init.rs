@@ -171,8 +171,8 @@ fn init_locked(
             },
             reporter,
         )?;
-        for w in warnings {
-            eprintln!("{}", crate::style::warning(&w.to_string()));
+        for w in &warnings {
+            eprintln!("{}", crate::style::warning(&module_warning(w)));
         }
         modules
     } else {
@@ -257,6 +257,29 @@ fn init_locked(
         "\ntstore has installed the providers of this working directory."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A module warning in words.
+fn module_warning(w: &tstore_installer::ModuleWarning) -> String {
+    use tstore_installer::ModuleWarning;
+    match w {
+        ModuleWarning::InvalidMeta {
+            at,
+            key,
+            package,
+            error,
+        } => format!(
+            "{at}: module \"{key}\": ignoring invalid {} of package {package}: {error}",
+            tstore_installer::META_FILE
+        ),
+        ModuleWarning::UnreadableInstallState { error } => {
+            format!("{error}; ignoring tstore's install state")
+        }
+        ModuleWarning::ForeignStateEntry { state_file, key } => format!(
+            "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
+            state_file.display()
+        ),
+    }
 }
 
 /// The modules part of init's output, in tofu's words (`Initializing modules...`,
