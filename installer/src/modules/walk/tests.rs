@@ -290,3 +290,27 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
     assert!(warm.fetched.is_empty(), "{:?}", warm.fetched);
     assert!(warm.nodes.iter().all(|n| n.selected_by == Some("lock")));
 }
+
+#[test]
+fn an_invalid_meta_file_is_a_warning_naming_the_call() {
+    let f = Fixture::new();
+    let repo = f.repository(
+        "meta",
+        &[("main.tf", ""), ("module-package.meta.hcl", "module {\n")],
+    );
+    f.write(
+        "main.tf",
+        &format!(
+            "module \"m\" {{ source = \"git::file://{}?ref=v1\" }}\n",
+            repo.display()
+        ),
+    );
+    let tree = f.walk(&Recorder::default()).unwrap();
+    match tree.warnings.as_slice() {
+        [crate::modules::ModuleWarning::InvalidMeta { key, at, .. }] => {
+            assert_eq!(key, "m");
+            assert!(at.to_string().ends_with("main.tf:1"), "{at}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
