@@ -19,11 +19,12 @@ use super::lock::{self, Pins};
 use super::package_meta::Meta;
 use super::tree::Node;
 use super::{
-    git, package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions,
+    package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions,
     ModuleWarning, MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
 use crate::net::http::HttpClient;
 
+mod pins;
 mod prefetch;
 #[cfg(test)]
 mod tests;
@@ -344,7 +345,7 @@ impl<'a> Walker<'a> {
         };
         let (source, pinned) = self.registry_pin(&c.key, m, subdir.as_deref(), &constraints);
         let (selection, selected_by) = match &pinned {
-            Some((_, v)) => (exact(v)?, "lock"),
+            Some((_, v)) => (pins::exact(v)?, "lock"),
             None if self.opts.workdir.upgrade => (constraints, "upgrade"),
             None => (constraints, "constraint"),
         };
@@ -430,79 +431,6 @@ impl<'a> Walker<'a> {
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
         Ok((node, dir))
-    }
-
-    /// A registry call's source as the lock writes it, and what its entry pins: the locked
-    /// version, while the call's constraints still allow it (a locked version is selected
-    /// exactly; the store's memo of it then needs no registry at all).
-    fn registry_pin(
-        &self,
-        key: &str,
-        m: &registry::RegistryModule<'_>,
-        subdir: Option<&str>,
-        constraints: &ModuleVersionConstraints,
-    ) -> (String, Option<(&'a ModuleLockEntry, Version)>) {
-        let source = match subdir {
-            Some(sub) => format!("{}/{}//{sub}", m.host, m.path),
-            None => format!("{}/{}", m.host, m.path),
-        };
-        let pins: &'a Pins = self.pins;
-        let pinned = pins.entry(key, &source).and_then(|e| {
-            let v: Version = e.version.as_deref()?.parse().ok()?;
-            constraints.matches(&v).then_some((e, v))
-        });
-        (source, pinned)
-    }
-
-    /// A remote call's source as the lock writes it, its git ref, and the entry that pins it
-    /// (for git, only while the call names the entry's ref).
-    fn remote_pin(
-        &self,
-        key: &str,
-        package: &RemotePackage,
-        subdir: Option<&str>,
-    ) -> Result<(String, Option<String>, Option<&'a ModuleLockEntry>), FetchError> {
-        let source = lock::lock_source(package, subdir);
-        let reference = match package.getter {
-            Getter::Git => git::GitAddress::parse(&package.url)?.reference,
-            _ => None,
-        };
-        let pins: &'a Pins = self.pins;
-        let pinned = pins
-            .entry(key, &source)
-            .filter(|e| package.getter != Getter::Git || e.version == reference);
-        Ok((source, reference, pinned))
-    }
-
-    /// The package of a pinned call when the store holds it, found without the network: a
-    /// git entry's commit, or the package an archive URL last gave when it has the entry's
-    /// hash. `None`: it has to be fetched (and is then checked against the entry).
-    fn stored_pinned(
-        &mut self,
-        package: &RemotePackage,
-        entry: &ModuleLockEntry,
-    ) -> Result<Option<Fetched>, FetchError> {
-        let mut log = FetchLog::default();
-        let found = match (&package.getter, &entry.commit) {
-            (Getter::Git, Some(commit)) => {
-                self.fetcher()
-                    .stored_git_commit(&package.url, commit, &mut log)?
-            }
-            (Getter::Http, _) => match self.fetcher().stored_archive(&package.url)? {
-                Some(f)
-                    if lock::package_hashes(self.store, &f)?
-                        .iter()
-                        .any(|h| entry.hashes.contains(h)) =>
-                {
-                    log.reused.push(f.id.clone());
-                    Some(f)
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        self.tree.reused.extend(log.reused);
-        Ok(found)
     }
 
     /// The package a call at package address `addr` installs: `fetched` itself for the
@@ -654,12 +582,6 @@ impl<'a> Walker<'a> {
         self.cache.insert(addr, fetched.clone());
         Ok(fetched)
     }
-}
-
-/// The constraint selecting exactly version `v` (a locked version).
-fn exact(v: &Version) -> Result<ModuleVersionConstraints, FetchError> {
-    ModuleVersionConstraints::parse(&format!("= {v}"))
-        .map_err(|e| FetchError::Package(format!("invalid locked version {v}: {e}")))
 }
 
 /// The install of a local directory a call names by absolute path or `file://`: read in

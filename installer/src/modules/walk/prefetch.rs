@@ -82,7 +82,7 @@ impl<'a> Walker<'a> {
                     };
                     let selection =
                         match self.registry_pin(key, &m, subdir.as_deref(), &constraints) {
-                            (_, Some((_, v))) => match super::exact(&v) {
+                            (_, Some((_, v))) => match super::pins::exact(&v) {
                                 Ok(exact) => exact,
                                 Err(_) => continue,
                             },

@@ -1,0 +1,93 @@
+//! What the module lock file pins for one call, looked up the same way by the walk and its
+//! prefetch: a registry call's locked version, a remote call's entry, and the pinned package
+//! when the store holds it (found without the network).
+
+use tstore_tofu::module_lock::ModuleLockEntry;
+use tstore_tofu::module_source::{Getter, RemotePackage};
+use tstore_tofu::version::{ModuleVersionConstraints, Version};
+
+use super::Walker;
+use crate::modules::fetch::{FetchLog, Fetched};
+use crate::modules::lock::{self, Pins};
+use crate::modules::{git, registry, FetchError};
+
+impl<'a> Walker<'a> {
+    /// A registry call's source as the lock writes it, and what its entry pins: the locked
+    /// version, while the call's constraints still allow it (a locked version is selected
+    /// exactly; the store's memo of it then needs no registry at all).
+    pub(super) fn registry_pin(
+        &self,
+        key: &str,
+        m: &registry::RegistryModule<'_>,
+        subdir: Option<&str>,
+        constraints: &ModuleVersionConstraints,
+    ) -> (String, Option<(&'a ModuleLockEntry, Version)>) {
+        let source = match subdir {
+            Some(sub) => format!("{}/{}//{sub}", m.host, m.path),
+            None => format!("{}/{}", m.host, m.path),
+        };
+        let pins: &'a Pins = self.pins;
+        let pinned = pins.entry(key, &source).and_then(|e| {
+            let v: Version = e.version.as_deref()?.parse().ok()?;
+            constraints.matches(&v).then_some((e, v))
+        });
+        (source, pinned)
+    }
+
+    /// A remote call's source as the lock writes it, its git ref, and the entry that pins it
+    /// (for git, only while the call names the entry's ref).
+    pub(super) fn remote_pin(
+        &self,
+        key: &str,
+        package: &RemotePackage,
+        subdir: Option<&str>,
+    ) -> Result<(String, Option<String>, Option<&'a ModuleLockEntry>), FetchError> {
+        let source = lock::lock_source(package, subdir);
+        let reference = match package.getter {
+            Getter::Git => git::GitAddress::parse(&package.url)?.reference,
+            _ => None,
+        };
+        let pins: &'a Pins = self.pins;
+        let pinned = pins
+            .entry(key, &source)
+            .filter(|e| package.getter != Getter::Git || e.version == reference);
+        Ok((source, reference, pinned))
+    }
+
+    /// The package of a pinned call when the store holds it, found without the network: a
+    /// git entry's commit, or the package an archive URL last gave when it has the entry's
+    /// hash. `None`: it has to be fetched (and is then checked against the entry).
+    pub(super) fn stored_pinned(
+        &mut self,
+        package: &RemotePackage,
+        entry: &ModuleLockEntry,
+    ) -> Result<Option<Fetched>, FetchError> {
+        let mut log = FetchLog::default();
+        let found = match (&package.getter, &entry.commit) {
+            (Getter::Git, Some(commit)) => {
+                self.fetcher()
+                    .stored_git_commit(&package.url, commit, &mut log)?
+            }
+            (Getter::Http, _) => match self.fetcher().stored_archive(&package.url)? {
+                Some(f)
+                    if lock::package_hashes(self.store, &f)?
+                        .iter()
+                        .any(|h| entry.hashes.contains(h)) =>
+                {
+                    log.reused.push(f.id.clone());
+                    Some(f)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        self.tree.reused.extend(log.reused);
+        Ok(found)
+    }
+}
+
+/// The constraint selecting exactly version `v` (a locked version).
+pub(super) fn exact(v: &Version) -> Result<ModuleVersionConstraints, FetchError> {
+    ModuleVersionConstraints::parse(&format!("= {v}"))
+        .map_err(|e| FetchError::Package(format!("invalid locked version {v}: {e}")))
+}
