@@ -440,3 +440,90 @@ fn modules_lock_writes_the_file_without_touching_terraform_dir() {
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("Updated module \"m\""), "{text}");
 }
+
+#[test]
+fn an_entry_does_not_depend_on_the_order_of_calls_of_one_package() {
+    // A package with a dot entry: a second call of its address gets it without, as
+    // terraform copies the first install; the lock pins the package as fetched.
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let src = base.join("pkg");
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("main.tf"), output_tf("one")).unwrap();
+    fs_err::write(src.join(".gitignore"), "*.tfstate\n").unwrap();
+    sh(
+        &src,
+        "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
+         && git clone -q --bare . ../pkg.git",
+    );
+    let call = |name: &str| {
+        format!(
+            "module \"{name}\" {{\n  source = \"git::file://{}/pkg.git?ref=v1\"\n}}\n",
+            base.display()
+        )
+    };
+    let dir = env.checkout(
+        "w",
+        &[("main.tf", format!("{}{}", call("b"), call("c")).as_str())],
+    );
+    run_ok(&mut init(&env, &dir, &[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    let entry = |key: &str| {
+        let start = lock.find(&format!("module \"{key}\"")).unwrap();
+        let body = &lock[start..];
+        body[body.find('{').unwrap()..=body.find('}').unwrap()].to_owned()
+    };
+    assert_eq!(
+        entry("b"),
+        entry("c"),
+        "one package, one entry body: {lock}"
+    );
+
+    // A call of the same address that sorts first, then the first call removed: the other
+    // entries still verify.
+    fs_err::write(
+        dir.join("main.tf"),
+        format!("{}{}{}", call("a"), call("b"), call("c")),
+    )
+    .unwrap();
+    run_ok(&mut init(&env, &dir, &[]));
+    fs_err::write(dir.join("main.tf"), format!("{}{}", call("a"), call("c"))).unwrap();
+    let report = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    assert!(
+        calls(&report).iter().all(|(_, lock, _)| lock == "verified"),
+        "{:?}",
+        calls(&report)
+    );
+}
+
+#[test]
+fn a_locked_archive_without_validators_installs_with_its_server_gone() {
+    let env = TestEnv::new();
+    let reg = ModuleRegistry::start();
+    let src = env.root.path().join("src");
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("main.tf"), output_tf("plain")).unwrap();
+    sh(&src, "tar czf ../m.tar.gz main.tf");
+    // No ETag, no Last-Modified.
+    reg.server.route(
+        "/plain/m.tar.gz",
+        "application/octet-stream",
+        fs_err::read(env.root.path().join("m.tar.gz")).unwrap(),
+    );
+    let main = format!(
+        "module \"m\" {{\n  source = \"{}/plain/m.tar.gz\"\n}}\n",
+        reg.server.url()
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    run_ok(&mut init(&env, &dir, &[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    drop(reg);
+
+    let copy = env.checkout("w2", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let report = json(&run_ok(&mut init(&env, &copy, &["--json"])));
+    assert_eq!(
+        calls(&report),
+        [("m".into(), "verified".into(), "lock".into())]
+    );
+    assert!(state(&copy).2.unwrap().contains("\"plain\""));
+}

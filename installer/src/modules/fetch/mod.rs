@@ -279,18 +279,19 @@ impl Fetcher<'_> {
                             sha256: &sha256,
                         };
                         let f = self.http_archive(&id, &download, tmp.path(), log)?;
-                        if validators.etag.is_some() || validators.last_modified.is_some() {
-                            self.remember(
-                                &memo_key,
-                                &ModuleSourceMemo {
-                                    package: id,
-                                    location: String::new(),
-                                    subdir: String::new(),
-                                    etag: validators.etag,
-                                    last_modified: validators.last_modified,
-                                },
-                            )?;
-                        }
+                        // Remembered with or without validators: without, the next
+                        // unpinned fetch is a plain GET; a pinned call finds its package by
+                        // it with no request at all.
+                        self.remember(
+                            &memo_key,
+                            &ModuleSourceMemo {
+                                package: id,
+                                location: String::new(),
+                                subdir: String::new(),
+                                etag: validators.etag,
+                                last_modified: validators.last_modified,
+                            },
+                        )?;
                         f
                     }
                 }

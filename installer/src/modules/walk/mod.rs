@@ -362,8 +362,11 @@ impl<'a> Walker<'a> {
             _ => return Err(bad_location(&location)),
         };
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
-        let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
+        // The package as fetched is what the lock pins: a later call of the same address
+        // installs it without its dot entries, which must not make its entry depend on the
+        // order of the calls.
         let mut hashes = lock::package_hashes(self.store, &fetched)?;
+        let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
         if let Some((entry, _)) = &pinned {
             lock::check(entry, &hashes, None)?;
             // A verified entry keeps its hashes (a restored store may have dropped a `zh:`).
@@ -409,8 +412,8 @@ impl<'a> Walker<'a> {
         };
         let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
         let commit = fetched.commit.clone();
-        let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
         let mut hashes = lock::package_hashes(self.store, &fetched)?;
+        let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
         if let Some(entry) = pinned {
             lock::check(entry, &hashes, commit.as_deref())?;
             hashes.extend(entry.hashes.iter().cloned());
