@@ -29,6 +29,16 @@ pub(super) struct Fetched {
     pub(super) commit: Option<String>,
 }
 
+/// The store's memo key of a registry module's version: `(module, exact version)` names
+/// one package for good.
+fn registry_memo_key(m: &registry::RegistryModule<'_>, version: &Version) -> String {
+    format!(
+        "registry\0{}/{}\0{version}",
+        m.host.to_ascii_lowercase(),
+        m.path
+    )
+}
+
 /// The key of one registry resolution in this init: `HOST/PATH CONSTRAINTS`.
 pub(super) fn resolve_key(
     m: &registry::RegistryModule<'_>,
@@ -100,28 +110,10 @@ impl Fetcher<'_> {
         constraints: &ModuleVersionConstraints,
         log: &mut FetchLog,
     ) -> Result<Resolved, FetchError> {
-        let memo_key_of = |version: &tstore_tofu::version::Version| {
-            format!(
-                "registry\0{}/{}\0{version}",
-                m.host.to_ascii_lowercase(),
-                m.path
-            )
-        };
-        // A constraint naming one exact version whose package the store holds needs no
-        // registry at all: any version list could only select that version, and a
-        // published version is never replaced.
-        if let Some(version) = constraints.exact() {
-            if let Some(memo) = self.memo(&memo_key_of(version))? {
-                log.reused.push(memo.package.clone());
-                let mut fetched = self.fetched(&memo.package)?;
-                fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
-                return Ok(Resolved {
-                    version: version.clone(),
-                    location: memo.location,
-                    fetched,
-                });
-            }
+        if let Some(resolved) = self.registry_from_store(m, constraints, log)? {
+            return Ok(resolved);
         }
+        let memo_key_of = |version: &Version| registry_memo_key(m, version);
         let http = self
             .http
             .as_ref()
@@ -161,6 +153,31 @@ impl Fetcher<'_> {
             location,
             fetched,
         })
+    }
+
+    /// A registry module whose constraint names one exact version the store holds, resolved
+    /// with no registry at all (and no HTTP client): any version list could only select
+    /// that version, and a published version is never replaced. `None`: ask the registry.
+    pub(super) fn registry_from_store(
+        &self,
+        m: &registry::RegistryModule<'_>,
+        constraints: &ModuleVersionConstraints,
+        log: &mut FetchLog,
+    ) -> Result<Option<Resolved>, FetchError> {
+        let Some(version) = constraints.exact() else {
+            return Ok(None);
+        };
+        let Some(memo) = self.memo(&registry_memo_key(m, version))? else {
+            return Ok(None);
+        };
+        log.reused.push(memo.package.clone());
+        let mut fetched = self.fetched(&memo.package)?;
+        fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
+        Ok(Some(Resolved {
+            version: version.clone(),
+            location: memo.location,
+            fetched,
+        }))
     }
 
     /// The store's memo for `source`, when the package it names is intact in the store.

@@ -62,6 +62,7 @@ pub(super) fn walk(
         resolved: HashMap::new(),
         slots: Slots::default(),
         installed_addrs: HashSet::new(),
+        stored_pins: HashMap::new(),
         tree: ModuleTree::default(),
     };
     let root = ModuleAt {
@@ -134,6 +135,8 @@ struct Walker<'a> {
     /// walk order (depth first, calls by name). A later call of the same address gets the
     /// package without its dot entries, as terraform and tofu copy an earlier install.
     installed_addrs: HashSet<String>,
+    /// A pinned package's lookup in the store, by address and pin, made once per init.
+    stored_pins: HashMap<String, Option<Fetched>>,
     tree: ModuleTree,
 }
 
@@ -556,11 +559,19 @@ impl<'a> Walker<'a> {
         if let Some(r) = self.resolved.get(&key) {
             return Ok(r.clone());
         }
-        self.http()?;
         let mut log = FetchLog::default();
-        let result = self
+        // The HTTP client (TLS roots read, an agent built) only when the registry is asked.
+        let result = match self
             .fetcher()
-            .registry(&self.opts.workdir.network, m, constraints, &mut log);
+            .registry_from_store(m, constraints, &mut log)?
+        {
+            Some(resolved) => Ok(resolved),
+            None => {
+                self.http()?;
+                self.fetcher()
+                    .registry(&self.opts.workdir.network, m, constraints, &mut log)
+            }
+        };
         self.tree.fetched.extend(log.fetched);
         self.tree.reused.extend(log.reused);
         let r = result?;

@@ -62,6 +62,11 @@ impl<'a> Walker<'a> {
         package: &RemotePackage,
         entry: &ModuleLockEntry,
     ) -> Result<Option<Fetched>, FetchError> {
+        // Asked by the prefetch, then by the walk: the store is checked once per init.
+        let memo_key = format!("{package}\0{:?}\0{:?}", entry.commit, entry.hashes);
+        if let Some(found) = self.stored_pins.get(&memo_key) {
+            return Ok(found.clone());
+        }
         let mut log = FetchLog::default();
         let found = match (&package.getter, &entry.commit) {
             (Getter::Git, Some(commit)) => {
@@ -82,6 +87,7 @@ impl<'a> Walker<'a> {
             _ => None,
         };
         self.tree.reused.extend(log.reused);
+        self.stored_pins.insert(memo_key, found.clone());
         Ok(found)
     }
 }

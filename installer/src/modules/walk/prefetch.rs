@@ -89,9 +89,19 @@ impl<'a> Walker<'a> {
                             (_, None) => constraints,
                         };
                     let key = resolve_key(&m, &selection);
-                    if !self.resolved.contains_key(&key) && seen.insert(key.clone()) {
-                        jobs.push(Job::Registry(key, m, selection));
+                    if self.resolved.contains_key(&key) || !seen.insert(key.clone()) {
+                        continue;
                     }
+                    // An exact version the store holds needs no thread and no registry.
+                    let mut log = FetchLog::default();
+                    if let Ok(Some(r)) =
+                        self.fetcher().registry_from_store(&m, &selection, &mut log)
+                    {
+                        self.tree.reused.extend(log.reused);
+                        self.resolved.insert(key, r);
+                        continue;
+                    }
+                    jobs.push(Job::Registry(key, m, selection));
                 }
                 _ => {}
             }
