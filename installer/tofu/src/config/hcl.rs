@@ -285,7 +285,7 @@ pub(super) fn parse_hcl(
                     continue;
                 };
                 check_local_name(name.as_str(), &f.at(block))?;
-                check_provider_arguments(&f, block)?;
+                check_provider_arguments(&f, block, flavor)?;
                 out.provider_configs.push(ProviderConfig {
                     name: name.as_str().to_owned(),
                     alias: f.string_attr(&block.body, "alias")?.unwrap_or_default(),
@@ -480,14 +480,20 @@ fn check_labels(
         })
 }
 
-/// `count`, `depends_on` and `source`, and the `lifecycle` and `locals` blocks, are
-/// reserved in provider blocks.
-fn check_provider_arguments(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError> {
+/// `count`, `depends_on` and `source` (and, for terraform, `for_each`, which tofu takes),
+/// and the `lifecycle` and `locals` blocks, are reserved in provider blocks.
+fn check_provider_arguments(
+    f: &HclFile<'_>,
+    block: &Block,
+    flavor: Flavor,
+) -> Result<(), ConfigError> {
+    let reserved = |name: &str| {
+        ["count", "depends_on", "source"].contains(&name)
+            || (name == "for_each" && flavor == Flavor::Terraform)
+    };
     for s in block.body.iter() {
         match s {
-            Structure::Attribute(a)
-                if ["count", "depends_on", "source"].contains(&a.key.as_str()) =>
-            {
+            Structure::Attribute(a) if reserved(a.key.as_str()) => {
                 return Err(invalid(
                     &f.at(a),
                     "Reserved argument name in provider block",

@@ -559,3 +559,17 @@ fn provider_local_names_are_normalized_everywhere() {
     .1;
     r.unwrap();
 }
+
+/// `for_each` is reserved in a provider block by terraform (every release); tofu (1.9 and
+/// later) takes it.
+/// upstream: internal/configs/provider.go@v1.0.3 (hashicorp/terraform),
+/// internal/configs/provider.go@v1.12.6 (opentofu/opentofu)
+#[test]
+fn provider_for_each_follows_the_flavor() {
+    let src = "provider \"null\" {\n  alias    = \"each\"\n  for_each = toset([\"a\"])\n}\n";
+    assert_eq!(
+        error_as(&[("main.tf", src)], Flavor::Terraform),
+        "main.tf:3: Reserved argument name in provider block: The provider argument name \"for_each\" is reserved for use by Terraform in a future version."
+    );
+    module_as(&[("main.tf", src)], Flavor::Tofu).1.unwrap();
+}
