@@ -12,8 +12,9 @@
 //! `case.json`: `{"about": "...", "expect": "success"|"failure", "error": "summary",
 //! "args": ["-upgrade", ...], "validate": true, "known_gap": "why tstore differs today"}`.
 //! A known gap is reported, not failed; once it passes, the harness fails until the
-//! `known_gap` is removed. File contents may name the world: `@@REGISTRY@@` (module
-//! registry host), `@@HTTP@@` (its base URL), `@@GIT@@` (the directory of git repositories).
+//! `known_gap` is removed. File contents and symlink targets may name the world:
+//! `@@REGISTRY@@` (module registry host), `@@HTTP@@` (its base URL), `@@GIT@@` (the
+//! directory of git repositories), `@@LOCAL@@` (a directory of plain module directories).
 //! The last line printed is `conformance: N passed, N failed, N known gaps`.
 
 mod world;
@@ -59,7 +60,9 @@ fn materialize(src: &Path, dest: &Path, world: &World) {
         if entry.file_type().is_dir() {
             fs_err::create_dir_all(&out).unwrap();
         } else if entry.file_type().is_symlink() {
-            std::os::unix::fs::symlink(fs_err::read_link(entry.path()).unwrap(), &out).unwrap();
+            let target = fs_err::read_link(entry.path()).unwrap();
+            let target = world.fill(&target.to_string_lossy());
+            std::os::unix::fs::symlink(target, &out).unwrap();
         } else {
             let text = fs_err::read_to_string(entry.path()).unwrap();
             fs_err::create_dir_all(out.parent().unwrap()).unwrap();

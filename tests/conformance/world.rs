@@ -1,5 +1,6 @@
 //! The loopback world every case shares: a filesystem mirror with the real null provider,
-//! a module registry, and git repositories, named in case files by placeholders.
+//! a module registry (git and archive locations), git repositories, and plain directories
+//! named by absolute path, named in case files by placeholders.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +13,7 @@ pub(crate) struct World {
     pub cli_config: PathBuf,
     registry: ModuleRegistry,
     git: PathBuf,
+    local: PathBuf,
 }
 
 /// Versions the registry lists for `acme/mod/null` (all served by the same git tag).
@@ -45,6 +47,19 @@ impl World {
                 (".github/workflows/ci.yml", "on: push\n"),
                 ("modules/inner/.terraform-docs.yml", "formatter: md\n"),
             ],
+            &[],
+        );
+        // A package whose module is reached through a symlinked directory: terraform
+        // records the directory the link resolves to, and joins `../other` to that.
+        git_repo(
+            &git,
+            "linked",
+            &[
+                ("main.tf", "module \"l\" {\n  source = \"./modules/link\"\n}\noutput \"o\" {\n  value = module.l.o\n}\n"),
+                ("nested/real/main.tf", "module \"o\" {\n  source = \"../other\"\n}\noutput \"o\" {\n  value = module.o.o\n}\n"),
+                ("nested/other/main.tf", "output \"o\" {\n  value = \"other\"\n}\n"),
+            ],
+            &[("modules/link", "../nested/real")],
         );
         git_repo(
             &git,
@@ -53,6 +68,7 @@ impl World {
                 "main.tf",
                 "terraform {\n  required_providers {\n    null = {\n      source  = \"hashicorp/null\"\n      version = \">= 2.0.0\"\n    }\n  }\n}\nresource \"null_resource\" \"x\" {}\n",
             )],
+            &[],
         );
         let registry = ModuleRegistry::start();
         let location = format!("git::file://{}/mod.git?ref=v1", git.display());
@@ -64,6 +80,23 @@ impl World {
             "1.0.0",
             &format!("git::file://{}/withnull.git?ref=v1", git.display()),
         );
+        // An archive whose files sit in one top-level directory, published with the
+        // `//*` location that selects it.
+        let archive = archive_with_top_directory(root, "archived-1.0");
+        let url = registry.archive("archived.tar.gz", archive);
+        registry.publish("acme/archived/null", "1.0.0", &format!("{url}//*"));
+        let local = root.join("world/local");
+        for (path, content) in [
+            ("pkg/main.tf", "module \"in\" {\n  source = \"./sub\"\n}\noutput \"o\" {\n  value = module.in.o\n}\n"),
+            ("pkg/sub/main.tf", "module \"deep\" {\n  source = \"../modules/inner\"\n}\noutput \"o\" {\n  value = module.deep.o\n}\n"),
+            ("pkg/modules/inner/main.tf", "output \"o\" {\n  value = \"inner\"\n}\n"),
+            ("outside/main.tf", "module \"b\" {\n  source = \"./b\"\n}\n"),
+            ("outside/b/main.tf", "output \"o\" {\n  value = \"b\"\n}\n"),
+        ] {
+            let p = local.join(path);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, content).unwrap();
+        }
         let extra = format!(
             "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\n",
             mirror_dir.display()
@@ -73,6 +106,7 @@ impl World {
             cli_config,
             registry,
             git,
+            local,
         }
     }
 
@@ -81,16 +115,23 @@ impl World {
         text.replace("@@REGISTRY@@", &self.registry.host())
             .replace("@@HTTP@@", &self.registry.server.url())
             .replace("@@GIT@@", &self.git.display().to_string())
+            .replace("@@LOCAL@@", &self.local.display().to_string())
     }
 }
 
-/// A bare repository `<base>/<name>.git` with `files`, tagged `v1`.
-fn git_repo(base: &Path, name: &str, files: &[(&str, &str)]) {
+/// A bare repository `<base>/<name>.git` with `files` and `links` (path, target), tagged
+/// `v1`.
+fn git_repo(base: &Path, name: &str, files: &[(&str, &str)], links: &[(&str, &str)]) {
     let src = base.join(format!("{name}-src"));
     for (path, content) in files {
         let p = src.join(path);
         fs_err::create_dir_all(p.parent().unwrap()).unwrap();
         fs_err::write(p, content).unwrap();
+    }
+    for (path, target) in links {
+        let p = src.join(path);
+        fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, p).unwrap();
     }
     let out = Command::new("sh")
         .arg("-ec")
@@ -108,4 +149,29 @@ fn git_repo(base: &Path, name: &str, files: &[(&str, &str)]) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A `.tar.gz` holding one directory `top` (a module calling its `sub`), as a release
+/// tarball holds its files.
+fn archive_with_top_directory(root: &Path, top: &str) -> Vec<u8> {
+    let dir = root.join("world/archive-src");
+    for (path, content) in [
+        ("main.tf", "output \"o\" {\n  value = \"top\"\n}\n"),
+        ("sub/main.tf", "output \"o\" {\n  value = \"sub\"\n}\n"),
+    ] {
+        let p = dir.join(top).join(path);
+        fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+        fs_err::write(p, content).unwrap();
+    }
+    let out = Command::new("tar")
+        .args(["-czf", "-", top])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }

@@ -69,14 +69,17 @@ fn glob_match(pattern: &str, name: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// The directory tofu records for a local module of the root package: `rel` (relative to
-/// the root `base`, already cleaned) with its symlinks resolved as Go's
-/// `filepath.EvalSymlinks` resolves a relative path: a relative link target replaces the
-/// link in place, an absolute one makes the result absolute; `..` is applied to what has
-/// been resolved so far. The manifest's `Dir` then matches terraform's, and so does
-/// `path.module`.
+/// `rel` (relative to `base`, or absolute; already cleaned) with its symlinks resolved as
+/// Go's `filepath.EvalSymlinks` resolves a path: a relative link target replaces the link
+/// in place, an absolute one makes the result absolute; `..` is applied to what has been
+/// resolved so far. This is how terraform and tofu record a local module's directory, so
+/// the manifest's `Dir` matches theirs, and so does `path.module`.
 pub(crate) fn eval_symlinks(base: &Path, rel: &str) -> std::io::Result<String> {
-    let mut out = PathBuf::new();
+    let mut out = if rel.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        PathBuf::new()
+    };
     let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_owned).collect();
     let mut links = 0;
     while let Some(c) = todo.pop_front() {
@@ -139,6 +142,9 @@ mod tests {
         std::os::unix::fs::symlink("real", b.join("link")).unwrap();
         std::os::unix::fs::symlink("../other", b.join("real/up")).unwrap();
         std::os::unix::fs::symlink(b.join("other"), b.join("abs")).unwrap();
+        // An absolute path is resolved from the root, whatever `base` is.
+        let real = b.canonicalize().unwrap();
+        let absolute = format!("{}/link/sub", real.display());
         for (rel, want) in [
             ("real", "real".to_owned()),
             ("link", "real".to_owned()),
@@ -146,6 +152,11 @@ mod tests {
             ("link/up", "other".to_owned()),
             ("abs", b.join("other").display().to_string()),
             (".", ".".to_owned()),
+            (
+                absolute.as_str(),
+                real.join("real/sub").display().to_string(),
+            ),
+            ("/..", "/".to_owned()),
         ] {
             assert_eq!(eval_symlinks(b, rel).unwrap(), want, "{rel}");
         }

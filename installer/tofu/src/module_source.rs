@@ -294,9 +294,11 @@ fn is_registry_host(host: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
 }
 
-/// `path` joined onto `base` and cleaned (`a/../b` → `b`, leading `..` kept), `/`-separated;
+/// `path` joined onto `base` and cleaned as Go's `filepath.Join` cleans (`a/../b` → `b`;
+/// a leading `..` kept, unless `base` is absolute: nothing is above `/`), `/`-separated;
 /// `.` for nothing.
 pub fn clean_join(base: &str, path: &str) -> String {
+    let absolute = base.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for c in base.split('/').chain(path.split('/')) {
         match c {
@@ -304,14 +306,16 @@ pub fn clean_join(base: &str, path: &str) -> String {
             ".." => {
                 if matches!(parts.last(), Some(p) if *p != "..") {
                     parts.pop();
-                } else {
+                } else if !absolute {
                     parts.push("..");
                 }
             }
             c => parts.push(c),
         }
     }
-    if parts.is_empty() {
+    if absolute {
+        format!("/{}", parts.join("/"))
+    } else if parts.is_empty() {
         ".".to_owned()
     } else {
         parts.join("/")
@@ -398,5 +402,10 @@ mod tests {
             ".terraform/modules/gita/modules/inner"
         );
         assert_eq!(clean_join(".", "../x"), "../x");
+        // A directory named by absolute path (a data directory, or a local module linked
+        // to one) stays absolute, and `..` stops at the root.
+        assert_eq!(clean_join("/srv/mods/a", "../b"), "/srv/mods/b");
+        assert_eq!(clean_join("/srv", "../../x"), "/x");
+        assert_eq!(clean_join("/", "."), "/");
     }
 }

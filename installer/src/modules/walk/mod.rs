@@ -24,6 +24,7 @@ use super::{
 };
 use crate::net::http::HttpClient;
 
+mod local;
 mod pins;
 mod prefetch;
 #[cfg(test)]
@@ -63,6 +64,7 @@ pub(super) fn walk(
         slots: Slots::default(),
         installed_addrs: HashSet::new(),
         stored_pins: HashMap::new(),
+        linked_installs: HashSet::new(),
         tree: ModuleTree::default(),
     };
     let root = ModuleAt {
@@ -137,6 +139,9 @@ struct Walker<'a> {
     installed_addrs: HashSet<String>,
     /// A pinned package's lookup in the store, by address and pin, made once per init.
     stored_pins: HashMap<String, Option<Fetched>>,
+    /// Installs of a directory named by absolute path that terraform and tofu make a link
+    /// to it (the first install of each directory; later ones are copies), by call key.
+    linked_installs: HashSet<String>,
     tree: ModuleTree,
 }
 
@@ -258,81 +263,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// A local path: read in place, relative to its caller (inside a remote package it must
-    /// stay inside that package).
-    fn local_call(
-        &mut self,
-        at: &ModuleAt,
-        c: &CallAt<'_>,
-        src: &str,
-    ) -> Result<(Node, PathBuf), FetchError> {
-        if c.call.version.is_some() {
-            return Err(FetchError::Address(
-                "Invalid version constraint: cannot apply a version constraint to a module with a relative local path".into(),
-            ));
-        }
-        let dir = clean_join(&at.dir_shown, src);
-        let (pkg_path, abs) = match &at.install {
-            Some(inst) => {
-                let p = clean_join(&at.pkg_path, src);
-                if p.starts_with("..") {
-                    return Err(FetchError::Package(format!(
-                        "Local module path escapes module package: {src:?} from {:?} \
-                         leaves the package of module \"{inst}\"",
-                        at.pkg_path
-                    )));
-                }
-                let root = &self.tree.installs[inst].0.view;
-                let abs = if p == "." {
-                    root.clone()
-                } else {
-                    root.join(&p)
-                };
-                (p, abs)
-            }
-            None => (dir.clone(), self.opts.workdir.dir.join(&dir)),
-        };
-        // In the root package, tofu records the directory with its symlinks resolved (a
-        // remote package's files are never symlinked dirs).
-        let (dir, abs) = match &at.install {
-            None if abs.is_dir() => {
-                let resolved =
-                    package_dirs::eval_symlinks(&self.opts.workdir.dir, &dir).map_err(|e| {
-                        FetchError::Package(format!("Unreadable module directory: {e}"))
-                    })?;
-                let abs = self.opts.workdir.dir.join(&resolved);
-                (resolved, abs)
-            }
-            _ => (dir, abs),
-        };
-        if !abs.is_dir() {
-            return Err(FetchError::Package(format!(
-                "Unreadable module directory: {} does not exist or is not a directory",
-                abs.display()
-            )));
-        }
-        let package = at
-            .install
-            .as_ref()
-            .map(|i| self.tree.installs[i].0.id.clone());
-        let node = Node {
-            key: c.key.clone(),
-            source: c.call.source.clone(),
-            kind: c.kind,
-            version: None,
-            dir,
-            install: at.install.clone(),
-            pkg_path,
-            parent: c.parent,
-            package,
-            at: c.call.at.clone(),
-            link_to: None,
-            lock_entry: None,
-            selected_by: None,
-        };
-        Ok((node, abs))
-    }
-
     /// A module registry address: the newest version its constraints allow, then the
     /// package at the location the registry names for it.
     fn registry_call(
@@ -403,6 +333,9 @@ impl<'a> Walker<'a> {
         }
         if package.getter == Getter::File {
             let fetched = local_directory(package)?;
+            if self.installed_addrs.insert(fetched.id.clone()) {
+                self.linked_installs.insert(c.key.clone());
+            }
             return self.remote_node(c, None, fetched, subdir);
         }
         let (source, reference, pinned) = self.remote_pin(&c.key, package, subdir.as_deref())?;

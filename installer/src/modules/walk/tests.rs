@@ -115,6 +115,114 @@ fn local_calls_are_walked_depth_first_with_their_callers() {
     assert!(tree.installs.is_empty() && tree.fetched.is_empty());
 }
 
+/// A local module's directory is recorded as terraform records it: joined to its caller's,
+/// then its symlinks resolved in the layout terraform gives `.terraform/modules` (the first
+/// install of a directory named by absolute path is a link to it, later ones are copies;
+/// a package's own links are kept).
+/// upstream: internal/initwd/module_install.go@v1.0.3, internal/initwd/getter.go@v1.0.3
+#[test]
+fn local_modules_get_the_directories_terraform_records() {
+    let f = Fixture::new();
+    let outside = f.root.join("outside");
+    for (rel, text) in [
+        ("pkg/main.tf", "module \"in\" { source = \"./sub\" }\n"),
+        (
+            "pkg/sub/main.tf",
+            "module \"deep\" { source = \"../modules/inner\" }\n",
+        ),
+        ("pkg/modules/inner/main.tf", ""),
+        ("linked/main.tf", "module \"b\" { source = \"./b\" }\n"),
+        ("linked/b/main.tf", ""),
+    ] {
+        let path = outside.join(rel);
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, text).unwrap();
+    }
+    let outside = outside.canonicalize().unwrap();
+    let repo = f.root.join("remotes/linked");
+    fs_err::create_dir_all(repo.join("modules")).unwrap();
+    std::os::unix::fs::symlink("../nested/real", repo.join("modules/link")).unwrap();
+    let repo = f.repository(
+        "linked",
+        &[
+            ("main.tf", "module \"l\" { source = \"./modules/link\" }\n"),
+            (
+                "nested/real/main.tf",
+                "module \"o\" { source = \"../other\" }\n",
+            ),
+            ("nested/other/main.tf", ""),
+        ],
+    );
+    std::os::unix::fs::symlink(outside.join("linked"), f.work.join("a")).unwrap();
+    let pkg = outside.join("pkg").display().to_string();
+    f.write(
+        "main.tf",
+        &format!(
+            "module \"a\" {{ source = \"./a\" }}\n\
+             module \"abs\" {{ source = \"{pkg}\" }}\n\
+             module \"again\" {{ source = \"{pkg}\" }}\n\
+             module \"g\" {{ source = \"git::file://{}?ref=v1\" }}\n",
+            repo.display()
+        ),
+    );
+    let tree = f.walk(&Recorder::default()).unwrap();
+    let dirs: Vec<(&str, &str)> = tree
+        .nodes
+        .iter()
+        .map(|n| (n.key.as_str(), n.dir.as_str()))
+        .collect();
+    let at = |rel: &str| outside.join(rel).display().to_string();
+    assert_eq!(
+        dirs,
+        [
+            ("a", at("linked").as_str()),
+            ("a.b", at("linked/b").as_str()),
+            ("abs", ".terraform/modules/abs"),
+            ("abs.in", at("pkg/sub").as_str()),
+            ("abs.in.deep", at("pkg/modules/inner").as_str()),
+            ("again", ".terraform/modules/again"),
+            ("again.in", ".terraform/modules/again/sub"),
+            ("again.in.deep", ".terraform/modules/again/modules/inner"),
+            ("g", ".terraform/modules/g"),
+            ("g.l", ".terraform/modules/g/nested/real"),
+            ("g.l.o", ".terraform/modules/g/nested/other"),
+        ]
+    );
+    let g_l = &tree.nodes[9];
+    assert_eq!(g_l.pkg_path, "nested/real");
+}
+
+/// Under a data directory named by absolute path (`TF_DATA_DIR=/…`), a package's local
+/// module is recorded under that absolute directory too.
+#[test]
+fn an_absolute_data_directory_keeps_local_module_dirs_absolute() {
+    let f = Fixture::new();
+    let repo = f.repository(
+        "pkg",
+        &[
+            (
+                "main.tf",
+                "module \"in\" { source = \"./modules/inner\" }\n",
+            ),
+            ("modules/inner/main.tf", ""),
+        ],
+    );
+    f.write(
+        "main.tf",
+        &format!(
+            "module \"g\" {{ source = \"git::file://{}?ref=v1\" }}\n",
+            repo.display()
+        ),
+    );
+    let data = f.root.join("data");
+    let mut opts = f.options();
+    opts.workdir.data_dir = DataDir::resolve(&f.work, Some(&data.display().to_string()));
+    let tree = walk(&f.store, &opts, &Pins::default(), &Recorder::default()).unwrap();
+    let dirs: Vec<&str> = tree.nodes.iter().map(|n| n.dir.as_str()).collect();
+    let under = |rel: &str| data.join(rel).display().to_string();
+    assert_eq!(dirs, [under("modules/g"), under("modules/g/modules/inner")]);
+}
+
 #[test]
 fn a_module_calling_itself_stops_at_the_depth_limit() {
     let f = Fixture::new();

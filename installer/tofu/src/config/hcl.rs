@@ -6,11 +6,13 @@ use hcl::edit::expr::{Expression, ObjectKey, TraversalOperator};
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
+use super::schema;
 use super::validate::{self, DeclKind, Declaration};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
     FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
 };
+use crate::flavor::Flavor;
 use crate::span::LineIndex;
 
 struct HclFile<'a> {
@@ -150,29 +152,71 @@ impl HclFile<'_> {
         })
     }
 
-    fn resource_provider(&self, block: &Block) -> Option<String> {
-        let explicit = block
-            .body
-            .get_attribute("provider")
-            .and_then(|a| match &a.value {
-                Expression::Variable(v) => Some(v.as_str().to_owned()),
-                Expression::Traversal(t) => match (&t.expr, t.operators.first().map(|o| o.value()))
-                {
-                    (Expression::Variable(v), None | Some(TraversalOperator::GetAttr(_))) => {
-                        Some(v.as_str().to_owned())
-                    }
-                    _ => None,
-                },
-                // Not valid in native syntax, but harmless to accept.
-                Expression::String(s) => Some(local_name_from_ref(s.as_str()).to_owned()),
-                _ => None,
-            });
-        explicit.or_else(|| {
-            block
-                .labels
-                .first()
-                .map(|l| implied_local_name(l.as_str()).to_owned())
-        })
+    /// The local provider name a resource-like block uses: its `provider` argument's (which
+    /// must be normalized), else the one its type implies.
+    fn resource_provider(&self, block: &Block) -> Result<Option<String>, ConfigError> {
+        if let Some(a) = block.body.get_attribute("provider") {
+            if let Some(local) = provider_ref_root(&a.value) {
+                check_local_name(&local, &self.value_at(&a.value, a))?;
+                return Ok(Some(local));
+            }
+            return Ok(None);
+        }
+        Ok(block
+            .labels
+            .first()
+            .map(|l| implied_local_name(l.as_str()).to_owned()))
+    }
+
+    /// The keys and values of a module call's `providers` map name provider configurations;
+    /// their local names must be normalized.
+    fn check_module_providers(&self, block: &Block) -> Result<(), ConfigError> {
+        let Some(a) = block.body.get_attribute("providers") else {
+            return Ok(());
+        };
+        let Expression::Object(map) = &a.value else {
+            return Ok(());
+        };
+        for (key, value) in map.iter() {
+            let key_root = match key {
+                ObjectKey::Ident(i) => Some(i.as_str().to_owned()),
+                ObjectKey::Expression(e) => provider_ref_root(e),
+            };
+            if let Some(local) = key_root {
+                check_local_name(&local, &self.value_at(key, a))?;
+            }
+            if let Some(local) = provider_ref_root(value.expr()) {
+                check_local_name(&local, &self.value_at(value.expr(), a))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Where `node` is, or its attribute `a` when the node has no position.
+    fn value_at(&self, node: &impl Span, a: &Attribute) -> SourcePos {
+        match node.span() {
+            Some(r) => SourcePos {
+                file: self.path.to_owned(),
+                line: Some(self.lines.line(r.start)),
+            },
+            None => self.at(a),
+        }
+    }
+}
+
+/// The local name a provider configuration reference starts with (`NAME` or
+/// `NAME.ALIAS`; a quoted one too, which terraform reads as the same reference).
+fn provider_ref_root(expr: &Expression) -> Option<String> {
+    match expr {
+        Expression::Variable(v) => Some(v.as_str().to_owned()),
+        Expression::Traversal(t) => match (&t.expr, t.operators.first().map(|o| o.value())) {
+            (Expression::Variable(v), None | Some(TraversalOperator::GetAttr(_))) => {
+                Some(v.as_str().to_owned())
+            }
+            _ => None,
+        },
+        Expression::String(s) => Some(local_name_from_ref(s.as_str()).to_owned()),
+        _ => None,
     }
 }
 
@@ -190,7 +234,11 @@ fn syntax_error_line(src: &str, e: &hcl::edit::parser::Error) -> usize {
     }
 }
 
-pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
+pub(super) fn parse_hcl(
+    src: &str,
+    path: &Path,
+    flavor: Flavor,
+) -> Result<FileContent, ConfigError> {
     let body = hcl::edit::parser::parse_body(src).map_err(|e| ConfigError::Syntax {
         at: SourcePos {
             file: path.to_owned(),
@@ -217,12 +265,18 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                 ))
             }
         };
-        check_block_header(&f, block)?;
+        check_block_header(&f, block, flavor)?;
         match block.ident.as_str() {
             "terraform" => {
                 for inner in block.body.blocks() {
-                    if inner.ident.as_str() == "required_providers" {
-                        out.required_blocks.push(f.required_providers(inner)?);
+                    match inner.ident.as_str() {
+                        "required_providers" => {
+                            out.required_blocks.push(f.required_providers(inner)?);
+                        }
+                        "provider_meta" => {
+                            check_local_name(inner.labels[0].as_str(), &f.at(inner))?;
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -230,7 +284,8 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                 let Some(name) = block.labels.first() else {
                     continue;
                 };
-                check_provider_arguments(&f, block)?;
+                check_local_name(name.as_str(), &f.at(block))?;
+                check_provider_arguments(&f, block, flavor)?;
                 out.provider_configs.push(ProviderConfig {
                     name: name.as_str().to_owned(),
                     alias: f.string_attr(&block.body, "alias")?.unwrap_or_default(),
@@ -238,8 +293,13 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                     at: f.at(block),
                 });
             }
+            "action" => {
+                if let Some(local) = f.resource_provider(block)? {
+                    out.resource_providers.push(local);
+                }
+            }
             "resource" | "data" | "ephemeral" => {
-                if let Some(local) = f.resource_provider(block) {
+                if let Some(local) = f.resource_provider(block)? {
                     out.resource_providers.push(local);
                 }
                 let has = |arg: &str| block.body.get_attribute(arg).is_some();
@@ -295,6 +355,7 @@ pub(super) fn parse_hcl(src: &str, path: &Path) -> Result<FileContent, ConfigErr
                     has("for_each"),
                     &f.at(block),
                 )?;
+                f.check_module_providers(block)?;
                 out.module_calls.push(FileModuleCall {
                     name: name.as_str().to_owned(),
                     source: f.static_string_attr(&block.body, "source"),
@@ -360,28 +421,10 @@ fn non_literal(expr: &Expression) -> NonLiteral {
     }
 }
 
-/// The top-level block types a configuration may have, in either flavor: what the
-/// current tofu and terraform releases know. Anything else is terraform's "Unsupported
-/// block type".
-pub(super) const TOP_LEVEL_BLOCKS: &[(&str, usize, &str)] = &[
-    ("terraform", 0, ""),
-    ("provider", 1, "name"),
-    ("variable", 1, "name"),
-    ("locals", 0, ""),
-    ("output", 1, "name"),
-    ("module", 1, "name"),
-    ("resource", 2, "type, name"),
-    ("data", 2, "type, name"),
-    ("ephemeral", 2, "type, name"),
-    ("moved", 0, ""),
-    ("import", 0, ""),
-    ("removed", 0, ""),
-    ("check", 1, "name"),
-];
-
-/// A top-level block must be of a known type, with the labels that type takes, and a
-/// module's name must be an identifier; the messages are terraform's.
-fn check_block_header(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError> {
+/// A top-level block must be of a type the flavor's tool knows, with the labels that type
+/// takes, and so must the blocks its decoder reads inside it; a module's name must be an
+/// identifier. The messages are terraform's.
+fn check_block_header(f: &HclFile<'_>, block: &Block, flavor: Flavor) -> Result<(), ConfigError> {
     let kind = block.ident.as_str();
     let at = f.at(block);
     if kind == "required_providers" {
@@ -391,44 +434,14 @@ fn check_block_header(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError>
             "A \"required_providers\" block must be nested inside a \"terraform\" block.".into(),
         ));
     }
-    let Some(&(_, labels, names)) = TOP_LEVEL_BLOCKS.iter().find(|(k, ..)| *k == kind) else {
+    let Some(block_type) = schema::top_level(kind, flavor) else {
         return Err(invalid(
             &at,
             "Unsupported block type",
-            format!("Blocks of type {kind:?} are not expected here."),
+            schema::unsupported_top_level_detail(kind, flavor),
         ));
     };
-    if block.labels.len() > labels {
-        return Err(invalid(
-            &at,
-            "Extraneous label",
-            format!(
-                "{kind} blocks take {labels} label(s){}.",
-                if names.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({names})")
-                }
-            ),
-        ));
-    }
-    if block.labels.len() < labels {
-        let summary = match kind {
-            "resource" => "Missing name for resource",
-            "data" => "Missing name for data",
-            "ephemeral" => "Missing name for ephemeral",
-            "provider" => "Missing name for provider",
-            "variable" => "Missing name for variable",
-            "output" => "Missing name for output",
-            "module" => "Missing name for module",
-            _ => "Missing name for check",
-        };
-        return Err(invalid(
-            &at,
-            summary,
-            format!("All {kind} blocks must have {labels} labels ({names})."),
-        ));
-    }
+    check_labels(f, block, block_type)?;
     if kind == "module" {
         let name = block.labels[0].as_str();
         if !is_identifier(name) {
@@ -439,17 +452,48 @@ fn check_block_header(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError>
             ));
         }
     }
+    for inner in block.body.blocks() {
+        match schema::nested_in(kind, inner.ident.as_str(), flavor) {
+            Ok(Some(inner_type)) => check_labels(f, inner, inner_type)?,
+            Ok(None) => {}
+            Err(detail) => return Err(invalid(&f.at(inner), "Unsupported block type", detail)),
+        }
+    }
     Ok(())
 }
 
-/// `count`, `depends_on` and `source`, and the `lifecycle` and `locals` blocks, are
-/// reserved in provider blocks.
-fn check_provider_arguments(f: &HclFile<'_>, block: &Block) -> Result<(), ConfigError> {
+/// `block` has the labels `block_type` takes; the error points at the first label too
+/// many, or at the block when one is missing.
+fn check_labels(
+    f: &HclFile<'_>,
+    block: &Block,
+    block_type: &schema::BlockType,
+) -> Result<(), ConfigError> {
+    block_type
+        .check_labels(block.labels.len())
+        .map_err(|problem| {
+            let at = match problem.extraneous {
+                Some(i) => f.at(&block.labels[i]),
+                None => f.at(block),
+            };
+            invalid(&at, problem.summary, problem.detail)
+        })
+}
+
+/// `count`, `depends_on` and `source` (and, for terraform, `for_each`, which tofu takes),
+/// and the `lifecycle` and `locals` blocks, are reserved in provider blocks.
+fn check_provider_arguments(
+    f: &HclFile<'_>,
+    block: &Block,
+    flavor: Flavor,
+) -> Result<(), ConfigError> {
+    let reserved = |name: &str| {
+        ["count", "depends_on", "source"].contains(&name)
+            || (name == "for_each" && flavor == Flavor::Terraform)
+    };
     for s in block.body.iter() {
         match s {
-            Structure::Attribute(a)
-                if ["count", "depends_on", "source"].contains(&a.key.as_str()) =>
-            {
+            Structure::Attribute(a) if reserved(a.key.as_str()) => {
                 return Err(invalid(
                     &f.at(a),
                     "Reserved argument name in provider block",

@@ -4,6 +4,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::flavor::Flavor;
+
+use super::schema;
 use super::validate::{self, DeclKind, Declaration};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
@@ -31,7 +34,11 @@ pub(crate) fn json_root_bodies(root: &Value) -> Option<Vec<&serde_json::Map<Stri
     }
 }
 
-pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigError> {
+pub(super) fn parse_json(
+    src: &str,
+    path: &Path,
+    flavor: Flavor,
+) -> Result<FileContent, ConfigError> {
     let at = SourcePos {
         file: path.to_owned(),
         line: None,
@@ -62,9 +69,22 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
     };
     let mut out = FileContent::default();
     for (key, value) in roots.into_iter().flatten() {
+        // "//" is JSON syntax's comment property.
+        if key != "//" && schema::top_level(key, flavor).is_none() {
+            return Err(invalid(
+                &at,
+                "Extraneous JSON object property",
+                schema::extraneous_json_property_detail(key, flavor),
+            ));
+        }
         match key.as_str() {
             "terraform" => {
                 for tf in json_items(value) {
+                    for meta in tf.get("provider_meta").map(json_items).unwrap_or_default() {
+                        for name in meta.keys() {
+                            check_local_name(name, &at)?;
+                        }
+                    }
                     let Some(rp) = tf.get("required_providers") else {
                         continue;
                     };
@@ -118,6 +138,7 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
             "provider" => {
                 for by_name in json_items(value) {
                     for (name, bodies) in by_name {
+                        check_local_name(name, &at)?;
                         for body in json_items(bodies) {
                             out.provider_configs.push(ProviderConfig {
                                 name: name.clone(),
@@ -136,7 +157,7 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                     }
                 }
             }
-            "resource" | "data" | "ephemeral" => {
+            "resource" | "data" | "ephemeral" | "action" => {
                 for by_type in json_items(value) {
                     for (rtype, by_name) in by_type {
                         for names in json_items(by_name) {
@@ -155,7 +176,11 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                                 }
                                 for body in json_items(bodies) {
                                     let local = match body.get("provider").and_then(Value::as_str) {
-                                        Some(r) => local_name_from_ref(r),
+                                        Some(r) => {
+                                            let local = local_name_from_ref(r);
+                                            check_local_name(local, &at)?;
+                                            local
+                                        }
                                         None => implied_local_name(rtype),
                                     };
                                     out.resource_providers.push(local.to_owned());
@@ -203,6 +228,15 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                                 "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.".into(),
                             ));
                         }
+                        // The `providers` map names provider configurations on both sides.
+                        if let Some(Value::Object(map)) = body.get("providers") {
+                            for (k, v) in map {
+                                check_local_name(local_name_from_ref(k), &at)?;
+                                if let Some(v) = v.as_str() {
+                                    check_local_name(local_name_from_ref(v), &at)?;
+                                }
+                            }
+                        }
                         out.module_calls.push(FileModuleCall {
                             name: name.clone(),
                             source: literal("source")?,
@@ -230,19 +264,6 @@ pub(super) fn parse_json(src: &str, path: &Path) -> Result<FileContent, ConfigEr
                         });
                     }
                 }
-            }
-            // "//" is JSON syntax's comment property.
-            "//" => {}
-            other
-                if !super::hcl::TOP_LEVEL_BLOCKS
-                    .iter()
-                    .any(|(k, ..)| *k == other) =>
-            {
-                return Err(invalid(
-                    &at,
-                    "Unsupported block type",
-                    format!("Blocks of type {other:?} are not expected here."),
-                ));
             }
             _ => {}
         }

@@ -13,6 +13,7 @@ pub(crate) mod files;
 mod hcl;
 mod json;
 mod parsed;
+mod schema;
 pub mod test_files;
 pub mod tree;
 mod validate;
@@ -138,7 +139,7 @@ pub fn load_module_requirements_shown_as(
                     Some(name) => shown_as.join(name),
                     None => p.clone(),
                 };
-                parsed::parse_file(p, &shown)
+                parsed::parse_file(p, &shown, flavor)
             })
             .collect()
     };
@@ -379,16 +380,16 @@ pub fn is_config_dir(dir: &Path, flavor: Flavor) -> bool {
 /// Parse one configuration file (`.tf`/`.tofu` as HCL, `.tf.json`/`.tofu.json`
 /// as JSON) the way [`load_module_requirements`] does, and report the first
 /// syntax or requirement error. Used by the corpus check, which compares this
-/// verdict with terraform's on public modules.
+/// verdict with terraform's on public modules (so the block types are terraform's).
 pub fn check_file(path: &Path) -> Result<(), ConfigError> {
     let src = read_capped(path, MAX_CONFIG_FILE).map_err(|err| ConfigError::Read {
         path: path.to_owned(),
         err,
     })?;
     if path.to_string_lossy().ends_with(".json") {
-        parse_json(&src, path).map(drop)
+        parse_json(&src, path, Flavor::Terraform).map(drop)
     } else {
-        parse_hcl(&src, path).map(drop)
+        parse_hcl(&src, path, Flavor::Terraform).map(drop)
     }
 }
 

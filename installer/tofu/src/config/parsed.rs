@@ -3,7 +3,8 @@
 //! requirements of every module through the installed tree — and the second read of a file
 //! finds the first one's result here.
 //!
-//! A result is reused only for the same file shown under the same name: the same path in
+//! A result is reused only for the same file read for the same flavor (which decides the
+//! block types a file may have) and shown under the same name: the same path in
 //! messages, and the same identity of the open file (device, inode, size, modification and
 //! change times, taken with `fstat` on the descriptor that would be read) — whatever path
 //! led to it, so a module package read from the store by the module phase and through its
@@ -19,12 +20,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::hcl::parse_hcl;
 use super::json::parse_json;
 use super::{ConfigError, FileContent};
+use crate::flavor::Flavor;
 use crate::read::{read_capped_from, MAX_CONFIG_FILE};
 
 /// What a parsed file is remembered by.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct FileKey {
     shown: PathBuf,
+    /// Which block types a file may have depends on the flavor.
+    flavor: Flavor,
     dev: u64,
     ino: u64,
     size: u64,
@@ -35,9 +39,13 @@ struct FileKey {
 static PARSED: Mutex<Option<HashMap<FileKey, Arc<FileContent>>>> = Mutex::new(None);
 
 /// Read and parse the configuration file at `path` (`.json` as JSON, anything else as
-/// HCL), naming it `shown` in every position and error; a file this process parsed before,
-/// unchanged, is not read again.
-pub(super) fn parse_file(path: &Path, shown: &Path) -> Result<Arc<FileContent>, ConfigError> {
+/// HCL) as `flavor`'s tool reads it, naming it `shown` in every position and error; a file
+/// this process parsed before for the same flavor, unchanged, is not read again.
+pub(super) fn parse_file(
+    path: &Path,
+    shown: &Path,
+    flavor: Flavor,
+) -> Result<Arc<FileContent>, ConfigError> {
     let read_err = |err| ConfigError::Read {
         path: shown.to_owned(),
         err,
@@ -46,6 +54,7 @@ pub(super) fn parse_file(path: &Path, shown: &Path) -> Result<Arc<FileContent>, 
     let meta = file.metadata().map_err(read_err)?;
     let key = FileKey {
         shown: shown.to_owned(),
+        flavor,
         dev: meta.dev(),
         ino: meta.ino(),
         size: meta.size(),
@@ -62,9 +71,9 @@ pub(super) fn parse_file(path: &Path, shown: &Path) -> Result<Arc<FileContent>, 
     }
     let src = read_capped_from(file, meta.size(), MAX_CONFIG_FILE).map_err(read_err)?;
     let parsed = Arc::new(if path.to_string_lossy().ends_with(".json") {
-        parse_json(&src, shown)?
+        parse_json(&src, shown, flavor)?
     } else {
-        parse_hcl(&src, shown)?
+        parse_hcl(&src, shown, flavor)?
     });
     PARSED
         .lock()
@@ -77,6 +86,8 @@ pub(super) fn parse_file(path: &Path, shown: &Path) -> Result<Arc<FileContent>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const T: Flavor = Flavor::Tofu;
 
     fn calls(content: &FileContent) -> Vec<String> {
         content
@@ -91,19 +102,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("main.tf");
         std::fs::write(&path, "module \"a\" {\n  source = \"./a\"\n}\n").unwrap();
-        let first = parse_file(&path, &path).unwrap();
-        let again = parse_file(&path, &path).unwrap();
+        let first = parse_file(&path, &path, T).unwrap();
+        let again = parse_file(&path, &path, T).unwrap();
         assert!(Arc::ptr_eq(&first, &again), "parsed twice");
         assert_eq!(calls(&again), ["a"]);
 
         // Reached through a symlink, shown under the same name: the same file.
         let link = dir.path().join("link.tf");
         std::os::unix::fs::symlink(&path, &link).unwrap();
-        assert!(Arc::ptr_eq(&first, &parse_file(&link, &path).unwrap()));
+        assert!(Arc::ptr_eq(&first, &parse_file(&link, &path, T).unwrap()));
 
         // Shown under another name: positions differ, so it is parsed for that name.
         let shown = Path::new(".terraform/modules/x/main.tf");
-        let other = parse_file(&path, shown).unwrap();
+        let other = parse_file(&path, shown, T).unwrap();
         assert!(!Arc::ptr_eq(&first, &other));
         assert_eq!(
             other.module_calls[0].at.to_string(),
@@ -114,10 +125,10 @@ mod tests {
         let new = dir.path().join("new.tf");
         std::fs::write(&new, "module \"b\" {\n  source = \"./b\"\n}\n").unwrap();
         std::fs::rename(&new, &path).unwrap();
-        assert_eq!(calls(&parse_file(&path, &path).unwrap()), ["b"]);
+        assert_eq!(calls(&parse_file(&path, &path, T).unwrap()), ["b"]);
         // Rewritten in place with other content: parsed afresh.
         std::fs::write(&path, "module \"cc\" {\n  source = \"./c\"\n}\n").unwrap();
-        assert_eq!(calls(&parse_file(&path, &path).unwrap()), ["cc"]);
+        assert_eq!(calls(&parse_file(&path, &path, T).unwrap()), ["cc"]);
     }
 
     #[test]
@@ -125,9 +136,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("main.tf");
         std::fs::write(&path, "module \"a\" {\n").unwrap();
-        assert!(parse_file(&path, &path).is_err());
-        assert!(parse_file(&path, &path).is_err());
+        assert!(parse_file(&path, &path, T).is_err());
+        assert!(parse_file(&path, &path, T).is_err());
         std::fs::write(&path, "module \"a\" {\n  source = \"./a\"\n}\n").unwrap();
-        assert_eq!(calls(&parse_file(&path, &path).unwrap()), ["a"]);
+        assert_eq!(calls(&parse_file(&path, &path, T).unwrap()), ["a"]);
     }
 }

@@ -335,3 +335,241 @@ fn non_literal_module_sources_follow_the_flavor() {
         }
     }
 }
+
+/// The error of loading `files` under `flavor`, as `FILE:LINE: SUMMARY: DETAIL` with the
+/// temporary directory left out; panics when the module loads.
+fn error_as(files: &[(&str, &str)], flavor: Flavor) -> String {
+    let (d, r) = module_as(files, flavor);
+    match r {
+        Ok(_) => panic!("{files:?} loads under {flavor}"),
+        Err(e) => e
+            .to_string()
+            .replace(&format!("{}/", d.path().display()), ""),
+    }
+}
+
+/// A block header must have the labels its type takes, at the top level and in the nested
+/// blocks the configuration decoder reads itself; the words are HCL's, the line is the
+/// first extraneous label's (or the block's, when one is missing).
+/// upstream: hclsyntax/structure.go@v2.10.1 (hashicorp/hcl), internal/configs/*.go@v1.0.3
+#[test]
+fn block_labels_are_counted_as_hcl_counts_them() {
+    let cases = [
+        (
+            "resource \"null_resource\" \"x\" \"y\" {}\n",
+            "main.tf:1: Extraneous label for resource: Only 2 labels (type, name) are expected for resource blocks.",
+        ),
+        (
+            "locals \"x\" {}\n",
+            "main.tf:1: Extraneous label for locals: No labels are expected for locals blocks.",
+        ),
+        (
+            "resource {}\n",
+            "main.tf:1: Missing type for resource: All resource blocks must have 2 labels (type, name).",
+        ),
+        (
+            "data \"null_data_source\" {}\n",
+            "main.tf:1: Missing name for data: All data blocks must have 2 labels (type, name).",
+        ),
+        (
+            "terraform {\n  backend \"local\" \"x\" {}\n}\n",
+            "main.tf:2: Extraneous label for backend: Only 1 labels (type) are expected for backend blocks.",
+        ),
+        (
+            "terraform {\n  required_providers \"x\" {}\n}\n",
+            "main.tf:2: Extraneous label for required_providers: No labels are expected for required_providers blocks.",
+        ),
+        (
+            "terraform {\n  backend {}\n}\n",
+            "main.tf:2: Missing type for backend: All backend blocks must have 1 labels (type).",
+        ),
+        (
+            "resource \"null_resource\" \"x\" {\n  provisioner \"local-exec\" \"y\" {}\n}\n",
+            "main.tf:2: Extraneous label for provisioner: Only 1 labels (type) are expected for provisioner blocks.",
+        ),
+        (
+            "resource \"null_resource\" \"x\" {\n  lifecycle \"y\" {}\n}\n",
+            "main.tf:2: Extraneous label for lifecycle: No labels are expected for lifecycle blocks.",
+        ),
+        (
+            "variable \"v\" {\n  validation \"x\" {\n    condition     = true\n    error_message = \"The v.\"\n  }\n}\n",
+            "main.tf:2: Extraneous label for validation: No labels are expected for validation blocks.",
+        ),
+        (
+            "module \"m\" {\n  source = \"./m\"\n  provider {}\n}\n",
+            "main.tf:3: Missing type for provider: All provider blocks must have 1 labels (type).",
+        ),
+        (
+            "check \"c\" {\n  data \"http\" {}\n}\n",
+            "main.tf:2: Missing name for data: All data blocks must have 2 labels (type, name).",
+        ),
+        (
+            "output \"o\" {\n  value = 1\n  precondition \"p\" {}\n}\n",
+            "main.tf:3: Extraneous label for precondition: No labels are expected for precondition blocks.",
+        ),
+        // The header of a block the decoder leaves to the provider's schema is not read
+        // at init (the body of a dynamic block, a provider's own nested blocks).
+    ];
+    for (src, want) in cases {
+        for flavor in [Flavor::Tofu, Flavor::Terraform] {
+            assert_eq!(
+                error_as(&[("main.tf", src)], flavor),
+                want,
+                "{flavor}: {src}"
+            );
+        }
+    }
+    let (_d, r) = module(&[(
+        "main.tf",
+        "resource \"null_resource\" \"x\" {\n  dynamic \"d\" {\n    for_each = []\n    content {}\n  }\n  setting \"free\" {}\n}\n",
+    )]);
+    r.unwrap();
+}
+
+/// A top-level block type, or a block type inside `terraform`, that the flavor's tool does
+/// not know is refused with HCL's words (and its suggestion of a close name). Block types
+/// newer than terraform 1.0 stay accepted where the flavor's current release knows them.
+/// upstream: internal/configs/parser_config.go@v1.0.3, @HEAD (hashicorp/terraform),
+/// internal/configs/parser_config.go@v1.12.6 (opentofu/opentofu), json/structure.go@v2.10.1
+#[test]
+fn unknown_block_types_follow_the_flavor() {
+    let both = [Flavor::Tofu, Flavor::Terraform];
+    let refused: &[(&str, &str, &[Flavor], &str)] = &[
+        ("main.tf", "foo {}\n", &both, "main.tf:1: Unsupported block type: Blocks of type \"foo\" are not expected here."),
+        ("main.tf", "varyable \"x\" {}\n", &both, "main.tf:1: Unsupported block type: Blocks of type \"varyable\" are not expected here. Did you mean \"variable\"?"),
+        ("main.tf", "terraform {\n  foo {}\n}\n", &both, "main.tf:2: Unsupported block type: Blocks of type \"foo\" are not expected here."),
+        ("main.tf", "action \"aws_lambda_invoke\" \"x\" {}\n", &[Flavor::Tofu], "main.tf:1: Unsupported block type: Blocks of type \"action\" are not expected here."),
+        ("main.tf", "language {}\n", &[Flavor::Terraform], "main.tf:1: Unsupported block type: Blocks of type \"language\" are not expected here."),
+        ("main.tf", "terraform {\n  encryption {}\n}\n", &[Flavor::Terraform], "main.tf:2: Unsupported block type: Blocks of type \"encryption\" are not expected here."),
+        ("main.tf", "terraform {\n  state_store \"s3\" {}\n}\n", &[Flavor::Tofu], "main.tf:2: Unsupported block type: Blocks of type \"state_store\" are not expected here."),
+        ("main.tf.json", "{\"foo\": {}}", &both, "main.tf.json: Extraneous JSON object property: No argument or block type is named \"foo\"."),
+        ("main.tf.json", "{\"variabel\": {}}", &both, "main.tf.json: Extraneous JSON object property: No argument or block type is named \"variabel\". Did you mean \"variable\"?"),
+        ("main.tf.json", "{\"action\": {}}", &[Flavor::Tofu], "main.tf.json: Extraneous JSON object property: No argument or block type is named \"action\"."),
+        ("main.tf.json", "{\"language\": {}}", &[Flavor::Terraform], "main.tf.json: Extraneous JSON object property: No argument or block type is named \"language\"."),
+    ];
+    for (name, src, flavors, want) in refused {
+        for flavor in *flavors {
+            assert_eq!(&error_as(&[(name, src)], *flavor), want, "{flavor}: {src}");
+        }
+    }
+    let accepted: &[(&str, &[Flavor])] = &[
+        ("moved {\n  from = a.b\n  to   = a.c\n}\nimport {\n  to = a.b\n  id = \"x\"\n}\nremoved {\n  from = a.d\n}\ncheck \"c\" {\n  assert {\n    condition     = true\n    error_message = \"c\"\n  }\n}\nephemeral \"random_password\" \"p\" {}\n", &both),
+        ("terraform {\n  backend \"local\" {}\n  cloud {}\n  provider_meta \"null\" {}\n}\n", &both),
+        ("action \"aws_lambda_invoke\" \"x\" {}\n", &[Flavor::Terraform]),
+        ("terraform {\n  state_store \"s3\" {}\n}\n", &[Flavor::Terraform]),
+        ("language {}\n", &[Flavor::Tofu]),
+        ("terraform {\n  encryption {}\n}\n", &[Flavor::Tofu]),
+    ];
+    for (src, flavors) in accepted {
+        for flavor in *flavors {
+            module_as(&[("main.tf", src)], *flavor)
+                .1
+                .unwrap_or_else(|e| panic!("{flavor}: {src}: {e}"));
+        }
+    }
+    // terraform's action blocks imply their provider, as resources do.
+    let r = module_as(
+        &[(
+            "main.tf",
+            "action \"aws_lambda_invoke\" \"x\" {}\naction \"other_thing\" \"y\" {\n  provider = google.west\n}\n",
+        )],
+        Flavor::Terraform,
+    )
+    .1
+    .unwrap();
+    assert_eq!(
+        summary(&r),
+        [
+            "registry.terraform.io/hashicorp/aws []",
+            "registry.terraform.io/hashicorp/google []"
+        ]
+    );
+}
+
+/// A provider local name is written normalized wherever the configuration names one: a
+/// `provider` block, a `provider` argument, a module's `providers` map (both sides), a
+/// `provider_meta` block, a `required_providers` entry.
+/// upstream: internal/configs/provider.go@v1.0.3, internal/configs/resource.go@v1.0.3,
+/// internal/configs/module_call.go@v1.0.3, internal/configs/provider_meta.go@v1.0.3
+#[test]
+fn provider_local_names_are_normalized_everywhere() {
+    let refused = [
+        ("main.tf", "provider \"TEST\" {}\n", "main.tf:1"),
+        ("main.tf", "provider \"foo_bar\" {}\n", "main.tf:1"),
+        (
+            "main.tf",
+            "resource \"test_x\" \"y\" {\n  provider = TEST\n}\n",
+            "main.tf:2",
+        ),
+        (
+            "main.tf",
+            "data \"test_x\" \"y\" {\n  provider = TEST.west\n}\n",
+            "main.tf:2",
+        ),
+        (
+            "main.tf",
+            "module \"m\" {\n  source = \"./m\"\n  providers = {\n    TEST = test\n  }\n}\n",
+            "main.tf:4",
+        ),
+        (
+            "main.tf",
+            "module \"m\" {\n  source = \"./m\"\n  providers = {\n    test = TEST.x\n  }\n}\n",
+            "main.tf:4",
+        ),
+        (
+            "main.tf",
+            "terraform {\n  provider_meta \"TEST\" {}\n}\n",
+            "main.tf:2",
+        ),
+        (
+            "main.tf.json",
+            "{\"provider\": {\"TEST\": {}}}",
+            "main.tf.json",
+        ),
+        (
+            "main.tf.json",
+            "{\"resource\": {\"test_x\": {\"y\": {\"provider\": \"TEST\"}}}}",
+            "main.tf.json",
+        ),
+        (
+            "main.tf.json",
+            "{\"module\": {\"m\": {\"source\": \"./m\", \"providers\": {\"TEST\": \"test\"}}}}",
+            "main.tf.json",
+        ),
+    ];
+    for (name, src, at) in refused {
+        for flavor in [Flavor::Tofu, Flavor::Terraform] {
+            let err = error_as(&[(name, src)], flavor);
+            assert!(
+                err.starts_with(&format!("{at}: Invalid provider local name: ")),
+                "{flavor}: {src}: {err}"
+            );
+        }
+    }
+    assert_eq!(
+        error_as(&[("main.tf", "provider \"TEST\" {}\n")], Flavor::Terraform),
+        "main.tf:1: Invalid provider local name: \"TEST\" is an invalid provider local name: must be lower case; try \"test\"."
+    );
+    // Normalized names, aliases, and the legacy string form of required_providers (which
+    // terraform 1.0.3 does not check) load.
+    let r = module(&[(
+        "main.tf",
+        "terraform {\n  required_providers {\n    LEGACY = \"1.0\"\n  }\n}\nprovider \"test\" {\n  alias = \"west\"\n}\nresource \"test_x\" \"y\" {\n  provider = test.west\n}\nmodule \"m\" {\n  source = \"./m\"\n  providers = {\n    test = test.west\n  }\n}\n",
+    )])
+    .1;
+    r.unwrap();
+}
+
+/// `for_each` is reserved in a provider block by terraform (every release); tofu (1.9 and
+/// later) takes it.
+/// upstream: internal/configs/provider.go@v1.0.3 (hashicorp/terraform),
+/// internal/configs/provider.go@v1.12.6 (opentofu/opentofu)
+#[test]
+fn provider_for_each_follows_the_flavor() {
+    let src = "provider \"null\" {\n  alias    = \"each\"\n  for_each = toset([\"a\"])\n}\n";
+    assert_eq!(
+        error_as(&[("main.tf", src)], Flavor::Terraform),
+        "main.tf:3: Reserved argument name in provider block: The provider argument name \"for_each\" is reserved for use by Terraform in a future version."
+    );
+    module_as(&[("main.tf", src)], Flavor::Tofu).1.unwrap();
+}

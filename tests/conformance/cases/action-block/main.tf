@@ -1,0 +1,2 @@
+action "null_thing" "x" {}
+resource "null_resource" "x" {}

@@ -1,0 +1,3 @@
+module "g" {
+  source = "git::file://@@GIT@@/linked.git?ref=v1"
+}

@@ -1,0 +1,6 @@
+module "m" {
+  source = "./m"
+  providers = {
+    null = TEST
+  }
+}

@@ -1,0 +1,3 @@
+resource "null_resource" "x" {
+  provider = TEST
+}

@@ -1,0 +1,3 @@
+terraform {
+  provider_meta "TEST" {}
+}

@@ -1,0 +1,4 @@
+provider "null" {
+  alias    = "each"
+  for_each = toset(["a"])
+}

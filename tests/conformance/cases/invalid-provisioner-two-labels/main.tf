@@ -1,0 +1,5 @@
+resource "null_resource" "x" {
+  provisioner "local-exec" "y" {
+    command = "true"
+  }
+}

@@ -1,0 +1,7 @@
+module "abs" {
+  source = "@@LOCAL@@/pkg"
+}
+
+module "again" {
+  source = "@@LOCAL@@/pkg"
+}
