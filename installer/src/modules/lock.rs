@@ -8,12 +8,16 @@
 //! - A registry entry pins its version while the call's constraints still allow it (a
 //!   constraint the version no longer meets re-resolves the call, as for providers); a git
 //!   entry pins its commit: a store that holds that commit's package installs it without
-//!   asking the remote.
+//!   asking the remote, a store that lacks it fetches the ref, which must still name that
+//!   commit (so a moved tag is refused where the package is fetched, never installed).
 //! - Every package a pinned call installs must have one of the entry's `h1:` hashes (the
-//!   package tree's, as providers' `h1:`): a moved tag, a re-published registry version or a
-//!   changed archive is refused, naming the call, the source, expected and got.
-//! - An entry's `source` never holds credentials: a URL's password and go-getter's `sshkey`
-//!   parameter are left out (the file is committed).
+//!   package tree's, as providers' `h1:`, of the package as fetched: a later call of the same
+//!   address installs it without its dot entries, which does not change its entry): a moved
+//!   tag, a re-published registry version or a changed archive is refused, naming the call,
+//!   the source, expected and got. A verified entry keeps its hashes.
+//! - An entry's `source` never holds credentials: an `http(s)` URL's user information, any
+//!   other URL's password and go-getter's `sshkey` parameter are left out (the file is
+//!   committed).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
