@@ -80,7 +80,18 @@ pub(crate) fn ensure_symlink(
     };
     let parent = parent.as_ref().unwrap_or(dir);
     let name = RelPath::new(link.file_name()).map_err(err)?;
-    let existing = parent.kind(&name).map_err(err)?;
+    let mut existing = parent.kind(&name).map_err(err)?;
+    // Nothing there (a new checkout): the link is made under its own name. Anything there,
+    // or put there since, is replaced through a temporary name and a rename.
+    if existing.is_none() {
+        if parent
+            .symlink_if_absent(name.file_name(), target)
+            .map_err(err)?
+        {
+            return Ok(LinkOutcome::Created);
+        }
+        existing = parent.kind(&name).map_err(err)?;
+    }
     if existing == Some(Kind::Symlink)
         && parent.read_link(&name).map_err(err)?.as_deref() == Some(target)
     {

@@ -582,6 +582,17 @@ impl SafeDir {
             .map_err(|e| SafeFsError::io("create a link in", &self.path, e))
     }
 
+    /// Create the symlink `name -> target` where nothing is: `Ok(false)` when something
+    /// already has that name (left as it is). Creating a name is atomic, so a new link needs
+    /// no temporary name.
+    pub(crate) fn symlink_if_absent(&self, name: &OsStr, target: &Path) -> Result<bool> {
+        match symlinkat(target, &self.fd, name) {
+            Ok(()) => Ok(true),
+            Err(Errno::EEXIST) => Ok(false),
+            Err(e) => Err(SafeFsError::io("create a link in", &self.path, e)),
+        }
+    }
+
     /// Rename the entry `name` of this directory to a fresh name, returned.
     pub(crate) fn rename_aside(&self, name: &OsStr) -> Result<OsString> {
         self.fresh_name(name, "old", |t| {
