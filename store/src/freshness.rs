@@ -373,8 +373,16 @@ impl Store {
     /// package goes through here.
     pub fn trusted_package(&self, key: &PackageKey) -> Result<Option<crate::Package>> {
         self.ensure_trusted()?;
+        if self.was_found_fresh(key) {
+            return self.package(key);
+        }
         match self.package_freshness(key)? {
-            Freshness::Fresh => {}
+            Freshness::Fresh => {
+                self.found_fresh
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(key.clone());
+            }
             Freshness::Missing => return Ok(None),
             Freshness::Stale => match self.reverify_package(key)? {
                 Reverified::Intact => {}
@@ -389,6 +397,15 @@ impl Store {
             },
         }
         self.package(key)
+    }
+
+    /// Whether this handle already found `key` fresh. A package removed since (gc, a
+    /// damaged package) has no row, so [`Store::package`] still answers `None` for it.
+    fn was_found_fresh(&self, key: &PackageKey) -> bool {
+        self.found_fresh
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(key)
     }
 
     /// A memo hit or a reused package must not bring back corrupt content: every package

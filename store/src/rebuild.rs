@@ -162,6 +162,7 @@ impl Store {
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
             trust: crate::trust::Trust::with_key_file(machine_key.map(Path::to_path_buf)),
+            found_fresh: Mutex::default(),
         };
         let mut rebuilt = builder.record_what_disk_holds()?;
         // The tag binds the new file's inode and birth time, which the rename keeps.

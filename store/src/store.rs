@@ -63,6 +63,9 @@ pub struct Store {
     pub(crate) linker: Linker,
     /// Whether the index may be believed (trust.rs).
     pub(crate) trust: crate::trust::Trust,
+    /// Packages this handle found fresh ([`Store::trusted_package`]): their files are
+    /// stat'ed once per process, not once per call that installs them.
+    pub(crate) found_fresh: Mutex<std::collections::HashSet<crate::package::PackageKey>>,
 }
 
 impl Store {
@@ -112,6 +115,7 @@ impl Store {
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
             trust: Default::default(),
+            found_fresh: Mutex::default(),
         })
     }
 

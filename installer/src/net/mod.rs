@@ -9,6 +9,7 @@ pub(crate) mod signing;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use tstore_tofu::cliconfig::{CliConfig, HostServices};
 
@@ -31,6 +32,32 @@ pub struct NetworkSettings {
     pub transfer: TransferLimits,
     /// Where docker-style login files are looked for.
     pub login_dirs: oci::auth::LoginDirs,
+}
+
+/// The HTTP client of one run, built on first use: building one (its TLS roots) costs
+/// more than a warm install whose packages the store already holds, which asks nothing.
+pub(crate) struct LazyHttpClient<'a> {
+    settings: &'a NetworkSettings,
+    client: OnceLock<HttpClient>,
+}
+
+impl<'a> LazyHttpClient<'a> {
+    pub(crate) fn new(settings: &'a NetworkSettings) -> LazyHttpClient<'a> {
+        LazyHttpClient {
+            settings,
+            client: OnceLock::new(),
+        }
+    }
+
+    /// The client, built now if this is the first request of the run.
+    pub(crate) fn get(&self) -> Result<&HttpClient, HttpError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        // Two threads may both build one; the first stored wins and the other is dropped.
+        let built = self.settings.http_client()?;
+        Ok(self.client.get_or_init(|| built))
+    }
 }
 
 impl NetworkSettings {

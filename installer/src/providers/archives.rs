@@ -16,10 +16,10 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::lockfile::LockedProvider;
 use tstore_tofu::version::{Version, VersionConstraints};
 
+use crate::net::LazyHttpClient;
 use crate::options::WorkdirOptions;
 use crate::providers::{
-    http_client_for, obtain, InstallError, ObtainContext, ObtainMode, ProviderOptions,
-    ProviderRequest, Reporter,
+    obtain, InstallError, ObtainContext, ObtainMode, ProviderOptions, ProviderRequest, Reporter,
 };
 
 /// Fetch the zip of `addr` `version` for `platform` from `opts.methods` into `store`, which
@@ -46,7 +46,7 @@ pub fn keep_source_archive(
         platform: platform.clone(),
         ..opts.clone()
     };
-    let http = http_client_for(&opts)?;
+    let http = LazyHttpClient::new(&opts.workdir.network);
     let exact = VersionConstraints::parse(&format!("= {version}")).map_err(|e| {
         InstallError::NoMatchingVersion {
             provider: addr.to_string(),
@@ -61,7 +61,7 @@ pub fn keep_source_archive(
     let cx = ObtainContext {
         store,
         opts: &opts,
-        http: http.as_ref(),
+        http: &http,
         reporter,
     };
     let provider = ProviderRequest {

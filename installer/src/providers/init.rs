@@ -22,13 +22,14 @@ use std::sync::Arc;
 
 use tstore_store::{HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
+use tstore_tofu::cliconfig::InstallMethod;
 use tstore_tofu::config::tree;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
 use tstore_tofu::static_eval::Inputs;
 use tstore_tofu::version::{Version, VersionConstraints};
 
+use crate::net::LazyHttpClient;
 use crate::options::WorkdirOptions;
 use crate::providers::{
     obtain, Event, InitReport, InstallError, LockFileChange, ObtainContext, Obtained,
@@ -117,7 +118,7 @@ pub fn init(
     if let (Some(pins), Flavor::Tofu) = (&mut pins, opts.workdir.flavor) {
         rewritten = pins.upgrade_from_predecessor();
     }
-    let http = http_client_for(opts)?;
+    let http = LazyHttpClient::new(&opts.workdir.network);
 
     // Phase 1: obtain and verify everything before touching the working directory.
     // Providers are independent, so they are obtained in parallel (downloads overlap);
@@ -131,7 +132,7 @@ pub fn init(
     let cx = ObtainContext {
         store,
         opts,
-        http: http.as_ref(),
+        http: &http,
         reporter,
     };
     let obtain_one = |&(addr, constraints): &(&ProviderAddr, &VersionConstraints)| {
@@ -287,28 +288,6 @@ pub fn init(
             })
             .collect(),
     })
-}
-
-/// The HTTP client for `opts.methods`, when one of them is reached over the network.
-pub(crate) fn http_client_for(
-    opts: &ProviderOptions,
-) -> Result<Option<crate::net::http::HttpClient>, InstallError> {
-    let needs_network = opts.methods.iter().any(|m| {
-        matches!(
-            m.kind,
-            InstallMethodKind::NetworkMirror { .. }
-                | InstallMethodKind::OciMirror { .. }
-                | InstallMethodKind::Direct
-        )
-    });
-    if !needs_network {
-        return Ok(None);
-    }
-    opts.workdir
-        .network
-        .http_client()
-        .map(Some)
-        .map_err(InstallError::https_setup)
 }
 
 /// What `-lockfile=readonly` cannot allow: a different set of providers, or another

@@ -33,6 +33,7 @@ use tstore_tofu::config::tree;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
 use tstore_tofu::static_eval::Inputs;
 
+use crate::net::LazyHttpClient;
 use crate::options::WorkdirOptions;
 use crate::providers::{
     obtain, render, Event, InstallError, LockFileChange, ObtainContext, ObtainMode, Obtained,
@@ -136,15 +137,7 @@ pub fn lock(
     )?;
     let lock_path = base.workdir.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
-    let http = match opts.source {
-        LockSource::FilesystemMirror(_) => None,
-        _ => Some(
-            base.workdir
-                .network
-                .http_client()
-                .map_err(InstallError::https_setup)?,
-        ),
-    };
+    let http = LazyHttpClient::new(&base.workdir.network);
     let wanted: Vec<_> = requirements
         .providers
         .iter()
@@ -170,7 +163,7 @@ pub fn lock(
             let cx = ObtainContext {
                 store,
                 opts: &popts,
-                http: http.as_ref(),
+                http: &http,
                 reporter,
             };
             let provider = ProviderRequest {

@@ -7,8 +7,8 @@ use tstore_tofu::version::Version;
 
 use super::is_store_view;
 use crate::net::discovery;
-use crate::net::http::HttpClient;
 use crate::net::oci::OciClient;
+use crate::net::LazyHttpClient;
 use crate::providers::sources::fs_mirror::{FilesystemMirror, MirrorPackage};
 use crate::providers::sources::net_mirror::NetworkMirror;
 use crate::providers::sources::oci_mirror::OciMirror;
@@ -53,7 +53,7 @@ impl Candidate {
 /// (the first method holding a version wins, as in tofu).
 pub(crate) fn available_packages(
     opts: &ProviderOptions,
-    http: Option<&HttpClient>,
+    http: &LazyHttpClient<'_>,
     addr: &ProviderAddr,
 ) -> Result<Vec<Candidate>, InstallError> {
     let mut found = Vec::new();
@@ -79,7 +79,7 @@ pub(crate) fn available_packages(
             }
             InstallMethodKind::NetworkMirror { url } => {
                 locations.push(format!("{url} (network mirror)"));
-                let http = http.expect("a network method has a client");
+                let http = http.get().map_err(InstallError::https_setup)?;
                 let what = format!("network mirror {url}");
                 let host = url::Url::parse(url)
                     .ok()
@@ -112,7 +112,7 @@ pub(crate) fn available_packages(
                     .repository(addr)
                     .map_err(|e| remote_err(what.clone(), e.into()))?;
                 locations.push(format!("{repo} (OCI mirror)"));
-                let http = http.expect("a network method has a client");
+                let http = http.get().map_err(InstallError::https_setup)?;
                 let client = match &oci_client {
                     Some(client) => std::sync::Arc::clone(client),
                     None => {
@@ -137,7 +137,7 @@ pub(crate) fn available_packages(
             }
             InstallMethodKind::Direct => {
                 locations.push(format!("{} (origin registry)", addr.host));
-                let http = http.expect("a network method has a client");
+                let http = http.get().map_err(InstallError::https_setup)?;
                 let what = format!("registry {}", addr.host);
                 let token = opts
                     .workdir

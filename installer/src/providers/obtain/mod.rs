@@ -28,7 +28,7 @@ pub(crate) use self::hashes::{auth_summary, join_hashes, record};
 pub(crate) use self::net_mirror::obtain_net;
 pub(crate) use self::oci_mirror::obtain_oci;
 pub(crate) use self::registry::obtain_registry;
-use crate::net::http::HttpClient;
+use crate::net::LazyHttpClient;
 use crate::providers::{
     display_name, Event, InstallError, ObtainMode, Obtained, Planned, ProviderOptions, RemoteError,
     Reporter, LOCK_FILE_NAME,
@@ -41,8 +41,8 @@ pub(crate) struct ObtainContext<'a> {
     pub(crate) store: &'a Store,
     /// The run's options: the platform, the installation methods, the flavor.
     pub(crate) opts: &'a ProviderOptions,
-    /// Present when a network method is configured.
-    pub(crate) http: Option<&'a HttpClient>,
+    /// The run's HTTP client, built when a network method is first asked.
+    pub(crate) http: &'a LazyHttpClient<'a>,
     pub(crate) reporter: &'a dyn Reporter,
 }
 
@@ -269,14 +269,14 @@ impl ProviderJob<'_> {
                     platforms,
                     ..
                 } if platforms.is_empty() || platforms.contains(platform) => {
-                    let http = cx.http.expect("a network method has a client");
+                    let http = cx.http.get().map_err(InstallError::https_setup)?;
                     let verified = registry
                         .verified_package(http, addr, version, platform)
                         .map_err(|e| remote_err("origin registry", e.into()))?;
                     Some(obtain_registry(cx, http, package, verified)?)
                 }
                 Candidate::Net { mirror, .. } => {
-                    let http = cx.http.expect("a network method has a client");
+                    let http = cx.http.get().map_err(InstallError::https_setup)?;
                     let archive = mirror
                         .archive(http, addr, version, platform)
                         .map_err(|e| remote_err("network mirror", e.into()))?;
