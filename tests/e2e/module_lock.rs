@@ -57,6 +57,15 @@ fn init(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+fn modules_lock(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = tstore(env, None);
+    cmd.env("TSTORE_NO_FUSE", "1")
+        .args(["modules", "lock"])
+        .args(args)
+        .arg(dir);
+    cmd
+}
+
 /// `text` with every run of spaces as one space (the lock aligns `=` per block).
 fn squash(text: &str) -> String {
     text.split(' ')
@@ -403,14 +412,7 @@ fn an_oci_tag_pushed_again_with_other_content_is_refused() {
 #[test]
 fn modules_lock_writes_the_file_without_touching_terraform_dir() {
     let (env, base, _, _, dir) = one_git_call();
-    let lock = |args: &[&str]| {
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_NO_FUSE", "1")
-            .args(["modules", "lock"])
-            .args(args)
-            .arg(&dir);
-        cmd
-    };
+    let lock = |args: &[&str]| modules_lock(&env, &dir, args);
     let report = json(&run_ok(&mut lock(&["--json"])));
     assert_eq!(report["lock_file"], "created", "{report}");
     assert_eq!(report["calls"][0]["key"], "m");
@@ -526,4 +528,97 @@ fn a_locked_archive_without_validators_installs_with_its_server_gone() {
         [("m".into(), "verified".into(), "lock".into())]
     );
     assert!(state(&copy).2.unwrap().contains("\"plain\""));
+}
+
+#[test]
+fn a_deleted_tag_is_fetched_by_the_locked_commit_on_a_new_store() {
+    let (env, base, repo, main, dir) = one_git_call();
+    run_ok(&mut init(&env, &dir, &[]));
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    // The tag goes; its commit stays reachable from the branch. A later commit on the
+    // branch is not what the lock names.
+    move_tag(&base, "pkg", "two");
+    sh(&repo, "git tag -d v1 >/dev/null");
+
+    // A new machine (its own store) cannot fetch the ref: it fetches the locked commit,
+    // whose package the entry's hash verifies.
+    let other = TestEnv::new();
+    let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let report = json(&run_ok(&mut init(&other, &copy, &["--json"])));
+    assert_eq!(
+        calls(&report),
+        [("m".into(), "verified".into(), "lock".into())]
+    );
+    assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
+    assert!(state(&copy).2.unwrap().contains("\"one\""));
+
+    // Without a lock entry, the missing tag is an error naming the repository and the ref.
+    let third = TestEnv::new();
+    let unlocked = third.checkout("w", &[("main.tf", main.as_str())]);
+    let err = stderr(&run_fail(&mut init(&third, &unlocked, &[])));
+    assert!(err.contains("has no branch or tag \"v1\""), "{err}");
+    assert!(!unlocked.join(LOCK).exists());
+}
+
+#[test]
+fn an_upgrade_scoped_to_one_call_keeps_the_other_entries() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let a = module_repo(&base, "a", "a1");
+    let b = module_repo(&base, "b", "b1");
+    let main = format!(
+        "module \"a\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n\
+         module \"b\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+        a.display(),
+        b.display()
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    let lock = |args: &[&str]| modules_lock(&env, &dir, args);
+    run_ok(&mut lock(&[]));
+    let before = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    let entry = |text: &str, call: &str| {
+        let start = text.find(&format!("module \"{call}\"")).unwrap();
+        let end = text[start..].find('}').unwrap();
+        text[start..start + end].to_owned()
+    };
+    move_tag(&base, "a", "a2");
+    move_tag(&base, "b", "b2");
+
+    // -module needs -upgrade; an unknown call is refused; neither writes anything.
+    let err = stderr(&run_fail(&mut lock(&["-module=a"])));
+    assert!(err.contains("needs -upgrade"), "{err}");
+    let err = stderr(&run_fail(&mut lock(&["-upgrade", "-module=c"])));
+    assert!(err.contains("no module call \"c\""), "{err}");
+    assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), before);
+
+    let report = json(&run_ok(&mut lock(&["-upgrade", "-module=a", "--json"])));
+    let by_call: Vec<(String, String)> = report["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["key"].as_str().unwrap().to_owned(),
+                c["lock"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_call,
+        [
+            ("a".into(), "changed".into()),
+            ("b".into(), "verified".into())
+        ]
+    );
+    let after = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    assert_ne!(entry(&after, "a"), entry(&before, "a"));
+    assert_eq!(entry(&after, "b"), entry(&before, "b"));
+
+    // init follows the new file: a at the moved tag, b still at its locked commit.
+    run_ok(&mut init(&env, &dir, &[]));
+    let out = |call: &str| {
+        fs_err::read_to_string(dir.join(format!(".terraform/modules/{call}/main.tf"))).unwrap()
+    };
+    assert!(out("a").contains("\"a2\""));
+    assert!(out("b").contains("\"b1\""));
 }

@@ -57,6 +57,15 @@ impl GitAddress {
     }
 }
 
+/// The address of commit `commit` of the repository `url` names (its other query
+/// parameters kept, `ref` replaced, `depth` dropped: a commit below a shallow clone's depth
+/// could not be checked out).
+pub(crate) fn at_commit(url: &str, commit: &str) -> Result<String, FetchError> {
+    let addr = GitAddress::parse(url)?;
+    let sep = if addr.repo.contains('?') { '&' } else { '?' };
+    Ok(format!("{}{sep}ref={commit}", addr.repo))
+}
+
 /// A full 40-hex commit id.
 pub(crate) fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
@@ -192,5 +201,18 @@ mod tests {
         assert_eq!(a.reference.as_deref(), Some("v1.0.0"));
         assert_eq!(a.depth, Some(1));
         assert!(is_full_sha("3fbb99d1be850365f85d62321a7e5865d45ba643"));
+    }
+
+    #[test]
+    fn at_commit_replaces_the_ref_and_keeps_other_parameters() {
+        let c = "3fbb99d1be850365f85d62321a7e5865d45ba643";
+        assert_eq!(
+            at_commit("https://h/r.git?ref=v1&depth=1", c).unwrap(),
+            format!("https://h/r.git?ref={c}")
+        );
+        assert_eq!(
+            at_commit("https://h/r.git?x=y&ref=v1", c).unwrap(),
+            format!("https://h/r.git?x=y&ref={c}")
+        );
     }
 }

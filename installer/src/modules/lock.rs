@@ -32,27 +32,37 @@ use super::{chain, CallLock, FetchError, ModuleInstallError};
 use crate::report::LockFileChange;
 use crate::workdir::atomic::write_atomic;
 
-/// The entries of the lock file as read before the walk; empty under `-upgrade`.
+/// The entries of the lock file as read before the walk: none under `-upgrade`, or, when
+/// the upgrade names calls, all but those calls' and the calls' inside them.
 #[derive(Debug, Default)]
 pub(super) struct Pins {
     lock: ModuleLock,
 }
 
 impl Pins {
-    /// Pins from `lock` (`None`: no lock file), none when `upgrade`.
-    pub(super) fn new(lock: Option<&ModuleLock>, upgrade: bool) -> Pins {
-        Pins {
-            lock: match lock {
-                Some(l) if !upgrade => l.clone(),
-                _ => ModuleLock::default(),
-            },
+    /// Pins from `lock` (`None`: no lock file). `upgrade` drops the entries of the calls
+    /// `upgrade_only` names and of every call inside one (`vpc` also drops `vpc.label`),
+    /// or every entry when it names none.
+    pub(super) fn new(lock: Option<&ModuleLock>, upgrade: bool, upgrade_only: &[String]) -> Pins {
+        let mut lock = lock.cloned().unwrap_or_default();
+        if upgrade {
+            lock.entries.retain(|key, _| {
+                !upgrade_only.is_empty() && !upgrade_only.iter().any(|u| within(key, u))
+            });
         }
+        Pins { lock }
     }
 
     /// The entry of call `key` when its source is the call's, as the lock writes it.
     pub(super) fn entry(&self, key: &str, source: &str) -> Option<&ModuleLockEntry> {
         self.lock.entries.get(key).filter(|e| e.source == source)
     }
+}
+
+/// Whether call `key` is call `call` or one inside it (`vpc.label` is inside `vpc`).
+pub(super) fn within(key: &str, call: &str) -> bool {
+    key.strip_prefix(call)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
 /// The lock file a walk calls for, beside the one it read.
@@ -344,5 +354,35 @@ mod tests {
             changed.contains("h1:two") && changed.contains("h1:one"),
             "{changed}"
         );
+    }
+
+    #[test]
+    fn a_scoped_upgrade_drops_the_named_calls_and_those_inside_them() {
+        let entry = ModuleLockEntry {
+            source: "git::https://h.example/r.git".to_owned(),
+            version: None,
+            constraints: None,
+            commit: None,
+            hashes: BTreeSet::new(),
+        };
+        let lock = ModuleLock {
+            entries: ["vpc", "vpc.label", "vpc2", "db"]
+                .into_iter()
+                .map(|k| (k.to_owned(), entry.clone()))
+                .collect(),
+        };
+        let kept = |upgrade: bool, only: &[&str]| -> Vec<String> {
+            let only: Vec<String> = only.iter().map(|s| (*s).to_owned()).collect();
+            Pins::new(Some(&lock), upgrade, &only)
+                .lock
+                .entries
+                .into_keys()
+                .collect()
+        };
+        assert_eq!(kept(false, &[]), ["db", "vpc", "vpc.label", "vpc2"]);
+        assert_eq!(kept(false, &["vpc"]), ["db", "vpc", "vpc.label", "vpc2"]);
+        assert!(kept(true, &[]).is_empty());
+        assert_eq!(kept(true, &["vpc"]), ["db", "vpc2"]);
+        assert_eq!(kept(true, &["vpc.label", "db"]), ["vpc", "vpc2"]);
     }
 }

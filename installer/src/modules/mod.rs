@@ -98,6 +98,10 @@ pub struct ModuleOptions {
     /// What to do with packages whose read-only status their authors do not state: the
     /// repository's and machine's source rules, and `--assume-read-only`.
     pub policy: policy::ModulePolicy,
+    /// Under `workdir.upgrade`, the calls resolved again (call paths as the module lock
+    /// file keys them: `vpc`, `vpc.label`), each with the calls inside it; empty: every
+    /// call. The other calls keep their entries.
+    pub upgrade_only: Vec<String>,
 }
 
 /// What happened to one module call.
@@ -271,6 +275,12 @@ pub enum ModuleInstallError {
         /// What would change, per call.
         changes: Vec<String>,
     },
+    /// An upgrade names a call the configuration does not make.
+    #[error("the configuration has no module call \"{call}\" to upgrade")]
+    UnknownCall {
+        /// The call path as given.
+        call: String,
+    },
     /// Writing `.terraform/modules` failed.
     #[error("cannot update {}: {message}", path.display())]
     Write {
@@ -288,6 +298,11 @@ impl Diagnostic for ModuleInstallError {
             ModuleInstallError::LockReadonly { .. } => Some(format!(
                 "run \"tstore init\" without -lockfile=readonly to record the changes, and \
                  commit {}",
+                module_lock::FILE_NAME
+            )),
+            ModuleInstallError::UnknownCall { .. } => Some(format!(
+                "name a call as {} keys it: a module block's label, nested calls joined by \
+                 dots (\"vpc\", \"vpc.label\")",
                 module_lock::FILE_NAME
             )),
             ModuleInstallError::Config(_)
@@ -384,8 +399,17 @@ fn resolve(
 ) -> Result<(walk::ModuleTree, LockUpdate), ModuleInstallError> {
     let lock_path = opts.workdir.dir.join(module_lock::FILE_NAME);
     let old_lock = module_lock::load(&lock_path)?;
-    let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade);
+    let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade, &opts.upgrade_only);
     let tree = walk(store, opts, &pins, reporter)?;
+    if let Some(unknown) = opts
+        .upgrade_only
+        .iter()
+        .find(|call| !tree.nodes.iter().any(|n| lock::within(&n.key, call)))
+    {
+        return Err(ModuleInstallError::UnknownCall {
+            call: unknown.clone(),
+        });
+    }
     let keep_unused = opts.workdir.flavor == tstore_tofu::flavor::Flavor::Terraform;
     let update = LockUpdate::new(lock_path, old_lock, &tree.nodes, keep_unused);
     if opts.workdir.lockfile_readonly && update.changes_anything() {

@@ -377,11 +377,10 @@ impl Fetcher<'_> {
             .as_deref()
             .is_some_and(|r| !looks_like_sha(r))
         {
-            return Err(FetchError::Package(format!(
-                "the repository {} has no branch or tag {:?}",
-                addr.repo,
-                addr.reference.as_deref().unwrap_or_default()
-            )));
+            return Err(FetchError::NoSuchRef {
+                repo: addr.repo,
+                reference: addr.reference.unwrap_or_default(),
+            });
         }
         let tmp = self.tmpdir()?;
         let dest = tmp.path().join("checkout");

@@ -342,7 +342,7 @@ impl<'a> Walker<'a> {
         let fetched = match pinned {
             Some(entry) => match self.stored_pinned(package, entry)? {
                 Some(f) => f,
-                None => self.fetch(package, 0)?,
+                None => self.fetch_pinned(package, entry)?,
             },
             None => self.fetch(package, 0)?,
         };
@@ -513,6 +513,27 @@ impl<'a> Walker<'a> {
     }
 
     /// The package at `package`, from the store or fetched into it.
+    /// A pinned call's package the store lacks: fetched by its address (a git ref must
+    /// still name the locked commit, which the caller checks: a moved tag is refused); a git
+    /// ref that no longer exists is fetched by the locked commit instead, whose package the
+    /// entry's hashes then verify.
+    fn fetch_pinned(
+        &mut self,
+        package: &RemotePackage,
+        entry: &ModuleLockEntry,
+    ) -> Result<Fetched, FetchError> {
+        match (self.fetch(package, 0), &entry.commit) {
+            (Err(FetchError::NoSuchRef { .. }), Some(commit)) if package.getter == Getter::Git => {
+                let at_commit = RemotePackage {
+                    getter: Getter::Git,
+                    url: crate::modules::git::at_commit(&package.url, commit)?,
+                };
+                self.fetch(&at_commit, 0)
+            }
+            (result, _) => result,
+        }
+    }
+
     fn fetch(&mut self, package: &RemotePackage, hops: usize) -> Result<Fetched, FetchError> {
         let addr = package.to_string();
         if let Some(f) = self.cache.get(&addr) {

@@ -71,6 +71,7 @@ impl Fixture {
                 Default::default(),
             ),
             policy: Default::default(),
+            upgrade_only: Vec::new(),
         }
     }
 
@@ -374,7 +375,7 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
     };
     assert_eq!(lock.entries.len(), 2, "{lock:?}");
     assert!(lock.entries.values().all(|e| e.commit.is_some()));
-    let pins = Pins::new(Some(&lock), false);
+    let pins = Pins::new(Some(&lock), false, &[]);
 
     // Another store: both pinned packages are fetched in one parallel batch.
     let cold = Store::open(&f.root.join("store-2")).unwrap();

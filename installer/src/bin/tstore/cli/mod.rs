@@ -269,7 +269,7 @@ pub(crate) enum ModulesCommand {
     /// `.tstore.lock.hcl`, without changing `.terraform` (the module twin of `providers
     /// lock`).
     #[command(
-        after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
+        after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -upgrade -module=vpc   # resolve one call (and those inside it) again\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
     )]
     Lock(ModulesLockArgs),
 }
@@ -283,6 +283,11 @@ pub(crate) struct ModulesLockArgs {
     /// ref names now) and rewrite the entries.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
     pub upgrade: bool,
+    /// With -upgrade: resolve only this call again (a call path as the lock file keys it:
+    /// `vpc`, `vpc.label`), with the calls inside it; the others keep their entries.
+    /// Repeatable.
+    #[arg(long = "module", value_name = "CALL")]
+    pub modules: Vec<String>,
     /// `readonly`: fail when an entry would be added, removed or changed.
     #[arg(long, value_enum, value_name = "MODE")]
     pub lockfile: Option<LockfileMode>,

@@ -167,6 +167,7 @@ fn init_locked(
             store,
             &tstore_installer::ModuleOptions {
                 policy: module_policy(place.dir, cli_config, args.assume_read_only)?,
+                upgrade_only: Vec::new(),
                 workdir,
             },
             reporter,

@@ -14,6 +14,13 @@ use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
 
 pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCode> {
+    if !args.modules.is_empty() && !args.upgrade {
+        anyhow::bail!(
+            "-module names a call to upgrade, and needs -upgrade: \
+             tstore modules lock -upgrade -module={}",
+            args.modules[0]
+        );
+    }
     let (cwd, dir) = super::working_directory(settings, args.dir.as_deref())?;
     let flavor = settings.flavor_for(&dir)?.flavor;
     let cli_config = super::load_cli_config(settings, flavor)?;
@@ -29,6 +36,7 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
             ..super::workdir_options(settings, &dir, flavor, &cli_config)
         },
         policy: Default::default(),
+        upgrade_only: args.modules.clone(),
     };
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
