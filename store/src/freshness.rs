@@ -434,9 +434,8 @@ impl Store {
         let index = self.index();
         // Package id, tree id, encoding, h1: memo, content stat.
         type Row = (i64, String, Vec<u8>, String, Option<String>);
-        let row: Option<Row> = index
-            .conn
-            .query_row(
+        let row: Option<Row> = crate::index::query_row_cached(
+                &index.conn,
                 "SELECT p.id, t.id, t.encoding, t.h1, s.stat FROM packages p JOIN trees t ON t.id = p.tree
                  LEFT JOIN package_stats s ON s.package = p.id
                  WHERE p.kind = ?1 AND p.name = ?2 AND p.version = ?3 AND p.platform = ?4",

@@ -441,7 +441,18 @@ pub(crate) fn query_vec<T, P: rusqlite::Params>(
     params: P,
     map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<Vec<T>> {
-    conn.prepare(sql)?.query_map(params, map)?.collect()
+    conn.prepare_cached(sql)?.query_map(params, map)?.collect()
+}
+
+/// `conn.query_row` through the connection's statement cache: a query run once per package
+/// is parsed once per process, not once per package.
+pub(crate) fn query_row_cached<T, P: rusqlite::Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+    map: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached(sql)?.query_row(params, map)
 }
 
 /// The package keys `sql` selects: its first four columns are `kind, name, version,
@@ -465,7 +476,8 @@ pub(crate) fn package_keys<P: rusqlite::Params>(
 
 /// The row id of package `key`, if committed.
 pub(crate) fn package_id(conn: &Connection, key: &PackageKey) -> rusqlite::Result<Option<i64>> {
-    conn.query_row(
+    query_row_cached(
+        conn,
         "SELECT id FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
         [key.kind(), key.name(), key.version(), key.platform()],
         |r| r.get(0),
@@ -475,7 +487,8 @@ pub(crate) fn package_id(conn: &Connection, key: &PackageKey) -> rusqlite::Resul
 
 /// Fetch a tree row.
 pub(crate) fn tree_row(conn: &Connection, id: &str) -> rusqlite::Result<Option<TreeRow>> {
-    conn.query_row(
+    query_row_cached(
+        conn,
         "SELECT encoding, h1, files, bytes FROM trees WHERE id = ?1",
         [id],
         |r| {

@@ -38,25 +38,24 @@ impl Store {
     pub fn module_source(&self, source: &str) -> Result<Option<ModuleSourceMemo>> {
         self.ensure_trusted()?;
         let index = self.index();
-        index
-            .conn
-            .query_row(
-                "SELECT p.name, m.location, m.subdir, m.etag, m.last_modified
+        crate::index::query_row_cached(
+            &index.conn,
+            "SELECT p.name, m.location, m.subdir, m.etag, m.last_modified
                  FROM module_sources m JOIN packages p ON p.id = m.package
                  WHERE m.source = ?1 AND p.kind = 'module'",
-                [source],
-                |r| {
-                    Ok(ModuleSourceMemo {
-                        package: r.get(0)?,
-                        location: r.get(1)?,
-                        subdir: r.get(2)?,
-                        etag: r.get(3)?,
-                        last_modified: r.get(4)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(index.err("reading a module source memo"))
+            [source],
+            |r| {
+                Ok(ModuleSourceMemo {
+                    package: r.get(0)?,
+                    location: r.get(1)?,
+                    subdir: r.get(2)?,
+                    etag: r.get(3)?,
+                    last_modified: r.get(4)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(index.err("reading a module source memo"))
     }
 
     /// Every memo's source key with the package id it names, sorted by package then source

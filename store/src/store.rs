@@ -556,8 +556,8 @@ fn read_package(
     conn: &rusqlite::Connection,
     key: &PackageKey,
 ) -> rusqlite::Result<Option<Result<Package>>> {
-    let row: Option<(i64, String, i64, u64, u64)> = conn
-        .query_row(
+    let row: Option<(i64, String, i64, u64, u64)> = crate::index::query_row_cached(
+            conn,
             "SELECT p.id, p.tree, p.created_at, t.files, t.bytes FROM packages p JOIN trees t ON t.id = p.tree
              WHERE p.kind = ?1 AND p.name = ?2 AND p.version = ?3 AND p.platform = ?4",
             [key.kind(), key.name(), key.version(), key.platform()],

@@ -203,12 +203,14 @@ pub(super) fn apply(
             .map_err(|e| fail(&modules.display_path(&rel), e))?;
     }
     let state_text = serde_json::to_string_pretty(&new).expect("state serializes");
-    modules
-        .write_atomic(&state_rel, state_text.as_bytes())
-        .map_err(|e| fail(&state_path, e))?;
     let manifest_rel = RelPath::new("modules.json").expect("a plain name");
+    let manifest_text = manifest::render(&records);
+    // The state file before the manifest, with one directory sync for both.
     modules
-        .write_atomic(&manifest_rel, manifest::render(&records).as_bytes())
+        .write_atomic_all(&[
+            (&state_rel, state_text.as_bytes()),
+            (&manifest_rel, manifest_text.as_bytes()),
+        ])
         .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
     Ok(calls)
 }

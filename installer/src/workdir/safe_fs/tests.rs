@@ -283,3 +283,30 @@ fn trees_of_any_depth_are_removed_within_the_entry_s_directory() {
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(victim.join("precious").is_file() && victim.join("nested/deeper/f").is_file());
 }
+
+#[test]
+fn several_files_are_all_replaced_or_none_is() {
+    let (_tmp, work, _victim) = setup();
+    let dir = SafeDir::open_trusted(&work).unwrap();
+    let (a, b) = (
+        rel(".terraform/modules/a.json"),
+        rel(".terraform/modules/b.json"),
+    );
+    dir.write_atomic_all(&[(&a, b"a1"), (&b, b"b1")]).unwrap();
+    assert_eq!(dir.read_file(&a, 10).unwrap().unwrap(), b"a1");
+    assert_eq!(dir.read_file(&b, 10).unwrap().unwrap(), b"b1");
+
+    // The second file cannot be made (its parent is a file): the first keeps its content
+    // and no temporary file is left.
+    fs_err::write(work.join(".terraform/blocker"), b"").unwrap();
+    let blocked = rel(".terraform/blocker/b.json");
+    assert!(dir
+        .write_atomic_all(&[(&a, b"a2"), (&blocked, b"b2")])
+        .is_err());
+    assert_eq!(dir.read_file(&a, 10).unwrap().unwrap(), b"a1");
+    let names: Vec<String> = fs_err::read_dir(work.join(".terraform/modules"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
