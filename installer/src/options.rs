@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::static_eval::RootInputs;
+use tstore_tofu::tool_version::ToolVersion;
 
 use crate::net::NetworkSettings;
 use crate::workdir::data_dir::DataDir;
@@ -22,6 +23,9 @@ pub struct WorkdirOptions {
     /// Which tool's conventions apply: the default registry, the lock file's header, which
     /// files a module has.
     pub flavor: Flavor,
+    /// Which release of the flavor's tool runs the directory: `required_version` is checked
+    /// against it, and the rules that changed between releases follow it.
+    pub tool: ToolVersion,
     /// The mount path links point into (`TSTORE_MOUNT`).
     pub mount: PathBuf,
     /// How to reach registries, mirrors and OCI registries.
@@ -38,8 +42,9 @@ pub struct WorkdirOptions {
 }
 
 impl WorkdirOptions {
-    /// Settings for `dir` with nothing asked of the command line: no upgrade, the lock file
-    /// writable, no variables, the default test directory.
+    /// Settings for `dir` with nothing asked of the command line: the newest release of the
+    /// flavor's tool, no upgrade, the lock file writable, no variables, the default test
+    /// directory.
     pub fn new(
         dir: PathBuf,
         data_dir: DataDir,
@@ -51,6 +56,7 @@ impl WorkdirOptions {
             dir,
             data_dir,
             flavor,
+            tool: ToolVersion::newest(flavor),
             mount,
             network,
             upgrade: false,

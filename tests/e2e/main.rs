@@ -44,3 +44,4 @@ mod store;
 mod store_trust;
 mod store_verify;
 mod test_files;
+mod tool_version;

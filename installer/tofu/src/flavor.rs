@@ -67,6 +67,8 @@ pub enum DecidedBy {
     Flag,
     /// The `TSTORE_FLAVOR` environment variable.
     Environment,
+    /// The tool `--tool-version` or `TSTORE_TOOL_VERSION` names (`terraform 1.15.4`).
+    ToolVersion,
     /// `flavor = "…"` in the repository's `.tstore.hcl` (this file).
     RepositoryFile(PathBuf),
     /// The header of the existing lock file (this file), which names the tool that wrote it.
@@ -87,6 +89,7 @@ impl DecidedBy {
         match self {
             DecidedBy::Flag => "--flavor",
             DecidedBy::Environment => "TSTORE_FLAVOR",
+            DecidedBy::ToolVersion => "tool version",
             DecidedBy::RepositoryFile(_) => ".tstore.hcl",
             DecidedBy::LockFileHeader(_) => "lock file header",
             DecidedBy::LockFileHosts(_) => "lock file hosts",
@@ -104,7 +107,10 @@ impl DecidedBy {
             | DecidedBy::LockFileHosts(p)
             | DecidedBy::TofuFiles(p)
             | DecidedBy::Path(p) => Some(p),
-            DecidedBy::Flag | DecidedBy::Environment | DecidedBy::Default => None,
+            DecidedBy::Flag
+            | DecidedBy::Environment
+            | DecidedBy::ToolVersion
+            | DecidedBy::Default => None,
         }
     }
 }
@@ -115,6 +121,9 @@ impl fmt::Display for DecidedBy {
         match self {
             DecidedBy::Flag => f.write_str("--flavor"),
             DecidedBy::Environment => f.write_str("TSTORE_FLAVOR"),
+            DecidedBy::ToolVersion => {
+                f.write_str("the tool --tool-version or TSTORE_TOOL_VERSION names")
+            }
             DecidedBy::RepositoryFile(p) => write!(f, "flavor in {}", p.display()),
             DecidedBy::LockFileHeader(p) => write!(f, "the header of {}", p.display()),
             DecidedBy::LockFileHosts(p) => {

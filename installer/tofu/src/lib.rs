@@ -25,5 +25,6 @@ pub mod read;
 pub mod span;
 pub mod static_eval;
 pub mod string_literal;
+pub mod tool_version;
 pub mod version;
 pub mod writes;

@@ -13,6 +13,7 @@ mod reporter;
 mod roots;
 mod settings;
 mod style;
+mod tool_version;
 mod units;
 
 use std::process::ExitCode;

@@ -84,6 +84,13 @@ pub(crate) struct Settings {
     /// The flavor `--flavor` or `TSTORE_FLAVOR` gives, if any; otherwise each command
     /// decides it for its working directory ([`Settings::flavor_for`]).
     pub(crate) flavor_given: Option<FlavorChoice>,
+    /// `--tool-version` / `TSTORE_TOOL_VERSION` as given (`tool_version.rs` reads it).
+    pub(crate) tool_version_given: Option<String>,
+    /// Whether it came from `TSTORE_TOOL_VERSION`.
+    pub(crate) tool_version_from_env: bool,
+    /// `$XDG_STATE_HOME/tstore` (default `~/.local/state/tstore`): the machine key and the
+    /// tool versions already asked.
+    pub(crate) state_dir: Option<PathBuf>,
     /// Archive limits (`TSTORE_MAX_ARCHIVE_BYTES`, `TSTORE_MAX_ENTRY_BYTES`,
     /// `TSTORE_MAX_ENTRIES`, `TSTORE_MAX_RATIO`), defaults from the store.
     pub(crate) limits: Limits,
@@ -135,19 +142,33 @@ impl Settings {
                 .context("HOME is not set; set TSTORE_MOUNT to choose the mount path")?
                 .join(".tofu-store"),
         };
-        let flavor_given = cli.flavor.map(|flavor| FlavorChoice {
-            flavor,
-            decided_by: if cli.flavor_from_env {
-                DecidedBy::Environment
-            } else {
-                DecidedBy::Flag
-            },
-        });
-        let machine_key = match env.non_empty_os("XDG_STATE_HOME") {
+        // A tool version that names its tool sets the flavor when --flavor does not.
+        let tool_flavor = match &cli.tool_version {
+            Some(given) => crate::tool_version::named_flavor(given)?,
+            None => None,
+        };
+        let flavor_given = match (cli.flavor, tool_flavor) {
+            (Some(flavor), _) => Some(FlavorChoice {
+                flavor,
+                decided_by: if cli.flavor_from_env {
+                    DecidedBy::Environment
+                } else {
+                    DecidedBy::Flag
+                },
+            }),
+            (None, Some(flavor)) => Some(FlavorChoice {
+                flavor,
+                decided_by: DecidedBy::ToolVersion,
+            }),
+            (None, None) => None,
+        };
+        let state_dir = match env.non_empty_os("XDG_STATE_HOME") {
             Some(xdg) => Some(PathBuf::from(xdg).join("tstore")),
             None => home.as_ref().map(|h| h.join(".local/state/tstore")),
         }
-        .map(|dir| dir.join("machine-key"));
+        .map(absolute)
+        .transpose()?;
+        let machine_key = state_dir.as_ref().map(|dir| dir.join("machine-key"));
         let config_home = match env.non_empty_os("XDG_CONFIG_HOME") {
             Some(dir) => Some(PathBuf::from(dir)),
             None => home.as_ref().map(|h| h.join(".config")),
@@ -172,11 +193,14 @@ impl Settings {
             store,
             mount,
             flavor_given,
+            tool_version_given: cli.tool_version.clone(),
+            tool_version_from_env: cli.tool_version_from_env,
+            state_dir,
             limits: archive_limits(&env)?,
             no_fuse: cli.no_fuse,
             fuse_passthrough: env.var_os("TSTORE_FUSE_PASSTHROUGH") == Some(OsStr::new("1")),
             keep_archives: cli.keep_archives,
-            machine_key: machine_key.map(absolute).transpose()?,
+            machine_key,
             config_home,
             search_path: env.var_os("PATH").map(OsStr::to_owned),
             tf_data_dir: env

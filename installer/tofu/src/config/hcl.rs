@@ -10,7 +10,8 @@ use super::schema;
 use super::validate::{self, DeclKind, Declaration};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
-    FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+    FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, RequiredVersion,
+    SourcePos,
 };
 use crate::flavor::Flavor;
 use crate::span::LineIndex;
@@ -266,8 +267,20 @@ pub(super) fn parse_hcl(
             }
         };
         check_block_header(&f, block, flavor)?;
+        out.note_block_type(block.ident.as_str(), f.at(block));
+        if block.ident.as_str() == "terraform" {
+            for inner in block.body.blocks() {
+                out.note_block_type(inner.ident.as_str(), f.at(inner));
+            }
+        }
         match block.ident.as_str() {
             "terraform" => {
+                if let Some(a) = block.body.get_attribute("required_version") {
+                    out.required_versions.push(RequiredVersion {
+                        constraint: f.string_value(a)?,
+                        at: f.at(a),
+                    });
+                }
                 for inner in block.body.blocks() {
                     match inner.ident.as_str() {
                         "required_providers" => {

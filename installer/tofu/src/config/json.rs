@@ -10,7 +10,8 @@ use super::schema;
 use super::validate::{self, DeclKind, Declaration};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
-    FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, SourcePos,
+    FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, RequiredVersion,
+    SourcePos,
 };
 
 /// JSON syntax: a block type maps to an object, or an array of objects, of
@@ -77,6 +78,14 @@ pub(super) fn parse_json(
                 schema::extraneous_json_property_detail(key, flavor),
             ));
         }
+        out.note_block_type(key, at.clone());
+        if key == "terraform" {
+            for tf in json_items(value) {
+                for inner in tf.keys() {
+                    out.note_block_type(inner, at.clone());
+                }
+            }
+        }
         match key.as_str() {
             "terraform" => {
                 for tf in json_items(value) {
@@ -84,6 +93,19 @@ pub(super) fn parse_json(
                         for name in meta.keys() {
                             check_local_name(name, &at)?;
                         }
+                    }
+                    if let Some(v) = tf.get("required_version") {
+                        let Some(constraint) = v.as_str() else {
+                            return Err(invalid(
+                                &at,
+                                "Invalid required_version",
+                                "required_version must be a string.".into(),
+                            ));
+                        };
+                        out.required_versions.push(RequiredVersion {
+                            constraint: constraint.to_owned(),
+                            at: at.clone(),
+                        });
                     }
                     let Some(rp) = tf.get("required_providers") else {
                         continue;

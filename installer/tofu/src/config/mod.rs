@@ -106,6 +106,21 @@ pub struct ModuleRequirements {
     pub providers: BTreeMap<ProviderAddr, VersionConstraints>,
     /// Child module calls by name, for walking the module tree.
     pub module_calls: BTreeMap<String, ModuleCall>,
+    /// The module's `required_version` constraints, every one of which the tool's
+    /// version must meet (an override file's replace the primary files').
+    pub required_versions: Vec<RequiredVersion>,
+    /// Its blocks of types only some releases know (`moved`, `import`, `cloud`, …), by type.
+    pub newer_blocks: Vec<(String, SourcePos)>,
+}
+
+/// One `required_version` argument: a constraint on the tool's own version
+/// (hashicorp/go-version syntax).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequiredVersion {
+    /// The constraint as written.
+    pub constraint: String,
+    /// Where it is written.
+    pub at: SourcePos,
 }
 
 /// Load the provider requirements and module calls of the module in `dir` (not
@@ -174,7 +189,28 @@ pub fn load_module_requirements_shown_as(
         }
     }
 
-    let mut reqs = ModuleRequirements::default();
+    // Override files replace the module's core version constraints (terraform's
+    // configs.Module mergeFile), the last one that has any winning.
+    let required_versions = overrides
+        .iter()
+        .rev()
+        .find(|f| !f.required_versions.is_empty())
+        .map(|f| f.required_versions.clone())
+        .unwrap_or_else(|| {
+            primary
+                .iter()
+                .flat_map(|f| f.required_versions.iter().cloned())
+                .collect()
+        });
+    let mut reqs = ModuleRequirements {
+        required_versions,
+        newer_blocks: primary
+            .iter()
+            .chain(&overrides)
+            .flat_map(|f| f.newer_blocks.iter().cloned())
+            .collect(),
+        ..ModuleRequirements::default()
+    };
     let mut local_names: BTreeMap<String, ProviderAddr> = BTreeMap::new();
     for e in required.values() {
         let addr = match &e.source {
@@ -455,6 +491,53 @@ fn invalid(at: &SourcePos, summary: impl Into<Cow<'static, str>>, detail: String
     }
 }
 
+/// Refuse a module that the release `tool` would not load: a block of a type that release
+/// does not know ("Unsupported block type"), or `required_version` constraints it does not
+/// meet, in the tool's words ("Unsupported Terraform Core version"), naming the constraint
+/// and the version it was checked against.
+pub fn check_tool_version(
+    module: &ModuleRequirements,
+    tool: &crate::tool_version::ToolVersion,
+) -> Result<(), ConfigError> {
+    for (kind, at) in &module.newer_blocks {
+        let known = crate::tool_version::block_type_rule(kind).is_none_or(|r| tool.follows(r));
+        if !known {
+            return Err(invalid(
+                at,
+                "Unsupported block type",
+                format!(
+                    "Blocks of type {kind:?} are not expected here. ({tool} does not know them.)"
+                ),
+            ));
+        }
+    }
+    let product = tool.product();
+    for required in &module.required_versions {
+        let meets = tool.meets(&required.constraint).map_err(|e| {
+            invalid(
+                &required.at,
+                "Invalid required_version constraint",
+                format!("{e}."),
+            )
+        })?;
+        if !meets {
+            return Err(invalid(
+                &required.at,
+                format!("Unsupported {product} Core version"),
+                format!(
+                    "This configuration does not support {product} version {} (required_version \
+                     = {:?}). To proceed, either choose another supported {product} version or \
+                     update this version constraint. tstore checks against {tool}: give \
+                     --tool-version or TSTORE_TOOL_VERSION when another release runs this \
+                     directory.",
+                    tool.version, required.constraint
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[derive(Clone, Debug)]
 struct RequiredEntry {
     name: String,
@@ -483,12 +566,25 @@ struct ProviderConfig {
 #[derive(Default)]
 struct FileContent {
     required_blocks: Vec<RequiredBlock>,
+    /// `terraform { required_version = … }`, one per `terraform` block that has it.
+    required_versions: Vec<RequiredVersion>,
+    /// Blocks of the types only some releases know (`tool_version::block_type_rule`).
+    newer_blocks: Vec<(String, SourcePos)>,
     provider_configs: Vec<ProviderConfig>,
     /// Local provider names used by resources (from `provider =` or the type prefix).
     resource_providers: Vec<String>,
     module_calls: Vec<FileModuleCall>,
     /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
     declarations: Vec<validate::Declaration>,
+}
+
+impl FileContent {
+    /// Remember a block of type `kind` at `at` when only some releases know the type.
+    fn note_block_type(&mut self, kind: &str, at: SourcePos) {
+        if crate::tool_version::block_type_rule(kind).is_some() {
+            self.newer_blocks.push((kind.to_owned(), at));
+        }
+    }
 }
 
 /// A `module` block as one file writes it. An override file may leave any argument out;

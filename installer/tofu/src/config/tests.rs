@@ -573,3 +573,66 @@ fn provider_for_each_follows_the_flavor() {
     );
     module_as(&[("main.tf", src)], Flavor::Tofu).1.unwrap();
 }
+
+#[test]
+fn required_version_and_newer_blocks_are_checked_against_the_release() {
+    use crate::tool_version::ToolVersion;
+    let tool = |v: &str| ToolVersion::parse(v, Flavor::Terraform).unwrap();
+    let (_d, r) = module_as(
+        &[
+            (
+                "main.tf",
+                "terraform {\n  required_version = \">= 1.5\"\n}\nmoved {\n  from = a.b\n  to = a.c\n}\n",
+            ),
+            ("b.tf.json", r#"{"terraform": {"required_version": "< 2.0"}}"#),
+        ],
+        Flavor::Terraform,
+    );
+    let r = r.unwrap();
+    assert_eq!(r.required_versions.len(), 2);
+    assert_eq!(r.newer_blocks[0].0, "moved");
+    assert!(check_tool_version(&r, &tool("1.11.4")).is_ok());
+    let old = check_tool_version(&r, &tool("1.0.3"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        old.contains("main.tf:4") && old.contains("Unsupported block type"),
+        "{old}"
+    );
+    let between = check_tool_version(&r, &tool("1.4.0"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        between.contains("Unsupported Terraform Core version")
+            && between.contains("main.tf:2")
+            && between.contains("version 1.4.0"),
+        "{between}"
+    );
+    let (_d, bad) = module_as(
+        &[(
+            "main.tf",
+            "terraform {\n  required_version = \"nonsense\"\n}\n",
+        )],
+        Flavor::Terraform,
+    );
+    let err = check_tool_version(&bad.unwrap(), &tool("1.4.0"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Invalid required_version constraint"), "{err}");
+
+    // An override file's constraint replaces the primary files'.
+    let (_d, r) = module_as(
+        &[
+            (
+                "main.tf",
+                "terraform {\n  required_version = \"< 1.0\"\n}\n",
+            ),
+            (
+                "x_override.tf",
+                "terraform {\n  required_version = \">= 1.0\"\n}\n",
+            ),
+        ],
+        Flavor::Terraform,
+    );
+    assert!(check_tool_version(&r.unwrap(), &tool("1.4.0")).is_ok());
+}

@@ -49,7 +49,8 @@ pub(super) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
         .try_get_matches_from(&rewritten)
         .and_then(|matches| {
             let mut cli = Cli::from_arg_matches(&matches)?;
-            cli.flavor_from_env = flavor_from_env(&matches);
+            cli.flavor_from_env = from_env(&matches, "flavor");
+            cli.tool_version_from_env = from_env(&matches, "tool_version");
             Ok(cli)
         });
     let err = match parsed {
@@ -153,11 +154,12 @@ pub(super) fn asks_for_json(args: &[OsString]) -> bool {
         })
 }
 
-/// A global argument given after the subcommand is recorded in the subcommand's matches.
-pub(super) fn flavor_from_env(matches: &clap::ArgMatches) -> bool {
+/// Whether the global argument `id` came from its environment variable. A global argument
+/// given after the subcommand is recorded in the subcommand's matches.
+pub(super) fn from_env(matches: &clap::ArgMatches, id: &str) -> bool {
     let mut m = matches;
     loop {
-        match m.value_source("flavor") {
+        match m.value_source(id) {
             Some(clap::parser::ValueSource::CommandLine) => return false,
             Some(clap::parser::ValueSource::EnvVariable) => return true,
             _ => {}

@@ -19,7 +19,7 @@ use tstore_tofu::static_eval::VarOption;
         `tstore init` does the install phase of `tofu init`: every package is verified against \
         the lock file, stored once by content, and linked into the working directory from a \
         read-only mount, so hundreds of checkouts share one copy.",
-    after_help = "Examples:\n  tstore init                      # this directory, like `tofu init`\n  tstore --flavor terraform init   # terraform's registry host and lock file header\n  tstore store du                  # what the store holds and saves\n  tstore gc                        # from cron: drop what no checkout links\n\nEnvironment: TSTORE_HOME, TSTORE_MOUNT, TSTORE_FLAVOR, TSTORE_NO_FUSE, TSTORE_KEEP_ARCHIVES, TF_CLI_CONFIG_FILE.",
+    after_help = "Examples:\n  tstore init                      # this directory, like `tofu init`\n  tstore --flavor terraform init   # terraform's registry host and lock file header\n  tstore store du                  # what the store holds and saves\n  tstore gc                        # from cron: drop what no checkout links\n\nEnvironment: TSTORE_HOME, TSTORE_MOUNT, TSTORE_FLAVOR, TSTORE_TOOL_VERSION, TSTORE_NO_FUSE, TSTORE_KEEP_ARCHIVES, TF_CLI_CONFIG_FILE.",
     propagate_version = true
 )]
 pub(crate) struct Cli {
@@ -32,6 +32,25 @@ pub(crate) struct Cli {
     /// Whether `flavor` came from `TSTORE_FLAVOR` rather than `--flavor`.
     #[arg(skip)]
     pub flavor_from_env: bool,
+
+    /// Which release of the tool runs the directory, e.g. `terraform 1.15.4` (default: the
+    /// tool on PATH, else the newest release tstore knows)
+    ///
+    /// `required_version` is checked against it and the rules that changed between releases
+    /// follow it (README lists them); naming a tool also sets the flavor. The version of the
+    /// tool on PATH is its `version -json`, asked once per binary.
+    #[arg(
+        long,
+        global = true,
+        env = "TSTORE_TOOL_VERSION",
+        value_name = "TOOL VERSION",
+        help_heading = "Global options"
+    )]
+    pub tool_version: Option<String>,
+
+    /// Whether `tool_version` came from `TSTORE_TOOL_VERSION` rather than `--tool-version`.
+    #[arg(skip)]
+    pub tool_version_from_env: bool,
 
     /// The store's directory (default: $XDG_DATA_HOME/tstore or ~/.local/share/tstore).
     #[arg(

@@ -128,11 +128,14 @@ fn init_locked(
         &args.var_options(place.cwd),
     )
     .context("cannot read the root module's variable values")?;
+    let tool = crate::tool_version::resolve(settings, flavor_choice)?;
+    tracing::debug!("tool version {}: decided by {}", tool.tool, tool.decided_by);
     let workdir = WorkdirOptions {
         upgrade: args.upgrade,
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
         variables: std::sync::Arc::new(variables),
         test_directory: args.test_directory.clone(),
+        tool: tool.tool.clone(),
         ..WorkdirOptions::new(
             place.dir.to_path_buf(),
             place.data_dir.clone(),
@@ -215,6 +218,7 @@ fn init_locked(
     if args.json {
         let mut report = serde_json::to_value(&report)?;
         report["flavor"] = crate::flavor::to_json(flavor_choice);
+        report["tool_version"] = serde_json::to_value(&tool)?;
         report["modules"] = serde_json::to_value(&modules.calls)?;
         report["module_packages"] = serde_json::json!({
             "fetched": modules.fetched,

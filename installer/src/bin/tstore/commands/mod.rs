@@ -15,7 +15,10 @@
 //!   "modules":[CallReport…],
 //!   "module_packages":{"fetched":[package id…],"reused":[package id…]},
 //!   "flavor":{"name":"tofu"|"terraform","decided_by":"--flavor"|"TSTORE_FLAVOR"|
-//!   ".tstore.hcl"|"lock file header"|"lock file hosts"|".tofu files"|"PATH"|"default"}}`
+//!   ".tstore.hcl"|"lock file header"|"lock file hosts"|".tofu files"|"PATH"|"default"|
+//!   "tool version"},
+//!   "tool_version":{"name":"terraform 1.11.4","decided_by":"--tool-version"|
+//!   "TSTORE_TOOL_VERSION"|"PATH"|"newest","binary" (PATH only)}}`
 //! - `store ls --json`: `{"packages":[Package…]}`
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
@@ -212,19 +215,24 @@ fn refuse_store_paths(settings: &Settings, dir: &std::path::Path) -> Result<()> 
 }
 
 /// The settings of an install of `dir` that a command does not take from its own flags:
-/// the data directory (`TF_DATA_DIR`), the mount path, the network (from the CLI
-/// configuration), nothing upgraded, no variables.
+/// the data directory (`TF_DATA_DIR`), the tool version, the mount path, the network (from
+/// the CLI configuration), nothing upgraded, no variables.
 pub(crate) fn workdir_options(
     settings: &Settings,
     dir: &std::path::Path,
-    flavor: Flavor,
+    flavor: &tstore_tofu::flavor::FlavorChoice,
     cli_config: &CliConfig,
-) -> tstore_installer::WorkdirOptions {
-    tstore_installer::WorkdirOptions::new(
-        dir.to_path_buf(),
-        tstore_installer::DataDir::resolve(dir, settings.tf_data_dir.as_deref()),
-        flavor,
-        settings.mount.clone(),
-        network_settings(settings, cli_config),
-    )
+) -> Result<tstore_installer::WorkdirOptions> {
+    let tool = crate::tool_version::resolve(settings, flavor)?;
+    tracing::debug!("tool version {}: decided by {}", tool.tool, tool.decided_by);
+    Ok(tstore_installer::WorkdirOptions {
+        tool: tool.tool,
+        ..tstore_installer::WorkdirOptions::new(
+            dir.to_path_buf(),
+            tstore_installer::DataDir::resolve(dir, settings.tf_data_dir.as_deref()),
+            flavor.flavor,
+            settings.mount.clone(),
+            network_settings(settings, cli_config),
+        )
+    })
 }

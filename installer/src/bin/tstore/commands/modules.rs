@@ -22,7 +22,8 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
         );
     }
     let (cwd, dir) = super::working_directory(settings, args.dir.as_deref())?;
-    let flavor = settings.flavor_for(&dir)?.flavor;
+    let flavor_choice = settings.flavor_for(&dir)?;
+    let flavor = flavor_choice.flavor;
     let cli_config = super::load_cli_config(settings, flavor)?;
     let variables = RootInputs::gather(&dir, settings.env.unicode_vars(), &args.var_options(&cwd))
         .context("cannot read the root module's variable values")?;
@@ -33,7 +34,7 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
             upgrade: args.upgrade,
             lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
             variables: std::sync::Arc::new(variables),
-            ..super::workdir_options(settings, &dir, flavor, &cli_config)
+            ..super::workdir_options(settings, &dir, &flavor_choice, &cli_config)?
         },
         policy: Default::default(),
         upgrade_only: args.modules.clone(),

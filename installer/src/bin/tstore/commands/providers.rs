@@ -41,7 +41,8 @@ impl Reporter for LockReporter {
 pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let dir = cwd;
-    let flavor = settings.flavor_for(&dir)?.flavor;
+    let flavor_choice = settings.flavor_for(&dir)?;
+    let flavor = flavor_choice.flavor;
     let default_host = flavor.default_registry_host();
     let mut platforms = Vec::new();
     for platform in args.platforms {
@@ -78,7 +79,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         base: ProviderOptions {
             workdir: WorkdirOptions {
                 variables: std::sync::Arc::new(variables),
-                ..super::workdir_options(settings, &dir, flavor, &cli_config)
+                ..super::workdir_options(settings, &dir, &flavor_choice, &cli_config)?
             },
             platform: Platform::current(),
             methods: Vec::new(),

@@ -1,0 +1,305 @@
+//! Which release of the tool tstore stands in for: the flavor says which tool, the tool
+//! version which of its releases, and every rule that changed between releases keys on it.
+//!
+//! Written as users name releases: `tofu 1.12.2`, `terraform 1.15.4` (a leading `v` and the
+//! `OpenTofu`/`Terraform` spellings of `version` output accepted). A version alone takes the
+//! flavor in force. Without one given, the binary decides which tool version applies (the
+//! `tofu` or `terraform` on `PATH`), and without a binary, the newest release this tstore
+//! knows ([`ToolVersion::newest`]).
+
+use std::fmt;
+
+use crate::flavor::Flavor;
+use crate::version::{ModuleVersionConstraints, Version};
+
+/// A tool and one of its releases.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolVersion {
+    /// The tool.
+    pub flavor: Flavor,
+    /// Its release.
+    pub version: Version,
+}
+
+/// A tool version that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid tool version {given:?}: {reason} (write it as \"tofu 1.12.2\" or \"terraform 1.15.4\")")]
+pub struct ToolVersionError {
+    /// The text as given.
+    pub given: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// The newest OpenTofu release whose behaviour tstore follows.
+const NEWEST_TOFU: (u64, u64, u64) = (1, 12, 2);
+/// The newest Terraform release whose behaviour tstore follows.
+const NEWEST_TERRAFORM: (u64, u64, u64) = (1, 15, 4);
+
+impl ToolVersion {
+    /// `tofu 1.12.2`, `terraform v1.15.4`, `OpenTofu v1.10.0`, or a version alone (then
+    /// `flavor` is the tool).
+    pub fn parse(text: &str, flavor: Flavor) -> Result<ToolVersion, ToolVersionError> {
+        let err = |reason: &str| ToolVersionError {
+            given: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let (flavor, version) = match words.as_slice() {
+            [version] => (flavor, *version),
+            [tool, version] => {
+                let tool = match tool.to_ascii_lowercase().as_str() {
+                    "tofu" | "opentofu" => Flavor::Tofu,
+                    "terraform" => Flavor::Terraform,
+                    _ => return Err(err("the tool is tofu or terraform")),
+                };
+                (tool, *version)
+            }
+            [] => return Err(err("it is empty")),
+            _ => return Err(err("expected a tool and a version")),
+        };
+        let version = version.strip_prefix('v').unwrap_or(version);
+        let version: Version = version
+            .parse()
+            .map_err(|_| err("the version is not MAJOR.MINOR.PATCH"))?;
+        Ok(ToolVersion { flavor, version })
+    }
+
+    /// The newest release of `flavor` this tstore knows the behaviour of: what applies when
+    /// neither a tool version nor the tool's binary says otherwise.
+    pub fn newest(flavor: Flavor) -> ToolVersion {
+        let (major, minor, patch) = match flavor {
+            Flavor::Tofu => NEWEST_TOFU,
+            Flavor::Terraform => NEWEST_TERRAFORM,
+        };
+        ToolVersion {
+            flavor,
+            version: Version::new(major, minor, patch),
+        }
+    }
+
+    /// Whether this is `flavor` at `major.minor.patch` or later (a pre-release of that
+    /// version counts as earlier).
+    pub fn at_least(&self, flavor: Flavor, major: u64, minor: u64, patch: u64) -> bool {
+        self.flavor == flavor && self.version >= Version::new(major, minor, patch)
+    }
+
+    /// Whether `required_version` constraints (hashicorp/go-version syntax, as both tools
+    /// read them) allow this release; `Err` when a constraint does not parse.
+    pub fn meets(&self, required: &str) -> Result<bool, crate::version::VersionError> {
+        let constraints = ModuleVersionConstraints::parse(required)?;
+        // The tools compare their own version without its pre-release part.
+        let release = Version::new(self.version.major, self.version.minor, self.version.patch);
+        Ok(constraints.matches(&release))
+    }
+
+    /// The product name the tools print in their own messages.
+    pub fn product(&self) -> &'static str {
+        match self.flavor {
+            Flavor::Tofu => "OpenTofu",
+            Flavor::Terraform => "Terraform",
+        }
+    }
+}
+
+/// A behaviour that changed between releases, and the first release of each tool that has
+/// it (`Some((0, 0, 0))`: every release; `None`: none).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// What the releases that follow the rule do, for people (README's table).
+    pub what: &'static str,
+    /// The first Terraform release that follows it.
+    pub terraform: Option<(u64, u64, u64)>,
+    /// The first OpenTofu release that follows it.
+    pub tofu: Option<(u64, u64, u64)>,
+}
+
+const ALWAYS: Option<(u64, u64, u64)> = Some((0, 0, 0));
+
+/// `init` drops the lock entries of providers the configuration no longer requires
+/// (terraform's `providercache` since 1.1.2, hashicorp/terraform#30192; tofu from its
+/// first release). The module lock keeps or drops its unused entries by the same rule.
+pub const DROPS_UNUSED_LOCK_ENTRIES: Rule = Rule {
+    what: "lock entries of providers (and module calls) no longer required are dropped",
+    terraform: Some((1, 1, 2)),
+    tofu: ALWAYS,
+};
+
+/// Module source addresses are parsed as terraform 1.1's `addrs.ParseModuleSource` does: a
+/// `version` on a source that is not a registry address is an invalid registry address, an
+/// absolute path is recorded in `modules.json` as a `file://` URL, and a registry's download
+/// location ending `//*` is a sub-directory named `*` (go-getter's glob is not expanded).
+pub const MODULE_SOURCE_ADDRESSES: Rule = Rule {
+    what: "module sources parsed as addresses: `version` only on registry sources, absolute paths recorded as `file://` URLs, no `//*` glob in a registry's location",
+    terraform: Some((1, 1, 0)),
+    tofu: ALWAYS,
+};
+
+/// The block types that arrived after terraform 1.0 (top level, and `cloud` inside
+/// `terraform`), each known from the release that introduced it.
+const BLOCK_TYPES: &[(&str, Rule)] = &[
+    (
+        "cloud",
+        Rule {
+            what: "`cloud` blocks inside `terraform`",
+            terraform: Some((1, 1, 0)),
+            tofu: ALWAYS,
+        },
+    ),
+    (
+        "moved",
+        Rule {
+            what: "`moved` blocks",
+            terraform: Some((1, 1, 0)),
+            tofu: ALWAYS,
+        },
+    ),
+    (
+        "check",
+        Rule {
+            what: "`check` blocks",
+            terraform: Some((1, 5, 0)),
+            tofu: ALWAYS,
+        },
+    ),
+    (
+        "import",
+        Rule {
+            what: "`import` blocks",
+            terraform: Some((1, 5, 0)),
+            tofu: ALWAYS,
+        },
+    ),
+    (
+        "removed",
+        Rule {
+            what: "`removed` blocks",
+            terraform: Some((1, 7, 0)),
+            tofu: Some((1, 7, 0)),
+        },
+    ),
+    (
+        "ephemeral",
+        Rule {
+            what: "`ephemeral` blocks",
+            terraform: Some((1, 10, 0)),
+            tofu: Some((1, 11, 0)),
+        },
+    ),
+    (
+        "action",
+        Rule {
+            what: "`action` blocks",
+            terraform: Some((1, 14, 0)),
+            tofu: None,
+        },
+    ),
+];
+
+/// The rule that says which releases know block type `kind`, for the types that came after
+/// terraform 1.0; `None` for the others (known by every release of the tools that have them).
+pub fn block_type_rule(kind: &str) -> Option<&'static Rule> {
+    BLOCK_TYPES.iter().find(|(k, _)| *k == kind).map(|(_, r)| r)
+}
+
+/// Every version-dependent rule, in README's order.
+pub fn rules() -> Vec<&'static Rule> {
+    [&DROPS_UNUSED_LOCK_ENTRIES, &MODULE_SOURCE_ADDRESSES]
+        .into_iter()
+        .chain(BLOCK_TYPES.iter().map(|(_, r)| r))
+        .collect()
+}
+
+/// README's table of the version-dependent rules (Markdown), made from [`rules`].
+pub fn rules_table() -> String {
+    let since = |v: Option<(u64, u64, u64)>| match v {
+        Some((0, 0, 0)) => "every release".to_owned(),
+        Some((a, b, c)) => format!("{a}.{b}.{c}"),
+        None => "no release".to_owned(),
+    };
+    let mut out = String::from("| Behaviour | Terraform since | OpenTofu since |\n|---|---|---|\n");
+    for r in rules() {
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            r.what,
+            since(r.terraform),
+            since(r.tofu)
+        ));
+    }
+    out
+}
+
+impl ToolVersion {
+    /// Whether this release follows `rule`.
+    pub fn follows(&self, rule: &Rule) -> bool {
+        let since = match self.flavor {
+            Flavor::Terraform => rule.terraform,
+            Flavor::Tofu => rule.tofu,
+        };
+        since.is_some_and(|(a, b, c)| self.at_least(self.flavor, a, b, c))
+    }
+}
+
+impl fmt::Display for ToolVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.flavor.as_str(), self.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_versions_parse_as_users_write_them() {
+        let t = ToolVersion::parse("terraform 1.15.4", Flavor::Tofu).unwrap();
+        assert_eq!(t.to_string(), "terraform 1.15.4");
+        let t = ToolVersion::parse("OpenTofu v1.10.0", Flavor::Terraform).unwrap();
+        assert_eq!(t.to_string(), "tofu 1.10.0");
+        let t = ToolVersion::parse(" 1.0.3 ", Flavor::Terraform).unwrap();
+        assert_eq!(t.to_string(), "terraform 1.0.3");
+        for bad in ["", "vim 9.0", "terraform", "terraform one", "tofu 1.2.3 x"] {
+            let e = ToolVersion::parse(bad, Flavor::Tofu)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("tofu 1.12.2"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn comparisons_follow_the_tool_and_required_version_ignores_pre_releases() {
+        let t = ToolVersion::parse("terraform 1.15.0-rc1", Flavor::Tofu).unwrap();
+        assert!(!t.at_least(Flavor::Terraform, 1, 15, 0));
+        assert!(t.at_least(Flavor::Terraform, 1, 14, 9));
+        assert!(!t.at_least(Flavor::Tofu, 1, 0, 0));
+        assert!(t.meets(">= 1.15.0").unwrap());
+        assert!(!t.meets("< 1.15").unwrap());
+        assert!(t.meets("~> 1.0").unwrap());
+        assert!(t.meets("nonsense").is_err());
+        assert_eq!(ToolVersion::newest(Flavor::Tofu).to_string(), "tofu 1.12.2");
+    }
+
+    #[test]
+    fn rules_follow_the_release_of_each_tool() {
+        let tf = |v: &str| ToolVersion::parse(&format!("terraform {v}"), Flavor::Tofu).unwrap();
+        let tofu = |v: &str| ToolVersion::parse(&format!("tofu {v}"), Flavor::Tofu).unwrap();
+        assert!(!tf("1.1.1").follows(&DROPS_UNUSED_LOCK_ENTRIES));
+        assert!(tf("1.1.2").follows(&DROPS_UNUSED_LOCK_ENTRIES));
+        assert!(tofu("1.6.0").follows(&DROPS_UNUSED_LOCK_ENTRIES));
+        assert!(!tf("1.0.3").follows(&MODULE_SOURCE_ADDRESSES));
+        assert!(tf("1.1.0").follows(&MODULE_SOURCE_ADDRESSES));
+        let action = block_type_rule("action").unwrap();
+        assert!(tf("1.14.0").follows(action) && !tf("1.13.9").follows(action));
+        assert!(!tofu("1.12.2").follows(action));
+        assert!(block_type_rule("resource").is_none());
+        let table = rules_table();
+        assert!(
+            table.contains("| `moved` blocks | 1.1.0 | every release |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| `action` blocks | 1.14.0 | no release |"),
+            "{table}"
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! The tool version (`--tool-version`, `TSTORE_TOOL_VERSION`, else `version -json` of the
+//! flavor's tool on `PATH`, else the newest release tstore knows): `required_version` is
+//! checked against it, in the tool's words and with nothing written on refusal; the binary
+//! is asked once per identity.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tstore_test_support::{peers, run_fail, run_ok, stderr, TestEnv};
+
+use crate::common::{json, tstore_bin};
+
+/// `tstore init --json DIR` with no flavor or tool version set, `PATH` = `path` (plus the
+/// system directories, which hold neither tool), no FUSE.
+fn init(env: &TestEnv, path: &Path, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = env.command(&tstore_bin());
+    cmd.env("PATH", format!("{}:/usr/bin:/bin", path.display()))
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .args(args)
+        .arg(dir);
+    cmd
+}
+
+fn required(env: &TestEnv, name: &str, constraint: &str) -> PathBuf {
+    let main = format!("terraform {{\n  required_version = \"{constraint}\"\n}}\n");
+    env.checkout(name, &[("main.tf", main.as_str())])
+}
+
+#[test]
+fn required_version_is_checked_against_the_tool_version_given() {
+    let env = TestEnv::new();
+    let empty = env.root.path().join("empty-path");
+    fs_err::create_dir_all(&empty).unwrap();
+    let dir = required(&env, "w", ">= 1.5");
+
+    let out = run_fail(&mut init(
+        &env,
+        &empty,
+        &dir,
+        &["--tool-version", "terraform 1.0.3"],
+    ));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Unsupported Terraform Core version")
+            && err.contains("Terraform version 1.0.3")
+            && err.contains("\">= 1.5\"")
+            && err.contains("main.tf:2"),
+        "{err}"
+    );
+    assert!(!dir.join(".terraform").exists(), "nothing written");
+    assert!(!dir.join(".terraform.lock.hcl").exists());
+
+    // The tool named sets the flavor; a release that meets the constraint installs.
+    let mut ok = init(&env, &empty, &dir, &["--json"]);
+    ok.env("TSTORE_TOOL_VERSION", "terraform 1.11.4");
+    let report = json(&run_ok(&mut ok));
+    assert_eq!(report["flavor"]["name"], "terraform");
+    assert_eq!(report["flavor"]["decided_by"], "tool version");
+    assert_eq!(report["tool_version"]["name"], "terraform 1.11.4");
+    assert_eq!(report["tool_version"]["decided_by"], "TSTORE_TOOL_VERSION");
+
+    // tofu's words under tofu.
+    let tofu = required(&env, "t", ">= 2.0");
+    let err = stderr(&run_fail(&mut init(
+        &env,
+        &empty,
+        &tofu,
+        &["-tool-version=tofu 1.12.2"],
+    )));
+    assert!(
+        err.contains("Unsupported OpenTofu Core version")
+            && err.contains("OpenTofu version 1.12.2"),
+        "{err}"
+    );
+
+    // A tool version that is not the flavor's tool, and one that does not parse.
+    let err = stderr(&run_fail(&mut init(
+        &env,
+        &empty,
+        &dir,
+        &["--flavor", "tofu", "--tool-version", "terraform 1.0.3"],
+    )));
+    assert!(
+        err.contains("is not tofu's") && err.contains("--flavor"),
+        "{err}"
+    );
+    let err = stderr(&run_fail(&mut init(
+        &env,
+        &empty,
+        &dir,
+        &["--tool-version", "terraform latest"],
+    )));
+    assert!(err.contains("invalid tool version"), "{err}");
+
+    // Neither given nor on PATH: the newest release tstore knows, which the constraint
+    // allows.
+    let report = json(&run_ok(&mut init(
+        &env,
+        &empty,
+        &dir,
+        &["--flavor", "terraform", "--json"],
+    )));
+    assert_eq!(report["tool_version"]["decided_by"], "newest");
+    assert!(report["tool_version"]["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("terraform "));
+}
+
+#[test]
+fn the_tool_on_path_is_asked_once_per_binary() {
+    let env = TestEnv::new();
+    // A wrapper named terraform that counts its runs and runs the real terraform 1.0.3.
+    let bin = env.root.path().join("bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    let count = env.root.path().join("runs");
+    let wrapper = bin.join("terraform");
+    fs_err::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho run >>'{}'\nexec '{}' \"$@\"\n",
+            count.display(),
+            peers().terraform.display()
+        ),
+    )
+    .unwrap();
+    fs_err::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let runs = || {
+        fs_err::read_to_string(&count)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let dir = required(&env, "w", "~> 1.0.0");
+
+    for _ in 0..2 {
+        let report = json(&run_ok(&mut init(
+            &env,
+            &bin,
+            &dir,
+            &["--flavor", "terraform", "--json"],
+        )));
+        assert_eq!(report["tool_version"]["name"], "terraform 1.0.3");
+        assert_eq!(report["tool_version"]["decided_by"], "PATH");
+        assert_eq!(
+            report["tool_version"]["binary"],
+            wrapper.display().to_string()
+        );
+    }
+    assert_eq!(runs(), 1, "the second init read the cache");
+
+    // Another binary at the same path (rewritten: a new size) is asked again.
+    let text = fs_err::read_to_string(&wrapper).unwrap();
+    fs_err::write(&wrapper, format!("{text}\n")).unwrap();
+    run_ok(&mut init(&env, &bin, &dir, &["--flavor", "terraform"]));
+    assert_eq!(runs(), 2);
+
+    // The version the binary reports is the one checked.
+    let newer = required(&env, "n", ">= 1.1");
+    let err = stderr(&run_fail(&mut init(
+        &env,
+        &bin,
+        &newer,
+        &["--flavor", "terraform"],
+    )));
+    assert!(err.contains("Terraform version 1.0.3"), "{err}");
+    assert_eq!(runs(), 2);
+}
