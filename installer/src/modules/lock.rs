@@ -76,8 +76,9 @@ pub(super) struct LockUpdate {
 
 impl LockUpdate {
     /// The entries of `nodes`' remote calls, against `old` (the file at `path`). An entry of
-    /// a call no longer in the configuration is kept when `keep_unused` (terraform keeps a
-    /// provider's entry it no longer needs; tofu drops it: each flavor does the same here).
+    /// a call no longer in the configuration is kept when `keep_unused`: the tool release's
+    /// rule for providers' entries (terraform before 1.1.2 keeps them, later releases and
+    /// tofu drop them), followed here too.
     pub(super) fn new(
         path: PathBuf,
         old: Option<ModuleLock>,

@@ -410,7 +410,10 @@ fn resolve(
             call: unknown.clone(),
         });
     }
-    let keep_unused = opts.workdir.flavor == tstore_tofu::flavor::Flavor::Terraform;
+    let keep_unused = !opts
+        .workdir
+        .tool
+        .follows(&tstore_tofu::tool_version::DROPS_UNUSED_LOCK_ENTRIES);
     let update = LockUpdate::new(lock_path, old_lock, &tree.nodes, keep_unused);
     if opts.workdir.lockfile_readonly && update.changes_anything() {
         return Err(ModuleInstallError::LockReadonly {

@@ -168,7 +168,10 @@ pub fn init(
     let mut new_lock = next_lock_file(
         pins.as_ref(),
         planned.iter().map(Planned::selection),
-        opts.workdir.flavor,
+        !opts
+            .workdir
+            .tool
+            .follows(&tstore_tofu::tool_version::DROPS_UNUSED_LOCK_ENTRIES),
     );
     if !rewritten.is_empty() {
         // Entries moved to OpenTofu's registry are maintained by tofu from now on: its
@@ -339,15 +342,15 @@ pub(crate) fn render(lock: &LockFile, flavor: Flavor) -> String {
 
 /// The lock file after this install: an entry per selected provider, its hashes merged
 /// with the old entry when the version did not change. Entries of providers no longer
-/// required are dropped under tofu (as OpenTofu's installer does) and kept under
-/// terraform (as terraform 1.0 does).
+/// required are kept when `keep_unused` (terraform before 1.1.2), dropped otherwise (tofu,
+/// later terraform: `tool_version::DROPS_UNUSED_LOCK_ENTRIES`).
 pub(crate) fn next_lock_file<'a>(
     old: Option<&LockFile>,
     selections: impl IntoIterator<Item = Selection<'a>>,
-    flavor: Flavor,
+    keep_unused: bool,
 ) -> LockFile {
     let mut providers = BTreeMap::new();
-    if flavor == Flavor::Terraform {
+    if keep_unused {
         if let Some(old) = old {
             providers.extend(old.providers.iter().map(|(a, p)| (a.clone(), p.clone())));
         }
@@ -503,7 +506,7 @@ mod tests {
                 constraints: selected[i].2,
                 lock_hashes: &hash_sets[i],
             });
-            let got = next_lock_file(old, selections, Flavor::Tofu);
+            let got = next_lock_file(old, selections, false);
             let got: Vec<(String, String, Option<String>, Vec<String>)> = got
                 .providers
                 .iter()
@@ -619,9 +622,9 @@ mod tests {
                 lock_hashes: &h,
             }]
         };
-        let tofu = next_lock_file(Some(&old), select(), Flavor::Tofu);
+        let tofu = next_lock_file(Some(&old), select(), false);
         assert_eq!(tofu.providers.len(), 1);
-        let terraform = next_lock_file(Some(&old), select(), Flavor::Terraform);
+        let terraform = next_lock_file(Some(&old), select(), true);
         assert_eq!(terraform.providers, old.providers);
     }
 }

@@ -26,8 +26,9 @@ impl Walker<'_> {
         src: &str,
     ) -> Result<(Node, PathBuf), FetchError> {
         if c.call.version.is_some() {
-            return Err(FetchError::Address(
-                "Invalid version constraint: cannot apply a version constraint to a module with a relative local path".into(),
+            return Err(self.version_on_non_registry(
+                &format!("can't use local directory {src:?} as a module registry address"),
+                "Invalid version constraint: cannot apply a version constraint to a module with a relative local path",
             ));
         }
         let (dir, pkg_path, abs) = match &at.install {

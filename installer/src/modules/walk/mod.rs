@@ -161,6 +161,7 @@ impl<'a> Walker<'a> {
             self.opts.workdir.flavor,
             inputs,
         )?;
+        config::check_tool_version(&module, &self.opts.workdir.tool)?;
         // tofu init also installs the modules the root module's test files run.
         if at.parent.is_none() && self.opts.workdir.flavor == Flavor::Tofu {
             module
@@ -294,6 +295,14 @@ impl<'a> Walker<'a> {
             Ok(ModuleSource::Remote { subdir, package }) => (subdir, package.to_string()),
             _ => return Err(bad_location(&location)),
         };
+        // Releases that parse sources as addresses take a registry location's `//*` as a
+        // directory named `*` (go-getter's glob is not expanded there).
+        let literal = loc_sub.as_deref().is_some_and(|l| l.contains(['*', '?']))
+            && self
+                .opts
+                .workdir
+                .tool
+                .follows(&tstore_tofu::tool_version::MODULE_SOURCE_ADDRESSES);
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
         // The package as fetched is what the lock pins: a later call of the same address
         // installs it without its dot entries, which must not make its entry depend on the
@@ -312,6 +321,14 @@ impl<'a> Walker<'a> {
             commit: None,
             hashes,
         };
+        if literal {
+            let sub = sub.unwrap_or_default();
+            return Err(FetchError::Package(format!(
+                "Unreadable module subdirectory: The directory {}/{sub} does not exist. The \
+                 target submodule {sub} does not exist within the target module.",
+                self.opts.workdir.data_dir.module_dir_shown(&c.key)
+            )));
+        }
         let (mut node, dir) = self.remote_node(c, Some(version), fetched, sub)?;
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
@@ -327,8 +344,9 @@ impl<'a> Walker<'a> {
         subdir: Option<String>,
     ) -> Result<(Node, PathBuf), FetchError> {
         if c.call.version.is_some() {
-            return Err(FetchError::Address(
-                "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry".into(),
+            return Err(self.version_on_non_registry(
+                "a module registry source address must have either three or four slash-separated components",
+                "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry",
             ));
         }
         if package.getter == Getter::File {
@@ -441,7 +459,7 @@ impl<'a> Walker<'a> {
         Ok((
             Node {
                 key: c.key.clone(),
-                source: c.call.source.clone(),
+                source: self.recorded_source(&c.call.source),
                 kind: c.kind,
                 version: version.map(|v| v.to_string()),
                 dir,
@@ -513,6 +531,35 @@ impl<'a> Walker<'a> {
     }
 
     /// The package at `package`, from the store or fetched into it.
+    /// A remote call's source as `modules.json` records it: as written, except that releases
+    /// that parse sources as addresses record an absolute path as the `file://` URL it
+    /// stands for (`tool_version::MODULE_SOURCE_ADDRESSES`).
+    fn recorded_source(&self, source: &str) -> String {
+        let tool = &self.opts.workdir.tool;
+        if source.starts_with('/')
+            && tool.follows(&tstore_tofu::tool_version::MODULE_SOURCE_ADDRESSES)
+        {
+            return format!("file://{source}");
+        }
+        source.to_owned()
+    }
+
+    /// A `version` on a call whose source is not a registry address: releases that parse
+    /// sources as addresses take it for a registry address that does not parse (`why`);
+    /// terraform 1.0 says `before` (`tool_version::MODULE_SOURCE_ADDRESSES`).
+    pub(super) fn version_on_non_registry(&self, why: &str, before: &str) -> FetchError {
+        let tool = &self.opts.workdir.tool;
+        if !tool.follows(&tstore_tofu::tool_version::MODULE_SOURCE_ADDRESSES) {
+            return FetchError::Address(before.to_owned());
+        }
+        FetchError::Address(format!(
+            "Invalid registry module source address: Failed to parse module registry address: \
+             {why}. {} assumed that you intended a module registry source address because you \
+             also set the argument \"version\", which applies only to registry modules.",
+            tool.product()
+        ))
+    }
+
     /// A pinned call's package the store lacks: fetched by its address (a git ref must
     /// still name the locked commit, which the caller checks: a moved tag is refused); a git
     /// ref that no longer exists is fetched by the locked commit instead, whose package the

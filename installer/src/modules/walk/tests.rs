@@ -238,7 +238,11 @@ fn a_module_calling_itself_stops_at_the_depth_limit() {
 #[test]
 fn calls_that_cannot_be_installed_name_their_call() {
     for (source, version, says) in [
-        ("./m", Some("1.0.0"), "relative local path"),
+        (
+            "./m",
+            Some("1.0.0"),
+            "can't use local directory \"./m\" as a module registry address",
+        ),
         (
             "s3::https://bucket.example.invalid/m.zip",
             None,
