@@ -1,7 +1,9 @@
-//! Conformance: `tstore --flavor terraform init` against `terraform init -backend=false`
-//! (terraform 1.0.3), case by case. Each directory under `tests/conformance/cases/` is one
-//! working directory plus a `case.json`; the harness runs both tools on twin copies, in one
-//! shared world of loopback peers, and compares what a user would notice:
+//! Conformance: `tstore --flavor terraform init` against `terraform init -backend=false`,
+//! case by case, for each of two judges: terraform 1.0.3 (PyPI) and terraform 1.11.4 (the
+//! machine image's), tstore told which with `TSTORE_TOOL_VERSION`. Each directory under
+//! `tests/conformance/cases/` is one working directory plus a `case.json`; the harness runs
+//! both tools on twin copies, in one shared world of loopback peers, and compares what a
+//! user would notice:
 //!
 //! - the same success or failure (and, on failure, tstore names terraform's summary);
 //! - byte-identical lock files;
@@ -10,12 +12,15 @@
 //! - `terraform validate` succeeding after both, when the case asks for it.
 //!
 //! `case.json`: `{"about": "...", "expect": "success"|"failure", "error": "summary",
-//! "args": ["-upgrade", ...], "validate": true, "known_gap": "why tstore differs today"}`.
+//! "args": ["-upgrade", ...], "validate": true, "known_gap": "why tstore differs today",
+//! "by_judge": {"1.11.4": {"expect": …, "error": …, "known_gap": …}}}`: `by_judge` replaces
+//! the fields it names for that judge (`"known_gap": null` clears one).
 //! A known gap is reported, not failed; once it passes, the harness fails until the
 //! `known_gap` is removed. File contents and symlink targets may name the world:
 //! `@@REGISTRY@@` (module registry host), `@@HTTP@@` (its base URL), `@@GIT@@` (the
 //! directory of git repositories), `@@LOCAL@@` (a directory of plain module directories).
-//! The last line printed is `conformance: N passed, N failed, N known gaps`.
+//! One line per judge ends the output: `conformance (terraform 1.0.3): N passed, N failed,
+//! N known gaps`.
 
 mod world;
 
@@ -27,7 +32,7 @@ use tstore_test_support::TestEnv;
 
 use crate::world::World;
 
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 struct Case {
     about: String,
     expect: String,
@@ -39,6 +44,67 @@ struct Case {
     validate: bool,
     #[serde(default)]
     known_gap: Option<String>,
+    /// Fields that differ for one judge, by its version.
+    #[serde(default)]
+    by_judge: BTreeMap<String, JudgeOverride>,
+}
+
+/// What a case expects of one judge where it differs from the case's own fields.
+#[derive(Clone, Default, serde::Deserialize)]
+struct JudgeOverride {
+    expect: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    known_gap: Option<Option<String>>,
+}
+
+/// A field given as `null` is `Some(None)` (cleared), an absent one `None` (kept).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    use serde::Deserialize as _;
+    Option::<String>::deserialize(d).map(Some)
+}
+
+impl Case {
+    /// The case as `judge` is to judge it.
+    fn for_judge(&self, judge: &Judge) -> Case {
+        let mut case = self.clone();
+        if let Some(o) = self.by_judge.get(judge.version) {
+            if let Some(expect) = &o.expect {
+                case.expect = expect.clone();
+            }
+            if let Some(error) = &o.error {
+                case.error = error.clone();
+            }
+            if let Some(gap) = &o.known_gap {
+                case.known_gap = gap.clone();
+            }
+        }
+        case
+    }
+}
+
+/// A real terraform the cases are judged by, and the version tstore is told it stands in
+/// for.
+struct Judge {
+    version: &'static str,
+    binary: PathBuf,
+}
+
+impl Judge {
+    fn all() -> Vec<Judge> {
+        let peers = tstore_test_support::peers();
+        vec![
+            Judge {
+                version: "1.0.3",
+                binary: peers.terraform.clone(),
+            },
+            Judge {
+                version: "1.11.4",
+                binary: peers.terraform_current.clone(),
+            },
+        ]
+    }
 }
 
 /// A case and how it went.
@@ -113,15 +179,25 @@ fn text(out: &Output) -> String {
     all.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Run one case; `Err` says how tstore differs from terraform.
-fn run_case(env: &TestEnv, world: &World, name: &str, case: &Case) -> Result<(), String> {
+/// Run one case before `judge`; `Err` says how tstore differs from terraform.
+fn run_case(
+    env: &TestEnv,
+    world: &World,
+    judge: &Judge,
+    name: &str,
+    case: &Case,
+) -> Result<(), String> {
     let src = cases_dir().join(name);
-    let theirs = env.work.join(format!("{name}-terraform"));
-    let ours = env.work.join(format!("{name}-tstore"));
+    let theirs = env.work.join(format!("{name}-terraform-{}", judge.version));
+    let ours = env.work.join(format!("{name}-tstore-{}", judge.version));
     materialize(&src, &theirs, world);
     materialize(&src, &ours, world);
-    let tf = env
-        .terraform(&theirs)
+    let terraform = |dir: &Path| {
+        let mut cmd = env.command(&judge.binary);
+        cmd.current_dir(dir);
+        cmd
+    };
+    let tf = terraform(&theirs)
         .env("TF_CLI_CONFIG_FILE", &world.cli_config)
         .args(["init", "-backend=false", "-no-color"])
         .args(&case.args)
@@ -130,6 +206,10 @@ fn run_case(env: &TestEnv, world: &World, name: &str, case: &Case) -> Result<(),
     let us = env
         .command(Path::new(env!("CARGO_BIN_EXE_tstore")))
         .env("TSTORE_FLAVOR", "terraform")
+        .env(
+            "TSTORE_TOOL_VERSION",
+            format!("terraform {}", judge.version),
+        )
         .env("TSTORE_NO_FUSE", "1")
         .env("TF_CLI_CONFIG_FILE", &world.cli_config)
         .arg("init")
@@ -201,8 +281,7 @@ fn run_case(env: &TestEnv, world: &World, name: &str, case: &Case) -> Result<(),
     }
     if case.validate {
         for (who, dir) in [("terraform", &theirs), ("tstore", &ours)] {
-            let v = env
-                .terraform(dir)
+            let v = terraform(dir)
                 .args(["validate", "-no-color"])
                 .output()
                 .unwrap();
@@ -231,50 +310,79 @@ fn tstore_init_conforms_to_terraform_init() {
         .iter()
         .filter(|n| filter.as_ref().is_none_or(|f| n.contains(f.as_str())))
         .collect();
-    // Cases are independent: run them on a few threads, report in name order.
+    let judges = Judge::all();
+    let jobs: Vec<(&Judge, &String)> = judges
+        .iter()
+        .flat_map(|j| names.iter().map(move |n| (j, *n)))
+        .collect();
+    // Cases are independent: run them on a few threads, report in name order per judge.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<BTreeMap<String, Outcome>> = Default::default();
+    let results: std::sync::Mutex<BTreeMap<(&str, String), Outcome>> = Default::default();
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some(name) = names.get(i) else { break };
+                let Some((judge, name)) = jobs.get(i) else {
+                    break;
+                };
                 let case: Case = serde_json::from_str(
                     &fs_err::read_to_string(cases_dir().join(name).join("case.json")).unwrap(),
                 )
                 .unwrap_or_else(|e| panic!("{name}/case.json: {e}"));
-                let result = run_case(&env, &world, name, &case);
+                if let Some(unknown) = case
+                    .by_judge
+                    .keys()
+                    .find(|k| !judges.iter().any(|j| j.version == k.as_str()))
+                {
+                    panic!("{name}/case.json: by_judge names no judge: {unknown}");
+                }
+                let case = case.for_judge(judge);
+                let result = run_case(&env, &world, judge, name, &case);
                 results
                     .lock()
                     .unwrap()
-                    .insert((*name).clone(), (case, result));
+                    .insert((judge.version, (*name).clone()), (case, result));
             });
         }
     });
-    let (mut passed, mut failed, mut gaps) = (0, Vec::new(), 0);
-    for (name, (case, result)) in results.into_inner().unwrap() {
-        match (&result, &case.known_gap) {
-            (Ok(()), None) => {
-                passed += 1;
-                println!("ok    {name}: {}", case.about);
+    let results = results.into_inner().unwrap();
+    let mut failed = Vec::new();
+    let mut tallies = Vec::new();
+    for judge in &judges {
+        let (mut passed, mut gaps, mut judge_failed) = (0, 0, 0);
+        for ((version, name), (case, result)) in &results {
+            if *version != judge.version {
+                continue;
             }
-            (Err(why), Some(gap)) => {
-                gaps += 1;
-                println!("gap   {name}: {gap} ({why})");
-            }
-            (Ok(()), Some(_)) => {
-                println!("FIXED {name}: passes now; remove its known_gap");
-                failed.push(name.clone());
-            }
-            (Err(why), None) => {
-                println!("FAIL  {name}: {}: {why}", case.about);
-                failed.push(name.clone());
+            let tag = format!("[{version}] {name}");
+            match (result, &case.known_gap) {
+                (Ok(()), None) => {
+                    passed += 1;
+                    println!("ok    {tag}: {}", case.about);
+                }
+                (Err(why), Some(gap)) => {
+                    gaps += 1;
+                    println!("gap   {tag}: {gap} ({why})");
+                }
+                (Ok(()), Some(_)) => {
+                    println!("FIXED {tag}: passes now; remove its known_gap");
+                    failed.push(tag);
+                    judge_failed += 1;
+                }
+                (Err(why), None) => {
+                    println!("FAIL  {tag}: {}: {why}", case.about);
+                    failed.push(tag);
+                    judge_failed += 1;
+                }
             }
         }
+        tallies.push(format!(
+            "conformance (terraform {}): {passed} passed, {judge_failed} failed, {gaps} known gaps",
+            judge.version
+        ));
     }
-    println!(
-        "conformance: {passed} passed, {} failed, {gaps} known gaps",
-        failed.len()
-    );
+    for line in &tallies {
+        println!("{line}");
+    }
     assert!(failed.is_empty(), "failed: {failed:?}");
 }

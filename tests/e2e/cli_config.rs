@@ -17,21 +17,29 @@ const NULL_AND_P0: &str = r#"terraform {
 }
 "#;
 
+/// The team's packed mirror of the null provider and their CLI configuration, whose text
+/// `config` makes from the mirror's path.
+fn team_config(
+    env: &TestEnv,
+    config: impl FnOnce(&std::path::Path) -> String,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let team_mirror = env.root.path().join("team-mirror");
+    mirror::null_packed(&team_mirror);
+    let user = env.root.path().join("user.tfrc");
+    fs_err::write(&user, config(&team_mirror)).unwrap();
+    (team_mirror, user)
+}
+
 #[test]
 fn cli_config_keeps_the_users_methods_and_follows_the_store() {
     let env = TestEnv::new();
     // The team's own setup: null from their mirror, everything else direct.
-    let team_mirror = env.root.path().join("team-mirror");
-    mirror::null_packed(&team_mirror);
-    let user = env.root.path().join("user.tfrc");
-    fs_err::write(
-        &user,
+    let (team_mirror, user) = team_config(&env, |team_mirror| {
         format!(
             "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"registry.terraform.io/hashicorp/null\"]\n  }}\n  direct {{\n    exclude = [\"registry.terraform.io/hashicorp/null\"]\n  }}\n}}\ncredentials \"private.example.org\" {{\n  token = \"team-token\"\n}}\n",
             team_mirror.display()
-        ),
-    )
-    .unwrap();
+        )
+    });
     let generated = env.root.path().join("home/.tstore.tfrc");
 
     // An empty store (none at all yet): it works, and keeps the team's mirror and blocks.
@@ -148,4 +156,73 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
             )),
     );
     assert_eq!(fs_err::read_to_string(&generated).unwrap(), mine);
+}
+
+/// The documented flow: `tstore init`, then the tool's own `init` (for the backend) with
+/// `tstore cli-config`. Both judges find the provider already installed (the lock file's
+/// `h1:` matches the linked package, the store's view lists the version) and keep tstore's
+/// link and lock file as they are; read from the installers (upstream:
+/// internal/providercache/installer.go@v1.0.3, @v1.11.4, @v1.15.4, and OpenTofu's
+/// @v1.12.6), the "already installed" check comes before anything that would replace the
+/// link, so terraform ≥ 1.15.4's refusal to unpack into a symlinked directory is not reached.
+#[test]
+fn the_tools_own_second_init_keeps_tstores_links_and_lock_file() {
+    let env = TestEnv::new();
+    let (_, user) = team_config(&env, |team_mirror| {
+        format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\n",
+            team_mirror.display()
+        )
+    });
+    let generated = env.root.path().join("home/.tstore.tfrc");
+    run_ok(
+        tstore(&env, Some(&user))
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["cli-config", "--out"])
+            .arg(&generated),
+    );
+    let peers = tstore_test_support::peers();
+    for (name, judge) in [
+        ("1.0.3", &peers.terraform),
+        ("1.11.4", &peers.terraform_current),
+    ] {
+        let dir = env.checkout(
+            &format!("w-{name}"),
+            &[(
+                "main.tf",
+                "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\" }\n  }\n}\n",
+            )],
+        );
+        run_ok(
+            tstore(&env, Some(&user))
+                .env("TSTORE_NO_FUSE", "1")
+                .arg("init")
+                .arg(&dir),
+        );
+        let link =
+            dir.join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64");
+        let target = fs_err::read_link(&link).unwrap();
+        let lock = fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+        let out = run_ok(
+            env.command(judge)
+                .current_dir(&dir)
+                .env("TF_CLI_CONFIG_FILE", &generated)
+                .args(["init", "-no-color", "-input=false"]),
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Using previously-installed hashicorp/null v2.1.2"),
+            "{name}: {text}"
+        );
+        assert_eq!(
+            fs_err::read_link(&link).unwrap(),
+            target,
+            "{name}: the link was replaced"
+        );
+        assert_eq!(
+            fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
+            lock,
+            "{name}: the lock file changed"
+        );
+    }
 }

@@ -21,6 +21,9 @@ pub const NULL_PROVIDER_FILE: &str = "terraform-provider-null_v2.1.2_x4";
 pub struct Peers {
     /// Terraform v1.0.3 linux_amd64.
     pub terraform: PathBuf,
+    /// Terraform v1.11.4 linux_amd64, the machine image's (`scripts/fetch-peers` links it
+    /// after checking its version and SHA-256): the conformance harness's second judge.
+    pub terraform_current: PathBuf,
     /// The null provider 2.1.2 linux_amd64 binary (`terraform-provider-null_v2.1.2_x4`).
     pub null_provider: PathBuf,
 }
@@ -54,6 +57,7 @@ pub fn peers() -> &'static Peers {
         }
         Ok(Peers {
             terraform: dir.join("terraform"),
+            terraform_current: dir.join(CURRENT_TERRAFORM_FILE),
             null_provider: dir.join(NULL_PROVIDER_FILE),
         })
     });
@@ -63,9 +67,13 @@ pub fn peers() -> &'static Peers {
     }
 }
 
+/// The file name of the second judge in the peers directory.
+const CURRENT_TERRAFORM_FILE: &str = "terraform-1.11.4";
+
 fn complete(dir: &std::path::Path) -> bool {
     dir.join(".complete").is_file()
         && dir.join("terraform").is_file()
+        && dir.join(CURRENT_TERRAFORM_FILE).is_file()
         && dir.join(NULL_PROVIDER_FILE).is_file()
 }
 
@@ -93,7 +101,8 @@ fn fetch(dir: &std::path::Path) -> Result<(), String> {
     Err(format!(
         "\n\n\
          ==================================================================\n\
-         The real peers (terraform v1.0.3, null provider 2.1.2) are missing\n\
+         The real peers (terraform v1.0.3, null provider 2.1.2, the image's\n\
+         terraform v1.11.4 on PATH) are missing or unverified\n\
          from {dir} and `{script}` failed ({status:?}).\n\
          They are needed by the end-to-end tests; install them with:\n\n    \
          scripts/fetch-peers     (needs pip and network access), or\n    \
@@ -121,5 +130,11 @@ mod tests {
         );
         let null = fs_err::metadata(&peers.null_provider).unwrap();
         assert_eq!(null.len(), 20_373_856);
+        let current = run_ok(env.command(&peers.terraform_current).arg("version"));
+        assert!(
+            stdout(&current).starts_with("Terraform v1.11.4\n"),
+            "{}",
+            stdout(&current)
+        );
     }
 }

@@ -1,0 +1,2 @@
+ephemeral "null_thing" "x" {}
+resource "null_resource" "x" {}

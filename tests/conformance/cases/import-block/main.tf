@@ -1,0 +1,5 @@
+import {
+  to = null_resource.x
+  id = "x"
+}
+resource "null_resource" "x" {}

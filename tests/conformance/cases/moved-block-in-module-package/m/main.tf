@@ -1,0 +1,5 @@
+moved {
+  from = null_resource.a
+  to   = null_resource.b
+}
+resource "null_resource" "b" {}

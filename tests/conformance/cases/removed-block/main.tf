@@ -1,0 +1,7 @@
+removed {
+  from = null_resource.gone
+  lifecycle {
+    destroy = false
+  }
+}
+resource "null_resource" "x" {}
