@@ -37,6 +37,7 @@ mod recipes;
 mod recipes_tools;
 mod reflink;
 mod registry;
+mod registry_packages;
 mod rollback;
 mod selection;
 mod static_eval;

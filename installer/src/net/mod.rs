@@ -32,6 +32,9 @@ pub struct NetworkSettings {
     pub transfer: TransferLimits,
     /// Where docker-style login files are looked for.
     pub login_dirs: oci::auth::LoginDirs,
+    /// `OPENTOFU_ENFORCE_GPG_VALIDATION=true`: what only a signature covers is trusted, even
+    /// from OpenTofu's registry (its unsigned `packages` hashes are not locked).
+    pub enforce_gpg_validation: bool,
 }
 
 /// The HTTP client of one run, built on first use: building one (its TLS roots) costs
@@ -91,6 +94,7 @@ impl NetworkSettings {
                 ..TransferLimits::default()
             },
             login_dirs: oci::auth::LoginDirs::from_env(|k| var(k).map(str::to_owned)),
+            enforce_gpg_validation: var("OPENTOFU_ENFORCE_GPG_VALIDATION") == Some("true"),
         }
     }
 

@@ -135,6 +135,15 @@ pub const MODULE_SOURCE_ADDRESSES: Rule = Rule {
     tofu: ALWAYS,
 };
 
+/// A registry's download metadata may carry `packages`, every platform's `h1:` and `zh:`
+/// (OpenTofu's RFC 20251027): checked for the platform installed, and recorded in the lock
+/// file for providers of OpenTofu's own registry, so one init locks every platform.
+pub const REGISTRY_PACKAGE_HASHES: Rule = Rule {
+    what: "a registry's `packages` hashes (every platform) checked and, for `registry.opentofu.org` providers, locked",
+    terraform: None,
+    tofu: Some((1, 12, 0)),
+};
+
 /// The block types that arrived after terraform 1.0 (top level, and `cloud` inside
 /// `terraform`), each known from the release that introduced it.
 const BLOCK_TYPES: &[(&str, Rule)] = &[
@@ -204,10 +213,14 @@ pub fn block_type_rule(kind: &str) -> Option<&'static Rule> {
 
 /// Every version-dependent rule, in README's order.
 pub fn rules() -> Vec<&'static Rule> {
-    [&DROPS_UNUSED_LOCK_ENTRIES, &MODULE_SOURCE_ADDRESSES]
-        .into_iter()
-        .chain(BLOCK_TYPES.iter().map(|(_, r)| r))
-        .collect()
+    [
+        &DROPS_UNUSED_LOCK_ENTRIES,
+        &MODULE_SOURCE_ADDRESSES,
+        &REGISTRY_PACKAGE_HASHES,
+    ]
+    .into_iter()
+    .chain(BLOCK_TYPES.iter().map(|(_, r)| r))
+    .collect()
 }
 
 /// README's table of the version-dependent rules (Markdown), made from [`rules`].

@@ -109,6 +109,18 @@ impl TestRegistry {
     /// Publish `ns_type` (`NS/TYPE`) `version` with one zip per platform (`OS_ARCH`); signs
     /// the SHA256SUMS. Returns the SHA256SUMS text.
     pub fn publish(&self, ns_type: &str, version: &str, zips: &[(&str, Vec<u8>)]) -> String {
+        self.publish_with_packages(ns_type, version, zips, None)
+    }
+
+    /// [`TestRegistry::publish`] with `packages` (OpenTofu ≥ 1.12's every-platform hashes,
+    /// as given) in every platform's download metadata.
+    pub fn publish_with_packages(
+        &self,
+        ns_type: &str,
+        version: &str,
+        zips: &[(&str, Vec<u8>)],
+        packages: Option<serde_json::Value>,
+    ) -> String {
         let kind = ns_type.rsplit('/').next().unwrap();
         let files = format!("/files/{ns_type}/{version}");
         let mut sums = String::new();
@@ -130,7 +142,7 @@ impl TestRegistry {
         for (platform, zip) in &sorted {
             let (os, arch) = platform.split_once('_').unwrap();
             let name = format!("terraform-provider-{kind}_{version}_{platform}.zip");
-            let meta = serde_json::json!({
+            let mut meta = serde_json::json!({
                 "protocols": ["5.0"],
                 "os": os,
                 "arch": arch,
@@ -147,6 +159,9 @@ impl TestRegistry {
                     "source_url": null
                 }]}
             });
+            if let Some(packages) = &packages {
+                meta["packages"] = packages.clone();
+            }
             self.server.route(
                 &format!("/v1/providers/{ns_type}/{version}/download/{os}/{arch}"),
                 "application/json",

@@ -5,7 +5,8 @@ use tstore_tofu::flavor::Flavor;
 
 use super::{ObtainContext, SelectedPackage};
 use crate::net::http::HttpClient;
-use crate::providers::sources::registry::VerifiedPackage;
+use crate::providers::sources::registry::{registry_packages, RegistryError, VerifiedPackage};
+use crate::providers::RemoteError;
 use crate::providers::{download_and_ingest, record, reuse, InstallError, Obtained, Obtainment};
 
 /// A registry package: SHA256SUMS already verified; reuse the store's copy when it holds the
@@ -16,6 +17,7 @@ pub(crate) fn obtain_registry(
     package: &SelectedPackage<'_>,
     verified: VerifiedPackage,
 ) -> Result<Obtainment, InstallError> {
+    let reported = reported_packages(cx, package, &verified)?;
     let zh = Hash::Zh(verified.shasum.clone());
     let key_id = verified.key_id.as_str();
     let mut hashes = Vec::new();
@@ -45,6 +47,7 @@ pub(crate) fn obtain_registry(
         lock_extra.push(h.to_string());
         hashes.push(record(h.clone(), h == zh, true, Some(key_id)));
     }
+    lock_extra.extend(reported);
     let auth = match cx.opts.workdir.flavor {
         Flavor::Terraform => format!("self-signed, key ID {key_id}"),
         Flavor::Tofu => format!("signed, key ID {key_id}"),
@@ -60,4 +63,38 @@ pub(crate) fn obtain_registry(
         obtained,
         origin: "current",
     })
+}
+
+/// The hashes of the registry's `packages` the lock file records: under the releases that
+/// read the field, it is checked for the platform installed (a bad one fails the install,
+/// in tofu's words), and its `h1:`/`zh:` of every platform are locked for providers of
+/// OpenTofu's registry unless `OPENTOFU_ENFORCE_GPG_VALIDATION=true` (the field is not
+/// signed; tofu trusts it from that registry only: upstream:
+/// internal/providercache/installer.go@v1.12.0).
+fn reported_packages(
+    cx: ObtainContext<'_>,
+    package: &SelectedPackage<'_>,
+    verified: &VerifiedPackage,
+) -> Result<Vec<String>, InstallError> {
+    let rule = &tstore_tofu::tool_version::REGISTRY_PACKAGE_HASHES;
+    if !cx.opts.workdir.tool.follows(rule) {
+        return Ok(Vec::new());
+    }
+    let reported = registry_packages(
+        verified.packages.as_ref(),
+        &cx.opts.platform,
+        &verified.shasum,
+    )
+    .map_err(|message| {
+        package.remote_error(
+            "origin registry".into(),
+            RemoteError::Registry(RegistryError::Malformed {
+                url: verified.meta_url.clone(),
+                message,
+            }),
+        )
+    })?;
+    let trusted = package.addr.host == "registry.opentofu.org"
+        && !cx.opts.workdir.network.enforce_gpg_validation;
+    Ok(if trusted { reported } else { Vec::new() })
 }

@@ -86,6 +86,95 @@ pub(crate) struct VerifiedPackage {
     pub signed_sums: Vec<(String, String)>,
     /// The key that verified the signature (`key_id` as the registry gave it).
     pub key_id: String,
+    /// The download metadata's `packages` as given (OpenTofu ≥ 1.12's every-platform
+    /// hashes, not covered by the signature): read by [`registry_packages`] only for the
+    /// releases that read it.
+    pub packages: Option<serde_json::Value>,
+    /// The download metadata's URL, for errors.
+    pub meta_url: String,
+}
+
+/// What a registry's `packages` says, checked as OpenTofu ≥ 1.12 checks it
+/// (upstream: internal/getproviders/package_authentication.go@v1.12.0,
+/// `registryPackageAuthentication`): every platform's key `OS_ARCH` and every hash
+/// `scheme:value`; for the platform installed, an entry with a positive `package_size` and
+/// `zh:` hashes that are all the signed `shasum`. Returns every platform's `h1:` and `zh:`
+/// hashes (other schemes left out, as tofu's `PreferredHashes` does), or tofu's words for
+/// what is wrong. `None` (absent, `null`, `{}`): nothing is said, as before 1.12.
+pub(crate) fn registry_packages(
+    packages: Option<&serde_json::Value>,
+    platform: &Platform,
+    shasum: &str,
+) -> Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        #[serde(default)]
+        hashes: Vec<String>,
+        #[serde(default)]
+        package_size: i64,
+    }
+    let Some(value) = packages.filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let entries: std::collections::BTreeMap<String, Entry> =
+        serde_json::from_value(value.clone()).map_err(|e| format!("invalid packages: {e}"))?;
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut all = Vec::new();
+    let mut this = None;
+    for (key, entry) in &entries {
+        let valid_platform =
+            key.split('_').count() == 2 && !key.starts_with('_') && !key.ends_with('_');
+        if !valid_platform {
+            return Err(format!(
+                "registry response includes invalid package platform {key:?}: must be two words separated by an underscore"
+            ));
+        }
+        for hash in &entry.hashes {
+            let valid = hash
+                .split_once(':')
+                .is_some_and(|(scheme, _)| !scheme.is_empty());
+            if !valid {
+                return Err(format!(
+                    "registry response includes invalid package hash {hash:?}: hash string must start with a scheme keyword followed by a colon"
+                ));
+            }
+            if hash.starts_with("h1:") || hash.starts_with("zh:") {
+                all.push(hash.clone());
+            }
+        }
+        if *key == platform.to_string() {
+            this = Some(entry);
+        }
+    }
+    let Some(entry) = this else {
+        return Err(format!(
+            "registry response missing package with platform \"{platform}\""
+        ));
+    };
+    if entry.package_size <= 0 {
+        return Err(format!(
+            "registry response has invalid package size {}",
+            entry.package_size
+        ));
+    }
+    let mut has_zh = false;
+    for hash in entry.hashes.iter().filter_map(|h| h.strip_prefix("zh:")) {
+        has_zh = true;
+        if !hash.eq_ignore_ascii_case(shasum) {
+            return Err(format!(
+                "registry response expected sha256sum is {shasum:?}, which does not match the platform's value of {hash:?}"
+            ));
+        }
+    }
+    if !has_zh {
+        return Err(
+            "registry response does not contain matching sha256sum package entry and is invalid"
+                .into(),
+        );
+    }
+    Ok(all)
 }
 
 #[derive(serde::Deserialize)]
@@ -117,6 +206,10 @@ struct DownloadDoc {
     shasum: String,
     #[serde(default)]
     signing_keys: SigningKeys,
+    /// OpenTofu ≥ 1.12's every-platform hashes, kept raw: older releases ignore the field
+    /// whatever it holds.
+    #[serde(default)]
+    packages: Option<serde_json::Value>,
 }
 
 #[derive(Default, serde::Deserialize)]
@@ -254,6 +347,8 @@ impl Registry {
             shasum,
             signed_sums,
             key_id,
+            packages: doc.packages,
+            meta_url: meta_url.to_string(),
         })
     }
 }
@@ -291,5 +386,58 @@ mod tests {
         assert_eq!(sums[0], (h.to_owned(), "a.zip".to_owned()));
         assert_eq!(sums[1], (h.to_owned(), "b.zip".to_owned()));
         assert!(parse_sha256sums(b"abc  x.zip\n").is_err());
+    }
+
+    /// upstream: internal/getproviders/package_authentication_test.go@v1.12.0
+    /// (`TestRegistryPackageAuthentication`): the same cases, tstore's fixtures.
+    #[test]
+    fn registry_packages_are_checked_as_tofu_checks_them() {
+        let linux = Platform {
+            os: "linux".into(),
+            arch: "amd64".into(),
+        };
+        let sum = "086119a26576d06b8281a97e8644380da89ce16197cd955f74ea5ee664e9358b";
+        let check = |v: serde_json::Value| registry_packages(Some(&v), &linux, sum);
+        // Absent, null or empty: nothing said.
+        assert_eq!(
+            registry_packages(None, &linux, sum).unwrap(),
+            Vec::<String>::new()
+        );
+        assert!(check(serde_json::json!(null)).unwrap().is_empty());
+        assert!(check(serde_json::json!({})).unwrap().is_empty());
+        // Every platform's h1: and zh:, other schemes left out.
+        let ok = check(serde_json::json!({
+            "linux_amd64": {"hashes": [format!("zh:{sum}"), "h1:tru5tm3br0", "h2:x"], "package_size": 294},
+            "darwin_arm64": {"hashes": ["h1:other"], "package_size": 1}
+        }))
+        .unwrap();
+        assert_eq!(ok, ["h1:other", &format!("zh:{sum}"), "h1:tru5tm3br0"]);
+        let err = |v| check(v).unwrap_err();
+        assert_eq!(
+            err(serde_json::json!({"darwin_arm64": {"hashes": ["h1:x"], "package_size": 1}})),
+            "registry response missing package with platform \"linux_amd64\""
+        );
+        assert_eq!(
+            err(
+                serde_json::json!({"linux_amd64": {"hashes": [format!("zh:{sum}")], "package_size": -200}})
+            ),
+            "registry response has invalid package size -200"
+        );
+        assert!(err(
+            serde_json::json!({"linux_amd64": {"hashes": ["zh:0000"], "package_size": 294}})
+        )
+        .starts_with("registry response expected sha256sum is"));
+        assert_eq!(
+            err(serde_json::json!({"linux_amd64": {"hashes": ["h1:x"], "package_size": 294}})),
+            "registry response does not contain matching sha256sum package entry and is invalid"
+        );
+        assert!(
+            err(serde_json::json!({"linux": {"hashes": [], "package_size": 1}}))
+                .contains("invalid package platform \"linux\"")
+        );
+        assert!(
+            err(serde_json::json!({"linux_amd64": {"hashes": ["nope"], "package_size": 1}}))
+                .contains("invalid package hash \"nope\"")
+        );
     }
 }

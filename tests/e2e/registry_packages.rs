@@ -1,0 +1,172 @@
+//! OpenTofu ≥ 1.12's registry `packages` (every platform's `h1:` and `zh:` in the download
+//! metadata, RFC 20251027): under `tofu 1.12`, a provider of OpenTofu's registry (reached
+//! through a `host` block) is locked for every platform after one init, byte for byte as tofu
+//! writes it; the platform installed is checked against the field; older releases and
+//! `OPENTOFU_ENFORCE_GPG_VALIDATION=true` lock as before.
+//!
+//! The expected bytes follow tofu's code (upstream: internal/providercache/installer.go@v1.12.0
+//! builds the entry from the package's own `h1:`, the archive's `zh:`, every signed
+//! SHA256SUMS line and, from OpenTofu's registry, every `packages` hash; upstream:
+//! internal/depsfile/locks.go@v1.12.0 sorts them as strings and drops duplicates;
+//! upstream: internal/depsfile/locks_file.go@v1.12.0 writes the block).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+use tstore_test_support::mirror::{self, PkgFile};
+use tstore_test_support::registry::TestRegistry;
+use tstore_test_support::{lock_file, run_fail, run_ok, stderr, TestEnv};
+
+use crate::common::tstore_bin;
+
+const PLATFORMS: [&str; 4] = [
+    "darwin_arm64",
+    "linux_amd64",
+    "linux_arm64",
+    "windows_amd64",
+];
+
+const CONFIG: &str = r#"terraform {
+  required_providers {
+    thing = {
+      source = "hashicorp/thing"
+    }
+  }
+}
+"#;
+
+/// One package per platform: (platform, zip, `h1:` of its files).
+fn packages() -> Vec<(&'static str, Vec<u8>, String)> {
+    PLATFORMS
+        .iter()
+        .map(|p| {
+            let contents = format!("thing for {p}\n");
+            let files = [PkgFile {
+                path: "terraform-provider-thing_v1.0.0",
+                contents: contents.as_bytes(),
+                executable: true,
+            }];
+            (*p, mirror::zip_bytes(&files), mirror::h1(&files))
+        })
+        .collect()
+}
+
+fn zh(zip: &[u8]) -> String {
+    format!("zh:{}", hex::encode(Sha256::digest(zip)))
+}
+
+/// A registry serving `hashicorp/thing` 1.0.0 for four platforms with `packages` as
+/// `edit` leaves it, reached as `registry.opentofu.org`; the CLI config.
+fn registry(env: &TestEnv, edit: impl FnOnce(&mut serde_json::Value)) -> (TestRegistry, PathBuf) {
+    let reg = TestRegistry::start();
+    let pkgs = packages();
+    let mut field = serde_json::json!({});
+    for (platform, zip, h1) in &pkgs {
+        field[*platform] = serde_json::json!({
+            "hashes": [zh(zip), h1],
+            "package_size": zip.len(),
+        });
+    }
+    edit(&mut field);
+    let zips: Vec<(&str, Vec<u8>)> = pkgs.iter().map(|(p, z, _)| (*p, z.clone())).collect();
+    reg.publish_with_packages("hashicorp/thing", "1.0.0", &zips, Some(field));
+    let cfg = reg.write_cli_config(
+        &env.root.path().join("cli-config/registry.tfrc"),
+        &["registry.opentofu.org"],
+        "  direct {}",
+    );
+    (reg, cfg)
+}
+
+fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path) -> Command {
+    let mut cmd = env.command(&tstore_bin());
+    cmd.env("TSTORE_NO_FUSE", "1")
+        .env("TF_CLI_CONFIG_FILE", cfg)
+        .env("TSTORE_TOOL_VERSION", tool)
+        .arg("init")
+        .arg(dir);
+    cmd
+}
+
+/// The lock file tofu writes for `hashicorp/thing` 1.0.0 with `hashes`.
+fn expected_lock(mut hashes: Vec<String>) -> String {
+    hashes.sort();
+    hashes.dedup();
+    let mut text = String::from(
+        "# This file is maintained automatically by \"tofu init\".\n\
+         # Manual edits may be lost in future updates.\n\n\
+         provider \"registry.opentofu.org/hashicorp/thing\" {\n  version = \"1.0.0\"\n  hashes = [\n",
+    );
+    for h in hashes {
+        text.push_str(&format!("    \"{h}\",\n"));
+    }
+    text.push_str("  ]\n}\n");
+    text
+}
+
+#[test]
+fn tofu_1_12_locks_every_platform_from_the_registrys_packages() {
+    let env = TestEnv::new();
+    let (_reg, cfg) = registry(&env, |_| {});
+    let pkgs = packages();
+    let installed = pkgs.iter().find(|(p, ..)| *p == "linux_amd64").unwrap();
+    let signed_zh: Vec<String> = pkgs.iter().map(|(_, z, _)| zh(z)).collect();
+
+    // tofu 1.12: the installed package's h1:, every signed zh:, every platform's h1:.
+    let dir = env.checkout("w12", &[("main.tf", CONFIG)]);
+    run_ok(&mut init(&env, &cfg, "tofu 1.12.2", &dir));
+    let every: Vec<String> = pkgs
+        .iter()
+        .flat_map(|(_, z, h1)| [zh(z), h1.clone()])
+        .collect();
+    assert_eq!(lock_file(&dir), expected_lock(every.clone()));
+    assert_eq!(
+        lock_file(&dir).matches("\"h1:").count(),
+        4,
+        "one h1: per platform"
+    );
+
+    // tofu 1.11 does not read the field: the installed h1: and the signed zh: lines.
+    let dir = env.checkout("w11", &[("main.tf", CONFIG)]);
+    run_ok(&mut init(&env, &cfg, "tofu 1.11.0", &dir));
+    let mut before = signed_zh.clone();
+    before.push(installed.2.clone());
+    assert_eq!(lock_file(&dir), expected_lock(before.clone()));
+
+    // The field is not signed: with OPENTOFU_ENFORCE_GPG_VALIDATION=true, tofu 1.12 locks
+    // only what the signature covers.
+    let dir = env.checkout("wgpg", &[("main.tf", CONFIG)]);
+    run_ok(init(&env, &cfg, "tofu 1.12.2", &dir).env("OPENTOFU_ENFORCE_GPG_VALIDATION", "true"));
+    assert_eq!(lock_file(&dir), expected_lock(before));
+}
+
+#[test]
+fn a_package_the_registrys_packages_contradict_is_refused_by_tofu_1_12_only() {
+    let env = TestEnv::new();
+    // The installed platform's entry names another archive.
+    let (_reg, cfg) = registry(&env, |field| {
+        field["linux_amd64"]["hashes"] = serde_json::json!([format!("zh:{}", "0".repeat(64))]);
+    });
+    let dir = env.checkout("w", &[("main.tf", CONFIG)]);
+    let err = stderr(&run_fail(&mut init(&env, &cfg, "tofu 1.12.2", &dir)));
+    assert!(
+        err.contains("registry response expected sha256sum is")
+            && err.contains("which does not match the platform's value"),
+        "{err}"
+    );
+    assert!(!dir.join(".terraform").exists() && !dir.join(".terraform.lock.hcl").exists());
+    run_ok(&mut init(&env, &cfg, "tofu 1.11.0", &dir));
+
+    // The installed platform missing from the field.
+    let env = TestEnv::new();
+    let (_reg, cfg) = registry(&env, |field| {
+        field.as_object_mut().unwrap().remove("linux_amd64");
+    });
+    let dir = env.checkout("w", &[("main.tf", CONFIG)]);
+    let err = stderr(&run_fail(&mut init(&env, &cfg, "tofu 1.12.2", &dir)));
+    assert!(
+        err.contains("registry response missing package with platform \"linux_amd64\""),
+        "{err}"
+    );
+}
