@@ -170,3 +170,55 @@ fn a_package_the_registrys_packages_contradict_is_refused_by_tofu_1_12_only() {
         "{err}"
     );
 }
+
+/// `network_mirror { trust_all_hashes = true }` (tofu ≥ 1.12, upstream:
+/// internal/getproviders/http_mirror_source.go@v1.12.0): every platform's hashes the mirror
+/// lists are trusted, one of them must be the archive's, and all are locked for a provider
+/// of OpenTofu's registry; without it (or before 1.12) only the package's own.
+#[test]
+fn a_trusted_network_mirror_locks_every_platform_under_tofu_1_12() {
+    let env = TestEnv::new();
+    let reg = TestRegistry::start();
+    let pkgs = packages();
+    let archives: Vec<(&str, Vec<u8>, Vec<String>)> = pkgs
+        .iter()
+        .map(|(p, zip, h1)| (*p, zip.clone(), vec![zh(zip), h1.clone()]))
+        .collect();
+    reg.publish_mirror("registry.opentofu.org/hashicorp/thing", "1.0.0", &archives);
+    let config = |trust: &str| {
+        reg.write_cli_config(
+            &env.root.path().join(format!("cli-config/{trust}.tfrc")),
+            &[],
+            &format!(
+                "  network_mirror {{\n    url = \"{}\"\n    trust_all_hashes = {trust}\n  }}",
+                reg.mirror_url()
+            ),
+        )
+    };
+    let installed = pkgs.iter().find(|(p, ..)| *p == "linux_amd64").unwrap();
+    let own = vec![zh(&installed.1), installed.2.clone()];
+    let every: Vec<String> = archives.iter().flat_map(|(_, _, h)| h.clone()).collect();
+
+    let dir = env.checkout("trusted", &[("main.tf", CONFIG)]);
+    run_ok(&mut init(&env, &config("true"), "tofu 1.12.2", &dir));
+    assert_eq!(lock_file(&dir), expected_lock(every));
+
+    for (name, trust, tool) in [
+        ("untrusted", "false", "tofu 1.12.2"),
+        ("older", "true", "tofu 1.11.0"),
+    ] {
+        let dir = env.checkout(name, &[("main.tf", CONFIG)]);
+        run_ok(&mut init(&env, &config(trust), tool, &dir));
+        assert_eq!(lock_file(&dir), expected_lock(own.clone()), "{name}");
+    }
+
+    // Not a boolean: the CLI configuration is refused, naming the argument.
+    let dir = env.checkout("bad", &[("main.tf", CONFIG)]);
+    let err = stderr(&run_fail(&mut init(
+        &env,
+        &config("\"yes\""),
+        "tofu 1.12.2",
+        &dir,
+    )));
+    assert!(err.contains("trust_all_hashes"), "{err}");
+}

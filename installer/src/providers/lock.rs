@@ -60,7 +60,10 @@ impl LockSource {
             LockSource::FilesystemMirror(path) => {
                 InstallMethodKind::FilesystemMirror { path: path.clone() }
             }
-            LockSource::NetworkMirror(url) => InstallMethodKind::NetworkMirror { url: url.clone() },
+            LockSource::NetworkMirror(url) => InstallMethodKind::NetworkMirror {
+                url: url.clone(),
+                trust_all_hashes: false,
+            },
         };
         InstallMethod {
             kind,

@@ -144,6 +144,15 @@ pub const REGISTRY_PACKAGE_HASHES: Rule = Rule {
     tofu: Some((1, 12, 0)),
 };
 
+/// `network_mirror { trust_all_hashes = true }`: every platform's hashes the mirror lists
+/// are trusted (one must match the archive) and, for `registry.opentofu.org` providers,
+/// locked.
+pub const TRUSTED_MIRROR_HASHES: Rule = Rule {
+    what: "`network_mirror { trust_all_hashes = true }`: every platform's hashes from the mirror checked and, for `registry.opentofu.org` providers, locked",
+    terraform: None,
+    tofu: Some((1, 12, 0)),
+};
+
 /// The block types that arrived after terraform 1.0 (top level, and `cloud` inside
 /// `terraform`), each known from the release that introduced it.
 const BLOCK_TYPES: &[(&str, Rule)] = &[
@@ -217,6 +226,7 @@ pub fn rules() -> Vec<&'static Rule> {
         &DROPS_UNUSED_LOCK_ENTRIES,
         &MODULE_SOURCE_ADDRESSES,
         &REGISTRY_PACKAGE_HASHES,
+        &TRUSTED_MIRROR_HASHES,
     ]
     .into_iter()
     .chain(BLOCK_TYPES.iter().map(|(_, r)| r))

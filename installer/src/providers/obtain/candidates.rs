@@ -77,7 +77,10 @@ pub(crate) fn available_packages(
                 let mirror = FilesystemMirror { root: path.clone() };
                 found.extend(mirror.packages(addr)?.into_iter().map(Candidate::Fs));
             }
-            InstallMethodKind::NetworkMirror { url } => {
+            InstallMethodKind::NetworkMirror {
+                url,
+                trust_all_hashes,
+            } => {
                 locations.push(format!("{url} (network mirror)"));
                 let http = http.get().map_err(InstallError::https_setup)?;
                 let what = format!("network mirror {url}");
@@ -91,8 +94,13 @@ pub(crate) fn available_packages(
                     .credentials
                     .token(&host)
                     .map(str::to_owned);
-                let mirror = NetworkMirror::new(url, token)
+                let mut mirror = NetworkMirror::new(url, token)
                     .map_err(|e| remote_err(what.clone(), e.into()))?;
+                mirror.trust_all_hashes = *trust_all_hashes
+                    && opts
+                        .workdir
+                        .tool
+                        .follows(&tstore_tofu::tool_version::TRUSTED_MIRROR_HASHES);
                 let versions = mirror
                     .versions(http, addr)
                     .map_err(|e| remote_err(what.clone(), e.into()))?;

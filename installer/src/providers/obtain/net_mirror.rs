@@ -31,13 +31,17 @@ pub(crate) fn obtain_net(
         if let Some((tree, dir_h1)) =
             reuse(cx.store, package.key, zh).map_err(|e| package.store_error(e))?
         {
-            return Ok(Obtainment::reused_by_zh(
+            let mut obtained = Obtainment::reused_by_zh(
                 tree,
                 dir_h1,
                 zh.clone(),
                 format!("network_mirror:{}", archive.url),
                 auth.into(),
-            ));
+            );
+            obtained
+                .lock_extra
+                .extend(trusted_hashes(cx, package, &archive, &reported));
+            return Ok(obtained);
         }
     }
     let ingested = download_and_ingest(cx, http, package, &archive.url, None)?;
@@ -51,9 +55,31 @@ pub(crate) fn obtain_net(
             expected: join_hashes(reported.iter().map(|h| h.to_string())),
         });
     }
-    Ok(Obtainment::downloaded(
+    let mut obtained = Obtainment::downloaded(
         ingested,
         format!("network_mirror:{}", archive.url),
         auth.into(),
-    ))
+    );
+    obtained
+        .lock_extra
+        .extend(trusted_hashes(cx, package, &archive, &reported));
+    Ok(obtained)
+}
+
+/// The mirror's hashes the lock file records beside the package's own: every platform's
+/// from a mirror whose hashes are all trusted, for providers of OpenTofu's registry unless
+/// `OPENTOFU_ENFORCE_GPG_VALIDATION=true` (upstream:
+/// internal/providercache/installer.go@v1.12.0, `ReportedByTrustedMirror`).
+fn trusted_hashes(
+    cx: ObtainContext<'_>,
+    package: &SelectedPackage<'_>,
+    archive: &MirrorArchive,
+    reported: &[Hash],
+) -> Vec<String> {
+    let trusted = package.addr.host == "registry.opentofu.org"
+        && !cx.opts.workdir.network.enforce_gpg_validation;
+    if !trusted || !archive.trusted {
+        return Vec::new();
+    }
+    reported.iter().map(ToString::to_string).collect()
 }

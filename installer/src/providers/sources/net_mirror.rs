@@ -39,8 +39,11 @@ pub enum NetMirrorError {
 pub(crate) struct MirrorArchive {
     /// Absolute URL of the zip.
     pub url: String,
-    /// Hashes the mirror reports (may be empty).
+    /// Hashes the mirror reports (may be empty): this platform's, or every platform's
+    /// from a mirror whose hashes are all trusted ([`NetworkMirror::trust_all_hashes`]).
     pub hashes: Vec<String>,
+    /// Whether they are all trusted (`trust_all_hashes`).
+    pub trusted: bool,
 }
 
 #[derive(serde::Deserialize)]
@@ -67,6 +70,10 @@ pub(crate) struct NetworkMirror {
     pub base: Url,
     /// Bearer token for the mirror's host, if configured.
     pub token: Option<String>,
+    /// `trust_all_hashes = true` under a release that reads it (OpenTofu ≥ 1.12): an
+    /// archive's hashes are every platform's the mirror lists (upstream:
+    /// internal/getproviders/http_mirror_source.go@v1.12.0).
+    pub trust_all_hashes: bool,
 }
 
 impl NetworkMirror {
@@ -81,7 +88,11 @@ impl NetworkMirror {
             url: url.to_owned(),
             message: e.to_string(),
         })?;
-        Ok(NetworkMirror { base, token })
+        Ok(NetworkMirror {
+            base,
+            token,
+            trust_all_hashes: false,
+        })
     }
 
     fn url(&self, rel: &str) -> Result<Url, NetMirrorError> {
@@ -129,9 +140,18 @@ impl NetworkMirror {
             url: entry.url.clone(),
             message: e.to_string(),
         })?;
+        let hashes = if self.trust_all_hashes {
+            doc.archives
+                .values()
+                .flat_map(|a| a.hashes.iter().cloned())
+                .collect()
+        } else {
+            entry.hashes.clone()
+        };
         Ok(Some(MirrorArchive {
             url: archive.to_string(),
-            hashes: entry.hashes.clone(),
+            hashes,
+            trusted: self.trust_all_hashes,
         }))
     }
 }

@@ -21,6 +21,9 @@ pub enum InstallMethodKind {
     NetworkMirror {
         /// Base URL of the mirror.
         url: String,
+        /// `trust_all_hashes = true` (OpenTofu ≥ 1.12): every platform's hashes the mirror
+        /// lists are trusted (one must match the archive) and locked.
+        trust_all_hashes: bool,
     },
     /// `oci_mirror { repository_template = "HOST/PATH/${namespace}/${type}" }`: an OCI
     /// registry holding one repository per provider, one tag per version.

@@ -301,6 +301,7 @@ impl Parser<'_> {
             let mut path = None;
             let mut url = None;
             let mut repository_template = None;
+            let mut trust_all_hashes = false;
             for item in m.body.iter() {
                 let Structure::Attribute(a) = item else {
                     return Err(self.invalid(
@@ -316,9 +317,19 @@ impl Parser<'_> {
                     ("oci_mirror", "repository_template") => {
                         repository_template = Some(self.literal_string(a)?)
                     }
-                    // Retry counts and trust settings do not change what is installed.
+                    // Retry counts do not change what is installed.
                     ("direct" | "network_mirror", "download_retry_count") => {}
-                    ("network_mirror", "trust_all_hashes") => {}
+                    ("network_mirror", "trust_all_hashes") => {
+                        trust_all_hashes = match &a.value {
+                            Expression::Bool(b) => *b.value(),
+                            _ => {
+                                return Err(self.invalid(
+                                    a,
+                                    "\"trust_all_hashes\" must be true or false".into(),
+                                ))
+                            }
+                        }
+                    }
                     ("direct" | "filesystem_mirror" | "network_mirror" | "oci_mirror", other) => {
                         return Err(self.invalid(
                             a,
@@ -351,7 +362,10 @@ impl Parser<'_> {
                     }
                 },
                 "network_mirror" => match url.filter(|u| !u.is_empty()) {
-                    Some(u) => InstallMethodKind::NetworkMirror { url: u.to_owned() },
+                    Some(u) => InstallMethodKind::NetworkMirror {
+                        url: u.to_owned(),
+                        trust_all_hashes,
+                    },
                     None => {
                         return Err(self.invalid(
                             m,

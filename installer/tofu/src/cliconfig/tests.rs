@@ -22,7 +22,8 @@ provider_installation {
     include = ["registry.terraform.io/hashicorp/*"]
   }
   network_mirror {
-    url = "https://host/prefix/"
+    url              = "https://host/prefix/"
+    trust_all_hashes = true
   }
   direct {
     exclude = ["example.com/*/*", "hashicorp/aws"]
@@ -71,7 +72,8 @@ fn parses_everything() {
     assert_eq!(
         m[2].kind,
         InstallMethodKind::NetworkMirror {
-            url: "https://host/prefix/".into()
+            url: "https://host/prefix/".into(),
+            trust_all_hashes: true,
         }
     );
     assert_eq!(m[3].kind, InstallMethodKind::Direct);

@@ -262,9 +262,20 @@ fn render_method(m: &InstallMethod, providers: &[String]) -> String {
                 quote_for_cli_config(&path.to_string_lossy())
             ),
         ),
-        InstallMethodKind::NetworkMirror { url } => (
+        InstallMethodKind::NetworkMirror {
+            url,
+            trust_all_hashes,
+        } => (
             "network_mirror",
-            format!("    url = {}\n", quote_for_cli_config(url)),
+            format!(
+                "    url = {}\n{}",
+                quote_for_cli_config(url),
+                if *trust_all_hashes {
+                    "    trust_all_hashes = true\n"
+                } else {
+                    ""
+                }
+            ),
         ),
         InstallMethodKind::OciMirror {
             repository_template,
@@ -375,6 +386,7 @@ mod tests {
             }),
             method(InstallMethodKind::NetworkMirror {
                 url: "https://mirror.example/${x}/%{y}/line\nbreak/\"q\"/b\\s/".to_owned(),
+                trust_all_hashes: true,
             }),
             method(InstallMethodKind::OciMirror {
                 repository_template: "r.example/${hostname}/${namespace}/${type}%{x}\n\"\\"
