@@ -42,6 +42,19 @@ pub struct WorkdirOptions {
 }
 
 impl WorkdirOptions {
+    /// The root module's inputs as the tool version evaluates a module's `source` and
+    /// `version`: terraform ≥ 1.15 knows only `const` variables there
+    /// (`tool_version::CONST_MODULE_SOURCES`).
+    pub(crate) fn root_inputs(&self) -> Arc<RootInputs> {
+        let constant_only = self
+            .tool
+            .follows(&tstore_tofu::tool_version::CONST_MODULE_SOURCES);
+        if self.variables.constant_only() == constant_only {
+            return Arc::clone(&self.variables);
+        }
+        Arc::new((*self.variables).clone().with_constant_only(constant_only))
+    }
+
     /// Settings for `dir` with nothing asked of the command line: the newest release of the
     /// flavor's tool, no upgrade, the lock file writable, no variables, the default test
     /// directory.

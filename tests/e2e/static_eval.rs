@@ -221,3 +221,107 @@ fn terraform_workspace_comes_from_tf_workspace() {
         );
     }
 }
+
+/// Terraform ≥ 1.15 evaluates `const = true` variables, and locals built from them, in a
+/// module call's `source` and `version`, in the root and in called modules (whose const
+/// variables the calling block sets); anything else is refused in its words. Twin cases of
+/// upstream: internal/command/init2_test.go@v1.15.9 (`TestInit2_dynamicSourceSuccess`,
+/// `TestInit2_dynamicSourceErrors`) and internal/terraform/context_init_test.go@v1.15.9.
+#[test]
+fn terraform_1_15_evaluates_const_variables_in_module_sources() {
+    let env = TestEnv::new();
+    let child = "variable \"inner_src\" {\n  type  = string\n  const = true\n}\nmodule \"inner\" {\n  source = var.inner_src\n}\n";
+    let leaf = "output \"v\" {\n  value = 1\n}\n";
+    let checkout = |name: &str, main: &str| {
+        env.checkout(
+            name,
+            &[
+                ("main.tf", main),
+                ("mod/main.tf", child),
+                ("mod/inner/main.tf", leaf),
+            ],
+        )
+    };
+    let init = |dir: &Path, tool: &str| {
+        let mut cmd = tstore(&env, None);
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .arg("init")
+            .arg(dir);
+        cmd
+    };
+    let main = r#"variable "name" {
+  type  = string
+  const = true
+}
+locals {
+  dir = "./${var.name}"
+}
+module "direct" {
+  source    = "./${var.name}"
+  inner_src = "./inner"
+}
+module "via_local" {
+  source    = local.dir
+  inner_src = "./${lower("INNER")}"
+}
+"#;
+    let dir = checkout("ok", main);
+    // The value from terraform.tfvars, as terraform's init reads it.
+    fs_err::write(dir.join("terraform.tfvars"), "name = \"mod\"\n").unwrap();
+    run_ok(&mut init(&dir, "terraform 1.15.4"));
+    assert_eq!(
+        records(&dir),
+        [
+            ("".into(), "".into(), ".".into()),
+            ("direct".into(), "./mod".into(), "mod".into()),
+            ("direct.inner".into(), "./inner".into(), "mod/inner".into()),
+            ("via_local".into(), "./mod".into(), "mod".into()),
+            (
+                "via_local.inner".into(),
+                "./inner".into(),
+                "mod/inner".into()
+            ),
+        ]
+    );
+
+    // Terraform before 1.15 refuses the variable, as terraform 1.0.3 does.
+    let old = checkout("old", main);
+    fs_err::write(old.join("terraform.tfvars"), "name = \"mod\"\n").unwrap();
+    let err = stderr(&run_fail(&mut init(&old, "terraform 1.14.9")));
+    assert!(err.contains("Variables not allowed"), "{err}");
+
+    // What terraform 1.15 refuses, with nothing written.
+    for (name, main, says) in [
+        (
+            "non-const",
+            "variable \"name\" {\n  default = \"./mod\"\n}\nmodule \"m\" {\n  source = var.name\n}\n",
+            "Unknown module source",
+        ),
+        (
+            "non-const-local",
+            "variable \"name\" {\n  default = \"mod\"\n}\nlocals {\n  d = \"./${var.name}\"\n}\nmodule \"m\" {\n  source = local.d\n}\n",
+            "Only literal values and const variables can be evaluated during init",
+        ),
+        (
+            "resource",
+            "resource \"null_resource\" \"x\" {}\nmodule \"m\" {\n  source = null_resource.x.id\n}\n",
+            "Invalid module source",
+        ),
+        (
+            "workspace",
+            "module \"m\" {\n  source = \"./${terraform.workspace}\"\n}\n",
+            "The module source can only reference constant input variables and local values",
+        ),
+        (
+            "unset",
+            "variable \"name\" {\n  type  = string\n  const = true\n}\nmodule \"m\" {\n  source = var.name\n}\n",
+            "No value for required variable",
+        ),
+    ] {
+        let dir = checkout(name, main);
+        let err = stderr(&run_fail(&mut init(&dir, "terraform 1.15.4")));
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(!dir.join(".terraform").exists(), "{name}: nothing written");
+    }
+}

@@ -18,7 +18,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use tstore_store::{HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
@@ -104,7 +103,7 @@ pub fn init(
         &opts.workdir.data_dir.modules(),
         opts.workdir.flavor,
         tree::RootModule {
-            inputs: Inputs::Root(Arc::clone(&opts.workdir.variables)),
+            inputs: Inputs::Root(opts.workdir.root_inputs()),
             test_directory: opts.workdir.test_directory.clone(),
         },
     )?;

@@ -23,7 +23,6 @@
 //! may need it), but nothing is linked into `.terraform`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use serde::Serialize;
 use tstore_store::{HashRecord, Store};
@@ -134,7 +133,7 @@ pub fn lock(
         &base.workdir.data_dir.modules(),
         base.workdir.flavor,
         tree::RootModule {
-            inputs: Inputs::Root(Arc::clone(&base.workdir.variables)),
+            inputs: Inputs::Root(base.workdir.root_inputs()),
             test_directory: base.workdir.test_directory.clone(),
         },
     )?;

@@ -144,6 +144,15 @@ pub const REGISTRY_PACKAGE_HASHES: Rule = Rule {
     tofu: Some((1, 12, 0)),
 };
 
+/// A module call's `source` and `version` may use input variables declared `const = true`
+/// and locals built from them (terraform's PR #38217; OpenTofu evaluates every variable
+/// there since 1.8, by its own rules).
+pub const CONST_MODULE_SOURCES: Rule = Rule {
+    what: "`const = true` variables (and locals built from them) in a module call's `source` and `version`",
+    terraform: Some((1, 15, 0)),
+    tofu: None,
+};
+
 /// `network_mirror { trust_all_hashes = true }`: every platform's hashes the mirror lists
 /// are trusted (one must match the archive) and, for `registry.opentofu.org` providers,
 /// locked.
@@ -227,6 +236,7 @@ pub fn rules() -> Vec<&'static Rule> {
         &MODULE_SOURCE_ADDRESSES,
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
+        &CONST_MODULE_SOURCES,
     ]
     .into_iter()
     .chain(BLOCK_TYPES.iter().map(|(_, r)| r))

@@ -76,10 +76,7 @@ pub(super) fn walk(
         key: String::new(),
         depth: 0,
     };
-    walker.visit(
-        &root,
-        Inputs::Root(std::sync::Arc::clone(&opts.workdir.variables)),
-    )?;
+    walker.visit(&root, Inputs::Root(opts.workdir.root_inputs()))?;
     Ok(walker.tree)
 }
 

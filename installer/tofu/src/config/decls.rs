@@ -54,7 +54,11 @@ fn collect_hcl(body: &Body, out: &mut ModuleDecls) {
                 let decl = out.variables.entry(name).or_insert(VariableDecl {
                     default: None,
                     parse_as_hcl: false,
+                    is_const: false,
                 });
+                if let Some(EditExpr::Bool(b)) = attr("const") {
+                    decl.is_const = *b.value();
+                }
                 if let Some(d) = attr("default") {
                     decl.default = Some(Expression::from(d.clone()));
                 }
@@ -112,6 +116,7 @@ fn collect_json(src: &str, out: &mut ModuleDecls) -> Result<(), String> {
                                 parse_as_hcl: body.get("type").is_some_and(|t| {
                                     !matches!(t.as_str(), Some("string" | "number" | "bool"))
                                 }),
+                                is_const: body.get("const") == Some(&Value::Bool(true)),
                             },
                         );
                     }

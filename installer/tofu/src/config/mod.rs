@@ -28,7 +28,7 @@ use crate::addr::{normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
 use crate::read::{read_capped, MAX_CONFIG_FILE};
 pub use crate::span::SourcePos;
-use crate::static_eval::{CallArguments, Inputs, Scope};
+use crate::static_eval::{CallArguments, Inputs, Scope, StaticError};
 use crate::version::VersionConstraints;
 
 pub(crate) use self::files::module_files;
@@ -321,10 +321,13 @@ fn call_arg(
         CallArg::Expr { expr, at, refusal } => (expr, at, refusal),
     };
     if flavor == Flavor::Terraform {
+        if scope.constant_only() {
+            return constant_call_arg(expr, at, name, scope);
+        }
         return Err(invalid(
             at,
             *summary,
-            format!("{detail} The {name:?} argument of a module call is read before anything is evaluated; terraform takes only a literal string here (OpenTofu evaluates variables and locals here: --flavor tofu)."),
+            format!("{detail} The {name:?} argument of a module call is read before anything is evaluated; terraform takes only a literal string here (OpenTofu evaluates variables and locals here: --flavor tofu; terraform ≥ 1.15 evaluates const variables)."),
         ));
     }
     scope.eval_string(expr, name).map_err(|e| {
@@ -334,6 +337,53 @@ fn call_arg(
             format!("{e} (needed for the {name:?} argument of a module call, which is evaluated before anything else)."),
         )
     })
+}
+
+/// A module call's `source` or `version` as terraform ≥ 1.15 evaluates it at init
+/// (upstream: internal/terraform/node_module_install.go@v1.15.9): only `const` variables,
+/// locals built from them, `path.*` and pure functions are known; anything else is refused
+/// in terraform's words.
+fn constant_call_arg(
+    expr: &::hcl::Expression,
+    at: &SourcePos,
+    name: &str,
+    scope: &Scope,
+) -> Result<String, ConfigError> {
+    let what = if name == "source" {
+        "source"
+    } else {
+        "version"
+    };
+    match scope.eval(expr) {
+        Ok(::hcl::Value::Null) => Err(invalid(
+            at,
+            format!("Unsuitable module {what}"),
+            "Unsuitable value: null value is not allowed.".into(),
+        )),
+        Ok(_) => scope.eval_string(expr, name).map_err(|e| {
+            invalid(
+                at,
+                "Incorrect value type",
+                format!("Invalid expression value: {e}."),
+            )
+        }),
+        Err(StaticError::NotConstant(_)) => Err(invalid(
+            at,
+            format!("Unknown module {what}"),
+            "Only literal values and const variables can be evaluated during init.".into(),
+        )),
+        Err(StaticError::RequiredVariable(var)) => Err(invalid(
+            at,
+            "No value for required variable",
+            format!("The root module input variable {var:?} is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable."),
+        )),
+        Err(StaticError::Unavailable(_)) => Err(invalid(
+            at,
+            format!("Invalid module {what}"),
+            format!("The module {what} can only reference constant input variables and local values."),
+        )),
+        Err(e) => Err(invalid(at, e.summary(), e.to_string())),
+    }
 }
 
 /// The module calls of a module: every primary file's `module` blocks (names unique,

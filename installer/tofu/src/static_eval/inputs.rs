@@ -83,9 +83,24 @@ pub struct RootInputs {
     values: BTreeMap<String, RawValue>,
     /// `TF_WORKSPACE` of the environment given, if set and not empty.
     workspace: Option<String>,
+    /// Only variables declared `const = true` (and what is built from them) are known
+    /// early: terraform ≥ 1.15's rule (OpenTofu evaluates every variable).
+    constant_only: bool,
 }
 
 impl RootInputs {
+    /// These inputs, evaluated as terraform ≥ 1.15 evaluates a module's `source` and
+    /// `version` when `constant_only`: only `const` variables and locals built from them.
+    pub fn with_constant_only(mut self, constant_only: bool) -> RootInputs {
+        self.constant_only = constant_only;
+        self
+    }
+
+    /// Whether only `const` variables are known early ([`RootInputs::with_constant_only`]).
+    pub fn constant_only(&self) -> bool {
+        self.constant_only
+    }
+
     /// `terraform.workspace`: `TF_WORKSPACE`, else `default`.
     pub fn workspace(&self) -> &str {
         self.workspace.as_deref().unwrap_or("default")
@@ -151,7 +166,11 @@ impl RootInputs {
                 VarOption::File(path) => values.extend(read_var_file(&root.join(path))?),
             }
         }
-        Ok(RootInputs { values, workspace })
+        Ok(RootInputs {
+            values,
+            workspace,
+            constant_only: false,
+        })
     }
 
     /// The value given for `name`, if any.

@@ -39,6 +39,9 @@ pub struct VariableDecl {
     /// expression (a declared type that is not `string`, `number` or `bool`) rather
     /// than taken as a literal string.
     pub parse_as_hcl: bool,
+    /// `const = true` (terraform ≥ 1.15): the variable may be used in a module's `source`
+    /// and `version`.
+    pub is_const: bool,
 }
 
 /// What a module declares that its static scope is built from.
@@ -101,6 +104,9 @@ pub enum StaticError {
     /// The value has the wrong type.
     #[error("{0}")]
     WrongType(String),
+    /// Only `const` variables are known early (terraform ≥ 1.15), and this one is not.
+    #[error("var.{0} is not declared with const = true")]
+    NotConstant(String),
 }
 
 impl StaticError {
@@ -111,6 +117,7 @@ impl StaticError {
             StaticError::InvalidInput { .. } => "Invalid value for input variable",
             StaticError::Unavailable(_) => "Unable to compute static value",
             StaticError::WrongType(_) => "Invalid value",
+            StaticError::NotConstant(_) => "Unknown module source",
         }
     }
 }
@@ -145,6 +152,15 @@ impl Scope {
     /// from `inputs`.
     pub fn new(decls: ModuleDecls, inputs: Inputs, path_module: String) -> Scope {
         Scope::lazy(Box::new(move || Ok(decls.clone())), inputs, path_module)
+    }
+
+    /// Whether only `const` variables are known early (terraform ≥ 1.15), as the root's
+    /// inputs say.
+    pub fn constant_only(&self) -> bool {
+        match &self.inputs {
+            Inputs::Root(root) => root.constant_only(),
+            Inputs::Call(call) => call.caller.constant_only(),
+        }
     }
 
     /// `terraform.workspace`, as the root's inputs say.
@@ -219,6 +235,9 @@ impl Scope {
 
     /// The value of variable `name`, from the inputs or the default.
     fn variable(&self, name: &str, decl: &VariableDecl) -> Result<Value, StaticError> {
+        if self.constant_only() && !decl.is_const {
+            return Err(StaticError::NotConstant(name.to_owned()));
+        }
         let default = || match &decl.default {
             Some(e) => e
                 .evaluate(&Context::new())
@@ -270,6 +289,11 @@ impl Scope {
         path.insert("root".to_owned(), Value::from("."));
         path.insert("cwd".to_owned(), Value::from(r.cwd.clone()));
         ctx.declare_var("path", Value::Object(path));
+        if self.constant_only() {
+            // terraform ≥ 1.15 knows variables, locals and `path.*` here, nothing else.
+            functions::declare(&mut ctx);
+            return ctx;
+        }
         let workspace = self.workspace();
         let mut terraform = hcl::Map::new();
         terraform.insert("workspace".to_owned(), Value::from(workspace));

@@ -22,6 +22,7 @@ fn decls(vars: &[(&str, Option<&str>, bool)], locals: &[(&str, &str)]) -> Module
                     VariableDecl {
                         default: d.map(expr),
                         parse_as_hcl: *hcl,
+                        is_const: false,
                     },
                 )
             })
