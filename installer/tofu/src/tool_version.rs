@@ -214,6 +214,14 @@ const BLOCK_TYPES: &[(&str, Rule)] = &[
         },
     ),
     (
+        "symbols",
+        Rule {
+            what: "`symbols` blocks (symbol libraries, an experiment; tstore refuses them)",
+            terraform: None,
+            tofu: Some((1, 13, 0)),
+        },
+    ),
+    (
         "action",
         Rule {
             what: "`action` blocks",

@@ -560,6 +560,16 @@ pub fn check_tool_version(
                 ),
             ));
         }
+        if kind == "symbols" {
+            // OpenTofu 1.13's symbol libraries are an experiment whose install (packages
+            // under `.terraform/modules/symbols:NAME`, `modules.json` keys of their own) may
+            // change in any release: refused, never half-installed.
+            return Err(invalid(
+                at,
+                "Symbol libraries are not supported by tstore",
+                "OpenTofu 1.13's symbol libraries (the experimental \"symbols\" block) are installed by tofu only: run `tofu init` for this configuration.".into(),
+            ));
+        }
     }
     let product = tool.product();
     for required in &module.required_versions {

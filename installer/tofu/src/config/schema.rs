@@ -63,6 +63,7 @@ const TOP_LEVEL: &[BlockType] = &[
     both("import", &[]),
     both("check", NAME),
     only(KnownBy::Tofu, "language", &[]),
+    only(KnownBy::Tofu, "symbols", NAME),
 ];
 
 /// The block types inside `terraform`; it is decoded whole, so any other type is refused.

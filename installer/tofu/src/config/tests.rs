@@ -636,3 +636,29 @@ fn required_version_and_newer_blocks_are_checked_against_the_release() {
     );
     assert!(check_tool_version(&r.unwrap(), &tool("1.4.0")).is_ok());
 }
+
+#[test]
+fn symbol_libraries_are_refused_with_what_to_run() {
+    use crate::tool_version::ToolVersion;
+    let src = "symbols \"lib\" {\n  source = \"./lib\"\n}\n";
+    let (_d, r) = module_as(&[("main.tf", src)], Flavor::Tofu);
+    let r = r.unwrap();
+    let tofu = |v: &str| ToolVersion::parse(v, Flavor::Tofu).unwrap();
+    let new = check_tool_version(&r, &tofu("1.13.0"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        new.contains("run `tofu init`") && new.contains("main.tf:1"),
+        "{new}"
+    );
+    let old = check_tool_version(&r, &tofu("1.12.2"))
+        .unwrap_err()
+        .to_string();
+    assert!(old.contains("Unsupported block type"), "{old}");
+    // Terraform has no such block.
+    let (_d, tf) = module_as(&[("main.tf", src)], Flavor::Terraform);
+    assert!(tf
+        .unwrap_err()
+        .to_string()
+        .contains("Unsupported block type"));
+}
