@@ -116,6 +116,9 @@ pub struct Leftovers {
     pub blobs: Vec<PathBuf>,
     /// Bytes of those blob files.
     pub blob_bytes: u64,
+    /// Cached git repositories (`git-cache/`) not used within gc's grace period: a cache,
+    /// dropped by gc only (a repair or a verify leaves it).
+    pub git_caches: Vec<PathBuf>,
     /// Whether they were removed (only under the exclusive lock).
     pub removed: bool,
 }
@@ -123,7 +126,10 @@ pub struct Leftovers {
 impl Leftovers {
     /// Nothing left over.
     pub fn is_empty(&self) -> bool {
-        self.tmp.is_empty() && self.views.is_empty() && self.blobs.is_empty()
+        self.tmp.is_empty()
+            && self.views.is_empty()
+            && self.blobs.is_empty()
+            && self.git_caches.is_empty()
     }
 }
 
@@ -471,11 +477,16 @@ impl Store {
         let tmp = self.leftover_tmp(cutoff)?;
         let views = self.leftover_views()?;
         let (blobs, blob_bytes) = self.leftover_blobs(cutoff)?;
+        let git_caches = match cutoff {
+            Some(cutoff) => self.stale_git_caches(cutoff)?,
+            None => Vec::new(),
+        };
         let out = Leftovers {
             tmp,
             views,
             blobs,
             blob_bytes,
+            git_caches,
             removed: clean.is_some(),
         };
         if clean.is_some() {
@@ -588,7 +599,40 @@ impl Store {
         for path in &found.blobs {
             remove_file_if_exists(path)?;
         }
+        for path in &found.git_caches {
+            fs_err::remove_dir_all(path).map_err(|e| StoreError::io(path, e))?;
+            remove_file_if_exists(&path.with_extension("lock"))?;
+        }
         Ok(())
+    }
+
+    /// The cached git repositories (`git-cache/NAME.git`) whose last use (the mtime of
+    /// their `tstore-used` stamp, or of the repository without one) is not after `cutoff`,
+    /// sorted.
+    pub(crate) fn stale_git_caches(&self, cutoff: i64) -> Result<Vec<PathBuf>> {
+        let dir = &self.layout.git_cache;
+        let entries = match fs_err::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io(dir, e)),
+        };
+        let mut found = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|e| StoreError::io(dir, e))?.path();
+            let is_repo = path.extension().is_some_and(|e| e == "git")
+                && fs_err::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+            if !is_repo {
+                continue;
+            }
+            let used = fs_err::metadata(path.join("tstore-used"))
+                .or_else(|_| fs_err::metadata(&path))
+                .map_err(|e| StoreError::io(&path, e))?;
+            if used.mtime() <= cutoff {
+                found.push(path);
+            }
+        }
+        found.sort();
+        Ok(found)
     }
 
     /// Remove the directories above a removed view that became empty, up to (not

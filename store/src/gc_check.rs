@@ -221,8 +221,10 @@ impl Store {
         let leftovers = if walk {
             self.leftovers(Some(cutoff), None)?
         } else {
+            // Stale cached git repositories are found with one listing: checked every time.
             Leftovers {
                 tmp: self.leftover_tmp(Some(cutoff))?,
+                git_caches: self.stale_git_caches(cutoff)?,
                 ..Leftovers::default()
             }
         };

@@ -20,6 +20,9 @@ pub(crate) struct Layout {
     /// Blob files `store verify --repair` took out of `blobs-v1/` (kept for inspection).
     pub(crate) quarantine: PathBuf,
     pub(crate) views: PathBuf,
+    /// `git-cache/`: one bare repository per remote git URL (the module installer's; gc
+    /// drops the ones unused for its grace period).
+    pub(crate) git_cache: PathBuf,
     pub(crate) index: PathBuf,
     pub(crate) lock: PathBuf,
 }
@@ -32,6 +35,7 @@ impl Layout {
             tmp: root.join("tmp"),
             quarantine: root.join("quarantine"),
             views: root.join("views"),
+            git_cache: root.join("git-cache"),
             index: root.join("index.sqlite"),
             lock: root.join(".lock"),
         }

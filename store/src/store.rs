@@ -149,6 +149,12 @@ impl Store {
         &self.layout.root
     }
 
+    /// `<root>/git-cache`: the module installer's cached git repositories, one per remote
+    /// URL. Not packages: nothing links into it, and gc drops what was not used lately.
+    pub fn git_cache_dir(&self) -> PathBuf {
+        self.layout.git_cache.clone()
+    }
+
     /// `<root>/views`: materialized read-only packages.
     pub fn views_dir(&self) -> PathBuf {
         self.layout.views.clone()

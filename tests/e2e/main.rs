@@ -11,6 +11,7 @@ mod dist;
 mod flavor;
 mod fuse;
 mod gc;
+mod git_cache;
 mod git_submodules;
 mod hardening;
 mod hcl_syntax;

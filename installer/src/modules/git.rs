@@ -71,7 +71,7 @@ pub(crate) fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-fn git() -> Command {
+pub(super) fn git() -> Command {
     let mut c = Command::new("git");
     c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
@@ -85,7 +85,7 @@ fn git() -> Command {
     c
 }
 
-fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
+pub(super) fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
     let out = cmd.output().map_err(|source| FetchError::GitSpawn {
         what: what.to_owned(),
         source,

@@ -210,7 +210,7 @@ pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> Stri
 /// `url` without what may be a secret in its authority: all of an `http(s)` URL's user
 /// information (`https://TOKEN@host` is a common way to pass a token), an other URL's
 /// password (`ssh://git@host` keeps its user).
-fn without_password(url: &str) -> String {
+pub(crate) fn without_password(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };

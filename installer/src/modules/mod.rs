@@ -49,6 +49,7 @@ mod decide;
 mod error;
 mod fetch;
 pub(crate) mod git;
+mod git_cache;
 mod lock;
 pub(crate) mod manifest;
 mod oci;

@@ -6,7 +6,7 @@
 //!   "links_dropped","packages_removed":[KEY],"packages_live","packages_young",
 //!   "packages_in_use",
 //!   "trees_removed","blobs_removed","bytes_freed","leftovers":{"tmp","views","blobs",
-//!   "blob_bytes","removed"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
+//!   "blob_bytes","git_caches","removed"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
 //!   busy for `--wait`.
 
 use std::process::ExitCode;
@@ -119,6 +119,11 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
         l.views.len(),
         l.blobs.len()
     );
+    if !l.git_caches.is_empty() {
+        let n = l.git_caches.len();
+        let repos = if n == 1 { "repository" } else { "repositories" };
+        println!("  git cache: {n} {repos} {verb} (unused for the grace period)");
+    }
     println!(
         "  roots: {} live, {} dropped",
         report.roots_live,

@@ -1,0 +1,219 @@
+//! One local bare repository per remote git URL (`git-cache/` in the store), from which
+//! each package is checked out: a tag or branch is fetched shallow (`--depth 1`, or the
+//! call's own `?depth=`), only its commit and what that commit needs, and a second tag of
+//! the same repository fetches only what the first did not bring.
+//!
+//! Rules:
+//! - A repository is named by the SHA-256 of its URL without credentials (never the URL
+//!   itself, which may carry a token); the URL is given to `git fetch` on the command line,
+//!   never written into the repository's configuration.
+//! - Fetches into one repository are serialized by a lock file beside it (inits of several
+//!   checkouts may fetch the same URL at once); a fetched commit gets a ref of its own
+//!   (`refs/tstore/COMMIT`), so git never prunes it, and automatic `git gc` is off.
+//! - A package is checked out with its own index file (`read-tree` + `checkout-index`, the
+//!   repository's attributes applied as a clone applies them); a commit with submodules is
+//!   cloned instead (`git::checkout`), as go-getter fetches them.
+//! - A full commit id is fetched directly where the server allows it; an abbreviated one,
+//!   or a server that refuses, fetches every branch and tag.
+//! - The cache may be dropped at any time: `gc` removes repositories unused for its grace
+//!   period (the mtime of `tstore-used`, touched by every use).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::git::{self, GitAddress};
+use super::FetchError;
+
+/// The directory of cached repositories.
+pub(crate) struct GitCache {
+    dir: PathBuf,
+}
+
+/// What marks a cached repository's last use (gc drops repositories unused for a while).
+pub(crate) const USED_STAMP: &str = "tstore-used";
+
+impl GitCache {
+    pub(crate) fn new(dir: PathBuf) -> GitCache {
+        GitCache { dir }
+    }
+
+    /// The cached repository of `url` (credentials left out of its name).
+    fn repo_for(&self, url: &str) -> PathBuf {
+        let key = super::lock::without_password(url);
+        let digest = Sha256::digest(key.as_bytes());
+        self.dir.join(format!("{}.git", &hex::encode(digest)[..32]))
+    }
+
+    /// Check `addr` out into `dest` (which must not exist) through the cached repository
+    /// of its URL; returns the commit checked out.
+    pub(crate) fn checkout(&self, addr: &GitAddress, dest: &Path) -> Result<String, FetchError> {
+        let repo = self.repo_for(&addr.repo);
+        let _lock = self.lock(&repo)?;
+        self.ensure_repo(&repo)?;
+        let commit = fetch(&repo, addr)?;
+        let mut keep = git_in(&repo);
+        keep.args(["update-ref", &format!("refs/tstore/{commit}"), &commit]);
+        git::run(keep, "update-ref")?;
+        touch(&repo.join(USED_STAMP))?;
+        drop(_lock);
+        let mut has_submodules = git_in(&repo);
+        has_submodules.args(["cat-file", "-e", &format!("{commit}:.gitmodules")]);
+        if git::run(has_submodules, "cat-file").is_ok() {
+            // Submodules need a repository of their own in the package's checkout.
+            return git::checkout(addr, dest);
+        }
+        check_out(&repo, &commit, dest)?;
+        Ok(commit)
+    }
+
+    /// Hold the lock of `repo` while its refs and objects change.
+    fn lock(&self, repo: &Path) -> Result<File, FetchError> {
+        fs_err::create_dir_all(&self.dir).map_err(FetchError::from)?;
+        let path = repo.with_extension("lock");
+        let file = fs_err::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(FetchError::from)?
+            .into_parts()
+            .0;
+        file.lock().map_err(FetchError::from)?;
+        Ok(file)
+    }
+
+    /// Create the bare repository `repo` if it does not exist yet (under a temporary name,
+    /// renamed into place: a half-made repository is never used).
+    fn ensure_repo(&self, repo: &Path) -> Result<(), FetchError> {
+        if repo.join("HEAD").is_file() {
+            return Ok(());
+        }
+        let temp = repo.with_extension("new");
+        if temp.exists() {
+            fs_err::remove_dir_all(&temp).map_err(FetchError::from)?;
+        }
+        let mut init = git::git();
+        init.args(["init", "--bare", "--quiet"]).arg(&temp);
+        git::run(init, "init --bare")?;
+        let mut config = git_in(&temp);
+        config.args(["config", "gc.auto", "0"]);
+        git::run(config, "config")?;
+        fs_err::rename(&temp, repo).map_err(FetchError::from)?;
+        Ok(())
+    }
+}
+
+/// `git` with `repo` as its repository.
+fn git_in(repo: &Path) -> std::process::Command {
+    let mut cmd = git::git();
+    cmd.arg("--git-dir").arg(repo);
+    cmd
+}
+
+/// Fetch what `addr` names into `repo`; the commit it resolves to.
+fn fetch(repo: &Path, addr: &GitAddress) -> Result<String, FetchError> {
+    let depth = format!("--depth={}", addr.depth.unwrap_or(1));
+    let reference = addr.reference.as_deref().unwrap_or("HEAD");
+    let sha_like = reference.len() >= 4
+        && reference.bytes().all(|b| b.is_ascii_hexdigit())
+        && addr.reference.is_some();
+    if !sha_like || git::is_full_sha(reference) {
+        // A name (tag, branch, HEAD) or a full commit id: only it, shallow.
+        let mut cmd = git_in(repo);
+        cmd.args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
+            .arg(&depth)
+            .arg("--")
+            .arg(&addr.repo)
+            .arg(format!("+{reference}:refs/tstore/fetched"));
+        match git::run(cmd, &format!("fetch {}", addr.repo)) {
+            Ok(_) => return rev_parse(repo, "refs/tstore/fetched"),
+            Err(e) if !sha_like => return Err(ref_error(addr, e)),
+            Err(_) => {} // The server refuses a commit id: everything, below.
+        }
+    }
+    let mut all = git_in(repo);
+    all.args(["fetch", "--quiet", "--no-write-fetch-head"])
+        .arg("--")
+        .arg(&addr.repo)
+        .args([
+            "+refs/heads/*:refs/tstore/heads/*",
+            "+refs/tags/*:refs/tstore/tags/*",
+        ]);
+    git::run(all, &format!("fetch {}", addr.repo))?;
+    rev_parse(repo, reference).map_err(|e| match e {
+        FetchError::Git { what, stderr } => FetchError::Git {
+            what,
+            stderr: format!("{stderr} (unknown revision {reference:?})"),
+        },
+        other => other,
+    })
+}
+
+/// The commit `rev` names in `repo`.
+fn rev_parse(repo: &Path, rev: &str) -> Result<String, FetchError> {
+    let mut cmd = git_in(repo);
+    cmd.args([
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("{rev}^{{commit}}"),
+    ]);
+    Ok(git::run(cmd, &format!("rev-parse {rev}"))?
+        .trim()
+        .to_owned())
+}
+
+/// A ref the remote does not have, in the words of the clone this replaced.
+fn ref_error(addr: &GitAddress, e: FetchError) -> FetchError {
+    match (e, &addr.reference) {
+        (FetchError::Git { stderr, .. }, Some(r))
+            if stderr.contains("couldn't find remote ref") =>
+        {
+            FetchError::NoSuchRef {
+                repo: addr.repo.clone(),
+                reference: r.clone(),
+            }
+        }
+        (e, _) => e,
+    }
+}
+
+/// Write commit `commit` of `repo` into the new directory `dest`, with an index file of its
+/// own (so concurrent checkouts of one repository never share one).
+fn check_out(repo: &Path, commit: &str, dest: &Path) -> Result<(), FetchError> {
+    fs_err::create_dir_all(dest).map_err(FetchError::from)?;
+    let index = tempfile::NamedTempFile::new().map_err(FetchError::from)?;
+    let index_path = index.path().to_owned();
+    // git wants to create the index itself.
+    drop(index);
+    let with_tree = |args: &[&str]| {
+        let mut cmd = git_in(repo);
+        cmd.arg("--work-tree")
+            .arg(dest)
+            .env("GIT_INDEX_FILE", &index_path)
+            .args(args);
+        cmd
+    };
+    let result = git::run(with_tree(&["read-tree", commit]), "read-tree").and_then(|_| {
+        git::run(
+            with_tree(&["checkout-index", "--all", "--force"]),
+            "checkout-index",
+        )
+    });
+    let _ = std::fs::remove_file(&index_path);
+    result.map(drop)
+}
+
+fn touch(path: &Path) -> Result<(), FetchError> {
+    let file = fs_err::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(FetchError::from)?;
+    file.set_modified(std::time::SystemTime::now())
+        .map_err(FetchError::from)?;
+    Ok(())
+}
