@@ -26,6 +26,7 @@ use crate::net::http::HttpClient;
 
 mod local;
 mod pins;
+mod pool;
 mod prefetch;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! The packages of one module's calls fetched in parallel before the walk reads them one
-//! by one: one thread per package address or registry resolution, each result left in the
-//! walker's caches. A failure is left for the walk, which retries that call alone and
-//! reports it with its file:line.
+//! by one: each package address or registry resolution a job, run bounded (`pool.rs`: a
+//! few at once, fewer per host), each result left in the walker's caches. A failure is
+//! left for the walk, which retries that call alone and reports it with its file:line.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -125,41 +125,45 @@ impl<'a> Walker<'a> {
             Option<(String, Fetched)>,
             FetchLog,
         );
-        let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|job| {
-                    let fetcher = &fetcher;
-                    scope.spawn(move || {
-                        let mut log = FetchLog::default();
-                        let outcome = match job {
-                            Job::Remote(p) => {
-                                let label = p.to_string();
-                                reporter.event(Event::ModulePackageStarted { package: &label });
-                                let fetched = fetcher
-                                    .fetch(p, 0, &mut log)
-                                    .ok()
-                                    .map(|f| (label.clone(), f));
-                                reporter.event(Event::ModulePackageFinished { package: &label });
-                                (None, fetched, log)
-                            }
-                            Job::Registry(key, m, c) => {
-                                let label = format!("{}/{}", m.host, m.path);
-                                reporter.event(Event::ModulePackageStarted { package: &label });
-                                let resolved = fetcher
-                                    .registry(network, m, c, &mut log)
-                                    .ok()
-                                    .map(|r| (key.clone(), r));
-                                reporter.event(Event::ModulePackageFinished { package: &label });
-                                (resolved, None, log)
-                            }
-                        };
-                        outcome
-                    })
-                })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
-        });
+        let host_of = |job: &Job<'_>| match job {
+            Job::Remote(p) => url::Url::parse(&p.url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .unwrap_or_else(|| p.url.split(':').next().unwrap_or_default().to_owned()),
+            Job::Registry(_, m, _) => m.host.to_string(),
+        };
+        let fetcher = &fetcher;
+        let outcomes: Vec<Outcome> = super::pool::run_bounded(
+            &jobs,
+            super::pool::MAX_FETCHES,
+            super::pool::MAX_PER_HOST,
+            host_of,
+            |job| {
+                let mut log = FetchLog::default();
+                match job {
+                    Job::Remote(p) => {
+                        let label = p.to_string();
+                        reporter.event(Event::ModulePackageStarted { package: &label });
+                        let fetched = fetcher
+                            .fetch(p, 0, &mut log)
+                            .ok()
+                            .map(|f| (label.clone(), f));
+                        reporter.event(Event::ModulePackageFinished { package: &label });
+                        (None, fetched, log)
+                    }
+                    Job::Registry(key, m, c) => {
+                        let label = format!("{}/{}", m.host, m.path);
+                        reporter.event(Event::ModulePackageStarted { package: &label });
+                        let resolved = fetcher
+                            .registry(network, m, c, &mut log)
+                            .ok()
+                            .map(|r| (key.clone(), r));
+                        reporter.event(Event::ModulePackageFinished { package: &label });
+                        (resolved, None, log)
+                    }
+                }
+            },
+        );
         reporter.event(Event::FetchedModulePackages);
         for (resolved, fetched, log) in outcomes {
             if let Some((k, r)) = resolved {
