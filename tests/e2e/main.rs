@@ -19,6 +19,7 @@ mod help;
 mod hostile_input;
 mod hostile_servers;
 mod https;
+mod init_many;
 mod invalid_config;
 mod lockfile;
 mod module_lock;

@@ -100,14 +100,43 @@ pub(super) fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote`; `None` when
-/// no ref of that name exists (it may still be an abbreviated commit id).
+/// What `git ls-remote` answered this process, by repository and ref: a run over many
+/// roots (`init DIR...`) asks each once.
+static RESOLVED: std::sync::Mutex<Option<Resolutions>> = std::sync::Mutex::new(None);
+
+/// A remote's answers by (repository, ref): the commit, or `None` for no such ref.
+type Resolutions = std::collections::HashMap<(String, String), Option<String>>;
+
+/// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote` (once per
+/// process); `None` when no ref of that name exists (it may still be an abbreviated commit
+/// id).
 pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
     if let Some(r) = &addr.reference {
         if is_full_sha(r) {
             return Ok(Some(r.to_ascii_lowercase()));
         }
     }
+    let key = (
+        addr.repo.clone(),
+        addr.reference.clone().unwrap_or_else(|| "HEAD".into()),
+    );
+    let lock = || {
+        RESOLVED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(known) = lock().as_ref().and_then(|m| m.get(&key).cloned()) {
+        return Ok(known);
+    }
+    let found = ls_remote(addr)?;
+    lock()
+        .get_or_insert_with(Default::default)
+        .insert(key, found.clone());
+    Ok(found)
+}
+
+/// [`resolve`]'s question to the remote.
+fn ls_remote(addr: &GitAddress) -> Result<Option<String>, FetchError> {
     let name = addr.reference.as_deref().unwrap_or("HEAD");
     let mut cmd = git();
     cmd.arg("ls-remote").arg("--").arg(&addr.repo).arg(name);

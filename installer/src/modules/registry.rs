@@ -46,25 +46,7 @@ pub(crate) fn select(
     let versions_url = base
         .join(&format!("{}/versions", m.path))
         .map_err(FetchError::from)?;
-    let list: Versions = http
-        .get_json(versions_url.as_str(), token)
-        .map_err(|e| match e {
-            crate::net::http::HttpError::Status { status: 404, .. } => FetchError::ModuleNotFound {
-                host: m.host.to_owned(),
-                path: m.path.to_owned(),
-            },
-            e => FetchError::from(e),
-        })?;
-    let available: Vec<Version> = list
-        .modules
-        .first()
-        .map(|l| {
-            l.versions
-                .iter()
-                .filter_map(|v| Version::parse_lenient(&v.version).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let available = versions(http, token, &versions_url, m)?;
     let version = constraints.select(&available).cloned().ok_or_else(|| {
         // terraform's "Unresolvable module version constraint", with the newest release.
         let newest = available.iter().filter(|v| !v.is_prerelease()).max();
@@ -78,6 +60,47 @@ pub(crate) fn select(
         .join(&format!("{}/{version}/download", m.path))
         .map_err(FetchError::from)?;
     Ok((version, download))
+}
+
+/// The versions a registry lists at `url`: asked once per process (a run over many roots
+/// shares it, as one init's calls of one module do).
+fn versions(
+    http: &HttpClient,
+    token: Option<&str>,
+    url: &url::Url,
+    m: &RegistryModule<'_>,
+) -> Result<Vec<Version>, FetchError> {
+    static LISTED: std::sync::Mutex<Option<std::collections::HashMap<String, Vec<Version>>>> =
+        std::sync::Mutex::new(None);
+    let lock = || {
+        LISTED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(known) = lock().as_ref().and_then(|m| m.get(url.as_str()).cloned()) {
+        return Ok(known);
+    }
+    let list: Versions = http.get_json(url.as_str(), token).map_err(|e| match e {
+        crate::net::http::HttpError::Status { status: 404, .. } => FetchError::ModuleNotFound {
+            host: m.host.to_owned(),
+            path: m.path.to_owned(),
+        },
+        e => FetchError::from(e),
+    })?;
+    let available: Vec<Version> = list
+        .modules
+        .first()
+        .map(|l| {
+            l.versions
+                .iter()
+                .filter_map(|v| Version::parse_lenient(&v.version).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    lock()
+        .get_or_insert_with(Default::default)
+        .insert(url.to_string(), available.clone());
+    Ok(available)
 }
 
 /// The package address the `download` endpoint names (relative locations resolved against

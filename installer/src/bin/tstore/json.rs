@@ -3,10 +3,25 @@
 //! script checks it, and it changes only when a field changes meaning or goes away (new
 //! fields may appear without it).
 
+use std::cell::RefCell;
 use std::io::Write;
 
 use anyhow::Result;
 use serde::Serialize;
+
+thread_local! {
+    /// Documents [`print`] keeps instead of printing, while [`capture`] runs.
+    static CAPTURED: RefCell<Option<Vec<serde_json::Value>>> = const { RefCell::new(None) };
+}
+
+/// Run `f`, keeping the JSON documents it prints instead of printing them (a command that
+/// runs another for each of several directories makes one document of theirs).
+pub(crate) fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<serde_json::Value>) {
+    CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let result = f();
+    let documents = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (result, documents)
+}
 
 /// The version of the `--json` formats.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -21,8 +36,19 @@ pub(crate) fn print(value: &impl Serialize) -> Result<()> {
             document.insert("value".into(), other);
         }
     }
+    let document = serde_json::Value::Object(document);
+    let kept = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+        Some(documents) => {
+            documents.push(document.clone());
+            true
+        }
+        None => false,
+    });
+    if kept {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &serde_json::Value::Object(document))?;
+    serde_json::to_writer_pretty(&mut out, &document)?;
     writeln!(out)?;
     Ok(())
 }

@@ -103,7 +103,7 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Install the modules and providers of a working directory (the install phase of `tofu init`).
     #[command(
-        after_help = "Examples:\n  tstore init                    # the current directory\n  tstore init stacks/app -upgrade  # newest allowed versions, as `tofu init -upgrade`\n  tstore init --explain          # why each module is linked or copied\n  tstore init --json             # a report for scripts"
+        after_help = "Examples:\n  tstore init                    # the current directory\n  tstore init stacks/app -upgrade  # newest allowed versions, as `tofu init -upgrade`\n  tstore init --explain          # why each module is linked or copied\n  tstore init --json             # a report for scripts\n  tstore init --recursive infra --exclude 'legacy/**'   # every root under infra/, one process"
     )]
     Init(InitArgs),
     /// Inspect and maintain the store.
@@ -373,10 +373,21 @@ pub(crate) struct UmountArgs {
 }
 
 /// Arguments of `tstore init`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub(crate) struct InitArgs {
-    /// The working directory (default: the current directory).
-    pub dir: Option<PathBuf>,
+    /// The working directories (default: the current directory); several are initialised
+    /// one after the other in this process, each as a lone `tstore init` there.
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Initialise every root under each DIR (default: the current directory): a directory
+    /// with configuration files that no other directory of the tree calls as a local
+    /// module; `.terraform` and hidden directories are skipped.
+    #[arg(long)]
+    pub recursive: bool,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob
+    /// (`*` within a path component, `**` across them); repeatable.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
     /// Ignore the versions recorded in the lock file and select the newest allowed ones.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
     pub upgrade: bool,
@@ -472,7 +483,7 @@ fn in_order<T: From<String>>(text: &str) -> Result<InOrder<T>, String> {
 }
 
 /// `tofu init` flags about backends, state and prompts: accepted and ignored.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub(crate) struct TofuInitFlags {
     /// Ignored (tstore never prompts).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]

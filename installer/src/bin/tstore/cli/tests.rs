@@ -155,10 +155,10 @@ fn boolean_flags_take_go_values() {
     // A value needs `=`: the next word stays the directory.
     let args = init(&["-upgrade", "stacks/app"]);
     assert!(args.upgrade);
-    assert_eq!(
-        args.dir.as_deref(),
-        Some(std::path::Path::new("stacks/app"))
-    );
+    assert_eq!(args.dirs, [std::path::PathBuf::from("stacks/app")]);
+    let many = init(&["a", "b", "--recursive", "--exclude", "x/*"]);
+    assert_eq!(many.dirs.len(), 2);
+    assert!(many.recursive && many.exclude == ["x/*"]);
     assert!(init(&["-json=1"]).json && !init(&["-json=f"]).json);
     assert!(!init(&["-get=FALSE"]).get);
     assert_eq!(

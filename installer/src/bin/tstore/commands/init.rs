@@ -17,7 +17,15 @@ use crate::reporter::{HumanReporter, Silent};
 use crate::{json, mount, roots, Settings};
 
 pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
-    let (cwd, dir) = super::working_directory(settings, args.dir.as_deref())?;
+    if args.recursive || args.dirs.len() > 1 {
+        return super::init_many::init_many(settings, args);
+    }
+    init_one(settings, args)
+}
+
+/// `tstore init` of one working directory (`args.dirs`' only one, or the current one).
+pub(crate) fn init_one(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
+    let (cwd, dir) = super::working_directory(settings, args.dirs.first().map(|d| d.as_path()))?;
     let flavor_choice = settings.flavor_for(&dir)?;
     let flavor = flavor_choice.flavor;
     if !tstore_tofu::config::is_config_dir(&dir, flavor) {

@@ -32,6 +32,7 @@
 mod cli_config;
 mod gc;
 mod init;
+mod init_many;
 pub(crate) mod man;
 mod modules;
 mod mount;

@@ -1,0 +1,239 @@
+//! `tstore init DIR...` and `tstore init --recursive [DIR...]`: many roots in one process,
+//! each initialised exactly as a lone `tstore init` there (same lock files, `modules.json`,
+//! links and root records), one after the other. A failing root does not stop the others;
+//! a summary names every failure and the exit status is 1 when any failed. What the roots
+//! share is asked once per process: a git ref's commit, a registry's version list.
+//!
+//! A root, under `--recursive`: a directory of the tree with configuration files that no
+//! directory of the tree calls as a local module (`source = "./…"`, `"../…"`); `.terraform`
+//! and hidden directories are not entered, symlinks are not followed, and `--exclude GLOB`
+//! leaves out the roots whose path relative to the top matches.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_tofu::flavor::Flavor;
+
+use crate::cli::InitArgs;
+use crate::diagnostics::{print_error, ErrorReport};
+use crate::{json, Settings};
+
+pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
+    let tops: Vec<Option<PathBuf>> = if args.dirs.is_empty() {
+        vec![None]
+    } else {
+        args.dirs.iter().cloned().map(Some).collect()
+    };
+    let mut roots = Vec::new();
+    for top in &tops {
+        let (_, dir) = super::working_directory(settings, top.as_deref())?;
+        if args.recursive {
+            roots.extend(find_roots(&dir, &args.exclude)?);
+        } else {
+            roots.push(dir);
+        }
+    }
+    let mut seen = HashSet::new();
+    roots.retain(|r| seen.insert(r.clone()));
+    if roots.is_empty() {
+        anyhow::bail!(
+            "no root module found under {} (a directory with .tf or .tofu files that no other \
+             directory of the tree calls as a local module)",
+            tops.iter()
+                .map(|t| t.as_deref().unwrap_or(Path::new(".")).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+
+    let mut failures: Vec<(PathBuf, String)> = Vec::new();
+    let mut documents = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        if !args.json {
+            println!("\n[{}/{}] {}", i + 1, roots.len(), root.display());
+        }
+        let one = InitArgs {
+            dirs: vec![root.clone()],
+            recursive: false,
+            exclude: Vec::new(),
+            ..args.clone()
+        };
+        let (result, captured) = json::capture(|| super::init::init_one(settings, one));
+        let report = captured.into_iter().next();
+        match result {
+            Ok(code) if code == ExitCode::SUCCESS => {
+                documents.push(serde_json::json!({"dir": root, "ok": true, "report": report}));
+            }
+            Ok(_) => {
+                failures.push((root.clone(), "failed".into()));
+                documents.push(serde_json::json!({"dir": root, "ok": false, "report": report}));
+            }
+            Err(err) => {
+                let error = ErrorReport::from_error(&err);
+                if !args.json {
+                    print_error(&err);
+                }
+                documents.push(serde_json::json!({
+                    "dir": root,
+                    "ok": false,
+                    "error": {"summary": error.summary, "detail": error.detail},
+                }));
+                failures.push((root.clone(), error.summary));
+            }
+        }
+    }
+    if args.json {
+        json::print(&serde_json::json!({
+            "roots": documents,
+            "failed": failures.len(),
+        }))?;
+    } else {
+        println!(
+            "\ntstore init: {} roots, {} initialised, {} failed",
+            roots.len(),
+            roots.len() - failures.len(),
+            failures.len()
+        );
+        for (root, why) in &failures {
+            println!("  - {}: {why}", root.display());
+        }
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The roots under `top` (see the module docs), sorted.
+fn find_roots(top: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
+    let mut candidates = Vec::new();
+    let walk = walkdir::WalkDir::new(top)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || (e.file_type().is_dir() && {
+                    let name = e.file_name().to_string_lossy();
+                    !name.starts_with('.')
+                })
+        });
+    for entry in walk {
+        let entry = entry.with_context(|| format!("cannot list {}", top.display()))?;
+        let dir = entry.path();
+        if [Flavor::Tofu, Flavor::Terraform]
+            .iter()
+            .any(|f| tstore_tofu::config::is_config_dir(dir, *f))
+        {
+            candidates.push(dir.to_path_buf());
+        }
+    }
+    // What the tree calls as a local module is a module, not a root.
+    let mut called = HashSet::new();
+    for dir in &candidates {
+        let Ok(module) = tstore_tofu::config::load_module_requirements(dir, Flavor::Tofu) else {
+            continue;
+        };
+        for call in module.module_calls.values() {
+            if tstore_tofu::module_source::is_local(&call.source) {
+                if let Ok(path) = dir.join(&call.source).canonicalize() {
+                    called.insert(path);
+                }
+            }
+        }
+    }
+    Ok(candidates
+        .into_iter()
+        .filter(|d| !called.contains(d))
+        .filter(|d| {
+            let rel = d
+                .strip_prefix(top)
+                .unwrap_or(d)
+                .to_string_lossy()
+                .into_owned();
+            !exclude.iter().any(|g| glob_matches(g, &rel))
+        })
+        .collect())
+}
+
+/// Whether the relative path `path` matches `glob`: `*` and `?` within one component,
+/// `**` any number of components.
+fn glob_matches(glob: &str, path: &str) -> bool {
+    fn components(pattern: &[&str], path: &[&str]) -> bool {
+        match (pattern.first(), path.first()) {
+            (None, None) => true,
+            (Some(&"**"), _) => {
+                components(&pattern[1..], path)
+                    || (!path.is_empty() && components(pattern, &path[1..]))
+            }
+            (Some(p), Some(c)) => {
+                component(p.as_bytes(), c.as_bytes()) && components(&pattern[1..], &path[1..])
+            }
+            _ => false,
+        }
+    }
+    fn component(p: &[u8], c: &[u8]) -> bool {
+        match (p.first(), c.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => component(&p[1..], c) || (!c.is_empty() && component(p, &c[1..])),
+            (Some(b'?'), Some(_)) => component(&p[1..], &c[1..]),
+            (Some(a), Some(b)) => a == b && component(&p[1..], &c[1..]),
+            _ => false,
+        }
+    }
+    let pattern: Vec<&str> = glob.trim_matches('/').split('/').collect();
+    let path: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    components(&pattern, &path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_components_and_any_depth() {
+        assert!(glob_matches("stacks/*", "stacks/app"));
+        assert!(!glob_matches("stacks/*", "stacks/app/eu"));
+        assert!(glob_matches("stacks/**", "stacks/app/eu"));
+        assert!(glob_matches("**/test?", "a/b/test1"));
+        assert!(glob_matches("**", "x"));
+        assert!(!glob_matches("legacy", "legacy2"));
+    }
+
+    #[test]
+    fn roots_are_directories_no_other_calls() {
+        let top = tempfile::tempdir().unwrap();
+        let top = top.path().canonicalize().unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = top.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write(
+            "stacks/a/main.tf",
+            "module \"n\" {\n  source = \"../../modules/net\"\n}\n",
+        );
+        write("stacks/b/main.tf", "");
+        write("modules/net/main.tf", "");
+        write("stacks/b/.terraform/modules/x/main.tf", "");
+        write(".hidden/main.tf", "");
+        write("legacy/main.tf", "");
+        let rel = |roots: Vec<PathBuf>| -> Vec<String> {
+            roots
+                .iter()
+                .map(|r| r.strip_prefix(&top).unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            rel(find_roots(&top, &[]).unwrap()),
+            ["legacy", "stacks/a", "stacks/b"]
+        );
+        assert_eq!(
+            rel(find_roots(&top, &["legacy".into()]).unwrap()),
+            ["stacks/a", "stacks/b"]
+        );
+    }
+}
