@@ -41,9 +41,9 @@ pub use crate::providers::sources::fs_mirror::{
     providers_in as mirror_providers_in, FilesystemMirror, MirrorLocation, MirrorPackage,
 };
 pub use crate::providers::{
-    display_name, ingest_mirror_package, init as install_providers, keep_source_archive,
-    InitReport, InstallError, Obtained, ProviderOptions, ProviderReport, RewrittenLockEntry,
-    LOCK_FILE_NAME,
+    display_name, fetch_locked_providers, ingest_mirror_package, init as install_providers,
+    keep_source_archive, FetchedProvider, InitReport, InstallError, Obtained, ProviderOptions,
+    ProviderReport, RewrittenLockEntry, LOCK_FILE_NAME,
 };
 pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,

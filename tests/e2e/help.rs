@@ -30,6 +30,7 @@ const COMMANDS: &[&[&str]] = &[
     &["providers", "lock"],
     &["modules"],
     &["modules", "lock"],
+    &["fetch"],
     &["cli-config"],
     &["gc"],
     &["roots"],

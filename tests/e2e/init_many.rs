@@ -133,3 +133,110 @@ fn many_roots_in_one_process_end_as_lone_inits_and_share_what_they_ask() {
         "stacks/bro*",
     ]));
 }
+
+/// `tstore fetch` fills an empty store from the lock files alone (providers and module
+/// packages, verified against their entries) and changes nothing in the checkout; every root
+/// then installs with its sources gone. Fetching again asks no source; a lock entry that no
+/// package matches fails it.
+#[test]
+fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
+    use tstore_test_support::{Layout, NullMirror};
+    let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(Layout::Packed);
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(base.join("pkg")).unwrap();
+    fs_err::write(base.join("pkg/main.tf"), "output \"v\" {\n  value = 1\n}\n").unwrap();
+    sh(
+        &base.join("pkg"),
+        "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
+         && git clone -q --bare . ../pkg.git",
+    );
+    let uses_null =
+        "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\" }\n  }\n}\n";
+    let calls = format!(
+        "module \"m\" {{\n  source = \"git::file://{}/pkg.git?ref=v1\"\n}}\n",
+        base.display()
+    );
+    let tree = [("a/main.tf", uses_null), ("b/main.tf", calls.as_str())];
+    let first = env.checkout("first", &tree);
+    let run = |store: &Path, args: &[&str]| {
+        let mut cmd = tstore(&env, Some(&cfg));
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_HOME", store)
+            .env("TSTORE_MOUNT", store.with_extension("mount"))
+            .args(args);
+        cmd
+    };
+    let store1 = env.root.path().join("store1");
+    run_ok(&mut run(
+        &store1,
+        &["init", "--recursive", first.to_str().unwrap()],
+    ));
+
+    // A new runner: the checkout with its lock files only, an empty store.
+    let ci = env.checkout("ci", &[]);
+    for root in ["a", "b"] {
+        fs_err::create_dir_all(ci.join(root)).unwrap();
+        for f in ["main.tf", ".terraform.lock.hcl", ".tstore.lock.hcl"] {
+            if first.join(root).join(f).exists() {
+                fs_err::copy(first.join(root).join(f), ci.join(root).join(f)).unwrap();
+            }
+        }
+    }
+    let locks = |dir: &Path| {
+        ["a/.terraform.lock.hcl", "b/.tstore.lock.hcl"]
+            .map(|f| fs_err::read_to_string(dir.join(f)).unwrap())
+    };
+    let store2 = env.root.path().join("store2");
+    let report = json(&run_ok(&mut run(
+        &store2,
+        &["fetch", "--recursive", ci.to_str().unwrap(), "--json"],
+    )));
+    let roots = report["roots"].as_array().unwrap();
+    assert_eq!(roots.len(), 2, "{report}");
+    assert_eq!(
+        roots[0]["providers"][0]["provider"],
+        "registry.terraform.io/hashicorp/null"
+    );
+    assert_eq!(roots[1]["modules"][0]["verified"], true, "{report}");
+    assert_eq!(locks(&ci), locks(&first), "fetch writes no lock file");
+    assert!(!ci.join("a/.terraform").exists() && !ci.join("b/.terraform").exists());
+
+    // Again: everything is in the store.
+    let again = json(&run_ok(&mut run(
+        &store2,
+        &["fetch", "--recursive", ci.to_str().unwrap(), "--json"],
+    )));
+    assert_eq!(
+        again["roots"][0]["providers"][0]["obtained"],
+        "store_by_lock"
+    );
+
+    // The sources gone: every root installs from the store.
+    fs_err::rename(&mirror, env.root.path().join("mirror.away")).unwrap();
+    fs_err::rename(base.join("pkg.git"), base.join("pkg.away")).unwrap();
+    run_ok(&mut run(
+        &store2,
+        &["init", "--recursive", ci.to_str().unwrap()],
+    ));
+    assert_eq!(locks(&ci), locks(&first));
+    assert!(ci.join("b/.terraform/modules/m/main.tf").is_file());
+
+    // A lock entry no package matches (every hash replaced): refused.
+    let lock = ci.join("a/.terraform.lock.hcl");
+    let text = fs_err::read_to_string(&lock).unwrap();
+    let start = text.find("hashes = [").unwrap();
+    let end = start + text[start..].find(']').unwrap() + 1;
+    let tampered = format!(
+        "{}hashes = [\n    \"h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\",\n  ]{}",
+        &text[..start],
+        &text[end..]
+    );
+    fs_err::write(&lock, tampered).unwrap();
+    let store3 = env.root.path().join("store3");
+    fs_err::rename(env.root.path().join("mirror.away"), &mirror).unwrap();
+    let err = tstore_test_support::stderr(&run_fail(&mut run(
+        &store3,
+        &["fetch", ci.join("a").to_str().unwrap()],
+    )));
+    assert!(err.contains("checksum"), "{err}");
+}

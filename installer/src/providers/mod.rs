@@ -3,6 +3,7 @@
 
 mod archives;
 mod error;
+mod fetch;
 mod init;
 pub(crate) mod lock;
 mod obtain;
@@ -11,6 +12,7 @@ pub(crate) mod sources;
 
 pub use self::archives::keep_source_archive;
 pub use self::error::*;
+pub use self::fetch::{fetch_locked_providers, FetchedProvider};
 pub use self::init::*;
 pub use self::obtain::ingest_mirror_package;
 pub(crate) use self::obtain::*;

@@ -134,6 +134,12 @@ pub(crate) enum Command {
         after_help = "Examples:\n  tstore modules lock            # write .tstore.lock.hcl for this directory\n  tstore modules lock -upgrade   # resolve every call again"
     )]
     Modules(ModulesCommand),
+    /// Bring every provider and module package the lock files pin into the store, verified
+    /// against them, changing nothing in the working directories (then `tstore push`).
+    #[command(
+        after_help = "Examples:\n  tstore fetch --recursive -platform=linux_amd64 -platform=darwin_arm64   # a CI image's bake step\n  tstore fetch stacks/app --json"
+    )]
+    Fetch(FetchArgs),
     /// Print a CLI configuration with which a plain `tofu init` installs every provider the
     /// store holds from the store (offline), and others as your own configuration says.
     ///
@@ -317,6 +323,27 @@ pub(crate) struct ModulesLockArgs {
     /// A file of root module variable values; repeatable.
     #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
     pub var_file: Vec<InOrder<PathBuf>>,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tstore fetch`.
+#[derive(Debug, Args)]
+pub(crate) struct FetchArgs {
+    /// The working directories whose lock files to read (default: the current directory).
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Every root under each DIR, as `init --recursive` finds them.
+    #[arg(long)]
+    pub recursive: bool,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob;
+    /// repeatable.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
+    /// A platform `OS_ARCH` to fetch providers for; repeatable (default: the current one).
+    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = parse_platform)]
+    pub platforms: Vec<Platform>,
     /// Print a JSON report on stdout instead of human-readable lines.
     #[arg(long)]
     pub json: bool,

@@ -129,7 +129,7 @@ fn unknown_flags_are_named_as_typed_with_their_command() {
     let err = usage_error(&["tstore", "store", "verify", "--bogus"]);
     assert_eq!(err.command, ["store", "verify"]);
     assert_eq!(err.help_command(), "tstore store verify --help");
-    let err = usage_error(&["tstore", "init", "a", "b"]);
+    let err = usage_error(&["tstore", "modules", "lock", "a", "b"]);
     assert!(err.detail.contains("\"b\""), "{}", err.detail);
     let err = usage_error(&["tstore", "--flavor", "opentofu", "gc"]);
     assert!(err.detail.contains("opentofu"), "{}", err.detail);

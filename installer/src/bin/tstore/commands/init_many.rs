@@ -21,32 +21,7 @@ use crate::diagnostics::{print_error, ErrorReport};
 use crate::{json, Settings};
 
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
-    let tops: Vec<Option<PathBuf>> = if args.dirs.is_empty() {
-        vec![None]
-    } else {
-        args.dirs.iter().cloned().map(Some).collect()
-    };
-    let mut roots = Vec::new();
-    for top in &tops {
-        let (_, dir) = super::working_directory(settings, top.as_deref())?;
-        if args.recursive {
-            roots.extend(find_roots(&dir, &args.exclude)?);
-        } else {
-            roots.push(dir);
-        }
-    }
-    let mut seen = HashSet::new();
-    roots.retain(|r| seen.insert(r.clone()));
-    if roots.is_empty() {
-        anyhow::bail!(
-            "no root module found under {} (a directory with .tf or .tofu files that no other \
-             directory of the tree calls as a local module)",
-            tops.iter()
-                .map(|t| t.as_deref().unwrap_or(Path::new(".")).display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let roots = roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
 
     let mut failures: Vec<(PathBuf, String)> = Vec::new();
     let mut documents = Vec::new();
@@ -107,8 +82,45 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
     })
 }
 
+/// The working directories `dirs` name (the current one when none), each canonical, or
+/// with `recursive` the roots under each; each once.
+pub(super) fn roots_of(
+    settings: &Settings,
+    dirs: &[PathBuf],
+    recursive: bool,
+    exclude: &[String],
+) -> Result<Vec<PathBuf>> {
+    let tops: Vec<Option<&Path>> = if dirs.is_empty() {
+        vec![None]
+    } else {
+        dirs.iter().map(|d| Some(d.as_path())).collect()
+    };
+    let mut roots = Vec::new();
+    for top in &tops {
+        let (_, dir) = super::working_directory(settings, *top)?;
+        if recursive {
+            roots.extend(find_roots(&dir, exclude)?);
+        } else {
+            roots.push(dir);
+        }
+    }
+    let mut seen = HashSet::new();
+    roots.retain(|r| seen.insert(r.clone()));
+    if roots.is_empty() {
+        anyhow::bail!(
+            "no root module found under {} (a directory with .tf or .tofu files that no other \
+             directory of the tree calls as a local module)",
+            tops.iter()
+                .map(|t| t.unwrap_or(Path::new(".")).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(roots)
+}
+
 /// The roots under `top` (see the module docs), sorted.
-fn find_roots(top: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
+pub(super) fn find_roots(top: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
     let mut candidates = Vec::new();
     let walk = walkdir::WalkDir::new(top)
         .follow_links(false)

@@ -30,6 +30,7 @@
 //!   "reference","digest","blobs_uploaded","blobs_present"}}`
 
 mod cli_config;
+mod fetch;
 mod gc;
 mod init;
 mod init_many;
@@ -58,6 +59,7 @@ use crate::Settings;
 pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
     match command {
         Command::Init(args) => init::init(settings, args),
+        Command::Fetch(args) => fetch::fetch(settings, args),
         Command::Store(StoreCommand::Import { path, json }) => store::import(settings, &path, json),
         Command::Store(StoreCommand::Ls { json }) => store::ls(settings, json),
         Command::Store(StoreCommand::Du { json }) => store::du(settings, json),

@@ -1,0 +1,125 @@
+//! `tstore fetch [--recursive] [DIR...]`: the store filled from lock files alone. For each
+//! root, every provider `.terraform.lock.hcl` pins (for each `-platform`) and every module
+//! package `.tstore.lock.hcl` pins are brought into the store and verified against their
+//! entries, as `init` verifies them; nothing in the working directories changes (no
+//! `.terraform`, no lock file written: a lock file that would change is an error). A store
+//! that holds everything already asks no source. Then `tstore push` publishes them.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use tstore_installer::{
+    CallLock, FetchedProvider, ModuleOptions, Obtained, ProviderOptions, Reporter, WorkdirOptions,
+};
+use tstore_tofu::addr::Platform;
+use tstore_tofu::static_eval::RootInputs;
+
+use super::{lock_store, open_store};
+use crate::cli::FetchArgs;
+use crate::reporter::{HumanReporter, Silent};
+use crate::{json, Settings};
+
+pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
+    let roots = super::init_many::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
+    let platforms = if args.platforms.is_empty() {
+        vec![Platform::current()]
+    } else {
+        args.platforms.clone()
+    };
+    let store = open_store(settings)?;
+    let _lock = lock_store(&store)?;
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
+    let mut documents = Vec::new();
+    let mut out = std::io::stdout();
+    for root in &roots {
+        let (providers, modules) = fetch_root(settings, &store, root, &platforms, reporter)
+            .with_context(|| {
+                format!("cannot fetch what the lock files of {} pin", root.display())
+            })?;
+        if args.json {
+            documents.push(serde_json::json!({
+                "dir": root,
+                "providers": providers,
+                "modules": modules.iter().map(|(key, source, verified)| serde_json::json!({
+                    "key": key, "source": source, "verified": verified,
+                })).collect::<Vec<_>>(),
+            }));
+            continue;
+        }
+        writeln!(out, "{}:", root.display())?;
+        for p in &providers {
+            let how = match p.obtained {
+                Obtained::StoreByLock => "in the store",
+                _ => "fetched",
+            };
+            writeln!(out, "- {} {} {}: {how}", p.provider, p.version, p.platform)?;
+        }
+        for (key, source, _) in &modules {
+            writeln!(out, "- module \"{key}\" ({source}): verified")?;
+        }
+        if providers.is_empty() && modules.is_empty() {
+            writeln!(out, "  no lock file pins anything here")?;
+        }
+    }
+    if args.json {
+        json::print(&serde_json::json!({ "roots": documents }))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A module call's package: its key, its source, whether its entry verified it unchanged.
+type ModuleChecked = (String, String, bool);
+
+/// One root's providers (per platform) and module packages, fetched and verified.
+fn fetch_root(
+    settings: &Settings,
+    store: &tstore_store::Store,
+    dir: &std::path::Path,
+    platforms: &[Platform],
+    reporter: &dyn Reporter,
+) -> Result<(Vec<FetchedProvider>, Vec<ModuleChecked>)> {
+    let flavor_choice = settings.flavor_for(dir)?;
+    let flavor = flavor_choice.flavor;
+    let cli_config = super::load_cli_config(settings, flavor)?;
+    let env = settings.env.lookup();
+    let methods =
+        cli_config.effective_methods(flavor, dir, &env, &tstore_installer::mirror_providers_in);
+    let variables = RootInputs::gather(dir, settings.env.unicode_vars(), &[])
+        .context("cannot read the root module's variable values")?;
+    let workdir = WorkdirOptions {
+        variables: std::sync::Arc::new(variables),
+        lockfile_readonly: true,
+        ..super::workdir_options(settings, dir, &flavor_choice, &cli_config)?
+    };
+    let providers = tstore_installer::fetch_locked_providers(
+        store,
+        &ProviderOptions {
+            workdir: workdir.clone(),
+            platform: Platform::current(),
+            methods,
+            cli_config: cli_config.describe_files(),
+        },
+        platforms,
+        reporter,
+    )?;
+    let mut modules = Vec::new();
+    if dir.join(tstore_tofu::module_lock::FILE_NAME).is_file() {
+        let report = tstore_installer::lock_modules(
+            store,
+            &ModuleOptions {
+                workdir,
+                policy: Default::default(),
+                upgrade_only: Vec::new(),
+            },
+            reporter,
+        )?;
+        modules = report
+            .calls
+            .into_iter()
+            .map(|c| (c.key, c.source, c.lock == CallLock::Verified))
+            .collect();
+    }
+    Ok((providers, modules))
+}
