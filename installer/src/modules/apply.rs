@@ -205,13 +205,28 @@ pub(super) fn apply(
     let state_text = serde_json::to_string_pretty(&new).expect("state serializes");
     let manifest_rel = RelPath::new("modules.json").expect("a plain name");
     let manifest_text = manifest::render(&records);
-    // The state file before the manifest, with one directory sync for both.
-    modules
-        .write_atomic_all(&[
-            (&state_rel, state_text.as_bytes()),
-            (&manifest_rel, manifest_text.as_bytes()),
-        ])
-        .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
+    // The state file before the manifest, with one directory sync for both; a file that
+    // already holds these bytes is left as it is (a re-init that changes nothing writes
+    // and syncs nothing).
+    let unchanged = |rel: &RelPath, new: &[u8]| {
+        modules
+            .read_file(rel, new.len() as u64 + 1)
+            .ok()
+            .flatten()
+            .is_some_and(|old| old == new)
+    };
+    let writes: Vec<(&RelPath, &[u8])> = [
+        (&state_rel, state_text.as_bytes()),
+        (&manifest_rel, manifest_text.as_bytes()),
+    ]
+    .into_iter()
+    .filter(|(rel, new)| !unchanged(rel, new))
+    .collect();
+    if !writes.is_empty() {
+        modules
+            .write_atomic_all(&writes)
+            .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
+    }
     Ok(calls)
 }
 

@@ -20,11 +20,16 @@ pub(crate) fn init(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     if args.recursive || args.dirs.len() > 1 {
         return super::init_many::init_many(settings, args);
     }
-    init_one(settings, args)
+    init_one(settings, args, None)
 }
 
-/// `tstore init` of one working directory (`args.dirs`' only one, or the current one).
-pub(crate) fn init_one(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
+/// `tstore init` of one working directory (`args.dirs`' only one, or the current one),
+/// with `store` when the caller has it open already (one store for many roots).
+pub(crate) fn init_one(
+    settings: &Settings,
+    args: InitArgs,
+    store: Option<&Store>,
+) -> Result<ExitCode> {
     let (cwd, dir) = super::working_directory(settings, args.dirs.first().map(|d| d.as_path()))?;
     let flavor_choice = settings.flavor_for(&dir)?;
     let flavor = flavor_choice.flavor;
@@ -62,7 +67,14 @@ pub(crate) fn init_one(settings: &Settings, args: InitArgs) -> Result<ExitCode> 
     } else {
         CliConfig::plugin_dir_methods(&cwd, &plugin_dirs)
     };
-    let store = open_store(settings)?;
+    let opened;
+    let store = match store {
+        Some(store) => store,
+        None => {
+            opened = open_store(settings)?;
+            &opened
+        }
+    };
     // One init per working directory at a time, taken before the store lock so that a
     // waiting init holds nothing gc waits for.
     let _root_lock = store
@@ -76,12 +88,12 @@ pub(crate) fn init_one(settings: &Settings, args: InitArgs) -> Result<ExitCode> 
     // Shared: any number of inits and imports at once; gc takes it exclusive. Held until
     // the root is recorded, so gc never sees a package this init uses without its root
     // (ARCHITECTURE.md, "Concurrency").
-    let lock = lock_store(&store)?;
+    let lock = lock_store(store)?;
     let data_dir = tstore_installer::DataDir::resolve(&dir, settings.tf_data_dir.as_deref());
     let result = init_locked(
         settings,
         args,
-        &store,
+        store,
         Place {
             cwd: &cwd,
             dir: &dir,
@@ -92,7 +104,7 @@ pub(crate) fn init_one(settings: &Settings, args: InitArgs) -> Result<ExitCode> 
         methods,
     );
     // On failure too: the links the directory has now (kept or made) stay pinned.
-    let recorded = roots::record_root(settings, &store, &lock, &dir, &data_dir);
+    let recorded = roots::record_root(settings, store, &lock, &dir, &data_dir);
     let code = result?;
     recorded?;
     Ok(code)

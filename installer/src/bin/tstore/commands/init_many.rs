@@ -23,6 +23,9 @@ use crate::{json, Settings};
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let roots = roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
 
+    // One store for every root: opened once, and a package found fresh for one root is not
+    // stat'ed again for the next.
+    let store = super::open_store(settings)?;
     let mut failures: Vec<(PathBuf, String)> = Vec::new();
     let mut documents = Vec::new();
     for (i, root) in roots.iter().enumerate() {
@@ -35,7 +38,7 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             exclude: Vec::new(),
             ..args.clone()
         };
-        let (result, captured) = json::capture(|| super::init::init_one(settings, one));
+        let (result, captured) = json::capture(|| super::init::init_one(settings, one, Some(&store)));
         let report = captured.into_iter().next();
         match result {
             Ok(code) if code == ExitCode::SUCCESS => {
