@@ -38,7 +38,8 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             exclude: Vec::new(),
             ..args.clone()
         };
-        let (result, captured) = json::capture(|| super::init::init_one(settings, one, Some(&store)));
+        let (result, captured) =
+            json::capture(|| super::init::init_one(settings, one, Some(&store)));
         let report = captured.into_iter().next();
         match result {
             Ok(code) if code == ExitCode::SUCCESS => {
