@@ -2,6 +2,7 @@
 //! filesystem mirrors, and the real terraform 1.0.3 as the judge of compatibility.
 //! One test binary of `mod`s, so everything links once.
 
+mod bake;
 mod ci_trust;
 mod cli;
 mod cli_config;

@@ -163,16 +163,16 @@ fn an_oci_mirror_template_must_name_each_provider() {
 
 /// Runner A of the two-runner tests: an OCI registry (HTTPS, test CA written to `ca`), and an
 /// origin registry serving the null provider that A's CLI configuration installs from.
-struct RunnerA {
-    oci: OciRegistry,
-    runner_a: TestEnv,
-    ca: std::path::PathBuf,
-    origin: tstore_test_support::registry::TestRegistry,
-    origin_cfg: std::path::PathBuf,
+pub(crate) struct RunnerA {
+    pub(crate) oci: OciRegistry,
+    pub(crate) runner_a: TestEnv,
+    pub(crate) ca: std::path::PathBuf,
+    pub(crate) origin: tstore_test_support::registry::TestRegistry,
+    pub(crate) origin_cfg: std::path::PathBuf,
 }
 
 impl RunnerA {
-    fn start() -> RunnerA {
+    pub(crate) fn start() -> RunnerA {
         let oci = OciRegistry::start();
         let runner_a = TestEnv::new();
         let ca = oci.write_ca(&runner_a.root.path().join("ca.pem"));
@@ -195,15 +195,15 @@ impl RunnerA {
 
 /// Runner B of the two-runner tests, after `tstore init` of a checkout `dir_b` (with A's lock
 /// file) whose only provider source is the `oci_mirror` of `oci`.
-struct RunnerB {
-    runner_b: TestEnv,
-    cfg_b: std::path::PathBuf,
-    ca_b: std::path::PathBuf,
-    dir_b: std::path::PathBuf,
+pub(crate) struct RunnerB {
+    pub(crate) runner_b: TestEnv,
+    pub(crate) cfg_b: std::path::PathBuf,
+    pub(crate) ca_b: std::path::PathBuf,
+    pub(crate) dir_b: std::path::PathBuf,
 }
 
 impl RunnerB {
-    fn install_with_lock_of(oci: &OciRegistry, dir_a: &std::path::Path) -> RunnerB {
+    pub(crate) fn install_with_lock_of(oci: &OciRegistry, dir_a: &std::path::Path) -> RunnerB {
         let runner_b = TestEnv::new();
         let cfg_b = oci_cli_config(&runner_b, &oci.host());
         let ca_b = oci.write_ca(&runner_b.root.path().join("ca.pem"));
