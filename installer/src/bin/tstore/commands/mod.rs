@@ -19,6 +19,10 @@
 //!   "tool version"},
 //!   "tool_version":{"name":"terraform 1.11.4","decided_by":"--tool-version"|
 //!   "TSTORE_TOOL_VERSION"|"PATH"|"newest","binary" (PATH only)}}`
+//! - `init --json DIR...` / `init --json --recursive`: `{"roots":[{"dir","ok","report"
+//!   (the lone init's document)|"error":{"summary","detail"}}],"failed":N}`
+//! - `fetch --json`: `{"roots":[{"dir","providers":[{"provider","version","platform",
+//!   "obtained"}],"modules":[{"key","source","verified"}]}]}`
 //! - `store ls --json`: `{"packages":[Package…]}`
 //! - `store du --json`: the store's `DiskUsage`
 //! - `store verify --json`: the store's `VerifyReport`
