@@ -100,12 +100,16 @@ pub(super) fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// What `git ls-remote` answered this process, by repository and ref: a run over many
-/// roots (`init DIR...`) asks each once.
+/// What `git ls-remote` answered this process, one slot per (repository, ref), locked while
+/// it is asked: a run over many roots (`init DIR...`, in parallel) asks each once.
 static RESOLVED: std::sync::Mutex<Option<Resolutions>> = std::sync::Mutex::new(None);
 
-/// A remote's answers by (repository, ref): the commit, or `None` for no such ref.
-type Resolutions = std::collections::HashMap<(String, String), Option<String>>;
+/// A remote's answers by (repository, ref): the commit, or `None` for no such ref, once
+/// asked.
+type Resolutions = std::collections::HashMap<
+    (String, String),
+    std::sync::Arc<std::sync::Mutex<Option<Option<String>>>>,
+>;
 
 /// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote` (once per
 /// process); `None` when no ref of that name exists (it may still be an abbreviated commit
@@ -120,18 +124,21 @@ pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
         addr.repo.clone(),
         addr.reference.clone().unwrap_or_else(|| "HEAD".into()),
     );
-    let lock = || {
-        RESOLVED
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    if let Some(known) = lock().as_ref().and_then(|m| m.get(&key).cloned()) {
-        return Ok(known);
+    let slot = RESOLVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get_or_insert_with(Default::default)
+        .entry(key)
+        .or_default()
+        .clone();
+    let mut slot = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = &*slot {
+        return Ok(known.clone());
     }
     let found = ls_remote(addr)?;
-    lock()
-        .get_or_insert_with(Default::default)
-        .insert(key, found.clone());
+    *slot = Some(found.clone());
     Ok(found)
 }
 

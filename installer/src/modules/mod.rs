@@ -391,6 +391,21 @@ pub fn lock(
     })
 }
 
+/// Bring the packages of `opts.workdir.dir`'s module calls into the store, as `install`
+/// would find them (the lock file's pins followed), writing nothing in the working
+/// directory: a run over many roots fetches them in parallel first, then installs each
+/// root in turn from a warm store.
+pub fn prefetch(
+    store: &Store,
+    opts: &ModuleOptions,
+    reporter: &dyn Reporter,
+) -> Result<(), ModuleInstallError> {
+    let old_lock = module_lock::load(&opts.workdir.dir.join(module_lock::FILE_NAME))?;
+    let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade, &opts.upgrade_only);
+    walk(store, opts, &pins, reporter)?;
+    Ok(())
+}
+
 /// The module tree, walked with the lock file's pins, and the lock file it calls for;
 /// refused here under `-lockfile=readonly` when that differs, before anything is written.
 fn resolve(

@@ -2,6 +2,8 @@
 //! `204` + `X-Terraform-Get` (or `200` + `{"location":…}`), as tofu's registry client reads
 //! them (<https://github.com/opentofu/opentofu/blob/main/internal/registry/client.go>).
 
+use std::collections::HashMap;
+
 use super::FetchError;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
@@ -70,15 +72,22 @@ fn versions(
     url: &url::Url,
     m: &RegistryModule<'_>,
 ) -> Result<Vec<Version>, FetchError> {
-    static LISTED: std::sync::Mutex<Option<std::collections::HashMap<String, Vec<Version>>>> =
-        std::sync::Mutex::new(None);
-    let lock = || {
-        LISTED
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    if let Some(known) = lock().as_ref().and_then(|m| m.get(url.as_str()).cloned()) {
-        return Ok(known);
+    // One slot per URL, locked while it is asked: roots fetched in parallel wait for the
+    // first asker instead of asking again.
+    static LISTED: std::sync::Mutex<Option<HashMap<String, Slot>>> = std::sync::Mutex::new(None);
+    type Slot = std::sync::Arc<std::sync::Mutex<Option<Vec<Version>>>>;
+    let slot: Slot = LISTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .entry(url.to_string())
+        .or_default()
+        .clone();
+    let mut slot = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = &*slot {
+        return Ok(known.clone());
     }
     let list: Versions = http.get_json(url.as_str(), token).map_err(|e| match e {
         crate::net::http::HttpError::Status { status: 404, .. } => FetchError::ModuleNotFound {
@@ -97,9 +106,7 @@ fn versions(
                 .collect()
         })
         .unwrap_or_default();
-    lock()
-        .get_or_insert_with(Default::default)
-        .insert(url.to_string(), available.clone());
+    *slot = Some(available.clone());
     Ok(available)
 }
 

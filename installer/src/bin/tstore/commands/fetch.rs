@@ -34,7 +34,7 @@ pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     // Roots are fetched a few at a time (the network is the floor of a cold fetch); what
     // they report is printed in their order.
-    let results = in_parallel(&roots, PARALLEL_ROOTS, |root| {
+    let results = super::parallel::in_parallel(&roots, super::parallel::PARALLEL_ROOTS, |root| {
         fetch_root(settings, &store, root, &platforms, reporter)
     });
     let mut documents = Vec::new();
@@ -72,34 +72,6 @@ pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
         json::print(&serde_json::json!({ "roots": documents }))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Roots fetched at once.
-const PARALLEL_ROOTS: usize = 4;
-
-/// `work` on every item, on up to `max` threads; the results in the items' order.
-fn in_parallel<T: Sync, R: Send>(items: &[T], max: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<R>>> =
-        std::sync::Mutex::new(items.iter().map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..max.min(items.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some(item) = items.get(i) else { break };
-                let result = work(item);
-                results
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(result);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .into_iter()
-        .map(|r| r.expect("every item ran"))
-        .collect()
 }
 
 /// A module call's package: its key, its source, whether its entry verified it unchanged.

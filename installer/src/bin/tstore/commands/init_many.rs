@@ -16,8 +16,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use tstore_tofu::flavor::Flavor;
 
+use tstore_installer::{ModuleOptions, WorkdirOptions};
+use tstore_store::Store;
+use tstore_tofu::static_eval::RootInputs;
+
 use crate::cli::InitArgs;
 use crate::diagnostics::{print_error, ErrorReport};
+use crate::reporter::Silent;
 use crate::{json, Settings};
 
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
@@ -26,6 +31,9 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
     // One store for every root: opened once, and a package found fresh for one root is not
     // stat'ed again for the next.
     let store = super::open_store(settings)?;
+    if args.get && roots.len() > 1 {
+        prefetch(settings, &store, &roots, &args)?;
+    }
     let mut failures: Vec<(PathBuf, String)> = Vec::new();
     let mut documents = Vec::new();
     for (i, root) in roots.iter().enumerate() {
@@ -84,6 +92,41 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The fetch phase of a run over many roots: every root's module packages brought into the
+/// store a few roots at a time, as its init would find them (lock pins followed), nothing
+/// written in the working directories; the inits that follow, one root after the other,
+/// find them there. A root whose modules cannot be fetched is left for its init, which
+/// reports it in its turn.
+fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitArgs) -> Result<()> {
+    let _lock = super::lock_store(store)?;
+    super::parallel::in_parallel(roots, super::parallel::PARALLEL_ROOTS, |root| {
+        let fetched = (|| -> Result<()> {
+            let (cwd, dir) = super::working_directory(settings, Some(root))?;
+            let flavor = settings.flavor_for(&dir)?;
+            let cli_config = super::load_cli_config(settings, flavor.flavor)?;
+            let variables =
+                RootInputs::gather(&dir, settings.env.unicode_vars(), &args.var_options(&cwd))?;
+            let workdir = WorkdirOptions {
+                upgrade: args.upgrade,
+                variables: std::sync::Arc::new(variables),
+                test_directory: args.test_directory.clone(),
+                ..super::workdir_options(settings, &dir, &flavor, &cli_config)?
+            };
+            let opts = ModuleOptions {
+                workdir,
+                policy: Default::default(),
+                upgrade_only: Vec::new(),
+            };
+            tstore_installer::prefetch_modules(store, &opts, &Silent)?;
+            Ok(())
+        })();
+        if let Err(e) = fetched {
+            tracing::debug!("prefetch of {}: {e:#}", root.display());
+        }
+    });
+    Ok(())
 }
 
 /// The working directories `dirs` name (the current one when none), each canonical, or

@@ -41,6 +41,7 @@ mod init_many;
 pub(crate) mod man;
 mod modules;
 mod mount;
+mod parallel;
 mod providers;
 mod push;
 mod roots;
