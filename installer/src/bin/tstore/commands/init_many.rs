@@ -31,8 +31,18 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
     // One store for every root: opened once, and a package found fresh for one root is not
     // stat'ed again for the next.
     let store = super::open_store(settings)?;
-    if args.get && roots.len() > 1 {
-        prefetch(settings, &store, &roots, &args)?;
+    // Roots never initialised here (no `modules.json` yet) are the ones whose packages a
+    // new runner lacks; an initialised root's packages are in the store already.
+    let new_roots: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| {
+            let data_dir = tstore_installer::DataDir::resolve(r, settings.tf_data_dir.as_deref());
+            !data_dir.modules().join("modules.json").exists()
+        })
+        .cloned()
+        .collect();
+    if args.get && new_roots.len() > 1 {
+        prefetch(settings, &store, &new_roots, &args)?;
     }
     let mut failures: Vec<(PathBuf, String)> = Vec::new();
     let mut documents = Vec::new();
