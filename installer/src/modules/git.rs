@@ -100,16 +100,10 @@ pub(super) fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// What `git ls-remote` answered this process, one slot per (repository, ref), locked while
-/// it is asked: a run over many roots (`init DIR...`, in parallel) asks each once.
-static RESOLVED: std::sync::Mutex<Option<Resolutions>> = std::sync::Mutex::new(None);
-
-/// A remote's answers by (repository, ref): the commit, or `None` for no such ref, once
-/// asked.
-type Resolutions = std::collections::HashMap<
-    (String, String),
-    std::sync::Arc<std::sync::Mutex<Option<Option<String>>>>,
->;
+/// What `git ls-remote` answered this process, by (repository, ref): a run over many roots
+/// (`init DIR...`, in parallel) asks each once.
+static RESOLVED: super::asked_once::AskedOnce<(String, String), Option<String>> =
+    super::asked_once::AskedOnce::new();
 
 /// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote` (once per
 /// process); `None` when no ref of that name exists (it may still be an abbreviated commit
@@ -124,22 +118,7 @@ pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
         addr.repo.clone(),
         addr.reference.clone().unwrap_or_else(|| "HEAD".into()),
     );
-    let slot = RESOLVED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get_or_insert_with(Default::default)
-        .entry(key)
-        .or_default()
-        .clone();
-    let mut slot = slot
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = &*slot {
-        return Ok(known.clone());
-    }
-    let found = ls_remote(addr)?;
-    *slot = Some(found.clone());
-    Ok(found)
+    RESOLVED.get_or_ask(key, || ls_remote(addr))
 }
 
 /// [`resolve`]'s question to the remote.

@@ -45,6 +45,7 @@
 
 mod apply;
 pub(crate) mod archive;
+mod asked_once;
 mod decide;
 mod error;
 mod fetch;

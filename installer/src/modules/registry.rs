@@ -2,8 +2,6 @@
 //! `204` + `X-Terraform-Get` (or `200` + `{"location":…}`), as tofu's registry client reads
 //! them (<https://github.com/opentofu/opentofu/blob/main/internal/registry/client.go>).
 
-use std::collections::HashMap;
-
 use super::FetchError;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
@@ -72,23 +70,19 @@ fn versions(
     url: &url::Url,
     m: &RegistryModule<'_>,
 ) -> Result<Vec<Version>, FetchError> {
-    // One slot per URL, locked while it is asked: roots fetched in parallel wait for the
-    // first asker instead of asking again.
-    static LISTED: std::sync::Mutex<Option<HashMap<String, Slot>>> = std::sync::Mutex::new(None);
-    type Slot = std::sync::Arc<std::sync::Mutex<Option<Vec<Version>>>>;
-    let slot: Slot = LISTED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .entry(url.to_string())
-        .or_default()
-        .clone();
-    let mut slot = slot
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = &*slot {
-        return Ok(known.clone());
-    }
+    // Roots fetched in parallel wait for the first asker instead of asking again.
+    static LISTED: super::asked_once::AskedOnce<String, Vec<Version>> =
+        super::asked_once::AskedOnce::new();
+    LISTED.get_or_ask(url.to_string(), || list_versions(http, token, url, m))
+}
+
+/// [`versions`]' question to the registry.
+fn list_versions(
+    http: &HttpClient,
+    token: Option<&str>,
+    url: &url::Url,
+    m: &RegistryModule<'_>,
+) -> Result<Vec<Version>, FetchError> {
     let list: Versions = http.get_json(url.as_str(), token).map_err(|e| match e {
         crate::net::http::HttpError::Status { status: 404, .. } => FetchError::ModuleNotFound {
             host: m.host.to_owned(),
@@ -106,7 +100,6 @@ fn versions(
                 .collect()
         })
         .unwrap_or_default();
-    *slot = Some(available.clone());
     Ok(available)
 }
 
