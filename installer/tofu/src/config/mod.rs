@@ -15,8 +15,11 @@ mod json;
 mod parsed;
 mod schema;
 pub mod test_files;
+mod tool_rules;
 pub mod tree;
 mod validate;
+
+pub use self::tool_rules::check_tool_version;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -28,7 +31,7 @@ use crate::addr::{normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
 use crate::read::{read_capped, MAX_CONFIG_FILE};
 pub use crate::span::SourcePos;
-use crate::static_eval::{CallArguments, Inputs, Scope, StaticError};
+use crate::static_eval::{CallArguments, Inputs, Scope};
 use crate::version::VersionConstraints;
 
 pub(crate) use self::files::module_files;
@@ -322,7 +325,7 @@ fn call_arg(
     };
     if flavor == Flavor::Terraform {
         if scope.constant_only() {
-            return constant_call_arg(expr, at, name, scope);
+            return tool_rules::constant_call_arg(expr, at, name, scope);
         }
         return Err(invalid(
             at,
@@ -337,53 +340,6 @@ fn call_arg(
             format!("{e} (needed for the {name:?} argument of a module call, which is evaluated before anything else)."),
         )
     })
-}
-
-/// A module call's `source` or `version` as terraform ≥ 1.15 evaluates it at init
-/// (upstream: internal/terraform/node_module_install.go@v1.15.9): only `const` variables,
-/// locals built from them, `path.*` and pure functions are known; anything else is refused
-/// in terraform's words.
-fn constant_call_arg(
-    expr: &::hcl::Expression,
-    at: &SourcePos,
-    name: &str,
-    scope: &Scope,
-) -> Result<String, ConfigError> {
-    let what = if name == "source" {
-        "source"
-    } else {
-        "version"
-    };
-    match scope.eval(expr) {
-        Ok(::hcl::Value::Null) => Err(invalid(
-            at,
-            format!("Unsuitable module {what}"),
-            "Unsuitable value: null value is not allowed.".into(),
-        )),
-        Ok(_) => scope.eval_string(expr, name).map_err(|e| {
-            invalid(
-                at,
-                "Incorrect value type",
-                format!("Invalid expression value: {e}."),
-            )
-        }),
-        Err(StaticError::NotConstant(_)) => Err(invalid(
-            at,
-            format!("Unknown module {what}"),
-            "Only literal values and const variables can be evaluated during init.".into(),
-        )),
-        Err(StaticError::RequiredVariable(var)) => Err(invalid(
-            at,
-            "No value for required variable",
-            format!("The root module input variable {var:?} is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable."),
-        )),
-        Err(StaticError::Unavailable(_)) => Err(invalid(
-            at,
-            format!("Invalid module {what}"),
-            format!("The module {what} can only reference constant input variables and local values."),
-        )),
-        Err(e) => Err(invalid(at, e.summary(), e.to_string())),
-    }
 }
 
 /// The module calls of a module: every primary file's `module` blocks (names unique,
@@ -539,63 +495,6 @@ fn invalid(at: &SourcePos, summary: impl Into<Cow<'static, str>>, detail: String
         summary: summary.into(),
         detail,
     }
-}
-
-/// Refuse a module that the release `tool` would not load: a block of a type that release
-/// does not know ("Unsupported block type"), or `required_version` constraints it does not
-/// meet, in the tool's words ("Unsupported Terraform Core version"), naming the constraint
-/// and the version it was checked against.
-pub fn check_tool_version(
-    module: &ModuleRequirements,
-    tool: &crate::tool_version::ToolVersion,
-) -> Result<(), ConfigError> {
-    for (kind, at) in &module.newer_blocks {
-        let known = crate::tool_version::block_type_rule(kind).is_none_or(|r| tool.follows(r));
-        if !known {
-            return Err(invalid(
-                at,
-                "Unsupported block type",
-                format!(
-                    "Blocks of type {kind:?} are not expected here. ({tool} does not know them.)"
-                ),
-            ));
-        }
-        if kind == "symbols" {
-            // OpenTofu 1.13's symbol libraries are an experiment whose install (packages
-            // under `.terraform/modules/symbols:NAME`, `modules.json` keys of their own) may
-            // change in any release: refused, never half-installed.
-            return Err(invalid(
-                at,
-                "Symbol libraries are not supported by tstore",
-                "OpenTofu 1.13's symbol libraries (the experimental \"symbols\" block) are installed by tofu only: run `tofu init` for this configuration.".into(),
-            ));
-        }
-    }
-    let product = tool.product();
-    for required in &module.required_versions {
-        let meets = tool.meets(&required.constraint).map_err(|e| {
-            invalid(
-                &required.at,
-                "Invalid required_version constraint",
-                format!("{e}."),
-            )
-        })?;
-        if !meets {
-            return Err(invalid(
-                &required.at,
-                format!("Unsupported {product} Core version"),
-                format!(
-                    "This configuration does not support {product} version {} (required_version \
-                     = {:?}). To proceed, either choose another supported {product} version or \
-                     update this version constraint. tstore checks against {tool}: give \
-                     --tool-version or TSTORE_TOOL_VERSION when another release runs this \
-                     directory.",
-                    tool.version, required.constraint
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[derive(Clone, Debug)]

@@ -1,0 +1,111 @@
+//! What depends on the release of the tool that runs a configuration
+//! ([`ToolVersion`](crate::tool_version::ToolVersion)): the checks a module must pass for
+//! that release to load it, and terraform ≥ 1.15's evaluation of `const` variables in a
+//! module call's `source` and `version`.
+
+use super::{invalid, ConfigError, ModuleRequirements, SourcePos};
+use crate::static_eval::{Scope, StaticError};
+
+/// Refuse a module that the release `tool` would not load: a block of a type that release
+/// does not know ("Unsupported block type"), or `required_version` constraints it does not
+/// meet, in the tool's words ("Unsupported Terraform Core version"), naming the constraint
+/// and the version it was checked against.
+pub fn check_tool_version(
+    module: &ModuleRequirements,
+    tool: &crate::tool_version::ToolVersion,
+) -> Result<(), ConfigError> {
+    for (kind, at) in &module.newer_blocks {
+        let known = crate::tool_version::block_type_rule(kind).is_none_or(|r| tool.follows(r));
+        if !known {
+            return Err(invalid(
+                at,
+                "Unsupported block type",
+                format!(
+                    "Blocks of type {kind:?} are not expected here. ({tool} does not know them.)"
+                ),
+            ));
+        }
+        if kind == "symbols" {
+            // OpenTofu 1.13's symbol libraries are an experiment whose install (packages
+            // under `.terraform/modules/symbols:NAME`, `modules.json` keys of their own) may
+            // change in any release: refused, never half-installed.
+            return Err(invalid(
+                at,
+                "Symbol libraries are not supported by tstore",
+                "OpenTofu 1.13's symbol libraries (the experimental \"symbols\" block) are installed by tofu only: run `tofu init` for this configuration.".into(),
+            ));
+        }
+    }
+    let product = tool.product();
+    for required in &module.required_versions {
+        let meets = tool.meets(&required.constraint).map_err(|e| {
+            invalid(
+                &required.at,
+                "Invalid required_version constraint",
+                format!("{e}."),
+            )
+        })?;
+        if !meets {
+            return Err(invalid(
+                &required.at,
+                format!("Unsupported {product} Core version"),
+                format!(
+                    "This configuration does not support {product} version {} (required_version \
+                     = {:?}). To proceed, either choose another supported {product} version or \
+                     update this version constraint. tstore checks against {tool}: give \
+                     --tool-version or TSTORE_TOOL_VERSION when another release runs this \
+                     directory.",
+                    tool.version, required.constraint
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A module call's `source` or `version` as terraform ≥ 1.15 evaluates it at init
+/// (upstream: internal/terraform/node_module_install.go@v1.15.9): only `const` variables,
+/// locals built from them, `path.*` and pure functions are known; anything else is refused
+/// in terraform's words.
+pub(super) fn constant_call_arg(
+    expr: &::hcl::Expression,
+    at: &SourcePos,
+    name: &str,
+    scope: &Scope,
+) -> Result<String, ConfigError> {
+    let what = if name == "source" {
+        "source"
+    } else {
+        "version"
+    };
+    match scope.eval(expr) {
+        Ok(::hcl::Value::Null) => Err(invalid(
+            at,
+            format!("Unsuitable module {what}"),
+            "Unsuitable value: null value is not allowed.".into(),
+        )),
+        Ok(_) => scope.eval_string(expr, name).map_err(|e| {
+            invalid(
+                at,
+                "Incorrect value type",
+                format!("Invalid expression value: {e}."),
+            )
+        }),
+        Err(StaticError::NotConstant(_)) => Err(invalid(
+            at,
+            format!("Unknown module {what}"),
+            "Only literal values and const variables can be evaluated during init.".into(),
+        )),
+        Err(StaticError::RequiredVariable(var)) => Err(invalid(
+            at,
+            "No value for required variable",
+            format!("The root module input variable {var:?} is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable."),
+        )),
+        Err(StaticError::Unavailable(_)) => Err(invalid(
+            at,
+            format!("Invalid module {what}"),
+            format!("The module {what} can only reference constant input variables and local values."),
+        )),
+        Err(e) => Err(invalid(at, e.summary(), e.to_string())),
+    }
+}
