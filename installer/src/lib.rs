@@ -20,6 +20,7 @@ mod options;
 mod own_files;
 mod providers;
 mod publish;
+mod redact;
 mod report;
 mod workdir;
 
@@ -50,6 +51,7 @@ pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,
     ExistingTag, ProviderSelection, PushError, PushedModule, PushedVersion, WithoutSourceZip,
 };
+pub use crate::redact::display_url as redacted_url;
 pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, plugin_path, roots};

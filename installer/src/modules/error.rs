@@ -7,6 +7,7 @@ use tstore_store::{Diagnostic, StoreError};
 
 use crate::net::discovery::DiscoveryError;
 use crate::net::http::HttpError;
+use crate::redact::display_url;
 
 /// One module package's failure.
 #[derive(Debug, thiserror::Error)]
@@ -32,9 +33,12 @@ pub enum FetchError {
         stderr: String,
     },
     /// The ref names no branch or tag of the repository.
-    #[error("the repository {repo} has no branch or tag {reference:?}")]
+    #[error(
+        "the repository {} has no branch or tag {reference:?}",
+        display_url(repo)
+    )]
     NoSuchRef {
-        /// The repository.
+        /// The repository (messages show it by [`display_url`]).
         repo: String,
         /// The `?ref=` value.
         reference: String,
@@ -84,8 +88,8 @@ pub enum FetchError {
     Package(String),
     /// The package is not the one the module lock file records for its call.
     #[error(
-        "the module lock file .tstore.lock.hcl does not allow this package of \
-         {source_address}: {what}"
+        "the module lock file .tstore.lock.hcl does not allow this package of {}: {what}",
+        display_url(source_address)
     )]
     LockMismatch {
         /// The call's source, as the lock writes it.

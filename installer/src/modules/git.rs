@@ -7,6 +7,7 @@
 //! Only when the store lacks that commit's package is the repository cloned.
 
 use super::FetchError;
+use crate::redact::{display_url, scrub};
 use std::path::Path;
 use std::process::Command;
 
@@ -71,10 +72,15 @@ pub(crate) fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The transports tstore lets git use for a source address: go-getter's git getter's own
+/// (`git::fd::0`, `git::ext::…` are refused by git at once, never run or waited on).
+pub(super) const ALLOWED_PROTOCOLS: &str = "file:git:http:https:ssh";
+
 pub(super) fn git() -> Command {
     let mut c = Command::new("git");
     c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
+        .env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS)
         .arg("-c")
         .arg("advice.detachedHead=false")
         // A package's bytes are the repository's, whatever this machine's git settings:
@@ -85,16 +91,25 @@ pub(super) fn git() -> Command {
     c
 }
 
+/// Run `cmd`; its stdout, or an error saying `what` failed and why. `what` names a URL as
+/// [`display_url`] shows it; git's stderr, which quotes the URLs it was given, credentials
+/// and all, is scrubbed of them before it goes into the error.
 pub(super) fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let what = scrub(what, &args);
     let out = cmd.output().map_err(|source| FetchError::GitSpawn {
-        what: what.to_owned(),
+        what: what.clone(),
         source,
     })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(FetchError::Git {
-            what: what.to_owned(),
-            stderr: stderr.trim().to_owned(),
+            what,
+            stderr: scrub(stderr.trim(), &args),
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -129,7 +144,7 @@ fn ls_remote(addr: &GitAddress) -> Result<Option<String>, FetchError> {
     if name != "HEAD" {
         cmd.arg(format!("{name}^{{}}"));
     }
-    let out = run(cmd, &format!("ls-remote {}", addr.repo))?;
+    let out = run(cmd, &format!("ls-remote {}", display_url(&addr.repo)))?;
     let mut refs = std::collections::BTreeMap::new();
     for line in out.lines() {
         if let Some((sha, r)) = line.split_once('\t') {
@@ -170,7 +185,7 @@ pub(crate) fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, FetchEr
         _ => {}
     }
     cmd.arg("--").arg(&addr.repo).arg(dest);
-    run(cmd, &format!("clone {}", addr.repo))?;
+    run(cmd, &format!("clone {}", display_url(&addr.repo)))?;
     if let Some(sha) = sha_ref {
         let mut cmd = git();
         cmd.arg("-C")
@@ -192,13 +207,21 @@ pub(crate) fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, FetchEr
     // refuses `file://` submodules unless `protocol.file.allow` says otherwise.
     if dest.join(".gitmodules").is_file() {
         let mut cmd = git();
+        // The submodules' URLs come from the repository, not from the user: git's own
+        // policy for them (`file` refused unless `protocol.file.allow` says otherwise, `fd`
+        // and `ext` refused) applies, not the list tstore allows the source address (a
+        // `GIT_ALLOW_PROTOCOL` would replace that policy).
+        cmd.env_remove("GIT_ALLOW_PROTOCOL");
         cmd.arg("-C")
             .arg(dest)
             .args(["submodule", "update", "--init", "--recursive"]);
         if let Some(d) = addr.depth {
             cmd.arg(format!("--depth={d}"));
         }
-        run(cmd, &format!("submodule update in {}", addr.repo))?;
+        run(
+            cmd,
+            &format!("submodule update in {}", display_url(&addr.repo)),
+        )?;
     }
     let mut cmd = git();
     cmd.arg("-C").arg(dest).arg("rev-parse").arg("HEAD");
@@ -216,6 +239,61 @@ mod tests {
         assert_eq!(a.reference.as_deref(), Some("v1.0.0"));
         assert_eq!(a.depth, Some(1));
         assert!(is_full_sha("3fbb99d1be850365f85d62321a7e5865d45ba643"));
+    }
+
+    fn env_of<'a>(cmd: &'a Command, name: &str) -> Option<&'a std::ffi::OsStr> {
+        cmd.get_envs()
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| v)
+    }
+
+    #[test]
+    fn git_commands_allow_only_the_getter_transports_and_never_prompt() {
+        let cmd = git();
+        assert_eq!(
+            env_of(&cmd, "GIT_ALLOW_PROTOCOL"),
+            Some(std::ffi::OsStr::new("file:git:http:https:ssh"))
+        );
+        assert_eq!(
+            env_of(&cmd, "GIT_TERMINAL_PROMPT"),
+            Some(std::ffi::OsStr::new("0"))
+        );
+    }
+
+    #[test]
+    fn fd_and_ext_transports_are_refused_at_once() {
+        for repo in ["fd::0", "ext::sh -c true"] {
+            let addr = GitAddress::parse(repo).unwrap();
+            match ls_remote(&addr) {
+                Err(FetchError::Git { stderr, .. }) => {
+                    assert!(stderr.contains("not allowed"), "{repo}: {stderr}")
+                }
+                other => panic!("{repo}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn git_errors_do_not_echo_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = format!(
+            "file://user:S3CRET@localhost{}/missing.git?private_token=T0KEN",
+            dir.path().display()
+        );
+        let addr = GitAddress::parse(&repo).unwrap();
+        let e = ls_remote(&addr).unwrap_err();
+        let shown = format!("{e}");
+        assert!(shown.contains("ls-remote file://user@localhost"), "{shown}");
+        assert!(
+            !shown.contains("S3CRET") && !shown.contains("T0KEN"),
+            "{shown}"
+        );
+        let e = checkout(&addr, &dir.path().join("dest")).unwrap_err();
+        let shown = format!("{e}");
+        assert!(
+            !shown.contains("S3CRET") && !shown.contains("T0KEN"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 
 use super::git::{self, GitAddress};
 use super::FetchError;
+use crate::redact::display_url;
 
 /// The directory of cached repositories.
 pub(crate) struct GitCache {
@@ -127,7 +128,7 @@ fn fetch(repo: &Path, addr: &GitAddress) -> Result<String, FetchError> {
             .arg("--")
             .arg(&addr.repo)
             .arg(format!("+{reference}:refs/tstore/fetched"));
-        match git::run(cmd, &format!("fetch {}", addr.repo)) {
+        match git::run(cmd, &format!("fetch {}", display_url(&addr.repo))) {
             Ok(_) => return rev_parse(repo, "refs/tstore/fetched"),
             Err(e) if !sha_like => return Err(ref_error(addr, e)),
             Err(_) => {} // The server refuses a commit id: everything, below.
@@ -141,7 +142,7 @@ fn fetch(repo: &Path, addr: &GitAddress) -> Result<String, FetchError> {
             "+refs/heads/*:refs/tstore/heads/*",
             "+refs/tags/*:refs/tstore/tags/*",
         ]);
-    git::run(all, &format!("fetch {}", addr.repo))?;
+    git::run(all, &format!("fetch {}", display_url(&addr.repo)))?;
     rev_parse(repo, reference).map_err(|e| match e {
         FetchError::Git { what, stderr } => FetchError::Git {
             what,
@@ -216,4 +217,32 @@ fn touch(path: &Path) -> Result<(), FetchError> {
     file.set_modified(std::time::SystemTime::now())
         .map_err(FetchError::from)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fetch_errors_do_not_echo_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = GitCache::new(dir.path().join("cache"));
+        for reference in [None, Some("v1".to_owned()), Some("abc123".to_owned())] {
+            let addr = GitAddress {
+                repo: format!(
+                    "file://git:S3CRET@localhost{}/missing.git?token=T0KEN",
+                    dir.path().display()
+                ),
+                reference,
+                depth: None,
+            };
+            let e = cache.checkout(&addr, &dir.path().join("dest")).unwrap_err();
+            let shown = e.to_string();
+            assert!(shown.contains("file://git@localhost"), "{shown}");
+            assert!(
+                !shown.contains("S3CRET") && !shown.contains("T0KEN"),
+                "{shown}"
+            );
+        }
+    }
 }

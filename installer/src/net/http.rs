@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use crate::redact::{display_url, scrub};
+
 /// The largest JSON document, `SHA256SUMS` or signature we read into memory.
 const MAX_DOCUMENT: u64 = 16 << 20;
 
@@ -48,11 +50,12 @@ impl Default for TransferLimits {
     }
 }
 
-/// Errors from an HTTP request.
+/// Errors from an HTTP request. A message shows its URL by [`display_url`]: without
+/// credentials or a signed query's secrets.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     /// Connection, TLS or protocol failure (nothing usable came back).
-    #[error("request to {url} failed: {message}")]
+    #[error("request to {} failed: {message}", display_url(url))]
     Transport {
         /// The URL.
         url: String,
@@ -60,7 +63,7 @@ pub enum HttpError {
         message: String,
     },
     /// The server answered with an error status.
-    #[error("{url} answered HTTP {status}{}", render_body(.body))]
+    #[error("{} answered HTTP {status}{}", display_url(url), render_body(url, .body))]
     Status {
         /// The URL.
         url: String,
@@ -70,7 +73,7 @@ pub enum HttpError {
         body: String,
     },
     /// Reading the body failed or it was too large.
-    #[error("cannot read the response from {url}")]
+    #[error("cannot read the response from {}", display_url(url))]
     Body {
         /// The URL.
         url: String,
@@ -79,7 +82,7 @@ pub enum HttpError {
         source: std::io::Error,
     },
     /// The response was not the JSON document expected.
-    #[error("malformed response from {url}: {message}")]
+    #[error("malformed response from {}: {message}", display_url(url))]
     Malformed {
         /// The URL.
         url: String,
@@ -95,7 +98,7 @@ pub enum HttpError {
         message: String,
     },
     /// A temp file for a download could not be written.
-    #[error("cannot write the download of {url} to {}", path.display())]
+    #[error("cannot write the download of {} to {}", display_url(url), path.display())]
     Write {
         /// The URL.
         url: String,
@@ -107,11 +110,13 @@ pub enum HttpError {
     },
 }
 
-fn render_body(body: &str) -> String {
+/// The start of an error response's body, the request's URL in it (a server may echo it)
+/// shown as [`display_url`] shows it.
+fn render_body(url: &str, body: &str) -> String {
     if body.trim().is_empty() {
         String::new()
     } else {
-        format!(": {}", body.trim())
+        format!(": {}", scrub(body.trim(), &[url]))
     }
 }
 
@@ -478,6 +483,45 @@ fn tls_config(path: &Path) -> Result<rustls::ClientConfig, HttpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_messages_do_not_echo_secrets() {
+        let url = "https://user:S3CRET@host.test/m.zip?X-Amz-Signature=SIGNED&archive=zip";
+        let shown = "https://host.test/m.zip?X-Amz-Signature=redacted&archive=zip";
+        let io = || std::io::Error::other("boom");
+        let errors = [
+            HttpError::Transport {
+                url: url.into(),
+                message: "timed out".into(),
+            },
+            HttpError::Status {
+                url: url.into(),
+                status: 403,
+                body: format!("<Error>denied for {url}</Error>"),
+            },
+            HttpError::Body {
+                url: url.into(),
+                source: io(),
+            },
+            HttpError::Malformed {
+                url: url.into(),
+                message: "not JSON".into(),
+            },
+            HttpError::Write {
+                url: url.into(),
+                path: PathBuf::from("/tmp/x"),
+                source: io(),
+            },
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(text.contains(shown), "{text}");
+            assert!(
+                !text.contains("S3CRET") && !text.contains("SIGNED"),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn token_variable_names_follow_tofu() {

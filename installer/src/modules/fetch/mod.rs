@@ -12,6 +12,7 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 use super::{archive, git, registry};
 use crate::net::http::{HttpClient, Validators};
 use crate::net::NetworkSettings;
+use crate::redact::display_url;
 use tstore_tofu::module_source::{clean_join, Getter, ModuleSource, RemotePackage};
 
 /// A package in the store (or a local directory read in place), as a call installs it.
@@ -58,7 +59,8 @@ pub(super) struct Resolved {
 
 pub(super) fn bad_location(location: &str) -> FetchError {
     FetchError::Protocol(format!(
-        "the registry's download location {location:?} is not a supported remote address"
+        "the registry's download location {:?} is not a supported remote address",
+        display_url(location)
     ))
 }
 
@@ -239,8 +241,9 @@ impl Fetcher<'_> {
             // would let a server pick any directory of this machine to install.
             Getter::File => {
                 return Err(FetchError::Package(format!(
-                    "{package} is a local directory named by a server; tstore reads a local \
-                     directory only when a module call names it"
+                    "{} is a local directory named by a server; tstore reads a local \
+                     directory only when a module call names it",
+                    display_url(&package.to_string())
                 )))
             }
             Getter::Http => {
@@ -269,9 +272,10 @@ impl Fetcher<'_> {
                             Ok(ModuleSource::Remote { package, subdir }) => (package, subdir),
                             _ => {
                                 return Err(FetchError::Package(format!(
-                                    "{} names {next:?} (X-Terraform-Get), which is not a supported \
+                                    "{} names {:?} (X-Terraform-Get), which is not a supported \
                                      remote address",
-                                    package.url
+                                    display_url(&package.url),
+                                    display_url(&next)
                                 )))
                             }
                         };
@@ -348,7 +352,7 @@ impl Fetcher<'_> {
                 let dest = tmp.join("x");
                 fs_err::create_dir(&dest).map_err(FetchError::from)?;
                 archive::extract_tar(file, kind, &dest, self.store.limits())
-                    .map_err(|e| FetchError::Protocol(format!("{url}: {e}")))?;
+                    .map_err(|e| FetchError::Protocol(format!("{}: {e}", display_url(url))))?;
                 let i = self
                     .store
                     .ingest_module_dir(&dest)

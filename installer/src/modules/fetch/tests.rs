@@ -98,6 +98,48 @@ fn a_missing_tag_is_named() {
 }
 
 #[test]
+fn a_missing_tag_is_named_without_the_credentials_of_its_repository() {
+    let f = Fixture::new();
+    let (repo, _) = f.repository(&[("main.tf", "")]);
+    let err = f
+        .fetcher()
+        .fetch_uncached(
+            &git_package(format!(
+                "file://git:S3CRET@localhost{}?ref=v9",
+                repo.display()
+            )),
+            0,
+            &mut FetchLog::default(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no branch or tag \"v9\""), "{err}");
+    assert!(err.contains("file://git@localhost/"), "{err}");
+    assert!(!err.contains("S3CRET"), "{err}");
+}
+
+#[test]
+fn a_refused_package_is_named_without_its_secrets() {
+    let f = Fixture::new();
+    let package = RemotePackage {
+        getter: Getter::File,
+        url: "file://u:S3CRET@localhost/etc?sig=SIGNED".to_owned(),
+    };
+    let err = f
+        .fetcher()
+        .fetch(&package, 1, &mut FetchLog::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("file://u@localhost/etc?sig=redacted"), "{err}");
+    assert!(!err.contains("S3CRET") && !err.contains("SIGNED"), "{err}");
+    let err = super::bad_location("https://TOKEN@h.test/x.zip?token=T").to_string();
+    assert!(
+        err.contains("\"https://h.test/x.zip?token=redacted\""),
+        "{err}"
+    );
+}
+
+#[test]
 fn dot_entries_are_left_out_in_a_package_of_their_own_made_once() {
     let f = Fixture::new();
     let (repo, _) = f.repository(&[

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::{FilesystemMirror, MirrorLocation};
+use tstore_installer::{redacted_url, FilesystemMirror, MirrorLocation};
 use tstore_store::{PackageKey, SourceFingerprint};
 
 use super::{lock_store, open_existing_store, open_store};
@@ -106,14 +106,22 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
 
 /// A module source memo key as a person writes the address: `registry\0HOST/NS/NAME/SYSTEM\0V`
 /// → `HOST/NS/NAME/SYSTEM 1.2.0`, `git\0URL?ref=R\0COMMIT` → `git::URL?ref=R (COMMIT)`,
-/// `http\0URL` → `URL`.
+/// `http\0URL` → `URL`; a URL without its credentials or secret query values.
 fn describe_source(key: &str) -> String {
     let parts: Vec<&str> = key.split('\0').collect();
     match parts.as_slice() {
         ["registry", address, version] => format!("{address} {version}"),
-        ["git", url, commit] => format!("git::{url} ({})", &commit[..commit.len().min(12)]),
-        [_, rest @ ..] if !rest.is_empty() => rest.join(" "),
-        _ => key.to_owned(),
+        ["git", url, commit] => format!(
+            "{} ({})",
+            redacted_url(&format!("git::{url}")),
+            &commit[..commit.len().min(12)]
+        ),
+        [_, rest @ ..] if !rest.is_empty() => rest
+            .iter()
+            .map(|p| redacted_url(p))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => redacted_url(key),
     }
 }
 
@@ -147,4 +155,31 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_source;
+
+    #[test]
+    fn sources_are_described_without_secrets() {
+        assert_eq!(
+            describe_source("registry\0r.test/ns/name/aws\x001.2.0"),
+            "r.test/ns/name/aws 1.2.0"
+        );
+        assert_eq!(
+            describe_source(
+                "git\0https://TOKEN@h.test/r.git?ref=v1\x003fbb99d1be850365f85d62321a7e5865d45ba643"
+            ),
+            "git::https://h.test/r.git?ref=v1 (3fbb99d1be85)"
+        );
+        assert_eq!(
+            describe_source("git\0ssh://git:pw@h.test/r.git?ref=v1\0abc"),
+            "git::ssh://git@h.test/r.git?ref=v1 (abc)"
+        );
+        assert_eq!(
+            describe_source("http\0https://u:p@h.test/m.zip?X-Amz-Signature=S&archive=zip"),
+            "https://h.test/m.zip?X-Amz-Signature=redacted&archive=zip"
+        );
+    }
 }
