@@ -118,6 +118,25 @@ fn constraints_select_what_terraform_selects() {
         if !same {
             differences.push(format!("{c:?}: terraform {want:?}, tstore {got:?}"));
         }
+        // The version the lock file now pins is selected again from it, pre-releases too.
+        if let Ok(first) = &got {
+            assert!(
+                ours.join(".tstore.lock.hcl").is_file(),
+                "{c:?}: no lock file"
+            );
+            let again = tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .arg("init")
+                .arg(&ours)
+                .output()
+                .unwrap();
+            let locked = selected(&ours, &again);
+            if locked.as_ref() != Ok(first) {
+                differences.push(format!(
+                    "{c:?}: first {first:?}, again from the lock {locked:?}"
+                ));
+            }
+        }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }

@@ -6,7 +6,7 @@
 //!   replaces it;
 //! - `KEY` that tstore recorded in its own state file (`.tstore-installs.json`) and no call
 //!   installs any more, only when KEY is a module key tstore writes
-//!   ([`is_module_key`]: identifiers joined by `.`, one plain name). Other keys in the state
+//!   ([`is_module_key`]: names of letters, digits, `_` and `-` joined by `.`, one plain name). Other keys in the state
 //!   file (`../x`, `/etc`) are ignored with a warning, and a state file that is a symlink is
 //!   not read;
 //! - its own temporary copy `.KEY.tstore-copy`.

@@ -211,33 +211,7 @@ pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> Stri
 /// information (`https://TOKEN@host` is a common way to pass a token), an other URL's
 /// password (`ssh://git@host` keeps its user).
 pub(crate) fn without_password(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let scheme = &url[..scheme_end];
-            let user = match userinfo.split_once(':') {
-                _ if scheme.eq_ignore_ascii_case("http")
-                    || scheme.eq_ignore_ascii_case("https") =>
-                {
-                    ""
-                }
-                Some((user, _)) => user,
-                None => userinfo,
-            };
-            let at = if user.is_empty() { "" } else { "@" };
-            format!(
-                "{}{user}{at}{host}{}",
-                &url[..scheme_end + 3],
-                &rest[authority_end..]
-            )
-        }
-        None => url.to_owned(),
-    }
+    crate::redact::without_credentials(url)
 }
 
 /// The hashes the lock records for the package `fetched`: its `h1:` and, for an archive or
@@ -258,7 +232,9 @@ pub(super) fn package_hashes(
 }
 
 /// Refuse `got` (the package a pinned call fetched) unless one of its hashes is one the
-/// entry records, and, for git, its commit is the entry's.
+/// entry records, and, for git, its commit is the entry's. An entry must record a hash
+/// tstore can check (`h1:` of the package tree, `zh:` of the archive): one listing only
+/// other schemes pins nothing and is refused, not waved through.
 pub(super) fn check(
     entry: &ModuleLockEntry,
     got_hashes: &BTreeSet<String>,
@@ -278,14 +254,26 @@ pub(super) fn check(
     let want: BTreeSet<&String> = entry
         .hashes
         .iter()
-        .filter(|h| h.starts_with("h1:"))
+        .filter(|h| h.starts_with("h1:") || h.starts_with("zh:"))
         .collect();
-    if !want.is_empty() && !got_hashes.iter().any(|h| want.contains(h)) {
+    if want.is_empty() {
+        return Err(FetchError::LockMismatch {
+            source_address: entry.source.clone(),
+            what: "the lock file records no h1: or zh: checksum for it, so nothing can be \
+                   verified"
+                .to_owned(),
+        });
+    }
+    if !got_hashes.iter().any(|h| want.contains(h)) {
         return Err(FetchError::LockMismatch {
             source_address: entry.source.clone(),
             what: format!(
                 "the package's checksum {} is not one the lock file records ({})",
-                got_hashes.iter().next().map_or("(none)", String::as_str),
+                got_hashes
+                    .iter()
+                    .find(|h| h.starts_with("h1:"))
+                    .or_else(|| got_hashes.iter().next())
+                    .map_or("(none)", String::as_str),
                 want.iter()
                     .map(|h| h.as_str())
                     .collect::<Vec<_>>()
@@ -355,6 +343,31 @@ mod tests {
             changed.contains("h1:two") && changed.contains("h1:one"),
             "{changed}"
         );
+    }
+
+    #[test]
+    fn an_entry_must_record_a_hash_that_can_be_checked() {
+        let entry = |hashes: &[&str]| ModuleLockEntry {
+            source: "https://h.example/x.tgz".to_owned(),
+            version: None,
+            constraints: None,
+            commit: None,
+            hashes: hashes.iter().map(|h| (*h).to_owned()).collect(),
+        };
+        let got: BTreeSet<String> = ["h1:one".to_owned(), "zh:aa".to_owned()]
+            .into_iter()
+            .collect();
+        // No hash at all, or only schemes tstore does not compute: refused.
+        for hashes in [&[][..], &["sha9:x"][..]] {
+            let err = check(&entry(hashes), &got, None).unwrap_err().to_string();
+            assert!(err.contains("no h1: or zh: checksum"), "{err}");
+        }
+        // A zh: alone is checked too: the archive's hash must be it.
+        assert!(check(&entry(&["zh:aa"]), &got, None).is_ok());
+        let err = check(&entry(&["zh:bb"]), &got, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("h1:one") && err.contains("zh:bb"), "{err}");
     }
 
     #[test]

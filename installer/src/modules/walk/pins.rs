@@ -92,8 +92,27 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// The constraint selecting exactly version `v` (a locked version).
+/// The constraint selecting exactly version `v` (a locked version): the bare version, since
+/// selection takes a pre-release only when the constraint text is exactly that version.
 pub(super) fn exact(v: &Version) -> Result<ModuleVersionConstraints, FetchError> {
-    ModuleVersionConstraints::parse(&format!("= {v}"))
+    ModuleVersionConstraints::parse(&v.to_string())
         .map_err(|e| FetchError::Package(format!("invalid locked version {v}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_version_is_selected_exactly_pre_releases_too() {
+        let available: Vec<Version> = ["1.0.0", "1.0.0-rc1", "1.1.0", "2.0.0-beta.2"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        for locked in ["1.0.0", "1.0.0-rc1", "1.1.0", "2.0.0-beta.2"] {
+            let v: Version = locked.parse().unwrap();
+            let selected = exact(&v).unwrap().select(&available).map(|v| v.to_string());
+            assert_eq!(selected.as_deref(), Some(locked), "locked {locked}");
+        }
+    }
 }

@@ -35,7 +35,6 @@ use crate::static_eval::{CallArguments, Inputs, Scope};
 use crate::version::VersionConstraints;
 
 pub(crate) use self::files::module_files;
-pub(crate) use self::hcl::is_identifier;
 use self::hcl::parse_hcl;
 pub(crate) use self::json::json_root_bodies;
 use self::json::parse_json;

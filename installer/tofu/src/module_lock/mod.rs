@@ -205,8 +205,10 @@ pub enum ModuleLockProblem {
     /// A `module` block without exactly one label.
     #[error("a module block takes one label, the module call path; found {0}")]
     LabelCount(usize),
-    /// A label that is not identifiers joined by `.`.
-    #[error("the module block label is not a module call path (identifiers joined by \".\")")]
+    /// A label that is not a call path ([`is_call_path`]).
+    #[error(
+        "the module block label is not a module call path (names of letters, digits, \"_\" and \"-\" joined by \".\")"
+    )]
     InvalidCallPath,
     /// A second block for the same call path.
     #[error("duplicate module block {key:?}; the first is at line {first_line}")]
@@ -290,6 +292,22 @@ impl ModuleLockError {
 }
 
 /// Read and parse the module lock file at `path`; `Ok(None)` if it does not exist.
+/// Whether `key` is a module call path as the install writes it: segments joined by `.`,
+/// each one or more ASCII letters, digits, `_` or `-` (a call's name is an identifier; a
+/// test file's call path also holds the file's directory and stem, `test.tests.001_basic.x`).
+/// Such a key is one plain file name: never empty, never `.`/`..`, no `/`, no NUL. The
+/// reader accepts exactly the keys the writer can produce, and the working directory's
+/// guard uses the same rule.
+pub fn is_call_path(key: &str) -> bool {
+    !key.is_empty()
+        && key.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+}
+
 pub fn load(path: &Path) -> Result<Option<ModuleLock>, ModuleLockError> {
     match crate::read::read_capped(path, crate::read::MAX_LOCK_FILE) {
         Ok(text) => parse(&text, path).map(Some),

@@ -9,7 +9,6 @@ use hcl::edit::structure::{Attribute, Block, Structure};
 use hcl::edit::Span;
 
 use super::{Field, ModuleLock, ModuleLockEntry, ModuleLockError, ModuleLockProblem as Problem};
-use crate::config::is_identifier;
 use crate::lockfile::has_hash_scheme;
 use crate::span::line_column_at;
 
@@ -25,8 +24,9 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<ModuleLock, ModuleLockErr
         )
     })?;
     let mut lock = ModuleLock::default();
-    // Where each call path's block starts, for the duplicate's message.
-    let mut first_lines: BTreeMap<String, usize> = BTreeMap::new();
+    // Where each call path's block starts (a byte offset), for the duplicate's message:
+    // turned into a line only on that error, so that reading N blocks stays linear.
+    let mut first_offsets: BTreeMap<String, usize> = BTreeMap::new();
     for structure in body.iter() {
         let block = match structure {
             Structure::Attribute(attr) => {
@@ -39,14 +39,15 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<ModuleLock, ModuleLockErr
             Structure::Block(block) => return Err(reader.unsupported_block(block)),
         };
         let key = reader.call_path(block)?;
-        if let Some(&first_line) = first_lines.get(&key) {
+        if let Some(&first_offset) = first_offsets.get(&key) {
+            let first_line = line_column_at(text, first_offset).0;
             return Err(reader.at(
                 &block.labels[0],
                 Problem::DuplicateCallPath { key, first_line },
             ));
         }
         let entry = reader.entry(block)?;
-        first_lines.insert(key.clone(), reader.position(block).0);
+        first_offsets.insert(key.clone(), block.span().map_or(0, |r| r.start));
         lock.entries.insert(key, entry);
     }
     Ok(lock)
@@ -85,13 +86,13 @@ impl Reader<'_> {
         )
     }
 
-    /// The block's one label, which must be identifiers joined by `.`.
+    /// The block's one label, which must be a call path ([`super::is_call_path`]).
     fn call_path(&self, block: &Block) -> Result<String, ModuleLockError> {
         let [label] = block.labels.as_slice() else {
             return Err(self.at(block, Problem::LabelCount(block.labels.len())));
         };
         let key = label.as_str();
-        if !key.split('.').all(is_identifier) {
+        if !super::is_call_path(key) {
             return Err(self.at(label, Problem::InvalidCallPath));
         }
         Ok(key.to_owned())

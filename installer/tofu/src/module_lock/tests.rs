@@ -268,7 +268,7 @@ fn rejections_name_the_position_and_the_rule() {
             "not a module call path",
         ),
         (
-            format!("module \"1st\" {{\n{ok}}}\n"),
+            format!("module \"a b\" {{\n{ok}}}\n"),
             "4:8",
             "not a module call path",
         ),
@@ -495,4 +495,42 @@ fn load_reads_the_file_or_says_there_is_none() {
         load(dir.path()),
         Err(ModuleLockError::Read { .. })
     ));
+}
+
+#[test]
+fn test_file_call_paths_round_trip() {
+    // A call in a test file is keyed by the file's directory and stem, which may start with
+    // a digit: what the writer writes, the reader reads back.
+    let key = "test.tests.001_basic.setup";
+    assert!(is_call_path(key));
+    let lock = lock_of([(
+        key,
+        entry(
+            "git::https://example.com/a.git",
+            Some("v1"),
+            None,
+            Some(SHA1_COMMIT),
+            &[H1_A],
+        ),
+    )]);
+    assert_eq!(parse(&render(&lock), path()).unwrap(), lock);
+    for bad in ["", ".", "..", "a..b", "a.", ".a", "a/b", "a b", "a\0b", "é"] {
+        assert!(!is_call_path(bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_duplicate_far_down_names_the_first_block_line() {
+    // Block positions are kept as offsets and turned into a line only for the error.
+    let ok = "  source = \"x\"\n";
+    let mut body = String::new();
+    for i in 0..2000 {
+        body.push_str(&format!("module \"m{i}\" {{\n{ok}}}\n"));
+    }
+    body.push_str(&format!("module \"m1500\" {{\n{ok}}}\n"));
+    let err = err_of(&body).to_string();
+    assert!(
+        err.contains("duplicate module block \"m1500\"; the first is at line 4504"),
+        "{err}"
+    );
 }
