@@ -98,14 +98,18 @@ pub fn init(
     if opts.workdir.upgrade && opts.workdir.lockfile_readonly {
         return Err(InstallError::UpgradeConflictsWithReadonlyLock);
     }
-    let requirements = tree::load_configuration_requirements(
+    // A module linked into the mount is read from the store's copy of the same files: no
+    // FUSE round trip per file, and the module phase's parse of each file is reused.
+    let modules_dir = opts.workdir.data_dir.modules();
+    let requirements = tree::load_configuration_requirements_reading(
         &opts.workdir.dir,
-        &opts.workdir.data_dir.modules(),
+        &modules_dir,
         opts.workdir.flavor,
         tree::RootModule {
             inputs: Inputs::Root(opts.workdir.root_inputs()),
             test_directory: opts.workdir.test_directory.clone(),
         },
+        &|installed| link::module_view_behind(store, &modules_dir, &opts.workdir.mount, installed),
     )?;
     let lock_path = opts.workdir.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;

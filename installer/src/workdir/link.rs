@@ -126,12 +126,81 @@ pub(crate) fn ensure_symlink(
     })
 }
 
+/// Where the files of an installed module directory (`installed`: a path `modules.json`
+/// names, `MODULES/KEY` or under it) can be read without the mount: when `MODULES/KEY` is
+/// a link into `MOUNT/modules/ID`, the store's view of package `ID`, which holds the same
+/// files the mount serves. `None` (read `installed` itself) for anything else: a private
+/// copy, a link elsewhere, a path that is not plain, a view the store lacks.
+pub(crate) fn module_view_behind(
+    store: &tstore_store::Store,
+    modules: &Path,
+    mount: &Path,
+    installed: &Path,
+) -> Option<PathBuf> {
+    use std::path::Component;
+    let plain = |p: &Path| p.components().all(|c| matches!(c, Component::Normal(_)));
+    let rest = installed.strip_prefix(modules).ok()?;
+    let mut parts = rest.components();
+    let Some(Component::Normal(key)) = parts.next() else {
+        return None;
+    };
+    let below = parts.as_path();
+    let target = std::fs::read_link(modules.join(key)).ok()?;
+    let id = target.strip_prefix(mount.join("modules")).ok()?;
+    if !plain(id) || id.components().count() != 1 || !plain(below) {
+        return None;
+    }
+    let view = store
+        .view_dir(&tstore_store::PackageKey::module(id.to_str()?))
+        .ok()?;
+    let dir = view.join(below);
+    dir.is_dir().then_some(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn rel(s: &str) -> RelPath {
         RelPath::new(s).unwrap()
+    }
+
+    #[test]
+    fn a_module_linked_into_the_mount_is_read_from_its_view() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tstore_store::Store::open(&tmp.path().join("store")).unwrap();
+        let mount = tmp.path().join("mount");
+        let modules = tmp.path().join("work/.terraform/modules");
+        std::fs::create_dir_all(&modules).unwrap();
+        let id = "git-0123456789ab-net-0123456789abcdef0123";
+        let view = store
+            .view_dir(&tstore_store::PackageKey::module(id))
+            .unwrap();
+        std::fs::create_dir_all(view.join("sub")).unwrap();
+        let link = |key: &str, target: &Path| std::os::unix::fs::symlink(target, modules.join(key));
+        link("net", &mount.join("modules").join(id)).unwrap();
+        link("elsewhere", &tmp.path().join("other")).unwrap();
+        link("up", &mount.join("modules/../modules").join(id)).unwrap();
+        link("missing", &mount.join("modules/git-none")).unwrap();
+        std::fs::create_dir_all(modules.join("copy")).unwrap();
+        let behind = |p: &str| module_view_behind(&store, &modules, &mount, &modules.join(p));
+        assert_eq!(behind("net"), Some(view.clone()));
+        assert_eq!(behind("net/sub"), Some(view.join("sub")));
+        // Anything else is read where it is.
+        for other in [
+            "net/absent",
+            "net/../copy",
+            "elsewhere",
+            "up",
+            "missing",
+            "copy",
+        ] {
+            assert_eq!(behind(other), None, "{other}");
+        }
+        assert_eq!(
+            module_view_behind(&store, &modules, &mount, &tmp.path().join("work/x")),
+            None
+        );
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //! they are installed; a remote call that is not installed yet contributes nothing (the
 //! modules installer runs first and records it). Constraints on the same provider from
 //! different modules are combined with AND, as tofu does.
+//!
+//! The caller may say where an installed directory's files can be read more cheaply (the
+//! installer: a link into the read-only mount is read from the store's own copy, not
+//! through FUSE); every position and error still names the installed path.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -94,95 +98,132 @@ pub fn load_configuration_requirements(
     flavor: Flavor,
     root_module: RootModule,
 ) -> Result<ConfigurationRequirements, ModuleTreeError> {
+    load_configuration_requirements_reading(root, modules_dir, flavor, root_module, &|_| None)
+}
+
+/// [`load_configuration_requirements`], reading an installed module directory (a path
+/// `modules.json` names, or a directory under one) from `read_dir(path)` when that says
+/// where the same files are; positions and errors name `path`.
+pub fn load_configuration_requirements_reading(
+    root: &Path,
+    modules_dir: &Path,
+    flavor: Flavor,
+    root_module: RootModule,
+    read_dir: &dyn Fn(&Path) -> Option<PathBuf>,
+) -> Result<ConfigurationRequirements, ModuleTreeError> {
     let installed = installed_modules(root, modules_dir)?;
     let mut out = ConfigurationRequirements::default();
     let at = Node {
         dir: root,
+        shown: root,
         key: "",
         depth: 0,
         inputs: root_module.inputs,
     };
-    walk(
-        at,
+    let walk_ctx = Walk {
         flavor,
-        &root_module.test_directory,
-        &installed,
-        &mut out,
-    )?;
+        test_directory: &root_module.test_directory,
+        installed: &installed,
+        read_dir,
+    };
+    walk_ctx.walk(at, &mut out)?;
     Ok(out)
 }
 
-/// One module of the tree being walked.
+/// One module of the tree being walked: read from `dir`, named `shown`.
 struct Node<'a> {
     dir: &'a Path,
+    shown: &'a Path,
     key: &'a str,
     depth: usize,
     inputs: Inputs,
 }
 
-fn walk(
-    node: Node<'_>,
+/// What stays the same over one walk.
+struct Walk<'a> {
     flavor: Flavor,
-    test_directory: &str,
-    installed: &BTreeMap<String, PathBuf>,
-    out: &mut ConfigurationRequirements,
-) -> Result<(), ModuleTreeError> {
-    let Node {
-        dir,
-        key,
-        depth,
-        inputs,
-    } = node;
-    let mut module = config::load_module_requirements_shown_as(dir, dir, flavor, inputs)?;
-    if key.is_empty() && flavor == Flavor::Tofu {
-        module
-            .module_calls
-            .extend(config::test_files::test_module_calls(dir, test_directory)?);
-    }
-    out.modules.push(key.to_owned());
-    for (addr, constraints) in module.providers {
-        out.providers
-            .entry(addr)
-            .and_modify(|c| c.merge(&constraints))
-            .or_insert(constraints);
-    }
-    for (name, call) in module.module_calls {
-        let child_key = if key.is_empty() {
-            name
-        } else {
-            format!("{key}.{name}")
-        };
-        if depth + 1 > MAX_DEPTH {
-            return Err(ModuleTreeError::TooDeep {
-                at: call.at,
-                key: child_key,
-            });
+    test_directory: &'a str,
+    installed: &'a BTreeMap<String, PathBuf>,
+    read_dir: &'a dyn Fn(&Path) -> Option<PathBuf>,
+}
+
+impl Walk<'_> {
+    fn walk(
+        &self,
+        node: Node<'_>,
+        out: &mut ConfigurationRequirements,
+    ) -> Result<(), ModuleTreeError> {
+        let Walk {
+            flavor,
+            test_directory,
+            installed,
+            read_dir,
+        } = *self;
+        let Node {
+            dir,
+            shown,
+            key,
+            depth,
+            inputs,
+        } = node;
+        let mut module = config::load_module_requirements_shown_as(dir, shown, flavor, inputs)?;
+        if key.is_empty() && flavor == Flavor::Tofu {
+            module
+                .module_calls
+                .extend(config::test_files::test_module_calls(dir, test_directory)?);
         }
-        let child_dir = if crate::module_source::is_local(&call.source) {
-            let d = dir.join(&call.source);
-            if !d.is_dir() {
-                return Err(ModuleTreeError::MissingLocalModule {
+        out.modules.push(key.to_owned());
+        for (addr, constraints) in module.providers {
+            out.providers
+                .entry(addr)
+                .and_modify(|c| c.merge(&constraints))
+                .or_insert(constraints);
+        }
+        for (name, call) in module.module_calls {
+            let child_key = if key.is_empty() {
+                name
+            } else {
+                format!("{key}.{name}")
+            };
+            if depth + 1 > MAX_DEPTH {
+                return Err(ModuleTreeError::TooDeep {
                     at: call.at,
                     key: child_key,
-                    dir: d,
                 });
             }
-            d
-        } else {
-            match installed.get(&child_key) {
-                Some(d) if d.is_dir() => d.clone(),
-                _ => continue,
-            }
-        };
-        let child = Node {
-            dir: &child_dir,
-            key: &child_key,
-            depth: depth + 1,
-            inputs: call.inputs,
-        };
-        walk(child, flavor, test_directory, installed, out)?;
+            let (child_dir, child_shown) = if crate::module_source::is_local(&call.source) {
+                let d = dir.join(&call.source);
+                if !d.is_dir() {
+                    return Err(ModuleTreeError::MissingLocalModule {
+                        at: call.at,
+                        key: child_key,
+                        dir: shown.join(&call.source),
+                    });
+                }
+                (d, shown.join(&call.source))
+            } else {
+                let Some(installed_dir) = installed.get(&child_key) else {
+                    continue;
+                };
+                let d = read_dir(installed_dir)
+                    .filter(|d| d.is_dir())
+                    .unwrap_or_else(|| installed_dir.clone());
+                if !d.is_dir() {
+                    continue;
+                }
+                (d, installed_dir.clone())
+            };
+            let child = Node {
+                dir: &child_dir,
+                shown: &child_shown,
+                key: &child_key,
+                depth: depth + 1,
+                inputs: call.inputs,
+            };
+            self.walk(child, out)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Module key → installed directory, from `.terraform/modules/modules.json`.
