@@ -160,7 +160,7 @@ pub(crate) fn without_credentials(body: &str) -> String {
 }
 
 /// A query string with the values of secret-looking parameters replaced.
-fn redact_query(query: &str) -> String {
+pub(crate) fn redact_query(query: &str) -> String {
     query
         .split('&')
         .map(|pair| match pair.split_once('=') {

@@ -16,8 +16,8 @@
 //!   tag, a re-published registry version or a changed archive is refused, naming the call,
 //!   the source, expected and got. A verified entry keeps its hashes.
 //! - An entry's `source` never holds credentials: an `http(s)` URL's user information, any
-//!   other URL's password and go-getter's `sshkey` parameter are left out (the file is
-//!   committed).
+//!   other URL's password and go-getter's `sshkey` parameter are left out, a secret-looking
+//!   query value is written `redacted` (the file is committed).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -179,7 +179,9 @@ impl LockUpdate {
 }
 
 /// A remote package address as the lock writes it: without a password in the URL, without
-/// go-getter's `sshkey`, and for git without `ref` (the entry's `version` holds it).
+/// go-getter's `sshkey`, with the value of a secret-looking query parameter (`token`,
+/// `X-Amz-Signature`, …) replaced by `redacted`, and for git without `ref` (the entry's
+/// `version` holds it).
 pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> String {
     let (body, query) = match package.url.split_once('?') {
         Some((b, q)) => (b, Some(q)),
@@ -202,7 +204,9 @@ pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> Stri
         out = format!("{out}//{sub}");
     }
     if !kept.is_empty() {
-        out = format!("{out}?{}", kept.join("&"));
+        // A committed file holds no secret: a token or signature in the query is written
+        // `redacted` (the entry then also survives the token's rotation).
+        out = format!("{out}?{}", crate::redact::redact_query(&kept.join("&")));
     }
     out
 }
@@ -319,6 +323,15 @@ mod tests {
         assert_eq!(
             lock_source(&http, None),
             "https://h.example/x.tgz?archive=tgz"
+        );
+        let signed = RemotePackage {
+            getter: Getter::Http,
+            url: "https://h.example/x.tgz?private_token=T0K&archive=tgz&X-Amz-Signature=abc"
+                .to_owned(),
+        };
+        assert_eq!(
+            lock_source(&signed, None),
+            "https://h.example/x.tgz?private_token=redacted&archive=tgz&X-Amz-Signature=redacted"
         );
     }
 
