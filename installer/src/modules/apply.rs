@@ -180,21 +180,7 @@ pub(super) fn apply(
             version: n.version.clone(),
             dir: dir.clone(),
         });
-        calls.push(CallReport {
-            key: n.key.clone(),
-            source: n.source.clone(),
-            kind: n.kind,
-            version: n.version.clone(),
-            dir,
-            package: n.package.clone(),
-            action: d.action,
-            read_only: d.status,
-            reason: d.reason.clone(),
-            copy_bytes,
-            at: n.at.to_string(),
-            lock: None,
-            selected_by: n.selected_by,
-        });
+        calls.push(call_report(n, d, dir, copy_bytes));
     }
     for key in old.keys().filter(|k| !new.contains_key(*k)) {
         let rel = RelPath::new(key).map_err(|e| fail(&modules_path, e))?;
@@ -228,6 +214,27 @@ pub(super) fn apply(
             .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
     }
     Ok(calls)
+}
+
+/// What `init` reports of the call `n` installed as `d` decided: its source as
+/// [`display_url`](crate::redact::display_url) shows it (`modules.json` keeps it as
+/// written).
+fn call_report(n: &Node, d: &Decision, dir: String, copy_bytes: Option<u64>) -> CallReport {
+    CallReport {
+        key: n.key.clone(),
+        source: crate::redact::display_url(&n.source),
+        kind: n.kind,
+        version: n.version.clone(),
+        dir,
+        package: n.package.clone(),
+        action: d.action,
+        read_only: d.status,
+        reason: d.reason.clone(),
+        copy_bytes,
+        at: n.at.to_string(),
+        lock: None,
+        selected_by: n.selected_by,
+    }
 }
 
 /// The bytes of the regular files under `dir` (links not followed): what a private copy
@@ -376,6 +383,48 @@ mod tests {
             "a link is copied as a link, never followed"
         );
         assert!(fs_err::symlink_metadata(dest_root.join("fifo")).is_err());
+    }
+
+    #[test]
+    fn the_report_shows_a_source_without_credentials() {
+        let source = "git::https://user:s3cret@git.test/org/net.git?ref=v1&sshkey=TOK3N";
+        let n = Node {
+            key: "net".into(),
+            source: source.into(),
+            kind: "git",
+            version: None,
+            dir: ".terraform/modules/net".into(),
+            install: Some("net".into()),
+            pkg_path: ".".into(),
+            parent: None,
+            package: Some("git-net-0".into()),
+            at: tstore_tofu::config::SourcePos {
+                file: "main.tf".into(),
+                line: Some(1),
+            },
+            link_to: None,
+            lock_entry: None,
+            selected_by: None,
+        };
+        let d = Decision {
+            action: Action::Link,
+            status: super::super::package_meta::ReadOnlyStatus::ReadOnly,
+            reason: "read-only".into(),
+        };
+        let report = call_report(&n, &d, n.dir.clone(), None);
+        assert_eq!(
+            report.source,
+            "git::https://git.test/org/net.git?ref=v1&sshkey=redacted"
+        );
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(
+            !json.contains("s3cret") && !json.contains("TOK3N"),
+            "{json}"
+        );
+        assert_eq!(
+            n.source, source,
+            "the node (modules.json's Source) is as written"
+        );
     }
 
     #[test]

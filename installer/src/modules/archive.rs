@@ -13,6 +13,7 @@ use std::io::Read;
 use std::path::{Component, Path};
 
 use crate::net::http::{HttpClient, Validators};
+use crate::redact::display_url;
 
 /// An archive format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +77,7 @@ pub(crate) fn fetch(
     since: Option<&Validators>,
 ) -> Result<HttpFetch, FetchError> {
     let mut parsed = url::Url::parse(url)
-        .map_err(|e| FetchError::Address(format!("invalid URL {url:?}: {e}")))?;
+        .map_err(|e| FetchError::Address(format!("invalid URL {:?}: {e}", display_url(url))))?;
     let forced = parsed
         .query_pairs()
         .find(|(k, _)| k == "archive")
@@ -120,7 +121,8 @@ pub(crate) fn fetch(
             }),
             None if conditional => Ok(HttpFetch::NotModified),
             None => Err(FetchError::HostileArchive(format!(
-                "{url} answered 304 Not Modified to an unconditional request"
+                "{} answered 304 Not Modified to an unconditional request",
+                display_url(url)
             ))),
         };
     }
@@ -143,8 +145,9 @@ pub(crate) fn fetch(
         .map(HttpFetch::Redirect)
         .ok_or_else(|| {
             FetchError::Protocol(format!(
-                "{url} is neither an archive (zip, tar.gz, tar.xz, tar.bz2, tar) nor a page with an \
-                 X-Terraform-Get header or terraform-get meta tag"
+                "{} is neither an archive (zip, tar.gz, tar.xz, tar.bz2, tar) nor a page with an \
+                 X-Terraform-Get header or terraform-get meta tag",
+                display_url(url)
             ))
         })
 }
@@ -345,10 +348,87 @@ fn extract_tar_stream(
     Ok(())
 }
 
+/// A one-shot HTTP server for tests: answers the first request with `response` (a whole
+/// HTTP/1.1 response) and closes; returns `http://127.0.0.1:PORT`.
+#[cfg(test)]
+pub(crate) fn serve_once(response: &'static str) -> String {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        if let Ok((stream, _)) = listener.accept() {
+            let mut reader = std::io::BufReader::new(&stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let _ = (&stream).write_all(response.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write as _;
+
+    fn assert_no_secret(message: &str) {
+        for secret in ["s3cret", "TOK3N", "SIGV4"] {
+            assert!(!message.contains(secret), "{secret} echoed: {message}");
+        }
+    }
+
+    #[test]
+    fn invalid_archive_url_is_shown_without_credentials() {
+        let http = HttpClient::new(None, Default::default()).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let err = fetch(
+            &http,
+            "https://user:s3cret@h.test:bad/x.zip?token=TOK3N",
+            &tmp.path().join("a"),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("invalid URL"), "{err}");
+        assert!(
+            err.contains("https://h.test:bad/x.zip?token=redacted"),
+            "{err}"
+        );
+        assert_no_secret(&err);
+    }
+
+    #[test]
+    fn page_without_location_is_shown_without_credentials() {
+        let base = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\
+             Connection: close\r\n\r\n<html></html>",
+        );
+        let url = base.replace("http://", "http://user:s3cret@")
+            + "/page?X-Amz-Signature=SIGV4&private_token=TOK3N";
+        let http = HttpClient::new(None, Default::default()).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let err = fetch(&http, &url, &tmp.path().join("a"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is neither an archive"), "{err}");
+        assert!(err.contains(&format!("{base}/page?")), "{err}");
+        assert_no_secret(&err);
+    }
+
+    #[test]
+    fn unconditional_304_is_shown_without_credentials() {
+        let base = serve_once("HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n");
+        let url = base.replace("http://", "http://TOK3N@") + "/m.zip?sig=SIGV4";
+        let http = HttpClient::new(None, Default::default()).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let err = fetch(&http, &url, &tmp.path().join("a"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("304 Not Modified"), "{err}");
+        assert_no_secret(&err);
+    }
 
     fn limits() -> tstore_store::Limits {
         tstore_store::Limits::default()

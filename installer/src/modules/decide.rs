@@ -93,7 +93,12 @@ pub(super) fn decide(
                     // source rules, then the fallback.
                     Some(&j) => {
                         let unknown = describe(&nodes[j], i == j, &statuses[j].1);
-                        match policy.verdict(&n.source, default_host) {
+                        // The rule quotes the source it matched: shown without secrets.
+                        let shown = |rule: String| crate::redact::scrub(&rule, &[&n.source]);
+                        match policy.verdict(&n.source, default_host).map(|v| match v {
+                            Verdict::ReadOnly(rule) => Verdict::ReadOnly(shown(rule)),
+                            Verdict::Copy(rule) => Verdict::Copy(shown(rule)),
+                        }) {
                             Some(Verdict::ReadOnly(rule)) => {
                                 (Action::Link, format!("{unknown}; linked: {rule}"))
                             }
@@ -496,6 +501,39 @@ mod tests {
         for (case, policy, meta, want) in cases {
             let got = decide(&nodes, &installs(&[("a", meta)]), None, &policy, FLAVOR);
             assert_eq!(got[0].action, want, "{case}: {}", got[0].reason);
+        }
+    }
+
+    /// The reason a source rule gives quotes the source without its secrets.
+    #[test]
+    fn a_rule_quotes_the_source_without_credentials() {
+        use super::super::policy::SourceRules;
+        let mut nodes = [node("a", Some("a"), ".", None)];
+        nodes[0].source =
+            "git::https://user:s3cret@git.test/org/net.git?ref=v1&sshkey=TOK3N".into();
+        for (read_only, copy) in [
+            (vec!["*net*".to_owned()], vec![]),
+            (vec![], vec!["*".to_owned()]),
+        ] {
+            let policy = ModulePolicy {
+                levels: vec![SourceRules {
+                    origin: ".tstore.hcl".into(),
+                    read_only,
+                    copy,
+                    default: None,
+                }],
+                assume_read_only: false,
+            };
+            let got = decide(&nodes, &installs(&[("a", None)]), None, &policy, FLAVOR);
+            let reason = &got[0].reason;
+            assert!(
+                reason.contains("git::https://git.test/org/net.git?ref=v1&sshkey=redacted"),
+                "{reason}"
+            );
+            assert!(
+                !reason.contains("s3cret") && !reason.contains("TOK3N"),
+                "{reason}"
+            );
         }
     }
 

@@ -123,7 +123,7 @@ pub enum Action {
 pub struct CallReport {
     /// Module key (`a.b`).
     pub key: String,
-    /// Source as written.
+    /// Source as written, as [`display_url`](crate::redact::display_url) shows it.
     pub source: String,
     /// `local`, `registry`, `git`, `http`, `file`.
     pub kind: &'static str,
@@ -240,13 +240,17 @@ pub struct ModuleLockReport {
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleInstallError {
     /// One call cannot be installed.
-    #[error("{at}: cannot install module \"{key}\" (source {address:?})")]
+    #[error(
+        "{at}: cannot install module \"{key}\" (source {:?})",
+        crate::redact::display_url(address)
+    )]
     Call {
         /// Where the call is.
         at: SourcePos,
         /// Its key.
         key: String,
-        /// Its source as written.
+        /// Its source as written (messages show it by
+        /// [`display_url`](crate::redact::display_url)).
         address: String,
         /// What went wrong.
         #[source]
@@ -377,7 +381,8 @@ pub fn lock(
         .new_entries()
         .map(|(key, entry)| LockedCall {
             key: key.clone(),
-            source: entry.source.clone(),
+            // The lock writes no secret; shown as every URL is, all the same.
+            source: crate::redact::display_url(&entry.source),
             version: entry.version.clone(),
             commit: entry.commit.clone(),
             lock: update.standing(key),
@@ -444,4 +449,33 @@ fn sorted(mut ids: Vec<String>) -> Vec<String> {
     ids.sort();
     ids.dedup();
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_call_shows_its_source_without_credentials() {
+        let e = ModuleInstallError::Call {
+            at: SourcePos {
+                file: "main.tf".into(),
+                line: Some(3),
+            },
+            key: "net".into(),
+            address: "https://TOK3N@h.test/net.zip?X-Amz-Signature=SIGV4&archive=zip".into(),
+            source: FetchError::Protocol("no".into()),
+        };
+        let shown = chain(&e);
+        assert!(
+            shown.contains(
+                "(source \"https://h.test/net.zip?X-Amz-Signature=redacted&archive=zip\")"
+            ),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("TOK3N") && !shown.contains("SIGV4"),
+            "{shown}"
+        );
+    }
 }

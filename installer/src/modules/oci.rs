@@ -13,7 +13,8 @@
 use super::fetch::{package_id, FetchLog, Fetched, Fetcher};
 use super::FetchError;
 use crate::net::oci::{
-    single_zip_layer, OciClient, OciRepository, MANIFEST_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,
+    display_reference, single_zip_layer, OciClient, OciRepository, MANIFEST_MEDIA_TYPE,
+    ZIP_LAYER_MEDIA_TYPE,
 };
 
 /// `artifactType` of a module package's manifest.
@@ -31,8 +32,12 @@ pub(super) struct OciModuleAddress {
 impl OciModuleAddress {
     /// Parse `oci://REGISTRY/REPOSITORY[?tag=…|?digest=…]` (the subdirectory already cut).
     pub(super) fn parse(url: &str) -> Result<OciModuleAddress, FetchError> {
-        let bad =
-            |why: &str| FetchError::Address(format!("invalid oci:// module source {url:?}: {why}"));
+        let bad = |why: &str| {
+            FetchError::Address(format!(
+                "invalid oci:// module source {:?}: {why}",
+                display_reference(url)
+            ))
+        };
         let rest = url
             .strip_prefix("oci://")
             .ok_or_else(|| bad("it does not start with oci://"))?;
@@ -61,7 +66,8 @@ impl OciModuleAddress {
                 Some(("digest", _)) => return Err(bad("digest must be sha256: and 64 hex digits")),
                 _ => {
                     return Err(bad(&format!(
-                        "unsupported argument {pair:?} (tag or digest)"
+                        "unsupported argument {:?} (tag or digest)",
+                        crate::redact::redact_query(pair)
                     )))
                 }
             }
@@ -92,7 +98,9 @@ impl Fetcher<'_> {
             .http
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
-        let oci_err = |e: crate::net::oci::OciError| FetchError::Protocol(format!("{url}: {e}"));
+        let oci_err = |e: crate::net::oci::OciError| {
+            FetchError::Protocol(format!("{}: {e}", display_reference(url)))
+        };
         let credentials = self
             .network
             .oci_logins()
@@ -101,7 +109,10 @@ impl Fetcher<'_> {
         let repo = &address.repository;
         let fetched = client.manifest(repo, &address.reference).map_err(oci_err)?;
         let not_a_module = |why: String| {
-            FetchError::Package(format!("{url} is not an OpenTofu module package: {why}"))
+            FetchError::Package(format!(
+                "{} is not an OpenTofu module package: {why}",
+                display_reference(url)
+            ))
         };
         if fetched.media_type != MANIFEST_MEDIA_TYPE {
             return Err(not_a_module(format!(
@@ -165,6 +176,22 @@ mod tests {
             "oci://r.test//m",
         ] {
             assert!(OciModuleAddress::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn invalid_addresses_are_shown_without_credentials() {
+        for bad in [
+            "oci://user:s3cret@r.test?token=TOK3N",
+            "oci://TOK3N@r.test/m?tag=a&sig=SIGV4&digest=sha256:00",
+            "oci://r.test/m?private_token=TOK3N",
+            "oci://user:s3cret@r.test/m?X-Amz-Signature=SIGV4",
+        ] {
+            let shown = OciModuleAddress::parse(bad).unwrap_err().to_string();
+            assert!(shown.contains("invalid oci:// module source"), "{shown}");
+            for secret in ["s3cret", "TOK3N", "SIGV4"] {
+                assert!(!shown.contains(secret), "{secret} echoed: {shown}");
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use crate::net::http::HttpClient;
 use crate::net::{discovery, NetworkSettings};
+use crate::redact::display_url;
 
 /// A registry module address.
 #[derive(Clone, Debug)]
@@ -124,7 +125,8 @@ pub(crate) fn location(
             }
             let body: Loc = serde_json::from_reader(resp.into_reader()).map_err(|e| {
                 FetchError::Protocol(format!(
-                    "{download} answered neither X-Terraform-Get nor a JSON location: {e}"
+                    "{} answered neither X-Terraform-Get nor a JSON location: {e}",
+                    display_url(download.as_str())
                 ))
             })?;
             body.location
@@ -139,4 +141,33 @@ pub(crate) fn location(
         location
     };
     Ok(location)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn download_without_location_is_shown_without_credentials() {
+        let base = crate::modules::archive::serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\
+             Connection: close\r\n\r\nnothing",
+        );
+        let download = url::Url::parse(
+            &(base.replace("http://", "http://user:s3cret@")
+                + "/v1/modules/a/b/c/1.0.0/download?X-Amz-Signature=SIGV4"),
+        )
+        .unwrap();
+        let http = HttpClient::new(None, Default::default()).unwrap();
+        let m = RegistryModule {
+            host: "127.0.0.1",
+            path: "a/b/c".into(),
+        };
+        let err = location(&http, &NetworkSettings::default(), &m, &download)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("answered neither X-Terraform-Get"), "{err}");
+        assert!(err.contains("X-Amz-Signature=redacted"), "{err}");
+        assert!(!err.contains("s3cret") && !err.contains("SIGV4"), "{err}");
+    }
 }
