@@ -11,6 +11,7 @@ use tstore_tofu::cliconfig::HostServices;
 use url::Url;
 
 use crate::net::http::{HttpClient, HttpError};
+use crate::redact::display_url;
 
 /// Why a host's services could not be discovered.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +34,10 @@ pub enum DiscoveryError {
         service: String,
     },
     /// The service URL is not a URL.
-    #[error("host {host} gives an invalid URL {url:?} for {service}: {message}")]
+    #[error(
+        "host {host} gives an invalid URL {:?} for {service}: {message}",
+        display_url(url)
+    )]
     BadUrl {
         /// The host.
         host: String,
@@ -98,4 +102,38 @@ pub(crate) fn discover(
         url.set_path(&path);
     }
     Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_service_urls_are_shown_without_credentials() {
+        let http = HttpClient::new(None, Default::default()).unwrap();
+        for (value, shown) in [
+            (
+                "ftp://user:s3cret@r.test/v1/?token=TOK3N",
+                "ftp://user@r.test/v1/?token=redacted",
+            ),
+            (
+                "https://TOK3N@r.test:bad/v1/?X-Amz-Signature=SIGV4",
+                "https://r.test:bad/v1/?X-Amz-Signature=redacted",
+            ),
+        ] {
+            let hosts = BTreeMap::from([(
+                "r.test".to_owned(),
+                HostServices {
+                    services: BTreeMap::from([("modules.v1".to_owned(), value.to_owned())]),
+                },
+            )]);
+            let err = discover(&http, &hosts, "r.test", "modules.v1", None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(shown), "{err}");
+            for secret in ["s3cret", "TOK3N", "SIGV4"] {
+                assert!(!err.contains(secret), "{secret} echoed: {err}");
+            }
+        }
+    }
 }

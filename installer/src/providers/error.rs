@@ -13,6 +13,7 @@ use crate::net::http::HttpError;
 use crate::providers::sources::fs_mirror::MirrorError;
 use crate::providers::sources::net_mirror::NetMirrorError;
 use crate::providers::sources::registry::RegistryError;
+use crate::redact::{display_url, scrub};
 use crate::workdir::link::LinkError;
 
 /// Why `init` failed. Each variant maps to one of tofu's error summaries.
@@ -106,7 +107,8 @@ pub enum InstallError {
         "Error while installing {display} v{version}: the {origin} package for {provider} {version} \
          doesn't match any of the checksums previously recorded in the dependency lock file \
          (this might be because the available checksums are for packages targeting different \
-         platforms)\n\n  Package {source_path} has {computed}\n  {lock_path} records {recorded}"
+         platforms)\n\n  Package {} has {computed}\n  {lock_path} records {recorded}",
+        scrub(source_path, &[])
     )]
     ChecksumMismatch {
         /// Provider as tofu displays it.
@@ -144,7 +146,7 @@ pub enum InstallError {
     #[error(transparent)]
     Mirror(#[from] MirrorError),
     /// A registry or network mirror failed (unreachable, malformed answer, bad signature).
-    #[error("{}{provider}{} from the {what}", if .version.is_some() { "cannot install " } else { "cannot list the versions of " }, .version.as_ref().map(|v| format!(" {v}")).unwrap_or_default())]
+    #[error("{}{provider}{} from the {}", if .version.is_some() { "cannot install " } else { "cannot list the versions of " }, .version.as_ref().map(|v| format!(" {v}")).unwrap_or_default(), scrub(what, &[]))]
     Remote {
         /// Fully-qualified address.
         provider: String,
@@ -158,8 +160,9 @@ pub enum InstallError {
     },
     /// A downloaded archive does not hash to what its source promised.
     #[error(
-        "the archive of {provider} {version} downloaded from {url} does not match the \
-         checksums its source reported\n\n  Downloaded archive has {computed}\n  The source reported {expected}"
+        "the archive of {provider} {version} downloaded from {} does not match the \
+         checksums its source reported\n\n  Downloaded archive has {computed}\n  The source reported {expected}",
+        display_url(url)
     )]
     ArchiveChecksum {
         /// Fully-qualified address.
@@ -234,7 +237,7 @@ fn render_locations(locations: &[String]) -> String {
     let mut s = String::from(":\n");
     for l in locations {
         s.push_str("\n  - ");
-        s.push_str(l);
+        s.push_str(&scrub(l, &[]));
     }
     s
 }
@@ -330,6 +333,70 @@ impl Diagnostic for InstallError {
                  read {cli_config}"
             )),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_no_secret(shown: &str) {
+        for secret in ["s3cret", "TOK3N", "SIGV4"] {
+            assert!(!shown.contains(secret), "{secret} echoed: {shown}");
+        }
+    }
+
+    #[test]
+    fn errors_do_not_echo_credentials() {
+        let version = Version::parse("1.0.0").unwrap();
+        let not_found = InstallError::NotFound {
+            provider: "r.test/a/b".into(),
+            locations: vec!["https://user:s3cret@m.test/?token=TOK3N (network mirror)".into()],
+            other_flavor: None,
+            cli_config: "the CLI configuration".into(),
+        }
+        .to_string();
+        assert!(
+            not_found.contains("https://m.test/?token=redacted (network mirror)"),
+            "{not_found}"
+        );
+        let mismatch = InstallError::ChecksumMismatch {
+            display: "r.test/a/b".into(),
+            provider: "r.test/a/b".into(),
+            version: version.clone(),
+            origin: "current",
+            source_path: "network_mirror:https://TOK3N@m.test/p.zip?X-Amz-Signature=SIGV4".into(),
+            computed: "h1:x".into(),
+            lock_path: ".terraform.lock.hcl".into(),
+            recorded: "h1:y".into(),
+        }
+        .to_string();
+        assert!(
+            mismatch.contains("network_mirror:https://m.test/p.zip?X-Amz-Signature=redacted"),
+            "{mismatch}"
+        );
+        let remote = InstallError::Remote {
+            provider: "r.test/a/b".into(),
+            version: Some(version.clone()),
+            what: "archive at https://user:s3cret@cdn.test/p.zip?sig=SIGV4".into(),
+            source: RemoteError::NetMirror(NetMirrorError::BadUrl {
+                url: "https://TOK3N@m.test:bad/".into(),
+                message: "invalid port number".into(),
+            }),
+        };
+        let remote = format!("{remote}: {}", std::error::Error::source(&remote).unwrap());
+        let checksum = InstallError::ArchiveChecksum {
+            provider: "r.test/a/b".into(),
+            version,
+            url: "https://user:s3cret@cdn.test/p.zip?X-Amz-Credential=TOK3N".into(),
+            computed: "h1:x".into(),
+            expected: "h1:y".into(),
+        }
+        .to_string();
+        assert!(checksum.contains("https://cdn.test/p.zip?"), "{checksum}");
+        for shown in [not_found, mismatch, remote, checksum] {
+            assert_no_secret(&shown);
         }
     }
 }

@@ -187,7 +187,10 @@ pub enum CredentialsError {
         message: String,
     },
     /// A credential helper failed or answered something else than credentials.
-    #[error("the credential helper docker-credential-{helper} failed for {registry}: {message}")]
+    #[error(
+        "the credential helper docker-credential-{helper} failed for {}: {message}",
+        super::display_reference(registry)
+    )]
     Helper {
         /// The helper's name.
         helper: String,
@@ -308,8 +311,8 @@ impl OciCredentials {
             }
         }
         for (key, entry) in auths.and_then(|a| a.as_object()).into_iter().flatten() {
-            if let Some(login) =
-                login_of(entry).map_err(|m| invalid(format!("auths[{key:?}]: {m}")))?
+            if let Some(login) = login_of(entry)
+                .map_err(|m| invalid(format!("auths[{:?}]: {m}", super::display_reference(key))))?
             {
                 entries.push((pattern_of(key), CredentialSource::Login(login)));
             }
@@ -475,7 +478,10 @@ pub(crate) enum TokenError {
     #[error("token service: {0}")]
     Http(#[from] HttpError),
     /// The answer had no token.
-    #[error("the token service at {realm} answered without a token")]
+    #[error(
+        "the token service at {} answered without a token",
+        crate::redact::display_url(realm)
+    )]
     NoToken {
         /// The token service.
         realm: String,
@@ -627,6 +633,42 @@ mod tests {
         };
         assert_eq!(user("foo/x").as_deref(), Some("block"));
         assert_eq!(user("bar/x").as_deref(), Some("file-bar"));
+    }
+
+    #[test]
+    fn errors_do_not_echo_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        fs_err::write(
+            &path,
+            r#"{"auths":{"https://user:s3cret@r.test/v1/?token=TOK3N":{"auth":"bm9jb2xvbg=="}}}"#,
+        )
+        .unwrap();
+        let mut creds = OciCredentials::default();
+        let invalid = creds.read_file(&path, false).unwrap_err().to_string();
+        assert!(
+            invalid.contains("https://r.test/v1/?token=redacted"),
+            "{invalid}"
+        );
+        let helper = CredentialsError::Helper {
+            helper: "pass".into(),
+            registry: "TOK3N@r.test".into(),
+            message: "exit status: 1".into(),
+        }
+        .to_string();
+        let no_token = TokenError::NoToken {
+            realm: "https://user:s3cret@auth.test/token?sig=SIGV4".into(),
+        }
+        .to_string();
+        assert!(
+            no_token.contains("https://auth.test/token?sig=redacted"),
+            "{no_token}"
+        );
+        for shown in [invalid, helper, no_token] {
+            for secret in ["s3cret", "TOK3N", "SIGV4"] {
+                assert!(!shown.contains(secret), "{secret} echoed: {shown}");
+            }
+        }
     }
 
     #[test]

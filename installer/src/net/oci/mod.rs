@@ -37,6 +37,7 @@ use sha2::{Digest as _, Sha256};
 use self::auth::OciCredentials;
 use self::transport::{parse_url, registry_origin, shown_url, Access};
 use super::http::{read_body_capped, HttpClient, HttpError};
+use crate::redact::display_url;
 
 /// The largest manifest or index read into memory (the spec suggests registries refuse
 /// manifests above 4 MiB).
@@ -102,7 +103,11 @@ pub enum OciError {
     #[error(transparent)]
     Http(#[from] HttpError),
     /// The registry asked for credentials that are not configured, or refused them.
-    #[error("{registry} requires authentication for {repository}: {message}")]
+    #[error(
+        "{} requires authentication for {}: {message}",
+        display_reference(registry),
+        display_reference(repository)
+    )]
     Unauthorized {
         /// The registry host.
         registry: String,
@@ -112,7 +117,10 @@ pub enum OciError {
         message: String,
     },
     /// A document or blob did not match the digest it was fetched by.
-    #[error("{what} from {url} does not match its digest: expected {expected}, got {actual}")]
+    #[error(
+        "{what} from {} does not match its digest: expected {expected}, got {actual}",
+        display_reference(url)
+    )]
     DigestMismatch {
         /// What was fetched.
         what: String,
@@ -126,7 +134,7 @@ pub enum OciError {
     /// A host on another origin than the registry's (where the registry redirected a
     /// request, or pointed a `Link` or upload `Location`) asked for credentials. The
     /// registry's are never sent there.
-    #[error("{origin}, where {registry} sent a request for {repository}, asks for credentials; tstore sends the registry's credentials only to the registry and to the token service it names, so that host must serve the request without them")]
+    #[error("{}, where {} sent a request for {}, asks for credentials; tstore sends the registry's credentials only to the registry and to the token service it names, so that host must serve the request without them", display_url(origin), display_reference(registry), display_reference(repository))]
     ForeignChallenge {
         /// The registry host.
         registry: String,
@@ -136,7 +144,7 @@ pub enum OciError {
         origin: String,
     },
     /// A tag list went on past one of its bounds ([`TagListLimit`]).
-    #[error("the tag list of {repository} goes on past {limit}, the most tstore reads of one repository; the registry may be answering `Link: rel=\"next\"` without end")]
+    #[error("the tag list of {} goes on past {limit}, the most tstore reads of one repository; the registry may be answering `Link: rel=\"next\"` without end", display_reference(repository))]
     TagListTooLong {
         /// `registry/name`.
         repository: String,
@@ -144,13 +152,16 @@ pub enum OciError {
         limit: TagListLimit,
     },
     /// More redirects than [`MAX_REDIRECTS`] in a row.
-    #[error("{url} redirected more than {MAX_REDIRECTS} times")]
+    #[error(
+        "{} redirected more than {MAX_REDIRECTS} times",
+        display_reference(url)
+    )]
     TooManyRedirects {
         /// The URL first asked for.
         url: String,
     },
     /// A document was not what the protocol says.
-    #[error("malformed {what} from {url}: {message}")]
+    #[error("malformed {what} from {}: {message}", display_reference(url))]
     Malformed {
         /// What was fetched.
         what: String,
@@ -159,6 +170,28 @@ pub enum OciError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// An OCI reference (`REGISTRY/NAME[:TAG|@DIGEST]`, a registry host, an `oci://` module
+/// source) or a registry URL as messages show it: without user information before the
+/// registry host (registries are reached over HTTPS, where a user alone may be a token) and
+/// with secret-looking query values redacted, as [`display_url`] shows an `https` URL. A
+/// URL of another scheme is shown by [`display_url`].
+pub(crate) fn display_reference(reference: &str) -> String {
+    let as_https = |rest: &str| {
+        let shown = display_url(&format!("https://{rest}"));
+        shown
+            .strip_prefix("https://")
+            .map(str::to_owned)
+            .unwrap_or(shown)
+    };
+    match reference.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("oci") => {
+            format!("{scheme}://{}", as_https(rest))
+        }
+        Some(_) => display_url(reference),
+        None => as_https(reference),
+    }
 }
 
 /// A repository in a registry: `registry/name`, e.g. `ghcr.example/org/null`.
@@ -476,6 +509,71 @@ mod tests {
             resolve("https://r.test/v2/a/tags/list", "/v2/a/tags/list?last=b"),
             "https://r.test/v2/a/tags/list?last=b"
         );
+    }
+
+    #[test]
+    fn references_are_shown_without_credentials() {
+        assert_eq!(
+            display_reference("oci://user:s3cret@r.test/m?tag=1&token=TOK3N"),
+            "oci://r.test/m?tag=1&token=redacted"
+        );
+        assert_eq!(
+            display_reference("TOK3N@r.test:5000/a/b:1.0"),
+            "r.test:5000/a/b:1.0"
+        );
+        assert_eq!(
+            display_reference("r.test/a@sha256:00"),
+            "r.test/a@sha256:00",
+            "a digest is not user information"
+        );
+        assert_eq!(
+            display_reference("https://u:s3cret@r.test/v2/a/tags/list?sig=SIGV4"),
+            "https://r.test/v2/a/tags/list?sig=redacted"
+        );
+    }
+
+    #[test]
+    fn errors_do_not_echo_credentials() {
+        let errors = [
+            OciError::Unauthorized {
+                registry: "user:s3cret@r.test".into(),
+                repository: "a/b".into(),
+                message: "refused".into(),
+            },
+            OciError::DigestMismatch {
+                what: "blob".into(),
+                url: "https://TOK3N@r.test/v2/a/blobs/sha256:00?X-Amz-Signature=SIGV4".into(),
+                expected: "sha256:00".into(),
+                actual: "sha256:11".into(),
+            },
+            OciError::ForeignChallenge {
+                registry: "TOK3N@r.test".into(),
+                repository: "a/b".into(),
+                origin: "https://cdn.test".into(),
+            },
+            OciError::TagListTooLong {
+                repository: "user:s3cret@r.test/a".into(),
+                limit: TagListLimit::Pages,
+            },
+            OciError::TooManyRedirects {
+                url: "https://user:s3cret@r.test/v2/a/manifests/1?token=TOK3N".into(),
+            },
+            OciError::Malformed {
+                what: "image manifest".into(),
+                url: "oci://user:s3cret@r.test/a?tag=1&sig=SIGV4".into(),
+                message: "bad".into(),
+            },
+        ];
+        for e in errors {
+            let shown = e.to_string();
+            for secret in ["s3cret", "TOK3N", "SIGV4"] {
+                assert!(!shown.contains(secret), "{secret} echoed: {shown}");
+            }
+            assert!(
+                shown.contains("r.test") || shown.contains("cdn.test"),
+                "{shown}"
+            );
+        }
     }
 
     #[test]

@@ -92,7 +92,8 @@ impl OciClient {
             }
             Challenge::Unknown(raw) => {
                 return Err(unauthorized(format!(
-                    "unsupported authentication challenge {raw:?}"
+                    "unsupported authentication challenge {:?}",
+                    crate::redact::scrub(&raw, &[])
                 )))
             }
         };
@@ -238,16 +239,17 @@ pub(super) fn parse_url(url: &str) -> Result<url::Url, OciError> {
     })
 }
 
-/// `url` as messages show it: whole on the registry's origin; elsewhere without its query
-/// and fragment, where storage hosts put signatures that grant access.
+/// `url` as messages show it, by [`display_url`](crate::redact::display_url) (no user
+/// information, no secret query value): whole on the registry's origin; elsewhere also
+/// without its query and fragment, where storage hosts put signatures that grant access.
 pub(super) fn shown_url(url: &url::Url, registry: &url::Origin) -> String {
     if url.origin() == *registry {
-        return url.to_string();
+        return crate::redact::display_url(url.as_str());
     }
     let mut shown = url.clone();
     shown.set_query(None);
     shown.set_fragment(None);
-    shown.to_string()
+    crate::redact::display_url(shown.as_str())
 }
 
 /// What a request needs the registry to allow.
@@ -255,4 +257,26 @@ pub(super) fn shown_url(url: &url::Url, registry: &url::Origin) -> String {
 pub(super) enum Access {
     Pull,
     Push,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_urls_carry_no_credentials() {
+        let repo = OciRepository {
+            registry: "r.test".into(),
+            name: "a".into(),
+        };
+        let registry = registry_origin(&repo);
+        let own = url::Url::parse("https://user:s3cret@r.test/v2/a/tags/list?last=b&token=TOK3N")
+            .unwrap();
+        assert_eq!(
+            shown_url(&own, &registry),
+            "https://r.test/v2/a/tags/list?last=b&token=redacted"
+        );
+        let cdn = url::Url::parse("https://TOK3N@cdn.test/blob?X-Amz-Signature=SIGV4#f").unwrap();
+        assert_eq!(shown_url(&cdn, &registry), "https://cdn.test/blob");
+    }
 }

@@ -35,7 +35,10 @@ pub(crate) fn obtain_net(
                 tree,
                 dir_h1,
                 zh.clone(),
-                format!("network_mirror:{}", archive.url),
+                format!(
+                    "network_mirror:{}",
+                    crate::redact::display_url(&archive.url)
+                ),
                 auth.into(),
             );
             obtained
@@ -57,7 +60,10 @@ pub(crate) fn obtain_net(
     }
     let mut obtained = Obtainment::downloaded(
         ingested,
-        format!("network_mirror:{}", archive.url),
+        format!(
+            "network_mirror:{}",
+            crate::redact::display_url(&archive.url)
+        ),
         auth.into(),
     );
     obtained

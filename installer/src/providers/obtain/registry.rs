@@ -58,7 +58,10 @@ pub(crate) fn obtain_registry(
         dir_h1,
         lock_extra,
         memo: None,
-        source: format!("registry:{}", verified.download_url),
+        source: format!(
+            "registry:{}",
+            crate::redact::display_url(&verified.download_url)
+        ),
         auth,
         obtained,
         origin: "current",

@@ -16,6 +16,7 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::version::Version;
 use url::Url;
 
+use super::display_url_ref;
 use crate::net::http::{HttpClient, HttpError};
 
 /// Errors of the network mirror protocol.
@@ -25,7 +26,7 @@ pub enum NetMirrorError {
     #[error(transparent)]
     Http(#[from] HttpError),
     /// A URL could not be formed.
-    #[error("invalid network mirror URL {url:?}: {message}")]
+    #[error("invalid network mirror URL {:?}: {message}", display_url_ref(url))]
     BadUrl {
         /// The URL or reference.
         url: String,
@@ -153,5 +154,31 @@ impl NetworkMirror {
             hashes,
             trusted: self.trust_all_hashes,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_mirror_urls_are_shown_without_credentials() {
+        let err = NetworkMirror::new("https://user:s3cret@m.test:bad/?token=TOK3N", None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"https://m.test:bad/?token=redacted\""),
+            "{err}"
+        );
+        let rel = NetMirrorError::BadUrl {
+            url: "//TOK3N@cdn.test:bad/p.zip?X-Amz-Signature=SIGV4".into(),
+            message: "invalid port number".into(),
+        }
+        .to_string();
+        for shown in [err, rel] {
+            for secret in ["s3cret", "TOK3N", "SIGV4"] {
+                assert!(!shown.contains(secret), "{secret} echoed: {shown}");
+            }
+        }
     }
 }

@@ -16,7 +16,8 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::version::Version;
 
 use crate::net::oci::{
-    single_zip_layer, OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE,
+    display_reference, single_zip_layer, OciClient, OciError, OciRepository, INDEX_MEDIA_TYPE,
+    ZIP_LAYER_MEDIA_TYPE,
 };
 
 /// `artifactType` of a provider version's image index.
@@ -31,7 +32,12 @@ pub enum OciMirrorError {
     #[error(transparent)]
     Oci(#[from] OciError),
     /// The repository template does not give a valid repository address for a provider.
-    #[error("the oci_mirror repository_template {template:?} gives {address:?} for {provider}, which is not REGISTRY/REPOSITORY")]
+    #[error(
+        "the oci_mirror repository_template {:?} gives {:?} for {provider}, which is not \
+         REGISTRY/REPOSITORY",
+        display_reference(template),
+        display_reference(address)
+    )]
     BadRepository {
         /// The template.
         template: String,
@@ -41,7 +47,10 @@ pub enum OciMirrorError {
         provider: String,
     },
     /// The artifact is not a provider package in tofu's layout.
-    #[error("{repository}:{tag} is not an OpenTofu provider artifact: {message}")]
+    #[error(
+        "{}:{tag} is not an OpenTofu provider artifact: {message}",
+        display_reference(repository)
+    )]
     NotAProvider {
         /// The repository.
         repository: String,
@@ -221,6 +230,30 @@ mod tests {
             template: "${namespace}".into(),
         };
         assert!(bad.repository(&addr("hashicorp/null")).is_err());
+    }
+
+    #[test]
+    fn errors_do_not_echo_credentials() {
+        let bad = OciMirror {
+            template: "user:s3cret@r.test".into(),
+        };
+        let shown = bad
+            .repository(&addr("hashicorp/null"))
+            .unwrap_err()
+            .to_string();
+        assert!(shown.contains("gives \"r.test\""), "{shown}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        let shown = OciMirrorError::NotAProvider {
+            repository: "TOK3N@r.test/mirror/null".into(),
+            tag: "1.0.0".into(),
+            message: "no".into(),
+        }
+        .to_string();
+        assert!(
+            shown.starts_with("r.test/mirror/null:1.0.0 is not"),
+            "{shown}"
+        );
+        assert!(!shown.contains("TOK3N"), "{shown}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::version::Version;
 use url::Url;
 
+use super::display_url_ref;
 use crate::net::http::{HttpClient, HttpError};
 use crate::net::signing::{self, SignatureError, SigningKey};
 
@@ -30,7 +31,7 @@ pub enum RegistryError {
     #[error(transparent)]
     Http(#[from] HttpError),
     /// A document was not what the protocol says.
-    #[error("malformed response from {url}: {message}")]
+    #[error("malformed response from {}: {message}", display_url_ref(url))]
     Malformed {
         /// The URL.
         url: String,
@@ -38,7 +39,10 @@ pub enum RegistryError {
         message: String,
     },
     /// The signature over SHA256SUMS is bad.
-    #[error("the SHA256SUMS of {provider} {version} from {url} failed authentication")]
+    #[error(
+        "the SHA256SUMS of {provider} {version} from {} failed authentication",
+        display_url_ref(url)
+    )]
     Signature {
         /// Fully-qualified address.
         provider: String,
@@ -301,7 +305,7 @@ impl Registry {
                 .map(String::from)
                 .map_err(|e| RegistryError::Malformed {
                     url: meta_url.to_string(),
-                    message: format!("bad URL {u:?}: {e}"),
+                    message: format!("bad URL {:?}: {e}", display_url_ref(u)),
                 })
         };
         let shasums_url = resolve(&doc.shasums_url)?;
@@ -377,6 +381,39 @@ pub(crate) fn parse_sha256sums(bytes: &[u8]) -> Result<Vec<(String, String)>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_do_not_echo_credentials() {
+        let errors = [
+            RegistryError::Malformed {
+                url: "https://user:s3cret@r.test/v1/providers/a/b/versions?token=TOK3N".into(),
+                message: "bad".into(),
+            },
+            RegistryError::Signature {
+                provider: "r.test/a/b".into(),
+                version: Version::parse("1.0.0").unwrap(),
+                url: "https://TOK3N@cdn.test/SHA256SUMS.sig?X-Amz-Signature=SIGV4".into(),
+                source: SignatureError::NoKeys,
+            },
+            RegistryError::Malformed {
+                url: "https://r.test/v1/providers/a/b/1.0.0/download/linux/amd64".into(),
+                message: format!(
+                    "bad URL {:?}: invalid port number",
+                    display_url_ref("//TOK3N@cdn.test:bad/p.zip?sig=SIGV4")
+                ),
+            },
+        ];
+        for e in errors {
+            let shown = e.to_string();
+            assert!(
+                shown.contains("r.test") || shown.contains("cdn.test"),
+                "{shown}"
+            );
+            for secret in ["s3cret", "TOK3N", "SIGV4"] {
+                assert!(!shown.contains(secret), "{secret} echoed: {shown}");
+            }
+        }
+    }
 
     #[test]
     fn sha256sums_lines() {
