@@ -96,7 +96,7 @@ fn an_endless_module_archive_stops_at_the_archive_cap() {
 /// A server that trickles a byte now and then never trips a read timeout: a document
 /// (here a page asked for its `X-Terraform-Get`) must arrive whole within
 /// `TF_REGISTRY_CLIENT_TIMEOUT`, and a download that brings almost nothing for 30 s fails
-/// as stalled. Neither holds init forever.
+/// as stalled, and so does a git remote over HTTP. None holds init forever.
 #[test]
 fn a_trickling_server_does_not_hold_init_forever() {
     let env = TestEnv::new();
@@ -109,6 +109,8 @@ fn a_trickling_server_does_not_hold_init_forever() {
     let cases = [
         (format!("http://{trickle}/module-page"), "timed out"),
         (format!("http://{trickle}/m.zip"), "stalled"),
+        // git's own HTTP transport, under the same rule (under 1 KiB in 30 s).
+        (format!("git::http://{trickle}/r.git?ref=v1"), "too slow"),
     ];
     for (source, expect) in cases {
         let dir = env.checkout(

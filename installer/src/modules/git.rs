@@ -81,6 +81,10 @@ pub(super) fn git() -> Command {
     c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
         .env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS)
+        // A stalled HTTP(S) remote fails as a stalled download does (under 1 KiB in 30 s,
+        // `net::http`'s rule), instead of holding the init forever.
+        .env("GIT_HTTP_LOW_SPEED_LIMIT", "35")
+        .env("GIT_HTTP_LOW_SPEED_TIME", "30")
         .arg("-c")
         .arg("advice.detachedHead=false")
         // A package's bytes are the repository's, whatever this machine's git settings:
@@ -257,6 +261,10 @@ mod tests {
         assert_eq!(
             env_of(&cmd, "GIT_TERMINAL_PROMPT"),
             Some(std::ffi::OsStr::new("0"))
+        );
+        assert_eq!(
+            env_of(&cmd, "GIT_HTTP_LOW_SPEED_TIME"),
+            Some(std::ffi::OsStr::new("30"))
         );
     }
 
