@@ -622,3 +622,65 @@ fn an_upgrade_scoped_to_one_call_keeps_the_other_entries() {
     assert!(out("a").contains("\"a2\""));
     assert!(out("b").contains("\"b1\""));
 }
+
+#[test]
+fn a_store_memo_older_than_the_lock_is_asked_again_and_upgrade_refreshes_it() {
+    // A store remembers which package a registry version gave. When that version is
+    // published again and a teammate locks the new bytes, this store must not refuse the
+    // lock on the strength of its memo: it asks the registry again, and what is served
+    // now must match. `-upgrade` does not believe the memo either.
+    let env = TestEnv::new();
+    let reg = ModuleRegistry::start();
+    let src = env.root.path().join("src");
+    let tarball = |value: &str| -> Vec<u8> {
+        let _ = fs_err::remove_dir_all(&src);
+        fs_err::create_dir_all(&src).unwrap();
+        fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
+        sh(&src, "tar czf ../m.tar.gz main.tf");
+        fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
+    };
+    let publish = |value: &str| {
+        let archive = reg.archive(&format!("{value}.tar.gz"), tarball(value));
+        reg.publish("acme/mod/null", "1.0.0", &archive);
+    };
+    publish("one");
+    let cfg = reg.write_cli_config(&env.root.path().join("cli.tfrc"), "");
+    let main = format!(
+        "module \"m\" {{\n  source  = \"{}/acme/mod/null\"\n  version = \"1.0.0\"\n}}\n",
+        reg.host()
+    );
+    let run = |env: &TestEnv, dir: &Path, args: &[&str]| {
+        let mut cmd = init(env, dir, args);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg);
+        cmd
+    };
+    let installed =
+        |dir: &Path| fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
+    let first = env.checkout("first", &[("main.tf", main.as_str())]);
+    run_ok(&mut run(&env, &first, &[]));
+    let old_lock = fs_err::read_to_string(first.join(LOCK)).unwrap();
+
+    // Published again; a teammate's new store locks the new bytes.
+    publish("two");
+    let teammate = TestEnv::new();
+    let theirs = teammate.checkout("w", &[("main.tf", main.as_str())]);
+    run_ok(&mut run(&teammate, &theirs, &[]));
+    let new_lock = fs_err::read_to_string(theirs.join(LOCK)).unwrap();
+    assert_ne!(new_lock, old_lock);
+
+    // This store, the teammate's lock: installed from the registry's current bytes.
+    let ours = env.checkout(
+        "ours",
+        &[("main.tf", main.as_str()), (LOCK, new_lock.as_str())],
+    );
+    run_ok(&mut run(&env, &ours, &[]));
+    assert!(installed(&ours).contains("two"), "{}", installed(&ours));
+    assert_eq!(fs_err::read_to_string(ours.join(LOCK)).unwrap(), new_lock);
+
+    // Published once more: -upgrade installs and locks what the registry serves now.
+    publish("three");
+    run_ok(&mut run(&env, &first, &["-upgrade"]));
+    assert!(installed(&first).contains("three"), "{}", installed(&first));
+    let upgraded = fs_err::read_to_string(first.join(LOCK)).unwrap();
+    assert!(upgraded != old_lock && upgraded != new_lock, "{upgraded}");
+}

@@ -97,6 +97,16 @@ pub enum FetchError {
         /// What differs: expected and got.
         what: String,
     },
+    /// The module lock file's entry for the call lists no hash tstore can check.
+    #[error(
+        "the module lock file .tstore.lock.hcl pins {} with no h1: or zh: checksum, so \
+         nothing it installs could be verified",
+        display_url(source_address)
+    )]
+    LockEntryWithoutHash {
+        /// The call's source, as the lock writes it.
+        source_address: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -116,6 +126,12 @@ impl FetchError {
                  version, a changed archive). If that change is intended, run \"tstore init \
                  -upgrade\" to accept it and record the new checksums; otherwise keep the \
                  lock file and find out who changed the source."
+                    .to_owned(),
+            ),
+            FetchError::LockEntryWithoutHash { .. } => Some(
+                "the entry was written or edited by hand. Run \"tstore modules lock -upgrade \
+                 -module=CALL\" (or \"tstore init -upgrade\") to record the package's \
+                 checksums, and review the change before committing it."
                     .to_owned(),
             ),
             _ => None,

@@ -261,11 +261,8 @@ pub(super) fn check(
         .filter(|h| h.starts_with("h1:") || h.starts_with("zh:"))
         .collect();
     if want.is_empty() {
-        return Err(FetchError::LockMismatch {
+        return Err(FetchError::LockEntryWithoutHash {
             source_address: entry.source.clone(),
-            what: "the lock file records no h1: or zh: checksum for it, so nothing can be \
-                   verified"
-                .to_owned(),
         });
     }
     if !got_hashes.iter().any(|h| want.contains(h)) {
@@ -373,7 +370,7 @@ mod tests {
         // No hash at all, or only schemes tstore does not compute: refused.
         for hashes in [&[][..], &["sha9:x"][..]] {
             let err = check(&entry(hashes), &got, None).unwrap_err().to_string();
-            assert!(err.contains("no h1: or zh: checksum"), "{err}");
+            assert!(err.contains("with no h1: or zh: checksum"), "{err}");
         }
         // A zh: alone is checked too: the archive's hash must be it.
         assert!(check(&entry(&["zh:aa"]), &got, None).is_ok());

@@ -104,16 +104,21 @@ impl Fetcher<'_> {
     /// package for good (the registry contract: a published version is never replaced), so
     /// when the store's memo for it names a package the store holds intact, neither the
     /// download endpoint nor the location it names is asked again. Locations read by the file
-    /// getter (re-read every init) are not memoized.
+    /// getter (re-read every init) are not memoized. `fresh` (`-upgrade`, or a memo whose
+    /// package is not the one a lock entry pins): the memo is not believed, the registry's
+    /// download endpoint and the location it names are asked again, and the memo replaced.
     pub(super) fn registry(
         &self,
         network: &NetworkSettings,
         m: &registry::RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
+        fresh: bool,
         log: &mut FetchLog,
     ) -> Result<Resolved, FetchError> {
-        if let Some(resolved) = self.registry_from_store(m, constraints, log)? {
-            return Ok(resolved);
+        if !fresh {
+            if let Some(resolved) = self.registry_from_store(m, constraints, log)? {
+                return Ok(resolved);
+            }
         }
         let memo_key_of = |version: &Version| registry_memo_key(m, version);
         let http = self
@@ -122,7 +127,7 @@ impl Fetcher<'_> {
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
         let (version, download) = registry::select(http, network, m, constraints)?;
         let memo_key = memo_key_of(&version);
-        if let Some(memo) = self.memo(&memo_key)? {
+        if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
             log.reused.push(memo.package.clone());
             let mut fetched = self.fetched(&memo.package)?;
             fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);

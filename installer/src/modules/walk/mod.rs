@@ -62,6 +62,7 @@ pub(super) fn walk(
         http: None,
         cache: HashMap::new(),
         resolved: HashMap::new(),
+        asked_fresh: HashSet::new(),
         slots: Slots::default(),
         installed_addrs: HashSet::new(),
         stored_pins: HashMap::new(),
@@ -130,6 +131,8 @@ struct Walker<'a> {
     /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location, package) of this
     /// init.
     resolved: HashMap<String, Resolved>,
+    /// The keys of `resolved` asked of the registry without the store's memo.
+    asked_fresh: HashSet<String>,
     slots: Slots,
     /// Package addresses already installed by an earlier call of this init, in terraform's
     /// walk order (depth first, calls by name). A later call of the same address gets the
@@ -281,11 +284,22 @@ impl<'a> Walker<'a> {
             None if self.opts.workdir.upgrade => (constraints, "upgrade"),
             None => (constraints, "constraint"),
         };
+        let mut resolved = self.registry(m, &selection, self.opts.workdir.upgrade)?;
+        if let Some((entry, _)) = &pinned {
+            // The store's memo of this version may predate the lock (the version was
+            // published again, and the lock written from the new bytes elsewhere): a memo
+            // whose package is not the one pinned is not believed; the registry is asked
+            // once more, and what it serves now must match.
+            let hashes = lock::package_hashes(self.store, &resolved.fetched)?;
+            if lock::check(entry, &hashes, None).is_err() {
+                resolved = self.registry(m, &selection, true)?;
+            }
+        }
         let Resolved {
             version,
             location,
             fetched,
-        } = self.registry(m, &selection)?;
+        } = resolved;
         let (loc_sub, loc_package) = match ModuleSource::parse(
             &location,
             self.opts.workdir.flavor.default_registry_host(),
@@ -498,32 +512,41 @@ impl<'a> Walker<'a> {
     }
 
     /// The registry's version, download location and package for `m`, resolved once per
-    /// init.
+    /// init; `fresh`: without believing the store's memo of a version (see
+    /// [`Fetcher::registry`]), once per init too.
     fn registry(
         &mut self,
         m: &registry::RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
+        fresh: bool,
     ) -> Result<Resolved, FetchError> {
         let key = resolve_key(m, constraints);
-        if let Some(r) = self.resolved.get(&key) {
+        let asked_fresh = self.asked_fresh.contains(&key);
+        if let Some(r) = self.resolved.get(&key).filter(|_| !fresh || asked_fresh) {
             return Ok(r.clone());
         }
         let mut log = FetchLog::default();
         // The HTTP client (TLS roots read, an agent built) only when the registry is asked.
-        let result = match self
-            .fetcher()
-            .registry_from_store(m, constraints, &mut log)?
-        {
+        let from_store = if fresh {
+            None
+        } else {
+            self.fetcher()
+                .registry_from_store(m, constraints, &mut log)?
+        };
+        let result = match from_store {
             Some(resolved) => Ok(resolved),
             None => {
                 self.http()?;
                 self.fetcher()
-                    .registry(&self.opts.workdir.network, m, constraints, &mut log)
+                    .registry(&self.opts.workdir.network, m, constraints, fresh, &mut log)
             }
         };
         self.tree.fetched.extend(log.fetched);
         self.tree.reused.extend(log.reused);
         let r = result?;
+        if fresh {
+            self.asked_fresh.insert(key.clone());
+        }
         self.resolved.insert(key, r.clone());
         Ok(r)
     }

@@ -92,11 +92,15 @@ impl<'a> Walker<'a> {
                     if self.resolved.contains_key(&key) || !seen.insert(key.clone()) {
                         continue;
                     }
-                    // An exact version the store holds needs no thread and no registry.
+                    // An exact version the store holds needs no thread and no registry
+                    // (under `-upgrade` the store's memo is not believed).
                     let mut log = FetchLog::default();
-                    if let Ok(Some(r)) =
+                    let from_store = if self.opts.workdir.upgrade {
+                        Ok(None)
+                    } else {
                         self.fetcher().registry_from_store(&m, &selection, &mut log)
-                    {
+                    };
+                    if let Ok(Some(r)) = from_store {
                         self.tree.reused.extend(log.reused);
                         self.resolved.insert(key, r);
                         continue;
@@ -120,6 +124,7 @@ impl<'a> Walker<'a> {
         reporter.event(Event::FetchingModulePackages { total: jobs.len() });
         let fetcher = self.fetcher();
         let network = &self.opts.workdir.network;
+        let upgrade = self.opts.workdir.upgrade;
         type Outcome = (
             Option<(String, Resolved)>,
             Option<(String, Fetched)>,
@@ -155,7 +160,7 @@ impl<'a> Walker<'a> {
                         let label = format!("{}/{}", m.host, m.path);
                         reporter.event(Event::ModulePackageStarted { package: &label });
                         let resolved = fetcher
-                            .registry(network, m, c, &mut log)
+                            .registry(network, m, c, upgrade, &mut log)
                             .ok()
                             .map(|r| (key.clone(), r));
                         reporter.event(Event::ModulePackageFinished { package: &label });
@@ -167,6 +172,9 @@ impl<'a> Walker<'a> {
         reporter.event(Event::FetchedModulePackages);
         for (resolved, fetched, log) in outcomes {
             if let Some((k, r)) = resolved {
+                if upgrade {
+                    self.asked_fresh.insert(k.clone());
+                }
                 self.resolved.insert(k, r);
             }
             if let Some((addr, f)) = fetched {
