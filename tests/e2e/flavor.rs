@@ -364,3 +364,50 @@ fn a_provider_found_nowhere_names_the_configuration_read() {
         "{said}"
     );
 }
+
+/// A root with modules and no providers: the registry host its module lock file names
+/// decides (here tofu, with only terraform on `PATH`), so its locked calls are not moved to
+/// the other tool's registry and upgraded on the way.
+#[test]
+fn the_module_lock_hosts_decide_for_a_root_without_providers() {
+    use tstore_test_support::module_registry::ModuleRegistry;
+    let env = TestEnv::new();
+    let reg = ModuleRegistry::start();
+    let repo = crate::config_loader::module_repo(&env.root.path().join("git"));
+    reg.publish("acme/mod/null", "1.0.0", &repo);
+    // Both default registry hosts served by the loopback registry.
+    let defaults: String = ["registry.opentofu.org", "registry.terraform.io"]
+        .iter()
+        .map(|h| {
+            format!(
+                "host \"{h}\" {{\n  services = {{\n    \"modules.v1\" = \"{}\"\n  }}\n}}\n",
+                reg.modules_url()
+            )
+        })
+        .collect();
+    let cfg = reg.write_cli_config(&env.root.path().join("cli.tfrc"), &defaults);
+    let main = "module \"m\" {\n  source  = \"acme/mod/null\"\n  version = \"~> 1.0\"\n}\n";
+    let dir = env.checkout("w", &[("main.tf", main)]);
+    let only_terraform = path_with_tools(&env, "terraform-only", &["terraform"]);
+    // git itself, which the registry's `git::` locations need (not a tool the rule looks at).
+    let git = String::from_utf8(run_ok(Command::new("sh").args(["-c", "command -v git"])).stdout)
+        .unwrap();
+    std::os::unix::fs::symlink(git.trim(), only_terraform.join("git")).unwrap();
+    let mut first = tstore_plain(&env, &only_terraform, Some(&cfg));
+    first.env("TSTORE_FLAVOR", "tofu");
+    assert_flavor(&init_json(first, &dir), "tofu", "TSTORE_FLAVOR");
+    let lock = fs_err::read_to_string(dir.join(".tstore.lock.hcl")).unwrap();
+    assert!(
+        lock.contains("registry.opentofu.org/acme/mod/null"),
+        "{lock}"
+    );
+
+    reg.publish("acme/mod/null", "1.1.0", &repo);
+    let report = init_json(tstore_plain(&env, &only_terraform, Some(&cfg)), &dir);
+    assert_flavor(&report, "tofu", "module lock file hosts");
+    assert_eq!(
+        fs_err::read_to_string(dir.join(".tstore.lock.hcl")).unwrap(),
+        lock,
+        "the module lock changed"
+    );
+}

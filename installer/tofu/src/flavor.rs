@@ -75,6 +75,8 @@ pub enum DecidedBy {
     LockFileHeader(PathBuf),
     /// The registry hosts of the existing lock file's providers (this file).
     LockFileHosts(PathBuf),
+    /// The registry hosts of the existing module lock file's entries (this file).
+    ModuleLockHosts(PathBuf),
     /// A `.tofu` or `.tofu.json` file in the working directory (this one).
     TofuFiles(PathBuf),
     /// The only one of `tofu` and `terraform` found on `PATH` (this binary).
@@ -93,6 +95,7 @@ impl DecidedBy {
             DecidedBy::RepositoryFile(_) => ".tstore.hcl",
             DecidedBy::LockFileHeader(_) => "lock file header",
             DecidedBy::LockFileHosts(_) => "lock file hosts",
+            DecidedBy::ModuleLockHosts(_) => "module lock file hosts",
             DecidedBy::TofuFiles(_) => ".tofu files",
             DecidedBy::Path(_) => "PATH",
             DecidedBy::Default => "default",
@@ -105,6 +108,7 @@ impl DecidedBy {
             DecidedBy::RepositoryFile(p)
             | DecidedBy::LockFileHeader(p)
             | DecidedBy::LockFileHosts(p)
+            | DecidedBy::ModuleLockHosts(p)
             | DecidedBy::TofuFiles(p)
             | DecidedBy::Path(p) => Some(p),
             DecidedBy::Flag
@@ -128,6 +132,9 @@ impl fmt::Display for DecidedBy {
             DecidedBy::LockFileHeader(p) => write!(f, "the header of {}", p.display()),
             DecidedBy::LockFileHosts(p) => {
                 write!(f, "the provider hosts of {}", p.display())
+            }
+            DecidedBy::ModuleLockHosts(p) => {
+                write!(f, "the registry hosts of the modules in {}", p.display())
             }
             DecidedBy::TofuFiles(p) => write!(f, "the OpenTofu file {}", p.display()),
             DecidedBy::Path(p) => write!(f, "the only tool found on PATH, {}", p.display()),
@@ -189,6 +196,26 @@ pub fn from_lock_file(path: &Path) -> Option<FlavorChoice> {
         (Some(flavor), None) => Some(FlavorChoice {
             flavor,
             decided_by: DecidedBy::LockFileHosts(path.to_owned()),
+        }),
+        _ => None,
+    }
+}
+
+/// What the existing module lock file at `path` says about the tool that wrote it: the
+/// flavor whose default registry host every entry naming a default host names (a module
+/// from the default registry is locked as `HOST/NS/NAME/SYSTEM`). `None` when there is no
+/// such file, it cannot be read or parsed, or its entries name both hosts or neither.
+pub fn from_module_lock(path: &Path) -> Option<FlavorChoice> {
+    let text = crate::read::read_capped(path, crate::read::MAX_LOCK_FILE).ok()?;
+    let lock = crate::module_lock::parse(&text, path).ok()?;
+    let mut hosts = [Flavor::Tofu, Flavor::Terraform].into_iter().filter(|f| {
+        let prefix = format!("{}/", f.default_registry_host());
+        lock.entries.values().any(|e| e.source.starts_with(&prefix))
+    });
+    match (hosts.next(), hosts.next()) {
+        (Some(flavor), None) => Some(FlavorChoice {
+            flavor,
+            decided_by: DecidedBy::ModuleLockHosts(path.to_owned()),
         }),
         _ => None,
     }
@@ -316,6 +343,54 @@ mod tests {
         // A file that does not parse says nothing by its hosts.
         fs_err::write(&lock, "provider {").unwrap();
         assert_eq!(from_lock_file(&lock), None);
+    }
+
+    #[test]
+    fn module_lock_hosts_decide_when_they_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join(crate::module_lock::FILE_NAME);
+        assert_eq!(from_module_lock(&lock), None, "no file");
+        let entry = |key: &str, source: &str| {
+            format!(
+                "module \"{key}\" {{\n  source  = \"{source}\"\n  version = \"1.0.0\"\n  hashes  = [\"h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=\"]\n}}\n"
+            )
+        };
+        for (sources, want) in [
+            (
+                &[
+                    "registry.terraform.io/acme/vpc/aws",
+                    "git::https://example.com/x.git",
+                ][..],
+                Some(Flavor::Terraform),
+            ),
+            (
+                &["registry.opentofu.org/acme/vpc/aws"][..],
+                Some(Flavor::Tofu),
+            ),
+            (
+                &[
+                    "registry.opentofu.org/acme/a/aws",
+                    "registry.terraform.io/acme/b/aws",
+                ][..],
+                None,
+            ),
+            (&["example.com/acme/vpc/aws"][..], None),
+        ] {
+            let text: String = sources
+                .iter()
+                .enumerate()
+                .map(|(i, s)| entry(&format!("m{i}"), s))
+                .collect();
+            fs_err::write(&lock, text).unwrap();
+            let got = from_module_lock(&lock);
+            assert_eq!(got.as_ref().map(|c| c.flavor), want, "{sources:?}");
+            if let Some(c) = got {
+                assert_eq!(c.decided_by, DecidedBy::ModuleLockHosts(lock.clone()));
+                assert_eq!(c.decided_by.rule(), "module lock file hosts");
+            }
+        }
+        fs_err::write(&lock, "module {").unwrap();
+        assert_eq!(from_module_lock(&lock), None);
     }
 
     #[test]

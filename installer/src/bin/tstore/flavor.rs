@@ -1,7 +1,7 @@
 //! Which flavor a command follows, decided per working directory by the first rule that
 //! answers: `--flavor` / `TSTORE_FLAVOR`; `flavor = "…"` in the repository's `.tstore.hcl`
 //! (nearest at or above the directory); the existing lock file (its header, then its
-//! provider hosts); `.tofu`/`.tofu.json` files in the directory; the only one of `tofu`
+//! provider hosts); the module lock file's registry hosts; `.tofu`/`.tofu.json` files in the directory; the only one of `tofu`
 //! and `terraform` on `PATH`; the default, tofu. The rules that read the directory are
 //! `tstore_tofu::flavor`'s; the `PATH` rule is here.
 
@@ -39,6 +39,12 @@ fn decide(given: Option<&FlavorChoice>, dir: &Path, search_path: &OsStr) -> Resu
         return Ok(choice);
     }
     tracing::debug!("flavor: {} says nothing of the tool", lock.display());
+    // A root with modules and no providers has only its module lock to say which tool's
+    // registry its calls were resolved against.
+    let module_lock = dir.join(tstore_tofu::module_lock::FILE_NAME);
+    if let Some(choice) = flavor::from_module_lock(&module_lock) {
+        return Ok(choice);
+    }
     if let Some(choice) = flavor::from_tofu_files(dir) {
         return Ok(choice);
     }

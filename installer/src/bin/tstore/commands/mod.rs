@@ -15,7 +15,8 @@
 //!   "modules":[CallReport…],
 //!   "module_packages":{"fetched":[package id…],"reused":[package id…]},
 //!   "flavor":{"name":"tofu"|"terraform","decided_by":"--flavor"|"TSTORE_FLAVOR"|
-//!   ".tstore.hcl"|"lock file header"|"lock file hosts"|".tofu files"|"PATH"|"default"|
+//!   ".tstore.hcl"|"lock file header"|"lock file hosts"|"module lock file hosts"|
+//!   ".tofu files"|"PATH"|"default"|
 //!   "tool version"},
 //!   "tool_version":{"name":"terraform 1.11.4","decided_by":"--tool-version"|
 //!   "TSTORE_TOOL_VERSION"|"PATH"|"newest","binary" (PATH only)}}`
