@@ -282,3 +282,21 @@ fn an_interrupted_init_leaves_no_temp_files() {
     assert!(own(&tmp).is_empty(), "temp files left: {:?}", own(&tmp));
     assert_eq!(snapshot(&dir), before);
 }
+
+/// A FIFO put in a checkout under a file's name (the lock files, a `.tf` file) is refused at
+/// once, naming it: opening it would wait for a writer forever, holding the store's shared
+/// lock, so that `gc` skipped every run meanwhile.
+#[test]
+fn a_fifo_in_place_of_a_file_is_refused_without_waiting() {
+    let env = TestEnv::new();
+    for (name, what) in [
+        (".tstore.lock.hcl", "a FIFO module lock file"),
+        (".terraform.lock.hcl", "a FIFO provider lock file"),
+        ("extra.tf", "a FIFO configuration file"),
+    ] {
+        let dir = env.checkout(&format!("fifo-{name}"), &[("main.tf", "locals {}\n")]);
+        let made = Command::new("mkfifo").arg(dir.join(name)).status().unwrap();
+        assert!(made.success());
+        refused(&env, &dir, name, what);
+    }
+}

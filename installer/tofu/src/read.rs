@@ -13,11 +13,31 @@ pub const MAX_LOCK_FILE: u64 = 16 << 20;
 pub const MAX_CLI_CONFIG_FILE: u64 = 1 << 20;
 
 /// Read `path` as UTF-8 text, failing with `InvalidData` when it is larger than `max`
-/// bytes. The error names no path: callers say which file it was.
+/// bytes, and with `InvalidInput` when it is not a regular file ([`open_regular`]). The
+/// error names no path: callers say which file it was.
 pub fn read_capped(path: &Path, max: u64) -> io::Result<String> {
-    let file = std::fs::File::open(path)?;
+    let file = open_regular(path)?;
     let size = file.metadata().map_or(0, |m| m.len());
     read_capped_from(file, size, max)
+}
+
+/// Open `path` (symlinks followed, as the tools follow them) for reading, only when what
+/// is opened is a regular file. A FIFO, socket or device put in a checkout under a file's
+/// name would block the open or the read forever, holding the store's locks meanwhile:
+/// it is opened without blocking (`O_NONBLOCK`, which a regular file ignores) and refused.
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket, device or directory is not read)",
+        ));
+    }
+    Ok(file)
 }
 
 /// [`read_capped`] of a file already open, whose size is `size` (it sizes the buffer, so
@@ -47,5 +67,25 @@ mod tests {
         let err = read_capped(&path, 4).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(read_capped(&dir.path().join("missing"), 5).is_err());
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // No writer ever opens it: a blocking open would wait here forever.
+        let err = read_capped(&fifo, 5).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let err = read_capped(dir.path(), 5).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        // Through a symlink too.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        assert!(read_capped(&link, 5).is_err());
     }
 }

@@ -50,7 +50,7 @@ pub(super) fn parse_file(
         path: shown.to_owned(),
         err,
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let file = crate::read::open_regular(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     let key = FileKey {
         shown: shown.to_owned(),
