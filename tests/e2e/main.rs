@@ -47,5 +47,6 @@ mod static_eval;
 mod store;
 mod store_trust;
 mod store_verify;
+mod terraform_first;
 mod test_files;
 mod tool_version;

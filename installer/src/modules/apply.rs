@@ -3,7 +3,9 @@
 //!
 //! What may be removed under `.terraform/modules` (what tstore created), and nothing else:
 //! - `KEY` of a call installed now: the slot it fills is replaced whole, as terraform
-//!   replaces it;
+//!   replaces it, except a directory tstore did not create that holds more than its
+//!   package (terraform's copy with files a module wrote there): that one is moved aside
+//!   (`.KEY.tstore-….kept`, [`foreign_copy`](super::foreign_copy)) and said, never deleted;
 //! - `KEY` that tstore recorded in its own state file (`.tstore-installs.json`) and no call
 //!   installs any more, only when KEY is a module key tstore writes
 //!   ([`is_module_key`]: names of letters, digits, `_` and `-` joined by `.`, one plain name). Other keys in the state
@@ -107,6 +109,16 @@ pub(super) fn apply(
             ));
         }
         let key = RelPath::new(&n.key).map_err(|e| fail(&modules_path, e))?;
+        if !old.contains_key(&n.key) {
+            if let Some(kept_as) = keep_foreign_copy(store, &modules, &key, n, opts)
+                .map_err(|e| fail(&modules.display_path(&key), e))?
+            {
+                warnings.push(ModuleWarning::KeptForeignCopy {
+                    slot: modules.display_path(&key),
+                    kept_as,
+                });
+            }
+        }
         let mut dir = n.dir.clone();
         let mut copy_bytes = None;
         let target_path = modules.display_path(&key);
@@ -248,6 +260,37 @@ fn tree_bytes(dir: &Path) -> u64 {
         .filter_map(|e| e.metadata().ok())
         .map(|m| m.len())
         .sum()
+}
+
+/// Move aside the directory in `key`'s slot when tstore did not create it and it holds
+/// more than what the call installs there (`foreign_copy`); its new path, or `None` when
+/// the slot holds no such directory and may be filled as it is.
+fn keep_foreign_copy(
+    store: &Store,
+    modules: &SafeDir,
+    key: &RelPath,
+    n: &Node,
+    opts: &ModuleOptions,
+) -> Result<Option<std::path::PathBuf>, SafeFsError> {
+    if modules.kind(key)? != Some(Kind::Dir) {
+        return Ok(None);
+    }
+    let package_dir = match (&n.package, &n.link_to) {
+        (Some(id), _) => match store.view_dir(&PackageKey::module(id)) {
+            Ok(view) => view,
+            Err(_) => return Ok(None),
+        },
+        (None, Some(local)) => local.clone(),
+        (None, None) => opts.workdir.dir.join(&n.dir),
+    };
+    let Some(copy) = modules.open_dir(key)? else {
+        return Ok(None);
+    };
+    if !super::foreign_copy::holds_more_than(&copy, &package_dir) {
+        return Ok(None);
+    }
+    let kept = modules.keep_aside(key.file_name())?;
+    Ok(Some(modules.display_path(&RelPath::new(&kept)?)))
 }
 
 /// Replace `modules/KEY` with a fresh private copy of `src`: copied into tstore's own

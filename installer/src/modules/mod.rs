@@ -49,6 +49,7 @@ mod asked_once;
 mod decide;
 mod error;
 mod fetch;
+mod foreign_copy;
 pub(crate) mod git;
 mod git_cache;
 mod lock;
@@ -203,6 +204,15 @@ pub enum ModuleWarning {
         state_file: PathBuf,
         /// The entry's key.
         key: String,
+    },
+    /// A directory tstore did not create filled a call's slot (terraform's copy of the
+    /// package) and held more than the package (files a module wrote there, edits): moved
+    /// aside, not deleted.
+    KeptForeignCopy {
+        /// The slot, `.terraform/modules/KEY`.
+        slot: PathBuf,
+        /// Where the directory is now.
+        kept_as: PathBuf,
     },
 }
 

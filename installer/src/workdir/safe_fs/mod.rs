@@ -642,7 +642,17 @@ impl SafeDir {
 
     /// Rename the entry `name` of this directory to a fresh name, returned.
     pub(crate) fn rename_aside(&self, name: &OsStr) -> Result<OsString> {
-        self.fresh_name(name, "old", |t| {
+        self.rename_to_fresh(name, "old")
+    }
+
+    /// Rename the entry `name` of this directory to a fresh name ending `.kept`, returned:
+    /// what tstore did not create and will not delete, moved out of a slot it fills.
+    pub(crate) fn keep_aside(&self, name: &OsStr) -> Result<OsString> {
+        self.rename_to_fresh(name, "kept")
+    }
+
+    fn rename_to_fresh(&self, name: &OsStr, suffix: &str) -> Result<OsString> {
+        self.fresh_name(name, suffix, |t| {
             // A name already taken is skipped. (Only directories are moved aside; a racer
             // planting an empty directory under the fresh name in between would have it
             // replaced, inside this same directory: nothing outside is at stake.)

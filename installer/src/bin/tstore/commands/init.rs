@@ -304,6 +304,13 @@ fn module_warning(w: &tstore_installer::ModuleWarning) -> String {
             "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
             state_file.display()
         ),
+        ModuleWarning::KeptForeignCopy { slot, kept_as } => format!(
+            "{} was not made by tstore and held files its package does not (written there by \
+             the module, or edited): it was moved to {} instead of being replaced. Take what \
+             you need from it, then delete it.",
+            slot.display(),
+            kept_as.display()
+        ),
     }
 }
 
