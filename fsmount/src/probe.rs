@@ -1,5 +1,5 @@
 //! What is mounted at a mount path: `/proc/self/mountinfo` says whether and what, and for a
-//! tstore mount which store it serves; `stat` says whether its daemon still answers.
+//! tstore mount which store it serves; listing its root says whether its daemon still answers.
 
 use std::path::Path;
 
@@ -22,8 +22,8 @@ pub enum MountState {
 }
 
 /// Probe `path` for a mount of the store at `store_root`: `/proc/self/mountinfo` says
-/// whether and what is mounted (the `fsname` names the store); `stat` says whether a FUSE
-/// daemon still answers.
+/// whether and what is mounted (the `fsname` names the store); listing it says whether a
+/// FUSE daemon still answers.
 pub fn probe(path: &Path, store_root: &Path) -> MountState {
     let Some((fstype, source)) = mount_type(path) else {
         return MountState::NotMounted;
@@ -41,11 +41,19 @@ pub fn probe(path: &Path, store_root: &Path) -> MountState {
             MountState::Foreign
         };
     }
-    match std::fs::metadata(path) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => MountState::Stale,
-        Err(_) => MountState::Stale,
-        Ok(_) => MountState::Live,
+    if daemon_answers(path) {
+        MountState::Live
+    } else {
+        MountState::Stale
     }
+}
+
+/// Whether the FUSE daemon behind the mount at `path` answers: a directory listing is a
+/// request the daemon must serve (ENOTCONN once it is gone), where a `stat` may be answered
+/// from the kernel's attribute cache for a while after the daemon died, so that an init
+/// right then took a dead mount for a live one.
+fn daemon_answers(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none_or(|e| e.is_ok()))
 }
 
 /// The filesystem type and source of the mount at exactly `path` (the last one, if

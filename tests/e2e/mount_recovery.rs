@@ -138,3 +138,25 @@ fn mount_enable_writes_the_user_unit_and_says_what_to_do_without_systemd() {
         "[Service]\nExecStart=/bin/true\n"
     );
 }
+
+/// An init right after the daemon was killed (the kernel still caching the mount root's
+/// attributes) finds the mount dead and mounts it again: what it links is
+/// served, and terraform plans with it.
+#[test]
+fn an_init_right_after_the_daemon_died_mounts_the_store_again() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let first = m.env.checkout("first", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&first));
+    let pid = fs_err::read_to_string(m.env.store.join("mount.pid")).unwrap();
+    let pid = pid.trim().to_owned();
+    assert!(std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap()
+        .success());
+    // At once: its threads may still be exiting, the kernel caching the root's attributes.
+    let second = m.env.checkout("second", &[("main.tf", NULL_CONFIG)]);
+    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&second));
+    m.env.assert_terraform_plans_null(&second);
+    run_ok(tstore(&m.env, None).arg("umount"));
+}
