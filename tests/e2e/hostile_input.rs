@@ -300,3 +300,30 @@ fn a_fifo_in_place_of_a_file_is_refused_without_waiting() {
         refused(&env, &dir, name, what);
     }
 }
+
+/// A link under tstore's temporary name in `.terraform/modules` (left by an init killed
+/// while replacing a link, or planted) is removed by the next init as a link: what it
+/// points at is untouched.
+#[test]
+fn a_leftover_temporary_link_is_removed_as_a_link() {
+    let env = TestEnv::new();
+    let dir = env.checkout("w", &[("main.tf", "locals {}\n")]);
+    let victim = env.checkout("victim", &[("keep.txt", "mine")]);
+    let modules = dir.join(".terraform/modules");
+    fs_err::create_dir_all(&modules).unwrap();
+    let temp = modules.join(".m.tstore-99999-7.tmp");
+    std::os::unix::fs::symlink(&victim, &temp).unwrap();
+    let before = snapshot(&victim);
+    let out = tstore(&env, None)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        fs_err::symlink_metadata(&temp).is_err(),
+        "the temporary link is left"
+    );
+    assert_eq!(snapshot(&victim), before);
+}

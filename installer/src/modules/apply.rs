@@ -11,7 +11,8 @@
 //!   ([`is_module_key`]: names of letters, digits, `_` and `-` joined by `.`, one plain name). Other keys in the state
 //!   file (`../x`, `/etc`) are ignored with a warning, and a state file that is a symlink is
 //!   not read;
-//! - its own temporary copy `.KEY.tstore-copy`.
+//! - its own temporary copy `.KEY.tstore-copy`, and a link under its temporary link name
+//!   `.KEY.tstore-PID-N.tmp` (left by an init killed while replacing a link), as a link.
 //!
 //! Entries no state names (terraform's leftovers, anything the user put there) are never
 //! touched. Every change goes through [`safe_fs`](crate::workdir::safe_fs): an entry is
@@ -84,6 +85,16 @@ pub(super) fn apply(
                 BTreeMap::new()
             }
         };
+    // A link under a temporary name (`.KEY.tstore-PID-N.tmp`) is what an init killed while
+    // replacing a link left: removed as itself (a link is never followed).
+    for (name, kind) in modules.entries().map_err(|e| fail(&modules_path, e))? {
+        if kind == Kind::Symlink && is_temporary_link_name(&name) {
+            let rel = RelPath::new(&name).map_err(|e| fail(&modules_path, e))?;
+            modules
+                .remove(&rel)
+                .map_err(|e| fail(&modules.display_path(&rel), e))?;
+        }
+    }
     // Only keys tstore could have written name an entry to remove; anything else in the
     // state file ("../x", "/etc") is ignored, never followed.
     old.retain(|key, _| {
@@ -378,6 +389,23 @@ fn open_local_module(root: &Path, dir: &str) -> Result<SafeDir, SafeFsError> {
         path: root.join(dir),
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     })
+}
+
+/// Whether `name` is a temporary link name `SafeDir::fresh_symlink` makes:
+/// `.NAME.tstore-PID-N.tmp`.
+fn is_temporary_link_name(name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    let Some(body) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((_, tail)) = body.rsplit_once(".tstore-") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    tail.split_once('-')
+        .is_some_and(|(pid, n)| digits(pid) && digits(n))
 }
 
 #[cfg(test)]
