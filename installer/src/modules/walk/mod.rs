@@ -285,14 +285,18 @@ impl<'a> Walker<'a> {
             None => (constraints, "constraint"),
         };
         let mut resolved = self.registry(m, &selection, self.opts.workdir.upgrade)?;
+        // The package as fetched is what the lock pins: a later call of the same address
+        // installs it without its dot entries, which must not make its entry depend on the
+        // order of the calls.
+        let mut hashes = lock::package_hashes(self.store, &resolved.fetched)?;
         if let Some((entry, _)) = &pinned {
             // The store's memo of this version may predate the lock (the version was
             // published again, and the lock written from the new bytes elsewhere): a memo
             // whose package is not the one pinned is not believed; the registry is asked
             // once more, and what it serves now must match.
-            let hashes = lock::package_hashes(self.store, &resolved.fetched)?;
             if lock::check(entry, &hashes, None).is_err() {
                 resolved = self.registry(m, &selection, true)?;
+                hashes = lock::package_hashes(self.store, &resolved.fetched)?;
             }
         }
         let Resolved {
@@ -316,10 +320,6 @@ impl<'a> Walker<'a> {
                 .tool
                 .follows(&tstore_tofu::tool_version::MODULE_SOURCE_ADDRESSES);
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
-        // The package as fetched is what the lock pins: a later call of the same address
-        // installs it without its dot entries, which must not make its entry depend on the
-        // order of the calls.
-        let mut hashes = lock::package_hashes(self.store, &fetched)?;
         let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
         if let Some((entry, _)) = &pinned {
             lock::check(entry, &hashes, None)?;
