@@ -48,6 +48,16 @@ fn move_tag(base: &Path, name: &str, value: &str) {
     );
 }
 
+/// A `.tar.gz` whose one `main.tf` outputs `value` (made in `env`'s root).
+fn output_tarball(env: &TestEnv, value: &str) -> Vec<u8> {
+    let src = env.root.path().join("src");
+    let _ = fs_err::remove_dir_all(&src);
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
+    sh(&src, "tar czf ../m.tar.gz main.tf");
+    fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
+}
+
 fn init(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
     let mut cmd = tstore(env, None);
     cmd.env("TSTORE_NO_FUSE", "1")
@@ -192,14 +202,7 @@ fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
 fn a_republished_registry_version_and_a_changed_archive_are_refused() {
     let env = TestEnv::new();
     let reg = ModuleRegistry::start();
-    let src = env.root.path().join("src");
-    let tarball = |value: &str| -> Vec<u8> {
-        let _ = fs_err::remove_dir_all(&src);
-        fs_err::create_dir_all(&src).unwrap();
-        fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
-        sh(&src, "tar czf ../m.tar.gz main.tf");
-        fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
-    };
+    let tarball = |value: &str| output_tarball(&env, value);
     let first = reg.archive("v1.tar.gz", tarball("one"));
     reg.publish("acme/mod/null", "1.0.0", &first);
     let plain = reg.archive("plain.tar.gz", tarball("plain"));
@@ -631,14 +634,7 @@ fn a_store_memo_older_than_the_lock_is_asked_again_and_upgrade_refreshes_it() {
     // now must match. `-upgrade` does not believe the memo either.
     let env = TestEnv::new();
     let reg = ModuleRegistry::start();
-    let src = env.root.path().join("src");
-    let tarball = |value: &str| -> Vec<u8> {
-        let _ = fs_err::remove_dir_all(&src);
-        fs_err::create_dir_all(&src).unwrap();
-        fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
-        sh(&src, "tar czf ../m.tar.gz main.tf");
-        fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
-    };
+    let tarball = |value: &str| output_tarball(&env, value);
     let publish = |value: &str| {
         let archive = reg.archive(&format!("{value}.tar.gz"), tarball(value));
         reg.publish("acme/mod/null", "1.0.0", &archive);
