@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
-use std::process::Command;
+use tstore_process::Command;
 
 /// Unmount the FUSE mount at `path` with `fusermount3 -u` (`-z`, lazily, if `lazy`: for a
 /// stale mount or one still in use).
@@ -47,7 +47,7 @@ pub fn availability(search_path: Option<&OsStr>) -> Result<(), Unavailable> {
         .open("/dev/fuse")
         .map_err(|e| Unavailable::NoDevice(e.to_string()))?;
     let found = search_path.is_some_and(|paths| {
-        std::env::split_paths(paths).any(|dir| dir.join("fusermount3").is_file())
+        tstore_process::absolute_dirs(paths).any(|dir| dir.join("fusermount3").is_file())
     });
     if found {
         Ok(())

@@ -122,4 +122,6 @@ pub use view::LinkMode;
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 #[cfg(test)]
+// Test fixtures start programs (cp, a provider binary) directly.
+#[allow(clippy::disallowed_methods)]
 mod tests;

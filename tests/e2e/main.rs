@@ -2,6 +2,10 @@
 //! filesystem mirrors, and the real terraform 1.0.3 as the judge of compatibility.
 //! One test binary of `mod`s, so everything links once.
 
+// Tests build their fixtures and judges with processes of their own; the product starts
+// processes only through tstore_process::Command.
+#![allow(clippy::disallowed_methods)]
+
 mod bake;
 mod ci_trust;
 mod cli;
@@ -13,6 +17,7 @@ mod flavor;
 mod fuse;
 mod gc;
 mod git_cache;
+mod git_isolation;
 mod git_submodules;
 mod hardening;
 mod hcl_syntax;

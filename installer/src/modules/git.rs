@@ -9,7 +9,7 @@
 use super::FetchError;
 use crate::redact::{display_url, scrub};
 use std::path::Path;
-use std::process::Command;
+use tstore_process::Command;
 
 /// The query parameters of a git address that tstore understands.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -76,8 +76,10 @@ pub(crate) fn is_full_sha(s: &str) -> bool {
 /// (`git::fd::0`, `git::ext::…` are refused by git at once, never run or waited on).
 pub(super) const ALLOWED_PROTOCOLS: &str = "file:git:http:https:ssh";
 
+/// `git` under the process runner's isolation (a private empty directory, no repository
+/// discovery, no hooks), never prompting, limited to the getter's transports.
 pub(super) fn git() -> Command {
-    let mut c = Command::new("git");
+    let mut c = Command::git();
     c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
         .env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS)
@@ -247,7 +249,8 @@ mod tests {
 
     fn env_of<'a>(cmd: &'a Command, name: &str) -> Option<&'a std::ffi::OsStr> {
         cmd.get_envs()
-            .find(|(k, _)| *k == name)
+            .filter(|(k, _)| *k == name)
+            .last()
             .and_then(|(_, v)| v)
     }
 

@@ -107,7 +107,7 @@ impl GitCache {
 }
 
 /// `git` with `repo` as its repository.
-fn git_in(repo: &Path) -> std::process::Command {
+fn git_in(repo: &Path) -> tstore_process::Command {
     let mut cmd = git::git();
     cmd.arg("--git-dir").arg(repo);
     cmd

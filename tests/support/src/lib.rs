@@ -49,6 +49,9 @@
 //! println!("{}", stdout(&out));
 //! ```
 
+// The test support crate starts the real programs it drives itself.
+#![allow(clippy::disallowed_methods)]
+
 mod env;
 mod fixture;
 pub mod gpg;

@@ -6,8 +6,7 @@
 //! `tstore_tofu::flavor`'s; the `PATH` rule is here.
 
 use std::ffi::OsStr;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use tstore_tofu::flavor::{self, DecidedBy, Flavor, FlavorChoice};
@@ -58,15 +57,8 @@ fn decide(given: Option<&FlavorChoice>, dir: &Path, search_path: &OsStr) -> Resu
 /// (an executable file of that name in one of its directories); `None` for both or
 /// neither.
 fn from_path(search_path: &OsStr) -> Option<FlavorChoice> {
-    let find = |name: &str| -> Option<PathBuf> {
-        std::env::split_paths(search_path)
-            .filter(|d| !d.as_os_str().is_empty())
-            .map(|d| d.join(name))
-            .find(|p| {
-                std::fs::metadata(p)
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
-    };
+    // Relative entries name a checkout's files: they never decide (the process runner's rule).
+    let find = |name: &str| tstore_process::find_on_path(name, search_path);
     let tofu = find("tofu");
     let terraform = find("terraform");
     tracing::debug!(
@@ -99,6 +91,7 @@ pub(crate) fn to_json(choice: &FlavorChoice) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
 
     fn tool(dir: &Path, name: &str, mode: u32) {
         let p = dir.join(name);

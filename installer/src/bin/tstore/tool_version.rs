@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -73,7 +73,7 @@ pub(crate) fn resolve(settings: &Settings, flavor_choice: &FlavorChoice) -> Resu
         });
     }
     let search_path = settings.search_path.as_deref().unwrap_or_default();
-    if let Some(binary) = find_on_path(flavor.as_str(), search_path) {
+    if let Some(binary) = tstore_process::find_on_path(flavor.as_str(), search_path) {
         let cache = settings
             .state_dir
             .as_ref()
@@ -99,16 +99,6 @@ pub(crate) fn resolve(settings: &Settings, flavor_choice: &FlavorChoice) -> Resu
         decided_by: "newest",
         binary: None,
     })
-}
-
-/// The first executable file `name` in the directories of `search_path`.
-fn find_on_path(name: &str, search_path: &std::ffi::OsStr) -> Option<PathBuf> {
-    std::env::split_paths(search_path)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// The version `binary` reports, from the cache when the binary is the one it was asked of.
@@ -150,7 +140,7 @@ fn version_of(binary: &Path, flavor: Flavor, cache: Option<&Path>) -> Result<Too
 /// `BINARY version -json`'s `terraform_version` (both tools name it so), with the update
 /// check off and a deadline: a binary that hangs is not waited for.
 fn ask(binary: &Path) -> Result<String, String> {
-    let mut child = Command::new(binary)
+    let mut child = tstore_process::Command::new(binary)
         .args(["version", "-json"])
         .env("CHECKPOINT_DISABLE", "1")
         .stdin(Stdio::null())

@@ -430,7 +430,8 @@ fn login_of(entry: &serde_json::Value) -> Result<Option<Login>, String> {
 /// it ("credentials not found") gives none.
 fn run_helper(helper: &str, registry: &str) -> Result<Option<Login>, CredentialsError> {
     use std::io::Write as _;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
+    use tstore_process::Command;
     let fail = |message: String| CredentialsError::Helper {
         helper: helper.to_owned(),
         registry: registry.to_owned(),

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -70,20 +70,19 @@ pub(super) fn start(settings: &Settings, store: &Store) -> Result<u32> {
         .mode(0o600)
         .open(&log_path)?;
     let exe = std::env::current_exe().context("cannot find the tstore binary to start")?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = tstore_process::Command::new(exe);
     cmd.arg("--store")
         .arg(&settings.store)
         .arg("--mount")
         .arg(&settings.mount)
         .args(["mount", "--foreground"])
         .env_remove("TSTORE_NO_FUSE")
-        .current_dir("/")
         .stdin(Stdio::null())
         .stdout(log.file().try_clone()?)
         .stderr(log.into_file());
     // Its own process group: a Ctrl-C or a CI job's kill of the group that ran `init` must
     // not take the mount down with it.
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.process_group(0);
     let mut child = cmd
         .spawn()
         .context("cannot start the tstore mount daemon")?;

@@ -7,7 +7,8 @@
 //! not tstore's (no marker on its first line) is never overwritten or removed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+use tstore_process::Command;
 
 use anyhow::{Context, Result};
 
