@@ -1,7 +1,8 @@
-//! A checkout cannot make git run code: every git process tstore starts runs in a private
-//! empty directory with repository discovery cut off, so the files of a bare repository
-//! committed into a root (`HEAD`, `objects/`, `refs/`, a `config` naming programs) are never
-//! read, whether tstore runs in that root or reaches it with `-chdir`.
+//! A checkout cannot make tstore run code: every git process runs in a private empty
+//! directory with repository discovery cut off, so the files of a bare repository committed
+//! into a root (`HEAD`, `objects/`, `refs/`, a `config` naming programs) are never read,
+//! whether tstore runs in that root or reaches it with `-chdir`; and a relative `PATH` entry
+//! (`bin`, `.`) never makes the tool-version probe run a file of the checkout.
 
 use std::path::Path;
 
@@ -69,4 +70,44 @@ fn a_bare_repository_committed_into_a_root_runs_nothing() {
     // The failure is git's own (the unreachable host), not a refusal of the directory.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("127.0.0.1"), "{stderr}");
+}
+
+#[test]
+fn a_relative_path_entry_never_runs_a_file_of_the_checkout() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::new();
+    let marker = env.root.path().join("pwned");
+    let root = env.checkout("stack", &[("main.tf", "")]);
+    for name in ["terraform", "tofu"] {
+        let fake = root.join("bin").join(name);
+        fs_err::create_dir_all(fake.parent().unwrap()).unwrap();
+        fs_err::write(
+            &fake,
+            format!(
+                "#!/bin/sh\ntouch {}\necho '{{\"terraform_version\":\"1.99.0\"}}'\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        fs_err::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut path = std::ffi::OsString::from("bin:.:");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    for flavor in ["terraform", "tofu"] {
+        let out = tstore(&env, None)
+            .current_dir(&root)
+            .env("PATH", &path)
+            .env("TSTORE_FLAVOR", flavor)
+            .args(["init", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(!marker.exists(), "{flavor}: tstore ran ./bin/{flavor}");
+        let report = crate::common::json(&out);
+        assert_ne!(
+            report["tool_version"]["name"].as_str(),
+            Some(format!("{flavor} 1.99.0").as_str()),
+            "{report}"
+        );
+    }
 }
