@@ -7,8 +7,8 @@
 //! `std::process::Command::new` everywhere else):
 //!
 //! - **A private empty working directory.** Each process starts in a directory made for it
-//!   (0700, empty) and removed once the process has started or ended; never in tstore's own
-//!   working directory, which may be a checkout.
+//!   (0700, empty) and removed once the process has ended (or, for a daemon, once tstore lets
+//!   go of it); never in tstore's own working directory, which may be a checkout.
 //! - **Found on `PATH`'s absolute directories only.** A program named without a `/` is looked
 //!   up in the absolute directories of `PATH`; empty and relative entries (`bin`, `.`) are
 //!   skipped, as Go's `exec.LookPath` refuses them: they name files of whatever directory
@@ -23,7 +23,7 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Output, Stdio};
+use std::process::{ExitStatus, Output, Stdio};
 
 /// Variables that would make git use a repository, index or object store other than the
 /// one tstore names.
@@ -155,13 +155,14 @@ impl Command {
         cmd.status()
     }
 
-    /// Start the process. Its private directory is removed as soon as it runs: the process
-    /// keeps an empty, deleted working directory in which nothing can be created.
+    /// Start the process. Its private directory lives as long as the returned [`Child`]
+    /// (programs ask for their working directory: Go's runtime fails without one).
     pub fn spawn(&mut self) -> io::Result<Child> {
         let (mut cmd, dir) = self.build()?;
-        let child = cmd.spawn();
-        drop(dir);
-        child
+        Ok(Child {
+            child: cmd.spawn()?,
+            _dir: dir,
+        })
     }
 
     /// The `std` command under the rules, and its private working directory (which lives as
@@ -201,6 +202,35 @@ impl Command {
             std::os::unix::process::CommandExt::process_group(&mut cmd, g);
         }
         Ok((cmd, dir))
+    }
+}
+
+/// A started process ([`std::process::Child`] through `Deref`) and its private working
+/// directory, removed when this is dropped: a process still running then (a daemon) keeps
+/// an empty, deleted directory in which nothing can be created.
+#[derive(Debug)]
+pub struct Child {
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Child {
+    /// Wait for the process, collecting what was piped.
+    pub fn wait_with_output(self) -> io::Result<Output> {
+        self.child.wait_with_output()
+    }
+}
+
+impl std::ops::Deref for Child {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.child
+    }
+}
+
+impl std::ops::DerefMut for Child {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.child
     }
 }
 

@@ -25,17 +25,35 @@ fn a_process_starts_in_a_private_empty_directory_that_is_removed_after() {
 }
 
 #[test]
-fn a_spawned_process_keeps_a_deleted_directory_where_nothing_can_be_created() {
-    let child = Command::new("sh")
+fn a_spawned_process_has_its_directory_until_it_is_let_go() {
+    let mut child = Command::new("sh")
         .args([
             "-c",
-            "sleep 0.2; touch planted 2>/dev/null && echo made || echo refused",
+            "pwd; read _; touch planted 2>/dev/null && echo made || echo refused",
         ])
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "refused");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    let dir = PathBuf::from(line.trim());
+    assert!(dir.is_dir(), "{line}");
+    // Let go of it while it runs (as of a daemon): its directory is gone, and stays empty.
+    let mut stdin = child.stdin.take().unwrap();
+    let std_child = {
+        let Child { child, _dir } = child;
+        child
+    };
+    assert!(!dir.exists());
+    std::io::Write::write_all(&mut stdin, b"go\n").unwrap();
+    drop(stdin);
+    let out = std_child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert_eq!(rest.trim(), "refused");
 }
 
 #[test]

@@ -90,8 +90,9 @@ pub(super) fn start(settings: &Settings, store: &Store) -> Result<u32> {
     let start = Instant::now();
     loop {
         if tstore_fsmount::probe(&settings.mount, &settings.store) == MountState::Live {
-            // Reap it later from nobody: the daemon outlives us and is re-parented.
-            std::mem::forget(child);
+            // Let go of it: dropping a child neither waits for it nor kills it (the daemon
+            // outlives us and is re-parented); its private directory is removed.
+            drop(child);
             return Ok(pid);
         }
         if let Some(status) = child.try_wait()? {
