@@ -41,6 +41,19 @@ pub enum StoreError {
         /// Its permission bits.
         mode: u32,
     },
+    /// An entry of the store's layout is not what tstore makes there: a link (a restored
+    /// cache can point `tmp/` or `git-cache/` anywhere), another kind of file, or someone
+    /// else's. The store is not used until it is removed: following it would delete, chmod
+    /// or write outside the store.
+    #[error("{} in the store is {what}, not the {expected} tstore makes there", path.display())]
+    LayoutEntry {
+        /// The entry.
+        path: PathBuf,
+        /// What it is: "a symbolic link", "a directory", "owned by user id N".
+        what: String,
+        /// What tstore makes there: "directory", "regular file".
+        expected: &'static str,
+    },
     /// A filesystem operation failed.
     #[error("filesystem operation on {} failed", path.display())]
     Io {
@@ -224,6 +237,13 @@ impl Diagnostic for StoreError {
             StoreError::ForeignOwner { path, me, .. } => format!(
                 "use your own store (set TSTORE_HOME), or, if it is yours, take it back with \
                  `chown -R {me} {}`; running tstore with sudo against your store causes this",
+                path.display()
+            ),
+            StoreError::LayoutEntry { path, .. } => format!(
+                "tstore never follows or removes what it did not make; if it is yours, move \
+                 it out of the store (`mv {} SOMEWHERE`), or remove it (`rm {}`: a link's \
+                 target is not touched); tstore makes the entry again",
+                path.display(),
                 path.display()
             ),
             StoreError::OpenToOthers { path, .. } => format!(

@@ -585,12 +585,7 @@ impl Store {
     /// views (and the directories above them left empty), blob files.
     fn remove_leftovers(&self, found: &Leftovers) -> Result<()> {
         for path in &found.tmp {
-            if fs_err::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-                crate::view::make_dirs_writable(path)?;
-                fs_err::remove_dir_all(path).map_err(|e| StoreError::io(path, e))?;
-            } else {
-                remove_file_if_exists(path)?;
-            }
+            crate::layout::remove_tree(path).map_err(|e| StoreError::io(path, e))?;
         }
         for path in &found.views {
             remove_view(&self.layout, path)?;
@@ -600,7 +595,7 @@ impl Store {
             remove_file_if_exists(path)?;
         }
         for path in &found.git_caches {
-            fs_err::remove_dir_all(path).map_err(|e| StoreError::io(path, e))?;
+            crate::layout::remove_tree(path).map_err(|e| StoreError::io(path, e))?;
             remove_file_if_exists(&path.with_extension("lock"))?;
         }
         Ok(())

@@ -27,6 +27,33 @@ pub(crate) struct Layout {
     pub(crate) lock: PathBuf,
 }
 
+/// The directories of the layout, relative to the root: each is a real directory of the
+/// store's owner, never a link ([`Layout::check_entries`]).
+pub(crate) const LAYOUT_DIRS: &[&str] = &[
+    BLOBS_DIR,
+    "tmp",
+    "quarantine",
+    "views",
+    "views/providers",
+    "views/modules",
+    "git-cache",
+    "roots.lock.d",
+];
+
+/// The files of the layout (the index, locks, the mount daemon's files), relative to the
+/// root: each is a regular file of the store's owner, never a link.
+pub(crate) const LAYOUT_FILES: &[&str] = &[
+    "index.sqlite",
+    "index.sqlite-wal",
+    "index.sqlite-shm",
+    ".lock",
+    ".gc-intent.lock",
+    ".trust.lock",
+    "mount.pid",
+    "mount.log",
+    ".mount.lock",
+];
+
 impl Layout {
     pub(crate) fn new(root: &Path) -> Layout {
         Layout {
@@ -39,6 +66,22 @@ impl Layout {
             index: root.join("index.sqlite"),
             lock: root.join(".lock"),
         }
+    }
+
+    /// Refuse a store whose layout entries are not what tstore makes there: every directory
+    /// and file of [`LAYOUT_DIRS`] and [`LAYOUT_FILES`] that exists must be a real directory
+    /// (or regular file) owned by the store's owner, never a link. The root is private to
+    /// its owner (checked before), so nobody else can swap an entry after this check: every
+    /// later path under the root reaches what was checked here.
+    pub(crate) fn check_entries(&self, owner: u32) -> crate::Result<()> {
+        let entries = LAYOUT_DIRS
+            .iter()
+            .map(|n| (n, true))
+            .chain(LAYOUT_FILES.iter().map(|n| (n, false)));
+        for (name, dir) in entries {
+            check_entry(&self.root.join(name), dir, owner)?;
+        }
+        Ok(())
     }
 
     /// `blobs-v1/ab/<rest>`: the primary file of a blob.
@@ -156,6 +199,73 @@ pub(crate) fn blob_file_id(fan: &str, name: &str) -> String {
     format!("{fan}{rest}")
 }
 
+/// Check that `path`, if it exists, is a real directory (`dir`) or regular file owned by
+/// `owner`: not a link, not someone else's.
+pub(crate) fn check_entry(path: &Path, dir: bool, owner: u32) -> crate::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(crate::StoreError::io(path, e)),
+    };
+    let ft = meta.file_type();
+    let what = if ft.is_symlink() {
+        Some("a symbolic link".to_owned())
+    } else if dir && !ft.is_dir() {
+        Some("not a directory".to_owned())
+    } else if !dir && !ft.is_file() {
+        Some(
+            if ft.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file"
+            }
+            .to_owned(),
+        )
+    } else if meta.uid() != owner {
+        Some(format!("owned by user id {}", meta.uid()))
+    } else {
+        None
+    };
+    match what {
+        None => Ok(()),
+        Some(what) => Err(crate::StoreError::LayoutEntry {
+            path: path.to_owned(),
+            what,
+            expected: if dir { "directory" } else { "regular file" },
+        }),
+    }
+}
+
+/// Remove `path` and everything under it without following a link anywhere: a link is
+/// removed as a link (its target untouched), a directory is made writable (it may be a
+/// read-only view) only after `lstat` says it is a directory, then emptied and removed.
+/// Missing is success. Every recursive removal in the store goes through here.
+pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if !meta.file_type().is_dir() {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        };
+    }
+    if meta.permissions().mode() & 0o700 != 0o700 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+    }
+    for entry in std::fs::read_dir(path)? {
+        remove_tree(&entry?.path())?;
+    }
+    match std::fs::remove_dir(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 /// Create `dir` and its missing parents with mode 0700, whatever the umask: every directory
 /// of the store is private to its owner.
 pub(crate) fn create_private_dir_all(dir: &Path) -> crate::Result<()> {
@@ -170,6 +280,59 @@ pub(crate) fn create_private_dir_all(dir: &Path) -> crate::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remove_tree_removes_a_link_as_a_link_and_opens_read_only_directories() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("ro/sub")).unwrap();
+        std::fs::write(tree.join("ro/sub/f"), "y").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("ro/link")).unwrap();
+        std::fs::set_permissions(tree.join("ro/sub"), std::fs::Permissions::from_mode(0o555))
+            .unwrap();
+        std::fs::set_permissions(tree.join("ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        remove_tree(&tree).unwrap();
+        assert!(!tree.exists());
+        assert!(outside.join("keep").exists());
+        let mode = std::fs::metadata(&outside).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o555, "the link's target was chmod-ed");
+        // A link given itself goes as a link; missing is success.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        remove_tree(&link).unwrap();
+        assert!(outside.join("keep").exists() && !link.exists());
+        remove_tree(&link).unwrap();
+        std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn a_layout_entry_must_be_a_real_directory_or_file_of_the_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path());
+        let me = nix::unistd::geteuid().as_raw();
+        layout.check_entries(me).unwrap();
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        std::fs::write(dir.path().join(".lock"), "").unwrap();
+        layout.check_entries(me).unwrap();
+        // Another owner (the check compares with the owner it is given).
+        let err = layout.check_entries(me + 1).unwrap_err().to_string();
+        assert!(err.contains("owned by user id"), "{err}");
+        std::os::unix::fs::symlink("/", dir.path().join("git-cache")).unwrap();
+        let err = layout.check_entries(me).unwrap_err().to_string();
+        assert!(
+            err.contains("git-cache in the store is a symbolic link"),
+            "{err}"
+        );
+        std::fs::remove_file(dir.path().join("git-cache")).unwrap();
+        std::fs::create_dir(dir.path().join("index.sqlite")).unwrap();
+        let err = layout.check_entries(me).unwrap_err().to_string();
+        assert!(err.contains("a directory, not the regular file"), "{err}");
+    }
 
     #[test]
     fn blob_file_names_map_to_their_blob() {

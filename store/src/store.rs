@@ -87,6 +87,7 @@ impl Store {
         let root = fs_err::canonicalize(root).map_err(|e| StoreError::io(root, e))?;
         let layout = Layout::new(&root);
         check_owned_and_private(&layout.root)?;
+        layout.check_entries(nix::unistd::geteuid().as_raw())?;
         for dir in [&layout.blobs, &layout.tmp, &layout.views] {
             // Several processes may open a new store at once: whoever made the directory,
             // it must then be ours and private.
@@ -151,8 +152,11 @@ impl Store {
 
     /// `<root>/git-cache`: the module installer's cached git repositories, one per remote
     /// URL. Not packages: nothing links into it, and gc drops what was not used lately.
-    pub fn git_cache_dir(&self) -> PathBuf {
-        self.layout.git_cache.clone()
+    /// Handed out only by a trusted store: adopting a restored one removes the cache first
+    /// (its repositories' configuration would be git's instructions).
+    pub fn git_cache_dir(&self) -> Result<PathBuf> {
+        self.ensure_trusted()?;
+        Ok(self.layout.git_cache.clone())
     }
 
     /// `<root>/views`: materialized read-only packages.
@@ -238,13 +242,7 @@ impl Store {
         for entry in fs_err::read_dir(tmp).map_err(|e| StoreError::io(tmp, e))? {
             let entry = entry.map_err(|e| StoreError::io(tmp, e))?;
             let path = entry.path();
-            let ft = entry.file_type().map_err(|e| StoreError::io(&path, e))?;
-            if ft.is_dir() {
-                crate::view::make_dirs_writable(&path)?;
-                fs_err::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))?;
-            } else {
-                fs_err::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
-            }
+            crate::layout::remove_tree(&path).map_err(|e| StoreError::io(&path, e))?;
             removed += 1;
         }
         Ok(removed)

@@ -31,36 +31,13 @@ pub fn remove_own_temps(store_root: &Path) -> io::Result<usize> {
         {
             continue;
         }
-        let path = entry.path();
-        let result = if entry.file_type()?.is_dir() {
-            make_writable(&path);
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        match result {
+        match crate::layout::remove_tree(&entry.path()) {
             Ok(()) => removed += 1,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
     }
     Ok(removed)
-}
-
-/// Read-only directories (views being built) cannot be emptied: open them up first.
-fn make_writable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
-        if let Ok(entries) = std::fs::read_dir(&d) {
-            for e in entries.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(e.path());
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@
 //!   signatures cannot be recomputed from the files), source memos, kept-archive records,
 //!   and module packages (a module package's name is its source and commit, which its bytes
 //!   cannot confirm; the next init fetches them again, re-using their verified blobs);
+//! - the git cache (`git-cache/`) is removed: a bare repository's `config` and hooks are
+//!   instructions to git, not content, and the cache is rebuilt from the remotes (the cache
+//!   is handed out only by a trusted store, [`Store::git_cache_dir`]);
 //! - a provider package that stays is marked `adopted`: its name is still the restored
 //!   index's claim, vouched for only by its recomputed `h1:` (which the installer compares
 //!   with the lock), so content ingested here under the same name replaces it
@@ -159,6 +162,10 @@ impl Store {
             forgotten: repaired.forgotten,
             blobs: repaired.blobs,
         };
+        // The git cache is not content a restored store can vouch for: a repository's
+        // `config` and hooks are instructions to git. It is rebuilt from the remotes.
+        let git_cache = &self.layout.git_cache;
+        crate::layout::remove_tree(git_cache).map_err(|e| StoreError::io(git_cache, e))?;
         self.record_tag(&tag)?;
         self.trust.trusted.store(true, Ordering::Release);
         if adopted.packages > 0 {

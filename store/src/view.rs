@@ -238,20 +238,24 @@ pub(crate) fn set_dirs_read_only(root: &Path) -> Result<()> {
 /// Remove a view (stale, from a crashed process): make it writable, move it into `tmp/`
 /// (so it disappears at once), then delete it.
 pub(crate) fn remove_view(layout: &Layout, view: &Path) -> Result<()> {
-    fs_err::set_permissions(view, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| StoreError::io(view, e))?;
+    let meta = fs_err::symlink_metadata(view).map_err(|e| StoreError::io(view, e))?;
+    if meta.is_dir() {
+        // Renaming a directory needs its own write permission (its `..` changes).
+        fs_err::set_permissions(view, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| StoreError::io(view, e))?;
+    }
     let trash = tempfile::Builder::new()
         .prefix(&crate::temp::temp_prefix("trash"))
         .tempdir_in(&layout.tmp)
         .map_err(|e| StoreError::io(&layout.tmp, e))?;
     let moved = trash.path().join("v");
     fs_err::rename(view, &moved).map_err(|e| StoreError::io(view, e))?;
-    make_dirs_writable(&moved)?;
-    fs_err::remove_dir_all(&moved).map_err(|e| StoreError::io(&moved, e))?;
+    crate::layout::remove_tree(&moved).map_err(|e| StoreError::io(&moved, e))?;
     Ok(())
 }
 
 /// chmod every directory under `root` 0755 (so its contents can be removed).
+#[cfg(test)]
 pub(crate) fn make_dirs_writable(root: &Path) -> Result<()> {
     fs_err::set_permissions(root, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| StoreError::io(root, e))?;

@@ -46,6 +46,7 @@ mod recipes_tools;
 mod reflink;
 mod registry;
 mod registry_packages;
+mod restored_store;
 mod rollback;
 mod selection;
 mod static_eval;

@@ -19,6 +19,9 @@
 //!   period (the mtime of `tstore-used`, touched by every use).
 
 use std::fs::File;
+use std::os::unix::fs::DirBuilderExt as _;
+
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -71,12 +74,18 @@ impl GitCache {
 
     /// Hold the lock of `repo` while its refs and objects change.
     fn lock(&self, repo: &Path) -> Result<File, FetchError> {
-        fs_err::create_dir_all(&self.dir).map_err(FetchError::from)?;
+        // Private whatever the umask, as every directory of the store.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(FetchError::from)?;
         let path = repo.with_extension("lock");
         let file = fs_err::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(0o600)
             .open(&path)
             .map_err(FetchError::from)?
             .into_parts()
@@ -96,7 +105,10 @@ impl GitCache {
             fs_err::remove_dir_all(&temp).map_err(FetchError::from)?;
         }
         let mut init = git::git();
-        init.args(["init", "--bare", "--quiet"]).arg(&temp);
+        // `--shared=0600`: the repository's files 0600 and directories 0700, whatever the
+        // umask, now and for every later fetch (git keeps it as `core.sharedRepository`).
+        init.args(["init", "--bare", "--quiet", "--shared=0600"])
+            .arg(&temp);
         git::run(init, "init --bare")?;
         let mut config = git_in(&temp);
         config.args(["config", "gc.auto", "0"]);
@@ -212,6 +224,7 @@ fn touch(path: &Path) -> Result<(), FetchError> {
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(path)
         .map_err(FetchError::from)?;
     file.set_modified(std::time::SystemTime::now())

@@ -394,7 +394,7 @@ impl Fetcher<'_> {
         let tmp = self.tmpdir()?;
         let dest = tmp.path().join("checkout");
         let commit =
-            super::git_cache::GitCache::new(self.store.git_cache_dir()).checkout(&addr, &dest)?;
+            super::git_cache::GitCache::new(self.store.git_cache_dir()?).checkout(&addr, &dest)?;
         let id = git_id(&addr.repo, &commit);
         let ingested = self
             .store
