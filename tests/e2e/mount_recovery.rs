@@ -160,3 +160,45 @@ fn an_init_right_after_the_daemon_died_mounts_the_store_again() {
     m.env.assert_terraform_plans_null(&second);
     run_ok(tstore(&m.env, None).arg("umount"));
 }
+
+#[test]
+fn a_mount_path_with_a_newline_writes_no_directive_into_the_unit() {
+    let env = TestEnv::new();
+    let unit = env
+        .root
+        .path()
+        .join("xdg/config/systemd/user/tstore-mount.service");
+    let marker = env.root.path().join("pwned");
+    let hostile = format!(
+        "{}/m\nExecStartPre=/bin/touch {}\n",
+        env.root.path().display(),
+        marker.display()
+    );
+    let out = tstore(&env, None)
+        .env("TSTORE_MOUNT", &hostile)
+        .args(["mount", "--enable"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("control character"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!unit.exists(), "a unit was written");
+    // Specifiers and a trailing backslash in the store path stay inside their quotes.
+    let store = env.root.path().join("st%h\\");
+    let out = tstore(&env, None)
+        .env("TSTORE_HOME", &store)
+        .args(["mount", "--enable"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = fs_err::read_to_string(&unit).unwrap();
+    let description = text
+        .lines()
+        .find(|l| l.starts_with("Description="))
+        .unwrap();
+    assert!(description.ends_with("st%%h\\\\\""), "{description}");
+    assert!(!text.contains("st%h"), "{text}");
+}

@@ -65,14 +65,25 @@ fn ensure_ours(path: &Path) -> Result<bool> {
     }
 }
 
-/// systemd's quoting of one word of `ExecStart=`/`Environment=`.
-fn quoted(s: &str) -> String {
-    format!(
+/// systemd's quoting of one word of `ExecStart=`/`Environment=` (and of the store path in
+/// `Description=`): backslashes, quotes and specifiers escaped. A control character (a
+/// newline would start a directive of its own) cannot be written in a unit at all: such a
+/// value is refused, naming `what` it is.
+fn quoted(s: &str, what: &str) -> Result<String> {
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        anyhow::bail!(
+            "the {what} {:?} holds the control character {:?}, which a systemd unit cannot \
+             hold; nothing was written. Choose a path without control characters",
+            s,
+            c
+        );
+    }
+    Ok(format!(
         "\"{}\"",
         s.replace('\\', "\\\\")
             .replace('"', "\\\"")
             .replace('%', "%%")
-    )
+    ))
 }
 
 /// What [`enable`] did.
@@ -106,11 +117,17 @@ pub(crate) fn enable(settings: &Settings) -> Result<Enabled> {
          RestartSec=2\n\n\
          [Install]\n\
          WantedBy=default.target\n",
-        store = settings.store.display(),
-        env_store = quoted(&format!("TSTORE_HOME={}", settings.store.display())),
-        env_mount = quoted(&format!("TSTORE_MOUNT={}", settings.mount.display())),
-        exe = quoted(&exe.to_string_lossy()),
-        mount = quoted(&settings.mount.to_string_lossy()),
+        store = quoted(&settings.store.to_string_lossy(), "store path")?,
+        env_store = quoted(
+            &format!("TSTORE_HOME={}", settings.store.display()),
+            "store path"
+        )?,
+        env_mount = quoted(
+            &format!("TSTORE_MOUNT={}", settings.mount.display()),
+            "mount path"
+        )?,
+        exe = quoted(&exe.to_string_lossy(), "tstore binary's path")?,
+        mount = quoted(&settings.mount.to_string_lossy(), "mount path")?,
     );
     fs_err::create_dir_all(path.parent().expect("a unit path has a parent"))?;
     fs_err::write(&path, unit)?;
