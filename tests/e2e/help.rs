@@ -194,3 +194,28 @@ fn every_man_page_a_page_refers_to_exists() {
         fs_err::read_to_string(pages.join("tstore.1")).unwrap()
     );
 }
+
+/// `man --dir DIR` never writes through a link planted in `DIR` under a page's name: the
+/// page replaces the link, and the file the link named keeps its bytes and mode.
+#[test]
+fn man_dir_replaces_a_planted_link_instead_of_writing_through_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("secret");
+    fs_err::write(&secret, "KEY").unwrap();
+    fs_err::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let dir = tmp.path().join("man");
+    fs_err::create_dir(&dir).unwrap();
+    for page in ["tstore.1", "tstore-init.1"] {
+        std::os::unix::fs::symlink(&secret, dir.join(page)).unwrap();
+    }
+    tstore_clean(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(fs_err::read_to_string(&secret).unwrap(), "KEY");
+    for page in ["tstore.1", "tstore-init.1"] {
+        let meta = fs_err::symlink_metadata(dir.join(page)).unwrap();
+        assert!(meta.is_file(), "{page} is still a link");
+        assert!(fs_err::read_to_string(dir.join(page))
+            .unwrap()
+            .contains(".TH"));
+    }
+}

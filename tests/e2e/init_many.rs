@@ -240,3 +240,38 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
     )));
     assert!(err.contains("checksum"), "{err}");
 }
+
+/// `--exclude` globs are matched in linear time: twelve `*` pieces against a long directory
+/// name that never matches took exponential time (still matching after 20 s).
+#[test]
+fn a_pathological_exclude_glob_does_not_hold_the_search() {
+    let env = TestEnv::new();
+    let long = "a".repeat(200);
+    let top = env.checkout(
+        "mono",
+        &[(&format!("{long}/main.tf"), ""), ("b/main.tf", "")],
+    );
+    let out = run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args([
+                "init",
+                "--recursive",
+                "--json",
+                "--exclude",
+                "*a*a*a*a*a*a*a*a*a*a*a*a*b",
+                "--exclude",
+                "b",
+            ])
+            .arg(&top),
+    );
+    let report = json(&out);
+    let roots: Vec<String> = report["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["dir"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(roots.len(), 1, "{report}");
+    assert!(roots[0].ends_with(&long), "{report}");
+}

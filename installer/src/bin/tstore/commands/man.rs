@@ -54,7 +54,17 @@ pub(crate) fn man(dir: Option<&Path>) -> Result<ExitCode> {
         let mut text = Vec::new();
         page.render(&mut text)
             .with_context(|| format!("cannot render {}", path.display()))?;
-        fs_err::write(&path, text)?;
+        // A new file renamed over the name: whatever is at that name (a link to a file of
+        // someone else's) is replaced, never written through.
+        let mut temp = tempfile::Builder::new()
+            .prefix(".tstore-man-")
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot write into {}", dir.display()))?;
+        std::io::Write::write_all(&mut temp, &text)?;
+        temp.as_file()
+            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+        temp.persist(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
