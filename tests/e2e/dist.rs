@@ -75,3 +75,55 @@ fn install_tstore_installs_only_a_verified_tarball() {
     assert!(stderr(&out).contains("unverified"), "{}", stderr(&out));
     assert!(!bad_prefix.join("bin/tstore").exists());
 }
+
+/// The tarball is read once: a FIFO at its path (which gives the checked bytes to the hash
+/// and other bytes to the extraction) is refused, and nothing is installed.
+#[test]
+fn install_tstore_refuses_a_tarball_that_is_not_a_regular_file() {
+    let env = TestEnv::new();
+    let good = tarball(&env, "tstore-0.0.0-x86_64-linux");
+    // Other bytes under the same name: a script in place of the binary.
+    let stage = env.root.path().join("evil/tstore-0.0.0-x86_64-linux/bin");
+    fs_err::create_dir_all(&stage).unwrap();
+    fs_err::write(stage.join("tstore"), "#!/bin/sh\necho tstore evil\n").unwrap();
+    let evil = env.root.path().join("evil.tar.gz");
+    run_ok(
+        Command::new("tar")
+            .arg("-czf")
+            .arg(&evil)
+            .arg("-C")
+            .arg(env.root.path().join("evil"))
+            .arg("tstore-0.0.0-x86_64-linux"),
+    );
+    let fifo = env.root.path().join("fifo.tar.gz");
+    run_ok(Command::new("mkfifo").arg(&fifo));
+    fs_err::copy(
+        format!("{}.sha256", good.display()),
+        format!("{}.sha256", fifo.display()),
+    )
+    .unwrap();
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg("cat \"$1\" > \"$3\"; sleep 0.5; cat \"$2\" > \"$3\"")
+        .arg("writer")
+        .arg(&good)
+        .arg(&evil)
+        .arg(&fifo)
+        .spawn()
+        .unwrap();
+    let prefix = env.root.path().join("prefix");
+    let out = Command::new(installer())
+        .arg(&fifo)
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    let _ = writer.kill();
+    let _ = writer.wait();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!prefix.join("bin/tstore").exists());
+}
