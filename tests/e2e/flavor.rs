@@ -411,3 +411,40 @@ fn the_module_lock_hosts_decide_for_a_root_without_providers() {
         "the module lock changed"
     );
 }
+
+/// The search for `.tstore.hcl` stops at the repository's root (the directory holding
+/// `.git`), ignores a file owned by neither the user nor root (another user's, in a
+/// world-writable parent of a shared host), and a directory of that name fails nothing.
+#[test]
+fn a_repository_file_above_the_repository_or_of_another_user_decides_nothing() {
+    let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
+    let no_tools = path_with_tools(&env, "none", &[]);
+    let decided_by = |dir: &Path| -> String {
+        let report = init_json(tstore_plain(&env, &no_tools, Some(&cfg)), dir);
+        report["flavor"]["decided_by"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // Configurations without providers: the flavor is reported, nothing depends on it.
+    // Above the repository root: not read.
+    fs_err::write(env.work.join(".tstore.hcl"), "flavor = \"terraform\"\n").unwrap();
+    let repo = env.checkout("repo/stack", &[("main.tf", "")]);
+    fs_err::create_dir(env.work.join("repo/.git")).unwrap();
+    assert_eq!(decided_by(&repo), "default");
+    // Without `.git`, the same file above is the repository's.
+    let plain = env.checkout("plain/stack", &[("main.tf", "")]);
+    assert_eq!(decided_by(&plain), ".tstore.hcl");
+    // Another user's file: ignored (the tests run as root, who may give it away).
+    let shared = env.root.path().join("shared");
+    let below = shared.join("alice/stack");
+    fs_err::create_dir_all(&below).unwrap();
+    fs_err::write(below.join("main.tf"), "").unwrap();
+    fs_err::write(shared.join(".tstore.hcl"), "flavor = \"terraform\"\n").unwrap();
+    std::os::unix::fs::chown(shared.join(".tstore.hcl"), Some(4242), Some(4242)).unwrap();
+    assert_eq!(decided_by(&below), "default");
+    // A directory of that name: no error, not read.
+    fs_err::remove_file(shared.join(".tstore.hcl")).unwrap();
+    fs_err::create_dir(shared.join(".tstore.hcl")).unwrap();
+    assert_eq!(decided_by(&below), "default");
+}

@@ -202,19 +202,45 @@ pub enum PolicyError {
 
 /// The repository file: `.tstore.hcl` in `dir` or the nearest directory above it, with
 /// its parsed body.
+///
+/// The search stops at the repository's root (the nearest directory holding `.git`): a
+/// parent of the checkout belongs to someone else's decisions. On the way, as git's
+/// `safe.directory` judges a repository, an entry owned by neither the user nor root is
+/// ignored (a shared host's world-writable parent cannot set the flavor or module policy of
+/// the checkouts below it), and so is a directory of that name (it must not fail every init
+/// below it). A symlink, FIFO or device of the user's is an error, never followed.
 fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let me = nix::unistd::geteuid().as_raw();
     for d in dir.ancestors() {
         let path = d.join(REPOSITORY_FILE);
-        // Any entry of that name ends the search: a symlink or a directory is an error,
-        // never followed, never skipped for a file further up.
-        if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
-            .map_err(|e| PolicyError::Read(path.clone(), e))?
-        {
-            let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
-                origin: path.display().to_string(),
-                message: crate::own_files::syntax_error(&e),
-            })?;
-            return Ok(Some((path, body)));
+        let usable = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => {
+                let owner_ok = meta.uid() == me || meta.uid() == 0;
+                if !owner_ok {
+                    tracing::debug!(
+                        "ignoring {}: owned by user id {}, neither you nor root",
+                        path.display(),
+                        meta.uid()
+                    );
+                }
+                owner_ok && !meta.is_dir()
+            }
+            Err(_) => false,
+        };
+        if usable {
+            if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
+                .map_err(|e| PolicyError::Read(path.clone(), e))?
+            {
+                let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
+                    origin: path.display().to_string(),
+                    message: crate::own_files::syntax_error(&e),
+                })?;
+                return Ok(Some((path, body)));
+            }
+        }
+        if std::fs::symlink_metadata(d.join(".git")).is_ok() {
+            break;
         }
     }
     Ok(None)
