@@ -46,6 +46,8 @@ pub(crate) const LAYOUT_FILES: &[&str] = &[
     "index.sqlite",
     "index.sqlite-wal",
     "index.sqlite-shm",
+    "index.sqlite-journal",
+    ".index-open.lock",
     ".lock",
     ".gc-intent.lock",
     ".trust.lock",

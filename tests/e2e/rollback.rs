@@ -189,3 +189,31 @@ fn a_half_deleted_store_is_rebuilt_without_a_second_copy() {
     assert_eq!(json(&out)["clean"], true, "{}", json(&out));
     m.env.assert_terraform_plans_null(&dir);
 }
+
+/// `store rm --yes` deletes only a directory with the store's marks: a mistaken
+/// `TSTORE_HOME` naming a directory that holds an `index.sqlite` among other files (or an
+/// index of another program) removes nothing.
+#[test]
+fn store_rm_refuses_a_directory_that_is_not_a_store() {
+    let env = TestEnv::new();
+    let home = env.root.path().join("not-a-store");
+    fs_err::create_dir_all(home.join("projects")).unwrap();
+    fs_err::write(home.join("notes.txt"), "mine").unwrap();
+    fs_err::write(home.join("index.sqlite"), "SQLite format 3\0").unwrap();
+    let out = tstore(&env, None)
+        .env("TSTORE_HOME", &home)
+        .args(["store", "rm", "--yes"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a tstore store"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs_err::read_to_string(home.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(home.join("projects").is_dir() && home.join("index.sqlite").is_file());
+}

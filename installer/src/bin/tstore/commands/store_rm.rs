@@ -2,7 +2,8 @@
 //!
 //! `rm -rf` of a store fails for its owner (views and packages are read-only directories)
 //! and would leave it half deleted. This removes only a directory that is a tstore store
-//! owned by this user (it holds `blobs-v1/` or `index.sqlite`), after the running inits
+//! owned by this user (`tstore_store::identify_store`: only the layout's entries, and
+//! tstore's index), after the running inits
 //! finished (the exclusive store lock), with the mount taken down first; nothing outside the
 //! store is touched except the mount path tstore made (a FUSE mount point left empty, or the
 //! symlink to the views).
@@ -11,7 +12,7 @@
 //!
 //! `store rm --json`: `{"removed": PATH|null, "bytes": N, "roots": [PATH…], "mount": PATH}`.
 
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -36,21 +37,11 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     // Never delete what tstore did not make: a mistyped TSTORE_HOME must not empty a home.
-    if !root.join("blobs-v1").is_dir() && !root.join("index.sqlite").is_file() {
+    if let Err(why) = tstore_store::identify_store(root) {
         anyhow::bail!(
-            "{} is not a tstore store (it holds neither blobs-v1/ nor index.sqlite); nothing was \
-             removed. Check TSTORE_HOME",
+            "{} is not a tstore store: {why}; nothing was removed. Check TSTORE_HOME (a store \
+             holds only tstore's own entries and its index)",
             root.display()
-        );
-    }
-    let meta = fs_err::metadata(root)?;
-    let me = nix::unistd::geteuid().as_raw();
-    if meta.uid() != me {
-        anyhow::bail!(
-            "the store at {} belongs to uid {}, not to you (uid {me}); nothing was removed. Its \
-             owner removes it",
-            root.display(),
-            meta.uid()
         );
     }
     // What links into it, to say which working directories need an init afterwards (a
