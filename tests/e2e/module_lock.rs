@@ -680,3 +680,38 @@ fn a_store_memo_older_than_the_lock_is_asked_again_and_upgrade_refreshes_it() {
     let upgraded = fs_err::read_to_string(first.join(LOCK)).unwrap();
     assert!(upgraded != old_lock && upgraded != new_lock, "{upgraded}");
 }
+
+/// `.tstore.lock.hcl` is tstore's own file: a symlink under its name (to another file of
+/// the machine, whose names a parse error would quote) is refused, never followed, and
+/// nothing is written.
+#[test]
+fn a_symlinked_module_lock_is_refused_not_followed() {
+    let env = TestEnv::new();
+    let repo = module_repo(&env.root.path().join("git"), "m", "one");
+    let dir = env.checkout(
+        "stack",
+        &[(
+            "main.tf",
+            format!(
+                "module \"m\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+                repo.display()
+            )
+            .as_str(),
+        )],
+    );
+    let private = env.root.path().join("private.hcl");
+    fs_err::write(&private, "SECRET_BLOCK \"TOKEN_NAME\" {\n}\n").unwrap();
+    std::os::unix::fs::symlink(&private, dir.join(LOCK)).unwrap();
+    let out = init(&env, &dir, &[]).output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(
+        !err.contains("SECRET_BLOCK") && !err.contains("TOKEN_NAME"),
+        "{err}"
+    );
+    assert!(fs_err::symlink_metadata(dir.join(LOCK))
+        .unwrap()
+        .is_symlink());
+    assert!(!dir.join(".terraform").exists());
+}

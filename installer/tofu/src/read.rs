@@ -40,6 +40,35 @@ pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// [`read_capped`] of one of tstore's own files in a checkout: the last component is opened
+/// with `O_NOFOLLOW`, so a symlink is an error (`InvalidInput`, saying so), never followed.
+pub fn read_own_capped(path: &Path, max: u64) -> io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "it is a symbolic link; tstore reads this file only as a regular file \
+                     (replace the link with the file itself)",
+                )
+            } else {
+                e
+            }
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket, device or directory is not read)",
+        ));
+    }
+    read_capped_from(file, meta.len(), max)
+}
+
 /// [`read_capped`] of a file already open, whose size is `size` (it sizes the buffer, so
 /// the whole file, and one byte to see it end, is one read).
 pub fn read_capped_from(file: std::fs::File, size: u64, max: u64) -> io::Result<String> {

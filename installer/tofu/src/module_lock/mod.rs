@@ -291,7 +291,6 @@ impl ModuleLockError {
     }
 }
 
-/// Read and parse the module lock file at `path`; `Ok(None)` if it does not exist.
 /// Whether `key` is a module call path as the install writes it: segments joined by `.`,
 /// each one or more ASCII letters, digits, `_` or `-` (a call's name is an identifier; a
 /// test file's call path also holds the file's directory and stem, `test.tests.001_basic.x`).
@@ -308,8 +307,12 @@ pub fn is_call_path(key: &str) -> bool {
         })
 }
 
+/// Read and parse the module lock file at `path`; `Ok(None)` if it does not exist. It is
+/// tstore's own file in a checkout: read only as a regular file under its name, never
+/// through a symlink (whose target, another file of the machine, would be parsed and its
+/// names quoted in errors).
 pub fn load(path: &Path) -> Result<Option<ModuleLock>, ModuleLockError> {
-    match crate::read::read_capped(path, crate::read::MAX_LOCK_FILE) {
+    match crate::read::read_own_capped(path, crate::read::MAX_LOCK_FILE) {
         Ok(text) => parse(&text, path).map(Some),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(ModuleLockError::Read {
