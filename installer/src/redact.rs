@@ -82,7 +82,7 @@ fn secrets_of(url: &str) -> Vec<String> {
     if let Some(scheme_end) = body.find("://") {
         let scheme = body[..scheme_end].rsplit(':').next().unwrap_or_default();
         let after = &body[scheme_end + 3..];
-        let authority = &after[..after.find('/').unwrap_or(after.len())];
+        let authority = &after[..authority_end(after)];
         if let Some((userinfo, _)) = authority.rsplit_once('@') {
             let http = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
             match userinfo.split_once(':') {
@@ -140,7 +140,7 @@ pub(crate) fn without_credentials(body: &str) -> String {
     // The scheme proper (text quoting a URL may run into it: `error:https://…`).
     let scheme = body[..scheme_end].rsplit(':').next().unwrap_or_default();
     let rest = &body[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let authority_end = authority_end(rest);
     let authority = &rest[..authority_end];
     let Some((userinfo, host)) = authority.rsplit_once('@') else {
         return body.to_owned();
@@ -157,6 +157,30 @@ pub(crate) fn without_credentials(body: &str) -> String {
         &body[..scheme_end + 3],
         &rest[authority_end..]
     )
+}
+
+/// Where the authority of `after_scheme` (the text after `scheme://`) ends: at the first
+/// `/`, `?` or `#` (RFC 3986, section 3.2, as the `url` crate and git read it). Ending it at
+/// the first `/` alone made `https://evil?x=@good/repo` look like a URL of `good`.
+fn authority_end(after_scheme: &str) -> usize {
+    after_scheme
+        .find(['/', '?', '#'])
+        .unwrap_or(after_scheme.len())
+}
+
+/// The identity of a remote URL, for what is kept per URL (the git cache): the exact URL as
+/// the `url` crate parses it, without user information; a text that is no URL (an scp-like
+/// `git@host:org/repo`, a path) is kept as written, credentials removed as
+/// [`without_credentials`] removes them.
+pub(crate) fn url_identity(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.has_host() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => without_credentials(url),
+    }
 }
 
 /// A query string with the values of secret-looking parameters replaced.
@@ -226,6 +250,33 @@ fn scrub_embedded(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_authority_ends_where_the_url_crate_ends_it() {
+        for url in [
+            "https://evil.example?x=@real.example/org/repo.git",
+            "https://evil.example#@real.example/org/repo.git",
+            "https://user:pw@real.example/org/repo.git?ref=v1",
+            "ssh://git@real.example/org/repo.git",
+            "https://real.example",
+        ] {
+            let host = url::Url::parse(url).unwrap().host_str().unwrap().to_owned();
+            let shown = without_credentials(url);
+            let after = &shown[shown.find("://").unwrap() + 3..];
+            let authority = &after[..authority_end(after)];
+            let shown_host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            assert_eq!(shown_host, host, "{url}: shown as {shown}");
+        }
+        // Two URLs of different hosts never share an identity.
+        assert_ne!(
+            url_identity("https://evil.example?x=@real.example/org/repo.git"),
+            url_identity("https://real.example/org/repo.git")
+        );
+        assert_eq!(
+            url_identity("https://TOKEN@real.example/org/repo.git"),
+            url_identity("https://real.example/org/repo.git")
+        );
+    }
 
     #[test]
     fn https_user_information_is_dropped() {

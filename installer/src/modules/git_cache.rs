@@ -4,9 +4,11 @@
 //! the same repository fetches only what the first did not bring.
 //!
 //! Rules:
-//! - A repository is named by the SHA-256 of its URL without credentials (never the URL
-//!   itself, which may carry a token); the URL is given to `git fetch` on the command line,
-//!   never written into the repository's configuration.
+//! - A repository is named by the SHA-256 of its URL's identity
+//!   (`redact::url_identity`: the exact URL as the `url` crate parses it, without user
+//!   information; never the URL itself, which may carry a token), so two URLs of different
+//!   hosts never share one; the URL is given to `git fetch` on the command line, never
+//!   written into the repository's configuration.
 //! - Fetches into one repository are serialized by a lock file beside it (inits of several
 //!   checkouts may fetch the same URL at once); a fetched commit gets a ref of its own
 //!   (`refs/tstore/COMMIT`), so git never prunes it, and automatic `git gc` is off.
@@ -45,7 +47,7 @@ impl GitCache {
 
     /// The cached repository of `url` (credentials left out of its name).
     fn repo_for(&self, url: &str) -> PathBuf {
-        let key = super::lock::without_password(url);
+        let key = crate::redact::url_identity(url);
         let digest = Sha256::digest(key.as_bytes());
         self.dir.join(format!("{}.git", &hex::encode(digest)[..32]))
     }
@@ -235,6 +237,25 @@ fn touch(path: &Path) -> Result<(), FetchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_whose_query_names_another_host_gets_a_repository_of_its_own() {
+        let cache = GitCache::new(PathBuf::from("/cache"));
+        let real = cache.repo_for("https://real.example/org/repo.git");
+        // git (curl) fetches this one from evil.example: the authority ends at `?`.
+        let hostile = cache.repo_for("https://evil.example?x=@real.example/org/repo.git");
+        assert_ne!(real, hostile);
+        assert_ne!(
+            real,
+            cache.repo_for("https://evil.example#@real.example/org/repo.git")
+        );
+        // Credentials are not part of the name; the rest of the URL is.
+        assert_eq!(
+            real,
+            cache.repo_for("https://TOKEN@real.example/org/repo.git")
+        );
+        assert_ne!(real, cache.repo_for("https://real.example/org/other.git"));
+    }
 
     #[test]
     fn fetch_errors_do_not_echo_credentials() {
