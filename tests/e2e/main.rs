@@ -27,6 +27,7 @@ mod https;
 mod init_many;
 mod invalid_config;
 mod lockfile;
+mod mirror_trust;
 mod module_lock;
 mod module_policy;
 mod module_versions;

@@ -25,6 +25,7 @@ use crate::index::tree_row;
 use crate::tree::{EntryKind, Tree, TreeEntry, TreeError, TreeId};
 use crate::{Result, Store, StoreError};
 
+mod dir_walk;
 mod rules;
 mod zip_archive;
 
@@ -126,84 +127,110 @@ impl Store {
     /// become blobs, symlinks are recorded, directories are implied; a name that is not UTF-8,
     /// a device, FIFO or socket, or a symlink leading out of `dir` is refused. With
     /// `skip_git`, every entry named `.git` is left out.
+    ///
+    /// The directory is read through descriptors (`dir_walk`): nothing under the root is
+    /// reached through a link, even one swapped in while it is read. The archive limits
+    /// apply as to an archive: entries, bytes of one file, bytes in all, and the ratio of a
+    /// file's size to what it takes on disk (a sparse file of 5 GiB in 20 MB is the
+    /// directory's decompression bomb); a file is read up to the size it had when opened.
     fn dir_tree(&self, dir: &Path, skip_git: bool) -> Result<(Tree, Vec<WrittenBlob>)> {
-        use std::os::unix::fs::PermissionsExt as _;
         let root = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
         let hostile = |entry: String, reason| StoreError::HostileDirectory {
             dir: dir.to_path_buf(),
             entry,
             reason,
         };
+        let limits = &self.limits;
         let mut entries = Vec::new();
         let mut blobs = Vec::new();
         let mut batch = BlobBatch::new(&self.layout);
-        for entry in walkdir::WalkDir::new(&root)
-            .follow_links(false)
-            .min_depth(1)
-            .into_iter()
-            .filter_entry(|e| !(skip_git && e.file_name() == ".git"))
-        {
-            let entry = entry.map_err(|e| {
-                let p = e.path().unwrap_or(&root).to_path_buf();
-                StoreError::io(p, e.into())
-            })?;
-            let rel_os = entry
-                .path()
-                .strip_prefix(&root)
-                .expect("walk stays under root");
-            let Some(rel) = rel_os.to_str() else {
+        let (mut count, mut total) = (0u64, 0u64);
+        let skip = |name: &std::ffi::OsStr| skip_git && name == ".git";
+        dir_walk::walk(&root, &skip, &mut |found| {
+            count += 1;
+            if count > limits.max_entries {
                 return Err(hostile(
-                    rel_os.to_string_lossy().into_owned(),
-                    HostileReason::InvalidName,
+                    String::new(),
+                    HostileReason::TooManyEntries {
+                        count,
+                        limit: limits.max_entries,
+                    },
                 ));
-            };
-            let ft = entry.file_type();
-            if ft.is_dir() {
-                continue;
             }
-            let rel = rel.to_owned();
-            if ft.is_file() {
-                let meta = entry
-                    .metadata()
-                    .map_err(|e| StoreError::io(entry.path(), e.into()))?;
-                let exec = meta.permissions().mode() & 0o111 != 0;
-                let mut file = fs_err::File::open(entry.path())
-                    .map_err(|e| StoreError::io(entry.path(), e))?;
-                let written = batch
-                    .write(&mut file, exec, meta.len())
-                    .map_err(|e| match e {
-                        BlobWriteError::Read(e) => StoreError::io(entry.path(), e),
+            match found {
+                dir_walk::Found::File {
+                    rel,
+                    file,
+                    mode,
+                    size,
+                    allocated,
+                } => {
+                    if size > limits.max_entry_bytes {
+                        return Err(hostile(
+                            rel,
+                            HostileReason::EntryTooLarge {
+                                size,
+                                limit: limits.max_entry_bytes,
+                            },
+                        ));
+                    }
+                    total += size;
+                    if total > limits.max_total_bytes {
+                        return Err(hostile(
+                            rel,
+                            HostileReason::TotalTooLarge {
+                                size: total,
+                                limit: limits.max_total_bytes,
+                            },
+                        ));
+                    }
+                    if size > 1 << 20 && size / allocated.max(1) > limits.max_ratio {
+                        return Err(hostile(
+                            rel,
+                            HostileReason::CompressionRatio {
+                                size,
+                                compressed: allocated,
+                                limit: limits.max_ratio,
+                            },
+                        ));
+                    }
+                    let exec = mode & 0o111 != 0;
+                    let path = root.join(&rel);
+                    let mut reader = std::io::Read::take(file, size);
+                    let written = batch.write(&mut reader, exec, size).map_err(|e| match e {
+                        BlobWriteError::Read(e) => StoreError::io(&path, e),
                         BlobWriteError::Store(e) => e,
                     })?;
-                self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
-                entries.push(TreeEntry {
-                    path: rel,
-                    kind: EntryKind::File {
-                        blob: written.id,
-                        exec,
-                    },
-                });
-                blobs.push(written);
-            } else if ft.is_symlink() {
-                let target =
-                    fs_err::read_link(entry.path()).map_err(|e| StoreError::io(entry.path(), e))?;
-                let Some(target) = target.to_str() else {
+                    self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
+                    entries.push(TreeEntry {
+                        path: rel,
+                        kind: EntryKind::File {
+                            blob: written.id,
+                            exec,
+                        },
+                    });
+                    blobs.push(written);
+                }
+                dir_walk::Found::Symlink { rel, target } => {
+                    let Some(target) = target.to_str() else {
+                        return Err(hostile(rel, HostileReason::InvalidName));
+                    };
+                    entries.push(TreeEntry {
+                        path: rel,
+                        kind: EntryKind::Symlink {
+                            target: target.to_owned(),
+                        },
+                    });
+                }
+                dir_walk::Found::InvalidName { rel } => {
                     return Err(hostile(rel, HostileReason::InvalidName));
-                };
-                entries.push(TreeEntry {
-                    path: rel,
-                    kind: EntryKind::Symlink {
-                        target: target.to_owned(),
-                    },
-                });
-            } else {
-                let meta = entry
-                    .metadata()
-                    .map_err(|e| StoreError::io(entry.path(), e.into()))?;
-                let mode = std::os::unix::fs::MetadataExt::mode(&meta);
-                return Err(hostile(rel, HostileReason::SpecialFile { mode }));
+                }
+                dir_walk::Found::Special { rel, mode } => {
+                    return Err(hostile(rel, HostileReason::SpecialFile { mode }));
+                }
             }
-        }
+            Ok(())
+        })?;
         let tree =
             Tree::new(entries).map_err(|TreeError { entry, reason }| hostile(entry, reason))?;
         if let Some((path, target)) = tree.escaping_symlink() {
