@@ -76,3 +76,55 @@ fn a_terraform_copy_with_more_than_its_package_is_kept_aside() {
     assert_eq!(kept(&wrote), aside);
     run_ok(env.terraform(&wrote).args(["validate", "-no-color"]));
 }
+
+/// `tstore init`, then `terraform init -upgrade` (which replaces tstore's link with its own
+/// copy), then a module writes a file into that copy, then `tstore init`: the copy and the
+/// file are kept aside, because a directory where tstore recorded a link is not tstore's.
+/// And a name alone allows no removal: a directory under tstore's temporary copy name, or
+/// a link under its temporary link name pointing elsewhere, is left as it is.
+#[test]
+fn terraform_upgrade_after_tstore_then_a_written_file_is_kept_not_deleted() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let source = module_repo(&base);
+    let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
+    let dir = env.checkout("stack", &[("main.tf", main.as_str())]);
+    let tstore_init = |dir: &Path| {
+        run_ok(
+            tstore(&env, None)
+                .env("TSTORE_NO_FUSE", "1")
+                .arg("init")
+                .arg(dir),
+        )
+    };
+    tstore_init(&dir);
+    assert!(fs_err::symlink_metadata(slot(&dir)).unwrap().is_symlink());
+    run_ok(
+        env.terraform(&dir)
+            .args(["init", "-upgrade", "-backend=false", "-no-color"]),
+    );
+    assert!(fs_err::symlink_metadata(slot(&dir)).unwrap().is_dir());
+    fs_err::write(slot(&dir).join("out.txt"), "generated").unwrap();
+    // Entries under tstore's temporary names that tstore did not make.
+    let modules = dir.join(".terraform/modules");
+    fs_err::create_dir_all(modules.join(".m.tstore-copy/keep")).unwrap();
+    fs_err::write(modules.join(".m.tstore-copy/keep/notes"), "mine").unwrap();
+    std::os::unix::fs::symlink(&base, modules.join(".m.tstore-1-1.tmp")).unwrap();
+
+    let out = tstore_init(&dir);
+    assert!(fs_err::symlink_metadata(slot(&dir)).unwrap().is_symlink());
+    let aside = kept(&dir);
+    assert_eq!(aside.len(), 1, "{aside:?}\n{}", stderr(&out));
+    assert_eq!(
+        fs_err::read_to_string(aside[0].join("out.txt")).unwrap(),
+        "generated"
+    );
+    assert_eq!(
+        fs_err::read_to_string(modules.join(".m.tstore-copy/keep/notes")).unwrap(),
+        "mine"
+    );
+    assert!(fs_err::symlink_metadata(modules.join(".m.tstore-1-1.tmp"))
+        .unwrap()
+        .is_symlink());
+}

@@ -11,8 +11,13 @@
 //!   ([`is_module_key`]: names of letters, digits, `_` and `-` joined by `.`, one plain name). Other keys in the state
 //!   file (`../x`, `/etc`) are ignored with a warning, and a state file that is a symlink is
 //!   not read;
-//! - its own temporary copy `.KEY.tstore-copy`, and a link under its temporary link name
-//!   `.KEY.tstore-PID-N.tmp` (left by an init killed while replacing a link), as a link.
+//! - the temporary copy `.KEY.tstore-copy-PID-N` this process made, and a link under
+//!   tstore's temporary link name `.KEY.tstore-PID-N.tmp` (left by an init killed while
+//!   replacing a link) that points into the mount's `modules/`, as a link. A name alone
+//!   never allows a removal;
+//! - a directory in the slot of a key tstore recorded as a link is someone else's
+//!   (terraform's copy after `terraform init -upgrade`) and goes through the foreign-copy
+//!   check above, like a slot tstore never recorded.
 //!
 //! Entries no state names (terraform's leftovers, anything the user put there) are never
 //! touched. Every change goes through [`safe_fs`](crate::workdir::safe_fs): an entry is
@@ -86,9 +91,19 @@ pub(super) fn apply(
             }
         };
     // A link under a temporary name (`.KEY.tstore-PID-N.tmp`) is what an init killed while
-    // replacing a link left: removed as itself (a link is never followed).
+    // replacing a link left, when it points where tstore links modules (the mount's
+    // `modules/`): removed as itself (a link is never followed). A name alone allows no
+    // removal: another entry of that name is left as it is.
+    let mount_modules = opts.workdir.mount.join("modules");
     for (name, kind) in modules.entries().map_err(|e| fail(&modules_path, e))? {
         if kind == Kind::Symlink && is_temporary_link_name(&name) {
+            let rel = RelPath::new(&name).map_err(|e| fail(&modules_path, e))?;
+            let target = modules
+                .read_link(&rel)
+                .map_err(|e| fail(&modules_path, e))?;
+            if !target.is_some_and(|t| t.starts_with(&mount_modules)) {
+                continue;
+            }
             let rel = RelPath::new(&name).map_err(|e| fail(&modules_path, e))?;
             modules
                 .remove(&rel)
@@ -120,7 +135,13 @@ pub(super) fn apply(
             ));
         }
         let key = RelPath::new(&n.key).map_err(|e| fail(&modules_path, e))?;
-        if !old.contains_key(&n.key) {
+        // A slot is tstore's only as tstore left it: a directory where tstore recorded a
+        // link is someone else's (terraform's copy after `terraform init -upgrade`).
+        let recorded_link = old.get(&n.key).is_some_and(|s| s.action == "link");
+        let foreign = !old.contains_key(&n.key)
+            || (recorded_link
+                && modules.kind(&key).map_err(|e| fail(&modules_path, e))? == Some(Kind::Dir));
+        if foreign {
             if let Some(kept_as) = keep_foreign_copy(store, &modules, &key, n, opts)
                 .map_err(|e| fail(&modules.display_path(&key), e))?
             {
@@ -304,19 +325,31 @@ fn keep_foreign_copy(
     Ok(Some(modules.display_path(&RelPath::new(&kept)?)))
 }
 
-/// Replace `modules/KEY` with a fresh private copy of `src`: copied into tstore's own
-/// temporary `.KEY.tstore-copy` (a leftover of a killed init is removed first), then
-/// renamed over the entry once complete.
+/// Replace `modules/KEY` with a fresh private copy of `src`: copied into a temporary
+/// directory this process creates (`.KEY.tstore-copy-PID-N`, created exclusively, so an
+/// entry of that name it did not make is never reused or removed), then renamed over the
+/// entry once complete; on failure only what this process made is removed.
 fn replace_with_copy(modules: &SafeDir, key: &RelPath, src: &SafeDir) -> Result<(), SafeFsError> {
-    let mut tmp = std::ffi::OsString::from(".");
-    tmp.push(key.file_name());
-    tmp.push(".tstore-copy");
-    let tmp = RelPath::new(&tmp)?;
-    modules.remove(&tmp)?;
-    let dest = modules.create_dir_new(&tmp)?;
-    copy_tree(src, &dest)?;
-    modules.remove(key)?;
-    modules.rename(&tmp, key)
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let (tmp, dest) = loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut name = std::ffi::OsString::from(".");
+        name.push(key.file_name());
+        name.push(format!(".tstore-copy-{}-{n}", std::process::id()));
+        let tmp = RelPath::new(&name)?;
+        match modules.create_dir_new(&tmp) {
+            Ok(dest) => break (tmp, dest),
+            Err(e) if e.is_already_exists() => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let result = copy_tree(src, &dest)
+        .and_then(|()| modules.remove(key))
+        .and_then(|_| modules.rename(&tmp, key));
+    if result.is_err() {
+        let _ = modules.remove(&tmp);
+    }
+    result
 }
 
 /// A writable copy of the directory `src` (held open) into `dest`, a directory this init

@@ -120,6 +120,11 @@ impl SafeFsError {
     pub fn is_refusal(&self) -> bool {
         !matches!(self, SafeFsError::Io { .. })
     }
+
+    /// Whether the filesystem said the entry to create exists already.
+    pub fn is_already_exists(&self) -> bool {
+        matches!(self, SafeFsError::Io { source, .. } if source.kind() == io::ErrorKind::AlreadyExists)
+    }
 }
 
 type Result<T> = std::result::Result<T, SafeFsError>;
