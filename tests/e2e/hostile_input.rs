@@ -301,9 +301,10 @@ fn a_fifo_in_place_of_a_file_is_refused_without_waiting() {
     }
 }
 
-/// A link under tstore's temporary name in `.terraform/modules` (left by an init killed
-/// while replacing a link, or planted) is removed by the next init as a link: what it
-/// points at is untouched.
+/// A link under tstore's temporary name in `.terraform/modules` left by an init killed
+/// while replacing a link (it points into the mount's `modules/`) is removed by the next
+/// init as a link. A name alone allows no removal: a link of that name pointing elsewhere
+/// (planted) is left, and what it points at is untouched.
 #[test]
 fn a_leftover_temporary_link_is_removed_as_a_link() {
     let env = TestEnv::new();
@@ -311,8 +312,10 @@ fn a_leftover_temporary_link_is_removed_as_a_link() {
     let victim = env.checkout("victim", &[("keep.txt", "mine")]);
     let modules = dir.join(".terraform/modules");
     fs_err::create_dir_all(&modules).unwrap();
-    let temp = modules.join(".m.tstore-99999-7.tmp");
-    std::os::unix::fs::symlink(&victim, &temp).unwrap();
+    let leftover = modules.join(".m.tstore-99999-7.tmp");
+    std::os::unix::fs::symlink(env.mount.join("modules/git-m-0123"), &leftover).unwrap();
+    let planted = modules.join(".n.tstore-99999-8.tmp");
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
     let before = snapshot(&victim);
     let out = tstore(&env, None)
         .env("TSTORE_NO_FUSE", "1")
@@ -322,8 +325,12 @@ fn a_leftover_temporary_link_is_removed_as_a_link() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        fs_err::symlink_metadata(&temp).is_err(),
+        fs_err::symlink_metadata(&leftover).is_err(),
         "the temporary link is left"
+    );
+    assert!(
+        fs_err::symlink_metadata(&planted).is_ok_and(|m| m.is_symlink()),
+        "a link tstore did not make was removed by its name"
     );
     assert_eq!(snapshot(&victim), before);
 }
