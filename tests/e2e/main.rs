@@ -26,6 +26,7 @@ mod hostile_servers;
 mod https;
 mod init_many;
 mod invalid_config;
+mod lock_reach;
 mod lockfile;
 mod mirror_trust;
 mod module_lock;

@@ -127,7 +127,7 @@ fn one_git_call() -> (TestEnv, PathBuf, PathBuf, String, PathBuf) {
 }
 
 #[test]
-fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
+fn a_moved_git_tag_installs_the_locked_commit_loudly_and_upgrade_accepts_it() {
     let (env, base, repo, main, dir) = one_git_call();
     let first = json(&run_ok(&mut init(&env, &dir, &["--json"])));
     assert_eq!(first["module_lock_file"], "created");
@@ -173,18 +173,18 @@ fn a_moved_git_tag_is_refused_where_it_is_fetched_and_upgrade_accepts_it() {
     assert!(state(&dir).2.unwrap().contains("\"one\""));
     fs_err::rename(&moved, &repo).unwrap();
 
-    // A new machine (its own store) fetches the tag and finds another commit: refused,
-    // nothing in the checkout changed.
+    // A new machine (its own store) finds the tag at another commit, which descends from
+    // the locked one: the locked commit is installed, and the moved tag said loudly.
     let other = TestEnv::new();
     let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    let before = state(&copy);
-    let out = run_fail(&mut init(&other, &copy, &[]));
+    let out = run_ok(&mut init(&other, &copy, &[]));
     let err = stderr(&out);
     assert!(
-        err.contains("\"m\"") && err.contains("now names commit") && err.contains("-upgrade"),
+        err.contains("\"m\"") && err.contains("MOVED") && err.contains("-upgrade"),
         "{err}"
     );
-    assert_eq!(state(&copy), before, "a refusal changes nothing");
+    assert!(state(&copy).2.unwrap().contains("\"one\""));
+    assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
 
     // -upgrade accepts the move and rewrites the entry.
     let upgraded = json(&run_ok(&mut init(&other, &copy, &["--json", "-upgrade"])));
@@ -534,7 +534,7 @@ fn a_locked_archive_without_validators_installs_with_its_server_gone() {
 }
 
 #[test]
-fn a_deleted_tag_is_fetched_by_the_locked_commit_on_a_new_store() {
+fn a_deleted_tag_is_refused_on_a_new_store_naming_upgrade() {
     let (env, base, repo, main, dir) = one_git_call();
     run_ok(&mut init(&env, &dir, &[]));
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
@@ -543,17 +543,17 @@ fn a_deleted_tag_is_fetched_by_the_locked_commit_on_a_new_store() {
     move_tag(&base, "pkg", "two");
     sh(&repo, "git tag -d v1 >/dev/null");
 
-    // A new machine (its own store) cannot fetch the ref: it fetches the locked commit,
-    // whose package the entry's hash verifies.
+    // A new machine (its own store) cannot tell that the ref reaches the locked commit:
+    // the ref is gone, so the lock is refused, naming -upgrade, and nothing changes.
     let other = TestEnv::new();
     let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    let report = json(&run_ok(&mut init(&other, &copy, &["--json"])));
-    assert_eq!(
-        calls(&report),
-        [("m".into(), "verified".into(), "lock".into())]
+    let before = state(&copy);
+    let err = stderr(&run_fail(&mut init(&other, &copy, &[])));
+    assert!(
+        err.contains("which the remote no longer has") && err.contains("-upgrade"),
+        "{err}"
     );
-    assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
-    assert!(state(&copy).2.unwrap().contains("\"one\""));
+    assert_eq!(state(&copy), before, "a refusal changes nothing");
 
     // Without a lock entry, the missing tag is an error naming the repository and the ref.
     let third = TestEnv::new();

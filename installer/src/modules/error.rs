@@ -107,6 +107,71 @@ pub enum FetchError {
         /// The call's source, as the lock writes it.
         source_address: String,
     },
+    /// The ref a git call names does not reach the commit its lock entry pins: the entry
+    /// names a commit of another branch, a fork, a pull request, or history rewritten since.
+    #[error(
+        "the module lock file .tstore.lock.hcl pins commit {locked} of {}, which {reference:?} \
+         (now at {tip}) does not reach",
+        display_url(repo)
+    )]
+    LockedCommitNotReached {
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The commit the lock pins.
+        locked: String,
+        /// The commit the ref names at the remote now.
+        tip: String,
+    },
+    /// The remote no longer has the commit the lock pins (and the ref no longer names it).
+    #[error(
+        "the module lock file .tstore.lock.hcl pins commit {locked} of {}, which the remote no \
+         longer has ({reference:?} is at {tip} now)",
+        display_url(repo)
+    )]
+    LockedCommitGone {
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The commit the lock pins.
+        locked: String,
+        /// The commit the ref names now.
+        tip: String,
+    },
+    /// The ref a git call names no longer exists at the remote: whether it reaches the
+    /// locked commit cannot be told.
+    #[error(
+        "the module lock file .tstore.lock.hcl pins commit {locked} of {} by {reference:?}, \
+         which the remote no longer has",
+        display_url(repo)
+    )]
+    LockedRefGone {
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The commit the lock pins.
+        locked: String,
+    },
+    /// Whether the ref reaches the locked commit cannot be asked (the remote is unreachable)
+    /// and this machine has no record of an earlier check.
+    #[error(
+        "cannot check that {reference:?} of {} still reaches the locked commit {locked}: the \
+         remote cannot be asked ({why}), and this machine has no record of an earlier check",
+        display_url(repo)
+    )]
+    LockedRefUnchecked {
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The commit the lock pins.
+        locked: String,
+        /// Why the remote could not be asked.
+        why: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -126,6 +191,24 @@ impl FetchError {
                  version, a changed archive). If that change is intended, run \"tstore init \
                  -upgrade\" to accept it and record the new checksums; otherwise keep the \
                  lock file and find out who changed the source."
+                    .to_owned(),
+            ),
+            FetchError::LockedCommitNotReached { .. } => Some(
+                "a lock entry installs a commit only where the ref its call names reaches it, \
+                 on every runner alike. If the lock was edited to name another commit (another \
+                 branch, a fork, a pull request), restore it; if the ref's history was \
+                 rewritten on purpose, run \"tstore init -upgrade\" to lock the ref's commit."
+                    .to_owned(),
+            ),
+            FetchError::LockedCommitGone { .. } | FetchError::LockedRefGone { .. } => Some(
+                "run \"tstore init -upgrade\" to lock what the ref names now, or point the call \
+                 at a ref that still exists."
+                    .to_owned(),
+            ),
+            FetchError::LockedRefUnchecked { .. } => Some(
+                "retry when the remote can be reached; to install what the lock's checksums \
+                 pin without that check (an outage), set TSTORE_TRUST_LOCK=1 or pass \
+                 --trust-lock."
                     .to_owned(),
             ),
             FetchError::LockEntryWithoutHash { .. } => Some(

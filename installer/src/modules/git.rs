@@ -121,18 +121,34 @@ pub(super) fn run(mut cmd: Command, what: &str) -> Result<String, FetchError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// What kind of ref a name resolved to at the remote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RefKind {
+    /// `HEAD` or a branch: it moves, forward as commits land.
+    Branch,
+    /// A tag: it should never move.
+    Tag,
+    /// A full commit id given as the ref: it names itself.
+    Commit,
+}
+
 /// What `git ls-remote` answered this process, by (repository, ref): a run over many roots
 /// (`init DIR...`, in parallel) asks each once.
-static RESOLVED: super::asked_once::AskedOnce<(String, String), Option<String>> =
+static RESOLVED: super::asked_once::AskedOnce<(String, String), Option<(String, RefKind)>> =
     super::asked_once::AskedOnce::new();
 
 /// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote` (once per
 /// process); `None` when no ref of that name exists (it may still be an abbreviated commit
 /// id).
 pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
+    Ok(resolve_ref(addr)?.map(|(commit, _)| commit))
+}
+
+/// [`resolve`], with the kind of ref the name is at the remote.
+pub(crate) fn resolve_ref(addr: &GitAddress) -> Result<Option<(String, RefKind)>, FetchError> {
     if let Some(r) = &addr.reference {
         if is_full_sha(r) {
-            return Ok(Some(r.to_ascii_lowercase()));
+            return Ok(Some((r.to_ascii_lowercase(), RefKind::Commit)));
         }
     }
     let key = (
@@ -142,8 +158,8 @@ pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
     RESOLVED.get_or_ask(key, || ls_remote(addr))
 }
 
-/// [`resolve`]'s question to the remote.
-fn ls_remote(addr: &GitAddress) -> Result<Option<String>, FetchError> {
+/// [`resolve_ref`]'s question to the remote.
+fn ls_remote(addr: &GitAddress) -> Result<Option<(String, RefKind)>, FetchError> {
     let name = addr.reference.as_deref().unwrap_or("HEAD");
     let mut cmd = git();
     cmd.arg("ls-remote").arg("--").arg(&addr.repo).arg(name);
@@ -158,16 +174,18 @@ fn ls_remote(addr: &GitAddress) -> Result<Option<String>, FetchError> {
         }
     }
     let candidates = if name == "HEAD" {
-        vec!["HEAD".to_owned()]
+        vec![("HEAD".to_owned(), RefKind::Branch)]
     } else {
         vec![
-            format!("refs/tags/{name}^{{}}"),
-            format!("refs/tags/{name}"),
-            format!("refs/heads/{name}"),
-            name.to_owned(),
+            (format!("refs/tags/{name}^{{}}"), RefKind::Tag),
+            (format!("refs/tags/{name}"), RefKind::Tag),
+            (format!("refs/heads/{name}"), RefKind::Branch),
+            (name.to_owned(), RefKind::Branch),
         ]
     };
-    Ok(candidates.iter().find_map(|c| refs.get(c).cloned()))
+    Ok(candidates
+        .iter()
+        .find_map(|(c, kind)| refs.get(c).map(|sha| (sha.clone(), *kind))))
 }
 
 /// Clone `addr` into `dest` (must not exist) at its ref; returns the checked-out commit.

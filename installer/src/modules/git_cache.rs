@@ -37,6 +37,17 @@ pub(crate) struct GitCache {
     dir: PathBuf,
 }
 
+/// What [`GitCache::reaches`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Reached {
+    /// The ref's commit `tip` is the commit or descends from it.
+    Yes { tip: String },
+    /// The commit exists at the remote but the ref (at `tip`) does not reach it.
+    No { tip: String },
+    /// The remote has no such commit (the ref is at `tip`).
+    Gone { tip: String },
+}
+
 /// What marks a cached repository's last use (gc drops repositories unused for a while).
 pub(crate) const USED_STAMP: &str = "tstore-used";
 
@@ -72,6 +83,79 @@ impl GitCache {
         }
         check_out(&repo, &commit, dest)?;
         Ok(commit)
+    }
+
+    /// Whether `reference` of `addr`'s repository, which names commit `tip` at the remote
+    /// now, reaches `commit` (`tip` itself or an ancestor of it). The ref's whole history is
+    /// fetched into the cached repository (only the repository's own branches and tags are
+    /// ever fetched, never other refs); a commit not in that history is asked for by id, to
+    /// tell a commit the ref does not reach ([`Reached::No`]) from one the remote does not
+    /// have ([`Reached::Gone`]).
+    pub(crate) fn reaches(
+        &self,
+        addr: &GitAddress,
+        tip: &str,
+        commit: &str,
+    ) -> Result<Reached, FetchError> {
+        let repo = self.repo_for(&addr.repo);
+        let _lock = self.lock(&repo)?;
+        self.ensure_repo(&repo)?;
+        let reference = addr.reference.as_deref().unwrap_or("HEAD");
+        // The whole history of the ref: a repository made shallow by earlier fetches is
+        // deepened to the root along it.
+        let mut cmd = git_in(&repo);
+        cmd.args([
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--depth=2147483647",
+            "--",
+        ])
+        .arg(&addr.repo)
+        .arg(format!("+{reference}:refs/tstore/reach"));
+        git::run(cmd, &format!("fetch {}", display_url(&addr.repo)))?;
+        let fetched_tip = rev_parse(&repo, "refs/tstore/reach")?;
+        if !fetched_tip.eq_ignore_ascii_case(tip) {
+            // The ref moved between the question and the fetch: judged against what was
+            // fetched.
+            tracing::debug!("{reference} moved from {tip} to {fetched_tip} while it was checked");
+        }
+        let present = |commit: &str| {
+            let mut cmd = git_in(&repo);
+            cmd.args(["cat-file", "-e", &format!("{commit}^{{commit}}")]);
+            git::run(cmd, "cat-file").is_ok()
+        };
+        if !present(commit) {
+            let mut by_id = git_in(&repo);
+            by_id
+                .args([
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--depth=1",
+                    "--",
+                ])
+                .arg(&addr.repo)
+                .arg(commit);
+            let _ = git::run(by_id, &format!("fetch {}", display_url(&addr.repo)));
+            // Not in the ref's whole history: not reached, whatever else the remote has.
+            return Ok(if present(commit) {
+                Reached::No { tip: fetched_tip }
+            } else {
+                Reached::Gone { tip: fetched_tip }
+            });
+        }
+        let mut ancestor = git_in(&repo);
+        ancestor.args(["merge-base", "--is-ancestor", commit, &fetched_tip]);
+        let reached = git::run(ancestor, "merge-base").is_ok();
+        touch(&repo.join(USED_STAMP))?;
+        Ok(if reached {
+            Reached::Yes { tip: fetched_tip }
+        } else {
+            Reached::No { tip: fetched_tip }
+        })
     }
 
     /// Hold the lock of `repo` while its refs and objects change.

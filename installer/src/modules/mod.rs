@@ -58,6 +58,7 @@ mod oci;
 mod package_dirs;
 pub(crate) mod package_meta;
 pub(crate) mod policy;
+mod reach;
 pub(crate) mod registry;
 #[cfg(test)]
 mod test_repos;
@@ -105,6 +106,14 @@ pub struct ModuleOptions {
     /// file keys them: `vpc`, `vpc.label`), each with the calls inside it; empty: every
     /// call. The other calls keep their entries.
     pub upgrade_only: Vec<String>,
+    /// This machine's record of checks that a git ref reaches a locked commit
+    /// (`$XDG_STATE_HOME/tstore/git-reach.json`; never in the store); `None`: no state
+    /// directory, every check asks the remote.
+    pub reach_records: Option<PathBuf>,
+    /// `TSTORE_TRUST_LOCK=1` / `--trust-lock`: where the remote cannot be asked whether a
+    /// ref reaches its locked commit (an outage) and no record exists, the lock's checksums
+    /// alone decide, and the refs left unchecked are said.
+    pub trust_lock: bool,
 }
 
 /// What happened to one module call.
@@ -213,6 +222,34 @@ pub enum ModuleWarning {
         slot: PathBuf,
         /// Where the directory is now.
         kept_as: PathBuf,
+    },
+    /// A git call's ref moved on from the commit the lock pins and still reaches it: the
+    /// locked commit is installed. A tag (`tag`) should never move.
+    RefMovedOn {
+        /// The call.
+        key: String,
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The commit installed (the lock's).
+        locked: String,
+        /// The commit the ref names now.
+        tip: String,
+        /// Whether the ref is a tag.
+        tag: bool,
+    },
+    /// Whether a git call's ref reaches its locked commit was not checked: the remote could
+    /// not be asked, and the user trusts the lock (`TSTORE_TRUST_LOCK`).
+    RefUnchecked {
+        /// The call.
+        key: String,
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// Why the remote could not be asked.
+        why: String,
     },
 }
 

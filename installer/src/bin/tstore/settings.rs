@@ -88,8 +88,9 @@ pub(crate) struct Settings {
     pub(crate) tool_version_given: Option<String>,
     /// Whether it came from `TSTORE_TOOL_VERSION`.
     pub(crate) tool_version_from_env: bool,
-    /// `$XDG_STATE_HOME/tstore` (default `~/.local/state/tstore`): the machine key and the
-    /// tool versions already asked.
+    /// `$XDG_STATE_HOME/tstore` (default `~/.local/state/tstore`): the machine key, the
+    /// tool versions already asked, the git refs checked to reach locked commits, the
+    /// registry of `cli-config --out` files.
     pub(crate) state_dir: Option<PathBuf>,
     /// Archive limits (`TSTORE_MAX_ARCHIVE_BYTES`, `TSTORE_MAX_ENTRY_BYTES`,
     /// `TSTORE_MAX_ENTRIES`, `TSTORE_MAX_RATIO`), defaults from the store.
@@ -101,6 +102,9 @@ pub(crate) struct Settings {
     pub(crate) fuse_passthrough: bool,
     /// `--keep-archives` / `TSTORE_KEEP_ARCHIVES`: keep provider zips whole in the store.
     pub(crate) keep_archives: bool,
+    /// `--trust-lock` / `TSTORE_TRUST_LOCK`: where a git ref's reach of its locked commit
+    /// cannot be checked (an outage), the lock's checksums alone decide.
+    pub(crate) trust_lock: bool,
     /// The machine key that binds the store's index to this machine
     /// (`$XDG_STATE_HOME/tstore/machine-key`, default `~/.local/state/tstore/machine-key`).
     /// Kept outside the store on purpose: a store restored from a cache does not carry it,
@@ -122,6 +126,11 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
+    /// This machine's record of git refs checked to reach locked commits.
+    pub(crate) fn reach_records(&self) -> Option<PathBuf> {
+        self.state_dir.as_ref().map(|d| d.join("git-reach.json"))
+    }
+
     /// The settings of this command line in the environment `env`.
     pub(crate) fn resolve(cli: &cli::Cli, env: Environment) -> Result<Settings> {
         let home = env.var_os("HOME").map(PathBuf::from);
@@ -200,6 +209,7 @@ impl Settings {
             no_fuse: cli.no_fuse,
             fuse_passthrough: env.var_os("TSTORE_FUSE_PASSTHROUGH") == Some(OsStr::new("1")),
             keep_archives: cli.keep_archives,
+            trust_lock: cli.trust_lock,
             machine_key,
             config_home,
             search_path: env.var_os("PATH").map(OsStr::to_owned),

@@ -370,11 +370,25 @@ impl<'a> Walker<'a> {
         }
         let (source, reference, pinned) = self.remote_pin(&c.key, package, subdir.as_deref())?;
         let fetched = match pinned {
-            Some(entry) => match self.stored_pinned(package, entry)? {
-                Some(f) => f,
-                None => self.fetch_pinned(package, entry)?,
-            },
-            None => self.fetch(package, 0)?,
+            Some(entry) => {
+                self.check_reach(&c.key, package, entry)?;
+                match self.stored_pinned(package, entry)? {
+                    Some(f) => f,
+                    None => self.fetch(&pins::pinned_address(package, entry)?, 0)?,
+                }
+            }
+            None => {
+                let fetched = self.fetch(package, 0)?;
+                if let (Getter::Git, Some(commit)) = (&package.getter, &fetched.commit) {
+                    let addr = crate::modules::git::GitAddress::parse(&package.url)?;
+                    crate::modules::reach::record_resolved(
+                        &addr,
+                        commit,
+                        self.opts.reach_records.as_deref(),
+                    );
+                }
+                fetched
+            }
         };
         let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
         let commit = fetched.commit.clone();
@@ -579,27 +593,6 @@ impl<'a> Walker<'a> {
              also set the argument \"version\", which applies only to registry modules.",
             tool.product()
         ))
-    }
-
-    /// A pinned call's package the store lacks: fetched by its address (a git ref must
-    /// still name the locked commit, which the caller checks: a moved tag is refused); a git
-    /// ref that no longer exists is fetched by the locked commit instead, whose package the
-    /// entry's hashes then verify.
-    fn fetch_pinned(
-        &mut self,
-        package: &RemotePackage,
-        entry: &ModuleLockEntry,
-    ) -> Result<Fetched, FetchError> {
-        match (self.fetch(package, 0), &entry.commit) {
-            (Err(FetchError::NoSuchRef { .. }), Some(commit)) if package.getter == Getter::Git => {
-                let at_commit = RemotePackage {
-                    getter: Getter::Git,
-                    url: crate::modules::git::at_commit(&package.url, commit)?,
-                };
-                self.fetch(&at_commit, 0)
-            }
-            (result, _) => result,
-        }
     }
 
     fn fetch(&mut self, package: &RemotePackage, hops: usize) -> Result<Fetched, FetchError> {

@@ -9,7 +9,8 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 use super::Walker;
 use crate::modules::fetch::{FetchLog, Fetched};
 use crate::modules::lock::{self, Pins};
-use crate::modules::{git, registry, FetchError};
+use crate::modules::reach::Reach;
+use crate::modules::{git, registry, FetchError, ModuleWarning};
 
 impl<'a> Walker<'a> {
     /// A registry call's source as the lock writes it, and what its entry pins: the locked
@@ -90,6 +91,67 @@ impl<'a> Walker<'a> {
         self.stored_pins.insert(memo_key, found.clone());
         Ok(found)
     }
+}
+
+impl Walker<'_> {
+    /// A pinned git call's ref must reach the commit its entry pins (`reach`): checked once
+    /// per call and commit per init, before the store's package of that commit is believed
+    /// or the commit fetched. What the check found that the user should know (a ref that
+    /// moved on, a ref left unchecked under the outage opt-in) becomes a warning.
+    pub(super) fn check_reach(
+        &mut self,
+        key: &str,
+        package: &RemotePackage,
+        entry: &ModuleLockEntry,
+    ) -> Result<(), FetchError> {
+        let (Getter::Git, Some(locked)) = (&package.getter, &entry.commit) else {
+            return Ok(());
+        };
+        let addr = git::GitAddress::parse(&package.url)?;
+        let cache = crate::modules::git_cache::GitCache::new(self.store.git_cache_dir()?);
+        let reach = crate::modules::reach::check(
+            &addr,
+            locked,
+            &cache,
+            self.opts.reach_records.as_deref(),
+            self.opts.trust_lock,
+        )?;
+        let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
+        match reach {
+            Reach::Same | Reach::Recorded => {}
+            Reach::MovedOn { tip, kind } => self.tree.warnings.push(ModuleWarning::RefMovedOn {
+                key: key.to_owned(),
+                repo: addr.repo,
+                reference,
+                locked: locked.clone(),
+                tip,
+                tag: kind == git::RefKind::Tag,
+            }),
+            Reach::Unchecked { why } => self.tree.warnings.push(ModuleWarning::RefUnchecked {
+                key: key.to_owned(),
+                repo: addr.repo,
+                reference,
+                why,
+            }),
+        }
+        Ok(())
+    }
+}
+
+/// Where a pinned call's package is fetched when the store lacks it: a git call by its
+/// locked commit (the ref may have moved on since; that it still reaches the commit is
+/// checked apart), anything else by its address (and checked against the entry after).
+pub(super) fn pinned_address(
+    package: &RemotePackage,
+    entry: &ModuleLockEntry,
+) -> Result<RemotePackage, FetchError> {
+    Ok(match (&package.getter, &entry.commit) {
+        (Getter::Git, Some(commit)) => RemotePackage {
+            getter: Getter::Git,
+            url: git::at_commit(&package.url, commit)?,
+        },
+        _ => package.clone(),
+    })
 }
 
 /// The constraint selecting exactly version `v` (a locked version): the bare version, since

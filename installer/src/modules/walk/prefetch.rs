@@ -51,16 +51,22 @@ impl<'a> Walker<'a> {
         for (key, src, call) in &parsed {
             match src {
                 ModuleSource::Remote { package, subdir } if package.getter != Getter::File => {
+                    let mut fetch = package.clone();
                     if let Ok((_, _, Some(entry))) =
                         self.remote_pin(key, package, subdir.as_deref())
                     {
                         if matches!(self.stored_pinned(package, entry), Ok(Some(_))) {
                             continue;
                         }
+                        // A pinned call is fetched by its pin (a git call by its commit).
+                        match super::pins::pinned_address(package, entry) {
+                            Ok(pinned) => fetch = pinned,
+                            Err(_) => continue,
+                        }
                     }
-                    let addr = package.to_string();
+                    let addr = fetch.to_string();
                     if !self.cache.contains_key(&addr) && seen.insert(addr) {
-                        jobs.push(Job::Remote(package.clone()));
+                        jobs.push(Job::Remote(fetch));
                     }
                 }
                 ModuleSource::Registry {

@@ -72,6 +72,8 @@ impl Fixture {
             ),
             policy: Default::default(),
             upgrade_only: Vec::new(),
+            reach_records: None,
+            trust_lock: false,
         }
     }
 

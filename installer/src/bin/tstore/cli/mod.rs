@@ -80,6 +80,12 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "TSTORE_KEEP_ARCHIVES", value_parser = clap::builder::FalseyValueParser::new(), help_heading = "Global options")]
     pub keep_archives: bool,
 
+    /// Where the remote cannot be asked whether a git module's ref still reaches the
+    /// commit the module lock pins (an outage), and this machine never checked it, install
+    /// what the lock's checksums pin anyway (and say which refs were not checked).
+    #[arg(long, global = true, env = "TSTORE_TRUST_LOCK", value_parser = clap::builder::FalseyValueParser::new(), help_heading = "Global options")]
+    pub trust_lock: bool,
+
     /// Switch to DIR before doing anything else, as tofu's global `-chdir=DIR` does.
     #[arg(
         long,

@@ -117,6 +117,8 @@ fn fetch_root(
                 workdir,
                 policy: Default::default(),
                 upgrade_only: Vec::new(),
+                reach_records: settings.reach_records(),
+                trust_lock: settings.trust_lock,
             },
             reporter,
         )?;

@@ -191,6 +191,8 @@ fn init_locked(
             &tstore_installer::ModuleOptions {
                 policy: module_policy(place.dir, cli_config, args.assume_read_only)?,
                 upgrade_only: Vec::new(),
+                reach_records: settings.reach_records(),
+                trust_lock: settings.trust_lock,
                 workdir,
             },
             reporter,
@@ -303,6 +305,41 @@ fn module_warning(w: &tstore_installer::ModuleWarning) -> String {
         ModuleWarning::ForeignStateEntry { state_file, key } => format!(
             "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
             state_file.display()
+        ),
+        ModuleWarning::RefMovedOn {
+            key,
+            repo,
+            reference,
+            locked,
+            tip,
+            tag,
+        } => {
+            let repo = tstore_installer::redacted_url(repo);
+            if *tag {
+                format!(
+                    "module \"{key}\": the tag {reference:?} of {repo} MOVED since the lock was \
+                     written: it named {locked}, it names {tip} now. Tags should never move: \
+                     the locked commit {locked}, which the tag's new commit descends from, was \
+                     installed. Find out who moved the tag; run `tstore init -upgrade` only to \
+                     take its new commit."
+                )
+            } else {
+                format!(
+                    "module \"{key}\": {reference:?} of {repo} moved on since the lock was \
+                     written (to {tip}); the locked commit {locked}, which it still reaches, \
+                     was installed. Run `tstore init -upgrade` to take the new commit."
+                )
+            }
+        }
+        ModuleWarning::RefUnchecked {
+            key,
+            repo,
+            reference,
+            why,
+        } => format!(
+            "module \"{key}\": not checked that {reference:?} of {} still reaches the locked \
+             commit ({why}); installed on the lock's checksums alone (TSTORE_TRUST_LOCK)",
+            tstore_installer::redacted_url(repo)
         ),
         ModuleWarning::KeptForeignCopy { slot, kept_as } => format!(
             "{} was not made by tstore and held files its package does not (written there by \

@@ -128,6 +128,8 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
                 workdir,
                 policy: Default::default(),
                 upgrade_only: Vec::new(),
+                reach_records: settings.reach_records(),
+                trust_lock: settings.trust_lock,
             };
             tstore_installer::prefetch_modules(store, &opts, &Silent)?;
             Ok(())

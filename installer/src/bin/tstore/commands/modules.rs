@@ -38,6 +38,8 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
         },
         policy: Default::default(),
         upgrade_only: args.modules.clone(),
+        reach_records: settings.reach_records(),
+        trust_lock: settings.trust_lock,
     };
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
