@@ -99,7 +99,10 @@ fn secrets_of(url: &str) -> Vec<String> {
     }
     for pair in query.split('&') {
         if let Some((name, value)) = pair.split_once('=') {
-            if secret_name(name) && value != REDACTED {
+            // A value of a secret-looking name, or any longer value of a name not known
+            // to be harmless (short ones, `1`, would replace every such text of a message).
+            let secret = secret_name(name) || (!harmless_name(name) && value.len() >= 8);
+            if secret && value != REDACTED {
                 found.push(value);
             }
         }
@@ -183,12 +186,15 @@ pub(crate) fn url_identity(url: &str) -> String {
     }
 }
 
-/// A query string with the values of secret-looking parameters replaced.
+/// A query string as messages, reports and the committed lock show it: the value of every
+/// parameter not known to be harmless replaced by `redacted`. Names are judged decoded
+/// (`%74oken` is `token`), and only an allowlist keeps its value: a source built from
+/// `TF_VAR_*` values can carry a secret under any name.
 pub(crate) fn redact_query(query: &str) -> String {
     query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((name, value)) if !value.is_empty() && secret_name(name) => {
+            Some((name, value)) if !value.is_empty() && !harmless_name(name) => {
                 format!("{name}={REDACTED}")
             }
             _ => pair.to_owned(),
@@ -197,10 +203,39 @@ pub(crate) fn redact_query(query: &str) -> String {
         .join("&")
 }
 
+/// The query parameters whose values are shown and locked as written: go-getter's and
+/// OCI's own arguments (a source's `tag`/`digest`, the registry API's `n`/`last` pages),
+/// which select content and never carry a credential.
+const HARMLESS: &[&str] = &[
+    "n",
+    "last",
+    "ref",
+    "depth",
+    "archive",
+    "checksum",
+    "filename",
+    "region",
+    "version",
+    "submodules",
+    "tag",
+    "digest",
+];
+
+/// Whether the parameter `name` (judged decoded, in any case) is one of [`HARMLESS`].
+pub(crate) fn harmless_name(name: &str) -> bool {
+    let name = percent_decoded(name).to_ascii_lowercase();
+    HARMLESS.contains(&name.as_str())
+}
+
+/// Whether the parameter `name`, decoded, is go-getter's `sshkey` (never written anywhere).
+pub(crate) fn is_sshkey(name: &str) -> bool {
+    percent_decoded(name).eq_ignore_ascii_case("sshkey")
+}
+
 /// Whether a query parameter named `name` carries a secret: go-getter's `sshkey`, tokens,
 /// passwords, signatures and signed-URL credentials (S3, GCS, Azure SAS `sig`), keys.
 fn secret_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase().replace('-', "_");
+    let name = percent_decoded(name).to_ascii_lowercase().replace('-', "_");
     const EXACT: &[&str] = &["sig", "key", "sshkey", "pass", "passwd", "pwd", "auth"];
     const PARTS: &[&str] = &[
         "token",
@@ -303,6 +338,23 @@ mod tests {
         assert_eq!(
             display_url("git::ssh://git:hunter2@host.test/org/repo.git?ref=v1"),
             "git::ssh://git@host.test/org/repo.git?ref=v1"
+        );
+    }
+
+    #[test]
+    fn only_harmless_query_values_are_shown_names_judged_decoded() {
+        assert_eq!(
+            display_url("https://h/x.zip?%74oken=S3CRET&db_pw=HUNTER2&ref=v1&Archive=zip"),
+            "https://h/x.zip?%74oken=redacted&db_pw=redacted&ref=v1&Archive=zip"
+        );
+        assert!(is_sshkey("ssh%6Bey") && is_sshkey("SSHKEY") && !is_sshkey("key"));
+        // git's stderr quoting the value elsewhere: a long value of an unknown name goes.
+        assert_eq!(
+            scrub(
+                "fatal: cannot reach /x?db_pw=HUNTER2LONG",
+                &["https://h/x.git?db_pw=HUNTER2LONG"]
+            ),
+            "fatal: cannot reach /x?db_pw=redacted"
         );
     }
 

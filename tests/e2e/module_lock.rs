@@ -715,3 +715,49 @@ fn a_symlinked_module_lock_is_refused_not_followed() {
         .is_symlink());
     assert!(!dir.join(".terraform").exists());
 }
+
+/// A secret reaching a source from `TF_VAR_*` stays out of the committed lock and out of
+/// `--json`, under any parameter name (an unknown one, a percent-escaped `token`): only the
+/// values of known harmless parameters (`archive`, `ref`, …) are written. The redacted entry
+/// still matches its call, with the same secret or a rotated one.
+#[test]
+fn secrets_from_variables_stay_out_of_the_lock_and_the_report() {
+    let env = TestEnv::new();
+    let reg = ModuleRegistry::start();
+    let url = reg.archive("m.tar.gz", output_tarball(&env, "one"));
+    let main = format!(
+        "variable \"db_pw\" {{\n  type = string\n}}\n\
+         module \"m\" {{\n  source = \"{url}?archive=tar.gz&db_pw=${{var.db_pw}}&%74oken=${{var.db_pw}}\"\n}}\n"
+    );
+    let dir = env.checkout("w", &[("main.tf", main.as_str())]);
+    let tofu = |secret: &str, args: &[&str]| {
+        let mut cmd = init(&env, &dir, args);
+        cmd.env("TSTORE_FLAVOR", "tofu").env("TF_VAR_db_pw", secret);
+        cmd
+    };
+    let out = run_ok(&mut tofu("HUNTER2-S3CRET", &["--json"]));
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
+    for (what, text) in [("lock", &lock), ("--json", &report)] {
+        assert!(
+            !text.contains("HUNTER2"),
+            "{what} holds the secret:\n{text}"
+        );
+    }
+    assert!(
+        lock.contains("archive=tar.gz&db_pw=redacted&%74oken=redacted"),
+        "{lock}"
+    );
+    // The same entry matches again, and after the secret rotated.
+    for secret in ["HUNTER2-S3CRET", "ROTATED-S3CRET"] {
+        let again = json(&run_ok(&mut tofu(
+            secret,
+            &["--json", "-lockfile=readonly"],
+        )));
+        assert_eq!(
+            calls(&again),
+            [("m".into(), "verified".into(), "lock".into())],
+            "{secret}"
+        );
+    }
+}

@@ -179,9 +179,10 @@ impl LockUpdate {
 }
 
 /// A remote package address as the lock writes it: without a password in the URL, without
-/// go-getter's `sshkey`, with the value of a secret-looking query parameter (`token`,
-/// `X-Amz-Signature`, …) replaced by `redacted`, and for git without `ref` (the entry's
-/// `version` holds it).
+/// go-getter's `sshkey` (its name judged decoded), with the value of every query parameter
+/// not known to be harmless (`redact::redact_query`: `ref`, `depth`, `archive`, …) written
+/// `redacted`, and for git without `ref` (the entry's `version` holds it). Calls are
+/// matched to entries by this same form, so a redacted entry still matches its call.
 pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> String {
     let (body, query) = match package.url.split_once('?') {
         Some((b, q)) => (b, Some(q)),
@@ -193,7 +194,7 @@ pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> Stri
         .flat_map(|q| q.split('&'))
         .filter(|p| {
             let name = p.split('=').next().unwrap_or_default();
-            name != "sshkey" && !(package.getter == Getter::Git && name == "ref")
+            !crate::redact::is_sshkey(name) && !(package.getter == Getter::Git && name == "ref")
         })
         .collect();
     let mut out = match package.getter {
