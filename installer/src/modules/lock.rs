@@ -194,7 +194,8 @@ pub(super) fn lock_source(package: &RemotePackage, subdir: Option<&str>) -> Stri
         .flat_map(|q| q.split('&'))
         .filter(|p| {
             let name = p.split('=').next().unwrap_or_default();
-            !crate::redact::is_sshkey(name) && !(package.getter == Getter::Git && name == "ref")
+            let drop_ref = package.getter == Getter::Git && name == "ref";
+            !(crate::redact::is_sshkey(name) || drop_ref)
         })
         .collect();
     let mut out = match package.getter {
