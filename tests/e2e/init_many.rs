@@ -275,3 +275,48 @@ fn a_pathological_exclude_glob_does_not_hold_the_search() {
     assert_eq!(roots.len(), 1, "{report}");
     assert!(roots[0].ends_with(&long), "{report}");
 }
+
+/// A directory named with a newline and terminal escape codes cannot forge the summary of
+/// `init --recursive` in a CI log: every name that came from the checkout is printed with
+/// its control characters escaped, on its own line.
+#[test]
+fn a_root_named_with_control_characters_cannot_forge_the_summary() {
+    let env = TestEnv::new();
+    let forged = "x\n\ntstore init: 2 roots, 2 initialised, 0 failed\u{1b}[8m";
+    let top = env.checkout(
+        "mono",
+        &[
+            (
+                &format!("{forged}/main.tf"),
+                "module \"m\" {\n  source = \"./missing\"\n}\n",
+            ),
+            ("ok/main.tf", ""),
+        ],
+    );
+    let out = tstore(&env, None)
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "--recursive"])
+        .arg(&top)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !all.contains('\u{1b}'),
+        "an escape code reached the log:\n{all}"
+    );
+    let summaries: Vec<&str> = all
+        .lines()
+        .filter(|l| l.starts_with("tstore init:"))
+        .collect();
+    assert_eq!(
+        summaries,
+        ["tstore init: 2 roots, 1 initialised, 1 failed"],
+        "{all}"
+    );
+    assert!(all.contains("x\\n\\ntstore init: 2 roots"), "{all}");
+}

@@ -63,13 +63,14 @@ impl ErrorReport {
     fn human(&self) -> String {
         let mut out = format!("\n{}\n", crate::style::error(&self.summary));
         if let Some(detail) = &self.detail {
-            out.push_str(&format!("\n{detail}\n"));
+            out.push_str(&format!("\n{}\n", crate::escape::text(detail)));
         }
         for cause in &self.causes {
-            out.push_str(&format!("  caused by: {cause}\n"));
+            // One line each: a cause quotes paths and sources from the checkout.
+            out.push_str(&format!("  caused by: {}\n", crate::escape::line(cause)));
         }
         if let Some(hint) = &self.hint {
-            out.push_str(&format!("\n  hint: {hint}\n"));
+            out.push_str(&format!("\n  hint: {}\n", crate::escape::text(hint)));
         }
         out
     }

@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod diagnostics;
+mod escape;
 mod flavor;
 mod json;
 mod mount;

@@ -96,10 +96,8 @@ impl HumanReporter {
                         active.insert(provider.to_owned(), bar);
                     }
                     None => {
-                        let _ = writeln!(
-                            std::io::stderr(),
-                            "- Downloading {provider} v{version} from {url}"
-                        );
+                        let said = format!("- Downloading {provider} v{version} from {url}");
+                        let _ = writeln!(std::io::stderr(), "{}", crate::escape::line(&said));
                     }
                 }
                 true
@@ -186,7 +184,7 @@ impl Reporter for HumanReporter {
                 format!("- Installed {provider} v{version} ({auth}{store})")
             }
         };
-        let _ = writeln!(std::io::stdout(), "{line}");
+        let _ = writeln!(std::io::stdout(), "{}", crate::escape::line(&line));
     }
 }
 

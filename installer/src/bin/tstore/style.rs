@@ -36,24 +36,24 @@ fn paint(on: &AtomicBool, codes: &str, text: &str) -> String {
 
 /// A heading on stdout (`Initializing provider plugins...`).
 pub(crate) fn heading(text: &str) -> String {
-    paint(&STDOUT, "1", text)
+    paint(&STDOUT, "1", &crate::escape::line(text))
 }
 
-/// `Error: SUMMARY` on stderr.
+/// `Error: SUMMARY` on stderr; the summary on one line, whatever it quotes.
 pub(crate) fn error(summary: &str) -> String {
     format!(
         "{}{}",
         paint(&STDERR, "1;31", "Error: "),
-        paint(&STDERR, "1", summary)
+        paint(&STDERR, "1", &crate::escape::line(summary))
     )
 }
 
-/// `Warning: SUMMARY` on stderr.
+/// `Warning: SUMMARY` on stderr; the summary on one line, whatever it quotes.
 pub(crate) fn warning(summary: &str) -> String {
     format!(
         "{}{}",
         paint(&STDERR, "1;33", "Warning: "),
-        paint(&STDERR, "1", summary)
+        paint(&STDERR, "1", &crate::escape::line(summary))
     )
 }
 

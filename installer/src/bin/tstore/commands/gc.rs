@@ -98,7 +98,10 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
         "removed"
     };
     for root in &report.roots_dropped {
-        println!("- dropped root {}", root.display());
+        println!(
+            "- dropped root {}",
+            crate::escape::line(&root.to_string_lossy())
+        );
     }
     for key in &report.packages_removed {
         println!("- {verb} {key}");

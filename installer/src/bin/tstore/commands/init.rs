@@ -368,7 +368,12 @@ fn write_modules(
         crate::style::heading("Initializing modules...")
     )?;
     for c in &modules.calls {
-        write!(out, "- {} in {}", c.key, c.dir)?;
+        write!(
+            out,
+            "- {} in {}",
+            crate::escape::line(&c.key),
+            crate::escape::line(&c.dir)
+        )?;
         if let Some(v) = &c.version {
             write!(out, " ({v})")?;
         }
@@ -383,7 +388,7 @@ fn write_modules(
                 (Action::Copy, None) => "private copy".to_owned(),
                 (Action::InPlace, _) => "read in place".to_owned(),
             };
-            writeln!(out, "    {action}: {}", c.reason)?;
+            writeln!(out, "    {action}: {}", crate::escape::line(&c.reason))?;
             if let Some(by) = c.selected_by {
                 let from = match by {
                     "lock" => "the module lock file",

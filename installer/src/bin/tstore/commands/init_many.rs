@@ -48,7 +48,12 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
     let mut documents = Vec::new();
     for (i, root) in roots.iter().enumerate() {
         if !args.json {
-            println!("\n[{}/{}] {}", i + 1, roots.len(), root.display());
+            println!(
+                "\n[{}/{}] {}",
+                i + 1,
+                roots.len(),
+                crate::escape::line(&root.to_string_lossy())
+            );
         }
         let one = InitArgs {
             dirs: vec![root.clone()],
@@ -94,7 +99,11 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             failures.len()
         );
         for (root, why) in &failures {
-            println!("  - {}: {why}", root.display());
+            println!(
+                "  - {}: {}",
+                crate::escape::line(&root.to_string_lossy()),
+                crate::escape::line(why)
+            );
         }
     }
     Ok(if failures.is_empty() {

@@ -22,9 +22,17 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for r in &roots {
-        println!("{}  ({} links)", r.path.display(), r.links.len());
+        println!(
+            "{}  ({} links)",
+            crate::escape::line(&r.path.to_string_lossy()),
+            r.links.len()
+        );
         for l in &r.links {
-            println!("  {} -> {}", l.link.display(), l.package);
+            println!(
+                "  {} -> {}",
+                crate::escape::line(&l.link.to_string_lossy()),
+                crate::escape::line(&l.package.to_string())
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

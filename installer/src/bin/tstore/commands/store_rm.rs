@@ -67,7 +67,7 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
                 roots.len()
             );
             for r in &roots {
-                eprintln!("  {}", r.display());
+                eprintln!("  {}", crate::escape::line(&r.to_string_lossy()));
             }
         }
         eprintln!("Nothing was removed. Run `tstore store rm --yes` to remove it.");
