@@ -14,6 +14,8 @@
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
 
+#[doc(hidden)]
+pub mod fuzz_entry;
 mod modules;
 mod net;
 mod options;

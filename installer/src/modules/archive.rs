@@ -31,7 +31,7 @@ pub(crate) enum ArchiveKind {
 }
 
 impl ArchiveKind {
-    fn from_name(name: &str) -> Option<ArchiveKind> {
+    pub(crate) fn from_name(name: &str) -> Option<ArchiveKind> {
         let n = name.to_ascii_lowercase();
         if n.ends_with(".zip") || n == "zip" {
             Some(ArchiveKind::Zip)

@@ -18,8 +18,9 @@ pub(crate) struct RegistryModule<'a> {
     pub path: String,
 }
 
+/// A `versions` answer.
 #[derive(serde::Deserialize)]
-struct Versions {
+pub(crate) struct Versions {
     modules: Vec<VersionList>,
 }
 
@@ -91,8 +92,12 @@ fn list_versions(
         },
         e => FetchError::from(e),
     })?;
-    let available: Vec<Version> = list
-        .modules
+    Ok(listed_versions(&list))
+}
+
+/// The versions a `versions` answer lists (those that do not parse left out).
+pub(crate) fn listed_versions(list: &Versions) -> Vec<Version> {
+    list.modules
         .first()
         .map(|l| {
             l.versions
@@ -100,8 +105,7 @@ fn list_versions(
                 .filter_map(|v| Version::parse_lenient(&v.version).ok())
                 .collect()
         })
-        .unwrap_or_default();
-    Ok(available)
+        .unwrap_or_default()
 }
 
 /// The package address the `download` endpoint names (relative locations resolved against
@@ -119,11 +123,7 @@ pub(crate) fn location(
     let location = match resp.header("X-Terraform-Get") {
         Some(l) => l.to_owned(),
         None => {
-            #[derive(serde::Deserialize)]
-            struct Loc {
-                location: String,
-            }
-            let body: Loc = serde_json::from_reader(resp.into_reader()).map_err(|e| {
+            let body: Location = serde_json::from_reader(resp.into_reader()).map_err(|e| {
                 FetchError::Protocol(format!(
                     "{} answered neither X-Terraform-Get nor a JSON location: {e}",
                     display_url(download.as_str())
@@ -132,6 +132,22 @@ pub(crate) fn location(
             body.location
         }
     };
+    resolve_location(download, location)
+}
+
+/// A `download` answer's JSON body (when it has no `X-Terraform-Get` header).
+#[derive(serde::Deserialize)]
+pub(crate) struct Location {
+    /// The package's address.
+    pub(crate) location: String,
+}
+
+/// The package address `location` (from a `download` answer) means: relative ones resolved
+/// against the download URL.
+pub(crate) fn resolve_location(
+    download: &url::Url,
+    location: String,
+) -> Result<String, FetchError> {
     let location = if ["/", "./", "../"].iter().any(|p| location.starts_with(p)) {
         download
             .join(&location)

@@ -86,16 +86,21 @@ pub(crate) fn discover(
         url: value.clone(),
         message,
     };
-    let mut url = match base {
-        Some(base) => Url::parse(&base)
-            .and_then(|b| b.join(&value))
-            .map_err(|e| bad(e.to_string()))?,
-        None => Url::parse(&value).map_err(|e| bad(e.to_string()))?,
+    service_url(base.as_deref(), &value).map_err(bad)
+}
+
+/// The base URL a service's `value` names: relative to `doc_url`, the discovery document's
+/// URL, when it came from one, else absolute (a `host` block's); http(s) only, and ending
+/// in `/`. Errs with the reason.
+pub(crate) fn service_url(doc_url: Option<&str>, value: &str) -> Result<Url, String> {
+    let mut url = match doc_url {
+        Some(base) => Url::parse(base)
+            .and_then(|b| b.join(value))
+            .map_err(|e| e.to_string())?,
+        None => Url::parse(value).map_err(|e| e.to_string())?,
     };
     if !matches!(url.scheme(), "https" | "http") {
-        return Err(bad(
-            "only https (or http from a host block) is supported".into()
-        ));
+        return Err("only https (or http from a host block) is supported".into());
     }
     if !url.path().ends_with('/') {
         let path = format!("{}/", url.path());

@@ -17,6 +17,8 @@ pub mod addr;
 pub mod cliconfig;
 pub mod config;
 pub mod flavor;
+#[doc(hidden)]
+pub mod fuzz_entry;
 mod hclwrite;
 pub mod lockfile;
 pub mod module_lock;

@@ -181,8 +181,9 @@ pub(crate) fn registry_packages(
     Ok(all)
 }
 
+/// A `versions` answer.
 #[derive(serde::Deserialize)]
-struct VersionsDoc {
+pub(crate) struct VersionsDoc {
     versions: Vec<VersionEntry>,
 }
 
@@ -201,19 +202,20 @@ struct PlatformEntry {
     arch: String,
 }
 
+/// A `download` answer (the package's metadata).
 #[derive(serde::Deserialize)]
-struct DownloadDoc {
-    filename: String,
-    download_url: String,
-    shasums_url: String,
-    shasums_signature_url: String,
-    shasum: String,
+pub(crate) struct DownloadDoc {
+    pub(crate) filename: String,
+    pub(crate) download_url: String,
+    pub(crate) shasums_url: String,
+    pub(crate) shasums_signature_url: String,
+    pub(crate) shasum: String,
     #[serde(default)]
     signing_keys: SigningKeys,
     /// OpenTofu ≥ 1.12's every-platform hashes, kept raw: older releases ignore the field
     /// whatever it holds.
     #[serde(default)]
-    packages: Option<serde_json::Value>,
+    pub(crate) packages: Option<serde_json::Value>,
 }
 
 #[derive(Default, serde::Deserialize)]
@@ -254,35 +256,7 @@ impl Registry {
     ) -> Result<Vec<RegistryVersion>, RegistryError> {
         let url = self.url(&format!("{}/{}/versions", addr.namespace, addr.kind))?;
         let doc: VersionsDoc = http.get_json(url.as_str(), self.token.as_deref())?;
-        let mut out = Vec::new();
-        for entry in doc.versions {
-            let Ok(version) = Version::parse(&entry.version) else {
-                continue;
-            };
-            let compatible = entry.protocols.is_empty()
-                || entry.protocols.iter().any(|p| {
-                    p.split('.')
-                        .next()
-                        .and_then(|m| m.parse::<u64>().ok())
-                        .is_some_and(|m| SUPPORTED_PROTOCOLS.contains(&m))
-                });
-            if !compatible {
-                tracing::debug!("skipping {addr} {version}: protocols {:?}", entry.protocols);
-                continue;
-            }
-            out.push(RegistryVersion {
-                version,
-                platforms: entry
-                    .platforms
-                    .into_iter()
-                    .map(|p| Platform {
-                        os: p.os,
-                        arch: p.arch,
-                    })
-                    .collect(),
-            });
-        }
-        Ok(out)
+        Ok(supported_versions(doc, addr))
     }
 
     /// Fetch the download metadata, `SHA256SUMS` and its signature; verify the signature
@@ -299,15 +273,7 @@ impl Registry {
             addr.namespace, addr.kind, platform.os, platform.arch
         ))?;
         let doc: DownloadDoc = http.get_json(meta_url.as_str(), self.token.as_deref())?;
-        let resolve = |u: &str| {
-            meta_url
-                .join(u)
-                .map(String::from)
-                .map_err(|e| RegistryError::Malformed {
-                    url: meta_url.to_string(),
-                    message: format!("bad URL {:?}: {e}", display_url_ref(u)),
-                })
-        };
+        let resolve = |u: &str| resolve_url(&meta_url, u);
         let shasums_url = resolve(&doc.shasums_url)?;
         let signature_url = resolve(&doc.shasums_signature_url)?;
         let download_url = resolve(&doc.download_url)?;
@@ -355,6 +321,51 @@ impl Registry {
             meta_url: meta_url.to_string(),
         })
     }
+}
+
+/// The versions of a `versions` answer for `addr` that speak a supported protocol
+/// (unparseable versions are skipped, as tofu does).
+pub(crate) fn supported_versions(doc: VersionsDoc, addr: &ProviderAddr) -> Vec<RegistryVersion> {
+    let mut out = Vec::new();
+    for entry in doc.versions {
+        let Ok(version) = Version::parse(&entry.version) else {
+            continue;
+        };
+        let compatible = entry.protocols.is_empty()
+            || entry.protocols.iter().any(|p| {
+                p.split('.')
+                    .next()
+                    .and_then(|m| m.parse::<u64>().ok())
+                    .is_some_and(|m| SUPPORTED_PROTOCOLS.contains(&m))
+            });
+        if !compatible {
+            tracing::debug!("skipping {addr} {version}: protocols {:?}", entry.protocols);
+            continue;
+        }
+        out.push(RegistryVersion {
+            version,
+            platforms: entry
+                .platforms
+                .into_iter()
+                .map(|p| Platform {
+                    os: p.os,
+                    arch: p.arch,
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+/// `u`, a URL of the download metadata, resolved against the metadata's own URL.
+pub(crate) fn resolve_url(meta_url: &Url, u: &str) -> Result<String, RegistryError> {
+    meta_url
+        .join(u)
+        .map(String::from)
+        .map_err(|e| RegistryError::Malformed {
+            url: meta_url.to_string(),
+            message: format!("bad URL {:?}: {e}", display_url_ref(u)),
+        })
 }
 
 /// Parse sha256sum output: `<64 hex>  <file name>` per line (a `*` binary marker before the

@@ -12,7 +12,7 @@ mod decls;
 pub(crate) mod files;
 mod hcl;
 mod json;
-mod parsed;
+pub(crate) mod parsed;
 mod schema;
 pub mod test_files;
 mod tool_rules;

@@ -83,6 +83,11 @@ pub(super) fn parse_file(
     Ok(parsed)
 }
 
+/// Forget every parsed file (for the fuzz harness, which parses a new file per input).
+pub(crate) fn forget_all() {
+    *PARSED.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
