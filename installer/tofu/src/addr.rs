@@ -278,7 +278,12 @@ pub fn normalize_host(given: &str) -> Result<String, String> {
         if label.is_empty() {
             return Err("hostname contains empty label (two consecutive periods)".to_owned());
         }
-        if label.len() >= 4 && label[..4].eq_ignore_ascii_case("xn--") {
+        // Bytes, not a str slice: the fourth byte may be inside a character.
+        if label
+            .as_bytes()
+            .get(..4)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"xn--"))
+        {
             return Err(format!(
                 "hostname label {label:?} specified in punycode format; service hostnames must be given in unicode"
             ));
@@ -419,6 +424,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("did you mean \"hashicorp/null\""), "{e}");
+    }
+
+    /// A label whose fourth byte is inside a multi-byte character (found by the fuzz
+    /// target `cli_config`): an error or a host, never a panic.
+    #[test]
+    fn labels_with_a_character_across_the_fourth_byte() {
+        assert_eq!(
+            normalize_host("abc\u{e9}.example").unwrap(),
+            "abc\u{e9}.example"
+        );
+        assert!(normalize_host("re>\u{356}?.example").is_err());
+        assert_eq!(p("ABC\u{c9}.example/a/b").unwrap(), "abc\u{e9}.example/a/b");
     }
 
     #[test]

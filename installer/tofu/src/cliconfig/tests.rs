@@ -553,3 +553,15 @@ fn plugin_dirs_are_the_only_methods() {
         .iter()
         .all(|m| m.include.is_empty() && m.exclude.is_empty()));
 }
+
+/// A provider pattern whose host has a character across its fourth byte (the input the
+/// fuzz target `cli_config` found, minimized): an error, not a panic.
+#[test]
+fn pattern_host_with_a_character_across_the_fourth_byte() {
+    let src = b"peYkpoint = tbue\n\nprovider_installation {\n esystemmi_ {\n   h    = \"~rror\"\n    include = [\"re>\xcd\x96?\x7f\x03\x00\x00pentofrg/(asp/*\"]\n  }\n  netwo= \"secret\"\n}\n";
+    let src = std::str::from_utf8(src).unwrap();
+    assert!(CliConfig::parse_with_env(src, "fuzz.tfrc", &|_| None).is_err());
+    let src =
+        "provider_installation {\n  direct {\n    include = [\"abc\u{e9}.example/*/*\"]\n  }\n}\n";
+    assert!(CliConfig::parse_with_env(src, "fuzz.tfrc", &|_| None).is_ok());
+}
