@@ -226,7 +226,7 @@ impl<'a> BlobBatch<'a> {
                     .and_then(|f| f.sync_all())
                     .map_err(|e| StoreError::io(&blob.tmp, e))?;
                 let parent = blob.dest.parent().expect("blob path has a parent");
-                ensure_dir(&mut self.shards, parent)?;
+                ensure_dir(self.layout, &mut self.shards, parent)?;
                 if place(blob.tmp, &blob.dest)? {
                     sync_dir(parent)?;
                 }
@@ -244,7 +244,7 @@ impl<'a> BlobBatch<'a> {
         let mut dirs: Vec<PathBuf> = std::mem::take(&mut self.existing);
         for blob in std::mem::take(&mut self.pending) {
             let parent = blob.dest.parent().expect("blob path has a parent");
-            ensure_dir(&mut self.shards, parent)?;
+            ensure_dir(self.layout, &mut self.shards, parent)?;
             place(blob.tmp, &blob.dest)?;
             dirs.push(parent.to_path_buf());
         }
@@ -255,10 +255,10 @@ impl<'a> BlobBatch<'a> {
     }
 }
 
-/// Create `dir` (private) unless `made` says it was already made.
-fn ensure_dir(made: &mut HashSet<PathBuf>, dir: &Path) -> Result<()> {
+/// Create `dir` (private, never through a link) unless `made` says it was already made.
+fn ensure_dir(layout: &Layout, made: &mut HashSet<PathBuf>, dir: &Path) -> Result<()> {
     if !made.contains(dir) {
-        crate::layout::create_private_dir_all(dir)?;
+        crate::layout::create_store_dir_all(&layout.root, dir)?;
         made.insert(dir.to_path_buf());
     }
     Ok(())

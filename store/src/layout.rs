@@ -268,6 +268,47 @@ pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Create `dir`, a directory under the store's `root`, and its missing parents (0700),
+/// component by component from the root without following a link: an existing component
+/// that is a link or not a directory (a restored cache's `blobs-v1/ab -> ~/.ssh`) is refused
+/// ([`crate::StoreError::LayoutEntry`]), so nothing is ever written through it.
+pub(crate) fn create_store_dir_all(root: &Path, dir: &Path) -> crate::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let Ok(rel) = dir.strip_prefix(root) else {
+        return create_private_dir_all(dir);
+    };
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                match std::fs::DirBuilder::new().mode(0o700).create(&at) {
+                    Ok(()) => continue,
+                    // Made meanwhile by another process: judged below like any other.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(crate::StoreError::io(&at, e)),
+                }
+            }
+            Err(e) => return Err(crate::StoreError::io(&at, e)),
+        }
+        let meta = std::fs::symlink_metadata(&at).map_err(|e| crate::StoreError::io(&at, e))?;
+        if !meta.is_dir() {
+            return Err(crate::StoreError::LayoutEntry {
+                path: at,
+                what: if meta.file_type().is_symlink() {
+                    "a symbolic link".into()
+                } else {
+                    "not a directory".into()
+                },
+                expected: "directory",
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Create `dir` and its missing parents with mode 0700, whatever the umask: every directory
 /// of the store is private to its owner.
 pub(crate) fn create_private_dir_all(dir: &Path) -> crate::Result<()> {
@@ -310,6 +351,23 @@ mod tests {
         assert!(outside.join("keep").exists() && !link.exists());
         remove_tree(&link).unwrap();
         std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn store_directories_are_made_without_following_a_link_on_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("blobs-v1")).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("blobs-v1/ab")).unwrap();
+        let err = create_store_dir_all(&root, &root.join("blobs-v1/ab")).unwrap_err();
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        let err = create_store_dir_all(&root, &root.join("blobs-v1/ab/cd")).unwrap_err();
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        create_store_dir_all(&root, &root.join("views/providers/h/n")).unwrap();
+        assert!(root.join("views/providers/h/n").is_dir());
     }
 
     #[test]

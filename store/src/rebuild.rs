@@ -139,8 +139,9 @@ impl Store {
         let root = fs_err::canonicalize(root).map_err(|e| StoreError::io(root, e))?;
         let layout = Layout::new(&root);
         crate::store::check_owned_and_private(&layout.root)?;
+        layout.check_entries(nix::unistd::geteuid().as_raw())?;
         for dir in [&layout.blobs, &layout.tmp, &layout.views] {
-            crate::layout::create_private_dir_all(dir)?;
+            crate::layout::create_store_dir_all(&layout.root, dir)?;
         }
         let lock = StoreLock::exclusive(&layout.lock, on_wait)?;
         if !matches!(Self::index_health(&root)?, IndexHealth::Damaged { .. }) {

@@ -529,7 +529,7 @@ impl Store {
     /// a second repair keeps the first one's evidence).
     fn move_to_quarantine(&self, blob: QuarantinedBlob) -> Result<QuarantinedBlob> {
         let dir = &self.layout.quarantine;
-        crate::layout::create_private_dir_all(dir)?;
+        crate::layout::create_store_dir_all(&self.layout.root, dir)?;
         let name = quarantine_name(&blob.from);
         let mut n = 0u32;
         let to = loop {

@@ -204,7 +204,7 @@ impl Store {
     pub fn lock_root(&self, root: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
         use std::os::unix::ffi::OsStrExt as _;
         let dir = self.layout.root.join("roots.lock.d");
-        crate::layout::create_private_dir_all(&dir)?;
+        crate::layout::create_store_dir_all(&self.layout.root, &dir)?;
         let name = blake3::hash(root.as_os_str().as_bytes()).to_hex();
         StoreLock::exclusive(&dir.join(name.as_str()), on_wait)
     }

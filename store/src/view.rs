@@ -148,7 +148,7 @@ pub(crate) fn materialize(
         let path = build.join(&entry.path);
         let parent = path.parent().expect("entry has a parent");
         if parent != made_dir {
-            crate::layout::create_private_dir_all(parent)?;
+            crate::layout::create_store_dir_all(&layout.root, parent)?;
             made_dir = parent.to_path_buf();
         }
         match &entry.kind {
@@ -167,7 +167,7 @@ pub(crate) fn materialize(
         sync_dir(&dir)?;
     }
     let parent = dest.parent().expect("view path has a parent");
-    crate::layout::create_private_dir_all(parent)?;
+    crate::layout::create_store_dir_all(&layout.root, parent)?;
     match std::fs::rename(&build, dest) {
         Ok(()) => {}
         Err(e) if exists(dest)? => {

@@ -280,3 +280,32 @@ fn the_git_cache_is_private_whatever_the_umask() {
     }
     assert!(open.is_empty(), "writable by others: {open:#?}");
 }
+
+/// Below the layout's own directories too, nothing is written through a link: a view's
+/// parent directory planted as a link to another directory makes the install fail, with
+/// nothing written there.
+#[test]
+fn a_link_below_the_layout_is_never_written_through() {
+    let fixture = TestEnv::with_null_mirror(Layout::Packed);
+    let env = &fixture.env;
+    // The store exists (its layout made), then a cache writer plants the link.
+    let empty = env.checkout("empty", &[("main.tf", "")]);
+    let out = init(env, &empty);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(env.store.join("index.sqlite").is_file());
+    let victim = victim(env);
+    let providers = env.store.join("views/providers");
+    fs_err::create_dir_all(&providers).unwrap();
+    std::os::unix::fs::symlink(&victim, providers.join("registry.terraform.io")).unwrap();
+    let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
+    let out = tstore(env, Some(&fixture.cfg))
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "installed through the link");
+    assert!(stderr(&out).contains("a symbolic link"), "{}", stderr(&out));
+    assert_untouched(&victim);
+    assert_eq!(fs_err::read_dir(&victim).unwrap().count(), 2);
+}
