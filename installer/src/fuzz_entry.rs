@@ -132,6 +132,9 @@ pub fn module_location(bytes: &[u8]) -> Result<String, String> {
     module_registry::resolve_location(&download, body.location).map_err(|e| e.to_string())
 }
 
+/// The thread whose panics the module archive extraction contains (the xz decoder's).
+pub use crate::modules::archive::XZ_DECODER_THREAD;
+
 /// Extract the module archive at `archive`, of the format its name `kind` says (`tar`,
 /// `tar.gz`, `tar.bz2`, `tar.xz`), into the empty directory `dest` within `limits`.
 pub fn extract_module_tar(

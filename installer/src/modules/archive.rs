@@ -161,6 +161,11 @@ fn meta_terraform_get(html: &str) -> Option<String> {
     Some(rest[c..c + end].to_owned())
 }
 
+/// The name of the thread that decodes an xz stream: a panic there is contained (the
+/// extraction fails with [`FetchError::CorruptArchive`]), which the fuzz harness's panic
+/// hook needs to know.
+pub const XZ_DECODER_THREAD: &str = "tstore-xz-decoder";
+
 /// Extract a tar archive of `kind` (plain, gzip, xz or bzip2 compressed) into `dest` with
 /// the store's archive checks. Decompression streams: sizes are enforced on what the tar
 /// reader takes, so a decompression bomb stops at the limit, not at the end of the disk.
@@ -183,11 +188,16 @@ pub(crate) fn extract_tar(
             // lzma-rs decodes into a writer: run it on a thread writing into a pipe that the
             // tar reader drains. When extraction stops early (an error, the end of the tar),
             // the reader is dropped and the decoder fails with a broken pipe.
+            // A panic in the decoder (lzma-rs 0.3.0 overflows an addition on some hostile
+            // headers when overflow checks are on) stays in its thread and becomes an error.
             let (reader, mut writer) = std::io::pipe().map_err(FetchError::from)?;
-            let decoder = std::thread::spawn(move || {
-                let mut input = std::io::BufReader::new(file);
-                lzma_rs::xz_decompress(&mut input, &mut writer)
-            });
+            let decoder = std::thread::Builder::new()
+                .name(XZ_DECODER_THREAD.to_owned())
+                .spawn(move || {
+                    let mut input = std::io::BufReader::new(file);
+                    lzma_rs::xz_decompress(&mut input, &mut writer)
+                })
+                .map_err(FetchError::from)?;
             let extracted = extract_tar_stream(reader, dest, limits);
             let decoded = decoder
                 .join()
@@ -620,6 +630,19 @@ mod tests {
             &entries,
         );
         assert!(r.unwrap_err().to_string().contains("entries"));
+    }
+
+    #[test]
+    fn an_xz_stream_that_panics_the_decoder_is_an_error() {
+        // Found by fuzzing: lzma-rs 0.3.0 overflows an addition on this header (a panic
+        // with overflow checks on). The panic stays in the decoder's thread.
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("a.tar.xz");
+        fs_err::write(&file, include_bytes!("testdata/xz-header-overflow.tar.xz")).unwrap();
+        let dest = tmp.path().join("x");
+        fs_err::create_dir(&dest).unwrap();
+        let r = extract_tar(&file, ArchiveKind::TarXz, &dest, &limits());
+        assert!(r.is_err());
     }
 
     #[test]

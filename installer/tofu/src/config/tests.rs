@@ -662,3 +662,17 @@ fn symbol_libraries_are_refused_with_what_to_run() {
         .to_string()
         .contains("Unsupported block type"));
 }
+
+/// Found by fuzzing: unclosed objects after chained binary operators made the parser retry
+/// each nesting level (2^N steps; a 548-byte file took 10 s under the fuzzer, 60 levels
+/// never finished). The parse is linear now and fails with a syntax error naming the file.
+#[test]
+fn unclosed_objects_after_chained_operators_fail_at_once() {
+    let mut text = String::from("locals {\n  x = a == 1 - {\n");
+    for _ in 0..60 {
+        text.push_str("    o = a == \"a\" - {\n");
+    }
+    let (_dir, r) = module(&[("main.tf", text.as_str())]);
+    let e = r.unwrap_err();
+    assert!(e.to_string().contains("main.tf"), "{e}");
+}

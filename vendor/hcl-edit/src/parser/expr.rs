@@ -92,6 +92,13 @@ fn expr_inner<'i>(
 
         expr_term_inner(state).parse_next(input)?;
 
+        // Why the last chain of binary operations ended, when an operator whose operand
+        // failed to parse ended it: the next pass of the loop meets that operator again, and
+        // parsing it again (with everything nested in its operand) would fail the same way.
+        // Failing at once keeps the parse linear: retrying made a chain of `a == 1 - {`
+        // nested N times take 2^N steps.
+        let mut failed_operator: Option<ErrMode<ContextError>> = None;
+
         loop {
             let checkpoint = input.checkpoint();
             // Parse the next whitespace sequence and only add it as decor suffix to the expression
@@ -125,11 +132,13 @@ fn expr_inner<'i>(
                                 '!', '<', '>', '+', '-', '*', '/', '%', '&', '|',
                             ])) =>
                 {
+                    if let Some(err) = failed_operator.take() {
+                        return Err(err);
+                    }
                     input.reset(&checkpoint);
-                    binary_ops(state)
-                        .span()
-                        .map(|span| state.borrow_mut().on_span(start..span.end))
-                        .parse_next(input)?;
+                    let (failed, span) = binary_ops(state).with_span().parse_next(input)?;
+                    state.borrow_mut().on_span(start..span.end);
+                    failed_operator = Some(failed);
                 }
                 // None of the above matched or we hit the end of input.
                 _ => {
@@ -326,32 +335,34 @@ fn unary_operator(input: &mut Input) -> ModalResult<UnaryOperator> {
     .parse_next(input)
 }
 
+/// A chain of binary operations, and the error of the attempt that ended it (no operator
+/// follows, or one whose operand does not parse; the chain ends before it).
 fn binary_ops<'i>(
     state: &RefCell<ExprParseState>,
-) -> impl ModalParser<Input<'i>, (), ContextError> + '_ {
+) -> impl ModalParser<Input<'i>, ErrMode<ContextError>, ContextError> + '_ {
     move |input: &mut Input<'i>| {
         let mut ops = Vec::new();
 
-        loop {
+        let failed = loop {
             let checkpoint = input.checkpoint();
 
             match binary_op(state, input, ops.len() + 1) {
                 Ok(op) => ops.push(op),
                 // No further binary operation follows, rewind to the end of the last one.
-                Err(ErrMode::Backtrack(_)) if !ops.is_empty() => {
+                Err(err @ ErrMode::Backtrack(_)) if !ops.is_empty() => {
                     input.reset(&checkpoint);
-                    break;
+                    break err;
                 }
                 Err(err) => return Err(err),
             }
-        }
+        };
 
         // Binary operations are parsed iteratively, but each operator adds a level to the
         // resulting expression tree. Track the operator depth of the tree to avoid building trees
         // which overflow the stack when traversed recursively.
         nesting::add_operator_depth(input, ops.len());
         state.borrow_mut().on_binary_ops(ops);
-        Ok(())
+        Ok(failed)
     }
 }
 
