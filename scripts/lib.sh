@@ -132,7 +132,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", (b - a) / 1e9 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }'; }
 
 # result NAME BASELINE_LABEL TSTORE... -- BASELINE...: print the machine-readable line
-# `scripts/bench` gathers into its table, from paired samples (seconds, same count, the i-th
+# `scripts/bench/all` gathers into its table, from paired samples (seconds, same count, the i-th
 # of each measured together):
 #
 #   RESULT NAME TSTORE_MEDIAN BASELINE_MEDIAN RATIO MIN MAX RUNS BASELINE_LABEL

@@ -1,4 +1,4 @@
-//! Benchmark helper for `scripts/bench-first-read` (not a test): the cost of checking a
+//! Benchmark helper for `scripts/bench/first-read` (not a test): the cost of checking a
 //! blob's BLAKE3 before its first read is served, measured in one run.
 //!
 //! `first_read LABEL ROUNDS FILE...`: per round, drop each file's cached pages

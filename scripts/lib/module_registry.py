@@ -1,5 +1,5 @@
 """A module registry (the `modules.v1` protocol) on the loopback over plain HTTP, serving
-local bare git repositories: what scripts/monorepo-check and scripts/bench-module-lock
+local bare git repositories: what scripts/monorepo-check and scripts/bench/module-lock
 install registry modules from, offline.
 
 Each module address `NS/NAME/SYSTEM` (lowercase) maps to a bare repository and its versions

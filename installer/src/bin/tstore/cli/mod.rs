@@ -120,7 +120,7 @@ pub(crate) enum Command {
     Store(StoreCommand),
     /// Mount the store read-only at the mount path (FUSE; a daemon unless --foreground).
     #[command(
-        after_help = "Examples:\n  tstore mount                 # start the daemon\n  tstore mount --status --json # exit 0 when the mount path serves this store, 32 when not\n  tstore mount --foreground    # for systemd (scripts/tstore-mount.service)"
+        after_help = "Examples:\n  tstore mount                 # start the daemon\n  tstore mount --status --json # exit 0 when the mount path serves this store, 32 when not\n  tstore mount --foreground    # for systemd (contrib/systemd/tstore-mount.service)"
     )]
     Mount(MountArgs),
     /// Unmount the FUSE mount at the mount path and stop its daemon.
