@@ -5,6 +5,8 @@
 //! The language (addresses, versions, the lock file, configuration, the CLI configuration)
 //! is `tstore-tofu`; the store is `tstore-store`. Rooms:
 //!
+//! - [`init`](mod@init): `init` of one working directory, the protocol in one place (locks,
+//!   mount, modules, providers, the root recorded), and the roots under a directory;
 //! - [`net`]: HTTP, service discovery, signatures;
 //! - [`providers`]: the provider install flow, `providers lock`, and the installation
 //!   sources (filesystem mirror, registry, network mirror, OCI mirror);
@@ -16,6 +18,7 @@
 
 #[doc(hidden)]
 pub mod fuzz_entry;
+mod init;
 mod modules;
 mod net;
 mod options;
@@ -26,6 +29,10 @@ mod redact;
 mod report;
 mod workdir;
 
+pub use crate::init::{
+    find_roots, init, InitError, InitHooks, InitOptions, InitOutcome, InstalledModules,
+    RootSearchError,
+};
 pub use crate::modules::policy::{
     find_repository_flavor, find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
 };
@@ -56,7 +63,7 @@ pub use crate::publish::{
 pub use crate::redact::display_url as redacted_url;
 pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
-pub use crate::workdir::{interrupt, plugin_path, roots};
+pub use crate::workdir::{interrupt, plugin_path};
 /// What an error tells the person who ran the command (summary, detail, hint); every
 /// public error of this crate that has more to say than its message implements it.
 pub use tstore_store::Diagnostic;

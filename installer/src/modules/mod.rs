@@ -253,6 +253,77 @@ pub enum ModuleWarning {
     },
 }
 
+/// The warning in words, as the binary prints it.
+impl std::fmt::Display for ModuleWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModuleWarning::InvalidMeta {
+                at,
+                key,
+                package,
+                error,
+            } => write!(
+                f,
+                "{at}: module \"{key}\": ignoring invalid {META_FILE} of package {package}: {error}"
+            ),
+            ModuleWarning::UnreadableInstallState { error } => {
+                write!(f, "{error}; ignoring tstore's install state")
+            }
+            ModuleWarning::ForeignStateEntry { state_file, key } => write!(
+                f,
+                "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
+                state_file.display()
+            ),
+            ModuleWarning::RefMovedOn {
+                key,
+                repo,
+                reference,
+                locked,
+                tip,
+                tag,
+            } => {
+                let repo = crate::redact::display_url(repo);
+                if *tag {
+                    write!(
+                        f,
+                        "module \"{key}\": the tag {reference:?} of {repo} MOVED since the lock \
+                         was written: it named {locked}, it names {tip} now. Tags should never \
+                         move: the locked commit {locked}, which the tag's new commit descends \
+                         from, was installed. Find out who moved the tag; run `tstore init \
+                         -upgrade` only to take its new commit."
+                    )
+                } else {
+                    write!(
+                        f,
+                        "module \"{key}\": {reference:?} of {repo} moved on since the lock was \
+                         written (to {tip}); the locked commit {locked}, which it still reaches, \
+                         was installed. Run `tstore init -upgrade` to take the new commit."
+                    )
+                }
+            }
+            ModuleWarning::RefUnchecked {
+                key,
+                repo,
+                reference,
+                why,
+            } => write!(
+                f,
+                "module \"{key}\": not checked that {reference:?} of {} still reaches the locked \
+                 commit ({why}); installed on the lock's checksums alone (TSTORE_TRUST_LOCK)",
+                crate::redact::display_url(repo)
+            ),
+            ModuleWarning::KeptForeignCopy { slot, kept_as } => write!(
+                f,
+                "{} was not made by tstore and held files its package does not (written there \
+                 by the module, or edited): it was moved to {} instead of being replaced. Take \
+                 what you need from it, then delete it.",
+                slot.display(),
+                kept_as.display()
+            ),
+        }
+    }
+}
+
 /// One remote call of `tstore modules lock`.
 #[derive(Clone, Debug, Serialize)]
 pub struct LockedCall {

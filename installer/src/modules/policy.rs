@@ -78,6 +78,28 @@ pub struct ModulePolicy {
     pub assume_read_only: bool,
 }
 
+impl ModulePolicy {
+    /// The policy of the working directory `dir`: the repository's `.tstore.hcl` (nearest
+    /// at or above it), then `machine`, the CLI configuration's `tstore_modules` block (the
+    /// file it is in, and its body).
+    pub fn load(
+        dir: &Path,
+        machine: Option<(&str, &str)>,
+        assume_read_only: bool,
+    ) -> Result<ModulePolicy, PolicyError> {
+        let mut levels = Vec::new();
+        levels.extend(find_repository_rules(dir)?);
+        if let Some((file, body)) = machine {
+            let origin = format!("the tstore_modules block of {file}");
+            levels.push(parse_machine_rules(body, &origin)?);
+        }
+        Ok(ModulePolicy {
+            levels,
+            assume_read_only,
+        })
+    }
+}
+
 /// What a policy says about one source.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {

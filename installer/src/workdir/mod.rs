@@ -4,7 +4,7 @@
 //! entry and never what it points at), keys read back from state checked by [`guard`],
 //! files replaced atomically ([`atomic`]), the `-plugin-dir` record tofu reads
 //! ([`plugin_path`]), and the links that make the directory a root of the
-//! store ([`roots`]).
+//! store ([`root_links`]).
 
 pub(crate) mod atomic;
 pub(crate) mod data_dir;
@@ -12,5 +12,5 @@ pub(crate) mod guard;
 pub mod interrupt;
 pub(crate) mod link;
 pub mod plugin_path;
-pub mod roots;
+pub(crate) mod root_links;
 pub(crate) mod safe_fs;

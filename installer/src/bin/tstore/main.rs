@@ -11,7 +11,6 @@ mod flavor;
 mod json;
 mod mount;
 mod reporter;
-mod roots;
 mod settings;
 mod style;
 mod tool_version;

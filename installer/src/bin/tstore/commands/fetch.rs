@@ -11,18 +11,18 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use tstore_installer::{
-    CallLock, FetchedProvider, ModuleOptions, Obtained, ProviderOptions, Reporter, WorkdirOptions,
+    CallLock, FetchedProvider, ModuleOptions, Obtained, Reporter, WorkdirOptions,
 };
 use tstore_tofu::addr::Platform;
-use tstore_tofu::static_eval::RootInputs;
 
+use super::workdir::Place;
 use super::{lock_store, open_store};
 use crate::cli::FetchArgs;
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
 
 pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
-    let roots = super::init_many::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
+    let roots = super::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
     let platforms = if args.platforms.is_empty() {
         vec![Platform::current()]
     } else {
@@ -85,27 +85,20 @@ fn fetch_root(
     platforms: &[Platform],
     reporter: &dyn Reporter,
 ) -> Result<(Vec<FetchedProvider>, Vec<ModuleChecked>)> {
-    let flavor_choice = settings.flavor_for(dir)?;
-    let flavor = flavor_choice.flavor;
-    let cli_config = super::load_cli_config(settings, flavor)?;
-    let env = settings.env.lookup();
-    let methods =
-        cli_config.effective_methods(flavor, dir, &env, &tstore_installer::mirror_providers_in);
-    let variables = RootInputs::gather(dir, settings.env.unicode_vars(), &[])
-        .context("cannot read the root module's variable values")?;
+    let root = Place {
+        cwd: dir.to_path_buf(),
+        dir: dir.to_path_buf(),
+        flavor: settings.flavor_for(dir)?,
+    }
+    .configure(settings)?;
     let workdir = WorkdirOptions {
-        variables: std::sync::Arc::new(variables),
+        variables: root.variables(settings, &[])?,
         lockfile_readonly: true,
-        ..super::workdir_options(settings, dir, &flavor_choice, &cli_config)?
+        ..root.workdir_options(settings)
     };
     let providers = tstore_installer::fetch_locked_providers(
         store,
-        &ProviderOptions {
-            workdir: workdir.clone(),
-            platform: Platform::current(),
-            methods,
-            cli_config: cli_config.describe_files(),
-        },
+        &root.provider_options(settings, workdir.clone(), dir, &[]),
         platforms,
         reporter,
     )?;

@@ -4,29 +4,23 @@
 //! a summary names every failure and the exit status is 1 when any failed. What the roots
 //! share is asked once per process: a git ref's commit, a registry's version list.
 //!
-//! A root, under `--recursive`: a directory of the tree with configuration files that no
-//! directory of the tree calls as a local module (`source = "./…"`, `"../…"`); `.terraform`
-//! and hidden directories are not entered, symlinks are not followed, and `--exclude GLOB`
-//! leaves out the roots whose path relative to the top matches.
+//! The roots under `--recursive` are [`tstore_installer::find_roots`]'.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use tstore_tofu::flavor::Flavor;
-
+use anyhow::Result;
 use tstore_installer::{ModuleOptions, WorkdirOptions};
 use tstore_store::Store;
-use tstore_tofu::static_eval::RootInputs;
 
+use super::workdir::Place;
 use crate::cli::InitArgs;
 use crate::diagnostics::{print_error, ErrorReport};
 use crate::reporter::Silent;
 use crate::{json, Settings};
 
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
-    let roots = roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
+    let roots = super::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
 
     // One store for every root: opened once, and a package found fresh for one root is not
     // stat'ed again for the next.
@@ -61,8 +55,7 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             exclude: Vec::new(),
             ..args.clone()
         };
-        let (result, captured) =
-            json::capture(|| super::init::init_one(settings, one, Some(&store)));
+        let (result, captured) = json::capture(|| super::init::init(settings, one, Some(&store)));
         let report = captured.into_iter().next();
         match result {
             Ok(code) if code == ExitCode::SUCCESS => {
@@ -122,16 +115,12 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
     let _lock = super::lock_store(store)?;
     super::parallel::in_parallel(roots, super::parallel::PARALLEL_ROOTS, |root| {
         let fetched = (|| -> Result<()> {
-            let (cwd, dir) = super::working_directory(settings, Some(root))?;
-            let flavor = settings.flavor_for(&dir)?;
-            let cli_config = super::load_cli_config(settings, flavor.flavor)?;
-            let variables =
-                RootInputs::gather(&dir, settings.env.unicode_vars(), &args.var_options(&cwd))?;
+            let root = Place::find(settings, Some(root))?.configure(settings)?;
             let workdir = WorkdirOptions {
                 upgrade: args.upgrade,
-                variables: std::sync::Arc::new(variables),
+                variables: root.variables(settings, &args.var_options(&root.place.cwd))?,
                 test_directory: args.test_directory.clone(),
-                ..super::workdir_options(settings, &dir, &flavor, &cli_config)?
+                ..root.workdir_options(settings)
             };
             let opts = ModuleOptions {
                 workdir,
@@ -148,174 +137,4 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
         }
     });
     Ok(())
-}
-
-/// The working directories `dirs` name (the current one when none), each canonical, or
-/// with `recursive` the roots under each; each once.
-pub(super) fn roots_of(
-    settings: &Settings,
-    dirs: &[PathBuf],
-    recursive: bool,
-    exclude: &[String],
-) -> Result<Vec<PathBuf>> {
-    let tops: Vec<Option<&Path>> = if dirs.is_empty() {
-        vec![None]
-    } else {
-        dirs.iter().map(|d| Some(d.as_path())).collect()
-    };
-    let mut roots = Vec::new();
-    for top in &tops {
-        let (_, dir) = super::working_directory(settings, *top)?;
-        if recursive {
-            roots.extend(find_roots(&dir, exclude)?);
-        } else {
-            roots.push(dir);
-        }
-    }
-    let mut seen = HashSet::new();
-    roots.retain(|r| seen.insert(r.clone()));
-    if roots.is_empty() {
-        anyhow::bail!(
-            "no root module found under {} (a directory with .tf or .tofu files that no other \
-             directory of the tree calls as a local module)",
-            tops.iter()
-                .map(|t| t.unwrap_or(Path::new(".")).display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(roots)
-}
-
-/// The roots under `top` (see the module docs), sorted.
-pub(super) fn find_roots(top: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
-    let mut candidates = Vec::new();
-    let walk = walkdir::WalkDir::new(top)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0
-                || (e.file_type().is_dir() && {
-                    let name = e.file_name().to_string_lossy();
-                    !name.starts_with('.')
-                })
-        });
-    for entry in walk {
-        let entry = entry.with_context(|| format!("cannot list {}", top.display()))?;
-        let dir = entry.path();
-        if [Flavor::Tofu, Flavor::Terraform]
-            .iter()
-            .any(|f| tstore_tofu::config::is_config_dir(dir, *f))
-        {
-            candidates.push(dir.to_path_buf());
-        }
-    }
-    // What the tree calls as a local module is a module, not a root.
-    let mut called = HashSet::new();
-    for dir in &candidates {
-        let Ok(module) = tstore_tofu::config::load_module_requirements(dir, Flavor::Tofu) else {
-            continue;
-        };
-        for call in module.module_calls.values() {
-            if tstore_tofu::module_source::is_local(&call.source) {
-                if let Ok(path) = dir.join(&call.source).canonicalize() {
-                    called.insert(path);
-                }
-            }
-        }
-    }
-    let exclude = exclude_set(exclude)?;
-    Ok(candidates
-        .into_iter()
-        .filter(|d| !called.contains(d))
-        .filter(|d| {
-            let rel = d
-                .strip_prefix(top)
-                .unwrap_or(d)
-                .to_string_lossy()
-                .into_owned();
-            !exclude.is_match(&rel)
-        })
-        .collect())
-}
-
-/// The `--exclude` globs as one matcher (globset: linear in the path's length, whatever the
-/// pattern): `*`, `?` and `[…]` within one component, `**` any number of components; a
-/// leading or trailing `/` is ignored.
-fn exclude_set(exclude: &[String]) -> Result<globset::GlobSet> {
-    let mut set = globset::GlobSetBuilder::new();
-    for glob in exclude {
-        let parsed = globset::GlobBuilder::new(glob.trim_matches('/'))
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .with_context(|| format!("--exclude {glob:?} is not a valid glob"))?;
-        set.add(parsed);
-    }
-    set.build().context("cannot compile the --exclude globs")
-}
-
-#[cfg(test)]
-fn glob_matches(glob: &str, path: &str) -> bool {
-    exclude_set(&[glob.to_owned()]).unwrap().is_match(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn globs_match_components_and_any_depth() {
-        assert!(glob_matches("stacks/*", "stacks/app"));
-        assert!(!glob_matches("stacks/*", "stacks/app/eu"));
-        assert!(glob_matches("stacks/**", "stacks/app/eu"));
-        assert!(glob_matches("**/test?", "a/b/test1"));
-        assert!(glob_matches("**", "x"));
-        assert!(!glob_matches("legacy", "legacy2"));
-    }
-
-    #[test]
-    fn a_pathological_glob_is_matched_in_linear_time() {
-        // Twelve `*` pieces against one long name that never matches: backtracking takes
-        // exponential time; the automaton answers at once.
-        let glob = "*a*a*a*a*a*a*a*a*a*a*a*a*b";
-        let name = "a".repeat(10_000);
-        assert!(!glob_matches(glob, &name));
-        assert!(exclude_set(&["[".into()]).is_err());
-    }
-
-    #[test]
-    fn roots_are_directories_no_other_calls() {
-        let top = tempfile::tempdir().unwrap();
-        let top = top.path().canonicalize().unwrap();
-        let write = |rel: &str, text: &str| {
-            let p = top.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        };
-        write(
-            "stacks/a/main.tf",
-            "module \"n\" {\n  source = \"../../modules/net\"\n}\n",
-        );
-        write("stacks/b/main.tf", "");
-        write("modules/net/main.tf", "");
-        write("stacks/b/.terraform/modules/x/main.tf", "");
-        write(".hidden/main.tf", "");
-        write("legacy/main.tf", "");
-        let rel = |roots: Vec<PathBuf>| -> Vec<String> {
-            roots
-                .iter()
-                .map(|r| r.strip_prefix(&top).unwrap().to_string_lossy().into_owned())
-                .collect()
-        };
-        assert_eq!(
-            rel(find_roots(&top, &[]).unwrap()),
-            ["legacy", "stacks/a", "stacks/b"]
-        );
-        assert_eq!(
-            rel(find_roots(&top, &["legacy".into()]).unwrap()),
-            ["stacks/a", "stacks/b"]
-        );
-    }
 }

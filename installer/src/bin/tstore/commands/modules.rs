@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, WorkdirOptions};
-use tstore_tofu::static_eval::RootInputs;
 
+use super::workdir::Place;
 use super::{lock_store, open_store};
 use crate::cli::{LockfileMode, ModulesLockArgs};
 use crate::reporter::{HumanReporter, Silent};
@@ -21,20 +21,16 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
             args.modules[0]
         );
     }
-    let (cwd, dir) = super::working_directory(settings, args.dir.as_deref())?;
-    let flavor_choice = settings.flavor_for(&dir)?;
-    let flavor = flavor_choice.flavor;
-    let cli_config = super::load_cli_config(settings, flavor)?;
-    let variables = RootInputs::gather(&dir, settings.env.unicode_vars(), &args.var_options(&cwd))
-        .context("cannot read the root module's variable values")?;
+    let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
+    let variables = root.variables(settings, &args.var_options(&root.place.cwd))?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
     let opts = ModuleOptions {
         workdir: WorkdirOptions {
             upgrade: args.upgrade,
             lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
-            variables: std::sync::Arc::new(variables),
-            ..super::workdir_options(settings, &dir, &flavor_choice, &cli_config)?
+            variables,
+            ..root.workdir_options(settings)
         },
         policy: Default::default(),
         upgrade_only: args.modules.clone(),

@@ -14,8 +14,8 @@ use tstore_installer::{Event, LockFileChange, ProviderOptions, Reporter, Workdir
 use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::flavor::Flavor;
-use tstore_tofu::static_eval::RootInputs;
 
+use super::workdir::Place;
 use super::{lock_store, open_store};
 use crate::cli::ProvidersLockArgs;
 use crate::json;
@@ -70,20 +70,24 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         }),
         (None, None) => LockSource::Direct,
     };
-    let cli_config = super::load_cli_config(settings, flavor)?;
+    let root = Place {
+        cwd: dir.clone(),
+        dir: dir.clone(),
+        flavor: flavor_choice,
+    }
+    .configure(settings)?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
-    let variables = RootInputs::gather(&dir, settings.env.unicode_vars(), &[])
-        .context("cannot read the root module's variable values")?;
+    let variables = root.variables(settings, &[])?;
     let opts = LockOptions {
         base: ProviderOptions {
             workdir: WorkdirOptions {
-                variables: std::sync::Arc::new(variables),
-                ..super::workdir_options(settings, &dir, &flavor_choice, &cli_config)?
+                variables,
+                ..root.workdir_options(settings)
             },
             platform: Platform::current(),
             methods: Vec::new(),
-            cli_config: cli_config.describe_files(),
+            cli_config: root.cli_config.describe_files(),
         },
         platforms,
         source,

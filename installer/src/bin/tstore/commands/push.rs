@@ -48,8 +48,8 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     } else {
         ExistingTag::Refuse
     };
-    let cli_config = super::load_cli_config(settings, flavor)?;
-    let network = super::network_settings(settings, &cli_config);
+    let cli_config = super::workdir::load_cli_config(settings, flavor)?;
+    let network = super::workdir::network_settings(settings, &cli_config);
     let client = oci_client(&network)?;
     let store = open_existing_store(settings)?;
     let _lock = lock_store(&store)?;
@@ -140,7 +140,7 @@ fn fetch_source_zips(
             DataDir::resolve(&cwd, None),
             flavor,
             settings.mount.clone(),
-            super::network_settings(settings, cli_config),
+            super::workdir::network_settings(settings, cli_config),
         ),
         platform: Platform::current(),
         methods: cli_config.effective_methods(

@@ -16,7 +16,7 @@ use super::safe_fs::{Kind, RelPath, SafeDir};
 /// [`safe_fs`](super::safe_fs) walks (no symlink followed, not even a symlinked data
 /// directory, `providers` or `modules`), so a root never records links that live outside
 /// its checkout. A link is read, never its target.
-pub fn scan_links(data_dir: &DataDir, mount: &Path, views: &Path) -> Vec<RootLink> {
+pub(crate) fn scan_links(data_dir: &DataDir, mount: &Path, views: &Path) -> Vec<RootLink> {
     let mut links = Vec::new();
     let Ok(Some(dir)) = data_dir.open(false) else {
         return links;

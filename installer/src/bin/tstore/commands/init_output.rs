@@ -1,0 +1,212 @@
+//! What `tstore init` prints, in tofu's words: the empty directory, `Initializing
+//! modules...` with a line per call (and with `--explain` the link/copy decision and its
+//! reason), `Initializing provider plugins...`, the lock file's change, the lock entries
+//! moved to OpenTofu's registry; or with `--json` one document.
+
+use std::io::Write;
+
+use anyhow::Result;
+use tstore_installer::{Action, InitOutcome, LockFileChange, ModulesReport};
+use tstore_tofu::flavor::{Flavor, FlavorChoice};
+
+use super::workdir::Configured;
+use crate::json;
+
+/// The tool's name as its messages say it.
+fn tool_name(flavor: Flavor) -> &'static str {
+    match flavor {
+        Flavor::Tofu => "OpenTofu",
+        Flavor::Terraform => "Terraform",
+    }
+}
+
+/// A directory without configuration files: nothing installed, nothing written.
+pub(super) fn empty_directory(flavor: &FlavorChoice, as_json: bool) -> Result<()> {
+    if as_json {
+        return json::print(&serde_json::json!({
+            "empty_directory": true,
+            "flavor": crate::flavor::to_json(flavor),
+            "providers": [],
+            "modules": [],
+            "module_packages": { "fetched": [], "reused": [] },
+        }));
+    }
+    let tool = tool_name(flavor.flavor);
+    let files = format!("{tool} configuration files");
+    println!(
+        "{tool} initialized in an empty directory!\n\nThe directory has no {files}. \
+         You may begin working with {tool} immediately by creating {files}."
+    );
+    Ok(())
+}
+
+/// Between the phases: the flavor (`explain`), the modules part (when there was a module
+/// phase), the providers' heading.
+pub(super) fn modules_installed(
+    out: &mut impl Write,
+    flavor: &FlavorChoice,
+    modules: Option<&ModulesReport>,
+    explain: bool,
+) -> std::io::Result<()> {
+    if explain {
+        writeln!(
+            out,
+            "Flavor: {}, decided by {}",
+            flavor.flavor, flavor.decided_by
+        )?;
+    }
+    if let Some(modules) = modules {
+        write_modules(out, modules, explain)?;
+    }
+    writeln!(
+        out,
+        "\n{}",
+        crate::style::heading("Initializing provider plugins...")
+    )
+}
+
+/// The modules part of init's output, in tofu's words (`Initializing modules...`,
+/// `- KEY in DIR`), with the link/copy decision and its reason per call when `explain`.
+fn write_modules(
+    out: &mut impl Write,
+    modules: &ModulesReport,
+    explain: bool,
+) -> std::io::Result<()> {
+    if modules.calls.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\n{}",
+        crate::style::heading("Initializing modules...")
+    )?;
+    for c in &modules.calls {
+        write!(
+            out,
+            "- {} in {}",
+            crate::escape::line(&c.key),
+            crate::escape::line(&c.dir)
+        )?;
+        if let Some(v) = &c.version {
+            write!(out, " ({v})")?;
+        }
+        writeln!(out)?;
+        if explain {
+            let action = match (c.action, c.copy_bytes) {
+                (Action::Link, _) => "linked read-only to the store".to_owned(),
+                (Action::Copy, Some(b)) => format!(
+                    "private copy ({:.1} MiB; less where the filesystem shares extents)",
+                    b as f64 / (1024.0 * 1024.0)
+                ),
+                (Action::Copy, None) => "private copy".to_owned(),
+                (Action::InPlace, _) => "read in place".to_owned(),
+            };
+            writeln!(out, "    {action}: {}", crate::escape::line(&c.reason))?;
+            if let Some(by) = c.selected_by {
+                let from = match by {
+                    "lock" => "the module lock file",
+                    "upgrade" => "-upgrade (the newest the call allows; the lock entry replaced)",
+                    _ if c.version.is_some() => "the call's version constraint",
+                    _ => "the call's source",
+                };
+                writeln!(out, "    version/commit from {from}")?;
+            }
+        }
+    }
+    match modules.lock_file {
+        LockFileChange::Created => writeln!(
+            out,
+            "\ntstore has created a module lock file {} to record the module versions,\n\
+             commits and checksums it installed above. Include this file in your version\n\
+             control repository so that every checkout installs exactly these packages.",
+            tstore_tofu::module_lock::FILE_NAME
+        )?,
+        LockFileChange::Updated => writeln!(
+            out,
+            "\ntstore has changed the module selections recorded in {}. Review those\n\
+             changes and commit them if they represent changes you intended to make.",
+            tstore_tofu::module_lock::FILE_NAME
+        )?,
+        LockFileChange::Unchanged | LockFileChange::NotUpdated => {}
+    }
+    Ok(())
+}
+
+/// After the providers: the rewritten lock entries, then the JSON document or the lock
+/// file's change in tofu's words.
+pub(super) fn finished(root: &Configured, outcome: InitOutcome, as_json: bool) -> Result<()> {
+    let report = outcome.providers;
+    let modules = outcome.modules.map(|m| m.report).unwrap_or_default();
+    warn_rewritten(&report.lock_entries_rewritten);
+    let flavor = root.flavor();
+    if as_json {
+        let mut document = serde_json::to_value(&report)?;
+        document["flavor"] = crate::flavor::to_json(&root.place.flavor);
+        document["tool_version"] = serde_json::to_value(&root.tool)?;
+        document["modules"] = serde_json::to_value(&modules.calls)?;
+        document["module_packages"] = serde_json::json!({
+            "fetched": modules.fetched,
+            "reused": modules.reused,
+        });
+        document["module_lock_file"] = serde_json::to_value(modules.lock_file)?;
+        return json::print(&document);
+    }
+    let mut out = std::io::stdout();
+    let tool = tool_name(flavor);
+    match report.lock_file {
+        LockFileChange::Created => writeln!(
+            out,
+            "\n{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
+             selections it made above. Include this file in your version control repository\n\
+             so that {tool} can guarantee to make the same selections by default when\n\
+             you run \"{}\" in the future.",
+            flavor.init_command()
+        )?,
+        LockFileChange::Updated => writeln!(
+            out,
+            "\n{tool} has made some changes to the provider dependency selections recorded\n\
+             in the .terraform.lock.hcl file. Review those changes and commit them to your\n\
+             version control system if they represent changes you intended to make."
+        )?,
+        LockFileChange::Unchanged => {}
+        LockFileChange::NotUpdated => eprintln!(
+            "\n{}\n\n\
+             Changes to the provider selections were detected, but not saved in the\n\
+             .terraform.lock.hcl file. To record these selections, run \"{}\" without\n\
+             the \"-lockfile=readonly\" flag.",
+            crate::style::warning("Provider lock file not updated"),
+            flavor.init_command()
+        ),
+    }
+    writeln!(
+        out,
+        "\ntstore has installed the providers of this working directory."
+    )?;
+    Ok(())
+}
+
+/// The lock entries the tofu flavor moved to OpenTofu's registry, said as OpenTofu says
+/// them (upstream: internal/command/meta_dependencies.go@v1.10.0), with the way to keep
+/// terraform's entries.
+fn warn_rewritten(rewritten: &[tstore_installer::RewrittenLockEntry]) {
+    if rewritten.is_empty() {
+        return;
+    }
+    let mut text = String::from(
+        "Under the tofu flavor, tstore rewrote some entries in your dependency lock file, as \
+         OpenTofu does:\n",
+    );
+    for r in rewritten {
+        text.push_str(&format!("  - {} => {}\n", r.from, r.to));
+    }
+    text.push_str(
+        "\nThe version selections were preserved, but the hashes were not because the \
+         OpenTofu project's provider releases are not byte-for-byte identical. To keep the \
+         lock file as terraform wrote it, use --flavor terraform (or flavor = \"terraform\" \
+         in .tstore.hcl).",
+    );
+    eprintln!(
+        "\n{}\n\n{text}\n",
+        crate::style::warning("Dependency lock file entries automatically updated")
+    );
+}
