@@ -1,5 +1,5 @@
 //! A module package's `.tar.bz2` archive: extracted by `modules::archive::extract_tar`
-//! (installer/src/modules/archive.rs, through `tstore_installer::fuzz_entry::extract_module_tar`)
+//! (installer/src/modules/getters/archive.rs, through `tstore_installer::fuzz_entry::extract_module_tar`)
 //! with small limits, then ingested as the module fetch does,
 //! `tstore_store::Store::ingest_module_dir`.
 #![no_main]

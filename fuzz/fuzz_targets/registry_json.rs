@@ -2,7 +2,7 @@
 //! `tstore_installer::fuzz_entry`): a provider registry's `versions`
 //! (providers/sources/registry.rs `supported_versions`) and `download` metadata
 //! (`resolve_url`, `registry_packages`), a `SHA256SUMS` (`parse_sha256sums`), a module
-//! registry's `versions` (modules/registry.rs `listed_versions`) and `download` location
+//! registry's `versions` (modules/getters/registry.rs `listed_versions`) and `download` location
 //! (`resolve_location`).
 #![no_main]
 

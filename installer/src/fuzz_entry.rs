@@ -7,7 +7,7 @@ use std::path::Path;
 
 use tstore_tofu::addr::{Platform, ProviderAddr};
 
-use crate::modules::{archive, registry as module_registry};
+use crate::modules::getters::{archive, registry as module_registry};
 use crate::net::discovery;
 use crate::net::oci::{single_zip_layer, FetchedManifest, OciClient};
 use crate::net::signing::{self, SigningKey};
@@ -133,7 +133,7 @@ pub fn module_location(bytes: &[u8]) -> Result<String, String> {
 }
 
 /// The thread whose panics the module archive extraction contains (the xz decoder's).
-pub use crate::modules::archive::XZ_DECODER_THREAD;
+pub use crate::modules::getters::archive::XZ_DECODER_THREAD;
 
 /// Extract the module archive at `archive`, of the format its name `kind` says (`tar`,
 /// `tar.gz`, `tar.bz2`, `tar.xz`), into the empty directory `dest` within `limits`.

@@ -45,14 +45,14 @@ pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;
 pub use crate::options::WorkdirOptions;
 pub use crate::own_files::OwnFileError;
-pub use crate::providers::lock::{
+pub use crate::providers::lock_platforms::{
     lock as lock_providers, LockOptions, LockReport, LockSource, PlatformReport, ProviderLockReport,
 };
 pub use crate::providers::sources::fs_mirror::{
     providers_in as mirror_providers_in, FilesystemMirror, MirrorLocation, MirrorPackage,
 };
 pub use crate::providers::{
-    display_name, fetch_locked_providers, ingest_mirror_package, init as install_providers,
+    display_name, fetch_locked_providers, ingest_mirror_package, install as install_providers,
     keep_source_archive, FetchedProvider, InitReport, InstallError, Obtained, ProviderOptions,
     ProviderReport, RewrittenLockEntry, LOCK_FILE_NAME,
 };

@@ -614,7 +614,7 @@ fn lock_pin_upgrade_excluded_and_removed_provider() {
     );
     assert_eq!(before, snapshot(&dir));
     // A provider no longer required stays in the lock under the terraform flavor, as
-    // terraform 1.0 keeps it (the tofu flavor drops it: unit-tested in providers/init.rs).
+    // terraform 1.0 keeps it (the tofu flavor drops it: unit-tested in providers/install.rs).
     std::fs::write(
         dir.join("main.tf"),
         CONFIG.replace("fake = {", "# fake = {").replace(

@@ -161,8 +161,8 @@ fn install<H: InitHooks>(
         None => None,
     };
     hooks.providers_next(modules.as_ref());
-    let providers =
-        crate::providers::init(store, &opts.providers, reporter).map_err(InitError::Providers)?;
+    let providers = crate::providers::install(store, &opts.providers, reporter)
+        .map_err(InitError::Providers)?;
     let data_dir = &opts.providers.workdir.data_dir;
     plugin_path::record(data_dir, &opts.plugin_dirs).map_err(|source| InitError::PluginPath {
         path: data_dir.path.join(plugin_path::FILE_NAME),

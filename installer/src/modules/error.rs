@@ -1,10 +1,16 @@
-//! Why a module package could not be fetched or read, as the installer's typed error. The
-//! call it belongs to is added by [`ModuleInstallError::Call`](super::ModuleInstallError).
+//! Why module installation failed: [`FetchError`], why one package could not be fetched or
+//! read (what a getter says), and [`ModuleInstallError`], the install's error, which adds
+//! the call a package belongs to ([`ModuleInstallError::Call`]).
 
 use std::io;
+use std::path::PathBuf;
+
+use tstore_tofu::config::{self, SourcePos};
+use tstore_tofu::module_lock;
 
 use tstore_store::{Diagnostic, StoreError};
 
+use super::package_meta::{self, META_FILE};
 use crate::net::discovery::DiscoveryError;
 use crate::net::http::HttpError;
 use crate::redact::display_url;
@@ -220,4 +226,99 @@ impl FetchError {
             _ => None,
         }
     }
+}
+
+/// Why module installation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleInstallError {
+    /// One call cannot be installed.
+    #[error(
+        "{at}: cannot install module \"{key}\" (source {:?})",
+        crate::redact::display_url(address)
+    )]
+    Call {
+        /// Where the call is.
+        at: SourcePos,
+        /// Its key.
+        key: String,
+        /// Its source as written (messages show it by
+        /// [`display_url`](crate::redact::display_url)).
+        address: String,
+        /// What went wrong.
+        #[source]
+        source: FetchError,
+    },
+    /// A module's configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    /// The root package's meta file is invalid.
+    #[error("{}: invalid {META_FILE}", path.display())]
+    Meta {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: package_meta::MetaError,
+    },
+    /// The module lock file cannot be read.
+    #[error(transparent)]
+    Lock(#[from] module_lock::ModuleLockError),
+    /// `-lockfile=readonly` and the module lock file would change.
+    #[error(
+        "the module lock file {} would change ({}), and -lockfile=readonly forbids it",
+        module_lock::FILE_NAME,
+        changes.join("; ")
+    )]
+    LockReadonly {
+        /// What would change, per call.
+        changes: Vec<String>,
+    },
+    /// An upgrade names a call the configuration does not make.
+    #[error("the configuration has no module call \"{call}\" to upgrade")]
+    UnknownCall {
+        /// The call path as given.
+        call: String,
+    },
+    /// Writing `.terraform/modules` failed.
+    #[error("cannot update {}: {message}", path.display())]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Diagnostic for ModuleInstallError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ModuleInstallError::Call { source, .. } => source.hint(),
+            ModuleInstallError::LockReadonly { .. } => Some(format!(
+                "run \"tstore init\" without -lockfile=readonly to record the changes, and \
+                 commit {}",
+                module_lock::FILE_NAME
+            )),
+            ModuleInstallError::UnknownCall { .. } => Some(format!(
+                "name a call as {} keys it: a module block's label, nested calls joined by \
+                 dots (\"vpc\", \"vpc.label\")",
+                module_lock::FILE_NAME
+            )),
+            ModuleInstallError::Config(_)
+            | ModuleInstallError::Meta { .. }
+            | ModuleInstallError::Lock(_)
+            | ModuleInstallError::Write { .. } => None,
+        }
+    }
+}
+
+/// An error and its sources on one line.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
 }

@@ -44,22 +44,17 @@
 //! every init, because tags move. See ARCHITECTURE.md, Decisions, "Module packages".
 
 mod apply;
-pub(crate) mod archive;
-mod asked_once;
 mod decide;
 mod error;
 mod fetch;
 mod foreign_copy;
-pub(crate) mod git;
-mod git_cache;
-mod lock;
+pub(crate) mod getters;
+mod locked;
 pub(crate) mod manifest;
-mod oci;
 mod package_dirs;
 pub(crate) mod package_meta;
 pub(crate) mod policy;
-mod reach;
-pub(crate) mod registry;
+mod report;
 #[cfg(test)]
 mod test_repos;
 mod tree;
@@ -67,19 +62,20 @@ mod walk;
 
 use std::path::PathBuf;
 
-use package_meta::ReadOnlyStatus;
 pub use package_meta::META_FILE;
-use serde::Serialize;
-use tstore_store::{Diagnostic, Store};
-use tstore_tofu::config::{self, SourcePos};
+use tstore_store::Store;
 
-pub(crate) use self::error::FetchError;
+pub use self::error::ModuleInstallError;
+pub(crate) use self::error::{chain, FetchError};
+pub use self::report::{
+    Action, CallLock, CallReport, LockedCall, ModuleLockReport, ModuleWarning, ModulesReport,
+};
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
 use crate::modules::walk::walk;
 use crate::options::WorkdirOptions;
-use crate::report::{LockFileChange, Reporter};
-use lock::{LockUpdate, Pins};
+use crate::report::Reporter;
+use locked::{LockUpdate, Pins};
 use tstore_tofu::module_lock;
 
 /// How deep module calls may nest before we assume a cycle.
@@ -114,339 +110,6 @@ pub struct ModuleOptions {
     /// ref reaches its locked commit (an outage) and no record exists, the lock's checksums
     /// alone decide, and the refs left unchecked are said.
     pub trust_lock: bool,
-}
-
-/// What happened to one module call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// `.terraform/modules/KEY` links to the store.
-    Link,
-    /// `.terraform/modules/KEY` is a private, writable copy.
-    Copy,
-    /// Read where it is (a local call, or a module inside its caller's install).
-    InPlace,
-}
-
-/// One module call, as `init --json` and `--explain` report it.
-#[derive(Clone, Debug, Serialize)]
-pub struct CallReport {
-    /// Module key (`a.b`).
-    pub key: String,
-    /// Source as written, as [`display_url`](crate::redact::display_url) shows it.
-    pub source: String,
-    /// `local`, `registry`, `git`, `http`, `file`.
-    pub kind: &'static str,
-    /// Selected registry version.
-    pub version: Option<String>,
-    /// `Dir` in modules.json.
-    pub dir: String,
-    /// Store package id (remote calls and modules inside them).
-    pub package: Option<String>,
-    /// What was done.
-    pub action: Action,
-    /// The module's read-only status.
-    pub read_only: ReadOnlyStatus,
-    /// Why.
-    pub reason: String,
-    /// For a private copy, the bytes of its files (what it costs without reflinks).
-    pub copy_bytes: Option<u64>,
-    /// Where the call is (`file:line`).
-    pub at: String,
-    /// A remote call's standing in the module lock file.
-    pub lock: Option<CallLock>,
-    /// Where a remote call's version or commit came from: `lock`, `constraint` (the newest
-    /// the call allows, or the ref it names) or `upgrade`.
-    pub selected_by: Option<&'static str>,
-}
-
-/// A remote call's standing in the module lock file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallLock {
-    /// Its entry pinned what was installed, and the package matched it.
-    Verified,
-    /// It had no entry; one was added.
-    Added,
-    /// Its entry was replaced (`-upgrade`, a changed source or constraint).
-    Changed,
-}
-
-/// The result of installing modules.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ModulesReport {
-    /// Every call, sorted by key.
-    pub calls: Vec<CallReport>,
-    /// Package ids fetched in this run.
-    pub fetched: Vec<String>,
-    /// Package ids found in the store.
-    pub reused: Vec<String>,
-    /// What happened to the module lock file.
-    pub lock_file: LockFileChange,
-}
-
-/// What the module install ignored and went on without, for the binary to say.
-#[derive(Clone, Debug)]
-pub enum ModuleWarning {
-    /// A package's `module-package.meta.hcl` is invalid: its statements are ignored (the
-    /// package is judged as one that makes none).
-    InvalidMeta {
-        /// The call that installs the package.
-        at: SourcePos,
-        /// Its key.
-        key: String,
-        /// The package id.
-        package: String,
-        /// What is wrong with the file.
-        error: String,
-    },
-    /// tstore's install state under `.terraform/modules` cannot be read: no earlier install
-    /// of tstore's is removed.
-    UnreadableInstallState {
-        /// Why.
-        error: String,
-    },
-    /// An entry of the install state that is not a module key tstore writes: ignored, never
-    /// followed.
-    ForeignStateEntry {
-        /// The state file.
-        state_file: PathBuf,
-        /// The entry's key.
-        key: String,
-    },
-    /// A directory tstore did not create filled a call's slot (terraform's copy of the
-    /// package) and held more than the package (files a module wrote there, edits): moved
-    /// aside, not deleted.
-    KeptForeignCopy {
-        /// The slot, `.terraform/modules/KEY`.
-        slot: PathBuf,
-        /// Where the directory is now.
-        kept_as: PathBuf,
-    },
-    /// A git call's ref moved on from the commit the lock pins and still reaches it: the
-    /// locked commit is installed. A tag (`tag`) should never move.
-    RefMovedOn {
-        /// The call.
-        key: String,
-        /// The repository.
-        repo: String,
-        /// The ref the call names.
-        reference: String,
-        /// The commit installed (the lock's).
-        locked: String,
-        /// The commit the ref names now.
-        tip: String,
-        /// Whether the ref is a tag.
-        tag: bool,
-    },
-    /// Whether a git call's ref reaches its locked commit was not checked: the remote could
-    /// not be asked, and the user trusts the lock (`TSTORE_TRUST_LOCK`).
-    RefUnchecked {
-        /// The call.
-        key: String,
-        /// The repository.
-        repo: String,
-        /// The ref the call names.
-        reference: String,
-        /// Why the remote could not be asked.
-        why: String,
-    },
-}
-
-/// The warning in words, as the binary prints it.
-impl std::fmt::Display for ModuleWarning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ModuleWarning::InvalidMeta {
-                at,
-                key,
-                package,
-                error,
-            } => write!(
-                f,
-                "{at}: module \"{key}\": ignoring invalid {META_FILE} of package {package}: {error}"
-            ),
-            ModuleWarning::UnreadableInstallState { error } => {
-                write!(f, "{error}; ignoring tstore's install state")
-            }
-            ModuleWarning::ForeignStateEntry { state_file, key } => write!(
-                f,
-                "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
-                state_file.display()
-            ),
-            ModuleWarning::RefMovedOn {
-                key,
-                repo,
-                reference,
-                locked,
-                tip,
-                tag,
-            } => {
-                let repo = crate::redact::display_url(repo);
-                if *tag {
-                    write!(
-                        f,
-                        "module \"{key}\": the tag {reference:?} of {repo} MOVED since the lock \
-                         was written: it named {locked}, it names {tip} now. Tags should never \
-                         move: the locked commit {locked}, which the tag's new commit descends \
-                         from, was installed. Find out who moved the tag; run `tstore init \
-                         -upgrade` only to take its new commit."
-                    )
-                } else {
-                    write!(
-                        f,
-                        "module \"{key}\": {reference:?} of {repo} moved on since the lock was \
-                         written (to {tip}); the locked commit {locked}, which it still reaches, \
-                         was installed. Run `tstore init -upgrade` to take the new commit."
-                    )
-                }
-            }
-            ModuleWarning::RefUnchecked {
-                key,
-                repo,
-                reference,
-                why,
-            } => write!(
-                f,
-                "module \"{key}\": not checked that {reference:?} of {} still reaches the locked \
-                 commit ({why}); installed on the lock's checksums alone (TSTORE_TRUST_LOCK)",
-                crate::redact::display_url(repo)
-            ),
-            ModuleWarning::KeptForeignCopy { slot, kept_as } => write!(
-                f,
-                "{} was not made by tstore and held files its package does not (written there \
-                 by the module, or edited): it was moved to {} instead of being replaced. Take \
-                 what you need from it, then delete it.",
-                slot.display(),
-                kept_as.display()
-            ),
-        }
-    }
-}
-
-/// One remote call of `tstore modules lock`.
-#[derive(Clone, Debug, Serialize)]
-pub struct LockedCall {
-    /// Module key (`a.b`).
-    pub key: String,
-    /// Its source, as the lock file writes it.
-    pub source: String,
-    /// Registry version, or git ref.
-    pub version: Option<String>,
-    /// Git commit.
-    pub commit: Option<String>,
-    /// Its standing in the lock file.
-    pub lock: CallLock,
-}
-
-/// The result of `tstore modules lock`.
-#[derive(Clone, Debug, Serialize)]
-pub struct ModuleLockReport {
-    /// Every remote call, sorted by key.
-    pub calls: Vec<LockedCall>,
-    /// Keys whose entries were dropped (calls no longer in the configuration).
-    pub removed: Vec<String>,
-    /// What happened to the lock file.
-    pub lock_file: LockFileChange,
-    /// Package ids fetched in this run.
-    pub fetched: Vec<String>,
-    /// Package ids found in the store.
-    pub reused: Vec<String>,
-}
-
-/// Why module installation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ModuleInstallError {
-    /// One call cannot be installed.
-    #[error(
-        "{at}: cannot install module \"{key}\" (source {:?})",
-        crate::redact::display_url(address)
-    )]
-    Call {
-        /// Where the call is.
-        at: SourcePos,
-        /// Its key.
-        key: String,
-        /// Its source as written (messages show it by
-        /// [`display_url`](crate::redact::display_url)).
-        address: String,
-        /// What went wrong.
-        #[source]
-        source: FetchError,
-    },
-    /// A module's configuration is invalid.
-    #[error(transparent)]
-    Config(#[from] config::ConfigError),
-    /// The root package's meta file is invalid.
-    #[error("{}: invalid {META_FILE}", path.display())]
-    Meta {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        #[source]
-        source: package_meta::MetaError,
-    },
-    /// The module lock file cannot be read.
-    #[error(transparent)]
-    Lock(#[from] module_lock::ModuleLockError),
-    /// `-lockfile=readonly` and the module lock file would change.
-    #[error(
-        "the module lock file {} would change ({}), and -lockfile=readonly forbids it",
-        module_lock::FILE_NAME,
-        changes.join("; ")
-    )]
-    LockReadonly {
-        /// What would change, per call.
-        changes: Vec<String>,
-    },
-    /// An upgrade names a call the configuration does not make.
-    #[error("the configuration has no module call \"{call}\" to upgrade")]
-    UnknownCall {
-        /// The call path as given.
-        call: String,
-    },
-    /// Writing `.terraform/modules` failed.
-    #[error("cannot update {}: {message}", path.display())]
-    Write {
-        /// The path.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
-}
-
-impl Diagnostic for ModuleInstallError {
-    fn hint(&self) -> Option<String> {
-        match self {
-            ModuleInstallError::Call { source, .. } => source.hint(),
-            ModuleInstallError::LockReadonly { .. } => Some(format!(
-                "run \"tstore init\" without -lockfile=readonly to record the changes, and \
-                 commit {}",
-                module_lock::FILE_NAME
-            )),
-            ModuleInstallError::UnknownCall { .. } => Some(format!(
-                "name a call as {} keys it: a module block's label, nested calls joined by \
-                 dots (\"vpc\", \"vpc.label\")",
-                module_lock::FILE_NAME
-            )),
-            ModuleInstallError::Config(_)
-            | ModuleInstallError::Meta { .. }
-            | ModuleInstallError::Lock(_)
-            | ModuleInstallError::Write { .. } => None,
-        }
-    }
-}
-
-/// An error and its sources on one line.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
 
 /// Install every module of the configuration at `opts.workdir.dir`, and keep its module lock
@@ -544,7 +207,7 @@ fn resolve(
     if let Some(unknown) = opts
         .upgrade_only
         .iter()
-        .find(|call| !tree.nodes.iter().any(|n| lock::within(&n.key, call)))
+        .find(|call| !tree.nodes.iter().any(|n| locked::within(&n.key, call)))
     {
         return Err(ModuleInstallError::UnknownCall {
             call: unknown.clone(),
@@ -572,6 +235,7 @@ fn sorted(mut ids: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tstore_tofu::config::SourcePos;
 
     #[test]
     fn a_failed_call_shows_its_source_without_credentials() {

@@ -1,20 +1,26 @@
-//! Provider installation: the three-phase flow of `tstore init` ([`init`](init())),
-//! `tstore providers lock` ([`lock`]) and the installation sources ([`sources`]).
+//! Provider installation: the three-phase flow of `tstore init`'s provider phase
+//! ([`install`](install())), `tstore providers lock` ([`lock_platforms`]) and the
+//! installation sources ([`sources`]).
 
 mod archives;
 mod error;
 mod fetch;
-mod init;
-pub(crate) mod lock;
+mod install;
+pub(crate) mod lock_platforms;
 mod obtain;
 mod report;
 pub(crate) mod sources;
 
 pub use self::archives::keep_source_archive;
-pub use self::error::*;
+pub use self::error::InstallError;
+pub(crate) use self::error::RemoteError;
 pub use self::fetch::{fetch_locked_providers, FetchedProvider};
-pub use self::init::*;
+pub use self::install::{display_name, install, ProviderOptions, LOCK_FILE_NAME};
+pub(crate) use self::install::{render, ObtainMode, Planned};
 pub use self::obtain::ingest_mirror_package;
-pub(crate) use self::obtain::*;
-pub use self::report::*;
+pub(crate) use self::obtain::{
+    auth_summary, download_and_ingest, join_hashes, obtain, record, reuse, ObtainContext,
+    Obtainment, ProviderRequest,
+};
+pub use self::report::{InitReport, Obtained, ProviderReport, RewrittenLockEntry};
 pub(crate) use crate::report::{Event, LockFileChange, Reporter};

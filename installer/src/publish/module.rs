@@ -9,7 +9,7 @@ use super::{package_zip, PushError, EMPTY_CONFIG_MEDIA_TYPE};
 use crate::net::oci::{OciClient, OciRepository, MANIFEST_MEDIA_TYPE, ZIP_LAYER_MEDIA_TYPE};
 
 /// `artifactType` of a module package's manifest (what `oci://` module sources read).
-pub(crate) const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
+pub(crate) use crate::modules::getters::oci::MODULE_ARTIFACT_TYPE;
 
 /// What a push did for one module package.
 #[derive(Clone, Debug, serde::Serialize)]

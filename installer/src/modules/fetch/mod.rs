@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
-use super::{archive, git, registry};
+use super::getters::{archive, git, registry};
 use crate::net::http::{HttpClient, Validators};
 use crate::net::NetworkSettings;
 use crate::redact::display_url;
@@ -393,8 +393,8 @@ impl Fetcher<'_> {
         }
         let tmp = self.tmpdir()?;
         let dest = tmp.path().join("checkout");
-        let commit =
-            super::git_cache::GitCache::new(self.store.git_cache_dir()?).checkout(&addr, &dest)?;
+        let commit = super::getters::git_cache::GitCache::new(self.store.git_cache_dir()?)
+            .checkout(&addr, &dest)?;
         let id = git_id(&addr.repo, &commit);
         let ingested = self
             .store
@@ -627,6 +627,8 @@ pub(super) fn package_id(kind: &str, url: &str, identity: &str) -> String {
     let digest = Sha256::digest(identity.as_bytes());
     format!("{kind}-{slug}-{}", &hex::encode(digest)[..20])
 }
+
+mod oci;
 
 #[cfg(test)]
 mod tests;

@@ -15,12 +15,13 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 use super::fetch::{
     bad_location, join_subdirs, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots,
 };
-use super::lock::{self, Pins};
+use super::getters::registry;
+use super::locked::{self, Pins};
 use super::package_meta::Meta;
 use super::tree::Node;
 use super::{
-    package_dirs, package_meta, registry, FetchError, ModuleInstallError, ModuleOptions,
-    ModuleWarning, MAX_DEPTH, MAX_MODULE_INSTANCES,
+    package_dirs, package_meta, FetchError, ModuleInstallError, ModuleOptions, ModuleWarning,
+    MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
 use crate::net::http::HttpClient;
 
@@ -288,15 +289,15 @@ impl<'a> Walker<'a> {
         // The package as fetched is what the lock pins: a later call of the same address
         // installs it without its dot entries, which must not make its entry depend on the
         // order of the calls.
-        let mut hashes = lock::package_hashes(self.store, &resolved.fetched)?;
+        let mut hashes = locked::package_hashes(self.store, &resolved.fetched)?;
         if let Some((entry, _)) = &pinned {
             // The store's memo of this version may predate the lock (the version was
             // published again, and the lock written from the new bytes elsewhere): a memo
             // whose package is not the one pinned is not believed; the registry is asked
             // once more, and what it serves now must match.
-            if lock::check(entry, &hashes, None).is_err() {
+            if locked::check(entry, &hashes, None).is_err() {
                 resolved = self.registry(m, &selection, true)?;
-                hashes = lock::package_hashes(self.store, &resolved.fetched)?;
+                hashes = locked::package_hashes(self.store, &resolved.fetched)?;
             }
         }
         let Resolved {
@@ -322,7 +323,7 @@ impl<'a> Walker<'a> {
         let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
         let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
         if let Some((entry, _)) = &pinned {
-            lock::check(entry, &hashes, None)?;
+            locked::check(entry, &hashes, None)?;
             // A verified entry keeps its hashes (a restored store may have dropped a `zh:`).
             hashes.extend(entry.hashes.iter().cloned());
         }
@@ -380,8 +381,8 @@ impl<'a> Walker<'a> {
             None => {
                 let fetched = self.fetch(package, 0)?;
                 if let (Getter::Git, Some(commit)) = (&package.getter, &fetched.commit) {
-                    let addr = crate::modules::git::GitAddress::parse(&package.url)?;
-                    crate::modules::reach::record_resolved(
+                    let addr = crate::modules::getters::git::GitAddress::parse(&package.url)?;
+                    crate::modules::getters::git_reach::record_resolved(
                         &addr,
                         commit,
                         self.opts.reach_records.as_deref(),
@@ -392,10 +393,10 @@ impl<'a> Walker<'a> {
         };
         let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
         let commit = fetched.commit.clone();
-        let mut hashes = lock::package_hashes(self.store, &fetched)?;
+        let mut hashes = locked::package_hashes(self.store, &fetched)?;
         let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
         if let Some(entry) = pinned {
-            lock::check(entry, &hashes, commit.as_deref())?;
+            locked::check(entry, &hashes, commit.as_deref())?;
             hashes.extend(entry.hashes.iter().cloned());
         }
         let selected_by = match (pinned, self.opts.workdir.upgrade) {

@@ -8,9 +8,10 @@ use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use super::Walker;
 use crate::modules::fetch::{FetchLog, Fetched};
-use crate::modules::lock::{self, Pins};
-use crate::modules::reach::Reach;
-use crate::modules::{git, registry, FetchError, ModuleWarning};
+use crate::modules::getters::git_reach::Reach;
+use crate::modules::getters::{git, registry};
+use crate::modules::locked::{self, Pins};
+use crate::modules::{FetchError, ModuleWarning};
 
 impl<'a> Walker<'a> {
     /// A registry call's source as the lock writes it, and what its entry pins: the locked
@@ -43,7 +44,7 @@ impl<'a> Walker<'a> {
         package: &RemotePackage,
         subdir: Option<&str>,
     ) -> Result<(String, Option<String>, Option<&'a ModuleLockEntry>), FetchError> {
-        let source = lock::lock_source(package, subdir);
+        let source = locked::lock_source(package, subdir);
         let reference = match package.getter {
             Getter::Git => git::GitAddress::parse(&package.url)?.reference,
             _ => None,
@@ -76,7 +77,7 @@ impl<'a> Walker<'a> {
             }
             (Getter::Http, _) => match self.fetcher().stored_archive(&package.url)? {
                 Some(f)
-                    if lock::package_hashes(self.store, &f)?
+                    if locked::package_hashes(self.store, &f)?
                         .iter()
                         .any(|h| entry.hashes.contains(h)) =>
                 {
@@ -108,8 +109,8 @@ impl Walker<'_> {
             return Ok(());
         };
         let addr = git::GitAddress::parse(&package.url)?;
-        let cache = crate::modules::git_cache::GitCache::new(self.store.git_cache_dir()?);
-        let reach = crate::modules::reach::check(
+        let cache = crate::modules::getters::git_cache::GitCache::new(self.store.git_cache_dir()?);
+        let reach = crate::modules::getters::git_reach::check(
             &addr,
             locked,
             &cache,

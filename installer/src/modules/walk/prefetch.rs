@@ -11,7 +11,7 @@ use tstore_tofu::version::ModuleVersionConstraints;
 
 use super::Walker;
 use crate::modules::fetch::{resolve_key, FetchLog, Fetched, Resolved};
-use crate::modules::registry;
+use crate::modules::getters::registry;
 use crate::report::Event;
 
 impl<'a> Walker<'a> {

@@ -9,7 +9,7 @@ use tstore_tofu::flavor::Flavor;
 use tstore_tofu::module_lock::ModuleLock;
 
 use super::{walk, ModuleTree};
-use crate::modules::lock::Pins;
+use crate::modules::locked::Pins;
 use crate::modules::test_repos::tagged_repository;
 use crate::modules::{ModuleInstallError, ModuleOptions};
 use crate::options::WorkdirOptions;

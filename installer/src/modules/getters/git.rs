@@ -6,7 +6,7 @@
 //! and it re-resolves branches and moved tags every init); a full commit id is taken as is.
 //! Only when the store lacks that commit's package is the repository cloned.
 
-use super::FetchError;
+use crate::modules::FetchError;
 use crate::redact::{display_url, scrub};
 use std::path::Path;
 use tstore_process::Command;

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::git::{self, GitAddress};
-use super::FetchError;
+use crate::modules::FetchError;
 use crate::redact::display_url;
 
 /// The directory of cached repositories.

@@ -90,7 +90,7 @@ pub(crate) enum ObtainMode {
 }
 
 /// Run the provider install for `opts.workdir.dir`.
-pub fn init(
+pub fn install(
     store: &Store,
     opts: &ProviderOptions,
     reporter: &dyn Reporter,

@@ -8,7 +8,7 @@
 //! extracted directory then goes through the store's directory ingest, which refuses symlinks
 //! leading out of the package. Zips go straight to the store's zip ingest.
 
-use super::FetchError;
+use crate::modules::FetchError;
 use std::io::Read;
 use std::path::{Component, Path};
 

@@ -10,19 +10,18 @@
 //! the package is then known by its layer's digest: a layer the store already holds is not
 //! downloaded. Everything fetched is checked against its digest.
 
-use super::fetch::{package_id, FetchLog, Fetched, Fetcher};
-use super::FetchError;
+use crate::modules::FetchError;
 use crate::net::oci::{
     display_reference, single_zip_layer, OciClient, OciRepository, MANIFEST_MEDIA_TYPE,
     ZIP_LAYER_MEDIA_TYPE,
 };
 
 /// `artifactType` of a module package's manifest.
-pub(super) const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
+pub(crate) const MODULE_ARTIFACT_TYPE: &str = "application/vnd.opentofu.modulepkg";
 
 /// An `oci://` package address: the repository and the tag or digest it names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct OciModuleAddress {
+pub(crate) struct OciModuleAddress {
     /// The repository.
     pub repository: OciRepository,
     /// A tag, or `sha256:HEX`.
@@ -31,7 +30,7 @@ pub(super) struct OciModuleAddress {
 
 impl OciModuleAddress {
     /// Parse `oci://REGISTRY/REPOSITORY[?tag=…|?digest=…]` (the subdirectory already cut).
-    pub(super) fn parse(url: &str) -> Result<OciModuleAddress, FetchError> {
+    pub(crate) fn parse(url: &str) -> Result<OciModuleAddress, FetchError> {
         let bad = |why: &str| {
             FetchError::Address(format!(
                 "invalid oci:// module source {:?}: {why}",
@@ -88,68 +87,46 @@ impl OciModuleAddress {
     }
 }
 
-impl Fetcher<'_> {
-    /// The module package an `oci://` address names: its manifest resolved (checked against
-    /// the digest when the address gives one), its zip layer from the store when the store
-    /// holds that digest's package, else downloaded, checked and ingested.
-    pub(super) fn fetch_oci(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, FetchError> {
-        let address = OciModuleAddress::parse(url)?;
-        let http = self
-            .http
-            .as_ref()
-            .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
-        let oci_err = |e: crate::net::oci::OciError| {
-            FetchError::Protocol(format!("{}: {e}", display_reference(url)))
-        };
-        let credentials = self
-            .network
-            .oci_logins()
-            .map_err(|e| FetchError::Protocol(e.to_string()))?;
-        let client = OciClient::new(http.clone(), credentials);
-        let repo = &address.repository;
-        let fetched = client.manifest(repo, &address.reference).map_err(oci_err)?;
-        let not_a_module = |why: String| {
-            FetchError::Package(format!(
-                "{} is not an OpenTofu module package: {why}",
-                display_reference(url)
-            ))
-        };
-        if fetched.media_type != MANIFEST_MEDIA_TYPE {
-            return Err(not_a_module(format!(
-                "it names a {}, not an image manifest",
-                fetched.media_type
-            )));
-        }
-        let manifest = OciClient::parse_manifest(&fetched, url).map_err(oci_err)?;
-        if let Some(kind) = manifest.artifact_type() {
-            if kind.to_string() != MODULE_ARTIFACT_TYPE {
-                return Err(not_a_module(format!("its artifactType is {kind}")));
-            }
-        }
-        let digest = single_zip_layer(&manifest).map_err(|n| {
-            not_a_module(format!(
-                "it has {n} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one"
-            ))
-        })?;
-        let id = package_id("oci", &repo.to_string(), &format!("oci\0{repo}\0{digest}"));
-        if self.known(&id)? {
-            log.reused.push(id.clone());
-            return self.fetched(&id);
-        }
-        let tmp = self.tmpdir()?;
-        let file = tmp.path().join("module.zip");
-        client
-            .download_blob(repo, &digest, &file, &|_, _| {})
-            .map_err(oci_err)?;
-        let archive = self.store.ingest_zip(&file).map_err(FetchError::from)?;
-        let f = self.commit(
-            &id,
-            &archive.ingested.tree,
-            vec![archive.ingested.h1, archive.zh],
-        )?;
-        log.fetched.push(id);
-        Ok(f)
+/// The digest of the one zip layer of the module package `address` names (`url`, as
+/// given, for messages): its manifest resolved, which must be an image manifest of
+/// OpenTofu's module artifact type (checked against the digest when the address gives one).
+pub(crate) fn module_layer(
+    client: &OciClient,
+    address: &OciModuleAddress,
+    url: &str,
+) -> Result<String, FetchError> {
+    let repo = &address.repository;
+    let fetched = client
+        .manifest(repo, &address.reference)
+        .map_err(|e| oci_error(url, e))?;
+    let not_a_module = |why: String| {
+        FetchError::Package(format!(
+            "{} is not an OpenTofu module package: {why}",
+            display_reference(url)
+        ))
+    };
+    if fetched.media_type != MANIFEST_MEDIA_TYPE {
+        return Err(not_a_module(format!(
+            "it names a {}, not an image manifest",
+            fetched.media_type
+        )));
     }
+    let manifest = OciClient::parse_manifest(&fetched, url).map_err(|e| oci_error(url, e))?;
+    if let Some(kind) = manifest.artifact_type() {
+        if kind.to_string() != MODULE_ARTIFACT_TYPE {
+            return Err(not_a_module(format!("its artifactType is {kind}")));
+        }
+    }
+    single_zip_layer(&manifest).map_err(|n| {
+        not_a_module(format!(
+            "it has {n} layers of type {ZIP_LAYER_MEDIA_TYPE}, not one"
+        ))
+    })
+}
+
+/// An OCI error about the package `url` names.
+pub(crate) fn oci_error(url: &str, e: crate::net::oci::OciError) -> FetchError {
+    FetchError::Protocol(format!("{}: {e}", display_reference(url)))
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 
 use super::git::{self, GitAddress, RefKind};
 use super::git_cache::{GitCache, Reached};
-use super::FetchError;
+use crate::modules::FetchError;
 
 /// How a locked commit's ref was found to reach it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub(crate) fn check(
                 locked,
             })
         }
-        Err(e) => return unchecked(super::chain(&e)),
+        Err(e) => return unchecked(crate::modules::chain(&e)),
     };
     let reach = if tip.eq_ignore_ascii_case(&locked) {
         Reach::Same
@@ -105,7 +105,7 @@ pub(crate) fn check(
                     tip,
                 })
             }
-            Err(e) => return unchecked(super::chain(&e)),
+            Err(e) => return unchecked(crate::modules::chain(&e)),
         }
     };
     if let Some(path) = records {

@@ -2,7 +2,7 @@
 //! `204` + `X-Terraform-Get` (or `200` + `{"location":…}`), as tofu's registry client reads
 //! them (<https://github.com/opentofu/opentofu/blob/main/internal/registry/client.go>).
 
-use super::FetchError;
+use crate::modules::FetchError;
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use crate::net::http::HttpClient;
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn download_without_location_is_shown_without_credentials() {
-        let base = crate::modules::archive::serve_once(
+        let base = crate::modules::getters::archive::serve_once(
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\
              Connection: close\r\n\r\nnothing",
         );

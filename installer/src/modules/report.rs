@@ -1,0 +1,249 @@
+//! What a module install reports: per call (its action, its package, the reason, its
+//! standing in the module lock), per package (fetched or reused), the warnings it went on
+//! without, and what `tstore modules lock` did. `init --json` serializes them as they are.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use tstore_tofu::config::SourcePos;
+
+use super::package_meta::{ReadOnlyStatus, META_FILE};
+use crate::report::LockFileChange;
+
+/// What happened to one module call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// `.terraform/modules/KEY` links to the store.
+    Link,
+    /// `.terraform/modules/KEY` is a private, writable copy.
+    Copy,
+    /// Read where it is (a local call, or a module inside its caller's install).
+    InPlace,
+}
+
+/// One module call, as `init --json` and `--explain` report it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CallReport {
+    /// Module key (`a.b`).
+    pub key: String,
+    /// Source as written, as [`display_url`](crate::redact::display_url) shows it.
+    pub source: String,
+    /// `local`, `registry`, `git`, `http`, `file`.
+    pub kind: &'static str,
+    /// Selected registry version.
+    pub version: Option<String>,
+    /// `Dir` in modules.json.
+    pub dir: String,
+    /// Store package id (remote calls and modules inside them).
+    pub package: Option<String>,
+    /// What was done.
+    pub action: Action,
+    /// The module's read-only status.
+    pub read_only: ReadOnlyStatus,
+    /// Why.
+    pub reason: String,
+    /// For a private copy, the bytes of its files (what it costs without reflinks).
+    pub copy_bytes: Option<u64>,
+    /// Where the call is (`file:line`).
+    pub at: String,
+    /// A remote call's standing in the module lock file.
+    pub lock: Option<CallLock>,
+    /// Where a remote call's version or commit came from: `lock`, `constraint` (the newest
+    /// the call allows, or the ref it names) or `upgrade`.
+    pub selected_by: Option<&'static str>,
+}
+
+/// A remote call's standing in the module lock file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallLock {
+    /// Its entry pinned what was installed, and the package matched it.
+    Verified,
+    /// It had no entry; one was added.
+    Added,
+    /// Its entry was replaced (`-upgrade`, a changed source or constraint).
+    Changed,
+}
+
+/// The result of installing modules.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ModulesReport {
+    /// Every call, sorted by key.
+    pub calls: Vec<CallReport>,
+    /// Package ids fetched in this run.
+    pub fetched: Vec<String>,
+    /// Package ids found in the store.
+    pub reused: Vec<String>,
+    /// What happened to the module lock file.
+    pub lock_file: LockFileChange,
+}
+
+/// What the module install ignored and went on without, for the binary to say.
+#[derive(Clone, Debug)]
+pub enum ModuleWarning {
+    /// A package's `module-package.meta.hcl` is invalid: its statements are ignored (the
+    /// package is judged as one that makes none).
+    InvalidMeta {
+        /// The call that installs the package.
+        at: SourcePos,
+        /// Its key.
+        key: String,
+        /// The package id.
+        package: String,
+        /// What is wrong with the file.
+        error: String,
+    },
+    /// tstore's install state under `.terraform/modules` cannot be read: no earlier install
+    /// of tstore's is removed.
+    UnreadableInstallState {
+        /// Why.
+        error: String,
+    },
+    /// An entry of the install state that is not a module key tstore writes: ignored, never
+    /// followed.
+    ForeignStateEntry {
+        /// The state file.
+        state_file: PathBuf,
+        /// The entry's key.
+        key: String,
+    },
+    /// A directory tstore did not create filled a call's slot (terraform's copy of the
+    /// package) and held more than the package (files a module wrote there, edits): moved
+    /// aside, not deleted.
+    KeptForeignCopy {
+        /// The slot, `.terraform/modules/KEY`.
+        slot: PathBuf,
+        /// Where the directory is now.
+        kept_as: PathBuf,
+    },
+    /// A git call's ref moved on from the commit the lock pins and still reaches it: the
+    /// locked commit is installed. A tag (`tag`) should never move.
+    RefMovedOn {
+        /// The call.
+        key: String,
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The commit installed (the lock's).
+        locked: String,
+        /// The commit the ref names now.
+        tip: String,
+        /// Whether the ref is a tag.
+        tag: bool,
+    },
+    /// Whether a git call's ref reaches its locked commit was not checked: the remote could
+    /// not be asked, and the user trusts the lock (`TSTORE_TRUST_LOCK`).
+    RefUnchecked {
+        /// The call.
+        key: String,
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// Why the remote could not be asked.
+        why: String,
+    },
+}
+
+/// The warning in words, as the binary prints it.
+impl std::fmt::Display for ModuleWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModuleWarning::InvalidMeta {
+                at,
+                key,
+                package,
+                error,
+            } => write!(
+                f,
+                "{at}: module \"{key}\": ignoring invalid {META_FILE} of package {package}: {error}"
+            ),
+            ModuleWarning::UnreadableInstallState { error } => {
+                write!(f, "{error}; ignoring tstore's install state")
+            }
+            ModuleWarning::ForeignStateEntry { state_file, key } => write!(
+                f,
+                "{}: ignoring the entry {key:?}, which is not a module key tstore writes",
+                state_file.display()
+            ),
+            ModuleWarning::RefMovedOn {
+                key,
+                repo,
+                reference,
+                locked,
+                tip,
+                tag,
+            } => {
+                let repo = crate::redact::display_url(repo);
+                if *tag {
+                    write!(
+                        f,
+                        "module \"{key}\": the tag {reference:?} of {repo} MOVED since the lock \
+                         was written: it named {locked}, it names {tip} now. Tags should never \
+                         move: the locked commit {locked}, which the tag's new commit descends \
+                         from, was installed. Find out who moved the tag; run `tstore init \
+                         -upgrade` only to take its new commit."
+                    )
+                } else {
+                    write!(
+                        f,
+                        "module \"{key}\": {reference:?} of {repo} moved on since the lock was \
+                         written (to {tip}); the locked commit {locked}, which it still reaches, \
+                         was installed. Run `tstore init -upgrade` to take the new commit."
+                    )
+                }
+            }
+            ModuleWarning::RefUnchecked {
+                key,
+                repo,
+                reference,
+                why,
+            } => write!(
+                f,
+                "module \"{key}\": not checked that {reference:?} of {} still reaches the locked \
+                 commit ({why}); installed on the lock's checksums alone (TSTORE_TRUST_LOCK)",
+                crate::redact::display_url(repo)
+            ),
+            ModuleWarning::KeptForeignCopy { slot, kept_as } => write!(
+                f,
+                "{} was not made by tstore and held files its package does not (written there \
+                 by the module, or edited): it was moved to {} instead of being replaced. Take \
+                 what you need from it, then delete it.",
+                slot.display(),
+                kept_as.display()
+            ),
+        }
+    }
+}
+
+/// One remote call of `tstore modules lock`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockedCall {
+    /// Module key (`a.b`).
+    pub key: String,
+    /// Its source, as the lock file writes it.
+    pub source: String,
+    /// Registry version, or git ref.
+    pub version: Option<String>,
+    /// Git commit.
+    pub commit: Option<String>,
+    /// Its standing in the lock file.
+    pub lock: CallLock,
+}
+
+/// The result of `tstore modules lock`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModuleLockReport {
+    /// Every remote call, sorted by key.
+    pub calls: Vec<LockedCall>,
+    /// Keys whose entries were dropped (calls no longer in the configuration).
+    pub removed: Vec<String>,
+    /// What happened to the lock file.
+    pub lock_file: LockFileChange,
+    /// Package ids fetched in this run.
+    pub fetched: Vec<String>,
+    /// Package ids found in the store.
+    pub reused: Vec<String>,
+}
