@@ -64,6 +64,3 @@ pub use crate::redact::display_url as redacted_url;
 pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::{interrupt, plugin_path};
-/// What an error tells the person who ran the command (summary, detail, hint); every
-/// public error of this crate that has more to say than its message implements it.
-pub use tstore_store::Diagnostic;

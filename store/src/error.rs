@@ -9,9 +9,9 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::diagnostic::Diagnostic;
 use crate::package::PackageKey;
 use crate::tree::TreeId;
+use tstore_diagnostic::Diagnostic;
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]

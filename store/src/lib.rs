@@ -71,7 +71,6 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
-mod diagnostic;
 mod error;
 mod fingerprint;
 mod freshness;
@@ -98,7 +97,6 @@ mod verify;
 mod view;
 
 pub use blob::BlobId;
-pub use diagnostic::Diagnostic;
 pub use error::{HostileReason, StoreError};
 pub use fingerprint::SourceFingerprint;
 pub use freshness::{Freshness, Reverified};

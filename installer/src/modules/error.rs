@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use tstore_tofu::config::{self, SourcePos};
 use tstore_tofu::module_lock;
 
-use tstore_store::{Diagnostic, StoreError};
+use tstore_diagnostic::Diagnostic;
+use tstore_store::StoreError;
 
 use super::package_meta::{self, META_FILE};
 use crate::net::discovery::DiscoveryError;

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use tstore_store::{Diagnostic, StoreError};
+use tstore_diagnostic::Diagnostic;
+use tstore_store::StoreError;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::config::tree::ModuleTreeError;
 use tstore_tofu::lockfile::LockFileError;

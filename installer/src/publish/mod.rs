@@ -61,7 +61,7 @@ mod selection;
 #[cfg(test)]
 mod tests;
 
-use tstore_store::Diagnostic;
+use tstore_diagnostic::Diagnostic;
 use tstore_tofu::cliconfig::RepositoryTemplateError;
 
 use crate::net::oci::{OciClient, OciError};

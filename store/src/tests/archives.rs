@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{key, v2_files, write_zip, Fixture, Z};
 use crate::*;
+use tstore_diagnostic::Diagnostic as _;
 
 const V2_H1: &str = "h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=";
 const V3_H1_ZIP: &str = "h1:7ot6ByVSVHrC4ZngFjGA3WZw12dZSuA4qgCzzWy0xqs=";

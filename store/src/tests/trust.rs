@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{key, Fixture};
 use crate::*;
+use tstore_diagnostic::Diagnostic as _;
 
 /// A store at `<fixture>/store` with the provider `good` (h1 and a zh recorded), an
 /// ingested-and-committed `evil` provider, and a module package; and the machine key

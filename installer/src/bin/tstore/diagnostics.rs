@@ -6,8 +6,10 @@
 use std::error::Error;
 use std::io::Write;
 
-use tstore_installer::{Diagnostic, InstallError, ModuleInstallError, PushError};
+use tstore_diagnostic::Diagnostic;
+use tstore_installer::{InstallError, ModuleInstallError, PushError};
 use tstore_store::StoreError;
+use tstore_tofu::config::ConfigError;
 
 use crate::cli::UsageError;
 
@@ -131,6 +133,9 @@ fn diagnostic<'a>(e: &'a (dyn Error + 'static)) -> Option<&'a dyn Diagnostic> {
         return Some(e);
     }
     if let Some(e) = e.downcast_ref::<PushError>() {
+        return Some(e);
+    }
+    if let Some(e) = e.downcast_ref::<ConfigError>() {
         return Some(e);
     }
     None

@@ -80,6 +80,10 @@ pub enum ConfigError {
     },
 }
 
+/// A configuration error is its own summary (the position and tofu's words), with no
+/// detail or hint of its own: an install error that wraps it heads the report.
+impl tstore_diagnostic::Diagnostic for ConfigError {}
+
 /// A `module "NAME" { source = ..., version = ... }` call.
 #[derive(Clone, Debug)]
 pub struct ModuleCall {

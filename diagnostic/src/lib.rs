@@ -1,6 +1,7 @@
 //! What an error tells the person who ran the command, in the parts tofu's diagnostics
-//! have. The trait lives in the crate at the bottom of the dependency graph, so that every
-//! library error can implement it.
+//! have. The trait is a crate of its own at the bottom of the dependency graph, below the
+//! store (`tstore-store`) and the language (`tstore-tofu`), so that every library's errors
+//! can implement it and the binary renders all of them one way.
 
 /// An error as tofu shows one: `Error: SUMMARY`, a blank line and the detail, then a hint
 /// when there is an obvious next step.
