@@ -158,7 +158,7 @@ fn modules_state(dir: &Path) -> (Vec<String>, BTreeMap<String, Vec<u8>>) {
         }
         let root = dir.join(module_dir);
         // A git clone's `.git` is not part of the package: tstore stores the checked-out
-        // tree only (a deliberate difference, ARCHITECTURE.md).
+        // tree only (a deliberate difference, docs/decisions.md).
         for f in walkdir::WalkDir::new(&root)
             .follow_links(true)
             .into_iter()

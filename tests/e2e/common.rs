@@ -31,7 +31,8 @@ pub(crate) fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
 pub(crate) fn json(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
-            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            "stdout is not JSON ({e}) status {:?}:\n{}\nstderr:\n{}",
+            output.status,
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         )

@@ -658,7 +658,7 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     let count = fs_err::read_dir(env.mount.join("modules")).unwrap().count();
     assert_eq!(count, ids.len(), "the mount's modules/ lists them once");
 
-    // Nothing is downloaded twice (ARCHITECTURE.md, Decisions, "Module packages").
+    // Nothing is downloaded twice (docs/decisions.md, "Module packages").
     let log = reg.server.requests();
     let answers = |path: &str| -> Vec<u16> {
         log[before..]
@@ -771,7 +771,7 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     run_ok(tstore(&env, None).args(["store", "verify"]));
 }
 
-/// A plain archive URL is revalidated, not trusted (ARCHITECTURE.md, "Module packages"):
+/// A plain archive URL is revalidated, not trusted (docs/decisions.md, "Module packages"):
 /// after the first download each init sends a conditional GET (`If-None-Match`); `304`
 /// reuses the stored package, and new bytes at the same URL (a new `ETag`, `200`) are
 /// downloaded and ingested as a new package, which the call then uses.

@@ -177,16 +177,20 @@ fn the_readmes_completion_and_man_page_commands_run_in_a_new_home() {
     }
 }
 
-/// README's table of the rules that follow the tool version is the one the code has.
+/// The reference's table of the rules that follow the tool version
+/// (docs/reference/flavor-and-tool-version.md) is the one the code has.
 #[test]
 fn the_tool_version_table_is_the_rules_in_code() {
-    let readme =
-        fs_err::read_to_string(tstore_test_support::workspace_root().join("README.md")).unwrap();
-    let start = readme.find("<!-- tool-version-rules -->\n").unwrap() + 28;
-    let end = readme.find("<!-- /tool-version-rules -->").unwrap();
+    let doc = fs_err::read_to_string(
+        tstore_test_support::workspace_root().join("docs/reference/flavor-and-tool-version.md"),
+    )
+    .unwrap();
+    let start = doc.find("<!-- tool-version-rules -->\n").unwrap() + 28;
+    let end = doc.find("<!-- /tool-version-rules -->").unwrap();
     assert_eq!(
-        &readme[start..end],
+        &doc[start..end],
         tstore_tofu::tool_version::rules_table(),
-        "README.md's table differs from tool_version::rules(): paste the rules_table() output"
+        "docs/reference/flavor-and-tool-version.md's table differs from tool_version::rules(): \
+         paste the rules_table() output"
     );
 }

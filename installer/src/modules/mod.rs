@@ -41,7 +41,7 @@
 //! version)` is immutable, so its download endpoint and location are skipped (the version
 //! listing is still read); a plain archive URL is revalidated with a conditional GET
 //! (`ETag`/`Last-Modified`) and reused on `304`; git refs are re-resolved with `ls-remote`
-//! every init, because tags move. See ARCHITECTURE.md, Decisions, "Module packages".
+//! every init, because tags move. See docs/decisions.md, "Module packages".
 
 mod apply;
 mod decide;

@@ -66,7 +66,7 @@ pub(crate) struct Planned {
     pub(crate) hashes: Vec<HashRecord>,
     /// What goes into the lock file: the installed directory's `h1:` plus the hashes the
     /// lock rule of OpenTofu's hash-disposition RFC adds (registry-reported `zh:` lines, the
-    /// `zh:` of a zip verified from a mirror; ARCHITECTURE.md, Decisions, "The lock gets
+    /// `zh:` of a zip verified from a mirror; docs/decisions.md, "The lock gets
     /// the union").
     pub(crate) lock_hashes: BTreeSet<String>,
     /// The source path and fingerprint to memoize (filesystem mirrors).

@@ -106,7 +106,7 @@ impl ToolVersion {
 /// it (`Some((0, 0, 0))`: every release; `None`: none).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
-    /// What the releases that follow the rule do, for people (README's table).
+    /// What the releases that follow the rule do, for people (the reference's table, docs/reference/flavor-and-tool-version.md).
     pub what: &'static str,
     /// The first Terraform release that follows it.
     pub terraform: Option<(u64, u64, u64)>,
@@ -251,7 +251,7 @@ pub fn rules() -> Vec<&'static Rule> {
     .collect()
 }
 
-/// README's table of the version-dependent rules (Markdown), made from [`rules`].
+/// The reference's table of the version-dependent rules (docs/reference/flavor-and-tool-version.md) (Markdown), made from [`rules`].
 pub fn rules_table() -> String {
     let since = |v: Option<(u64, u64, u64)>| match v {
         Some((0, 0, 0)) => "every release".to_owned(),

@@ -73,7 +73,7 @@ pub(crate) fn from_store_by_lock(
         provider: display,
         version: &version,
     });
-    // The hash-disposition RFC's lock union (ARCHITECTURE.md, Decisions, "The lock gets
+    // The hash-disposition RFC's lock union (docs/decisions.md, "The lock gets
     // the union"), as the source that brought the package recorded it: hashes
     // reported by its registry, and archive hashes verified locally; plus the directory h1.
     let mut lock_hashes: BTreeSet<String> = package

@@ -34,8 +34,8 @@ pub(crate) fn obtain_fs(
         .map(|r| r.hash.clone())
         .expect("ingest records the directory h1 first");
     // Lock rule of OpenTofu's hash-disposition RFC: a packed mirror also records the zh: of
-    // the zip it verified (terraform 1.0.3 records only the h1:; see ARCHITECTURE.md,
-    // Decisions, "The lock gets the union").
+    // the zip it verified (terraform 1.0.3 records only the h1:; see
+    // docs/decisions.md, "The lock gets the union").
     let lock_extra = hashes
         .iter()
         .filter(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)

@@ -37,7 +37,8 @@ pub(crate) struct Cli {
     /// tool on PATH, else the newest release tstore knows)
     ///
     /// `required_version` is checked against it and the rules that changed between releases
-    /// follow it (README lists them); naming a tool also sets the flavor. The version of the
+    /// follow it (docs/reference/flavor-and-tool-version.md lists them); naming a tool also
+    /// sets the flavor. The version of the
     /// tool on PATH is its `version -json`, asked once per binary.
     #[arg(
         long,
