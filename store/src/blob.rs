@@ -66,6 +66,23 @@ impl serde::Serialize for BlobId {
     }
 }
 
+impl Layout {
+    /// `blobs-v1/ab/<rest>`: the primary file of a blob.
+    pub(crate) fn blob_path(&self, id: &BlobId) -> PathBuf {
+        let hex = id.to_string();
+        self.blobs.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// The twin of a blob with the other mode: `<rest>.x` (0555) or `<rest>.r` (0444).
+    pub(crate) fn blob_twin_path(&self, id: &BlobId, exec: bool) -> PathBuf {
+        let hex = id.to_string();
+        let suffix = if exec { "x" } else { "r" };
+        self.blobs
+            .join(&hex[..2])
+            .join(format!("{}.{suffix}", &hex[2..]))
+    }
+}
+
 /// Parse exactly 64 lowercase hex digits.
 pub(crate) fn parse_hex32(s: &str) -> Option<[u8; 32]> {
     if s.len() != 64 || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {

@@ -9,8 +9,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::package::PackageKey;
-use crate::tree::TreeId;
+use crate::ids::{PackageKey, TreeId};
 use tstore_diagnostic::Diagnostic;
 
 /// Everything that can go wrong in the store.

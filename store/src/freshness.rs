@@ -34,9 +34,9 @@ use std::collections::HashMap;
 
 use crate::blob::{hash_file, hash_file_both, BlobId};
 use crate::hash::Hash;
+use crate::ids::PackageKey;
 use crate::index::{package_keys, query_vec};
 use crate::layout::Layout;
-use crate::package::PackageKey;
 use crate::tree::{EntryKind, Tree};
 use crate::view::{check_view, remove_view};
 use crate::{Result, Store, StoreError};

@@ -43,10 +43,10 @@ use std::time::{Duration, Instant};
 use rusqlite::Transaction;
 
 use crate::blob::{exists, BlobId};
+use crate::blob_files::blob_file_id;
+use crate::ids::PackageKey;
 use crate::index::{now, package_keys, query_vec, IndexOp};
-use crate::layout::blob_file_id;
 use crate::lock::{assert_exclusive, StoreLock};
-use crate::package::PackageKey;
 use crate::view::remove_view;
 use crate::{Result, Store, StoreError};
 

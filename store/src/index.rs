@@ -20,7 +20,7 @@ use fs_err::os::unix::fs::OpenOptionsExt as _;
 
 use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior};
 
-use crate::package::PackageKey;
+use crate::ids::PackageKey;
 use crate::{Result, StoreError};
 
 /// Schema migrations; `user_version` = number applied.

@@ -71,6 +71,7 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+mod blob_files;
 mod error;
 mod fingerprint;
 mod freshness;
@@ -78,6 +79,7 @@ mod gc;
 mod gc_check;
 mod hash;
 mod hashing_copy;
+mod ids;
 mod index;
 mod ingest;
 mod layout;
@@ -102,18 +104,19 @@ pub use fingerprint::SourceFingerprint;
 pub use freshness::{Freshness, Reverified};
 pub use gc::{GcOptions, GcReport, Leftovers};
 pub use hash::{h1_of_files, h1_of_zip_names, Hash, NewlineInName};
+pub use ids::{PackageKey, TreeId};
 pub use ingest::{Ingested, IngestedArchive, IngestedModule, Limits};
 pub use lock::{LockMode, StoreLock};
 pub use marker::{identify_store, NotAStore};
 pub use module_sources::ModuleSourceMemo;
-pub use package::{Disposition, HashRecord, Package, PackageKey};
+pub use package::{Disposition, HashRecord, Package};
 pub use read::PackageChange;
 pub use rebuild::{IndexHealth, RebuiltIndex, SkippedView};
 pub use repair::{QuarantinedBlob, QuarantinedPackage, RepairReport};
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{DiskUsage, SourceMemo, Store};
 pub use temp::{remove_own_temps, temp_prefix};
-pub use tree::{EntryKind, Tree, TreeEntry, TreeId};
+pub use tree::{EntryKind, Tree, TreeEntry};
 pub use trust::AdoptReport;
 pub use verify::{BadClaim, BadView, CorruptBlob, MissingBlob, VerifyReport};
 pub use view::LinkMode;

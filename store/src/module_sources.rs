@@ -14,8 +14,8 @@
 
 use rusqlite::OptionalExtension as _;
 
+use crate::ids::PackageKey;
 use crate::index::{now, package_id};
-use crate::package::PackageKey;
 use crate::{Result, Store};
 
 /// What a module source resolved to when it was last fetched.

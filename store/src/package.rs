@@ -4,13 +4,11 @@
 //! addresses before it asks. The store only checks that each name segment can safely be a path
 //! component of the view.
 
-use std::fmt;
 use std::path::PathBuf;
 
-use serde::ser::SerializeStruct as _;
-
 use crate::hash::Hash;
-use crate::tree::TreeId;
+use crate::ids::PackageKey;
+use crate::ids::TreeId;
 use crate::{Result, StoreError};
 
 /// How a hash came to be trusted (its "disposition", as OpenTofu calls it: `HashDisposition`
@@ -71,27 +69,6 @@ pub(crate) fn merge_hash_records(records: impl IntoIterator<Item = HashRecord>) 
         .collect()
 }
 
-/// Identity of a package: a provider for one platform, or a module package.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum PackageKey {
-    /// A provider package for one platform.
-    Provider {
-        /// `host/namespace/type`, already normalized by the caller.
-        addr: String,
-        /// The version, e.g. `2.1.2`.
-        version: String,
-        /// `os_arch`, e.g. `linux_amd64`.
-        platform: String,
-    },
-    /// A module package: what one fetch yields (a repository at a commit, an
-    /// extracted archive). The id is chosen by the installer from the normalized source and
-    /// the resolved commit or content hash; it must be one path segment.
-    Module {
-        /// Filesystem-safe id, e.g. `git-repo-3fbb99d1be85-<blake3 prefix>`.
-        id: String,
-    },
-}
-
 fn check_segment(key: &PackageKey, what: &str, s: &str) -> Result<()> {
     let reason = if s.is_empty() {
         Some("is empty")
@@ -114,56 +91,6 @@ fn check_segment(key: &PackageKey, what: &str, s: &str) -> Result<()> {
 }
 
 impl PackageKey {
-    /// A provider key.
-    pub fn provider(
-        addr: impl Into<String>,
-        version: impl Into<String>,
-        platform: impl Into<String>,
-    ) -> PackageKey {
-        PackageKey::Provider {
-            addr: addr.into(),
-            version: version.into(),
-            platform: platform.into(),
-        }
-    }
-
-    /// A module package key.
-    pub fn module(id: impl Into<String>) -> PackageKey {
-        PackageKey::Module { id: id.into() }
-    }
-
-    /// The kind as stored in the index and in JSON: `"provider"` or `"module"`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            PackageKey::Provider { .. } => "provider",
-            PackageKey::Module { .. } => "module",
-        }
-    }
-
-    /// The name (provider address, or module package id).
-    pub fn name(&self) -> &str {
-        match self {
-            PackageKey::Provider { addr, .. } => addr,
-            PackageKey::Module { id } => id,
-        }
-    }
-
-    /// The version (empty for modules: the id already names the content).
-    pub fn version(&self) -> &str {
-        match self {
-            PackageKey::Provider { version, .. } => version,
-            PackageKey::Module { .. } => "",
-        }
-    }
-
-    /// The platform (`os_arch`; empty for modules).
-    pub fn platform(&self) -> &str {
-        match self {
-            PackageKey::Provider { platform, .. } => platform,
-            PackageKey::Module { .. } => "",
-        }
-    }
-
     /// Rebuild a key from its index columns.
     pub(crate) fn from_columns(
         kind: &str,
@@ -217,31 +144,6 @@ impl PackageKey {
                 Ok(PathBuf::from("modules").join(id))
             }
         }
-    }
-}
-
-impl fmt::Display for PackageKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PackageKey::Provider {
-                addr,
-                version,
-                platform,
-            } => write!(f, "provider {addr} {version} ({platform})"),
-            PackageKey::Module { id } => write!(f, "module package {id}"),
-        }
-    }
-}
-
-/// Serialized as the fields `kind`, `name`, `version`, `platform`.
-impl serde::Serialize for PackageKey {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("PackageKey", 4)?;
-        s.serialize_field("kind", self.kind())?;
-        s.serialize_field("name", self.name())?;
-        s.serialize_field("version", self.version())?;
-        s.serialize_field("platform", self.platform())?;
-        s.end()
     }
 }
 

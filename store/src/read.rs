@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use crate::blob::BlobId;
+use crate::ids::PackageKey;
+use crate::ids::TreeId;
 use crate::index::{query_vec, tree_row};
-use crate::package::PackageKey;
-use crate::tree::{Tree, TreeId};
+use crate::tree::Tree;
 use crate::{Result, Store, StoreError};
 
 /// A change to the package list: a package and its tree now (`None`: removed).

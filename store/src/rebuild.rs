@@ -33,10 +33,10 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use crate::blob::{hash_file, BlobId};
+use crate::ids::PackageKey;
 use crate::index::{now, query_vec, Index};
 use crate::layout::Layout;
 use crate::lock::StoreLock;
-use crate::package::PackageKey;
 use crate::roots::package_of_view_relpath;
 use crate::tree::{EntryKind, Tree, TreeEntry};
 use crate::view::Linker;

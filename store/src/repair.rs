@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 
 use crate::blob::{exists, BlobId};
 use crate::hash::Hash;
+use crate::ids::PackageKey;
 use crate::index::query_vec;
 use crate::lock::{assert_exclusive, StoreLock};
-use crate::package::PackageKey;
 use crate::tree::{EntryKind, Tree};
 use crate::verify::BadClaim;
 use crate::view::remove_view;

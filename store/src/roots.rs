@@ -20,9 +20,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::ids::PackageKey;
 use crate::index::{now, package_id, query_vec};
 use crate::lock::StoreLock;
-use crate::package::PackageKey;
 use crate::{Result, Store, StoreError};
 
 /// A symlink of a working directory into the store.

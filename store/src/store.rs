@@ -10,12 +10,14 @@ use rusqlite::OptionalExtension as _;
 use crate::blob::exists;
 use crate::fingerprint::SourceFingerprint;
 use crate::hash::Hash;
+use crate::ids::PackageKey;
+use crate::ids::TreeId;
 use crate::index::{now, package_keys, query_vec, tree_row, Index};
 use crate::ingest::{source_key, Limits};
 use crate::layout::Layout;
 use crate::lock::{assert_exclusive, StoreLock};
-use crate::package::{merge_hash_records, Disposition, HashRecord, Package, PackageKey};
-use crate::tree::{Tree, TreeId};
+use crate::package::{merge_hash_records, Disposition, HashRecord, Package};
+use crate::tree::Tree;
 use crate::view::{check_view, materialize, remove_view, LinkMode, Linker};
 use crate::{Result, StoreError};
 
@@ -65,7 +67,7 @@ pub struct Store {
     pub(crate) trust: crate::trust::Trust,
     /// Packages this handle found fresh ([`Store::trusted_package`]): their files are
     /// stat'ed once per process, not once per call that installs them.
-    pub(crate) found_fresh: Mutex<std::collections::HashSet<crate::package::PackageKey>>,
+    pub(crate) found_fresh: Mutex<std::collections::HashSet<crate::ids::PackageKey>>,
 }
 
 impl Store {

@@ -16,29 +16,13 @@
 //! bytes and so the same [`TreeId`].
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::fmt;
 use std::str::FromStr;
 
 use crate::blob::{parse_hex32, BlobId};
 use crate::error::HostileReason;
 use crate::hash::{h1_of_files, Hash};
+use crate::ids::TreeId;
 use crate::{Result, StoreError};
-
-/// BLAKE3 of a tree's canonical encoding; `Display`/`FromStr` use 64 lowercase hex digits.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TreeId(pub(crate) [u8; 32]);
-
-impl fmt::Display for TreeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&hex::encode(self.0))
-    }
-}
-
-impl fmt::Debug for TreeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TreeId({self})")
-    }
-}
 
 impl FromStr for TreeId {
     type Err = StoreError;
@@ -49,12 +33,6 @@ impl FromStr for TreeId {
                 what: "tree",
                 input: s.to_owned(),
             })
-    }
-}
-
-impl serde::Serialize for TreeId {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
     }
 }
 

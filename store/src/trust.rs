@@ -50,8 +50,8 @@ use std::sync::Mutex;
 use fs_err::os::unix::fs::OpenOptionsExt as _;
 use rusqlite::OptionalExtension as _;
 
+use crate::ids::PackageKey;
 use crate::index::now;
-use crate::package::PackageKey;
 use crate::repair::{QuarantinedBlob, QuarantinedPackage};
 use crate::{Result, Store, StoreError};
 

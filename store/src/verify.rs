@@ -12,9 +12,10 @@ use std::path::PathBuf;
 
 use crate::blob::{exists, BlobId};
 use crate::hash::Hash;
+use crate::ids::PackageKey;
+use crate::ids::TreeId;
 use crate::index::query_vec;
-use crate::package::PackageKey;
-use crate::tree::{Tree, TreeId};
+use crate::tree::Tree;
 use crate::view::check_view;
 use crate::{Result, Store};
 

@@ -16,8 +16,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::lockfile::LockFile;
-
 /// The tool whose behaviour tstore reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Flavor {
@@ -162,65 +160,6 @@ impl FlavorChoice {
     }
 }
 
-/// What the existing lock file at `path` says about the tool that wrote it: its header
-/// (`# This file is maintained automatically by "terraform init".` or `"tofu init"`),
-/// else its providers' hosts when all of them that are a default registry host are the
-/// same one. `None` when there is no such file, it cannot be read, or it says neither
-/// (a file that cannot be parsed is reported by the install that reads it, not here).
-pub fn from_lock_file(path: &Path) -> Option<FlavorChoice> {
-    let text = crate::read::read_capped(path, crate::read::MAX_LOCK_FILE).ok()?;
-    let header_line = text.lines().take_while(|l| {
-        let t = l.trim_start();
-        t.starts_with('#') || t.starts_with("//")
-    });
-    for line in header_line {
-        for flavor in [Flavor::Tofu, Flavor::Terraform] {
-            if line.contains(&format!(
-                "maintained automatically by \"{}\"",
-                flavor.init_command()
-            )) {
-                return Some(FlavorChoice {
-                    flavor,
-                    decided_by: DecidedBy::LockFileHeader(path.to_owned()),
-                });
-            }
-        }
-    }
-    let lock = LockFile::parse(&text, &path.display().to_string()).ok()?;
-    let mut hosts = [Flavor::Tofu, Flavor::Terraform].into_iter().filter(|f| {
-        lock.providers
-            .keys()
-            .any(|a| a.host == f.default_registry_host())
-    });
-    match (hosts.next(), hosts.next()) {
-        (Some(flavor), None) => Some(FlavorChoice {
-            flavor,
-            decided_by: DecidedBy::LockFileHosts(path.to_owned()),
-        }),
-        _ => None,
-    }
-}
-
-/// What the existing module lock file at `path` says about the tool that wrote it: the
-/// flavor whose default registry host every entry naming a default host names (a module
-/// from the default registry is locked as `HOST/NS/NAME/SYSTEM`). `None` when there is no
-/// such file, it cannot be read or parsed, or its entries name both hosts or neither.
-pub fn from_module_lock(path: &Path) -> Option<FlavorChoice> {
-    let text = crate::read::read_capped(path, crate::read::MAX_LOCK_FILE).ok()?;
-    let lock = crate::module_lock::parse(&text, path).ok()?;
-    let mut hosts = [Flavor::Tofu, Flavor::Terraform].into_iter().filter(|f| {
-        let prefix = format!("{}/", f.default_registry_host());
-        lock.entries.values().any(|e| e.source.starts_with(&prefix))
-    });
-    match (hosts.next(), hosts.next()) {
-        (Some(flavor), None) => Some(FlavorChoice {
-            flavor,
-            decided_by: DecidedBy::ModuleLockHosts(path.to_owned()),
-        }),
-        _ => None,
-    }
-}
-
 /// The tofu flavor when `dir` holds a `.tofu` or `.tofu.json` file (only OpenTofu reads
 /// them), naming the first such file in name order.
 pub fn from_tofu_files(dir: &Path) -> Option<FlavorChoice> {
@@ -279,118 +218,6 @@ mod tests {
         );
         assert_eq!(Flavor::Terraform.init_command(), "terraform init");
         assert!("packer".parse::<Flavor>().is_err());
-    }
-
-    const TERRAFORM_HEADER: &str = "# This file is maintained automatically by \"terraform init\".\n# Manual edits may be lost in future updates.\n";
-
-    fn entry(addr: &str) -> String {
-        format!("\nprovider \"{addr}\" {{\n  version = \"2.1.2\"\n}}\n")
-    }
-
-    #[test]
-    fn the_lock_file_header_then_its_hosts() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join(".terraform.lock.hcl");
-        assert_eq!(from_lock_file(&lock), None, "no lock file");
-
-        // The header wins over the hosts.
-        let text = format!(
-            "{}{}",
-            TERRAFORM_HEADER.replace("terraform init", "tofu init"),
-            entry("registry.terraform.io/hashicorp/null")
-        );
-        fs_err::write(&lock, text).unwrap();
-        let choice = from_lock_file(&lock).unwrap();
-        assert_eq!(choice.flavor, Flavor::Tofu);
-        assert_eq!(choice.decided_by, DecidedBy::LockFileHeader(lock.clone()));
-        assert_eq!(choice.decided_by.rule(), "lock file header");
-
-        fs_err::write(
-            &lock,
-            format!("{TERRAFORM_HEADER}{}", entry("example.com/a/b")),
-        )
-        .unwrap();
-        assert_eq!(from_lock_file(&lock).unwrap().flavor, Flavor::Terraform);
-
-        // No header: the hosts, when they agree.
-        for (hosts, want) in [
-            (
-                &["registry.terraform.io/hashicorp/null", "example.com/a/b"][..],
-                Some(Flavor::Terraform),
-            ),
-            (
-                &["registry.opentofu.org/hashicorp/null"][..],
-                Some(Flavor::Tofu),
-            ),
-            (
-                &[
-                    "registry.opentofu.org/hashicorp/null",
-                    "registry.terraform.io/hashicorp/random",
-                ][..],
-                None,
-            ),
-            (&["example.com/a/b"][..], None),
-        ] {
-            let text: String = hosts.iter().map(|h| entry(h)).collect();
-            fs_err::write(&lock, text).unwrap();
-            let got = from_lock_file(&lock);
-            assert_eq!(got.as_ref().map(|c| c.flavor), want, "{hosts:?}");
-            if let Some(c) = got {
-                assert_eq!(c.decided_by, DecidedBy::LockFileHosts(lock.clone()));
-            }
-        }
-
-        // A file that does not parse says nothing by its hosts.
-        fs_err::write(&lock, "provider {").unwrap();
-        assert_eq!(from_lock_file(&lock), None);
-    }
-
-    #[test]
-    fn module_lock_hosts_decide_when_they_agree() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join(crate::module_lock::FILE_NAME);
-        assert_eq!(from_module_lock(&lock), None, "no file");
-        let entry = |key: &str, source: &str| {
-            format!(
-                "module \"{key}\" {{\n  source  = \"{source}\"\n  version = \"1.0.0\"\n  hashes  = [\"h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=\"]\n}}\n"
-            )
-        };
-        for (sources, want) in [
-            (
-                &[
-                    "registry.terraform.io/acme/vpc/aws",
-                    "git::https://example.com/x.git",
-                ][..],
-                Some(Flavor::Terraform),
-            ),
-            (
-                &["registry.opentofu.org/acme/vpc/aws"][..],
-                Some(Flavor::Tofu),
-            ),
-            (
-                &[
-                    "registry.opentofu.org/acme/a/aws",
-                    "registry.terraform.io/acme/b/aws",
-                ][..],
-                None,
-            ),
-            (&["example.com/acme/vpc/aws"][..], None),
-        ] {
-            let text: String = sources
-                .iter()
-                .enumerate()
-                .map(|(i, s)| entry(&format!("m{i}"), s))
-                .collect();
-            fs_err::write(&lock, text).unwrap();
-            let got = from_module_lock(&lock);
-            assert_eq!(got.as_ref().map(|c| c.flavor), want, "{sources:?}");
-            if let Some(c) = got {
-                assert_eq!(c.decided_by, DecidedBy::ModuleLockHosts(lock.clone()));
-                assert_eq!(c.decided_by.rule(), "module lock file hosts");
-            }
-        }
-        fs_err::write(&lock, "module {").unwrap();
-        assert_eq!(from_module_lock(&lock), None);
     }
 
     #[test]

@@ -21,8 +21,9 @@ use std::sync::atomic::Ordering;
 use crate::blob::{BlobBatch, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::Hash;
+use crate::ids::TreeId;
 use crate::index::tree_row;
-use crate::tree::{EntryKind, Tree, TreeEntry, TreeError, TreeId};
+use crate::tree::{EntryKind, Tree, TreeEntry, TreeError};
 use crate::{Result, Store, StoreError};
 
 mod dir_walk;

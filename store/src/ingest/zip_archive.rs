@@ -18,7 +18,8 @@ use crate::blob::{read_file_chunks, BlobBatch, BlobId, BlobWriteError, WrittenBl
 use crate::error::HostileReason;
 use crate::hash::{h1_of_zip_names, sha256_empty, Hash};
 use crate::hashing_copy::PIPELINE_MIN;
-use crate::tree::{EntryKind, Tree, TreeEntry, TreeId};
+use crate::ids::TreeId;
+use crate::tree::{EntryKind, Tree, TreeEntry};
 use crate::{Limits, Result, Store, StoreError};
 use rusqlite::OptionalExtension as _;
 

@@ -1,9 +1,10 @@
 //! Which flavor a command follows, decided per working directory by the first rule that
 //! answers: `--flavor` / `TSTORE_FLAVOR`; `flavor = "…"` in the repository's `.tstore.hcl`
 //! (nearest at or above the directory); the existing lock file (its header, then its
-//! provider hosts); the module lock file's registry hosts; `.tofu`/`.tofu.json` files in the directory; the only one of `tofu`
-//! and `terraform` on `PATH`; the default, tofu. The rules that read the directory are
-//! `tstore_tofu::flavor`'s; the `PATH` rule is here.
+//! provider hosts); the module lock file's registry hosts; `.tofu`/`.tofu.json` files in the
+//! directory; the only one of `tofu` and `terraform` on `PATH`; the default, tofu. The rules
+//! that read the directory are the language crate's (each lock file's `flavor_evidence`,
+//! `flavor::from_tofu_files`); the `PATH` rule is here.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -34,14 +35,14 @@ fn decide(given: Option<&FlavorChoice>, dir: &Path, search_path: &OsStr) -> Resu
         });
     }
     let lock = dir.join(tstore_installer::LOCK_FILE_NAME);
-    if let Some(choice) = flavor::from_lock_file(&lock) {
+    if let Some(choice) = tstore_tofu::lockfile::flavor_evidence(&lock) {
         return Ok(choice);
     }
     tracing::debug!("flavor: {} says nothing of the tool", lock.display());
     // A root with modules and no providers has only its module lock to say which tool's
     // registry its calls were resolved against.
     let module_lock = dir.join(tstore_tofu::module_lock::FILE_NAME);
-    if let Some(choice) = flavor::from_module_lock(&module_lock) {
+    if let Some(choice) = tstore_tofu::module_lock::flavor_evidence(&module_lock) {
         return Ok(choice);
     }
     if let Some(choice) = flavor::from_tofu_files(dir) {

@@ -457,7 +457,7 @@ fn check_block_header(f: &HclFile<'_>, block: &Block, flavor: Flavor) -> Result<
     check_labels(f, block, block_type)?;
     if kind == "module" {
         let name = block.labels[0].as_str();
-        if !is_identifier(name) {
+        if !super::validate::is_identifier(name) {
             return Err(invalid(
                 &at,
                 "Invalid module instance name",
@@ -530,12 +530,4 @@ fn check_provider_arguments(
         }
     }
     Ok(())
-}
-
-/// HCL's identifier rule for names: a letter or underscore, then letters, digits,
-/// underscores and dashes.
-pub(crate) fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }

@@ -243,7 +243,7 @@ pub(super) fn parse_json(
                                 )),
                             }
                         };
-                        if !super::hcl::is_identifier(name) {
+                        if !super::validate::is_identifier(name) {
                             return Err(invalid(
                                 &at,
                                 "Invalid module instance name",

@@ -80,7 +80,7 @@ pub(super) fn check_unique<'a>(
 
 /// A variable's name must be an identifier that a `module` block does not reserve.
 pub(super) fn check_variable_name(name: &str, at: &SourcePos) -> Result<(), ConfigError> {
-    if !super::hcl::is_identifier(name) {
+    if !is_identifier(name) {
         return Err(invalid(
             at,
             "Invalid variable name",
@@ -112,4 +112,12 @@ pub(super) fn check_repetition(
         ));
     }
     Ok(())
+}
+
+/// HCL's identifier rule for names: a letter or underscore, then letters, digits,
+/// underscores and dashes.
+pub(crate) fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }

@@ -15,7 +15,7 @@ use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
 use crate::addr::{AddrError, ProviderAddr};
-use crate::flavor::Flavor;
+use crate::flavor::{DecidedBy, Flavor, FlavorChoice};
 use crate::hclwrite::{write_aligned_attributes, write_string_list};
 use crate::span::line_at;
 use crate::string_literal::quote;
@@ -589,6 +589,45 @@ impl Ctx<'_> {
             out.insert(s.to_owned());
         }
         Ok(out)
+    }
+}
+
+/// What the existing lock file at `path` says about the tool that wrote it: its header
+/// (`# This file is maintained automatically by "terraform init".` or `"tofu init"`),
+/// else its providers' hosts when all of them that are a default registry host are the
+/// same one. `None` when there is no such file, it cannot be read, or it says neither
+/// (a file that cannot be parsed is reported by the install that reads it, not here).
+pub fn flavor_evidence(path: &Path) -> Option<FlavorChoice> {
+    let text = crate::read::read_capped(path, crate::read::MAX_LOCK_FILE).ok()?;
+    let header_line = text.lines().take_while(|l| {
+        let t = l.trim_start();
+        t.starts_with('#') || t.starts_with("//")
+    });
+    for line in header_line {
+        for flavor in [Flavor::Tofu, Flavor::Terraform] {
+            if line.contains(&format!(
+                "maintained automatically by \"{}\"",
+                flavor.init_command()
+            )) {
+                return Some(FlavorChoice {
+                    flavor,
+                    decided_by: DecidedBy::LockFileHeader(path.to_owned()),
+                });
+            }
+        }
+    }
+    let lock = LockFile::parse(&text, &path.display().to_string()).ok()?;
+    let mut hosts = [Flavor::Tofu, Flavor::Terraform].into_iter().filter(|f| {
+        lock.providers
+            .keys()
+            .any(|a| a.host == f.default_registry_host())
+    });
+    match (hosts.next(), hosts.next()) {
+        (Some(flavor), None) => Some(FlavorChoice {
+            flavor,
+            decided_by: DecidedBy::LockFileHosts(path.to_owned()),
+        }),
+        _ => None,
     }
 }
 

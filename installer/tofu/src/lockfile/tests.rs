@@ -235,3 +235,67 @@ fn upgrade_from_predecessor_adds_a_twin_for_hashicorp_entries() {
     // Once the twin is there, nothing more changes.
     assert!(lock.clone().upgrade_from_predecessor().is_empty());
 }
+
+const TERRAFORM_HEADER: &str = "# This file is maintained automatically by \"terraform init\".\n# Manual edits may be lost in future updates.\n";
+
+fn entry(addr: &str) -> String {
+    format!("\nprovider \"{addr}\" {{\n  version = \"2.1.2\"\n}}\n")
+}
+
+#[test]
+fn the_lock_file_header_then_its_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join(".terraform.lock.hcl");
+    assert_eq!(flavor_evidence(&lock), None, "no lock file");
+
+    // The header wins over the hosts.
+    let text = format!(
+        "{}{}",
+        TERRAFORM_HEADER.replace("terraform init", "tofu init"),
+        entry("registry.terraform.io/hashicorp/null")
+    );
+    fs_err::write(&lock, text).unwrap();
+    let choice = flavor_evidence(&lock).unwrap();
+    assert_eq!(choice.flavor, Flavor::Tofu);
+    assert_eq!(choice.decided_by, DecidedBy::LockFileHeader(lock.clone()));
+    assert_eq!(choice.decided_by.rule(), "lock file header");
+
+    fs_err::write(
+        &lock,
+        format!("{TERRAFORM_HEADER}{}", entry("example.com/a/b")),
+    )
+    .unwrap();
+    assert_eq!(flavor_evidence(&lock).unwrap().flavor, Flavor::Terraform);
+
+    // No header: the hosts, when they agree.
+    for (hosts, want) in [
+        (
+            &["registry.terraform.io/hashicorp/null", "example.com/a/b"][..],
+            Some(Flavor::Terraform),
+        ),
+        (
+            &["registry.opentofu.org/hashicorp/null"][..],
+            Some(Flavor::Tofu),
+        ),
+        (
+            &[
+                "registry.opentofu.org/hashicorp/null",
+                "registry.terraform.io/hashicorp/random",
+            ][..],
+            None,
+        ),
+        (&["example.com/a/b"][..], None),
+    ] {
+        let text: String = hosts.iter().map(|h| entry(h)).collect();
+        fs_err::write(&lock, text).unwrap();
+        let got = flavor_evidence(&lock);
+        assert_eq!(got.as_ref().map(|c| c.flavor), want, "{hosts:?}");
+        if let Some(c) = got {
+            assert_eq!(c.decided_by, DecidedBy::LockFileHosts(lock.clone()));
+        }
+    }
+
+    // A file that does not parse says nothing by its hosts.
+    fs_err::write(&lock, "provider {").unwrap();
+    assert_eq!(flavor_evidence(&lock), None);
+}

@@ -99,6 +99,7 @@ use std::fmt::{self, Write as _};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::flavor::{DecidedBy, Flavor, FlavorChoice};
 use crate::hclwrite::{write_aligned_attributes, write_string_list};
 use crate::string_literal::quote;
 
@@ -392,6 +393,26 @@ impl ModuleLockEntry {
         .into_iter()
         .filter_map(|(field, same)| (!same).then_some(field))
         .collect()
+    }
+}
+
+/// What the existing module lock file at `path` says about the tool that wrote it: the
+/// flavor whose default registry host every entry naming a default host names (a module
+/// from the default registry is locked as `HOST/NS/NAME/SYSTEM`). `None` when there is no
+/// such file, it cannot be read or parsed, or its entries name both hosts or neither.
+pub fn flavor_evidence(path: &Path) -> Option<FlavorChoice> {
+    let text = crate::read::read_capped(path, crate::read::MAX_LOCK_FILE).ok()?;
+    let lock = parse(&text, path).ok()?;
+    let mut hosts = [Flavor::Tofu, Flavor::Terraform].into_iter().filter(|f| {
+        let prefix = format!("{}/", f.default_registry_host());
+        lock.entries.values().any(|e| e.source.starts_with(&prefix))
+    });
+    match (hosts.next(), hosts.next()) {
+        (Some(flavor), None) => Some(FlavorChoice {
+            flavor,
+            decided_by: DecidedBy::ModuleLockHosts(path.to_owned()),
+        }),
+        _ => None,
     }
 }
 

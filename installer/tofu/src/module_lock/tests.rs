@@ -534,3 +534,51 @@ fn a_duplicate_far_down_names_the_first_block_line() {
         "{err}"
     );
 }
+
+#[test]
+fn module_lock_hosts_decide_when_they_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join(crate::module_lock::FILE_NAME);
+    assert_eq!(flavor_evidence(&lock), None, "no file");
+    let entry = |key: &str, source: &str| {
+        format!(
+            "module \"{key}\" {{\n  source  = \"{source}\"\n  version = \"1.0.0\"\n  hashes  = [\"h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=\"]\n}}\n"
+        )
+    };
+    for (sources, want) in [
+        (
+            &[
+                "registry.terraform.io/acme/vpc/aws",
+                "git::https://example.com/x.git",
+            ][..],
+            Some(Flavor::Terraform),
+        ),
+        (
+            &["registry.opentofu.org/acme/vpc/aws"][..],
+            Some(Flavor::Tofu),
+        ),
+        (
+            &[
+                "registry.opentofu.org/acme/a/aws",
+                "registry.terraform.io/acme/b/aws",
+            ][..],
+            None,
+        ),
+        (&["example.com/acme/vpc/aws"][..], None),
+    ] {
+        let text: String = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| entry(&format!("m{i}"), s))
+            .collect();
+        fs_err::write(&lock, text).unwrap();
+        let got = flavor_evidence(&lock);
+        assert_eq!(got.as_ref().map(|c| c.flavor), want, "{sources:?}");
+        if let Some(c) = got {
+            assert_eq!(c.decided_by, DecidedBy::ModuleLockHosts(lock.clone()));
+            assert_eq!(c.decided_by.rule(), "module lock file hosts");
+        }
+    }
+    fs_err::write(&lock, "module {").unwrap();
+    assert_eq!(flavor_evidence(&lock), None);
+}
