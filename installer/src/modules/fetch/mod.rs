@@ -1,5 +1,6 @@
 //! Bringing one remote package into the store, or finding it there: registry resolution,
-//! git, http archives, and the memos that avoid fetching again.
+//! git, http archives, and the memos that avoid fetching again ([`Fetcher`]); the fetch
+//! state of one install and its parallel prefetch ([`FetchSession`]).
 
 use super::FetchError;
 use std::collections::HashMap;
@@ -629,6 +630,9 @@ pub(super) fn package_id(kind: &str, url: &str, identity: &str) -> String {
 }
 
 mod oci;
+mod pool;
+mod session;
+pub(super) use self::session::{FetchSession, Job};
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Step 1: walk the module tree from the root, fetching remote packages as calls are met
 //! (the calls of one module in parallel).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use tstore_store::Store;
@@ -10,12 +10,9 @@ use tstore_tofu::flavor::Flavor;
 use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{clean_join, Getter, ModuleSource, RemotePackage};
 use tstore_tofu::static_eval::Inputs;
-use tstore_tofu::version::{ModuleVersionConstraints, Version};
+use tstore_tofu::version::Version;
 
-use super::fetch::{
-    bad_location, join_subdirs, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots,
-};
-use super::getters::registry;
+use super::fetch::{bad_location, join_subdirs, FetchSession, Fetched, Resolved};
 use super::locked::{self, Pins};
 use super::package_meta::Meta;
 use super::tree::Node;
@@ -23,11 +20,11 @@ use super::{
     package_dirs, package_meta, FetchError, ModuleInstallError, ModuleOptions, ModuleWarning,
     MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
-use crate::net::http::HttpClient;
+use plan::{Plan, RegistryPlan, RemotePlan};
 
 mod local;
 mod pins;
-mod pool;
+mod plan;
 mod prefetch;
 #[cfg(test)]
 mod tests;
@@ -60,13 +57,12 @@ pub(super) fn walk(
         opts,
         pins,
         reporter,
-        http: None,
-        cache: HashMap::new(),
-        resolved: HashMap::new(),
-        asked_fresh: HashSet::new(),
-        slots: Slots::default(),
+        session: FetchSession::new(
+            store,
+            &opts.workdir.network,
+            opts.workdir.flavor.default_registry_host(),
+        ),
         installed_addrs: HashSet::new(),
-        stored_pins: HashMap::new(),
         linked_installs: HashSet::new(),
         tree: ModuleTree::default(),
     };
@@ -80,7 +76,11 @@ pub(super) fn walk(
         depth: 0,
     };
     walker.visit(&root, Inputs::Root(opts.workdir.root_inputs()))?;
-    Ok(walker.tree)
+    let log = walker.session.into_log();
+    let mut tree = walker.tree;
+    tree.fetched = log.fetched;
+    tree.reused = log.reused;
+    Ok(tree)
 }
 
 /// Where a module being walked is.
@@ -126,21 +126,12 @@ struct Walker<'a> {
     /// What the module lock file pins.
     pins: &'a Pins,
     reporter: &'a dyn Reporter,
-    http: Option<HttpClient>,
-    /// Package address → its package, fetched or found in this init.
-    cache: HashMap<String, Fetched>,
-    /// Registry resolutions (`HOST/PATH CONSTRAINTS` → version, location, package) of this
-    /// init.
-    resolved: HashMap<String, Resolved>,
-    /// The keys of `resolved` asked of the registry without the store's memo.
-    asked_fresh: HashSet<String>,
-    slots: Slots,
+    /// What this init has fetched, resolved and found.
+    session: FetchSession<'a>,
     /// Package addresses already installed by an earlier call of this init, in terraform's
     /// walk order (depth first, calls by name). A later call of the same address gets the
     /// package without its dot entries, as terraform and tofu copy an earlier install.
     installed_addrs: HashSet<String>,
-    /// A pinned package's lookup in the store, by address and pin, made once per init.
-    stored_pins: HashMap<String, Option<Fetched>>,
     /// Installs of a directory named by absolute path that terraform and tofu make a link
     /// to it (the first install of each directory; later ones are copies), by call key.
     linked_installs: HashSet<String>,
@@ -241,28 +232,26 @@ impl<'a> Walker<'a> {
                 c.call.source
             ))));
         }
-        match source {
-            ModuleSource::Unsupported { getter } => Err(c.fail(FetchError::Package(format!(
+        if matches!(source, ModuleSource::Remote { .. }) && c.call.version.is_some() {
+            return Err(c.fail(self.version_on_non_registry(
+                "a module registry source address must have either three or four slash-separated components",
+                "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry",
+            )));
+        }
+        let plan = self
+            .plan(&c.key, &source, c.call.version.as_deref())
+            .map_err(|e| c.fail(e))?;
+        match plan {
+            Plan::Unsupported(getter) => Err(c.fail(FetchError::Package(format!(
                 "the {getter}:: getter is not supported by tstore (supported: local paths, \
                  module registries, git::, http(s):// archives, oci://, absolute paths)"
             )))),
-            ModuleSource::Local(src) => self.local_call(at, c, &src).map_err(|e| c.fail(e)),
-            ModuleSource::Registry {
-                host,
-                namespace,
-                name,
-                system,
-                subdir,
-            } => {
-                let m = registry::RegistryModule {
-                    host: &host,
-                    path: format!("{namespace}/{name}/{system}"),
-                };
-                self.registry_call(c, &m, subdir).map_err(|e| c.fail(e))
-            }
-            ModuleSource::Remote { package, subdir } => {
-                self.remote_call(c, &package, subdir).map_err(|e| c.fail(e))
-            }
+            Plan::Local(src) => self.local_call(at, c, src).map_err(|e| c.fail(e)),
+            Plan::Directory { package, subdir } => self
+                .directory_call(c, package, subdir)
+                .map_err(|e| c.fail(e)),
+            Plan::Registry(plan) => self.registry_call(c, plan).map_err(|e| c.fail(e)),
+            Plan::Remote(plan) => self.remote_call(c, plan).map_err(|e| c.fail(e)),
         }
     }
 
@@ -271,21 +260,19 @@ impl<'a> Walker<'a> {
     fn registry_call(
         &mut self,
         c: &CallAt<'_>,
-        m: &registry::RegistryModule<'_>,
-        subdir: Option<String>,
+        plan: RegistryPlan<'_, 'a>,
     ) -> Result<(Node, PathBuf), FetchError> {
-        let constraints = match &c.call.version {
-            Some(v) => ModuleVersionConstraints::parse(v)
-                .map_err(|e| FetchError::Package(format!("invalid version constraint: {e}")))?,
-            None => ModuleVersionConstraints::default(),
-        };
-        let (source, pinned) = self.registry_pin(&c.key, m, subdir.as_deref(), &constraints);
-        let (selection, selected_by) = match &pinned {
-            Some((_, v)) => (pins::exact(v)?, "lock"),
-            None if self.opts.workdir.upgrade => (constraints, "upgrade"),
-            None => (constraints, "constraint"),
-        };
-        let mut resolved = self.registry(m, &selection, self.opts.workdir.upgrade)?;
+        let RegistryPlan {
+            module: m,
+            subdir,
+            source,
+            pinned,
+            selection,
+            selected_by,
+        } = plan;
+        let mut resolved = self
+            .session
+            .registry(&m, &selection, self.opts.workdir.upgrade)?;
         // The package as fetched is what the lock pins: a later call of the same address
         // installs it without its dot entries, which must not make its entry depend on the
         // order of the calls.
@@ -296,7 +283,7 @@ impl<'a> Walker<'a> {
             // whose package is not the one pinned is not believed; the registry is asked
             // once more, and what it serves now must match.
             if locked::check(entry, &hashes, None).is_err() {
-                resolved = self.registry(m, &selection, true)?;
+                resolved = self.session.registry(&m, &selection, true)?;
                 hashes = locked::package_hashes(self.store, &resolved.fetched)?;
             }
         }
@@ -320,7 +307,7 @@ impl<'a> Walker<'a> {
                 .workdir
                 .tool
                 .follows(&tstore_tofu::tool_version::MODULE_SOURCE_ADDRESSES);
-        let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir]);
+        let sub = join_subdirs(&[fetched.subdir.clone(), loc_sub, subdir.map(str::to_owned)]);
         let fetched = self.again_without_dot_entries(&loc_package, fetched)?;
         if let Some((entry, _)) = &pinned {
             locked::check(entry, &hashes, None)?;
@@ -348,38 +335,45 @@ impl<'a> Walker<'a> {
         Ok((node, dir))
     }
 
-    /// A go-getter address: a local directory named by absolute path is read in place,
-    /// anything else is fetched into the store (or found there).
-    fn remote_call(
+    /// A local directory named by absolute path or `file://`: read in place.
+    fn directory_call(
         &mut self,
         c: &CallAt<'_>,
         package: &RemotePackage,
-        subdir: Option<String>,
+        subdir: Option<&str>,
     ) -> Result<(Node, PathBuf), FetchError> {
-        if c.call.version.is_some() {
-            return Err(self.version_on_non_registry(
-                "a module registry source address must have either three or four slash-separated components",
-                "Invalid version constraint: cannot apply a version constraint to a module that is not from a registry",
-            ));
+        let fetched = local_directory(package)?;
+        if self.installed_addrs.insert(fetched.id.clone()) {
+            self.linked_installs.insert(c.key.clone());
         }
-        if package.getter == Getter::File {
-            let fetched = local_directory(package)?;
-            if self.installed_addrs.insert(fetched.id.clone()) {
-                self.linked_installs.insert(c.key.clone());
-            }
-            return self.remote_node(c, None, fetched, subdir);
-        }
-        let (source, reference, pinned) = self.remote_pin(&c.key, package, subdir.as_deref())?;
+        self.remote_node(c, None, fetched, subdir.map(str::to_owned))
+    }
+
+    /// A go-getter address, fetched into the store (or found there).
+    fn remote_call(
+        &mut self,
+        c: &CallAt<'_>,
+        plan: RemotePlan<'_, 'a>,
+    ) -> Result<(Node, PathBuf), FetchError> {
+        let RemotePlan {
+            package,
+            subdir,
+            source,
+            reference,
+            pinned,
+        } = plan;
         let fetched = match pinned {
             Some(entry) => {
                 self.check_reach(&c.key, package, entry)?;
-                match self.stored_pinned(package, entry)? {
+                match self.session.stored_pinned(package, entry)? {
                     Some(f) => f,
-                    None => self.fetch(&pins::pinned_address(package, entry)?, 0)?,
+                    None => self
+                        .session
+                        .fetch(&pins::pinned_address(package, entry)?, 0)?,
                 }
             }
             None => {
-                let fetched = self.fetch(package, 0)?;
+                let fetched = self.session.fetch(package, 0)?;
                 if let (Getter::Git, Some(commit)) = (&package.getter, &fetched.commit) {
                     let addr = crate::modules::getters::git::GitAddress::parse(&package.url)?;
                     crate::modules::getters::git_reach::record_resolved(
@@ -391,7 +385,7 @@ impl<'a> Walker<'a> {
                 fetched
             }
         };
-        let sub = join_subdirs(&[fetched.subdir.clone(), subdir]);
+        let sub = join_subdirs(&[fetched.subdir.clone(), subdir.map(str::to_owned)]);
         let commit = fetched.commit.clone();
         let mut hashes = locked::package_hashes(self.store, &fetched)?;
         let fetched = self.again_without_dot_entries(&package.to_string(), fetched)?;
@@ -429,11 +423,7 @@ impl<'a> Walker<'a> {
         if self.installed_addrs.insert(addr.to_owned()) {
             return Ok(fetched);
         }
-        let mut log = FetchLog::default();
-        let result = self.fetcher().without_dot_entries(&fetched, &mut log);
-        self.tree.fetched.extend(log.fetched);
-        self.tree.reused.extend(log.reused);
-        result
+        self.session.without_dot_entries(&fetched)
     }
 
     /// The node of a remote call installing `fetched` (its module at `subdir`), and the
@@ -503,70 +493,6 @@ impl<'a> Walker<'a> {
         ))
     }
 
-    fn http(&mut self) -> Result<HttpClient, FetchError> {
-        if self.http.is_none() {
-            self.http = Some(
-                self.opts
-                    .workdir
-                    .network
-                    .http_client()
-                    .map_err(FetchError::from)?,
-            );
-        }
-        Ok(self.http.clone().expect("just set"))
-    }
-
-    fn fetcher(&self) -> Fetcher<'_> {
-        Fetcher {
-            store: self.store,
-            slots: &self.slots,
-            default_host: self.opts.workdir.flavor.default_registry_host(),
-            http: self.http.clone(),
-            network: &self.opts.workdir.network,
-        }
-    }
-
-    /// The registry's version, download location and package for `m`, resolved once per
-    /// init; `fresh`: without believing the store's memo of a version (see
-    /// [`Fetcher::registry`]), once per init too.
-    fn registry(
-        &mut self,
-        m: &registry::RegistryModule<'_>,
-        constraints: &ModuleVersionConstraints,
-        fresh: bool,
-    ) -> Result<Resolved, FetchError> {
-        let key = resolve_key(m, constraints);
-        let asked_fresh = self.asked_fresh.contains(&key);
-        if let Some(r) = self.resolved.get(&key).filter(|_| !fresh || asked_fresh) {
-            return Ok(r.clone());
-        }
-        let mut log = FetchLog::default();
-        // The HTTP client (TLS roots read, an agent built) only when the registry is asked.
-        let from_store = if fresh {
-            None
-        } else {
-            self.fetcher()
-                .registry_from_store(m, constraints, &mut log)?
-        };
-        let result = match from_store {
-            Some(resolved) => Ok(resolved),
-            None => {
-                self.http()?;
-                self.fetcher()
-                    .registry(&self.opts.workdir.network, m, constraints, fresh, &mut log)
-            }
-        };
-        self.tree.fetched.extend(log.fetched);
-        self.tree.reused.extend(log.reused);
-        let r = result?;
-        if fresh {
-            self.asked_fresh.insert(key.clone());
-        }
-        self.resolved.insert(key, r.clone());
-        Ok(r)
-    }
-
-    /// The package at `package`, from the store or fetched into it.
     /// A remote call's source as `modules.json` records it: as written, except that releases
     /// that parse sources as addresses record an absolute path as the `file://` URL it
     /// stands for (`tool_version::MODULE_SOURCE_ADDRESSES`).
@@ -594,23 +520,6 @@ impl<'a> Walker<'a> {
              also set the argument \"version\", which applies only to registry modules.",
             tool.product()
         ))
-    }
-
-    fn fetch(&mut self, package: &RemotePackage, hops: usize) -> Result<Fetched, FetchError> {
-        let addr = package.to_string();
-        if let Some(f) = self.cache.get(&addr) {
-            return Ok(f.clone());
-        }
-        if matches!(package.getter, Getter::Http | Getter::Oci) {
-            self.http()?;
-        }
-        let mut log = FetchLog::default();
-        let result = self.fetcher().fetch(package, hops, &mut log);
-        self.tree.fetched.extend(log.fetched);
-        self.tree.reused.extend(log.reused);
-        let fetched = result?;
-        self.cache.insert(addr, fetched.clone());
-        Ok(fetched)
     }
 }
 

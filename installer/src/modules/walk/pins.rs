@@ -1,13 +1,12 @@
 //! What the module lock file pins for one call, looked up the same way by the walk and its
-//! prefetch: a registry call's locked version, a remote call's entry, and the pinned package
-//! when the store holds it (found without the network).
+//! prefetch (through [`plan`](super::plan)): a registry call's locked version, a remote
+//! call's entry; where a pinned call is fetched from; a pinned git ref's reach.
 
 use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{Getter, RemotePackage};
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use super::Walker;
-use crate::modules::fetch::{FetchLog, Fetched};
 use crate::modules::getters::git_reach::Reach;
 use crate::modules::getters::{git, registry};
 use crate::modules::locked::{self, Pins};
@@ -54,43 +53,6 @@ impl<'a> Walker<'a> {
             .entry(key, &source)
             .filter(|e| package.getter != Getter::Git || e.version == reference);
         Ok((source, reference, pinned))
-    }
-
-    /// The package of a pinned call when the store holds it, found without the network: a
-    /// git entry's commit, or the package an archive URL last gave when it has the entry's
-    /// hash. `None`: it has to be fetched (and is then checked against the entry).
-    pub(super) fn stored_pinned(
-        &mut self,
-        package: &RemotePackage,
-        entry: &ModuleLockEntry,
-    ) -> Result<Option<Fetched>, FetchError> {
-        // Asked by the prefetch, then by the walk: the store is checked once per init.
-        let memo_key = format!("{package}\0{:?}\0{:?}", entry.commit, entry.hashes);
-        if let Some(found) = self.stored_pins.get(&memo_key) {
-            return Ok(found.clone());
-        }
-        let mut log = FetchLog::default();
-        let found = match (&package.getter, &entry.commit) {
-            (Getter::Git, Some(commit)) => {
-                self.fetcher()
-                    .stored_git_commit(&package.url, commit, &mut log)?
-            }
-            (Getter::Http, _) => match self.fetcher().stored_archive(&package.url)? {
-                Some(f)
-                    if locked::package_hashes(self.store, &f)?
-                        .iter()
-                        .any(|h| entry.hashes.contains(h)) =>
-                {
-                    log.reused.push(f.id.clone());
-                    Some(f)
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        self.tree.reused.extend(log.reused);
-        self.stored_pins.insert(memo_key, found.clone());
-        Ok(found)
     }
 }
 
