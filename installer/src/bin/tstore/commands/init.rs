@@ -30,9 +30,9 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
         init_output::empty_directory(&place.flavor, args.json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let root = place.configure(settings)?;
-    let opts = options(settings, &args, &root)?;
-    warn_missing_test_directory(&args, &root);
+    // The store is opened once the CLI configuration reads (a command that fails on its
+    // input creates nothing), and before the tool's version is asked.
+    let cli_config = super::workdir::load_cli_config(settings, place.flavor.flavor)?;
     let opened;
     let store = match store {
         Some(store) => store,
@@ -41,6 +41,9 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
             &opened
         }
     };
+    let root = place.configure_with(settings, cli_config)?;
+    let opts = options(settings, &args, &root)?;
+    warn_missing_test_directory(&args, &root);
     let hooks = Hooks {
         settings,
         args: &args,

@@ -48,6 +48,16 @@ impl Place {
     /// Its CLI configuration and tool version.
     pub(crate) fn configure(self, settings: &Settings) -> Result<Configured> {
         let cli_config = load_cli_config(settings, self.flavor.flavor)?;
+        self.configure_with(settings, cli_config)
+    }
+
+    /// Its tool version, with the CLI configuration already read (`init` reads it before it
+    /// opens the store, and asks the tool's version after).
+    pub(crate) fn configure_with(
+        self,
+        settings: &Settings,
+        cli_config: CliConfig,
+    ) -> Result<Configured> {
         let tool = crate::tool_version::resolve(settings, &self.flavor)?;
         tracing::debug!("tool version {}: decided by {}", tool.tool, tool.decided_by);
         Ok(Configured {
