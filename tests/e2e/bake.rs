@@ -6,7 +6,7 @@
 use tstore_test_support::{lock_file, run_ok, TestEnv};
 
 use crate::common::{tstore, NULL_CONFIG};
-use crate::oci::{RunnerA, RunnerB};
+use crate::oci_fixture::{RunnerA, RunnerB};
 
 #[test]
 fn a_store_fetched_from_lock_files_is_pushed_and_installs_a_runner_from_oci_alone() {

@@ -5,21 +5,17 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use tstore_test_support::{stderr, stdout, TestEnv};
+use tstore_test_support::{module_records, stderr, stdout, TestEnv};
 
-use crate::common::tstore;
+use crate::common::{tstore, TstoreEnv};
 
 /// A value that must never reach a job log.
 const SECRET: &str = "tok-5ecret-do-not-print-7f3a";
 
+/// `tstore init DIR` (no FUSE) with the job's secret in the environment, whatever the outcome.
 fn init(env: &TestEnv, dir: &Path) -> std::process::Output {
-    tstore(env, None)
-        .env("TSTORE_NO_FUSE", "1")
-        .env("TF_TOKEN_private_example", SECRET)
-        .arg("init")
-        .arg(dir)
-        .output()
-        .expect("run tstore")
+    let secret = env.tstore().env("TF_TOKEN_private_example", SECRET);
+    secret.no_fuse().init(dir).output()
 }
 
 #[track_caller]
@@ -179,9 +175,11 @@ fn absolute_path_modules_are_read_in_place_never_copied() {
             "{key} does not link to the directory"
         );
     }
-    let records = crate::common::module_records(&dir, &["Key", "Dir"]);
+    let records = module_records(&dir);
     assert!(
-        records.contains(&vec!["c".into(), ".terraform/modules/c/sub".into()]),
+        records
+            .iter()
+            .any(|r| r.key == "c" && r.dir == ".terraform/modules/c/sub"),
         "{records:?}"
     );
     // Nothing of the directory was copied anywhere: not into the checkout, not the store.
@@ -430,10 +428,10 @@ fn concurrent_inits_of_one_directory_are_serialized() {
             let out = child.wait_with_output().unwrap();
             assert!(out.status.success(), "round {round}: {}", stderr(&out));
         }
-        for record in crate::common::module_records(&dir, &["Dir"]) {
-            let d = dir.join(&record[0]);
+        for record in module_records(&dir) {
+            let d = dir.join(&record.dir);
             assert!(
-                d.join("main.tf").is_file() || record[0] == ".",
+                d.join("main.tf").is_file() || record.dir == ".",
                 "round {round}: modules.json names {} which is gone",
                 d.display()
             );

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tstore_test_support::TestEnv;
+use tstore_test_support::{TestEnv, Tstore};
 
 /// The `tstore` binary under test, built by cargo for this test target.
 pub(crate) fn tstore_bin() -> PathBuf {
@@ -28,15 +28,25 @@ pub(crate) fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
 }
 
 /// Parse stdout as JSON.
-pub(crate) fn json(output: &std::process::Output) -> serde_json::Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}) status {:?}:\n{}\nstderr:\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+pub(crate) use tstore_test_support::json;
+
+/// `env.tstore()`: the `tstore` command of a test's environment as a [`Tstore`] builder.
+pub(crate) trait TstoreEnv {
+    /// `tstore` as [`tstore`] makes it (the judge's flavor and `PATH`), no CLI config.
+    fn tstore(&self) -> Tstore;
+    /// The binary in the isolated environment alone ([`TestEnv::command`]): no flavor, the
+    /// caller's `PATH`.
+    fn tstore_plain(&self) -> Tstore;
+}
+
+impl TstoreEnv for TestEnv {
+    fn tstore(&self) -> Tstore {
+        Tstore::from_command(tstore(self, None))
+    }
+
+    fn tstore_plain(&self) -> Tstore {
+        Tstore::new(self, &tstore_bin())
+    }
 }
 
 /// The configuration terraform 1.0.3 wrote the reference lock files from (the null
@@ -52,25 +62,6 @@ pub(crate) const NULL_CONFIG: &str = r#"terraform {
 
 resource "null_resource" "x" {}
 "#;
-
-/// The given fields of each record of `DIR/.terraform/modules/modules.json`, sorted.
-pub(crate) fn module_records(dir: &Path, fields: &[&str]) -> Vec<Vec<String>> {
-    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let mut records: Vec<Vec<String>> = json["Modules"]
-        .as_array()
-        .expect("a Modules array")
-        .iter()
-        .map(|m| {
-            fields
-                .iter()
-                .map(|f| m[*f].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .collect();
-    records.sort();
-    records
-}
 
 /// Run `cmd`, which must succeed, and return its stdout.
 #[track_caller]

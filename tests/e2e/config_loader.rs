@@ -2,59 +2,33 @@
 //! blocks argument by argument, and `.tofu` files exist only for the tofu flavor.
 
 use std::path::Path;
-use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{
+    mirror, module_records, modules_json_path, read_modules_json, run_fail, run_ok, stderr,
+    GitRepo, TestEnv,
+};
 
 use crate::common::{tstore, NULL_CONFIG};
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module with an output.
 pub(crate) fn module_repo(base: &Path) -> String {
-    let src = base.join("mod-src");
-    fs_err::create_dir_all(&src).unwrap();
-    fs_err::write(
-        src.join("main.tf"),
-        "output \"msg\" {\n  value = \"hello\"\n}\n",
+    GitRepo::init(
+        base.join("mod-src"),
+        &[("main.tf", "output \"msg\" {\n  value = \"hello\"\n}\n")],
     )
-    .unwrap();
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(
-            "git init -q -b main . && git add -A && git -c user.name=t -c user.email=t@t \
-             commit -qm init && git tag v1 && git clone -q --bare . ../mod.git",
-        )
-        .current_dir(&src)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", base)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    format!("git::file://{}/mod.git?ref=v1", base.display())
+    .commit("init")
+    .tag("v1")
+    .clone_bare(base.join("mod.git"))
+    .source("v1")
 }
 
 /// The `(Key, Source, Version)` of each `modules.json` record.
 fn records(dir: &Path) -> Vec<(String, String, Option<String>)> {
-    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let mut out: Vec<_> = json["Modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["Key"].as_str().unwrap().to_owned(),
-                m["Source"].as_str().unwrap().to_owned(),
-                m["Version"].as_str().map(str::to_owned),
-            )
-        })
-        .collect();
-    out.sort();
-    out
+    module_records(dir)
+        .into_iter()
+        .map(|r| (r.key, r.source, r.version))
+        .collect()
 }
 
 /// An override file that gives only `version` changes the version the primary block's
@@ -226,17 +200,11 @@ fn a_symlinked_local_module_gets_terraforms_dir() {
     );
     assert_eq!(records(&ours), want);
     let dir_of = |d: &std::path::Path, key: &str| -> String {
-        let text = fs_err::read_to_string(d.join(".terraform/modules/modules.json")).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        json["Modules"]
-            .as_array()
+        module_records(d)
+            .into_iter()
+            .find(|r| r.key == key)
             .unwrap()
-            .iter()
-            .find(|m| m["Key"] == key)
-            .unwrap()["Dir"]
-            .as_str()
-            .unwrap()
-            .to_owned()
+            .dir
     };
     assert_eq!(dir_of(&ours, "l"), "real");
     assert_eq!(dir_of(&ours, "l"), dir_of(&theirs, "l"));
@@ -275,22 +243,18 @@ fn an_archive_subdir_glob_selects_the_single_top_level_directory() {
             .arg("init")
             .arg(&ours),
     );
-    let text =
-        |d: &Path| fs_err::read_to_string(d.join(".terraform/modules/modules.json")).unwrap();
+    let text = |d: &Path| fs_err::read_to_string(modules_json_path(d)).unwrap();
     assert!(
         text(&theirs).contains(".terraform/modules/a/pkg-1.0"),
         "{}",
         text(&theirs)
     );
     assert_eq!(records(&ours), records(&theirs));
-    let json: serde_json::Value = serde_json::from_str(&text(&ours)).unwrap();
-    let dir = json["Modules"]
-        .as_array()
+    let dir = module_records(&ours)
+        .into_iter()
+        .find(|r| r.key == "a")
         .unwrap()
-        .iter()
-        .find(|m| m["Key"] == "a")
-        .unwrap()["Dir"]
-        .clone();
+        .dir;
     assert_eq!(dir, ".terraform/modules/a/pkg-1.0");
     assert!(ours.join(".terraform/modules/a/pkg-1.0/main.tf").is_file());
 }
@@ -332,21 +296,15 @@ fn tf_data_dir_moves_the_data_directory() {
     assert!(ours
         .join("data/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
         .is_symlink());
-    let records_in = |d: &Path| {
-        let text = fs_err::read_to_string(d.join("data/modules/modules.json")).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let mut r: Vec<String> = json["Modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| format!("{} {}", m["Key"], m["Dir"]))
-            .collect();
-        r.sort();
-        r
+    let records_in = |d: &Path| -> Vec<(String, String)> {
+        read_modules_json(&d.join("data/modules/modules.json"))
+            .into_iter()
+            .map(|r| (r.key, r.dir))
+            .collect()
     };
     let want = records_in(&theirs);
     assert!(
-        want.iter().any(|r| r.contains("data/modules/g")),
+        want.iter().any(|(_, dir)| dir.contains("data/modules/g")),
         "{want:?}"
     );
     assert_eq!(records_in(&ours), want);

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tstore_test_support::{mirror, run_fail, run_ok, stdout, TestEnv};
+use tstore_test_support::{mirror, run_fail, run_ok, stdout, TestEnv, Tstore};
 
 use crate::common::{json, tstore};
 
@@ -88,7 +88,7 @@ impl Fixture {
     }
 
     fn init(&self, dir: &Path) -> std::process::Output {
-        self.cmd().arg("init").arg(dir).output().unwrap()
+        Tstore::from_command(self.cmd()).init(dir).output()
     }
 
     fn gc_json(&self, args: &[&str]) -> serde_json::Value {

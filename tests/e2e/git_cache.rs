@@ -3,37 +3,39 @@
 //! of its objects; two tags of one URL share the cached repository, the second fetching
 //! only what the first lacked; `?depth=` is kept; gc drops a cache nothing used lately.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tstore_test_support::{run_ok, TestEnv};
+use tstore_test_support::{run_ok, GitRepo, TestEnv};
 
-use crate::common::{sh, tstore};
+use crate::common::tstore;
 
 /// A bare repository `NAME.git` with `commits` commits, each changing a 4 KiB file of
 /// random bytes (so each brings new objects), tagged `v1` at the middle and `v2` at the
 /// end; `main.tf` holds the tag.
 fn long_history(base: &Path, name: &str, commits: usize) -> PathBuf {
-    let src = base.join(name);
-    fs_err::create_dir_all(&src).unwrap();
-    sh(
-        &src,
-        &format!(
-            "git init -q -b main .
-             i=1
-             while [ $i -le {commits} ]; do
-               head -c 4096 /dev/urandom > data.bin
-               printf 'output \"v\" {{\\n  value = \"%s\"\\n}}\\n' $i > main.tf
-               git add -A && git commit -qm c$i
-               [ $i -eq {half} ] && git tag v1
-               i=$((i + 1))
-             done
-             git tag v2
-             git clone -q --bare . ../{name}.git",
-            half = commits / 2
-        ),
-    );
-    base.join(format!("{name}.git"))
+    let work = GitRepo::init(base.join(name), &[]);
+    for i in 1..=commits {
+        let mut data = vec![0_u8; 4096];
+        fs_err::File::open("/dev/urandom")
+            .unwrap()
+            .read_exact(&mut data)
+            .unwrap();
+        fs_err::write(work.path().join("data.bin"), data).unwrap();
+        work.write(&[(
+            "main.tf",
+            &format!("output \"v\" {{\n  value = \"{i}\"\n}}\n"),
+        )])
+        .commit(&format!("c{i}"));
+        if i == commits / 2 {
+            work.tag("v1");
+        }
+    }
+    work.tag("v2");
+    work.clone_bare(base.join(format!("{name}.git")))
+        .path()
+        .to_owned()
 }
 
 /// Objects in the repository `git_dir` (loose and packed).

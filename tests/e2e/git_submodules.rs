@@ -2,35 +2,10 @@
 //! terraform (go-getter) fetches them.
 
 use std::path::Path;
-use std::process::Command;
 
-use tstore_test_support::{run_ok, TestEnv};
+use tstore_test_support::{run_ok, GitRepo, TestEnv};
 
 use crate::common::tstore;
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        // git refuses file:// submodules by default; the test's repositories are local.
-        .env("GIT_CONFIG_COUNT", "1")
-        .env("GIT_CONFIG_KEY_0", "protocol.file.allow")
-        .env("GIT_CONFIG_VALUE_0", "always")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// Every file under `root`, `.git` entries aside, with its bytes.
 fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
@@ -53,31 +28,36 @@ fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
 fn a_git_module_with_submodules_installs_the_submodules_files() {
     let env = TestEnv::new();
     let base = env.root.path().join("git");
-    for d in ["inner-src", "outer-src"] {
-        fs_err::create_dir_all(base.join(d)).unwrap();
-    }
-    fs_err::write(
-        base.join("inner-src/main.tf"),
-        "output \"inner\" {\n  value = \"from the submodule\"\n}\n",
+    // git refuses file:// submodules by default; the test's repositories are local.
+    GitRepo::init(
+        base.join("inner-src"),
+        &[(
+            "main.tf",
+            "output \"inner\" {\n  value = \"from the submodule\"\n}\n",
+        )],
     )
-    .unwrap();
-    sh(
-        &base.join("inner-src"),
-        "git init -q -b main . && git add -A && git commit -qm inner && git clone -q --bare . ../inner.git",
-    );
-    fs_err::write(
-        base.join("outer-src/main.tf"),
-        "module \"vendored\" {\n  source = \"./vendor/inner\"\n}\noutput \"x\" {\n  value = module.vendored.inner\n}\n",
+    .allow_file_protocol()
+    .commit("inner")
+    .clone_bare(base.join("inner.git"));
+    let outer = GitRepo::init(
+        base.join("outer-src"),
+        &[(
+            "main.tf",
+            "module \"vendored\" {\n  source = \"./vendor/inner\"\n}\noutput \"x\" {\n  value = module.vendored.inner\n}\n",
+        )],
     )
-    .unwrap();
-    sh(
-        &base.join("outer-src"),
-        &format!(
-            "git init -q -b main . && git submodule --quiet add file://{}/inner.git vendor/inner \
-             && git add -A && git commit -qm outer && git tag v1 && git clone -q --bare . ../outer.git",
-            base.display()
-        ),
-    );
+    .allow_file_protocol();
+    outer.git([
+        "submodule",
+        "--quiet",
+        "add",
+        &format!("file://{}/inner.git", base.display()),
+        "vendor/inner",
+    ]);
+    outer
+        .commit("outer")
+        .tag("v1")
+        .clone_bare(base.join("outer.git"));
     let main = format!(
         "module \"m\" {{\n  source = \"git::file://{}/outer.git?ref=v1\"\n}}\noutput \"x\" {{\n  value = module.m.x\n}}\n",
         base.display()

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use tstore_test_support::{mirror, run_ok, snapshot, stderr, TestEnv};
 
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, tstore, TstoreEnv, NULL_CONFIG};
 
 const NULL_LINK: &str =
     ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
@@ -60,15 +60,6 @@ fn write_state(modules: &Path, keys: &[&str]) {
     .unwrap();
 }
 
-fn init(env: &TestEnv, cfg: Option<&Path>, dir: &Path) -> std::process::Output {
-    tstore(env, cfg)
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(dir)
-        .output()
-        .expect("run tstore")
-}
-
 #[track_caller]
 fn assert_ok(out: &std::process::Output, case: &str) {
     assert!(out.status.success(), "{case}: {}", stderr(out));
@@ -102,7 +93,7 @@ fn crafted_module_state_keys_never_name_a_path_outside() {
                 .to_string(),
         )
         .unwrap();
-        let out = init(&env, None, &dir);
+        let out = env.tstore().no_fuse().init(&dir).output();
         assert_ok(&out, key);
         assert!(
             stderr(&out).contains("which is not a module key tstore writes"),
@@ -202,7 +193,7 @@ fn symlinked_terraform_directories_are_refused_and_the_target_is_untouched() {
         fs_err::create_dir_all(link_path.parent().unwrap()).unwrap();
         symlink(&victim, &link_path).unwrap();
         // The victim looks like an install tstore would clean up.
-        let out = init(&env, Some(&cfg), &dir);
+        let out = env.tstore().cli_config(&cfg).no_fuse().init(&dir).output();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{case}: {err}");
         assert!(err.contains("is a symlink"), "{case}: {err}");
@@ -242,7 +233,7 @@ fn symlinked_entries_are_replaced_as_links_not_followed() {
     let dir = env.checkout("provider-dir", &[("main.tf", NULL_CONFIG)]);
     let link = dir.join(NULL_LINK);
     plant_tree(&link, &victim);
-    let out = init(&env, Some(&cfg), &dir);
+    let out = env.tstore().cli_config(&cfg).no_fuse().init(&dir).output();
     assert_ok(&out, "provider-dir");
     assert!(fs_err::read_link(&link).unwrap().starts_with(&env.mount));
 
@@ -251,7 +242,7 @@ fn symlinked_entries_are_replaced_as_links_not_followed() {
     fs_err::create_dir_all(&modules).unwrap();
     symlink(&victim, modules.join("m")).unwrap();
     write_state(&modules, &["m"]);
-    let out = init(&env, None, &dir);
+    let out = env.tstore().no_fuse().init(&dir).output();
     assert_ok(&out, "module-entry");
     // `m` is read in place now: the stale link tstore recorded is removed, as a link.
     assert!(fs_err::symlink_metadata(modules.join("m")).is_err());
@@ -289,7 +280,7 @@ fn stale_installs_are_removed_without_following_links() {
     // A leftover copy in tstore's temp name for the key, planted as a tree.
     plant_tree(&modules.join(".m.tstore-copy"), &victim);
     write_state(&modules, &["gone", "file", "copied"]);
-    let out = init(&env, None, &dir);
+    let out = env.tstore().no_fuse().init(&dir).output();
     assert_ok(&out, "stale");
     assert_eq!(snapshot(&victim), before, "the victim changed");
     for gone in ["gone", "file", "copied"] {
@@ -368,7 +359,7 @@ fn state_manifest_and_lock_file_symlinks_are_replaced_not_written_through() {
     .unwrap();
     symlink(victim.join("precious.txt"), modules.join("modules.json")).unwrap();
     symlink(victim.join("lock.hcl"), dir.join(".terraform.lock.hcl")).unwrap();
-    let out = init(&env, Some(&cfg), &dir);
+    let out = env.tstore().cli_config(&cfg).no_fuse().init(&dir).output();
     assert_ok(&out, "files");
     let err = stderr(&out);
     assert!(
@@ -398,14 +389,21 @@ fn a_symlinked_data_directory_records_no_root_link_outside_the_checkout() {
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     // A data directory outside the checkout holding real links into the store.
     let donor = env.checkout("donor", &[("main.tf", NULL_CONFIG)]);
-    assert_ok(&init(&env, Some(&cfg), &donor), "donor");
+    assert_ok(
+        &env.tstore()
+            .cli_config(&cfg)
+            .no_fuse()
+            .init(&donor)
+            .output(),
+        "donor",
+    );
     let outside = env.root.path().join("outside-data");
     fs_err::rename(donor.join(".terraform"), &outside).unwrap();
     let before = snapshot(&outside);
 
     let dir = env.checkout("crafted", &[("main.tf", NULL_CONFIG)]);
     symlink(&outside, dir.join(".terraform")).unwrap();
-    let out = init(&env, Some(&cfg), &dir);
+    let out = env.tstore().cli_config(&cfg).no_fuse().init(&dir).output();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         snapshot(&outside),
@@ -522,7 +520,7 @@ fn a_directory_swapped_for_a_symlink_during_init_never_redirects_it() {
                 let _ = std::fs::create_dir(m.join("gone"));
                 let _ = std::fs::remove_file(real(&version).join("linux_amd64"));
             }
-            let out = init(&env, Some(&cfg), &dir);
+            let out = env.tstore().cli_config(&cfg).no_fuse().init(&dir).output();
             if !matches!(out.status.code(), Some(0 | 1)) {
                 outcome = Err(format!("round {round}: {}", stderr(&out)));
                 break;
@@ -563,7 +561,7 @@ fn a_local_module_outside_the_checkout_is_never_copied_into_it() {
         ],
     );
     symlink(&outside, dir.join("local")).unwrap();
-    let out = init(&env, None, &dir);
+    let out = env.tstore().no_fuse().init(&dir).output();
     assert_ok(&out, "init");
     let copied = dir.join(".terraform/modules/l");
     assert!(!copied.exists(), "{} was made", copied.display());

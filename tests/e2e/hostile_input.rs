@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use tstore_test_support::{snapshot, stderr, TestEnv};
+use tstore_test_support::{snapshot, stderr, GitRepo, TestEnv};
 
 use crate::common::tstore;
 
@@ -16,28 +16,11 @@ fn deep_expression() -> String {
 
 /// A bare git repository `<base>/<name>.git` (tag v1) with `files`; its `git::` source.
 fn repo(base: &Path, name: &str, files: &[(&str, &str)]) -> String {
-    let src = base.join(format!("{name}-src"));
-    fs_err::create_dir_all(&src).unwrap();
-    for (path, content) in files {
-        fs_err::write(src.join(path), content).unwrap();
-    }
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(format!(
-            "git init -q -b main . && git add -A && git -c user.name=t -c user.email=t@t \
-             commit -qm init && git tag v1 && git clone -q --bare . ../{name}.git"
-        ))
-        .current_dir(&src)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", base)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    format!("git::file://{}/{name}.git?ref=v1", base.display())
+    GitRepo::init(base.join(format!("{name}-src")), files)
+        .commit("init")
+        .tag("v1")
+        .clone_bare(base.join(format!("{name}.git")))
+        .source("v1")
 }
 
 /// Run `tstore init` on `dir`: it must fail with exit 1 (not a signal), name `file`,

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::{run_fail, run_ok, TestEnv};
+use tstore_test_support::{run_fail, run_ok, GitRepo, TestEnv};
 
 use crate::common::{json, sh, tstore};
 
@@ -143,13 +143,13 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
     use tstore_test_support::{Layout, NullMirror};
     let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(Layout::Packed);
     let base = env.root.path().join("git");
-    fs_err::create_dir_all(base.join("pkg")).unwrap();
-    fs_err::write(base.join("pkg/main.tf"), "output \"v\" {\n  value = 1\n}\n").unwrap();
-    sh(
-        &base.join("pkg"),
-        "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
-         && git clone -q --bare . ../pkg.git",
-    );
+    GitRepo::init(
+        base.join("pkg"),
+        &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
+    )
+    .commit("one")
+    .tag("v1")
+    .clone_bare(base.join("pkg.git"));
     let uses_null =
         "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\" }\n  }\n}\n";
     let calls = format!(

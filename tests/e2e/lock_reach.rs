@@ -12,49 +12,33 @@
 //!   earlier check on this machine lets init run offline.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{stderr, GitRepo, TestEnv};
 
-use crate::common::{json, sh, tstore};
+use crate::common::{json, TstoreEnv};
 
 const LOCK: &str = ".tstore.lock.hcl";
 
-fn init(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .args(args)
-        .arg(dir);
-    cmd
-}
-
 fn rev(repo: &Path, name: &str) -> String {
-    let out = run_ok(
-        Command::new("git")
-            .args(["rev-parse", name])
-            .current_dir(repo),
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    GitRepo::open(repo).rev(name)
 }
 
 /// `<base>/pkg.git`: `main` at "one" (tagged `v1`), and a branch `feature` at "evil" that
 /// `main` does not contain; the working copy is `<base>/pkg`.
 fn repository(base: &Path) -> PathBuf {
-    let src = base.join("pkg");
-    fs_err::create_dir_all(&src).unwrap();
-    sh(
-        &src,
-        "git init -q -b main .
-         printf 'output \"v\" {\\n  value = \"one\"\\n}\\n' > main.tf
-         git add -A && git commit -qm one && git tag v1
-         git checkout -q -b feature
-         printf 'output \"v\" {\\n  value = \"evil\"\\n}\\n' > main.tf
-         git commit -qam evil
-         git checkout -q main
-         git clone -q --bare . ../pkg.git",
-    );
-    base.join("pkg.git")
+    let work = GitRepo::init(base.join("pkg"), &[("main.tf", &output_tf("one"))]);
+    work.commit("one")
+        .tag("v1")
+        .branch("feature")
+        .write(&[("main.tf", &output_tf("evil"))])
+        .commit("evil")
+        .checkout("main");
+    work.clone_bare(base.join("pkg.git")).path().to_owned()
+}
+
+/// `main.tf` of the package: one output, `value`.
+fn output_tf(value: &str) -> String {
+    format!("output \"v\" {{\n  value = \"{value}\"\n}}\n")
 }
 
 fn call(repo: &Path, reference: &str) -> String {
@@ -76,12 +60,12 @@ fn a_lock_naming_a_commit_of_another_branch_is_refused_on_warm_and_fresh_runners
     // The author's earlier job on this runner installed the feature branch: its commit and
     // its lock entry (with that commit's h1:) are now at hand.
     let feature = env.checkout("feature", &[("main.tf", &call(&repo, "feature"))]);
-    run_ok(&mut init(&env, &feature, &[]));
+    env.tstore().no_fuse().init(&feature).ok();
     let feature_lock = fs_err::read_to_string(feature.join(LOCK)).unwrap();
     // The pull request edits only the lock of a root that calls `main`: same ref, the
     // feature branch's commit and hash.
     let main_dir = env.checkout("main", &[("main.tf", &call(&repo, "main"))]);
-    run_ok(&mut init(&env, &main_dir, &[]));
+    env.tstore().no_fuse().init(&main_dir).ok();
     let honest = fs_err::read_to_string(main_dir.join(LOCK)).unwrap();
     let forged = honest
         .replace(&rev(&repo, "main"), &rev(&repo, "feature"))
@@ -104,7 +88,12 @@ fn a_lock_naming_a_commit_of_another_branch_is_refused_on_warm_and_fresh_runners
     fs_err::write(main_dir.join(LOCK), &forged).unwrap();
 
     // Warm runner (its store holds the feature commit): refused, nothing installed.
-    let out = run_fail(&mut init(&env, &main_dir, &["-lockfile=readonly"]));
+    let out = env
+        .tstore()
+        .no_fuse()
+        .init(&main_dir)
+        .arg("-lockfile=readonly")
+        .fails();
     let err = stderr(&out);
     assert!(
         err.contains(&rev(&repo, "feature")) && err.contains(&rev(&repo, "main")),
@@ -125,7 +114,14 @@ fn a_lock_naming_a_commit_of_another_branch_is_refused_on_warm_and_fresh_runners
         "main",
         &[("main.tf", &call(&repo, "main")), (LOCK, &forged)],
     );
-    let err = stderr(&run_fail(&mut init(&fresh, &copy, &["-lockfile=readonly"])));
+    let err = stderr(
+        &fresh
+            .tstore()
+            .no_fuse()
+            .init(&copy)
+            .arg("-lockfile=readonly")
+            .fails(),
+    );
     assert!(err.contains("does not reach"), "{err}");
     assert!(!copy.join(".terraform/modules/m").exists());
 }
@@ -139,16 +135,16 @@ fn a_branch_that_moved_on_installs_the_locked_commit_and_says_so() {
     let mut locks = Vec::new();
     for reference in ["main", "v1"] {
         let dir = env.checkout(reference, &[("main.tf", &call(&repo, reference))]);
-        run_ok(&mut init(&env, &dir, &[]));
+        env.tstore().no_fuse().init(&dir).ok();
         locks.push(fs_err::read_to_string(dir.join(LOCK)).unwrap());
     }
     // main gets a new commit upstream, and the tag v1 is moved to it.
-    sh(
-        &base.join("pkg"),
-        "printf 'output \"v\" {\\n  value = \"two\"\\n}\\n' > main.tf
-         git commit -qam two && git tag -f v1 >/dev/null
-         git push -q ../pkg.git main && git push -q --force ../pkg.git refs/tags/v1",
-    );
+    GitRepo::open(base.join("pkg"))
+        .write(&[("main.tf", &output_tf("two"))])
+        .commit("two")
+        .move_tag("v1")
+        .push(&repo, &["main"])
+        .force_push(&repo, &["refs/tags/v1"]);
     let tip = rev(&repo, "main");
     assert_ne!(tip, locked);
     // Every fresh runner installs the locked commit, with a warning naming both commits;
@@ -156,7 +152,12 @@ fn a_branch_that_moved_on_installs_the_locked_commit_and_says_so() {
     for (reference, lock, said) in [("main", &locks[0], "moved on"), ("v1", &locks[1], "MOVED")] {
         let fresh = TestEnv::new();
         let copy = fresh.checkout("w", &[("main.tf", &call(&repo, reference)), (LOCK, lock)]);
-        let out = run_ok(&mut init(&fresh, &copy, &["-lockfile=readonly"]));
+        let out = fresh
+            .tstore()
+            .no_fuse()
+            .init(&copy)
+            .arg("-lockfile=readonly")
+            .ok();
         assert!(installed(&copy).contains("\"one\""), "{reference}");
         let err = stderr(&out);
         assert!(
@@ -173,13 +174,13 @@ fn an_outage_is_refused_unless_trusted_and_a_record_lets_a_warm_runner_go_offlin
     let base = env.root.path().join("git");
     let repo = repository(&base);
     let dir = env.checkout("w", &[("main.tf", &call(&repo, "main"))]);
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     let gone = base.join("gone.git");
     fs_err::rename(&repo, &gone).unwrap();
 
     // This machine resolved the ref itself when it wrote the lock: offline, no warning.
-    let out = run_ok(&mut init(&env, &dir, &["--json"]));
+    let out = env.tstore().no_fuse().init(&dir).arg("--json").ok();
     let report = json(&out);
     assert_eq!(report["modules"][0]["lock"], "verified", "{report}");
 
@@ -188,16 +189,21 @@ fn an_outage_is_refused_unless_trusted_and_a_record_lets_a_warm_runner_go_offlin
     let other = TestEnv::new();
     fs_err::rename(&gone, &repo).unwrap();
     let warm = other.checkout("warm", &[("main.tf", &call(&repo, "main")), (LOCK, &lock)]);
-    run_ok(&mut init(&other, &warm, &[]));
+    other.tstore().no_fuse().init(&warm).ok();
     fs_err::remove_file(other.home.join(".local/state/tstore/git-reach.json")).unwrap();
     fs_err::rename(&repo, &gone).unwrap();
     let copy = other.checkout("copy", &[("main.tf", &call(&repo, "main")), (LOCK, &lock)]);
-    let err = stderr(&run_fail(&mut init(&other, &copy, &[])));
+    let err = stderr(&other.tstore().no_fuse().init(&copy).fails());
     assert!(err.contains("TSTORE_TRUST_LOCK"), "{err}");
     assert!(!copy.join(".terraform/modules/m").exists());
 
     // Trusted: installed from the store on the lock's checksums, and the unchecked ref said.
-    let out = run_ok(init(&other, &copy, &[]).env("TSTORE_TRUST_LOCK", "1"));
+    let out = other
+        .tstore()
+        .no_fuse()
+        .init(&copy)
+        .env("TSTORE_TRUST_LOCK", "1")
+        .ok();
     assert!(installed(&copy).contains("\"one\""));
     assert!(stderr(&out).contains("not checked"), "{}", stderr(&out));
 }

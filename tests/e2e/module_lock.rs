@@ -8,26 +8,21 @@ use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, GitRepo, TestEnv};
 
-use crate::common::{json, sh, tstore};
+use crate::common::{json, sh, tstore, TstoreEnv};
 
 const LOCK: &str = ".tstore.lock.hcl";
 
 /// A module repository `<base>/NAME.git` whose `main.tf` outputs `value`, tagged `v1`, and
 /// its working copy `<base>/NAME` (to commit and move the tag later).
 fn module_repo(base: &Path, name: &str, value: &str) -> PathBuf {
-    let src = base.join(name);
-    fs_err::create_dir_all(&src).unwrap();
-    fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
-    sh(
-        &src,
-        &format!(
-            "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
-             && git clone -q --bare . ../{name}.git"
-        ),
-    );
-    base.join(format!("{name}.git"))
+    GitRepo::init(base.join(name), &[("main.tf", &output_tf(value))])
+        .commit("one")
+        .tag("v1")
+        .clone_bare(base.join(format!("{name}.git")))
+        .path()
+        .to_owned()
 }
 
 fn output_tf(value: &str) -> String {
@@ -37,15 +32,11 @@ fn output_tf(value: &str) -> String {
 /// Commit `value` in the working copy of `NAME` and move tag `v1` of its bare repository
 /// to that commit.
 fn move_tag(base: &Path, name: &str, value: &str) {
-    let src = base.join(name);
-    fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
-    sh(
-        &src,
-        &format!(
-            "git commit -qam moved && git tag -f v1 >/dev/null \
-             && git push -q --force ../{name}.git main refs/tags/v1"
-        ),
-    );
+    GitRepo::open(base.join(name))
+        .write(&[("main.tf", &output_tf(value))])
+        .commit("moved")
+        .move_tag("v1")
+        .force_push(&base.join(format!("{name}.git")), &["main", "refs/tags/v1"]);
 }
 
 /// A `.tar.gz` whose one `main.tf` outputs `value` (made in `env`'s root).
@@ -56,15 +47,6 @@ fn output_tarball(env: &TestEnv, value: &str) -> Vec<u8> {
     fs_err::write(src.join("main.tf"), output_tf(value)).unwrap();
     sh(&src, "tar czf ../m.tar.gz main.tf");
     fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
-}
-
-fn init(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .args(args)
-        .arg(dir);
-    cmd
 }
 
 fn modules_lock(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
@@ -129,22 +111,14 @@ fn one_git_call() -> (TestEnv, PathBuf, PathBuf, String, PathBuf) {
 #[test]
 fn a_moved_git_tag_installs_the_locked_commit_loudly_and_upgrade_accepts_it() {
     let (env, base, repo, main, dir) = one_git_call();
-    let first = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    let first = env.tstore().no_fuse().init(&dir).json();
     assert_eq!(first["module_lock_file"], "created");
     assert_eq!(
         calls(&first),
         [("m".into(), "added".into(), "constraint".into())]
     );
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
-    let commit = String::from_utf8(
-        Command::new("git")
-            .args(["rev-parse", "v1"])
-            .current_dir(&repo)
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let commit = GitRepo::open(&repo).rev("v1");
     assert!(
         squash(&lock).contains(&format!("commit = \"{}\"", commit.trim())),
         "{lock}"
@@ -163,7 +137,7 @@ fn a_moved_git_tag_installs_the_locked_commit_loudly_and_upgrade_accepts_it() {
     // remote (moved away).
     let moved = base.join("moved.git");
     fs_err::rename(&repo, &moved).unwrap();
-    let again = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    let again = env.tstore().no_fuse().init(&dir).json();
     assert_eq!(
         calls(&again),
         [("m".into(), "verified".into(), "lock".into())]
@@ -177,7 +151,7 @@ fn a_moved_git_tag_installs_the_locked_commit_loudly_and_upgrade_accepts_it() {
     // the locked one: the locked commit is installed, and the moved tag said loudly.
     let other = TestEnv::new();
     let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    let out = run_ok(&mut init(&other, &copy, &[]));
+    let out = other.tstore().no_fuse().init(&copy).ok();
     let err = stderr(&out);
     assert!(
         err.contains("\"m\"") && err.contains("MOVED") && err.contains("-upgrade"),
@@ -187,7 +161,14 @@ fn a_moved_git_tag_installs_the_locked_commit_loudly_and_upgrade_accepts_it() {
     assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
 
     // -upgrade accepts the move and rewrites the entry.
-    let upgraded = json(&run_ok(&mut init(&other, &copy, &["--json", "-upgrade"])));
+    let upgraded = json(
+        &other
+            .tstore()
+            .no_fuse()
+            .init(&copy)
+            .args(["--json", "-upgrade"])
+            .ok(),
+    );
     assert_eq!(
         calls(&upgraded),
         [("m".into(), "changed".into(), "upgrade".into())]
@@ -214,11 +195,9 @@ fn a_republished_registry_version_and_a_changed_archive_are_refused() {
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
     let run = |env: &TestEnv, dir: &Path, args: &[&str]| {
-        let mut cmd = init(env, dir, args);
-        cmd.env("TF_CLI_CONFIG_FILE", &cfg);
-        cmd
+        env.tstore().no_fuse().init(dir).args(args).cli_config(&cfg)
     };
-    run_ok(&mut run(&env, &dir, &[]));
+    run(&env, &dir, &[]).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(squash(&lock).contains("version = \"1.0.0\""), "{lock}");
     assert!(squash(&lock).contains("constraints = \"~> 1.0\""), "{lock}");
@@ -237,7 +216,7 @@ fn a_republished_registry_version_and_a_changed_archive_are_refused() {
     );
     let other = TestEnv::new();
     let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    let err = stderr(&run_fail(&mut run(&other, &copy, &[])));
+    let err = stderr(&run(&other, &copy, &[]).fails());
     assert!(
         err.contains("\"m\"") && err.contains("checksum") && err.contains("h1:"),
         "{err}"
@@ -251,7 +230,7 @@ fn a_republished_registry_version_and_a_changed_archive_are_refused() {
     reg.archive("plain.tar.gz", tarball("changed"));
     let other = TestEnv::new();
     let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    let err = stderr(&run_fail(&mut run(&other, &copy, &[])));
+    let err = stderr(&run(&other, &copy, &[]).fails());
     assert!(err.contains("\"a\"") && err.contains("checksum"), "{err}");
     assert_eq!(fs_err::read_to_string(copy.join(LOCK)).unwrap(), lock);
 }
@@ -269,12 +248,16 @@ fn readonly_fails_on_any_change_and_entries_follow_the_calls() {
         )
     };
     let dir = env.checkout("w", &[("main.tf", call("a", &one).as_str())]);
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
 
     // Unchanged: readonly installs; byte-identical lock on every run.
-    run_ok(&mut init(&env, &dir, &["-lockfile=readonly"]));
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore()
+        .no_fuse()
+        .init(&dir)
+        .arg("-lockfile=readonly")
+        .ok();
+    env.tstore().no_fuse().init(&dir).ok();
     assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
 
     // A new call: readonly refuses and changes nothing; plain init adds it.
@@ -283,11 +266,17 @@ fn readonly_fails_on_any_change_and_entries_follow_the_calls() {
         format!("{}{}", call("a", &one), call("b", &two)),
     )
     .unwrap();
-    let err = stderr(&run_fail(&mut init(&env, &dir, &["-lockfile=readonly"])));
+    let err = stderr(
+        &env.tstore()
+            .no_fuse()
+            .init(&dir)
+            .arg("-lockfile=readonly")
+            .fails(),
+    );
     assert!(err.contains("module \"b\" would be added"), "{err}");
     assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
     assert!(!dir.join(".terraform/modules/b").exists());
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let both = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(
         both.contains("module \"a\"") && both.contains("module \"b\""),
@@ -297,16 +286,22 @@ fn readonly_fails_on_any_change_and_entries_follow_the_calls() {
     // A removed call: the terraform flavor keeps its entry (as terraform keeps a provider's
     // it no longer needs), the tofu flavor drops it (readonly refuses that).
     fs_err::write(dir.join("main.tf"), call("b", &two)).unwrap();
-    run_ok(&mut init(&env, &dir, &["-lockfile=readonly"]));
+    env.tstore()
+        .no_fuse()
+        .init(&dir)
+        .arg("-lockfile=readonly")
+        .ok();
     assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), both);
     let tofu = |args: &[&str]| {
-        let mut cmd = init(&env, &dir, args);
-        cmd.env("TSTORE_FLAVOR", "tofu");
-        cmd
+        env.tstore()
+            .no_fuse()
+            .init(&dir)
+            .args(args)
+            .env("TSTORE_FLAVOR", "tofu")
     };
-    let err = stderr(&run_fail(&mut tofu(&["-lockfile=readonly"])));
+    let err = stderr(&tofu(&["-lockfile=readonly"]).fails());
     assert!(err.contains("module \"a\" would be removed"), "{err}");
-    run_ok(&mut tofu(&[]));
+    tofu(&[]).ok();
     let only_b = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(
         !only_b.contains("module \"a\"") && only_b.contains("module \"b\""),
@@ -319,29 +314,28 @@ fn nested_calls_are_locked_per_call_path_and_a_lock_verifies_on_another_store() 
     let env = TestEnv::new();
     let base = env.root.path().join("git");
     let leaf = module_repo(&base, "leaf", "leaf");
-    let outer_src = base.join("outer");
-    fs_err::create_dir_all(&outer_src).unwrap();
-    fs_err::write(
-        outer_src.join("main.tf"),
-        format!(
-            "module \"inner\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
-            leaf.display()
-        ),
+    let outer = GitRepo::init(
+        base.join("outer"),
+        &[(
+            "main.tf",
+            &format!(
+                "module \"inner\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+                leaf.display()
+            ),
+        )],
     )
-    .unwrap();
-    sh(
-        &outer_src,
-        "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
-         && git clone -q --bare . ../outer.git",
-    );
-    let outer = base.join("outer.git");
+    .commit("one")
+    .tag("v1")
+    .clone_bare(base.join("outer.git"))
+    .path()
+    .to_owned();
     let main = format!(
         "module \"x\" {{\n  source = \"git::file://{o}?ref=v1\"\n}}\n\
          module \"y\" {{\n  source = \"git::file://{o}?ref=v1\"\n}}\n",
         o = outer.display()
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     for key in ["x", "x.inner", "y", "y.inner"] {
         assert!(
@@ -392,22 +386,25 @@ fn an_oci_tag_pushed_again_with_other_content_is_refused() {
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
     let run = |args: &[&str]| {
-        let mut cmd = init(&env, &dir, args);
-        cmd.env("SSL_CERT_FILE", &ca).env("TSTORE_FLAVOR", "tofu");
-        cmd
+        env.tstore()
+            .no_fuse()
+            .init(&dir)
+            .args(args)
+            .env("SSL_CERT_FILE", &ca)
+            .env("TSTORE_FLAVOR", "tofu")
     };
-    run_ok(&mut run(&[]));
+    run(&[]).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     assert!(lock.contains("oci://") && lock.contains("\"h1:"), "{lock}");
     assert!(lock.contains("\"zh:"), "the layer's digest: {lock}");
 
     registry.push_module("modules/m", "1.0.0", &zip("two"));
     let before = state(&dir);
-    let err = stderr(&run_fail(&mut run(&[])));
+    let err = stderr(&run(&[]).fails());
     assert!(err.contains("\"m\"") && err.contains("checksum"), "{err}");
     assert_eq!(state(&dir), before, "a refusal changes nothing");
 
-    run_ok(&mut run(&["-upgrade"]));
+    run(&["-upgrade"]).ok();
     assert!(state(&dir).2.unwrap().contains("\"two\""));
     assert_ne!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), lock);
 }
@@ -424,7 +421,7 @@ fn modules_lock_writes_the_file_without_touching_terraform_dir() {
     assert!(!dir.join(".terraform").exists(), "nothing installed");
 
     // The lock then drives init, which fetches nothing.
-    let installed = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    let installed = env.tstore().no_fuse().init(&dir).json();
     assert_eq!(
         calls(&installed),
         [("m".into(), "verified".into(), "lock".into())]
@@ -452,15 +449,16 @@ fn an_entry_does_not_depend_on_the_order_of_calls_of_one_package() {
     // terraform copies the first install; the lock pins the package as fetched.
     let env = TestEnv::new();
     let base = env.root.path().join("git");
-    let src = base.join("pkg");
-    fs_err::create_dir_all(&src).unwrap();
-    fs_err::write(src.join("main.tf"), output_tf("one")).unwrap();
-    fs_err::write(src.join(".gitignore"), "*.tfstate\n").unwrap();
-    sh(
-        &src,
-        "git init -q -b main . && git add -A && git commit -qm one && git tag v1 \
-         && git clone -q --bare . ../pkg.git",
-    );
+    GitRepo::init(
+        base.join("pkg"),
+        &[
+            ("main.tf", &output_tf("one")),
+            (".gitignore", "*.tfstate\n"),
+        ],
+    )
+    .commit("one")
+    .tag("v1")
+    .clone_bare(base.join("pkg.git"));
     let call = |name: &str| {
         format!(
             "module \"{name}\" {{\n  source = \"git::file://{}/pkg.git?ref=v1\"\n}}\n",
@@ -471,7 +469,7 @@ fn an_entry_does_not_depend_on_the_order_of_calls_of_one_package() {
         "w",
         &[("main.tf", format!("{}{}", call("b"), call("c")).as_str())],
     );
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     let entry = |key: &str| {
         let start = lock.find(&format!("module \"{key}\"")).unwrap();
@@ -491,9 +489,9 @@ fn an_entry_does_not_depend_on_the_order_of_calls_of_one_package() {
         format!("{}{}{}", call("a"), call("b"), call("c")),
     )
     .unwrap();
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     fs_err::write(dir.join("main.tf"), format!("{}{}", call("a"), call("c"))).unwrap();
-    let report = json(&run_ok(&mut init(&env, &dir, &["--json"])));
+    let report = env.tstore().no_fuse().init(&dir).json();
     assert!(
         calls(&report).iter().all(|(_, lock, _)| lock == "verified"),
         "{:?}",
@@ -520,12 +518,12 @@ fn a_locked_archive_without_validators_installs_with_its_server_gone() {
         reg.server.url()
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     drop(reg);
 
     let copy = env.checkout("w2", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    let report = json(&run_ok(&mut init(&env, &copy, &["--json"])));
+    let report = env.tstore().no_fuse().init(&copy).json();
     assert_eq!(
         calls(&report),
         [("m".into(), "verified".into(), "lock".into())]
@@ -536,19 +534,19 @@ fn a_locked_archive_without_validators_installs_with_its_server_gone() {
 #[test]
 fn a_deleted_tag_is_refused_on_a_new_store_naming_upgrade() {
     let (env, base, repo, main, dir) = one_git_call();
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     // The tag goes; its commit stays reachable from the branch. A later commit on the
     // branch is not what the lock names.
     move_tag(&base, "pkg", "two");
-    sh(&repo, "git tag -d v1 >/dev/null");
+    GitRepo::open(&repo).delete_tag("v1");
 
     // A new machine (its own store) cannot tell that the ref reaches the locked commit:
     // the ref is gone, so the lock is refused, naming -upgrade, and nothing changes.
     let other = TestEnv::new();
     let copy = other.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
     let before = state(&copy);
-    let err = stderr(&run_fail(&mut init(&other, &copy, &[])));
+    let err = stderr(&other.tstore().no_fuse().init(&copy).fails());
     assert!(
         err.contains("which the remote no longer has") && err.contains("-upgrade"),
         "{err}"
@@ -558,7 +556,7 @@ fn a_deleted_tag_is_refused_on_a_new_store_naming_upgrade() {
     // Without a lock entry, the missing tag is an error naming the repository and the ref.
     let third = TestEnv::new();
     let unlocked = third.checkout("w", &[("main.tf", main.as_str())]);
-    let err = stderr(&run_fail(&mut init(&third, &unlocked, &[])));
+    let err = stderr(&third.tstore().no_fuse().init(&unlocked).fails());
     assert!(err.contains("has no branch or tag \"v1\""), "{err}");
     assert!(!unlocked.join(LOCK).exists());
 }
@@ -618,7 +616,7 @@ fn an_upgrade_scoped_to_one_call_keeps_the_other_entries() {
     assert_eq!(entry(&after, "b"), entry(&before, "b"));
 
     // init follows the new file: a at the moved tag, b still at its locked commit.
-    run_ok(&mut init(&env, &dir, &[]));
+    env.tstore().no_fuse().init(&dir).ok();
     let out = |call: &str| {
         fs_err::read_to_string(dir.join(format!(".terraform/modules/{call}/main.tf"))).unwrap()
     };
@@ -646,21 +644,19 @@ fn a_store_memo_older_than_the_lock_is_asked_again_and_upgrade_refreshes_it() {
         reg.host()
     );
     let run = |env: &TestEnv, dir: &Path, args: &[&str]| {
-        let mut cmd = init(env, dir, args);
-        cmd.env("TF_CLI_CONFIG_FILE", &cfg);
-        cmd
+        env.tstore().no_fuse().init(dir).args(args).cli_config(&cfg)
     };
     let installed =
         |dir: &Path| fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
     let first = env.checkout("first", &[("main.tf", main.as_str())]);
-    run_ok(&mut run(&env, &first, &[]));
+    run(&env, &first, &[]).ok();
     let old_lock = fs_err::read_to_string(first.join(LOCK)).unwrap();
 
     // Published again; a teammate's new store locks the new bytes.
     publish("two");
     let teammate = TestEnv::new();
     let theirs = teammate.checkout("w", &[("main.tf", main.as_str())]);
-    run_ok(&mut run(&teammate, &theirs, &[]));
+    run(&teammate, &theirs, &[]).ok();
     let new_lock = fs_err::read_to_string(theirs.join(LOCK)).unwrap();
     assert_ne!(new_lock, old_lock);
 
@@ -669,13 +665,13 @@ fn a_store_memo_older_than_the_lock_is_asked_again_and_upgrade_refreshes_it() {
         "ours",
         &[("main.tf", main.as_str()), (LOCK, new_lock.as_str())],
     );
-    run_ok(&mut run(&env, &ours, &[]));
+    run(&env, &ours, &[]).ok();
     assert!(installed(&ours).contains("two"), "{}", installed(&ours));
     assert_eq!(fs_err::read_to_string(ours.join(LOCK)).unwrap(), new_lock);
 
     // Published once more: -upgrade installs and locks what the registry serves now.
     publish("three");
-    run_ok(&mut run(&env, &first, &["-upgrade"]));
+    run(&env, &first, &["-upgrade"]).ok();
     assert!(installed(&first).contains("three"), "{}", installed(&first));
     let upgraded = fs_err::read_to_string(first.join(LOCK)).unwrap();
     assert!(upgraded != old_lock && upgraded != new_lock, "{upgraded}");
@@ -702,7 +698,7 @@ fn a_symlinked_module_lock_is_refused_not_followed() {
     let private = env.root.path().join("private.hcl");
     fs_err::write(&private, "SECRET_BLOCK \"TOKEN_NAME\" {\n}\n").unwrap();
     std::os::unix::fs::symlink(&private, dir.join(LOCK)).unwrap();
-    let out = init(&env, &dir, &[]).output().unwrap();
+    let out = env.tstore().no_fuse().init(&dir).output();
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains("symbolic link"), "{err}");
@@ -731,11 +727,14 @@ fn secrets_from_variables_stay_out_of_the_lock_and_the_report() {
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
     let tofu = |secret: &str, args: &[&str]| {
-        let mut cmd = init(&env, &dir, args);
-        cmd.env("TSTORE_FLAVOR", "tofu").env("TF_VAR_db_pw", secret);
-        cmd
+        env.tstore()
+            .no_fuse()
+            .init(&dir)
+            .args(args)
+            .env("TSTORE_FLAVOR", "tofu")
+            .env("TF_VAR_db_pw", secret)
     };
-    let out = run_ok(&mut tofu("HUNTER2-S3CRET", &["--json"]));
+    let out = tofu("HUNTER2-S3CRET", &["--json"]).ok();
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     for (what, text) in [("lock", &lock), ("--json", &report)] {
@@ -750,10 +749,7 @@ fn secrets_from_variables_stay_out_of_the_lock_and_the_report() {
     );
     // The same entry matches again, and after the secret rotated.
     for secret in ["HUNTER2-S3CRET", "ROTATED-S3CRET"] {
-        let again = json(&run_ok(&mut tofu(
-            secret,
-            &["--json", "-lockfile=readonly"],
-        )));
+        let again = json(&tofu(secret, &["--json", "-lockfile=readonly"]).ok());
         assert_eq!(
             calls(&again),
             [("m".into(), "verified".into(), "lock".into())],

@@ -3,35 +3,22 @@
 //! constraint names exactly that version).
 
 use std::path::Path;
-use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::TestEnv;
+use tstore_test_support::{module_records, GitRepo, TestEnv};
 
 use crate::common::tstore;
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module.
 fn module_repo(base: &Path) -> String {
-    let src = base.join("mod-src");
-    fs_err::create_dir_all(&src).unwrap();
-    fs_err::write(src.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();
-    let out = Command::new("sh")
-        .arg("-ec")
-        .arg(
-            "git init -q -b main . && git add -A && git -c user.name=t -c user.email=t@t \
-             commit -qm init && git tag v1 && git clone -q --bare . ../mod.git",
-        )
-        .current_dir(&src)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", base)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    format!("git::file://{}/mod.git?ref=v1", base.display())
+    GitRepo::init(
+        base.join("mod-src"),
+        &[("main.tf", "output \"x\" {\n  value = 1\n}\n")],
+    )
+    .commit("init")
+    .tag("v1")
+    .clone_bare(base.join("mod.git"))
+    .source("v1")
 }
 
 /// The version `modules.json` records for key `m`, or the failure.
@@ -39,16 +26,11 @@ fn selected(dir: &Path, out: &std::process::Output) -> Result<String, String> {
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    let text = fs_err::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    Ok(json["Modules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["Key"] == "m")
-        .and_then(|m| m["Version"].as_str())
-        .unwrap_or("(none)")
-        .to_owned())
+    Ok(module_records(dir)
+        .into_iter()
+        .find(|m| m.key == "m")
+        .and_then(|m| m.version)
+        .unwrap_or_else(|| "(none)".to_owned()))
 }
 
 #[test]

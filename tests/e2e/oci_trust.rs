@@ -16,8 +16,8 @@ use tstore_test_support::oci_split::{SplitRegistry, StorageAuth};
 use tstore_test_support::server::{Response, Server};
 use tstore_test_support::{lock_file, mirror, run_fail, run_ok, stderr, Layout, TestEnv, NULL_H1};
 
-use crate::common::{tstore, NULL_CONFIG};
-use crate::oci::{null_zips, oci_cli_config};
+use crate::common::{tstore, TstoreEnv, NULL_CONFIG};
+use crate::oci_fixture::{null_zips, oci_cli_config};
 
 const USER: &str = "ci";
 const PASSWORD: &str = "registry-password-s3cret";
@@ -53,9 +53,8 @@ impl Split {
     /// `tstore init` of a new checkout `name` of the null provider, from the registry.
     fn init(&self, name: &str) -> (PathBuf, Output) {
         let dir = self.env.checkout(name, &[("main.tf", NULL_CONFIG)]);
-        let mut cmd = tstore(&self.env, Some(&self.cfg));
-        cmd.env("SSL_CERT_FILE", &self.ca).arg("init").arg(&dir);
-        let out = cmd.output().unwrap();
+        let tstore = self.env.tstore().cli_config(&self.cfg);
+        let out = tstore.env("SSL_CERT_FILE", &self.ca).init(&dir).output();
         (dir, out)
     }
 

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tstore_test_support::{run_ok, TestEnv};
+use tstore_test_support::{run_ok, GitRepo, TestEnv};
 
 use crate::common::{json, tstore};
 
@@ -93,11 +93,14 @@ fn a_private_copy_shares_the_stores_extents_on_a_reflink_filesystem() {
     fs_err::create_dir_all(&src).unwrap();
     fs_err::write(src.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();
     sh(&format!(
-        "head -c 33554432 /dev/urandom > {0}/big.bin && cd {0} && git init -q -b main . && \
-         git add -A && git -c user.name=t -c user.email=t@t commit -qm init && git tag v1 && \
-         git clone -q --bare . ../mod.git && rm -rf {0}",
+        "head -c 33554432 /dev/urandom > {}/big.bin",
         src.display()
     ));
+    GitRepo::init(&src, &[])
+        .commit("init")
+        .tag("v1")
+        .clone_bare(xfs.mount.join("mod.git"));
+    fs_err::remove_dir_all(&src).unwrap();
     let main = format!(
         "module \"m\" {{\n  source = \"git::file://{}/mod.git?ref=v1\"\n}}\n",
         xfs.mount.display()

@@ -11,14 +11,13 @@
 //! upstream: internal/depsfile/locks_file.go@v1.12.0 writes the block).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sha2::{Digest, Sha256};
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{lock_file, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{lock_file, stderr, TestEnv, Tstore};
 
-use crate::common::tstore_bin;
+use crate::common::TstoreEnv;
 
 const PLATFORMS: [&str; 4] = [
     "darwin_arm64",
@@ -79,14 +78,10 @@ fn registry(env: &TestEnv, edit: impl FnOnce(&mut serde_json::Value)) -> (TestRe
     (reg, cfg)
 }
 
-fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path) -> Command {
-    let mut cmd = env.command(&tstore_bin());
-    cmd.env("TSTORE_NO_FUSE", "1")
-        .env("TF_CLI_CONFIG_FILE", cfg)
-        .env("TSTORE_TOOL_VERSION", tool)
-        .arg("init")
-        .arg(dir);
-    cmd
+/// `tstore init DIR` as tool version `tool` (`TSTORE_TOOL_VERSION`), no FUSE.
+fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path) -> Tstore {
+    let tool = env.tstore_plain().env("TSTORE_TOOL_VERSION", tool);
+    tool.no_fuse().cli_config(cfg).init(dir)
 }
 
 /// The lock file tofu writes for `hashicorp/thing` 1.0.0 with `hashes`.
@@ -115,7 +110,7 @@ fn tofu_1_12_locks_every_platform_from_the_registrys_packages() {
 
     // tofu 1.12: the installed package's h1:, every signed zh:, every platform's h1:.
     let dir = env.checkout("w12", &[("main.tf", CONFIG)]);
-    run_ok(&mut init(&env, &cfg, "tofu 1.12.2", &dir));
+    init(&env, &cfg, "tofu 1.12.2", &dir).ok();
     let every: Vec<String> = pkgs
         .iter()
         .flat_map(|(_, z, h1)| [zh(z), h1.clone()])
@@ -129,7 +124,7 @@ fn tofu_1_12_locks_every_platform_from_the_registrys_packages() {
 
     // tofu 1.11 does not read the field: the installed h1: and the signed zh: lines.
     let dir = env.checkout("w11", &[("main.tf", CONFIG)]);
-    run_ok(&mut init(&env, &cfg, "tofu 1.11.0", &dir));
+    init(&env, &cfg, "tofu 1.11.0", &dir).ok();
     let mut before = signed_zh.clone();
     before.push(installed.2.clone());
     assert_eq!(lock_file(&dir), expected_lock(before.clone()));
@@ -137,7 +132,9 @@ fn tofu_1_12_locks_every_platform_from_the_registrys_packages() {
     // The field is not signed: with OPENTOFU_ENFORCE_GPG_VALIDATION=true, tofu 1.12 locks
     // only what the signature covers.
     let dir = env.checkout("wgpg", &[("main.tf", CONFIG)]);
-    run_ok(init(&env, &cfg, "tofu 1.12.2", &dir).env("OPENTOFU_ENFORCE_GPG_VALIDATION", "true"));
+    init(&env, &cfg, "tofu 1.12.2", &dir)
+        .env("OPENTOFU_ENFORCE_GPG_VALIDATION", "true")
+        .ok();
     assert_eq!(lock_file(&dir), expected_lock(before));
 }
 
@@ -149,14 +146,14 @@ fn a_package_the_registrys_packages_contradict_is_refused_by_tofu_1_12_only() {
         field["linux_amd64"]["hashes"] = serde_json::json!([format!("zh:{}", "0".repeat(64))]);
     });
     let dir = env.checkout("w", &[("main.tf", CONFIG)]);
-    let err = stderr(&run_fail(&mut init(&env, &cfg, "tofu 1.12.2", &dir)));
+    let err = stderr(&init(&env, &cfg, "tofu 1.12.2", &dir).fails());
     assert!(
         err.contains("registry response expected sha256sum is")
             && err.contains("which does not match the platform's value"),
         "{err}"
     );
     assert!(!dir.join(".terraform").exists() && !dir.join(".terraform.lock.hcl").exists());
-    run_ok(&mut init(&env, &cfg, "tofu 1.11.0", &dir));
+    init(&env, &cfg, "tofu 1.11.0", &dir).ok();
 
     // The installed platform missing from the field.
     let env = TestEnv::new();
@@ -164,7 +161,7 @@ fn a_package_the_registrys_packages_contradict_is_refused_by_tofu_1_12_only() {
         field.as_object_mut().unwrap().remove("linux_amd64");
     });
     let dir = env.checkout("w", &[("main.tf", CONFIG)]);
-    let err = stderr(&run_fail(&mut init(&env, &cfg, "tofu 1.12.2", &dir)));
+    let err = stderr(&init(&env, &cfg, "tofu 1.12.2", &dir).fails());
     assert!(
         err.contains("registry response missing package with platform \"linux_amd64\""),
         "{err}"
@@ -200,7 +197,7 @@ fn a_trusted_network_mirror_locks_every_platform_under_tofu_1_12() {
     let every: Vec<String> = archives.iter().flat_map(|(_, _, h)| h.clone()).collect();
 
     let dir = env.checkout("trusted", &[("main.tf", CONFIG)]);
-    run_ok(&mut init(&env, &config("true"), "tofu 1.12.2", &dir));
+    init(&env, &config("true"), "tofu 1.12.2", &dir).ok();
     assert_eq!(lock_file(&dir), expected_lock(every));
 
     for (name, trust, tool) in [
@@ -208,17 +205,12 @@ fn a_trusted_network_mirror_locks_every_platform_under_tofu_1_12() {
         ("older", "true", "tofu 1.11.0"),
     ] {
         let dir = env.checkout(name, &[("main.tf", CONFIG)]);
-        run_ok(&mut init(&env, &config(trust), tool, &dir));
+        init(&env, &config(trust), tool, &dir).ok();
         assert_eq!(lock_file(&dir), expected_lock(own.clone()), "{name}");
     }
 
     // Not a boolean: the CLI configuration is refused, naming the argument.
     let dir = env.checkout("bad", &[("main.tf", CONFIG)]);
-    let err = stderr(&run_fail(&mut init(
-        &env,
-        &config("\"yes\""),
-        "tofu 1.12.2",
-        &dir,
-    )));
+    let err = stderr(&init(&env, &config("\"yes\""), "tofu 1.12.2", &dir).fails());
     assert!(err.contains("trust_all_hashes"), "{err}");
 }

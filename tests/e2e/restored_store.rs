@@ -12,11 +12,11 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use tstore_test_support::{run_ok, stderr, Layout, TestEnv};
+use tstore_test_support::{run_ok, stderr, GitRepo, Layout, TestEnv};
 
-use crate::common::{sh, tstore, NULL_CONFIG};
+use crate::common::{tstore, TstoreEnv, NULL_CONFIG};
 
 fn tstore_nf(env: &TestEnv) -> Command {
     let mut cmd = tstore(env, None);
@@ -24,18 +24,18 @@ fn tstore_nf(env: &TestEnv) -> Command {
     cmd
 }
 
-/// A bare repository `pkg.git` under `base` whose `v1` holds one output.
+/// A bare repository `pkg.git` under `base` whose `v1` holds one output; its working copy
+/// is `<base>/pkg`.
 fn git_package(base: &Path) -> PathBuf {
-    let src = base.join("pkg");
-    fs_err::create_dir_all(&src).unwrap();
-    sh(
-        &src,
-        "git init -q -b main .
-         printf 'output \"v\" {\\n  value = 1\\n}\\n' > main.tf
-         git add -A && git commit -qm one && git tag v1
-         git clone -q --bare . ../pkg.git",
-    );
-    base.join("pkg.git")
+    GitRepo::init(
+        base.join("pkg"),
+        &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
+    )
+    .commit("one")
+    .tag("v1")
+    .clone_bare(base.join("pkg.git"))
+    .path()
+    .to_owned()
 }
 
 fn git_root(env: &TestEnv, name: &str, repo: &Path) -> PathBuf {
@@ -52,14 +52,10 @@ fn git_root(env: &TestEnv, name: &str, repo: &Path) -> PathBuf {
     )
 }
 
-fn init(env: &TestEnv, dir: &Path) -> Output {
-    tstore_nf(env).arg("init").arg(dir).output().unwrap()
-}
-
 /// A store made on machine `a` (one git module installed), restored into machine `b`'s.
 fn restored(a: &TestEnv, b: &TestEnv, repo: &Path) {
     let dir = git_root(a, "stack", repo);
-    let out = init(a, &dir);
+    let out = a.tstore().no_fuse().init(&dir).output();
     assert!(out.status.success(), "{}", stderr(&out));
     run_ok(
         Command::new("cp")
@@ -122,7 +118,7 @@ fn a_layout_entry_that_is_a_link_is_refused_and_nothing_behind_it_is_touched() {
         assert_untouched(&victim);
 
         let dir = git_root(&b, "stack", &repo);
-        let out = init(&b, &dir);
+        let out = b.tstore().no_fuse().init(&dir).output();
         assert!(!out.status.success(), "{entry}: init followed the link");
         assert!(stderr(&out).contains("a symbolic link"), "{}", stderr(&out));
         assert_untouched(&victim);
@@ -133,7 +129,7 @@ fn a_layout_entry_that_is_a_link_is_refused_and_nothing_behind_it_is_touched() {
         );
         // Removing the link (what the hint says) makes the store usable again.
         fs_err::remove_file(&planted).unwrap();
-        let out = init(&b, &dir);
+        let out = b.tstore().no_fuse().init(&dir).output();
         assert!(out.status.success(), "{entry}: {}", stderr(&out));
         assert_untouched(&victim);
     }
@@ -169,11 +165,11 @@ fn a_hook_or_config_planted_in_the_restored_git_cache_never_runs() {
     fs_err::write(&config, text).unwrap();
 
     // A new tag, so that the next init must fetch into the cached repository.
-    sh(
-        &a.root.path().join("git/pkg"),
-        "printf '* filter=x\\n' > .gitattributes
-         git add -A && git commit -qm two && git tag v2 && git push -q ../pkg.git v2",
-    );
+    GitRepo::open(a.root.path().join("git/pkg"))
+        .write(&[(".gitattributes", "* filter=x\n")])
+        .commit("two")
+        .tag("v2")
+        .push(&a.root.path().join("git/pkg.git"), &["v2"]);
     let dir = b.checkout(
         "next",
         &[(
@@ -185,7 +181,7 @@ fn a_hook_or_config_planted_in_the_restored_git_cache_never_runs() {
             .as_str(),
         )],
     );
-    let out = init(&b, &dir);
+    let out = b.tstore().no_fuse().init(&dir).output();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!marker.exists(), "a planted hook or config ran");
     // The cache was rebuilt: the planted hooks are gone.
@@ -231,12 +227,12 @@ fn the_registry_of_generated_cli_configs_is_never_read_from_the_store() {
     .unwrap();
     // A provider entering the store is what makes init rewrite the registered files.
     let dir = b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let out = tstore(b, Some(&fixture.cfg))
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = b
+        .tstore()
+        .cli_config(&fixture.cfg)
+        .no_fuse()
+        .init(&dir)
+        .output();
     assert!(out.status.success(), "{}", stderr(&out));
     let written = fs_err::read_to_string(&target).unwrap();
     assert!(
@@ -290,7 +286,7 @@ fn a_link_below_the_layout_is_never_written_through() {
     let env = &fixture.env;
     // The store exists (its layout made), then a cache writer plants the link.
     let empty = env.checkout("empty", &[("main.tf", "")]);
-    let out = init(env, &empty);
+    let out = env.tstore().no_fuse().init(&empty).output();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(env.store.join("index.sqlite").is_file());
     let victim = victim(env);
@@ -298,12 +294,12 @@ fn a_link_below_the_layout_is_never_written_through() {
     fs_err::create_dir_all(&providers).unwrap();
     std::os::unix::fs::symlink(&victim, providers.join("registry.terraform.io")).unwrap();
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let out = tstore(env, Some(&fixture.cfg))
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = env
+        .tstore()
+        .cli_config(&fixture.cfg)
+        .no_fuse()
+        .init(&dir)
+        .output();
     assert!(!out.status.success(), "installed through the link");
     assert!(stderr(&out).contains("a symbolic link"), "{}", stderr(&out));
     assert_untouched(&victim);

@@ -6,16 +6,16 @@
 
 use std::path::Path;
 
-use tstore_test_support::{run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
 
-use crate::common::{module_records, tstore};
+use crate::common::tstore;
 use crate::config_loader::module_repo;
 
 /// `(Key, Source, Dir)` of each `modules.json` record, sorted.
 fn records(dir: &Path) -> Vec<(String, String, String)> {
-    module_records(dir, &["Key", "Source", "Dir"])
+    module_records(dir)
         .into_iter()
-        .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))
+        .map(|r| (r.key, r.source, r.dir))
         .collect()
 }
 

@@ -9,11 +9,11 @@ use std::process::Command;
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::{
-    lock_file, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_H1,
+    lock_file, run_fail, run_ok, stderr, stdout, GitRepo, Layout, NullMirror, TestEnv, NULL_H1,
     NULL_PROVIDER_FILE,
 };
 
-use crate::common::{json, sh, tstore, NULL_CONFIG};
+use crate::common::{json, tstore, NULL_CONFIG};
 
 const NULL_ADDR: &str = "registry.terraform.io/hashicorp/null";
 const EVIL_ADDR: &str = "registry.terraform.io/hashicorp/evil";
@@ -257,21 +257,18 @@ fn an_honest_restored_store_is_rehashed_once_then_used_from_the_store() {
 /// A bare git repository `<base>/<name>.git` (tag v1.0.0) of one module whose output says
 /// `who`.
 fn module_repo(base: &Path, name: &str, who: &str) -> PathBuf {
-    let src = base.join(format!("{name}-src"));
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(
-        src.join("main.tf"),
-        format!("output \"who\" {{\n  value = \"{who}\"\n}}\n"),
+    GitRepo::init(
+        base.join(format!("{name}-src")),
+        &[(
+            "main.tf",
+            &format!("output \"who\" {{\n  value = \"{who}\"\n}}\n"),
+        )],
     )
-    .unwrap();
-    sh(
-        &src,
-        &format!(
-            "git init -q -b main . && git add -A && git commit -qm init && git tag v1.0.0 \
-             && git clone -q --bare . ../{name}.git"
-        ),
-    );
-    base.join(format!("{name}.git"))
+    .commit("init")
+    .tag("v1.0.0")
+    .clone_bare(base.join(format!("{name}.git")))
+    .path()
+    .to_owned()
 }
 
 fn module_call(repo: &Path) -> String {

@@ -10,18 +10,18 @@ use tstore_test_support::{
     mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
 };
 
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, tstore, TstoreEnv, NULL_CONFIG};
 
 const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
 const NULL_LINK: &str =
     ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
 
 fn init(fixture: &NullMirror, dir: &Path, no_fuse: bool) {
-    let mut cmd = tstore(&fixture.env, Some(&fixture.cfg));
+    let mut tstore = fixture.env.tstore().cli_config(&fixture.cfg);
     if no_fuse {
-        cmd.env("TSTORE_NO_FUSE", "1");
+        tstore = tstore.no_fuse();
     }
-    run_ok(cmd.arg("init").arg(dir));
+    tstore.init(dir).ok();
 }
 
 /// Flip one byte of `path` in place, keeping its size and restoring its mtime: bit rot.

@@ -5,15 +5,15 @@
 
 use std::path::Path;
 
-use tstore_test_support::{run_ok, TestEnv};
+use tstore_test_support::{module_records, run_ok, TestEnv};
 
-use crate::common::{module_records, tstore};
+use crate::common::tstore;
 use crate::config_loader::module_repo;
 
 fn keys_and_dirs(dir: &Path) -> Vec<(String, String)> {
-    module_records(dir, &["Key", "Dir"])
+    module_records(dir)
         .into_iter()
-        .map(|r| (r[0].clone(), r[1].clone()))
+        .map(|r| (r.key, r.dir))
         .collect()
 }
 

@@ -5,22 +5,20 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use tstore_test_support::{peers, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{peers, stderr, TestEnv, Tstore};
 
-use crate::common::{json, tstore_bin};
+use crate::common::{json, TstoreEnv};
 
 /// `tstore init --json DIR` with no flavor or tool version set, `PATH` = `path` (plus the
 /// system directories, which hold neither tool), no FUSE.
-fn init(env: &TestEnv, path: &Path, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = env.command(&tstore_bin());
-    cmd.env("PATH", format!("{}:/usr/bin:/bin", path.display()))
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
+fn init(env: &TestEnv, path: &Path, dir: &Path, args: &[&str]) -> Tstore {
+    let path = format!("{}:/usr/bin:/bin", path.display());
+    env.tstore_plain()
+        .env("PATH", path)
+        .no_fuse()
+        .init(dir)
         .args(args)
-        .arg(dir);
-    cmd
 }
 
 fn required(env: &TestEnv, name: &str, constraint: &str) -> PathBuf {
@@ -35,12 +33,7 @@ fn required_version_is_checked_against_the_tool_version_given() {
     fs_err::create_dir_all(&empty).unwrap();
     let dir = required(&env, "w", ">= 1.5");
 
-    let out = run_fail(&mut init(
-        &env,
-        &empty,
-        &dir,
-        &["--tool-version", "terraform 1.0.3"],
-    ));
+    let out = init(&env, &empty, &dir, &["--tool-version", "terraform 1.0.3"]).fails();
     let err = stderr(&out);
     assert!(
         err.contains("Unsupported Terraform Core version")
@@ -53,9 +46,8 @@ fn required_version_is_checked_against_the_tool_version_given() {
     assert!(!dir.join(".terraform.lock.hcl").exists());
 
     // The tool named sets the flavor; a release that meets the constraint installs.
-    let mut ok = init(&env, &empty, &dir, &["--json"]);
-    ok.env("TSTORE_TOOL_VERSION", "terraform 1.11.4");
-    let report = json(&run_ok(&mut ok));
+    let ok = init(&env, &empty, &dir, &["--json"]);
+    let report = json(&ok.env("TSTORE_TOOL_VERSION", "terraform 1.11.4").ok());
     assert_eq!(report["flavor"]["name"], "terraform");
     assert_eq!(report["flavor"]["decided_by"], "tool version");
     assert_eq!(report["tool_version"]["name"], "terraform 1.11.4");
@@ -63,12 +55,7 @@ fn required_version_is_checked_against_the_tool_version_given() {
 
     // tofu's words under tofu.
     let tofu = required(&env, "t", ">= 2.0");
-    let err = stderr(&run_fail(&mut init(
-        &env,
-        &empty,
-        &tofu,
-        &["-tool-version=tofu 1.12.2"],
-    )));
+    let err = stderr(&init(&env, &empty, &tofu, &["-tool-version=tofu 1.12.2"]).fails());
     assert!(
         err.contains("Unsupported OpenTofu Core version")
             && err.contains("OpenTofu version 1.12.2"),
@@ -76,32 +63,25 @@ fn required_version_is_checked_against_the_tool_version_given() {
     );
 
     // A tool version that is not the flavor's tool, and one that does not parse.
-    let err = stderr(&run_fail(&mut init(
-        &env,
-        &empty,
-        &dir,
-        &["--flavor", "tofu", "--tool-version", "terraform 1.0.3"],
-    )));
+    let err = stderr(
+        &init(
+            &env,
+            &empty,
+            &dir,
+            &["--flavor", "tofu", "--tool-version", "terraform 1.0.3"],
+        )
+        .fails(),
+    );
     assert!(
         err.contains("is not tofu's") && err.contains("--flavor"),
         "{err}"
     );
-    let err = stderr(&run_fail(&mut init(
-        &env,
-        &empty,
-        &dir,
-        &["--tool-version", "terraform latest"],
-    )));
+    let err = stderr(&init(&env, &empty, &dir, &["--tool-version", "terraform latest"]).fails());
     assert!(err.contains("invalid tool version"), "{err}");
 
     // Neither given nor on PATH: the newest release tstore knows, which the constraint
     // allows.
-    let report = json(&run_ok(&mut init(
-        &env,
-        &empty,
-        &dir,
-        &["--flavor", "terraform", "--json"],
-    )));
+    let report = json(&init(&env, &empty, &dir, &["--flavor", "terraform", "--json"]).ok());
     assert_eq!(report["tool_version"]["decided_by"], "newest");
     assert!(report["tool_version"]["name"]
         .as_str()
@@ -135,12 +115,7 @@ fn the_tool_on_path_is_asked_once_per_binary() {
     let dir = required(&env, "w", "~> 1.0.0");
 
     for _ in 0..2 {
-        let report = json(&run_ok(&mut init(
-            &env,
-            &bin,
-            &dir,
-            &["--flavor", "terraform", "--json"],
-        )));
+        let report = json(&init(&env, &bin, &dir, &["--flavor", "terraform", "--json"]).ok());
         assert_eq!(report["tool_version"]["name"], "terraform 1.0.3");
         assert_eq!(report["tool_version"]["decided_by"], "PATH");
         assert_eq!(
@@ -153,17 +128,12 @@ fn the_tool_on_path_is_asked_once_per_binary() {
     // Another binary at the same path (rewritten: a new size) is asked again.
     let text = fs_err::read_to_string(&wrapper).unwrap();
     fs_err::write(&wrapper, format!("{text}\n")).unwrap();
-    run_ok(&mut init(&env, &bin, &dir, &["--flavor", "terraform"]));
+    init(&env, &bin, &dir, &["--flavor", "terraform"]).ok();
     assert_eq!(runs(), 2);
 
     // The version the binary reports is the one checked.
     let newer = required(&env, "n", ">= 1.1");
-    let err = stderr(&run_fail(&mut init(
-        &env,
-        &bin,
-        &newer,
-        &["--flavor", "terraform"],
-    )));
+    let err = stderr(&init(&env, &bin, &newer, &["--flavor", "terraform"]).fails());
     assert!(err.contains("Terraform version 1.0.3"), "{err}");
     assert_eq!(runs(), 2);
 }

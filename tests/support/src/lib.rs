@@ -24,6 +24,11 @@
 //! - [`tls`]: a CA made at test time for the HTTPS mode of [`server::Server`]
 //!   ([`server::Server::start_tls`]); its PEM is the `SSL_CERT_FILE` of tstore and terraform.
 //! - [`snapshot`]: a directory tree as a map, for "nothing changed" assertions.
+//! - [`GitRepo`]: git repositories made by a test (commit, tag, move a tag, branch, clone
+//!   bare, push), isolated from the user's git configuration and dated.
+//! - [`Tstore`]: a `tstore` command line (`.init(dir)`, `.no_fuse()`, `.ok()`, `.fails()`,
+//!   `.json()`), on a binary the caller names.
+//! - [`module_records`]: the records of `.terraform/modules/modules.json` ([`ModuleRecord`]).
 //!
 //! # Example
 //!
@@ -54,10 +59,12 @@
 
 mod env;
 mod fixture;
+mod git;
 pub mod gpg;
 pub mod hostile;
 pub mod mirror;
 pub mod module_registry;
+mod modules_json;
 pub mod oci_registry;
 pub mod oci_split;
 pub mod oci_token;
@@ -67,14 +74,20 @@ pub mod registry;
 pub mod server;
 mod snapshot;
 pub mod tls;
+mod tstore;
 
 use std::path::PathBuf;
 
 pub use env::TestEnv;
 pub use fixture::{lock_file, Layout, NullMirror};
+pub use git::{GitRepo, GIT_DATE};
+pub use modules_json::{
+    module_records, modules_json_path, parse_modules_json, read_modules_json, ModuleRecord,
+};
 pub use peers::{peers, peers_dir, Peers, NULL_H1, NULL_PROVIDER_FILE};
 pub use process::{command_line, run_fail, run_ok, stderr, stdout};
 pub use snapshot::snapshot;
+pub use tstore::{json, Tstore};
 
 /// The workspace root (`tests/support/../..`, from this crate's `CARGO_MANIFEST_DIR`).
 pub fn workspace_root() -> PathBuf {

@@ -1,0 +1,222 @@
+//! Linked or copied: a read-only package is linked into the store for many checkouts; a
+//! package declared `self = false` gets a private copy that `terraform apply` writes into;
+//! the default policy (`auto`) copies what writes into its own directory and links the rest.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout};
+
+use crate::common::{json, tstore};
+use crate::modules_fixture::{checkout, env_with_git_dir, json_str, one_module_repo, package_repo};
+
+/// With a meta file every remote call links to one store package; ten checkouts share it;
+/// the second init fetches nothing; a link is read-only.
+#[test]
+fn read_only_packages_are_linked_once_for_many_checkouts() {
+    let (env, base) = env_with_git_dir();
+    package_repo(&base, Some("# every module of this package is read-only\n"));
+
+    let mut ids = BTreeSet::new();
+    for i in 0..10 {
+        let dir = checkout(&env, &format!("c{i}"), &base, None);
+        let out = run_ok(tstore(&env, None).arg("init").arg("--json").arg(&dir));
+        let report = json(&out);
+        for call in report["modules"].as_array().unwrap() {
+            if call["kind"] == "git" {
+                assert_eq!(call["action"], "link", "{call}");
+                ids.insert(call["package"].as_str().unwrap().to_owned());
+            }
+        }
+        let link = fs_err::read_link(dir.join(".terraform/modules/gitb")).unwrap();
+        assert!(link.starts_with(&env.mount), "{}", link.display());
+        if i == 0 {
+            run_ok(env.terraform(&dir).arg("plan").arg("-no-color"));
+        }
+    }
+    // gita gets the package, gitb (a later call of the same address) its variant without
+    // dot entries; both shared by all ten checkouts.
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let ls = stdout(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    let modules = json_str(&ls)["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "module")
+        .count();
+    assert_eq!(modules, 2);
+    let linked = env.work.join("c0/.terraform/modules/gita");
+    // Served by FUSE (read-only even for root) unless this machine has no FUSE.
+    if !fs_err::symlink_metadata(&env.mount)
+        .unwrap()
+        .file_type()
+        .is_symlink()
+    {
+        let err = fs_err::write(linked.join("scratch"), "x").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ReadOnlyFilesystem, "{err}");
+    }
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+}
+
+/// A module whose apply writes `written.txt` into its own directory (null provider,
+/// local-exec).
+const SELF_WRITING_MAIN: &str =
+    "resource \"null_resource\" \"w\" {\n  provisioner \"local-exec\" {\n    \
+     command = \"echo written > ${path.module}/written.txt\"\n  }\n}\n\
+     output \"path\" {\n  value = path.module\n}\n";
+
+/// A bare repo `<base>/<name>.git` (tag v1) whose root module writes into its own
+/// directory at apply time (`local-exec` into `path.module`), with `meta` as its
+/// `module-package.meta.hcl`.
+fn self_modifying_repo(base: &Path, name: &str, meta: &str) -> String {
+    one_module_repo(base, name, SELF_WRITING_MAIN, Some(meta))
+}
+
+/// A module declared `self = false` gets a private copy: `terraform apply` (real null
+/// provider, offline through a filesystem mirror) writes into it, in that checkout only. The
+/// same module wrongly declared read-only is linked to the store: the same write fails
+/// (read-only file system) and the store is unchanged.
+#[test]
+fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
+    let (env, base) = env_with_git_dir();
+    let honest = self_modifying_repo(
+        &base,
+        "honest",
+        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+    );
+    let liar = self_modifying_repo(&base, "liar", "# every module is read-only\n");
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let checkout_of = |name: &str, source: &str| {
+        env.checkout(
+            name,
+            &[(
+                "main.tf",
+                &format!("module \"w\" {{\n  source = \"{source}\"\n}}\n"),
+            )],
+        )
+    };
+    let init = |dir: &Path, action: &str| {
+        let report = json(&run_ok(
+            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(dir),
+        ));
+        let call = &report["modules"][0];
+        assert_eq!(call["action"], action, "{report}");
+    };
+    let apply = |dir: &Path| {
+        let mut cmd = env.terraform(dir);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["apply", "-auto-approve", "-no-color"]);
+        cmd
+    };
+
+    // Declared self-modifying: a private copy; apply writes into it.
+    let a = checkout_of("a", &honest);
+    let b = checkout_of("b", &honest);
+    init(&a, "copy");
+    init(&b, "copy");
+    let out = run_ok(&mut apply(&a));
+    assert!(stdout(&out).contains("Apply complete!"), "{}", stdout(&out));
+    assert_eq!(
+        fs_err::read_to_string(a.join(".terraform/modules/w/written.txt")).unwrap(),
+        "written\n"
+    );
+    assert!(!b.join(".terraform/modules/w/written.txt").exists());
+    // A re-init keeps the modified private copy (only -upgrade replaces it).
+    init(&a, "copy");
+    assert!(a.join(".terraform/modules/w/written.txt").exists());
+
+    // Wrongly declared read-only: linked into the store; the write fails.
+    let c = checkout_of("c", &liar);
+    init(&c, "link");
+    let link = fs_err::read_link(c.join(".terraform/modules/w")).unwrap();
+    assert!(link.starts_with(&env.mount), "{}", link.display());
+    let fuse = !fs_err::symlink_metadata(&env.mount)
+        .unwrap()
+        .file_type()
+        .is_symlink();
+    // The suite runs with FUSE (scripts/test installs fuse3): without it, views are 0555
+    // files on disk that root could still write, and this check would prove nothing.
+    assert!(
+        fuse,
+        "the store is not FUSE-mounted at {}: install fuse3 (scripts/test does)",
+        env.mount.display()
+    );
+    let out = run_fail(&mut apply(&c));
+    let err = stderr(&out);
+    assert!(err.contains("Read-only file system"), "{err}");
+    assert!(!c.join(".terraform/modules/w/written.txt").exists());
+    run_ok(tstore(&env, None).args(["store", "verify"]));
+}
+
+/// With no statement anywhere, the default policy (`auto`) finds the write into the
+/// module's own directory and copies the package: `terraform apply` (real null provider)
+/// succeeds. The same package linked (`--assume-read-only`) fails to apply, so the
+/// detection is what made the difference; a package that only reads is linked.
+#[test]
+fn auto_copies_what_writes_into_itself_and_links_the_rest() {
+    let (env, base) = env_with_git_dir();
+    let writer = one_module_repo(&base, "writer", SELF_WRITING_MAIN, None);
+    let reader = one_module_repo(
+        &base,
+        "reader",
+        "locals {\n  t = fileexists(\"${path.module}/x\")\n}\noutput \"t\" {\n  value = local.t\n}\n",
+        None,
+    );
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let main = format!(
+        "module \"w\" {{\n  source = \"{writer}\"\n}}\nmodule \"r\" {{\n  source = \"{reader}\"\n}}\n"
+    );
+    let init = |dir: &Path, extra: &[&str]| -> serde_json::Value {
+        json(&run_ok(
+            tstore(&env, Some(&cfg))
+                .arg("init")
+                .arg("--json")
+                .args(extra)
+                .arg(dir),
+        ))
+    };
+    let action = |report: &serde_json::Value, key: &str| {
+        let call = report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == key)
+            .unwrap()
+            .clone();
+        (
+            call["action"].as_str().unwrap().to_owned(),
+            call["reason"].to_string(),
+        )
+    };
+    let apply = |dir: &Path| {
+        let mut cmd = env.terraform(dir);
+        cmd.env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["apply", "-auto-approve", "-no-color"]);
+        cmd
+    };
+
+    let a = env.checkout("a", &[("main.tf", main.as_str())]);
+    let report = init(&a, &[]);
+    let (w, why) = action(&report, "w");
+    assert_eq!(w, "copy", "{why}");
+    assert!(
+        why.contains("local-exec") && why.contains("path.module"),
+        "{why}"
+    );
+    assert_eq!(action(&report, "r").0, "link", "{report}");
+    let out = run_ok(&mut apply(&a));
+    assert!(stdout(&out).contains("Apply complete!"), "{}", stdout(&out));
+    assert!(a.join(".terraform/modules/w/written.txt").is_file());
+
+    let b = env.checkout("b", &[("main.tf", main.as_str())]);
+    let report = init(&b, &["--assume-read-only"]);
+    assert_eq!(action(&report, "w").0, "link", "{report}");
+    let out = run_fail(&mut apply(&b));
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
+}
