@@ -38,8 +38,6 @@ mod cli_config;
 mod fetch;
 mod gc;
 mod init;
-mod init_many;
-mod init_output;
 pub(crate) mod man;
 mod modules;
 mod mount;
@@ -65,7 +63,7 @@ use crate::Settings;
 pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
     match command {
         Command::Init(args) if args.recursive || args.dirs.len() > 1 => {
-            init_many::init_many(settings, args)
+            init::many::init_many(settings, args)
         }
         Command::Init(args) => init::init(settings, args, None),
         Command::Fetch(args) => fetch::fetch(settings, args),

@@ -1,7 +1,8 @@
 //! `tstore init` of one working directory: its settings resolved once into the library's
 //! [`InitOptions`], the library's [`tstore_installer::init`] run with this binary's hooks
 //! (the mount's daemon, the waiting messages, the output between the phases), the outcome
-//! rendered in tofu's words (`init_output.rs`).
+//! rendered in tofu's words (`output.rs`). `many.rs`: many roots in one process, each as a
+//! lone init here.
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -15,7 +16,9 @@ use tstore_installer::{
 use tstore_store::Store;
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
-use super::init_output;
+pub(super) mod many;
+mod output;
+
 use super::workdir::{Configured, Place};
 use crate::cli::{InitArgs, LockfileMode};
 use crate::reporter::{HumanReporter, Silent};
@@ -27,7 +30,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
     let place = Place::find(settings, args.dirs.first().map(|d| d.as_path()))?;
     if !tstore_tofu::config::is_config_dir(&place.dir, place.flavor.flavor) {
         // Nothing to install, nothing written: the tool's own words, exit 0.
-        init_output::empty_directory(&place.flavor, args.json)?;
+        output::empty_directory(&place.flavor, args.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     // The store is opened once the CLI configuration reads (a command that fails on its
@@ -54,7 +57,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let outcome = tstore_installer::init(store, &opts, &hooks, reporter).map_err(into_anyhow)?;
     hooks.output.into_inner()?;
-    init_output::finished(&root, outcome, args.json)?;
+    output::finished(&root, outcome, args.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -153,7 +156,7 @@ impl InitHooks for Hooks<'_> {
         if self.args.json {
             return;
         }
-        let written = init_output::modules_installed(
+        let written = output::modules_installed(
             &mut std::io::stdout(),
             self.flavor,
             modules.map(|m| &m.report),

@@ -13,18 +13,19 @@ use anyhow::Result;
 use tstore_installer::{ModuleOptions, WorkdirOptions};
 use tstore_store::Store;
 
-use super::workdir::Place;
 use crate::cli::InitArgs;
+use crate::commands::workdir::Place;
 use crate::diagnostics::{print_error, ErrorReport};
 use crate::reporter::Silent;
 use crate::{json, Settings};
 
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
-    let roots = super::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
+    let roots =
+        crate::commands::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
 
     // One store for every root: opened once, and a package found fresh for one root is not
     // stat'ed again for the next.
-    let store = super::open_store(settings)?;
+    let store = crate::commands::open_store(settings)?;
     // Roots never initialised here (no `modules.json` yet) are the ones whose packages a
     // new runner lacks; an initialised root's packages are in the store already.
     let new_roots: Vec<PathBuf> = roots
@@ -55,7 +56,7 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             exclude: Vec::new(),
             ..args.clone()
         };
-        let (result, captured) = json::capture(|| super::init::init(settings, one, Some(&store)));
+        let (result, captured) = json::capture(|| super::init(settings, one, Some(&store)));
         let report = captured.into_iter().next();
         match result {
             Ok(code) if code == ExitCode::SUCCESS => {
@@ -112,29 +113,33 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
 /// find them there. A root whose modules cannot be fetched is left for its init, which
 /// reports it in its turn.
 fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitArgs) -> Result<()> {
-    let _lock = super::lock_store(store)?;
-    super::parallel::in_parallel(roots, super::parallel::PARALLEL_ROOTS, |root| {
-        let fetched = (|| -> Result<()> {
-            let root = Place::find(settings, Some(root))?.configure(settings)?;
-            let workdir = WorkdirOptions {
-                upgrade: args.upgrade,
-                variables: root.variables(settings, &args.var_options(&root.place.cwd))?,
-                test_directory: args.test_directory.clone(),
-                ..root.workdir_options(settings)
-            };
-            let opts = ModuleOptions {
-                workdir,
-                policy: Default::default(),
-                upgrade_only: Vec::new(),
-                reach_records: settings.reach_records(),
-                trust_lock: settings.trust_lock,
-            };
-            tstore_installer::prefetch_modules(store, &opts, &Silent)?;
-            Ok(())
-        })();
-        if let Err(e) = fetched {
-            tracing::debug!("prefetch of {}: {e:#}", root.display());
-        }
-    });
+    let _lock = crate::commands::lock_store(store)?;
+    crate::commands::parallel::in_parallel(
+        roots,
+        crate::commands::parallel::PARALLEL_ROOTS,
+        |root| {
+            let fetched = (|| -> Result<()> {
+                let root = Place::find(settings, Some(root))?.configure(settings)?;
+                let workdir = WorkdirOptions {
+                    upgrade: args.upgrade,
+                    variables: root.variables(settings, &args.var_options(&root.place.cwd))?,
+                    test_directory: args.test_directory.clone(),
+                    ..root.workdir_options(settings)
+                };
+                let opts = ModuleOptions {
+                    workdir,
+                    policy: Default::default(),
+                    upgrade_only: Vec::new(),
+                    reach_records: settings.reach_records(),
+                    trust_lock: settings.trust_lock,
+                };
+                tstore_installer::prefetch_modules(store, &opts, &Silent)?;
+                Ok(())
+            })();
+            if let Err(e) = fetched {
+                tracing::debug!("prefetch of {}: {e:#}", root.display());
+            }
+        },
+    );
     Ok(())
 }

@@ -9,7 +9,7 @@ use anyhow::Result;
 use tstore_installer::{Action, InitOutcome, LockFileChange, ModulesReport};
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
-use super::workdir::Configured;
+use crate::commands::workdir::Configured;
 use crate::json;
 
 /// The tool's name as its messages say it.
