@@ -134,3 +134,73 @@ fn providers_no_longer_required_stay_in_terraforms_lock() {
         want
     );
 }
+
+/// A loosened constraint that the locked version still meets changes nothing the lock
+/// records: terraform 1.0.3 and 1.11.4 both leave the lock file byte for byte, the old
+/// `constraints` line included, and say nothing of it; so does tstore under each tool
+/// version. (upstream: internal/depsfile/locks.go `Locks.Equal` ignores constraints;
+/// internal/command/init.go writes the lock file only when it is not equal.)
+#[test]
+fn a_loosened_constraint_leaves_the_lock_as_both_terraforms_leave_it() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    // Unpacked: both tools record the same `h1:` (what a packed mirror adds is apart).
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let peers = tstore_test_support::peers();
+    let looser = NULL_CONFIG.replace(">= 2.0.0, ~> 2.1", ">= 2.0.0, < 3.0.0");
+    assert_ne!(looser, NULL_CONFIG);
+    for (judge, tool) in [
+        (&peers.terraform, "terraform 1.0.3"),
+        (&peers.terraform_current, "terraform 1.11.4"),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let judge_init = |dir: &std::path::Path| {
+            let mut cmd = env.command(judge);
+            cmd.current_dir(dir).env("TF_CLI_CONFIG_FILE", &cfg).args([
+                "init",
+                "-backend=false",
+                "-input=false",
+                "-no-color",
+            ]);
+            run_ok(&mut cmd)
+        };
+        let our_init = |dir: &std::path::Path| {
+            run_ok(
+                tstore(&env, Some(&cfg))
+                    .env("TSTORE_NO_FUSE", "1")
+                    .env("TSTORE_TOOL_VERSION", tool)
+                    .arg("init")
+                    .arg(dir),
+            )
+        };
+        judge_init(&theirs);
+        our_init(&ours);
+        let lock_of = |dir: &std::path::Path| {
+            fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap()
+        };
+        let written = lock_of(&theirs);
+        assert_eq!(lock_of(&ours), written, "{tool}: the first lock");
+        assert!(
+            written.contains("constraints = \">= 2.0.0, ~> 2.1\""),
+            "{written}"
+        );
+
+        for dir in [&theirs, &ours] {
+            fs_err::write(dir.join("main.tf"), &looser).unwrap();
+        }
+        let their_out = judge_init(&theirs);
+        let our_out = our_init(&ours);
+        assert_eq!(lock_of(&theirs), written, "{tool} keeps its lock file");
+        assert_eq!(lock_of(&ours), written, "tstore under {tool}");
+        for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
+            let said = tstore_test_support::stdout(out);
+            assert!(
+                !said.contains("made some changes"),
+                "{who} under {tool} says the lock changed:\n{said}"
+            );
+        }
+    }
+}

@@ -185,9 +185,9 @@ pub fn install(
     let mut change = match &old_lock {
         None if planned.is_empty() => LockFileChange::Unchanged,
         None => LockFileChange::Created,
-        Some(old) if render(old, opts.workdir.flavor) == render(&new_lock, opts.workdir.flavor) => {
-            LockFileChange::Unchanged
-        }
+        // Only a change of what the lock records rewrites it, as the tools decide: a
+        // loosened constraint the locked version still meets leaves the file byte for byte.
+        Some(old) if old.records_the_same(&new_lock) => LockFileChange::Unchanged,
         Some(_) => LockFileChange::Updated,
     };
     if opts.workdir.lockfile_readonly && change != LockFileChange::Unchanged {

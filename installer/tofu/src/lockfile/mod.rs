@@ -117,6 +117,23 @@ pub struct LockFile {
 }
 
 impl LockFile {
+    /// Whether `other` records what this lock file records, as the tools compare two lock
+    /// files before they write one (`depsfile.Locks.Equal`): the same providers at the same
+    /// versions (build metadata included) with the same hashes. The recorded constraints are
+    /// a hint for the tool's messages and never make a lock file change on their own; nor do
+    /// the header or the layout.
+    ///
+    /// upstream: internal/depsfile/locks.go (`Locks.Equal`), terraform v1.0.3 and v1.11.4,
+    /// OpenTofu v1.12.x; internal/command/init.go writes the file only when it is not equal.
+    pub fn records_the_same(&self, other: &LockFile) -> bool {
+        self.providers.len() == other.providers.len()
+            && self.providers.iter().all(|(addr, mine)| {
+                other.providers.get(addr).is_some_and(|theirs| {
+                    theirs.version == mine.version && theirs.hashes == mine.hashes
+                })
+            })
+    }
+
     /// Read and parse the lock file at `path`; `Ok(None)` if it does not exist.
     pub fn load(path: &Path) -> Result<Option<LockFile>, LockFileError> {
         let src = match crate::read::read_capped(path, crate::read::MAX_LOCK_FILE) {

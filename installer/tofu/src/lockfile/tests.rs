@@ -299,3 +299,35 @@ fn the_lock_file_header_then_its_hosts() {
     fs_err::write(&lock, "provider {").unwrap();
     assert_eq!(flavor_evidence(&lock), None);
 }
+
+/// What the tools compare before writing a lock file: providers, versions (build metadata
+/// included) and hashes; never the constraints, the header or the layout.
+#[test]
+fn the_same_record_ignores_constraints_header_and_layout() {
+    let parse = |text: &str| LockFile::parse(text, "test").unwrap();
+    let entry = |version: &str, constraints: &str, hashes: &str| {
+        format!(
+            "provider \"registry.terraform.io/hashicorp/null\" {{\n  version = \"{version}\"\n  \
+             constraints = \"{constraints}\"\n  hashes = [{hashes}]\n}}\n"
+        )
+    };
+    let h1 = "\"h1:CFnENdqQu4g3LJNevA32aDxcUz2qGkRGQpFfkI8TCdE=\"";
+    let zh = "\"zh:1895e10d93581677ccf9a6237d156df1608d8c5c15ada225ab0a2ab4497caadb\"";
+    let base = parse(&entry("2.1.2", "2.1.2", h1));
+    let looser = parse(&format!(
+        "# This file is maintained automatically by \"tofu init\".\n\n{}",
+        entry("2.1.2", ">= 2.0.0", h1)
+    ));
+    assert!(base.records_the_same(&looser));
+    assert!(looser.records_the_same(&base));
+    for other in [
+        entry("2.1.3", "2.1.2", h1),
+        entry("2.1.2+build.1", "2.1.2", h1),
+        entry("2.1.2", "2.1.2", &format!("{h1}, {zh}")),
+        String::new(),
+    ] {
+        let other = parse(&other);
+        assert!(!base.records_the_same(&other), "{other:?}");
+        assert!(!other.records_the_same(&base), "{other:?}");
+    }
+}
