@@ -315,3 +315,66 @@ fn an_exactly_pinned_registry_module_in_the_store_needs_no_registry() {
         "a range reads the version list"
     );
 }
+
+/// `modules.json` records a registry call's `Source` as the tool version in force records
+/// it, judged by terraform 1.0.3 and 1.11.4 on twin checkouts: the source as written up to
+/// 1.0, the registry package's address after (the default host named, `//SUBDIR` kept), as
+/// `ModuleSourceRegistry.String()` gives it from terraform 1.1 (and in OpenTofu). The
+/// default host's registry is a loopback one, through a CLI-config `host` block.
+#[test]
+fn registry_sources_are_recorded_as_each_terraform_records_them() {
+    let (env, base) = env_with_git_dir();
+    package_repo(&base, None);
+    let reg = ModuleRegistry::start();
+    let git = format!("git::file://{}/repo.git?ref=v1.0.0", base.display());
+    reg.publish("acme/gitpkg/null", "1.0.0", &git);
+    let cfg = env.root.path().join("cli-config/default-host.tfrc");
+    fs_err::create_dir_all(cfg.parent().unwrap()).unwrap();
+    fs_err::write(
+        &cfg,
+        format!(
+            "host \"registry.terraform.io\" {{\n  services = {{\n    \"modules.v1\" = \"{}\"\n  }}\n}}\n\
+             host \"{}\" {{\n  services = {{\n    \"modules.v1\" = \"{}\"\n  }}\n}}\n",
+            reg.modules_url(),
+            reg.host(),
+            reg.modules_url()
+        ),
+    )
+    .unwrap();
+    let host = reg.host();
+    let main = format!(
+        "module \"short\" {{\n  source  = \"acme/gitpkg/null\"\n  version = \"1.0.0\"\n}}\n\
+         module \"shortsub\" {{\n  source  = \"acme/gitpkg/null//sub\"\n  version = \"1.0.0\"\n}}\n\
+         module \"named\" {{\n  source  = \"registry.terraform.io/acme/gitpkg/null\"\n  version = \"1.0.0\"\n}}\n\
+         module \"loopback\" {{\n  source  = \"{host}/acme/gitpkg/null\"\n  version = \"1.0.0\"\n}}\n"
+    );
+    let peers = tstore_test_support::peers();
+    for (judge, tool) in [
+        (&peers.terraform, "terraform 1.0.3"),
+        (&peers.terraform_current, "terraform 1.11.4"),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
+        let mut cmd = env.command(judge);
+        cmd.current_dir(&theirs)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["init", "-backend=false", "-input=false", "-no-color"]);
+        run_ok(&mut cmd);
+        run_ok(
+            no_fuse(tstore(&env, Some(&cfg)))
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours),
+        );
+        let want = records(&theirs);
+        assert_eq!(records(&ours), want, "{tool}");
+        let short = want.iter().find(|r| r.key == "short").unwrap();
+        let expected = if tool.ends_with("1.0.3") {
+            "acme/gitpkg/null"
+        } else {
+            "registry.terraform.io/acme/gitpkg/null"
+        };
+        assert_eq!(short.source, expected, "{tool}: {want:?}");
+    }
+}

@@ -130,7 +130,7 @@ pub const DROPS_UNUSED_LOCK_ENTRIES: Rule = Rule {
 /// absolute path is recorded in `modules.json` as a `file://` URL, and a registry's download
 /// location ending `//*` is a sub-directory named `*` (go-getter's glob is not expanded).
 pub const MODULE_SOURCE_ADDRESSES: Rule = Rule {
-    what: "module sources parsed as addresses: `version` only on registry sources, absolute paths recorded as `file://` URLs, no `//*` glob in a registry's location",
+    what: "module sources parsed as addresses: `version` only on registry sources, absolute paths recorded as `file://` URLs, registry sources recorded as their package's address (the default host named), no `//*` glob in a registry's location",
     terraform: Some((1, 1, 0)),
     tofu: ALWAYS,
 };

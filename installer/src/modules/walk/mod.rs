@@ -330,6 +330,16 @@ impl<'a> Walker<'a> {
             )));
         }
         let (mut node, dir) = self.remote_node(c, Some(version), fetched, sub)?;
+        // Releases that parse sources as addresses record the registry package's address
+        // (`HOST/NS/NAME/SYSTEM[//SUBDIR]`, the default host named), as the lock does.
+        if self
+            .opts
+            .workdir
+            .tool
+            .follows(&tstore_tofu::tool_version::MODULE_SOURCE_ADDRESSES)
+        {
+            node.source = entry.source.clone();
+        }
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
         Ok((node, dir))
