@@ -55,6 +55,14 @@ impl WorkdirOptions {
         Arc::new((*self.variables).clone().with_constant_only(constant_only))
     }
 
+    /// The root module's test directory when the tool version installs the modules its
+    /// test files call (`tool_version::TEST_FILE_MODULES`); `None`: they are not read.
+    pub(crate) fn test_directory_read(&self) -> Option<String> {
+        self.tool
+            .follows(&tstore_tofu::tool_version::TEST_FILE_MODULES)
+            .then(|| self.test_directory.clone())
+    }
+
     /// Settings for `dir` with nothing asked of the command line: the newest release of the
     /// flavor's tool, no upgrade, the lock file writable, no variables, the default test
     /// directory.

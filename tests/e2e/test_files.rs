@@ -1,11 +1,12 @@
 //! Modules of test files: tofu init installs the module of every `run` block of the root
 //! module's `*.tftest.hcl`/`*.tofutest.hcl` files (root and `tests/`), keyed
 //! `test.[DIR.]STEM.RUN` (OpenTofu's `TestInit_testsWithModule` and its configuration
-//! builder); terraform 1.0.3 has no test files and installs none.
+//! builder); terraform 1.0.3 has no test files and installs none; terraform 1.11.4 installs
+//! those of `*.tftest.hcl` files, local and registry sources only.
 
 use std::path::Path;
 
-use tstore_test_support::{module_records, run_ok, TestEnv};
+use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
 
 use crate::common::tstore;
 use crate::config_loader::module_repo;
@@ -155,4 +156,78 @@ fn a_test_file_whose_name_starts_with_a_digit_is_installed_and_locked() {
     assert!(ours
         .join(format!(".terraform/modules/{key}/main.tf"))
         .is_file());
+}
+
+/// terraform 1.11.4 installs the modules of its test files' `run` blocks too (from 1.6:
+/// internal/configs/config_build.go `buildTestModules`), reading `*.tftest.hcl` only: the
+/// same `modules.json` records as that terraform in a twin checkout. A remote source in a
+/// run block is refused by both, in terraform's words.
+#[test]
+fn modules_run_by_test_files_are_installed_as_terraform_1_11_installs_them() {
+    let env = TestEnv::new();
+    let files = [
+        ("main.tf", "output \"x\" {\n  value = 1\n}\n"),
+        (
+            "main.tftest.hcl",
+            "run \"setup\" {\n  module {\n    source = \"./setup\"\n  }\n}\n",
+        ),
+        (
+            "setup/main.tf",
+            "module \"inner\" {\n  source = \"./inner\"\n}\n",
+        ),
+        ("setup/inner/main.tf", "output \"y\" {\n  value = 2\n}\n"),
+        // terraform reads no .tofutest.hcl file, so nothing hides this one.
+        (
+            "tests/both.tftest.hcl",
+            "run \"tf\" {\n  module {\n    source = \"./setup/inner\"\n  }\n}\n",
+        ),
+        (
+            "tests/both.tofutest.hcl",
+            "run \"tofu\" {\n  module {\n    source = \"./missing\"\n  }\n}\n",
+        ),
+    ];
+    let peers = tstore_test_support::peers();
+    let judge = |dir: &Path| {
+        let mut cmd = env.command(&peers.terraform_current);
+        cmd.current_dir(dir)
+            .args(["init", "-backend=false", "-input=false", "-no-color"]);
+        cmd
+    };
+    let ours_cmd = |dir: &Path| {
+        let mut cmd = tstore(&env, None);
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
+            .arg("init")
+            .arg(dir);
+        cmd
+    };
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    run_ok(&mut judge(&theirs));
+    run_ok(&mut ours_cmd(&ours));
+    let want = module_records(&theirs);
+    assert!(
+        want.iter().any(|r| r.key == "test.tests.both.tf"),
+        "the judge installs test modules: {want:?}"
+    );
+    assert_eq!(module_records(&ours), want);
+
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let git = module_repo(&base);
+    let remote = format!("run \"remote\" {{\n  module {{\n    source = \"{git}\"\n  }}\n}}\n");
+    let remote_files = [files[0], ("tests/remote.tftest.hcl", remote.as_str())];
+    let theirs = env.checkout("theirs-remote", &remote_files);
+    let ours = env.checkout("ours-remote", &remote_files);
+    let detail = "Only local or registry module sources are currently supported from within";
+    let their_err = stderr(&run_fail(&mut judge(&theirs)));
+    assert!(their_err.contains(detail), "{their_err}");
+    let our_err = stderr(&run_fail(&mut ours_cmd(&ours)));
+    assert!(
+        our_err.contains("Invalid module source address"),
+        "{our_err}"
+    );
+    assert!(our_err.contains(detail), "{our_err}");
+    assert!(our_err.contains("remote.tftest.hcl:3"), "{our_err}");
+    assert!(!ours.join(".terraform/modules/modules.json").exists());
 }

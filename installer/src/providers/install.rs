@@ -107,7 +107,7 @@ pub fn install(
         opts.workdir.flavor,
         tree::RootModule {
             inputs: Inputs::Root(opts.workdir.root_inputs()),
-            test_directory: opts.workdir.test_directory.clone(),
+            test_directory: opts.workdir.test_directory_read(),
         },
         &|installed| link::module_view_behind(store, &modules_dir, &opts.workdir.mount, installed),
     )?;

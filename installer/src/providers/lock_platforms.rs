@@ -134,7 +134,7 @@ pub fn lock(
         base.workdir.flavor,
         tree::RootModule {
             inputs: Inputs::Root(base.workdir.root_inputs()),
-            test_directory: base.workdir.test_directory.clone(),
+            test_directory: base.workdir.test_directory_read(),
         },
     )?;
     let lock_path = base.workdir.dir.join(LOCK_FILE_NAME);

@@ -135,6 +135,16 @@ pub const MODULE_SOURCE_ADDRESSES: Rule = Rule {
     tofu: ALWAYS,
 };
 
+/// `init` installs the modules that the root module's test files call
+/// (`run { module { source = … } }`), so that `test` finds them: terraform from 1.6, where
+/// `.tftest.hcl` files and their `run` blocks arrived (upstream:
+/// internal/configs/config_build.go `buildTestModules`, v1.6.0); OpenTofu in every release.
+pub const TEST_FILE_MODULES: Rule = Rule {
+    what: "the modules that test files' `run` blocks call installed by init",
+    terraform: Some((1, 6, 0)),
+    tofu: ALWAYS,
+};
+
 /// A registry's download metadata may carry `packages`, every platform's `h1:` and `zh:`
 /// (OpenTofu's RFC 20251027): checked for the platform installed, and recorded in the lock
 /// file for providers of OpenTofu's own registry, so one init locks every platform.
@@ -242,6 +252,7 @@ pub fn rules() -> Vec<&'static Rule> {
     [
         &DROPS_UNUSED_LOCK_ENTRIES,
         &MODULE_SOURCE_ADDRESSES,
+        &TEST_FILE_MODULES,
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,

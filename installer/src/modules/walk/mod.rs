@@ -155,13 +155,15 @@ impl<'a> Walker<'a> {
             inputs,
         )?;
         config::check_tool_version(&module, &self.opts.workdir.tool)?;
-        // tofu init also installs the modules the root module's test files run.
-        if at.parent.is_none() && self.opts.workdir.flavor == Flavor::Tofu {
+        // init also installs the modules the root module's test files run (tofu; terraform
+        // from 1.6).
+        if let (None, Some(test_directory)) = (at.parent, self.opts.workdir.test_directory_read()) {
             module
                 .module_calls
                 .extend(config::test_files::test_module_calls(
                     &at.dir,
-                    &self.opts.workdir.test_directory,
+                    &test_directory,
+                    self.opts.workdir.flavor,
                 )?);
         }
         self.prefetch(&at.key, &module.module_calls);

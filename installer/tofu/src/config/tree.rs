@@ -78,15 +78,17 @@ pub struct ConfigurationRequirements {
 pub struct RootModule {
     /// Its variable values, for sources evaluated early (tofu).
     pub inputs: Inputs,
-    /// Its test directory (`tests` unless `-test-directory` says otherwise), relative to it.
-    pub test_directory: String,
+    /// Its test directory (`tests` unless `-test-directory` says otherwise), relative to it,
+    /// when the tool version installs the modules that test files call
+    /// (`tool_version::TEST_FILE_MODULES`); `None`: test files are not read.
+    pub test_directory: Option<String>,
 }
 
 impl Default for RootModule {
     fn default() -> Self {
         RootModule {
             inputs: Inputs::default(),
-            test_directory: config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+            test_directory: Some(config::test_files::DEFAULT_TEST_DIRECTORY.to_owned()),
         }
     }
 }
@@ -122,7 +124,7 @@ pub fn load_configuration_requirements_reading(
     };
     let walk_ctx = Walk {
         flavor,
-        test_directory: &root_module.test_directory,
+        test_directory: root_module.test_directory.as_deref(),
         installed: &installed,
         read_dir,
     };
@@ -142,7 +144,7 @@ struct Node<'a> {
 /// What stays the same over one walk.
 struct Walk<'a> {
     flavor: Flavor,
-    test_directory: &'a str,
+    test_directory: Option<&'a str>,
     installed: &'a BTreeMap<String, PathBuf>,
     read_dir: &'a dyn Fn(&Path) -> Option<PathBuf>,
 }
@@ -167,10 +169,14 @@ impl Walk<'_> {
             inputs,
         } = node;
         let mut module = config::load_module_requirements_shown_as(dir, shown, flavor, inputs)?;
-        if key.is_empty() && flavor == Flavor::Tofu {
+        if let (true, Some(test_directory)) = (key.is_empty(), test_directory) {
             module
                 .module_calls
-                .extend(config::test_files::test_module_calls(dir, test_directory)?);
+                .extend(config::test_files::test_module_calls(
+                    dir,
+                    test_directory,
+                    flavor,
+                )?);
         }
         out.modules.push(key.to_owned());
         for (addr, constraints) in module.providers {
