@@ -378,3 +378,85 @@ fn registry_sources_are_recorded_as_each_terraform_records_them() {
         assert_eq!(short.source, expected, "{tool}: {want:?}");
     }
 }
+
+/// Pre-release versions in a registry module's constraint select as each judge selects
+/// (terraform 1.0.3 and 1.11.4 on twin checkouts): the bare pre-release (`1.2.0-beta`)
+/// installs it, `>= 1.2.0-beta` the newest release, and a pre-release after `=` or `~>`, in
+/// a list or with a `v` is unresolvable for both.
+#[test]
+fn pre_release_constraints_select_as_each_terraform_selects() {
+    let (env, base) = env_with_git_dir();
+    package_repo(&base, None);
+    let reg = ModuleRegistry::start();
+    let git = format!("git::file://{}/repo.git?ref=v1.0.0", base.display());
+    for v in ["1.0.0", "1.2.0-beta", "1.2.0"] {
+        reg.publish("acme/gitpkg/null", v, &git);
+    }
+    let cfg = reg.write_cli_config(&env.root.path().join("cli-config/pre.tfrc"), "");
+    let host = reg.host();
+    let peers = tstore_test_support::peers();
+    let mut installed_pre_release = 0;
+    for constraint in [
+        "1.2.0-beta",
+        "= 1.2.0-beta",
+        ">= 1.2.0-beta",
+        "~> 1.2.0-beta",
+        "1.2.0-beta, < 2.0.0",
+        "v1.2.0-beta",
+    ] {
+        let main = format!(
+            "module \"pre\" {{\n  source  = \"{host}/acme/gitpkg/null\"\n  version = \"{constraint}\"\n}}\n"
+        );
+        for (judge, tool) in [
+            (&peers.terraform, "terraform 1.0.3"),
+            (&peers.terraform_current, "terraform 1.11.4"),
+        ] {
+            let case = format!("{tool} {constraint:?}");
+            let name: String = case
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
+            let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
+            let their = env
+                .command(judge)
+                .current_dir(&theirs)
+                .env("TF_CLI_CONFIG_FILE", &cfg)
+                .args(["init", "-backend=false", "-input=false", "-no-color"])
+                .output()
+                .unwrap();
+            let our = no_fuse(tstore(&env, Some(&cfg)))
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours)
+                .output()
+                .unwrap();
+            assert_eq!(
+                our.status.success(),
+                their.status.success(),
+                "{case}: terraform {}\ntstore {}",
+                stderr(&their),
+                stderr(&our)
+            );
+            if their.status.success() {
+                let want = records(&theirs);
+                assert_eq!(records(&ours), want, "{case}");
+                if want
+                    .iter()
+                    .any(|r| r.version.as_deref() == Some("1.2.0-beta"))
+                {
+                    installed_pre_release += 1;
+                }
+            } else {
+                assert!(
+                    stderr(&our).contains("Unresolvable module version constraint"),
+                    "{case}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        installed_pre_release, 2,
+        "the bare pre-release, under both judges"
+    );
+}
