@@ -137,3 +137,30 @@ fn the_tool_on_path_is_asked_once_per_binary() {
     assert!(err.contains("Terraform version 1.0.3"), "{err}");
     assert_eq!(runs(), 2);
 }
+
+/// A release newer than any tstore knows is followed as the newest known one, and said
+/// once per process, however many roots one run initialises; a known release is not.
+#[test]
+fn a_release_newer_than_known_is_said_once_and_followed_as_the_newest() {
+    let env = TestEnv::new();
+    let a = required(&env, "a", ">= 1.5");
+    let b = required(&env, "b", ">= 1.5");
+    let said = "newer than any release tstore knows";
+    for (tool, times) in [("terraform 1.99.0", 1), ("terraform 1.11.4", 0)] {
+        let out = env
+            .tstore()
+            .no_fuse()
+            .env("TSTORE_TOOL_VERSION", tool)
+            .args(["init", "--json"])
+            .arg(&a)
+            .arg(&b)
+            .ok();
+        let err = stderr(&out);
+        assert_eq!(err.matches(said).count(), times, "{tool}: {err}");
+        let report = json(&out);
+        for root in report["roots"].as_array().unwrap() {
+            assert_eq!(root["ok"], true, "{tool}: {report}");
+            assert_eq!(root["report"]["tool_version"]["name"], tool, "{report}");
+        }
+    }
+}

@@ -78,6 +78,12 @@ impl ToolVersion {
         }
     }
 
+    /// Whether this release is newer than any of its tool's that tstore knows: it is then
+    /// followed as the newest known one (every rule that one follows), which the caller says.
+    pub fn newer_than_known(&self) -> bool {
+        self.version > ToolVersion::newest(self.flavor).version
+    }
+
     /// Whether this is `flavor` at `major.minor.patch` or later (a pre-release of that
     /// version counts as earlier).
     pub fn at_least(&self, flavor: Flavor, major: u64, minor: u64, patch: u64) -> bool {

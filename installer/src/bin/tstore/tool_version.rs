@@ -49,8 +49,27 @@ pub(crate) fn named_flavor(given: &str) -> Result<Option<Flavor>> {
     Ok(Some(ToolVersion::parse(given, Flavor::Tofu)?.flavor))
 }
 
-/// The tool version for a directory of flavor `flavor` (decided by `flavor_choice`).
+/// The tool version for a directory of flavor `flavor` (decided by `flavor_choice`); a
+/// release newer than any tstore knows is said once per process, then followed as the
+/// newest known.
 pub(crate) fn resolve(settings: &Settings, flavor_choice: &FlavorChoice) -> Result<ToolChoice> {
+    let choice = decide(settings, flavor_choice)?;
+    if choice.tool.newer_than_known() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            tracing::warn!(
+                "{} ({}) is newer than any release tstore knows; following the rules of {}, \
+                 the newest it knows",
+                choice.tool,
+                choice.decided_by,
+                ToolVersion::newest(choice.tool.flavor)
+            )
+        });
+    }
+    Ok(choice)
+}
+
+fn decide(settings: &Settings, flavor_choice: &FlavorChoice) -> Result<ToolChoice> {
     let flavor = flavor_choice.flavor;
     if let Some(given) = &settings.tool_version_given {
         let tool = ToolVersion::parse(given, flavor)?;
