@@ -119,6 +119,9 @@ pub struct LockReport {
     pub providers: Vec<ProviderLockReport>,
     /// What happened to `.terraform.lock.hcl`.
     pub lock_file: LockFileChange,
+    /// Whether a provider was new to the lock file or a platform brought a checksum it did
+    /// not have: what the tools' closing message tells (`tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE`).
+    pub new_checksums: bool,
 }
 
 /// Run `providers lock` for `opts.base.workdir.dir`.
@@ -188,6 +191,15 @@ pub fn lock(
         }
         planned.push(per_platform);
     }
+
+    // Whether a provider is new to the lock file, or a platform brought a checksum it did
+    // not have (the tools' `providersLockCalculateChangeType`; the constraints do not count).
+    let new_checksums = planned.iter().flatten().any(|p| {
+        old_lock
+            .as_ref()
+            .and_then(|l| l.providers.get(&p.addr))
+            .is_none_or(|old| !p.lock_hashes.is_subset(&old.hashes))
+    });
 
     // Phase 2: the new lock file: only the providers worked on change.
     let mut new_lock = old_lock.clone().unwrap_or_default();
@@ -259,6 +271,7 @@ pub fn lock(
     Ok(LockReport {
         providers: providers.into_values().collect(),
         lock_file: change,
+        new_checksums,
     })
 }
 

@@ -151,6 +151,17 @@ pub const TEST_FILE_MODULES: Rule = Rule {
     tofu: ALWAYS,
 };
 
+/// `providers lock` closes with "validated the lock file and found no need for changes"
+/// when no provider was new to the lock file and no platform brought a new checksum (a
+/// changed constraint does not count), else "updated the lock file"; earlier terraform
+/// always says the latter (upstream: internal/command/providers_lock.go, `madeAnyChange`,
+/// v1.2.6).
+pub const PROVIDERS_LOCK_SAYS_NO_CHANGE: Rule = Rule {
+    what: "`providers lock` says it found no need for changes when no checksum was new",
+    terraform: Some((1, 2, 6)),
+    tofu: ALWAYS,
+};
+
 /// A registry's download metadata may carry `packages`, every platform's `h1:` and `zh:`
 /// (OpenTofu's RFC 20251027): checked for the platform installed, and recorded in the lock
 /// file for providers of OpenTofu's own registry, so one init locks every platform.
@@ -259,6 +270,7 @@ pub fn rules() -> Vec<&'static Rule> {
         &DROPS_UNUSED_LOCK_ENTRIES,
         &MODULE_SOURCE_ADDRESSES,
         &TEST_FILE_MODULES,
+        &PROVIDERS_LOCK_SAYS_NO_CHANGE,
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,

@@ -10,10 +10,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_installer::{Event, LockFileChange, ProviderOptions, Reporter, WorkdirOptions};
+use tstore_installer::{Event, ProviderOptions, Reporter, WorkdirOptions};
 use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE;
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
@@ -105,17 +106,24 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         Flavor::Tofu => "OpenTofu",
         Flavor::Terraform => "Terraform",
     };
-    match report.lock_file {
-        LockFileChange::Unchanged | LockFileChange::NotUpdated => writeln!(
+    // terraform before 1.2.6 says it updated the lock file whatever it found.
+    let no_change = if root.tool.tool.follows(&PROVIDERS_LOCK_SAYS_NO_CHANGE) {
+        !report.new_checksums
+    } else {
+        false
+    };
+    if no_change {
+        writeln!(
             out,
             "\nSuccess! {tool} has validated the lock file and found no need for changes."
-        )?,
-        LockFileChange::Created | LockFileChange::Updated => writeln!(
+        )?;
+    } else {
+        writeln!(
             out,
             "\nSuccess! {tool} has updated the lock file.\n\n\
              Review the changes in .terraform.lock.hcl and then commit to your\n\
-             version control system to retain the new checksums."
-        )?,
+             version control system to retain the new checksums.\n"
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
