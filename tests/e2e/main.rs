@@ -50,6 +50,7 @@ mod permissions;
 mod plugin_dir;
 mod process_isolation;
 mod providers;
+mod providers_implied;
 mod readme;
 mod recipes;
 mod recipes_tools;

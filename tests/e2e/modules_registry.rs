@@ -356,11 +356,7 @@ fn registry_sources_are_recorded_as_each_terraform_records_them() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
-        let mut cmd = env.command(judge);
-        cmd.current_dir(&theirs)
-            .env("TF_CLI_CONFIG_FILE", &cfg)
-            .args(["init", "-backend=false", "-input=false", "-no-color"]);
-        run_ok(&mut cmd);
+        run_ok(&mut env.judge_init(judge, &theirs, &cfg));
         run_ok(
             no_fuse(tstore(&env, Some(&cfg)))
                 .env("TSTORE_TOOL_VERSION", tool)

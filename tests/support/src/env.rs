@@ -101,6 +101,16 @@ impl TestEnv {
         cmd
     }
 
+    /// `JUDGE init -backend=false -input=false -no-color` in `dir`, reading `cli_config`: the
+    /// init a twin checkout gets from one of the real terraforms.
+    pub fn judge_init(&self, judge: &Path, dir: &Path, cli_config: &Path) -> Command {
+        let mut cmd = self.command(judge);
+        cmd.current_dir(dir)
+            .env("TF_CLI_CONFIG_FILE", cli_config)
+            .args(["init", "-backend=false", "-input=false", "-no-color"]);
+        cmd
+    }
+
     /// Create the checkout `work/<name>` holding `files` (relative path → content; parent
     /// dirs are created) and return its path.
     pub fn checkout(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {

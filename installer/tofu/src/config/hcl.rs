@@ -6,6 +6,7 @@ use hcl::edit::expr::{Expression, ObjectKey, TraversalOperator};
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
+use super::imports::{ImportBlock, ImportTo, ProviderRef};
 use super::schema;
 use super::validate::{self, DeclKind, Declaration};
 use super::{
@@ -209,16 +210,60 @@ impl HclFile<'_> {
 /// `NAME.ALIAS`; a quoted one too, which terraform reads as the same reference).
 fn provider_ref_root(expr: &Expression) -> Option<String> {
     match expr {
-        Expression::Variable(v) => Some(v.as_str().to_owned()),
-        Expression::Traversal(t) => match (&t.expr, t.operators.first().map(|o| o.value())) {
-            (Expression::Variable(v), None | Some(TraversalOperator::GetAttr(_))) => {
-                Some(v.as_str().to_owned())
-            }
+        Expression::Traversal(t) => match t.operators.first().map(|o| o.value()) {
+            None | Some(TraversalOperator::GetAttr(_)) => root_name(&t.expr),
             _ => None,
         },
         Expression::String(s) => Some(local_name_from_ref(s.as_str()).to_owned()),
+        _ => root_name(expr),
+    }
+}
+
+/// The name at the root of a reference. A reference is a traversal, so the keywords the
+/// expression parser reads as literals (`null`, `true`, `false`) are names here: the
+/// null provider's `null.alias` is a provider reference.
+fn root_name(expr: &Expression) -> Option<String> {
+    match expr {
+        Expression::Variable(v) => Some(v.as_str().to_owned()),
+        Expression::Null(_) => Some("null".to_owned()),
+        Expression::Bool(b) => Some(b.value().to_string()),
         _ => None,
     }
+}
+
+/// The `NAME[.ALIAS]` a `provider` argument names.
+fn provider_ref(expr: &Expression) -> Option<ProviderRef> {
+    match expr {
+        Expression::Traversal(t) => {
+            let name = root_name(&t.expr)?;
+            match t.operators.iter().map(|o| o.value()).collect::<Vec<_>>()[..] {
+                [] => Some(ProviderRef::parse(&name)),
+                [TraversalOperator::GetAttr(alias)] => Some(ProviderRef {
+                    name,
+                    alias: alias.as_str().to_owned(),
+                }),
+                _ => None,
+            }
+        }
+        Expression::String(s) => Some(ProviderRef::parse(s.as_str())),
+        _ => root_name(expr).map(|name| ProviderRef::parse(&name)),
+    }
+}
+
+/// The resource an `import` block's `to` address names, its instance keys left out.
+fn import_target(expr: &Expression) -> Option<ImportTo> {
+    let Expression::Traversal(t) = expr else {
+        return None;
+    };
+    let mut names = vec![root_name(&t.expr)?];
+    for op in t.operators.iter() {
+        match op.value() {
+            TraversalOperator::GetAttr(name) => names.push(name.as_str().to_owned()),
+            TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_) => {}
+            _ => return None,
+        }
+    }
+    ImportTo::from_names(&names)
 }
 
 /// The line a syntax error is on, as terraform counts it. The parser clamps an
@@ -326,12 +371,40 @@ pub(super) fn parse_hcl(
                 validate::check_repetition(what, has("count"), has("for_each"), &at)?;
                 if let [rtype, name] = &block.labels[..] {
                     let (rtype, name) = (rtype.as_str().to_owned(), name.as_str().to_owned());
+                    if kind == "resource" {
+                        let provider = block
+                            .body
+                            .get_attribute("provider")
+                            .and_then(|a| provider_ref(&a.value));
+                        out.managed.push((format!("{rtype}.{name}"), provider));
+                    }
                     let kind = match kind {
                         "data" => DeclKind::Data(rtype),
                         "resource" => DeclKind::Resource(rtype),
                         _ => continue,
                     };
                     out.declarations.push(Declaration { kind, name, at });
+                }
+            }
+            "import" => {
+                let to = block
+                    .body
+                    .get_attribute("to")
+                    .and_then(|a| import_target(&a.value));
+                let provider = block
+                    .body
+                    .get_attribute("provider")
+                    .and_then(|a| Some((provider_ref(&a.value)?, f.at(a))));
+                out.imports.push(ImportBlock { to, provider });
+            }
+            "check" => {
+                // A check block's nested data source uses a provider like any other.
+                for inner in block.body.blocks() {
+                    if inner.ident.as_str() == "data" {
+                        if let Some(local) = f.resource_provider(inner)? {
+                            out.resource_providers.push(local);
+                        }
+                    }
                 }
             }
             "variable" | "output" => {

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::flavor::Flavor;
 
+use super::imports::{ImportBlock, ImportTo, ProviderRef};
 use super::schema;
 use super::validate::{self, DeclKind, Declaration};
 use super::{
@@ -189,6 +190,15 @@ pub(super) fn parse_json(
                                     "data" => Some(DeclKind::Data(rtype.clone())),
                                     _ => None,
                                 };
+                                if key == "resource" {
+                                    for body in json_items(bodies) {
+                                        let provider = body
+                                            .get("provider")
+                                            .and_then(Value::as_str)
+                                            .map(ProviderRef::parse);
+                                        out.managed.push((format!("{rtype}.{name}"), provider));
+                                    }
+                                }
                                 if let Some(kind) = decl {
                                     out.declarations.push(Declaration {
                                         kind,
@@ -206,6 +216,45 @@ pub(super) fn parse_json(
                                         None => implied_local_name(rtype),
                                     };
                                     out.resource_providers.push(local.to_owned());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            "import" => {
+                for body in json_items(value) {
+                    let to = body
+                        .get("to")
+                        .and_then(Value::as_str)
+                        .and_then(ImportTo::from_json);
+                    let provider = body
+                        .get("provider")
+                        .and_then(Value::as_str)
+                        .map(|p| (ProviderRef::parse(p), at.clone()));
+                    out.imports.push(ImportBlock { to, provider });
+                }
+            }
+            "check" => {
+                // A check block's nested data source uses a provider like any other.
+                for by_name in json_items(value) {
+                    for body in by_name.values().flat_map(json_items) {
+                        for by_type in body.get("data").map(json_items).unwrap_or_default() {
+                            for (rtype, by_name) in by_type {
+                                for names in json_items(by_name) {
+                                    for bodies in names.values() {
+                                        for body in json_items(bodies) {
+                                            let local = match body
+                                                .get("provider")
+                                                .and_then(Value::as_str)
+                                            {
+                                                Some(r) => local_name_from_ref(r),
+                                                None => implied_local_name(rtype),
+                                            };
+                                            check_local_name(local, &at)?;
+                                            out.resource_providers.push(local.to_owned());
+                                        }
+                                    }
                                 }
                             }
                         }

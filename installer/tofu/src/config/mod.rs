@@ -5,12 +5,14 @@
 //! applied last) and collects, per provider address, the AND of every
 //! version constraint found: `required_providers` entries, legacy
 //! `provider { version = ... }` arguments, and providers implied by
-//! `resource`/`data`/`ephemeral` blocks and `provider` blocks. Only what
+//! `resource`/`data`/`ephemeral` blocks (a `check` block's data source included),
+//! `provider` blocks and `import` blocks (`imports.rs`). Only what
 //! provider installation needs is interpreted; everything else is ignored.
 
 mod decls;
 pub(crate) mod files;
 mod hcl;
+mod imports;
 mod json;
 pub(crate) mod parsed;
 mod schema;
@@ -292,6 +294,26 @@ pub fn load_module_requirements_shown_as(
             }
         }
     }
+    // An override's resource block replaces only the arguments it writes.
+    let mut managed: BTreeMap<String, Option<imports::ProviderRef>> = BTreeMap::new();
+    for (i, file) in primary.iter().chain(&overrides).enumerate() {
+        for (resource, provider) in &file.managed {
+            if i < primary.len() || provider.is_some() {
+                managed.insert(resource.clone(), provider.clone());
+            }
+        }
+    }
+    let import_blocks: Vec<imports::ImportBlock> = primary
+        .iter()
+        .chain(&overrides)
+        .flat_map(|f| f.imports.iter().cloned())
+        .collect();
+    for local in imports::required_by_imports(&import_blocks, &managed, flavor)? {
+        let addr = resolve(&local);
+        if !addr.is_builtin() {
+            reqs.providers.entry(addr).or_default();
+        }
+    }
     let decls_dir = dir.to_owned();
     let scope = Arc::new(Scope::lazy(
         Box::new(move || decls::collect(&decls_dir, flavor)),
@@ -535,6 +557,10 @@ struct FileContent {
     provider_configs: Vec<ProviderConfig>,
     /// Local provider names used by resources (from `provider =` or the type prefix).
     resource_providers: Vec<String>,
+    /// Each managed resource (`TYPE.NAME`) and its `provider` argument.
+    managed: Vec<(String, Option<imports::ProviderRef>)>,
+    /// `import` blocks.
+    imports: Vec<imports::ImportBlock>,
     module_calls: Vec<FileModuleCall>,
     /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
     declarations: Vec<validate::Declaration>,

@@ -676,3 +676,29 @@ fn unclosed_objects_after_chained_operators_fail_at_once() {
     let e = r.unwrap_err();
     assert!(e.to_string().contains("main.tf"), "{e}");
 }
+
+/// `import` blocks add the provider of a target the tool will generate, and a `check`
+/// block's data source its provider; a `provider` argument the declared target does not
+/// share is refused (terraform's and OpenTofu's `addProviderRequirements`).
+#[test]
+fn import_and_check_blocks_name_providers() {
+    let hcl = "import {\n  to = generated_thing.x[\"k\"]\n  id = \"a\"\n}\ncheck \"c\" {\n  data \"checked_status\" \"s\" {}\n  assert {\n    condition     = data.checked_status.s.ok\n    error_message = \"x\"\n  }\n}\n";
+    let json = r#"{"import": [{"to": "generated_thing.x[\"k\"]", "id": "a"}], "check": {"c": {"data": {"checked_status": {"s": {}}}, "assert": [{"condition": "${data.checked_status.s.ok}", "error_message": "x"}]}}}"#;
+    for files in [[("main.tf", hcl)], [("main.tf.json", json)]] {
+        let (_dir, r) = module_as(&files, Flavor::Terraform);
+        assert_eq!(
+            summary(&r.unwrap()),
+            [
+                "registry.terraform.io/hashicorp/checked []",
+                "registry.terraform.io/hashicorp/generated []"
+            ]
+        );
+    }
+    let refused = "resource \"null_resource\" \"x\" {}\nimport {\n  to       = null_resource.x\n  id       = \"a\"\n  provider = null.other\n}\n";
+    let (_dir, r) = module_as(&[("main.tf", refused)], Flavor::Terraform);
+    let err = r.unwrap_err().to_string();
+    assert!(
+        err.contains("main.tf:5: Invalid import provider argument"),
+        "{err}"
+    );
+}
