@@ -173,3 +173,170 @@ fn an_import_provider_the_declared_target_does_not_use_is_refused_at_init() {
     assert!(our_err.contains("main.tf:6: "), "{our_err}");
     assert!(!ours.join(".terraform.lock.hcl").exists());
 }
+
+/// A resource deleted from the configuration while still in the local state keeps its
+/// provider locked and linked, as `terraform init` keeps it (init.go `getProviders` merges
+/// the state's providers): the plan that destroys the resource then runs. Judged by
+/// terraform 1.0.3 and 1.11.4 on twin checkouts, which must end with the same lock file.
+#[test]
+fn a_provider_only_the_state_needs_stays_locked_and_linked() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let peers = tstore_test_support::peers();
+    let before = "resource \"null_resource\" \"gone\" {}\n";
+    let after = "output \"kept\" {\n  value = 1\n}\n";
+    for (judge, tool) in [
+        (&peers.terraform, "terraform 1.0.3"),
+        (&peers.terraform_current, "terraform 1.11.4"),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", before)]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", before)]);
+        let judge_run = |dir: &Path, args: &[&str]| {
+            let mut cmd = env.command(judge);
+            cmd.current_dir(dir)
+                .env("TF_CLI_CONFIG_FILE", &cfg)
+                .args(args)
+                .args(["-input=false", "-no-color"]);
+            cmd
+        };
+        let our_init = |dir: &Path| {
+            run_ok(
+                tstore(&env, Some(&cfg))
+                    .env("TSTORE_NO_FUSE", "1")
+                    .env("TSTORE_TOOL_VERSION", tool)
+                    .args(["init", "--explain"])
+                    .arg(dir),
+            )
+        };
+        run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+        our_init(&ours);
+        for dir in [&theirs, &ours] {
+            run_ok(&mut judge_run(dir, &["apply", "-auto-approve"]));
+            fs_err::write(dir.join("main.tf"), after).unwrap();
+        }
+        run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+        let said = tstore_test_support::stdout(&our_init(&ours));
+        assert!(
+            said.contains("State: read terraform.tfstate (workspace default)")
+                && said.contains("registry.terraform.io/hashicorp/null: needed by the state only"),
+            "{tool}: {said}"
+        );
+        let lock_of = |dir: &Path| fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+        assert!(lock_of(&theirs).contains("hashicorp/null"), "{tool}");
+        assert_eq!(lock_of(&ours), lock_of(&theirs), "{tool}");
+        let plan = run_ok(&mut judge_run(&ours, &["plan"]));
+        let plan = tstore_test_support::stdout(&plan);
+        assert!(
+            plan.contains("0 to add, 0 to change, 1 to destroy"),
+            "{tool}: {plan}"
+        );
+    }
+}
+
+/// The state of the selected workspace is read: `TF_WORKSPACE`, else the data directory's
+/// `environment` file; a state that is not a regular file is not read (and init does not
+/// wait on it); a remote backend's state is not seen, and when the lock loses a provider
+/// tstore says it could not check the state.
+#[test]
+fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let state = r#"{"version": 4, "serial": 1, "lineage": "x", "outputs": {"pw": {"value": "s3cr3t", "type": "string"}}, "resources": [{"mode": "managed", "type": "null_resource", "name": "a", "provider": "provider[\"registry.terraform.io/hashicorp/null\"]", "instances": []}]}"#;
+    let init = |dir: &Path, workspace: Option<&str>| {
+        let mut cmd = tstore(&env, Some(&cfg));
+        cmd.env("TSTORE_NO_FUSE", "1");
+        if let Some(w) = workspace {
+            cmd.env("TF_WORKSPACE", w);
+        }
+        cmd.args(["init", "--json"]).arg(dir);
+        crate::common::json(&run_ok(&mut cmd))
+    };
+    let main = ("main.tf", "output \"o\" {\n  value = 1\n}\n");
+    let staged = ("terraform.tfstate.d/staging/terraform.tfstate", state);
+
+    let by_env = env.checkout("by-env", &[main, staged]);
+    let report = init(&by_env, Some("staging"));
+    assert_eq!(report["state"]["workspace"], "staging", "{report}");
+    assert_eq!(
+        report["state"]["only_in_state"][0], "registry.terraform.io/hashicorp/null",
+        "{report}"
+    );
+    // The default workspace has no state: nothing needed.
+    let report = init(&by_env, None);
+    assert_eq!(report["state"]["seen"]["kind"], "absent", "{report}");
+    assert!(
+        report["providers"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+
+    let by_file = env.checkout(
+        "by-file",
+        &[main, staged, (".terraform/environment", "staging\n")],
+    );
+    let report = init(&by_file, None);
+    assert_eq!(
+        report["providers"][0]["provider"],
+        "registry.terraform.io/hashicorp/null"
+    );
+    assert!(!report.to_string().contains("s3cr3t"));
+
+    // A FIFO where the state would be: refused, not waited on.
+    let fifo = env.checkout("fifo", &[main]);
+    let path = fifo.join("terraform.tfstate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let report = init(&fifo, None);
+    assert_eq!(report["state"]["seen"]["kind"], "unread", "{report}");
+    assert_eq!(
+        report["state"]["seen"]["reason"], "it is not a regular file",
+        "{report}"
+    );
+
+    // A remote backend: the state is not seen; the dropped entry is said once.
+    let remote = env.checkout(
+        "remote",
+        &[(
+            "main.tf",
+            "terraform {\n  backend \"s3\" {}\n}\nresource \"null_resource\" \"a\" {}\n",
+        )],
+    );
+    init(&remote, None);
+    fs_err::write(
+        remote.join("main.tf"),
+        "terraform {\n  backend \"s3\" {}\n}\n",
+    )
+    .unwrap();
+    // terraform before 1.1.2 keeps unused entries; a release that drops them is told.
+    let out = run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
+            .args(["init", "--explain"])
+            .arg(&remote),
+    );
+    let err = tstore_test_support::stderr(&out);
+    assert_eq!(
+        err.matches("Providers of the state not checked").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("no longer records registry.terraform.io/hashicorp/null")
+            && err.contains("the state of the \"s3\" backend")
+            && err.contains("run \"terraform init\""),
+        "{err}"
+    );
+    assert!(
+        tstore_test_support::stdout(&out).contains("State: kept by the \"s3\" backend"),
+        "{}",
+        tstore_test_support::stdout(&out)
+    );
+}

@@ -30,6 +30,7 @@ use tstore_tofu::version::{Version, VersionConstraints};
 
 use crate::net::LazyHttpClient;
 use crate::options::WorkdirOptions;
+use crate::providers::state::state_providers;
 use crate::providers::{
     obtain, Event, InitReport, InstallError, LockFileChange, ObtainContext, Obtained,
     ProviderReport, ProviderRequest, Reporter, RewrittenLockEntry,
@@ -111,6 +112,15 @@ pub fn install(
         },
         &|installed| link::module_view_behind(store, &modules_dir, &opts.workdir.mount, installed),
     )?;
+    let mut requirements = requirements;
+    let (in_state, mut state) = state_providers(&opts.workdir, &requirements.state_storage);
+    for addr in in_state {
+        if let std::collections::btree_map::Entry::Vacant(slot) = requirements.providers.entry(addr)
+        {
+            state.only_in_state.push(slot.key().to_string());
+            slot.insert(VersionConstraints::default());
+        }
+    }
     let lock_path = opts.workdir.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     // The pins this install follows: the lock file, and under tofu the entries OpenTofu
@@ -282,7 +292,18 @@ pub fn install(
             }
         })?;
     }
+    let lock_entries_dropped = match &old_lock {
+        Some(old) if change == LockFileChange::Updated => old
+            .providers
+            .keys()
+            .filter(|addr| !new_lock.providers.contains_key(*addr))
+            .map(ToString::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(InitReport {
+        state,
+        lock_entries_dropped,
         providers: reports,
         lock_file: change,
         bytes_hashed: store.bytes_hashed(),

@@ -10,6 +10,7 @@ pub(crate) mod lock_platforms;
 mod obtain;
 mod report;
 pub(crate) mod sources;
+mod state;
 
 pub use self::archives::keep_source_archive;
 pub use self::error::InstallError;
@@ -23,4 +24,5 @@ pub(crate) use self::obtain::{
     Obtainment, ProviderRequest,
 };
 pub use self::report::{InitReport, Obtained, ProviderReport, RewrittenLockEntry};
+pub use self::state::{StateReport, StateSeen};
 pub(crate) use crate::report::{Event, LockFileChange, Reporter};

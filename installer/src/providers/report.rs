@@ -67,6 +67,11 @@ pub struct InitReport {
     /// OpenTofu moves them (same version, new hashes); absent when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lock_entries_rewritten: Vec<RewrittenLockEntry>,
+    /// What was seen of the state, whose providers are installed too.
+    pub state: crate::providers::StateReport,
+    /// Providers the old lock file had and the new one has not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lock_entries_dropped: Vec<String>,
 }
 
 /// A lock entry the tofu flavor moved to OpenTofu's registry

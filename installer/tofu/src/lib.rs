@@ -25,6 +25,7 @@ pub mod module_lock;
 pub mod module_source;
 pub mod read;
 pub mod span;
+pub mod state;
 pub mod static_eval;
 pub mod string_literal;
 pub mod tool_version;

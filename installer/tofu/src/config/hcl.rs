@@ -16,6 +16,7 @@ use super::{
 };
 use crate::flavor::Flavor;
 use crate::span::LineIndex;
+use crate::state::StateStorage;
 
 struct HclFile<'a> {
     path: &'a Path,
@@ -328,6 +329,29 @@ pub(super) fn parse_hcl(
                 }
                 for inner in block.body.blocks() {
                     match inner.ident.as_str() {
+                        "backend" => {
+                            let kind = inner.labels.first().map(|l| l.as_str()).unwrap_or("");
+                            out.note_state_storage(Some(if kind == "local" {
+                                let arg = |name| {
+                                    inner
+                                        .body
+                                        .get_attribute(name)
+                                        .and_then(|a| literal_string(&a.value))
+                                };
+                                match (arg("path"), arg("workspace_dir")) {
+                                    (None, None) => StateStorage::Local,
+                                    (path, workspace_dir) => StateStorage::LocalAt {
+                                        path,
+                                        workspace_dir,
+                                    },
+                                }
+                            } else {
+                                StateStorage::Remote(kind.to_owned())
+                            }));
+                        }
+                        "cloud" | "state_store" => out.note_state_storage(Some(
+                            StateStorage::Remote(inner.ident.as_str().to_owned()),
+                        )),
                         "required_providers" => {
                             out.required_blocks.push(f.required_providers(inner)?);
                         }

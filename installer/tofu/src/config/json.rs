@@ -5,6 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::flavor::Flavor;
+use crate::state::StateStorage;
 
 use super::imports::{ImportBlock, ImportTo, ProviderRef};
 use super::schema;
@@ -34,6 +35,34 @@ pub(crate) fn json_root_bodies(root: &Value) -> Option<Vec<&serde_json::Map<Stri
         Value::Array(items) => items.iter().map(Value::as_object).collect(),
         _ => None,
     }
+}
+
+/// Where a JSON `terraform` block says the state is kept, if it says.
+fn state_storage_json(tf: &serde_json::Map<String, Value>) -> Option<StateStorage> {
+    if let Some((kind, body)) = tf
+        .get("backend")
+        .and_then(|b| json_items(b).into_iter().flat_map(|m| m.iter()).next())
+    {
+        if kind != "local" {
+            return Some(StateStorage::Remote(kind.clone()));
+        }
+        let arg = |name: &str| {
+            json_items(body)
+                .into_iter()
+                .find_map(|b| b.get(name).and_then(Value::as_str).map(str::to_owned))
+        };
+        return Some(match (arg("path"), arg("workspace_dir")) {
+            (None, None) => StateStorage::Local,
+            (path, workspace_dir) => StateStorage::LocalAt {
+                path,
+                workspace_dir,
+            },
+        });
+    }
+    ["cloud", "state_store"]
+        .into_iter()
+        .find(|k| tf.contains_key(*k))
+        .map(|k| StateStorage::Remote(k.to_owned()))
 }
 
 pub(super) fn parse_json(
@@ -95,6 +124,7 @@ pub(super) fn parse_json(
                             check_local_name(name, &at)?;
                         }
                     }
+                    out.note_state_storage(state_storage_json(tf));
                     if let Some(v) = tf.get("required_version") {
                         let Some(constraint) = v.as_str() else {
                             return Err(invalid(

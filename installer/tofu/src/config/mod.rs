@@ -33,6 +33,7 @@ use crate::addr::{normalize_part, ProviderAddr};
 use crate::flavor::Flavor;
 use crate::read::{read_capped, MAX_CONFIG_FILE};
 pub use crate::span::SourcePos;
+use crate::state::StateStorage;
 use crate::static_eval::{CallArguments, Inputs, Scope};
 use crate::version::VersionConstraints;
 
@@ -119,6 +120,9 @@ pub struct ModuleRequirements {
     pub required_versions: Vec<RequiredVersion>,
     /// Its blocks of types only some releases know (`moved`, `import`, `cloud`, …), by type.
     pub newer_blocks: Vec<(String, SourcePos)>,
+    /// Where its `terraform` block says the state is kept (`backend`, `cloud`,
+    /// `state_store`); `None` when it does not say, which is the local backend for a root.
+    pub state_storage: Option<StateStorage>,
 }
 
 /// One `required_version` argument: a constraint on the tool's own version
@@ -210,8 +214,15 @@ pub fn load_module_requirements_shown_as(
                 .flat_map(|f| f.required_versions.iter().cloned())
                 .collect()
         });
+    // An override file's backend replaces the primary files' (configs.Module mergeFile).
+    let state_storage = overrides
+        .iter()
+        .rev()
+        .chain(primary.iter().rev())
+        .find_map(|f| f.state_storage.clone());
     let mut reqs = ModuleRequirements {
         required_versions,
+        state_storage,
         newer_blocks: primary
             .iter()
             .chain(&overrides)
@@ -561,12 +572,20 @@ struct FileContent {
     managed: Vec<(String, Option<imports::ProviderRef>)>,
     /// `import` blocks.
     imports: Vec<imports::ImportBlock>,
+    /// The state storage its `terraform` blocks declare (the last one).
+    state_storage: Option<StateStorage>,
     module_calls: Vec<FileModuleCall>,
     /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
     declarations: Vec<validate::Declaration>,
 }
 
 impl FileContent {
+    fn note_state_storage(&mut self, storage: Option<StateStorage>) {
+        if storage.is_some() {
+            self.state_storage = storage;
+        }
+    }
+
     /// Remember a block of type `kind` at `at` when only some releases know the type.
     fn note_block_type(&mut self, kind: &str, at: SourcePos) {
         if crate::tool_version::block_type_rule(kind).is_some() {

@@ -71,6 +71,8 @@ pub struct ConfigurationRequirements {
     pub providers: BTreeMap<ProviderAddr, VersionConstraints>,
     /// Keys of the modules that were read (`""` is the root), in walk order.
     pub modules: Vec<String>,
+    /// Where the root module keeps its state.
+    pub state_storage: crate::state::StateStorage,
 }
 
 /// The root module of a configuration, as init is told about it.
@@ -177,6 +179,9 @@ impl Walk<'_> {
                     test_directory,
                     flavor,
                 )?);
+        }
+        if key.is_empty() {
+            out.state_storage = module.state_storage.take().unwrap_or_default();
         }
         out.modules.push(key.to_owned());
         for (addr, constraints) in module.providers {

@@ -106,6 +106,11 @@ impl RootInputs {
         self.workspace.as_deref().unwrap_or("default")
     }
 
+    /// `TF_WORKSPACE`, when the environment gives it.
+    pub fn workspace_given(&self) -> Option<&str> {
+        self.workspace.as_deref()
+    }
+
     /// Gather the values for the root module in `root`: `TF_VAR_*` (and `TF_WORKSPACE`) from `env`, then
     /// `terraform.tfvars`, `terraform.tfvars.json`, `*.auto.tfvars` and
     /// `*.auto.tfvars.json` (lexical order), then `options` in order; a later value wins.

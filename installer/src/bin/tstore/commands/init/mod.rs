@@ -57,7 +57,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let outcome = tstore_installer::init(store, &opts, &hooks, reporter).map_err(into_anyhow)?;
     hooks.output.into_inner()?;
-    output::finished(&root, outcome, args.json)?;
+    output::finished(&root, outcome, args.json, args.explain)?;
     Ok(ExitCode::SUCCESS)
 }
 

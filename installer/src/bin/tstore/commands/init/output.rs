@@ -6,7 +6,9 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tstore_installer::{Action, InitOutcome, LockFileChange, ModulesReport};
+use tstore_installer::{
+    Action, InitOutcome, LockFileChange, ModulesReport, StateReport, StateSeen,
+};
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
 use crate::commands::workdir::Configured;
@@ -134,11 +136,17 @@ fn write_modules(
 
 /// After the providers: the rewritten lock entries, then the JSON document or the lock
 /// file's change in tofu's words.
-pub(super) fn finished(root: &Configured, outcome: InitOutcome, as_json: bool) -> Result<()> {
+pub(super) fn finished(
+    root: &Configured,
+    outcome: InitOutcome,
+    as_json: bool,
+    explain: bool,
+) -> Result<()> {
     let report = outcome.providers;
     let modules = outcome.modules.map(|m| m.report).unwrap_or_default();
     warn_rewritten(&report.lock_entries_rewritten);
     let flavor = root.flavor();
+    warn_state_unseen(&report.state, &report.lock_entries_dropped, flavor);
     if as_json {
         let mut document = serde_json::to_value(&report)?;
         document["flavor"] = crate::flavor::to_json(&root.place.flavor);
@@ -152,6 +160,9 @@ pub(super) fn finished(root: &Configured, outcome: InitOutcome, as_json: bool) -
         return json::print(&document);
     }
     let mut out = std::io::stdout();
+    if explain {
+        explain_state(&mut out, &report.state)?;
+    }
     let tool = tool_name(flavor);
     match report.lock_file {
         LockFileChange::Created => writeln!(
@@ -208,5 +219,63 @@ fn warn_rewritten(rewritten: &[tstore_installer::RewrittenLockEntry]) {
     eprintln!(
         "\n{}\n\n{text}\n",
         crate::style::warning("Dependency lock file entries automatically updated")
+    );
+}
+
+/// `--explain`: which state was read for the providers it needs, and which it added.
+fn explain_state(out: &mut impl Write, state: &StateReport) -> std::io::Result<()> {
+    let workspace = crate::escape::line(&state.workspace);
+    match &state.seen {
+        StateSeen::Read { file } => writeln!(
+            out,
+            "State: read {} (workspace {workspace}) for the providers its resources use",
+            crate::escape::line(file)
+        )?,
+        StateSeen::Absent => writeln!(out, "State: none yet (workspace {workspace})")?,
+        StateSeen::Remote { backend } => writeln!(
+            out,
+            "State: kept by the \"{}\" backend, which tstore does not read: a provider that \
+             only resources in that state use is not installed",
+            crate::escape::line(backend)
+        )?,
+        StateSeen::Unread { file, reason } => writeln!(
+            out,
+            "State: {} not read ({}): a provider that only resources in it use is not \
+             installed",
+            crate::escape::line(file.as_deref().unwrap_or("the local state")),
+            crate::escape::line(reason)
+        )?,
+    }
+    for addr in &state.only_in_state {
+        writeln!(out, "  {addr}: needed by the state only")?;
+    }
+    Ok(())
+}
+
+/// Said once, when the lock file loses a provider and the state was not seen: that provider
+/// may still be needed by resources in the state, and the tool's own init keeps it.
+fn warn_state_unseen(state: &StateReport, dropped: &[String], flavor: Flavor) {
+    if dropped.is_empty() || !state.seen.is_blind() {
+        return;
+    }
+    let unseen = match &state.seen {
+        StateSeen::Remote { backend } => {
+            format!(
+                "the state of the \"{}\" backend",
+                crate::escape::line(backend)
+            )
+        }
+        StateSeen::Unread { reason, .. } => {
+            format!("the local state ({})", crate::escape::line(reason))
+        }
+        StateSeen::Read { .. } | StateSeen::Absent => return,
+    };
+    eprintln!(
+        "\n{}\n\nThe lock file no longer records {}. tstore cannot read {unseen}, so it \
+         cannot tell whether resources there still use them. If they do, run \"{}\" in \
+         this directory: it reads the state and keeps their providers.\n",
+        crate::style::warning("Providers of the state not checked"),
+        dropped.join(", "),
+        flavor.init_command()
     );
 }
