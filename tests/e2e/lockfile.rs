@@ -1,7 +1,7 @@
 //! `-lockfile=readonly` as terraform 1.0.3 applies it: new checksums alone are not an
 //! error (the lock is left alone, with a warning), and `-upgrade` conflicts with it.
 
-use tstore_test_support::{mirror, run_fail, run_ok, snapshot, stderr, TestEnv};
+use tstore_test_support::{mirror, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
 use crate::common::{tstore, NULL_CONFIG};
 
@@ -201,6 +201,52 @@ fn a_loosened_constraint_leaves_the_lock_as_both_terraforms_leave_it() {
                 !said.contains("made some changes"),
                 "{who} under {tool} says the lock changed:\n{said}"
             );
+        }
+    }
+}
+
+/// A provider from a filesystem mirror gets a lock entry with only the checksum computed
+/// here, for this platform: terraform 1.11.4 warns "Incomplete lock file information for
+/// providers" (internal/command/init.go, from 1.2.6) and names `providers lock -platform`;
+/// 1.0.3 says nothing. A second init, which installs nothing and writes no lock, is silent
+/// under both. tstore follows each judge, in its words.
+#[test]
+fn a_mirror_install_warns_of_an_incomplete_lock_as_each_terraform_does() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let peers = tstore_test_support::peers();
+    let words = |out: &std::process::Output| {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        all.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let warning = "Warning: Incomplete lock file information for providers Due to your customized provider installation methods, Terraform was forced to calculate lock file checksums locally for the following providers: - hashicorp/null The current .terraform.lock.hcl file only includes checksums for linux_amd64, so Terraform running on another platform will fail to install these providers. To calculate additional checksums for another platform, run: terraform providers lock -platform=linux_amd64 (where linux_amd64 is the platform to generate)";
+    for (judge, tool, warns) in [
+        (&peers.terraform, "terraform 1.0.3", false),
+        (&peers.terraform_current, "terraform 1.11.4", true),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
+        for round in ["first", "second"] {
+            let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+            let our_out = run_ok(
+                tstore(&env, Some(&cfg))
+                    .env("TSTORE_NO_FUSE", "1")
+                    .env("TSTORE_TOOL_VERSION", tool)
+                    .arg("init")
+                    .arg(&ours),
+            );
+            let expected = warns && round == "first";
+            for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
+                let said = words(out);
+                assert_eq!(
+                    said.contains(warning),
+                    expected,
+                    "{who} under {tool}, {round} init:\n{said}"
+                );
+            }
         }
     }
 }

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use tstore_store::{HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
+use tstore_store::{Hash, HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::cliconfig::InstallMethod;
 use tstore_tofu::config::tree;
@@ -217,6 +217,12 @@ pub fn install(
     // Phase 3: commit to the store, link, write the lock file; an interrupt waits for it.
     let _writing = crate::workdir::interrupt::Writing::begin();
     let mut reports = Vec::new();
+    let lock_written = matches!(change, LockFileChange::Created | LockFileChange::Updated)
+        && opts
+            .workdir
+            .tool
+            .follows(&tstore_tofu::tool_version::INCOMPLETE_LOCK_WARNING);
+    let mut incomplete_lock_entries = Vec::new();
     // Links are made below the data directory opened once, never through a symlink
     // (`workdir::safe_fs`); it is created only when there is something to link.
     let mut data_dir = None;
@@ -249,6 +255,12 @@ pub fn install(
             .and_then(RelPath::new)
             .map_err(link_err)?;
         let link_outcome = link::ensure_symlink(dir, &rel, &p.target)?;
+        if link_outcome != LinkOutcome::Unchanged
+            && lock_written
+            && only_local_checksum(&p, &hashes, pins.as_ref(), opts.workdir.flavor)
+        {
+            incomplete_lock_entries.push(p.display.clone());
+        }
         let provider = p.display.as_str();
         if link_outcome == LinkOutcome::Unchanged {
             reporter.event(Event::UsingPreviouslyInstalled {
@@ -301,8 +313,10 @@ pub fn install(
             .collect(),
         _ => Vec::new(),
     };
+    incomplete_lock_entries.sort();
     Ok(InitReport {
         state,
+        incomplete_lock_entries,
         lock_entries_dropped,
         providers: reports,
         lock_file: change,
@@ -446,6 +460,34 @@ pub fn display_name(addr: &ProviderAddr, flavor: Flavor) -> String {
         format!("{}/{}", addr.namespace, addr.kind)
     } else {
         addr.to_string()
+    }
+}
+
+/// Whether the tool would call `p`'s new lock entry incomplete: nothing signed its
+/// checksums (under tofu, a registry's unsigned checksums count as signed), and the entry
+/// held nothing before or only the checksum computed here (terraform's `getProviders`
+/// `ProvidersLockUpdated` callback; OpenTofu's at v1.12.x).
+fn only_local_checksum(
+    p: &Planned,
+    hashes: &[HashRecord],
+    pins: Option<&LockFile>,
+    flavor: Flavor,
+) -> bool {
+    let signed = hashes.iter().any(|r| {
+        !r.disposition.signed_by_key_ids.is_empty()
+            || (flavor == Flavor::Tofu && r.disposition.reported_by_registry)
+    });
+    if signed {
+        return false;
+    }
+    let local: BTreeSet<String> = hashes
+        .iter()
+        .filter(|r| r.disposition.verified_locally && matches!(r.hash, Hash::H1(_)))
+        .map(|r| r.hash.to_string())
+        .collect();
+    match pins.and_then(|l| l.providers.get(&p.addr)) {
+        None => true,
+        Some(prior) => prior.hashes.is_empty() || prior.hashes == local,
     }
 }
 

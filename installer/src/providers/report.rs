@@ -69,6 +69,11 @@ pub struct InitReport {
     pub lock_entries_rewritten: Vec<RewrittenLockEntry>,
     /// What was seen of the state, whose providers are installed too.
     pub state: crate::providers::StateReport,
+    /// Providers installed in this run whose new lock entry holds only the checksum
+    /// computed here for this platform, by display name, when the tool version warns of
+    /// them (`tool_version::INCOMPLETE_LOCK_WARNING`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete_lock_entries: Vec<String>,
     /// Providers the old lock file had and the new one has not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lock_entries_dropped: Vec<String>,

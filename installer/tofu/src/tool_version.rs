@@ -162,6 +162,16 @@ pub const PROVIDERS_LOCK_SAYS_NO_CHANGE: Rule = Rule {
     tofu: ALWAYS,
 };
 
+/// `init` warns "Incomplete lock file information for providers" when it wrote a lock
+/// entry holding only the checksum it computed here, for this platform (a provider from a
+/// mirror or a local directory, no signed checksums), and names `providers lock -platform`
+/// (upstream: internal/command/init.go `incompleteLockFileInformationBody`, v1.2.6).
+pub const INCOMPLETE_LOCK_WARNING: Rule = Rule {
+    what: "`init` warns of lock entries holding only this platform's locally computed checksum",
+    terraform: Some((1, 2, 6)),
+    tofu: ALWAYS,
+};
+
 /// A registry's download metadata may carry `packages`, every platform's `h1:` and `zh:`
 /// (OpenTofu's RFC 20251027): checked for the platform installed, and recorded in the lock
 /// file for providers of OpenTofu's own registry, so one init locks every platform.
@@ -271,6 +281,7 @@ pub fn rules() -> Vec<&'static Rule> {
         &MODULE_SOURCE_ADDRESSES,
         &TEST_FILE_MODULES,
         &PROVIDERS_LOCK_SAYS_NO_CHANGE,
+        &INCOMPLETE_LOCK_WARNING,
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,

@@ -189,6 +189,7 @@ pub(super) fn finished(
             flavor.init_command()
         ),
     }
+    warn_incomplete_lock(&report, flavor);
     writeln!(
         out,
         "\ntstore has installed the providers of this working directory."
@@ -277,5 +278,32 @@ fn warn_state_unseen(state: &StateReport, dropped: &[String], flavor: Flavor) {
         crate::style::warning("Providers of the state not checked"),
         dropped.join(", "),
         flavor.init_command()
+    );
+}
+
+/// The lock entries that hold only this platform's locally computed checksum, in the tool's
+/// words (terraform's `incompleteLockFileInformationBody`, from 1.2.6; OpenTofu's), after
+/// the lock file's message as the tools print it.
+fn warn_incomplete_lock(report: &tstore_installer::InitReport, flavor: Flavor) {
+    let Some(first) = report.providers.first() else {
+        return;
+    };
+    if report.incomplete_lock_entries.is_empty() {
+        return;
+    }
+    let tool = tool_name(flavor);
+    let platform = &first.platform;
+    eprintln!(
+        "\n{}\n\n\
+         Due to your customized provider installation methods, {tool} was forced to\n\
+         calculate lock file checksums locally for the following providers:\n  - {}\n\n\
+         The current .terraform.lock.hcl file only includes checksums for {platform}, so\n\
+         {tool} running on another platform will fail to install these providers.\n\n\
+         To calculate additional checksums for another platform, run:\n  \
+         {} providers lock -platform=linux_amd64\n\
+         (where linux_amd64 is the platform to generate)",
+        crate::style::warning("Incomplete lock file information for providers"),
+        report.incomplete_lock_entries.join("\n  - "),
+        flavor.as_str(),
     );
 }
