@@ -100,6 +100,7 @@ pub fn provider_download(bytes: &[u8]) -> Result<Vec<String>, String> {
         &platform,
         &doc.shasum.to_ascii_lowercase(),
     )
+    .map(|p| p.hashes)
 }
 
 /// A `SHA256SUMS` file.

@@ -168,6 +168,33 @@ fn a_package_the_registrys_packages_contradict_is_refused_by_tofu_1_12_only() {
     );
 }
 
+/// A `package_size` the downloaded archive does not have is refused by tofu 1.12 before
+/// any hash is checked (upstream: internal/getproviders/package_authentication.go@v1.12.0,
+/// `registryPackageAuthentication`), in its words; tofu 1.11 does not read the field.
+/// Nothing is written in the refused checkout.
+#[test]
+fn a_package_size_the_download_does_not_have_is_refused_by_tofu_1_12_only() {
+    let env = TestEnv::new();
+    let real = packages()
+        .into_iter()
+        .find(|(p, ..)| *p == "linux_amd64")
+        .map(|(_, zip, _)| zip.len())
+        .unwrap();
+    let (_reg, cfg) = registry(&env, |field| {
+        field["linux_amd64"]["package_size"] = serde_json::json!(real + 1);
+    });
+    let dir = env.checkout("w", &[("main.tf", CONFIG)]);
+    let err = stderr(&init(&env, &cfg, "tofu 1.12.2", &dir).fails());
+    let words = format!(
+        "registry response indicates a package of size {}, but received a package of size {real}",
+        real + 1
+    );
+    assert!(err.contains(&words), "{err}");
+    assert!(!dir.join(".terraform").exists() && !dir.join(".terraform.lock.hcl").exists());
+    init(&env, &cfg, "tofu 1.11.0", &dir).ok();
+    assert!(lock_file(&dir).contains("registry.opentofu.org/hashicorp/thing"));
+}
+
 /// `network_mirror { trust_all_hashes = true }` (tofu ≥ 1.12, upstream:
 /// internal/getproviders/http_mirror_source.go@v1.12.0): every platform's hashes the mirror
 /// lists are trusted, one of them must be the archive's, and all are locked for a provider

@@ -176,7 +176,7 @@ pub const INCOMPLETE_LOCK_WARNING: Rule = Rule {
 /// (OpenTofu's RFC 20251027): checked for the platform installed, and recorded in the lock
 /// file for providers of OpenTofu's own registry, so one init locks every platform.
 pub const REGISTRY_PACKAGE_HASHES: Rule = Rule {
-    what: "a registry's `packages` hashes (every platform) checked and, for `registry.opentofu.org` providers, locked",
+    what: "a registry's `packages` hashes (every platform) and the downloaded archive's size checked and, for `registry.opentofu.org` providers, the hashes locked",
     terraform: None,
     tofu: Some((1, 12, 0)),
 };

@@ -3,11 +3,14 @@
 use tstore_store::Hash;
 use tstore_tofu::flavor::Flavor;
 
+use super::download::fetch_and_ingest;
 use super::{ObtainContext, SelectedPackage};
 use crate::net::http::HttpClient;
-use crate::providers::sources::registry::{registry_packages, RegistryError, VerifiedPackage};
+use crate::providers::sources::registry::{
+    check_package_size, registry_packages, RegistryError, RegistryPackages, VerifiedPackage,
+};
 use crate::providers::RemoteError;
-use crate::providers::{download_and_ingest, record, reuse, InstallError, Obtained, Obtainment};
+use crate::providers::{record, reuse, InstallError, Obtained, Obtainment};
 
 /// A registry package: SHA256SUMS already verified; reuse the store's copy when it holds the
 /// signed archive hash, else download, check and ingest.
@@ -28,8 +31,17 @@ pub(crate) fn obtain_registry(
                 (tree, dir_h1, Obtained::InStore)
             }
             None => {
-                let archive =
-                    download_and_ingest(cx, http, package, &verified.download_url, Some(&zh))?;
+                let url = &verified.download_url;
+                let archive = fetch_and_ingest(cx, package, url, Some(&zh), |dest, progress| {
+                    let (sha, received) = http.download(url, dest, progress)?;
+                    check_package_size(reported.size, received).map_err(|message| {
+                        RemoteError::Registry(RegistryError::Malformed {
+                            url: verified.meta_url.clone(),
+                            message,
+                        })
+                    })?;
+                    Ok(sha)
+                })?;
                 hashes.push(record(archive.ingested.h1.clone(), true, false, None));
                 if archive.h1_zip != archive.ingested.h1 {
                     hashes.push(record(archive.h1_zip.clone(), true, false, None));
@@ -47,7 +59,7 @@ pub(crate) fn obtain_registry(
         lock_extra.push(h.to_string());
         hashes.push(record(h.clone(), h == zh, true, Some(key_id)));
     }
-    lock_extra.extend(reported);
+    lock_extra.extend(reported.hashes);
     let auth = match cx.opts.workdir.flavor {
         Flavor::Terraform => format!("self-signed, key ID {key_id}"),
         Flavor::Tofu => format!("signed, key ID {key_id}"),
@@ -78,12 +90,12 @@ fn reported_packages(
     cx: ObtainContext<'_>,
     package: &SelectedPackage<'_>,
     verified: &VerifiedPackage,
-) -> Result<Vec<String>, InstallError> {
+) -> Result<RegistryPackages, InstallError> {
     let rule = &tstore_tofu::tool_version::REGISTRY_PACKAGE_HASHES;
     if !cx.opts.workdir.tool.follows(rule) {
-        return Ok(Vec::new());
+        return Ok(RegistryPackages::default());
     }
-    let reported = registry_packages(
+    let mut reported = registry_packages(
         verified.packages.as_ref(),
         &cx.opts.platform,
         &verified.shasum,
@@ -99,5 +111,8 @@ fn reported_packages(
     })?;
     let trusted = package.addr.host == "registry.opentofu.org"
         && !cx.opts.workdir.network.enforce_gpg_validation;
-    Ok(if trusted { reported } else { Vec::new() })
+    if !trusted {
+        reported.hashes.clear();
+    }
+    Ok(reported)
 }

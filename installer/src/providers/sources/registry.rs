@@ -109,7 +109,7 @@ pub(crate) fn registry_packages(
     packages: Option<&serde_json::Value>,
     platform: &Platform,
     shasum: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<RegistryPackages, String> {
     #[derive(serde::Deserialize)]
     struct Entry {
         #[serde(default)]
@@ -118,12 +118,12 @@ pub(crate) fn registry_packages(
         package_size: i64,
     }
     let Some(value) = packages.filter(|v| !v.is_null()) else {
-        return Ok(Vec::new());
+        return Ok(RegistryPackages::default());
     };
     let entries: std::collections::BTreeMap<String, Entry> =
         serde_json::from_value(value.clone()).map_err(|e| format!("invalid packages: {e}"))?;
     if entries.is_empty() {
-        return Ok(Vec::new());
+        return Ok(RegistryPackages::default());
     }
     let mut all = Vec::new();
     let mut this = None;
@@ -178,7 +178,32 @@ pub(crate) fn registry_packages(
                 .into(),
         );
     }
-    Ok(all)
+    Ok(RegistryPackages {
+        hashes: all,
+        size: u64::try_from(entry.package_size).ok(),
+    })
+}
+
+/// What a registry's `packages` says that init uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RegistryPackages {
+    /// Every platform's `h1:` and `zh:` hashes.
+    pub(crate) hashes: Vec<String>,
+    /// The installed platform's archive size, which the download must have (OpenTofu
+    /// refuses another: "registry response indicates a package of size …").
+    pub(crate) size: Option<u64>,
+}
+
+/// The download's size against the one the registry's `packages` gives, in OpenTofu's
+/// words (upstream: internal/getproviders/package_authentication.go@v1.12.0, checked before
+/// any hash).
+pub(crate) fn check_package_size(reported: Option<u64>, received: u64) -> Result<(), String> {
+    match reported {
+        Some(size) if size != received => Err(format!(
+            "registry response indicates a package of size {size}, but received a package of size {received}"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A `versions` answer.
@@ -447,19 +472,27 @@ mod tests {
         let sum = "086119a26576d06b8281a97e8644380da89ce16197cd955f74ea5ee664e9358b";
         let check = |v: serde_json::Value| registry_packages(Some(&v), &linux, sum);
         // Absent, null or empty: nothing said.
-        assert_eq!(
-            registry_packages(None, &linux, sum).unwrap(),
-            Vec::<String>::new()
-        );
-        assert!(check(serde_json::json!(null)).unwrap().is_empty());
-        assert!(check(serde_json::json!({})).unwrap().is_empty());
+        let nothing = RegistryPackages::default();
+        assert_eq!(registry_packages(None, &linux, sum).unwrap(), nothing);
+        assert_eq!(check(serde_json::json!(null)).unwrap(), nothing);
+        assert_eq!(check(serde_json::json!({})).unwrap(), nothing);
         // Every platform's h1: and zh:, other schemes left out.
         let ok = check(serde_json::json!({
             "linux_amd64": {"hashes": [format!("zh:{sum}"), "h1:tru5tm3br0", "h2:x"], "package_size": 294},
             "darwin_arm64": {"hashes": ["h1:other"], "package_size": 1}
         }))
         .unwrap();
-        assert_eq!(ok, ["h1:other", &format!("zh:{sum}"), "h1:tru5tm3br0"]);
+        assert_eq!(
+            ok.hashes,
+            ["h1:other", &format!("zh:{sum}"), "h1:tru5tm3br0"]
+        );
+        assert_eq!(ok.size, Some(294));
+        assert_eq!(check_package_size(ok.size, 294), Ok(()));
+        assert_eq!(
+            check_package_size(ok.size, 295).unwrap_err(),
+            "registry response indicates a package of size 294, but received a package of size 295"
+        );
+        assert_eq!(check_package_size(None, 1), Ok(()));
         let err = |v| check(v).unwrap_err();
         assert_eq!(
             err(serde_json::json!({"darwin_arm64": {"hashes": ["h1:x"], "package_size": 1}})),
