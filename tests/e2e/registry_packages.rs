@@ -241,3 +241,76 @@ fn a_trusted_network_mirror_locks_every_platform_under_tofu_1_12() {
     let err = stderr(&init(&env, &config("\"yes\""), "tofu 1.12.2", &dir).fails());
     assert!(err.contains("trust_all_hashes"), "{err}");
 }
+
+/// A provider OpenTofu's registry publishes without signing keys: tofu installs it, the
+/// checksums still checked, with its own install line, and locks every platform's signed
+/// `zh:` without the incomplete-lock warning; `OPENTOFU_ENFORCE_GPG_VALIDATION=true`, any
+/// other host, and terraform refuse it (upstream:
+/// internal/getproviders/package_authentication.go@v1.12.2,
+/// `ShouldEnforceGPGValidationForProvider`; internal/command/views/init.go).
+#[test]
+fn a_provider_without_signing_keys_is_installed_from_opentofus_registry_only() {
+    let env = TestEnv::new();
+    let reg = TestRegistry::start();
+    let pkgs = packages();
+    let zips: Vec<(&str, Vec<u8>)> = pkgs.iter().map(|(p, z, _)| (*p, z.clone())).collect();
+    reg.publish_without_keys("hashicorp/thing", "1.0.0", &zips);
+    let hosts = [
+        "registry.opentofu.org",
+        "registry.terraform.io",
+        "other.example",
+    ];
+    let cfg = reg.write_cli_config(
+        &env.root.path().join("cli-config/registry.tfrc"),
+        &hosts,
+        "  direct {}",
+    );
+    let dir = env.checkout("w", &[("main.tf", CONFIG)]);
+    let out = init(&env, &cfg, "tofu 1.12.2", &dir).ok();
+    let said = tstore_test_support::stdout(&out);
+    assert!(
+        said.contains("- Installed hashicorp/thing v1.0.0. Signature validation was skipped due to the registry not containing GPG keys for this provider"),
+        "{said}"
+    );
+    assert!(
+        !stderr(&out).contains("Incomplete lock file"),
+        "{}",
+        stderr(&out)
+    );
+    let installed = pkgs.iter().find(|(p, ..)| *p == "linux_amd64").unwrap();
+    let mut locked: Vec<String> = pkgs.iter().map(|(_, z, _)| zh(z)).collect();
+    locked.push(installed.2.clone());
+    assert_eq!(lock_file(&dir), expected_lock(locked));
+
+    // Enforced: refused, nothing written.
+    let enforced = env.checkout("enforced", &[("main.tf", CONFIG)]);
+    let err = stderr(
+        &init(&env, &cfg, "tofu 1.12.2", &enforced)
+            .env("OPENTOFU_ENFORCE_GPG_VALIDATION", "true")
+            .fails(),
+    );
+    assert!(
+        err.contains("the registry returned no signing keys"),
+        "{err}"
+    );
+    assert!(!enforced.join(".terraform.lock.hcl").exists());
+
+    // Another host, and terraform's default registry under terraform: refused.
+    let other = CONFIG.replace("hashicorp/thing", "other.example/hashicorp/thing");
+    let elsewhere = env.checkout("elsewhere", &[("main.tf", other.as_str())]);
+    let err = stderr(&init(&env, &cfg, "tofu 1.12.2", &elsewhere).fails());
+    assert!(
+        err.contains("the registry returned no signing keys"),
+        "{err}"
+    );
+    let terraform = env.checkout("terraform", &[("main.tf", CONFIG)]);
+    let err = stderr(
+        &init(&env, &cfg, "terraform 1.11.4", &terraform)
+            .env("TSTORE_FLAVOR", "terraform")
+            .fails(),
+    );
+    assert!(
+        err.contains("the registry returned no signing keys"),
+        "{err}"
+    );
+}

@@ -18,11 +18,11 @@ pub(crate) use self::error::RemoteError;
 pub use self::fetch::{fetch_locked_providers, FetchedProvider};
 pub use self::install::{display_name, install, ProviderOptions, LOCK_FILE_NAME};
 pub(crate) use self::install::{render, ObtainMode, Planned};
-pub use self::obtain::ingest_mirror_package;
 pub(crate) use self::obtain::{
     auth_summary, download_and_ingest, join_hashes, obtain, record, reuse, ObtainContext,
     Obtainment, ProviderRequest,
 };
+pub use self::obtain::{ingest_mirror_package, SIGNING_SKIPPED};
 pub use self::report::{InitReport, Obtained, ProviderReport, RewrittenLockEntry};
 pub use self::state::{StateReport, StateSeen};
 pub(crate) use crate::report::{Event, LockFileChange, Reporter};

@@ -121,6 +121,29 @@ impl TestRegistry {
         zips: &[(&str, Vec<u8>)],
         packages: Option<serde_json::Value>,
     ) -> String {
+        self.publish_signed_by(ns_type, version, zips, packages, true)
+    }
+
+    /// [`TestRegistry::publish`] with no `signing_keys` in the download metadata (the
+    /// SHA256SUMS still signed), as OpenTofu's registry serves a provider published without
+    /// keys.
+    pub fn publish_without_keys(
+        &self,
+        ns_type: &str,
+        version: &str,
+        zips: &[(&str, Vec<u8>)],
+    ) -> String {
+        self.publish_signed_by(ns_type, version, zips, None, false)
+    }
+
+    fn publish_signed_by(
+        &self,
+        ns_type: &str,
+        version: &str,
+        zips: &[(&str, Vec<u8>)],
+        packages: Option<serde_json::Value>,
+        with_keys: bool,
+    ) -> String {
         let kind = ns_type.rsplit('/').next().unwrap();
         let files = format!("/files/{ns_type}/{version}");
         let mut sums = String::new();
@@ -161,6 +184,9 @@ impl TestRegistry {
             });
             if let Some(packages) = &packages {
                 meta["packages"] = packages.clone();
+            }
+            if !with_keys {
+                meta["signing_keys"] = serde_json::json!({"gpg_public_keys": []});
             }
             self.server.route(
                 &format!("/v1/providers/{ns_type}/{version}/download/{os}/{arch}"),

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use tstore_installer::{Event, Reporter};
+use tstore_installer::{Event, Reporter, SIGNING_SKIPPED};
 
 /// Prints tofu-style progress lines to stdout; downloads get an indicatif bar on a
 /// terminal (stderr) and one plain line otherwise.
@@ -181,7 +181,17 @@ impl Reporter for HumanReporter {
                 from_store,
             } => {
                 let store = if from_store { ", from the store" } else { "" };
-                format!("- Installed {provider} v{version} ({auth}{store})")
+                if auth == SIGNING_SKIPPED {
+                    // OpenTofu's own line for a package whose signature was not checked
+                    // (internal/command/views/init.go@v1.12.2, `ProviderInstalledSkippedSignature`).
+                    let store = if from_store { " (from the store)" } else { "" };
+                    format!(
+                        "- Installed {provider} v{version}. Signature validation was skipped due to \
+                         the registry not containing GPG keys for this provider{store}"
+                    )
+                } else {
+                    format!("- Installed {provider} v{version} ({auth}{store})")
+                }
             }
         };
         let _ = writeln!(std::io::stdout(), "{}", crate::escape::line(&line));

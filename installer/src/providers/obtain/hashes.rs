@@ -6,6 +6,10 @@ use tstore_tofu::flavor::Flavor;
 /// The authentication tofu reports for a package, from its hashes' dispositions: signed
 /// if any hash carries a key ID, "signing skipped" if a registry reported one, else
 /// "verified checksum" (the store computed the hash that matched).
+/// The authentication of a package whose checksums a registry reported without a
+/// signature that was checked, in OpenTofu's word.
+pub const SIGNING_SKIPPED: &str = "signing skipped";
+
 pub(crate) fn auth_summary(hashes: &[HashRecord], flavor: Flavor) -> String {
     if let Some(key_id) = hashes
         .iter()
@@ -17,7 +21,7 @@ pub(crate) fn auth_summary(hashes: &[HashRecord], flavor: Flavor) -> String {
         };
     }
     if hashes.iter().any(|r| r.disposition.reported_by_registry) {
-        return "signing skipped".into();
+        return SIGNING_SKIPPED.into();
     }
     "verified checksum".into()
 }

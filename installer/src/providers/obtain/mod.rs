@@ -24,11 +24,13 @@ pub(crate) use self::download::download_and_ingest;
 pub(crate) use self::from_store::{from_store_by_lock, is_store_view, reuse};
 pub use self::fs_mirror::ingest_mirror_package;
 pub(crate) use self::fs_mirror::obtain_fs;
+pub use self::hashes::SIGNING_SKIPPED;
 pub(crate) use self::hashes::{auth_summary, join_hashes, record};
 pub(crate) use self::net_mirror::obtain_net;
 pub(crate) use self::oci_mirror::obtain_oci;
 pub(crate) use self::registry::obtain_registry;
 use crate::net::LazyHttpClient;
+use crate::providers::sources::registry::KeylessSigning;
 use crate::providers::{
     display_name, Event, InstallError, ObtainMode, Obtained, Planned, ProviderOptions, RemoteError,
     Reporter, LOCK_FILE_NAME,
@@ -270,8 +272,13 @@ impl ProviderJob<'_> {
                     ..
                 } if platforms.is_empty() || platforms.contains(platform) => {
                     let http = cx.http.get().map_err(InstallError::https_setup)?;
+                    let keyless = KeylessSigning::for_provider(
+                        addr,
+                        cx.opts.workdir.flavor,
+                        cx.opts.workdir.network.enforce_gpg_validation,
+                    );
                     let verified = registry
-                        .verified_package(http, addr, version, platform)
+                        .verified_package(http, addr, version, platform, keyless)
                         .map_err(|e| remote_err("origin registry", e.into()))?;
                     Some(obtain_registry(cx, http, package, verified)?)
                 }

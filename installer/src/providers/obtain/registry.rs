@@ -4,7 +4,7 @@ use tstore_store::Hash;
 use tstore_tofu::flavor::Flavor;
 
 use super::download::fetch_and_ingest;
-use super::{ObtainContext, SelectedPackage};
+use super::{ObtainContext, SelectedPackage, SIGNING_SKIPPED};
 use crate::net::http::HttpClient;
 use crate::providers::sources::registry::{
     check_package_size, registry_packages, RegistryError, RegistryPackages, VerifiedPackage,
@@ -22,7 +22,7 @@ pub(crate) fn obtain_registry(
 ) -> Result<Obtainment, InstallError> {
     let reported = reported_packages(cx, package, &verified)?;
     let zh = Hash::Zh(verified.shasum.clone());
-    let key_id = verified.key_id.as_str();
+    let key_id = verified.key_id.as_deref();
     let mut hashes = Vec::new();
     let (tree, dir_h1, obtained) =
         match reuse(cx.store, package.key, &zh).map_err(|e| package.store_error(e))? {
@@ -57,12 +57,13 @@ pub(crate) fn obtain_registry(
     for (sum, _file) in &verified.signed_sums {
         let h = Hash::Zh(sum.clone());
         lock_extra.push(h.to_string());
-        hashes.push(record(h.clone(), h == zh, true, Some(key_id)));
+        hashes.push(record(h.clone(), h == zh, true, key_id));
     }
     lock_extra.extend(reported.hashes);
-    let auth = match cx.opts.workdir.flavor {
-        Flavor::Terraform => format!("self-signed, key ID {key_id}"),
-        Flavor::Tofu => format!("signed, key ID {key_id}"),
+    let auth = match (key_id, cx.opts.workdir.flavor) {
+        (Some(key_id), Flavor::Terraform) => format!("self-signed, key ID {key_id}"),
+        (Some(key_id), Flavor::Tofu) => format!("signed, key ID {key_id}"),
+        (None, _) => SIGNING_SKIPPED.to_owned(),
     };
     Ok(Obtainment {
         tree,

@@ -14,6 +14,7 @@
 //! download does not (it often lives on another host).
 
 use tstore_tofu::addr::{Platform, ProviderAddr};
+use tstore_tofu::flavor::Flavor;
 use tstore_tofu::version::Version;
 use url::Url;
 
@@ -88,8 +89,9 @@ pub(crate) struct VerifiedPackage {
     pub shasum: String,
     /// Every line of the signed SHA256SUMS: (hex, file name).
     pub signed_sums: Vec<(String, String)>,
-    /// The key that verified the signature (`key_id` as the registry gave it).
-    pub key_id: String,
+    /// The key that verified the signature (`key_id` as the registry gave it); `None` when
+    /// the registry gave no keys and the signature was not checked ([`KeylessSigning`]).
+    pub key_id: Option<String>,
     /// The download metadata's `packages` as given (OpenTofu ≥ 1.12's every-platform
     /// hashes, not covered by the signature): read by [`registry_packages`] only for the
     /// releases that read it.
@@ -206,6 +208,32 @@ pub(crate) fn check_package_size(reported: Option<u64>, received: u64) -> Result
     }
 }
 
+/// What a download answer without signing keys means. OpenTofu installs a provider of its
+/// default registry that was published without keys, the checksums still checked, unless
+/// `OPENTOFU_ENFORCE_GPG_VALIDATION=true` (upstream:
+/// internal/getproviders/package_authentication.go@v1.12.2,
+/// `ShouldEnforceGPGValidationForProvider`); every other host, and terraform, refuse it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeylessSigning {
+    /// Refused: the signature must verify with one of the registry's keys.
+    Refused,
+    /// The signature is not checked; the package is "signing skipped".
+    Skipped,
+}
+
+impl KeylessSigning {
+    /// The rule for `addr` under `flavor`, with `OPENTOFU_ENFORCE_GPG_VALIDATION=true` or not.
+    pub(crate) fn for_provider(addr: &ProviderAddr, flavor: Flavor, enforce: bool) -> Self {
+        let exempt =
+            flavor == Flavor::Tofu && addr.host == Flavor::Tofu.default_registry_host() && !enforce;
+        if exempt {
+            KeylessSigning::Skipped
+        } else {
+            KeylessSigning::Refused
+        }
+    }
+}
+
 /// A `versions` answer.
 #[derive(serde::Deserialize)]
 pub(crate) struct VersionsDoc {
@@ -292,6 +320,7 @@ impl Registry {
         addr: &ProviderAddr,
         version: &Version,
         platform: &Platform,
+        keyless: KeylessSigning,
     ) -> Result<VerifiedPackage, RegistryError> {
         let meta_url = self.url(&format!(
             "{}/{}/{version}/download/{}/{}",
@@ -313,14 +342,22 @@ impl Registry {
                 ascii_armor: k.ascii_armor,
             })
             .collect();
-        let key_id = signing::verify_detached(&keys, &sums, &signature).map_err(|source| {
-            RegistryError::Signature {
-                provider: addr.to_string(),
-                version: version.clone(),
-                url: signature_url.clone(),
-                source,
-            }
-        })?;
+        let key_id = if keys.is_empty() && keyless == KeylessSigning::Skipped {
+            tracing::warn!(
+                "skipping the signature check of {addr} {version}: the registry gave no signing keys"
+            );
+            None
+        } else {
+            let key_id = signing::verify_detached(&keys, &sums, &signature).map_err(|source| {
+                RegistryError::Signature {
+                    provider: addr.to_string(),
+                    version: version.clone(),
+                    url: signature_url.clone(),
+                    source,
+                }
+            })?;
+            Some(key_id)
+        };
         let signed_sums = parse_sha256sums(&sums).map_err(|message| RegistryError::Malformed {
             url: shasums_url.clone(),
             message,
