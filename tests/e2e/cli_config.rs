@@ -226,3 +226,76 @@ fn the_tools_own_second_init_keeps_tstores_links_and_lock_file() {
         );
     }
 }
+
+/// A CLI configuration that also serves tofu users (an `oci_mirror`, `trust_all_hashes`,
+/// OCI credentials): the file generated under the terraform flavor holds only what
+/// terraform reads, names what it left out in a comment and a warning, and both terraforms
+/// read it without "Unknown provider installation method" and install from the team's
+/// mirror; under the tofu flavor everything is kept.
+#[test]
+fn a_configuration_for_both_tools_generates_what_each_tool_reads() {
+    let env = TestEnv::new();
+    let (team_mirror, user) = team_config(&env, |team_mirror| {
+        format!(
+            "provider_installation {{\n  oci_mirror {{\n    repository_template = \"oci.example/${{namespace}}/${{type}}\"\n    include = [\"example.com/*/*\"]\n  }}\n  network_mirror {{\n    url = \"https://mirror.example/\"\n    trust_all_hashes = true\n    include = [\"example.com/*/*\"]\n  }}\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\noci_default_credentials {{\n  docker_style_config_files = []\n}}\n",
+            team_mirror.display()
+        )
+    });
+    let generate = |flavor: &str| {
+        let out = tstore(&env, Some(&user))
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_FLAVOR", flavor)
+            .arg("cli-config")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        (tstore_test_support::stdout(&out), stderr(&out))
+    };
+    let (text, warned) = generate("terraform");
+    assert!(
+        !text.contains("  oci_mirror {") && !text.contains("trust_all_hashes ="),
+        "{text}"
+    );
+    assert!(!text.contains("oci_default_credentials {"), "{text}");
+    for what in ["oci_mirror", "trust_all_hashes", "oci_default_credentials"] {
+        assert!(
+            text.contains(&format!("# Left out: ")) && text.contains(what),
+            "{what}:\n{text}"
+        );
+        assert!(warned.contains(what), "{what}: {warned}");
+    }
+    // The store's view, empty here (no store, no mount).
+    fs_err::create_dir_all(env.mount.join("providers")).unwrap();
+    let file = env.root.path().join("generated.tfrc");
+    fs_err::write(&file, &text).unwrap();
+    let dir = env.checkout("w", &[("main.tf", crate::common::NULL_CONFIG)]);
+    for judge in [
+        &tstore_test_support::peers().terraform,
+        &tstore_test_support::peers().terraform_current,
+    ] {
+        let _ = fs_err::remove_dir_all(dir.join(".terraform"));
+        let out = run_ok(&mut env.judge_init(judge, &dir, &file));
+        let all = format!("{}{}", tstore_test_support::stdout(&out), stderr(&out));
+        assert!(
+            !all.contains("Unknown provider installation method"),
+            "{all}"
+        );
+        assert!(
+            !all.contains("problems with the CLI configuration"),
+            "{all}"
+        );
+        assert!(all.contains("Installed hashicorp/null v2.1.2"), "{all}");
+    }
+    assert!(team_mirror.is_dir());
+
+    let (text, warned) = generate("tofu");
+    assert!(
+        text.contains("  oci_mirror {") && text.contains("trust_all_hashes = true"),
+        "{text}"
+    );
+    assert!(text.contains("oci_default_credentials {"), "{text}");
+    assert!(
+        !warned.contains("Left out") && !warned.contains("left out"),
+        "{warned}"
+    );
+}

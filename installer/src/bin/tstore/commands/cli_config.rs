@@ -78,8 +78,9 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
     let flavor = settings.flavor_for(&cwd)?.flavor;
     let Some(out) = out else {
         let source = settings.tf_cli_config_file.as_deref();
-        let text = render(settings, flavor, source, &providers)?;
-        std::io::stdout().write_all(text.as_bytes())?;
+        let rendered = render(settings, flavor, source, &providers)?;
+        rendered.warn_left_out(flavor);
+        std::io::stdout().write_all(rendered.text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     };
     let out = absolute(out)?;
@@ -101,8 +102,9 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
         Some(v) => Some(absolute(v)?),
         None => None,
     };
-    let text = render(settings, flavor, source.as_deref(), &providers)?;
-    write_private(&out, &text)?;
+    let rendered = render(settings, flavor, source.as_deref(), &providers)?;
+    rendered.warn_left_out(flavor);
+    write_private(&out, &rendered.text)?;
     outputs.insert(
         out.clone(),
         Output {
@@ -156,7 +158,8 @@ fn try_refresh(settings: &Settings, store: &Store) -> Result<()> {
                 output.flavor.parse().unwrap_or_default(),
                 output.source.as_deref(),
                 &providers,
-            )?,
+            )?
+            .text,
         )?;
         output.providers = providers.clone();
         changed = true;
@@ -190,7 +193,7 @@ fn render(
     flavor: Flavor,
     source: Option<&Path>,
     providers: &[String],
-) -> Result<String> {
+) -> Result<Rendered> {
     // A generated file is never its own source.
     let source =
         source.filter(|s| !std::fs::read_to_string(s).is_ok_and(|t| t.starts_with(MARKER)));
@@ -220,8 +223,18 @@ fn render(
         "  filesystem_mirror {{\n    path = {}\n  }}\n",
         quote_for_cli_config(&settings.mount.join("providers").to_string_lossy())
     ));
+    let mut left_out = Vec::new();
     for m in &methods {
-        text.push_str(&render_method(m, providers));
+        let (method, not_read) = for_the_tool(m, flavor);
+        if let Some(what) = not_read {
+            text.push_str(&format!(
+                "  # Left out: {what}, which {flavor} does not read.\n"
+            ));
+            left_out.push(what);
+        }
+        if let Some(method) = method {
+            text.push_str(&render_method(&method, providers));
+        }
     }
     text.push_str("}\n");
     // The rest of the user's configuration (hosts, credentials, …) as written.
@@ -234,6 +247,18 @@ fn render(
             continue;
         };
         body.remove_blocks("provider_installation");
+        if flavor == Flavor::Terraform {
+            for block in TOFU_ONLY_BLOCKS {
+                if !body.remove_blocks(block).is_empty() {
+                    let what = format!("the `{block}` blocks of {}", file.display());
+                    text.push_str(&format!(
+                        "# Left out: {}, which terraform does not read.\n",
+                        comment_text(&what)
+                    ));
+                    left_out.push(what);
+                }
+            }
+        }
         let rest = body.to_string();
         if !rest.trim().is_empty() {
             text.push_str(&format!(
@@ -246,7 +271,72 @@ fn render(
             }
         }
     }
-    Ok(text)
+    Ok(Rendered { text, left_out })
+}
+
+/// A generated configuration, and what of the user's it left out because the flavor's tool
+/// does not read it.
+struct Rendered {
+    text: String,
+    left_out: Vec<String>,
+}
+
+impl Rendered {
+    /// Say once what was left out, so a tofu user's settings are not thought to apply.
+    fn warn_left_out(&self, flavor: Flavor) {
+        if self.left_out.is_empty() {
+            return;
+        }
+        eprintln!(
+            "{}",
+            crate::style::warning(&format!(
+                "left out of the generated configuration, because {flavor} does not read it: {}",
+                self.left_out.join("; ")
+            ))
+        );
+    }
+}
+
+/// Top-level blocks of a CLI configuration that only OpenTofu reads (its OCI credentials);
+/// terraform ignores them.
+const TOFU_ONLY_BLOCKS: [&str; 2] = ["oci_default_credentials", "oci_credentials"];
+
+/// `m` as the flavor's tool reads it: terraform has no `oci_mirror` method (it refuses the
+/// whole file: "Unknown provider installation method") and no `trust_all_hashes`. Returns
+/// the method to write, if any, and what of it was left out.
+fn for_the_tool(m: &InstallMethod, flavor: Flavor) -> (Option<InstallMethod>, Option<String>) {
+    if flavor == Flavor::Tofu {
+        return (Some(m.clone()), None);
+    }
+    match &m.kind {
+        InstallMethodKind::OciMirror {
+            repository_template,
+        } => (
+            None,
+            Some(format!(
+                "oci_mirror {{ repository_template = {} }}",
+                comment_text(repository_template)
+            )),
+        ),
+        InstallMethodKind::NetworkMirror {
+            url,
+            trust_all_hashes: true,
+        } => {
+            let mut kept = m.clone();
+            kept.kind = InstallMethodKind::NetworkMirror {
+                url: url.clone(),
+                trust_all_hashes: false,
+            };
+            (
+                Some(kept),
+                Some(format!(
+                    "trust_all_hashes of network_mirror {}",
+                    comment_text(url)
+                )),
+            )
+        }
+        _ => (Some(m.clone()), None),
+    }
 }
 
 /// One installation method as HCL; network methods exclude `providers`.
