@@ -67,3 +67,4 @@ mod store_verify;
 mod terraform_first;
 mod test_files;
 mod tool_version;
+mod weekly_workflow;
