@@ -63,4 +63,5 @@ pub use crate::publish::{
 pub use crate::redact::display_url as redacted_url;
 pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
+pub use crate::workdir::link::LinkOutcome;
 pub use crate::workdir::{interrupt, plugin_path};

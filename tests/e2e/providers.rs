@@ -236,6 +236,75 @@ fn tampered_unpacked_package_is_refused_and_nothing_changes() {
     tampered_package_is_refused(Layout::Unpacked);
 }
 
+/// The checksum-mismatch error in each release's words: the "(this might be because …)"
+/// reason for an unpacked package only; "; for more information: URL" from terraform 1.2.9,
+/// at developer.hashicorp.com from 1.11.4 (internal/providercache/package_install.go).
+/// Judged by terraform 1.0.3 and 1.11.4 on the same tampered mirror, each layout.
+#[test]
+fn a_tampered_package_is_refused_in_each_terraforms_words() {
+    for layout in [Layout::Packed, Layout::Unpacked] {
+        let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
+        let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+        run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
+        let lock = lock_file(&a);
+        tamper(&mirror, layout);
+        let words = |out: &std::process::Output| {
+            stderr(out).split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        for (judge, tool) in [
+            (&peers().terraform, "terraform 1.0.3"),
+            (&peers().terraform_current, "terraform 1.11.4"),
+        ] {
+            let files = [
+                ("main.tf", NULL_CONFIG),
+                (".terraform.lock.hcl", lock.as_str()),
+            ];
+            let name = format!("{layout:?}-{}", tool.replace(' ', "-"));
+            let theirs = env.checkout(&format!("theirs-{name}"), &files);
+            let ours = env.checkout(&format!("ours-{name}"), &files);
+            let their_err = words(&run_fail(&mut env.judge_init(judge, &theirs, &cfg)));
+            let mut cmd = tstore(&env, Some(&cfg));
+            cmd.env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
+                .env(
+                    "TSTORE_MOUNT",
+                    env.root.path().join(format!("mount-{name}")),
+                )
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours);
+            let our_err = words(&run_fail(&mut cmd));
+            // The sentence, from the package's origin to the end of what the tool says of it.
+            let sentence = |err: &str| -> String {
+                let start = err
+                    .find("package for registry.terraform.io/hashicorp/null")
+                    .unwrap_or_else(|| panic!("{err}"));
+                let rest = &err[start..];
+                let end = rest
+                    .find("checksum-verification")
+                    .map(|i| i + "checksum-verification".len())
+                    .or_else(|| rest.find("platforms)").map(|i| i + "platforms)".len()))
+                    .or_else(|| {
+                        rest.find("dependency lock file")
+                            .map(|i| i + "dependency lock file".len())
+                    })
+                    .unwrap();
+                rest[..end].to_owned()
+            };
+            assert_eq!(
+                sentence(&our_err),
+                sentence(&their_err),
+                "{layout:?} under {tool}:\n{their_err}\n{our_err}"
+            );
+            assert_eq!(
+                their_err.contains("for more information"),
+                tool == "terraform 1.11.4",
+                "{their_err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn lockfile_readonly_refuses_to_create_a_lock_file() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);

@@ -656,3 +656,53 @@ fn lock_pin_upgrade_excluded_and_removed_provider() {
     assert!(lock.contains("test/fake"), "{lock}");
     assert!(lock.contains("hashicorp/null"), "{lock}");
 }
+
+/// A provider signed by its developer (not HashiCorp) is followed by the footer on provider
+/// signing, in each release's words (terraform 1.0.3's init.go; 1.11.4's views/init.go links
+/// to developer.hashicorp.com), once, after the install lines; an init that installs
+/// nothing prints none. Judged by terraform 1.0.3 and 1.11.4 on twin checkouts.
+#[test]
+fn a_developer_signed_provider_is_followed_by_each_terraforms_signing_footer() {
+    let (env, _reg, cfg) = registry_with_providers();
+    let peers = tstore_test_support::peers();
+    let words = |out: &std::process::Output| {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        all.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let footer = "Partner and community providers are signed by their developers. If you'd like to know more about provider signing, you can read about it here:";
+    for (judge, tool, url) in [
+        (
+            &peers.terraform,
+            "terraform 1.0.3",
+            "https://www.terraform.io/docs/cli/plugins/signing.html",
+        ),
+        (
+            &peers.terraform_current,
+            "terraform 1.11.4",
+            "https://developer.hashicorp.com/terraform/cli/plugins/signing",
+        ),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", CONFIG)]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", CONFIG)]);
+        for round in ["first", "second"] {
+            let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+            let our_out = run_ok(
+                tstore(&env, Some(&cfg))
+                    .env("TSTORE_NO_FUSE", "1")
+                    .env("TSTORE_TOOL_VERSION", tool)
+                    .arg("init")
+                    .arg(&ours),
+            );
+            for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
+                let said = words(out);
+                let want = format!("{footer} {url}");
+                assert_eq!(
+                    said.matches(&want).count(),
+                    usize::from(round == "first"),
+                    "{who} under {tool}, {round} init:\n{said}"
+                );
+            }
+        }
+    }
+}

@@ -191,8 +191,14 @@ fn a_package_size_the_download_does_not_have_is_refused_by_tofu_1_12_only() {
     );
     assert!(err.contains(&words), "{err}");
     assert!(!dir.join(".terraform").exists() && !dir.join(".terraform.lock.hcl").exists());
-    init(&env, &cfg, "tofu 1.11.0", &dir).ok();
+    let out = init(&env, &cfg, "tofu 1.11.0", &dir).ok();
     assert!(lock_file(&dir).contains("registry.opentofu.org/hashicorp/thing"));
+    // A signed provider is followed by OpenTofu's footer (internal/command/views/init.go).
+    let said = tstore_test_support::stdout(&out);
+    assert!(
+        said.contains("Providers are signed by their developers.\nIf you'd like to know more about provider signing, you can read about it here:\nhttps://opentofu.org/docs/cli/plugins/signing/"),
+        "{said}"
+    );
 }
 
 /// `network_mirror { trust_all_hashes = true }` (tofu ≥ 1.12, upstream:

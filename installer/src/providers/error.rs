@@ -106,9 +106,10 @@ pub enum InstallError {
     /// The package does not match the lock file: nothing was linked.
     #[error(
         "Error while installing {display} v{version}: the {origin} package for {provider} {version} \
-         doesn't match any of the checksums previously recorded in the dependency lock file \
-         (this might be because the available checksums are for packages targeting different \
-         platforms)\n\n  Package {} has {computed}\n  {lock_path} records {recorded}",
+         doesn't match any of the checksums previously recorded in the dependency lock file{}{}\
+         \n\n  Package {} has {computed}\n  {lock_path} records {recorded}",
+        platforms_note(origin),
+        more_info.map(|url| format!("; for more information: {url}")).unwrap_or_default(),
         scrub(source_path, &[])
     )]
     ChecksumMismatch {
@@ -128,6 +129,9 @@ pub enum InstallError {
         lock_path: String,
         /// Hashes the lock file records.
         recorded: String,
+        /// The documentation the tool version's message links to
+        /// (`tool_version::checksum_mismatch_link`).
+        more_info: Option<&'static str>,
     },
     /// `-upgrade` asks to change the selections `-lockfile=readonly` keeps.
     #[error("The -upgrade flag conflicts with -lockfile=readonly.")]
@@ -338,6 +342,15 @@ impl Diagnostic for InstallError {
     }
 }
 
+/// The tools' second reason for a mismatch, said of an unpacked ("local") package only.
+fn platforms_note(origin: &str) -> &'static str {
+    if origin == "local" {
+        " (this might be because the available checksums are for packages targeting different platforms)"
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,6 +384,7 @@ mod tests {
             computed: "h1:x".into(),
             lock_path: ".terraform.lock.hcl".into(),
             recorded: "h1:y".into(),
+            more_info: None,
         }
         .to_string();
         assert!(

@@ -172,6 +172,62 @@ pub const INCOMPLETE_LOCK_WARNING: Rule = Rule {
     tofu: ALWAYS,
 };
 
+/// The checksum-mismatch error ends "; for more information: URL" (upstream:
+/// internal/providercache/package_install.go, v1.2.9).
+pub const CHECKSUM_MISMATCH_LINK: Rule = Rule {
+    what: "the checksum-mismatch error links to the documentation of checksum verification",
+    terraform: Some((1, 2, 9)),
+    tofu: ALWAYS,
+};
+
+/// terraform's messages link to developer.hashicorp.com, not www.terraform.io: the signing
+/// footer and the checksum-mismatch error (hashicorp/terraform 0d54dc6c77, backported to
+/// 1.11.4).
+pub const DEVELOPER_DOCS_LINKS: Rule = Rule {
+    what: "the signing footer and the checksum-mismatch error link to developer.hashicorp.com",
+    terraform: Some((1, 11, 4)),
+    tofu: None,
+};
+
+/// The link the checksum-mismatch error ends with under `tool`, if any.
+pub fn checksum_mismatch_link(flavor: Flavor, tool: &ToolVersion) -> Option<&'static str> {
+    if !tool.follows(&CHECKSUM_MISMATCH_LINK) {
+        return None;
+    }
+    Some(match flavor {
+        Flavor::Tofu => {
+            "https://opentofu.org/docs/language/files/dependency-lock/#checksum-verification"
+        }
+        Flavor::Terraform if tool.follows(&DEVELOPER_DOCS_LINKS) => {
+            "https://developer.hashicorp.com/terraform/language/files/dependency-lock#checksum-verification"
+        }
+        Flavor::Terraform => "https://www.terraform.io/language/provider-checksum-verification",
+    })
+}
+
+/// The footer `init` prints after installing a provider its developer signed (terraform:
+/// a partner or community provider; OpenTofu: any signed provider), in the tool version's
+/// words (upstream: internal/command/views/init.go; terraform 1.0.3's init.go).
+pub fn signing_footer(flavor: Flavor, tool: &ToolVersion) -> &'static str {
+    match flavor {
+        Flavor::Tofu => {
+            "Providers are signed by their developers.\n\
+             If you'd like to know more about provider signing, you can read about it here:\n\
+             https://opentofu.org/docs/cli/plugins/signing/"
+        }
+        Flavor::Terraform if tool.follows(&DEVELOPER_DOCS_LINKS) => {
+            "Partner and community providers are signed by their developers.\n\
+             If you'd like to know more about provider signing, you can read about it here:\n\
+             https://developer.hashicorp.com/terraform/cli/plugins/signing"
+        }
+        Flavor::Terraform => {
+            "Partner and community providers are signed by their developers.\n\
+             If you'd like to know more about provider signing, you can read about it here:\n\
+             https://www.terraform.io/docs/cli/plugins/signing.html"
+        }
+    }
+}
+
 /// A registry's download metadata may carry `packages`, every platform's `h1:` and `zh:`
 /// (OpenTofu's RFC 20251027): checked for the platform installed, and recorded in the lock
 /// file for providers of OpenTofu's own registry, so one init locks every platform.
@@ -282,6 +338,8 @@ pub fn rules() -> Vec<&'static Rule> {
         &TEST_FILE_MODULES,
         &PROVIDERS_LOCK_SAYS_NO_CHANGE,
         &INCOMPLETE_LOCK_WARNING,
+        &CHECKSUM_MISMATCH_LINK,
+        &DEVELOPER_DOCS_LINKS,
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,

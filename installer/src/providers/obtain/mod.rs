@@ -354,6 +354,10 @@ impl ProviderJob<'_> {
                 .display()
                 .to_string(),
             recorded: join_hashes(locked.hashes.iter().cloned()),
+            more_info: tstore_tofu::tool_version::checksum_mismatch_link(
+                self.cx.opts.workdir.flavor,
+                &self.cx.opts.workdir.tool,
+            ),
         })
     }
 

@@ -12,6 +12,9 @@ use crate::providers::sources::registry::{
 use crate::providers::RemoteError;
 use crate::providers::{record, reuse, InstallError, Obtained, Obtainment};
 
+/// The long ID of HashiCorp's release-signing key, the key terraform calls official.
+const HASHICORP_KEY_ID: &str = "34365D9472D7468F";
+
 /// A registry package: SHA256SUMS already verified; reuse the store's copy when it holds the
 /// signed archive hash, else download, check and ingest.
 pub(crate) fn obtain_registry(
@@ -61,6 +64,11 @@ pub(crate) fn obtain_registry(
     }
     lock_extra.extend(reported.hashes);
     let auth = match (key_id, cx.opts.workdir.flavor) {
+        // terraform names HashiCorp's own signature, and shows a key ID for third parties
+        // only (internal/getproviders/package_authentication.go, `officialProvider`).
+        (Some(key_id), Flavor::Terraform) if key_id.eq_ignore_ascii_case(HASHICORP_KEY_ID) => {
+            "signed by HashiCorp".to_owned()
+        }
         (Some(key_id), Flavor::Terraform) => format!("self-signed, key ID {key_id}"),
         (Some(key_id), Flavor::Tofu) => format!("signed, key ID {key_id}"),
         (None, _) => SIGNING_SKIPPED.to_owned(),

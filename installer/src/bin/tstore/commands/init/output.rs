@@ -160,6 +160,13 @@ pub(super) fn finished(
         return json::print(&document);
     }
     let mut out = std::io::stdout();
+    if signed_by_developers(&report, flavor) {
+        writeln!(
+            out,
+            "\n{}",
+            tstore_tofu::tool_version::signing_footer(flavor, &root.tool.tool)
+        )?;
+    }
     if explain {
         explain_state(&mut out, &report.state)?;
     }
@@ -306,4 +313,21 @@ fn warn_incomplete_lock(report: &tstore_installer::InitReport, flavor: Flavor) {
         report.incomplete_lock_entries.join("\n  - "),
         flavor.as_str(),
     );
+}
+
+/// Whether a provider installed in this run was signed by its developer, which the tools
+/// follow with a footer on provider signing: terraform for partner and community providers
+/// (not HashiCorp's), OpenTofu for any signed one.
+fn signed_by_developers(report: &tstore_installer::InitReport, flavor: Flavor) -> bool {
+    report.providers.iter().any(|p| {
+        let installed = p.link_outcome != tstore_installer::LinkOutcome::Unchanged;
+        let by_developer = match flavor {
+            Flavor::Terraform => {
+                p.auth.starts_with("self-signed")
+                    || p.auth.starts_with("signed by a HashiCorp partner")
+            }
+            Flavor::Tofu => p.auth.starts_with("signed,") || p.auth == "signed",
+        };
+        installed && by_developer
+    })
 }
