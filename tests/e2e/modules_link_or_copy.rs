@@ -220,3 +220,61 @@ fn auto_copies_what_writes_into_itself_and_links_the_rest() {
         stderr(&out)
     );
 }
+
+/// A module that writes into its own directory, called with `count` (or inside a module
+/// called with `for_each`): every instance shares the one directory installed for the call,
+/// as with terraform, and tstore says so once per module (seed 003's open question); the
+/// same module called once is not warned of.
+#[test]
+fn a_self_modifying_module_under_count_or_for_each_is_warned_of() {
+    let (env, base) = env_with_git_dir();
+    let writer = self_modifying_repo(
+        &base,
+        "writer",
+        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+    );
+    let wrapper = one_module_repo(
+        &base,
+        "wrapper",
+        &format!("module \"inner\" {{\n  source = \"{writer}\"\n}}\n"),
+        None,
+    );
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let run = |name: &str, main: String| {
+        let dir = env.checkout(name, &[("main.tf", main.as_str())]);
+        let out = run_ok(
+            tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .arg("init")
+                .arg(&dir),
+        );
+        stderr(&out)
+    };
+    let counted = run(
+        "counted",
+        format!("module \"w\" {{\n  count  = 2\n  source = \"{writer}\"\n}}\n"),
+    );
+    assert_eq!(
+        counted.matches("writes into its own directory").count(),
+        1,
+        "{counted}"
+    );
+    assert!(
+        counted.contains("module \"w\" writes into its own directory, and it is called with count: every instance shares .terraform/modules/w"),
+        "{counted}"
+    );
+    let nested = run(
+        "nested",
+        format!("module \"outer\" {{\n  for_each = toset([\"a\", \"b\"])\n  source   = \"{wrapper}\"\n}}\n"),
+    );
+    assert!(
+        nested.contains("module \"outer.inner\" writes into its own directory, and module \"outer\" around it is called with for_each: every instance shares .terraform/modules/outer.inner"),
+        "{nested}"
+    );
+    let once = run(
+        "once",
+        format!("module \"w\" {{\n  source = \"{writer}\"\n}}\n"),
+    );
+    assert!(!once.contains("writes into its own directory"), "{once}");
+}

@@ -509,11 +509,13 @@ mod tests {
             link_to: None,
             lock_entry: None,
             selected_by: None,
+            repeated_by: None,
         };
         let d = Decision {
             action: Action::Link,
             status: super::super::package_meta::ReadOnlyStatus::ReadOnly,
             reason: "read-only".into(),
+            writes: false,
         };
         let report = call_report(&n, &d, n.dir.clone(), None);
         assert_eq!(

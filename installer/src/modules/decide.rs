@@ -6,7 +6,7 @@ use super::fetch::Fetched;
 use super::package_meta::{Meta, ReadOnlyStatus};
 use super::policy::{Fallback, ModulePolicy, Verdict};
 use super::tree::Node;
-use super::{package_meta, Action};
+use super::{package_meta, Action, ModuleWarning};
 use tstore_tofu::flavor::Flavor;
 
 /// The decision for one install or local copy.
@@ -15,6 +15,9 @@ pub(super) struct Decision {
     pub(super) action: Action,
     pub(super) status: ReadOnlyStatus,
     pub(super) reason: String,
+    /// Whether the module is known to write into its own directory: declared
+    /// self-modifying, or found writing there by the `auto` fallback.
+    pub(super) writes: bool,
 }
 
 pub(super) fn decide(
@@ -71,6 +74,7 @@ pub(super) fn decide(
                         "a local directory named by absolute path: read in place through a \
                          link, never copied; {reason}"
                     ),
+                    writes: status == ReadOnlyStatus::SelfModifying,
                 }
             } else if is_install_root {
                 // The whole instance: this module and every local module loaded from it.
@@ -85,8 +89,10 @@ pub(super) fn decide(
                             .iter()
                             .find(|&&j| statuses[j].0 == ReadOnlyStatus::Unknown)
                     });
+                let mut writes = false;
                 let (action, why) = match worst {
                     Some(&j) if statuses[j].0 == ReadOnlyStatus::SelfModifying => {
+                        writes = true;
                         (Action::Copy, describe(&nodes[j], i == j, &statuses[j].1))
                     }
                     // Nobody in the package said: the repository's, then the machine's
@@ -122,10 +128,13 @@ pub(super) fn decide(
                                             Action::Link,
                                             format!("{unknown}; linked: {who}: no module of the package writes into its own directory"),
                                         ),
-                                        Some(write) => (
-                                            Action::Copy,
-                                            format!("{unknown}; copied: {who}: {write}"),
-                                        ),
+                                        Some(write) => {
+                                            writes = true;
+                                            (
+                                                Action::Copy,
+                                                format!("{unknown}; copied: {who}: {write}"),
+                                            )
+                                        }
                                     }
                                 }
                             },
@@ -140,6 +149,7 @@ pub(super) fn decide(
                     action,
                     status,
                     reason: why,
+                    writes,
                 }
             } else if n.install.is_none()
                 && status == ReadOnlyStatus::SelfModifying
@@ -156,6 +166,7 @@ pub(super) fn decide(
                          place rather than copied into it",
                         n.dir
                     ),
+                    writes: status == ReadOnlyStatus::SelfModifying,
                 }
             } else if n.install.is_none() && status == ReadOnlyStatus::SelfModifying {
                 Decision {
@@ -164,6 +175,7 @@ pub(super) fn decide(
                     reason: format!(
                         "{reason}; a local module of the root package gets its own copy"
                     ),
+                    writes: status == ReadOnlyStatus::SelfModifying,
                 }
             } else {
                 Decision {
@@ -177,10 +189,42 @@ pub(super) fn decide(
                     } else {
                         format!("local path, read in place; {reason}")
                     },
+                    writes: status == ReadOnlyStatus::SelfModifying,
                 }
             }
         })
         .collect()
+}
+
+/// The warnings for modules that write into their own directory (a copy made because they
+/// do, or a module its package declares self-modifying) under `count` or `for_each`: all the
+/// instances of a call share the one directory installed for it (seed 003's open question).
+pub(super) fn shared_by_instances(nodes: &[Node], decisions: &[Decision]) -> Vec<ModuleWarning> {
+    let mut out = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let d = &decisions[i];
+        // A package's own member that writes is warned of, not the install that holds it.
+        let member_writes = |j: usize| {
+            j != i && nodes[j].install.as_deref() == Some(n.key.as_str()) && decisions[j].writes
+        };
+        if !d.writes || (0..nodes.len()).any(member_writes) {
+            continue;
+        }
+        let mut cur = Some(i);
+        while let Some(j) = cur {
+            if let Some(by) = nodes[j].repeated_by {
+                out.push(ModuleWarning::SharedByInstances {
+                    key: n.key.clone(),
+                    repeated: nodes[j].key.clone(),
+                    by,
+                    dir: n.dir.clone(),
+                });
+                break;
+            }
+            cur = nodes[j].parent;
+        }
+    }
+    out
 }
 
 /// Whether a root-package module directory (relative to the working directory, symlinks
@@ -274,6 +318,7 @@ mod tests {
             link_to: None,
             lock_entry: None,
             selected_by: None,
+            repeated_by: None,
         }
     }
 

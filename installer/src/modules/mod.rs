@@ -132,6 +132,8 @@ pub fn install(
         &opts.policy,
         opts.workdir.flavor,
     );
+    tree.warnings
+        .extend(decide::shared_by_instances(&tree.nodes, &decisions));
     let mut calls = apply(store, opts, &tree.nodes, &decisions, &mut tree.warnings)?;
     // Written once `.terraform/modules` is in place, so a failed init leaves it as it was.
     let lock_file = update.write()?;

@@ -133,6 +133,19 @@ pub enum ModuleWarning {
         /// Whether the ref is a tag.
         tag: bool,
     },
+    /// A module that writes into its own directory is called under `count` or `for_each`
+    /// (its own call's or an enclosing one's): every instance reads and writes the one
+    /// directory installed for the call.
+    SharedByInstances {
+        /// The module's key.
+        key: String,
+        /// The repeated call: the module's own, or the enclosing one.
+        repeated: String,
+        /// `count` or `for_each`.
+        by: &'static str,
+        /// The directory they share.
+        dir: String,
+    },
     /// Whether a git call's ref reaches its locked commit was not checked: the remote could
     /// not be asked, and the user trusts the lock (`TSTORE_TRUST_LOCK`).
     RefUnchecked {
@@ -206,6 +219,25 @@ impl std::fmt::Display for ModuleWarning {
                  commit ({why}); installed on the lock's checksums alone (TSTORE_TRUST_LOCK)",
                 crate::redact::display_url(repo)
             ),
+            ModuleWarning::SharedByInstances {
+                key,
+                repeated,
+                by,
+                dir,
+            } => {
+                let under = if repeated == key {
+                    format!("it is called with {by}")
+                } else {
+                    format!("module \"{repeated}\" around it is called with {by}")
+                };
+                write!(
+                    f,
+                    "module \"{key}\" writes into its own directory, and {under}: every \
+                     instance shares {dir}, as with terraform, so their writes land in one place \
+                     and may overwrite each other. Give each instance its own module call if \
+                     they must not."
+                )
+            }
             ModuleWarning::KeptForeignCopy { slot, kept_as } => write!(
                 f,
                 "{} was not made by tstore and held files its package does not (written there \

@@ -28,4 +28,6 @@ pub(super) struct Node {
     pub(super) lock_entry: Option<ModuleLockEntry>,
     /// Where a remote call's version or commit came from: `lock`, `constraint`, `upgrade`.
     pub(super) selected_by: Option<&'static str>,
+    /// `count` or `for_each` when the call makes several instances of the module.
+    pub(super) repeated_by: Option<&'static str>,
 }

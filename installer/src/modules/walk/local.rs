@@ -59,6 +59,7 @@ impl Walker<'_> {
             link_to: None,
             lock_entry: None,
             selected_by: None,
+            repeated_by: c.call.repeated_by,
         };
         Ok((node, abs))
     }

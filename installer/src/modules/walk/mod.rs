@@ -500,6 +500,7 @@ impl<'a> Walker<'a> {
                 link_to,
                 lock_entry: None,
                 selected_by: None,
+                repeated_by: c.call.repeated_by,
             },
             abs,
         ))

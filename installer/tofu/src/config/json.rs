@@ -343,6 +343,9 @@ pub(super) fn parse_json(
                             source: literal("source")?,
                             version: literal("version")?,
                             at: at.clone(),
+                            repeated_by: ["count", "for_each"]
+                                .into_iter()
+                                .find(|k| body.contains_key(*k)),
                         });
                     }
                 }

@@ -98,6 +98,9 @@ pub struct ModuleCall {
     pub at: SourcePos,
     /// Where the called module's variables get their values: this call's arguments.
     pub inputs: Inputs,
+    /// `count` or `for_each`, when the call makes several instances (each of them reads
+    /// the one installed directory).
+    pub repeated_by: Option<&'static str>,
 }
 
 impl PartialEq for ModuleCall {
@@ -426,6 +429,9 @@ fn merge_module_calls(
         if call.version.is_some() {
             base.version.clone_from(&call.version);
         }
+        if call.repeated_by.is_some() {
+            base.repeated_by = call.repeated_by;
+        }
     }
     calls
         .into_values()
@@ -442,6 +448,7 @@ fn merge_module_calls(
                     call: call.name.clone(),
                     caller: Arc::clone(scope),
                 }),
+                repeated_by: call.repeated_by,
             };
             Ok((call.name, resolved))
         })
@@ -602,6 +609,8 @@ struct FileModuleCall {
     source: Option<CallArg>,
     version: Option<CallArg>,
     at: SourcePos,
+    /// `count` or `for_each`, if the block has it.
+    repeated_by: Option<&'static str>,
 }
 
 /// A module call's `source` or `version` as a file writes it.

@@ -176,6 +176,7 @@ fn read_test_file(
                 version: literal("version")?,
                 at,
                 inputs: Inputs::default(),
+                repeated_by: None,
             },
         );
     }
