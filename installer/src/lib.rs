@@ -53,8 +53,9 @@ pub use crate::providers::sources::fs_mirror::{
 };
 pub use crate::providers::{
     display_name, fetch_locked_providers, ingest_mirror_package, install as install_providers,
-    keep_source_archive, FetchedProvider, InitReport, InstallError, Obtained, ProviderOptions,
-    ProviderReport, RewrittenLockEntry, StateReport, StateSeen, LOCK_FILE_NAME, SIGNING_SKIPPED,
+    keep_source_archive, DevOverride, FetchedProvider, InitReport, InstallError, Obtained,
+    ProviderOptions, ProviderReport, RewrittenLockEntry, StateReport, StateSeen, LOCK_FILE_NAME,
+    SIGNING_SKIPPED,
 };
 pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,

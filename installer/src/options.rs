@@ -39,6 +39,9 @@ pub struct WorkdirOptions {
     pub variables: Arc<RootInputs>,
     /// The root module's test directory (tofu installs the modules its test files run).
     pub test_directory: String,
+    /// `-backend=false` (or `-cloud=false`) was given: OpenTofu from 1.13 then reads no
+    /// state (`tool_version::NO_STATE_WITHOUT_BACKEND`).
+    pub backend_off: bool,
 }
 
 impl WorkdirOptions {
@@ -84,6 +87,7 @@ impl WorkdirOptions {
             lockfile_readonly: false,
             variables: Arc::default(),
             test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
+            backend_off: false,
         }
     }
 }

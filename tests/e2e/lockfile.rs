@@ -250,3 +250,97 @@ fn a_mirror_install_warns_of_an_incomplete_lock_as_each_terraform_does() {
         }
     }
 }
+
+/// A provider the CLI configuration's `dev_overrides` names. terraform 1.0.3 and 1.11.4
+/// install and lock it like any other and warn to skip init (judged on twin checkouts);
+/// from 1.15.0 it is not installed and its lock entry goes (init.go `removeDevOverrides`);
+/// from 1.16.0 its lock entry is kept as it was (#38634), with the later warning's words.
+#[test]
+fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let dev = env.root.path().join("dev-null");
+    fs_err::create_dir_all(&dev).unwrap();
+    let cfg = env.root.path().join("dev.tfrc");
+    fs_err::write(
+        &cfg,
+        format!(
+            "provider_installation {{\n  dev_overrides {{\n    \"hashicorp/null\" = \"{}\"\n  }}\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\n",
+            dev.display(),
+            mirror_dir.display()
+        ),
+    )
+    .unwrap();
+    let words = |out: &std::process::Output| {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        all.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let overrides = format!(
+        "Warning: Provider development overrides are in effect The following provider development overrides are set in the CLI configuration: - hashicorp/null in {}",
+        dev.display()
+    );
+    let skip = "Skip terraform init when using provider development overrides. It is not necessary and may error unexpectedly.";
+    let peers = tstore_test_support::peers();
+    let mut locked = String::new();
+    for (judge, tool) in [
+        (&peers.terraform, "terraform 1.0.3"),
+        (&peers.terraform_current, "terraform 1.11.4"),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+        let our_out = run_ok(
+            tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours),
+        );
+        for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
+            let said = words(out);
+            assert!(
+                said.contains(&overrides) && said.contains(skip),
+                "{who} under {tool}:\n{said}"
+            );
+        }
+        locked = fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
+        assert_eq!(
+            fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
+            locked
+        );
+    }
+
+    // Later releases, from their source: not installed; the entry dropped, then kept.
+    let not_installed = "These providers are not installed as part of init since they were overwritten. If this is unintentional please re-run without the development overrides set.";
+    for (tool, kept) in [("terraform 1.15.4", false), ("terraform 1.16.0", true)] {
+        let name = tool.replace(' ', "-");
+        let dir = env.checkout(
+            &format!("later-{name}"),
+            &[
+                ("main.tf", NULL_CONFIG),
+                (".terraform.lock.hcl", locked.as_str()),
+            ],
+        );
+        let out = run_ok(
+            tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&dir),
+        );
+        let said = words(&out);
+        assert!(
+            said.contains(&overrides) && said.contains(not_installed),
+            "{tool}:\n{said}"
+        );
+        assert!(
+            !dir.join(".terraform/providers").exists(),
+            "{tool}: nothing installed"
+        );
+        let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap_or_default();
+        assert_eq!(lock == locked, kept, "{tool}:\n{lock}");
+        assert_eq!(lock.contains("hashicorp/null"), kept, "{tool}:\n{lock}");
+    }
+}

@@ -285,6 +285,45 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
     );
     assert!(!report.to_string().contains("s3cr3t"));
 
+    // OpenTofu from 1.13 reads no state under -backend=false (#4077); 1.12 and terraform do.
+    let tofu_state = env.checkout(
+        "tofu-backend-off",
+        &[
+            main,
+            (
+                "terraform.tfstate",
+                &state.replace("registry.terraform.io", "registry.opentofu.org"),
+            ),
+        ],
+    );
+    let tofu_mirror = env.root.path().join("tofu-mirror");
+    mirror::write_unpacked(
+        &tofu_mirror,
+        "registry.opentofu.org/hashicorp/null",
+        mirror::NULL_VERSION,
+        mirror::PLATFORM,
+        &mirror::null_files(),
+    );
+    let tofu_cfg = env.cli_config_fs_mirror(&tofu_mirror);
+    for (tool, reads) in [("tofu 1.13.0", false), ("tofu 1.12.2", true)] {
+        let out = run_ok(
+            tstore(&env, Some(&tofu_cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_FLAVOR", "tofu")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .args(["init", "-backend=false", "--json"])
+                .arg(&tofu_state),
+        );
+        let report = crate::common::json(&out);
+        let kind = &report["state"]["seen"]["kind"];
+        assert_eq!(kind == "read", reads, "{tool}: {report}");
+        assert_eq!(
+            report["providers"].as_array().unwrap().len(),
+            usize::from(reads),
+            "{tool}"
+        );
+    }
+
     // A FIFO where the state would be: refused, not waited on.
     let fifo = env.checkout("fifo", &[main]);
     let path = fifo.join("terraform.tfstate");

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use tstore_store::{Hash, HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::cliconfig::InstallMethod;
+use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
@@ -32,7 +32,7 @@ use crate::net::LazyHttpClient;
 use crate::options::WorkdirOptions;
 use crate::providers::state::state_providers;
 use crate::providers::{
-    obtain, Event, InitReport, InstallError, LockFileChange, ObtainContext, Obtained,
+    obtain, DevOverride, Event, InitReport, InstallError, LockFileChange, ObtainContext, Obtained,
     ProviderReport, ProviderRequest, Reporter, RewrittenLockEntry,
 };
 use crate::workdir::atomic::write_atomic;
@@ -136,10 +136,18 @@ pub fn install(
     // Phase 1: obtain and verify everything before touching the working directory.
     // Providers are independent, so they are obtained in parallel (downloads overlap);
     // the first error in configuration order wins.
+    // `dev_overrides` providers: installed like any other by the releases before they were
+    // skipped (tool_version::DEV_OVERRIDES_NOT_INSTALLED).
+    let overrides = dev_overrides(opts);
+    let skip_overridden = opts
+        .workdir
+        .tool
+        .follows(&tstore_tofu::tool_version::DEV_OVERRIDES_NOT_INSTALLED);
     let wanted: Vec<_> = requirements
         .providers
         .iter()
         .filter(|(addr, _)| !addr.is_builtin())
+        .filter(|(addr, _)| !(skip_overridden && overrides.iter().any(|o| &o.addr == *addr)))
         .collect();
     rewritten.retain(|(_, new)| wanted.iter().any(|(addr, _)| *addr == new));
     let cx = ObtainContext {
@@ -186,6 +194,17 @@ pub fn install(
             .tool
             .follows(&tstore_tofu::tool_version::DROPS_UNUSED_LOCK_ENTRIES),
     );
+    if opts
+        .workdir
+        .tool
+        .follows(&tstore_tofu::tool_version::DEV_OVERRIDE_LOCK_ENTRIES_KEPT)
+    {
+        for o in &overrides {
+            if let Some(entry) = pins.as_ref().and_then(|l| l.providers.get(&o.addr)) {
+                new_lock.providers.insert(o.addr.clone(), entry.clone());
+            }
+        }
+    }
     if !rewritten.is_empty() {
         // Entries moved to OpenTofu's registry are maintained by tofu from now on: its
         // header says so (as `tofu init` writes it), so the next init, by the lock file's
@@ -315,6 +334,14 @@ pub fn install(
     };
     incomplete_lock_entries.sort();
     Ok(InitReport {
+        dev_overrides: overrides
+            .into_iter()
+            .map(|o| DevOverride {
+                provider: display_name(&o.addr, opts.workdir.flavor),
+                dir: o.dir,
+                installed: !skip_overridden,
+            })
+            .collect(),
         state,
         incomplete_lock_entries,
         lock_entries_dropped,
@@ -489,6 +516,37 @@ fn only_local_checksum(
         None => true,
         Some(prior) => prior.hashes.is_empty() || prior.hashes == local,
     }
+}
+
+/// A provider the CLI configuration's `dev_overrides` points at a local directory.
+struct Overridden {
+    addr: ProviderAddr,
+    dir: PathBuf,
+}
+
+/// The `dev_overrides` of the CLI configuration, by address (a key that is not a provider
+/// address is left out: the tool reports it when it reads the file).
+fn dev_overrides(opts: &ProviderOptions) -> Vec<Overridden> {
+    let host = opts.workdir.flavor.default_registry_host();
+    let mut out: Vec<Overridden> = opts
+        .methods
+        .iter()
+        .filter_map(|m| match &m.kind {
+            InstallMethodKind::DevOverrides(map) => Some(map),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|(key, dir)| {
+            let addr = ProviderAddr::parse_source(key, host).ok()?;
+            Some(Overridden {
+                addr,
+                dir: dir.clone(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.addr.cmp(&b.addr));
+    out.dedup_by(|a, b| a.addr == b.addr);
+    out
 }
 
 #[cfg(test)]

@@ -23,6 +23,6 @@ pub(crate) use self::obtain::{
     Obtainment, ProviderRequest,
 };
 pub use self::obtain::{ingest_mirror_package, SIGNING_SKIPPED};
-pub use self::report::{InitReport, Obtained, ProviderReport, RewrittenLockEntry};
+pub use self::report::{DevOverride, InitReport, Obtained, ProviderReport, RewrittenLockEntry};
 pub use self::state::{StateReport, StateSeen};
 pub(crate) use crate::report::{Event, LockFileChange, Reporter};

@@ -74,9 +74,24 @@ pub struct InitReport {
     /// them (`tool_version::INCOMPLETE_LOCK_WARNING`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub incomplete_lock_entries: Vec<String>,
+    /// The CLI configuration's `dev_overrides`, which the binary warns of as the tools do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dev_overrides: Vec<DevOverride>,
     /// Providers the old lock file had and the new one has not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lock_entries_dropped: Vec<String>,
+}
+
+/// A provider the CLI configuration's `dev_overrides` points at a local directory.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DevOverride {
+    /// The provider, as the tool displays it.
+    pub provider: String,
+    /// The directory the tool runs it from.
+    pub dir: PathBuf,
+    /// Whether init installed it all the same (releases before
+    /// `tool_version::DEV_OVERRIDES_NOT_INSTALLED`).
+    pub installed: bool,
 }
 
 /// A lock entry the tofu flavor moved to OpenTofu's registry

@@ -51,6 +51,12 @@ pub enum StateSeen {
         /// The backend's type.
         backend: String,
     },
+    /// Not looked for, as the tool version does not with these flags (`-backend=false`
+    /// under OpenTofu from 1.13).
+    NotLookedFor {
+        /// Why.
+        reason: String,
+    },
     /// A local state that was not read, and why (the reason never quotes the file).
     Unread {
         /// The file, relative to the working directory, when it has a place there.
@@ -94,6 +100,14 @@ pub(crate) fn state_providers(
         seen,
         only_in_state: Vec::new(),
     };
+    if opts.backend_off
+        && opts
+            .tool
+            .follows(&tstore_tofu::tool_version::NO_STATE_WITHOUT_BACKEND)
+    {
+        let reason = "-backend=false: this release reads no state then".to_owned();
+        return (BTreeSet::new(), report(StateSeen::NotLookedFor { reason }));
+    }
     if let StateStorage::Remote(backend) = storage {
         let backend = backend.clone();
         return (BTreeSet::new(), report(StateSeen::Remote { backend }));

@@ -32,9 +32,9 @@ pub struct ToolVersionError {
 }
 
 /// The newest OpenTofu release whose behaviour tstore follows.
-const NEWEST_TOFU: (u64, u64, u64) = (1, 12, 2);
+const NEWEST_TOFU: (u64, u64, u64) = (1, 13, 0);
 /// The newest Terraform release whose behaviour tstore follows.
-const NEWEST_TERRAFORM: (u64, u64, u64) = (1, 15, 4);
+const NEWEST_TERRAFORM: (u64, u64, u64) = (1, 16, 0);
 
 impl ToolVersion {
     /// `tofu 1.12.2`, `terraform v1.15.4`, `OpenTofu v1.10.0`, or a version alone (then
@@ -170,6 +170,32 @@ pub const INCOMPLETE_LOCK_WARNING: Rule = Rule {
     what: "`init` warns of lock entries holding only this platform's locally computed checksum",
     terraform: Some((1, 2, 6)),
     tofu: ALWAYS,
+};
+
+/// A provider the CLI configuration's `dev_overrides` names is not installed by init (its
+/// requirement removed, so its lock entry is dropped); before, init installed it like any
+/// other, with a warning to skip init (upstream: internal/command/init.go
+/// `removeDevOverrides`, v1.15.0).
+pub const DEV_OVERRIDES_NOT_INSTALLED: Rule = Rule {
+    what: "providers named in `dev_overrides` are not installed by init",
+    terraform: Some((1, 15, 0)),
+    tofu: None,
+};
+
+/// A `dev_overrides` provider's lock entry is kept as it is, never added or removed
+/// (upstream: internal/providercache/installer.go, hashicorp/terraform#38634, 1.16.0).
+pub const DEV_OVERRIDE_LOCK_ENTRIES_KEPT: Rule = Rule {
+    what: "the lock entries of providers named in `dev_overrides` are kept as they are",
+    terraform: Some((1, 16, 0)),
+    tofu: None,
+};
+
+/// With `-backend=false`, init reads no state, so providers only the state needs are not
+/// installed (upstream: OpenTofu #4077, 1.13.0).
+pub const NO_STATE_WITHOUT_BACKEND: Rule = Rule {
+    what: "`-backend=false` reads no state, so providers only the state needs are not installed",
+    terraform: None,
+    tofu: Some((1, 13, 0)),
 };
 
 /// The checksum-mismatch error ends "; for more information: URL" (upstream:
@@ -340,6 +366,9 @@ pub fn rules() -> Vec<&'static Rule> {
         &INCOMPLETE_LOCK_WARNING,
         &CHECKSUM_MISMATCH_LINK,
         &DEVELOPER_DOCS_LINKS,
+        &DEV_OVERRIDES_NOT_INSTALLED,
+        &DEV_OVERRIDE_LOCK_ENTRIES_KEPT,
+        &NO_STATE_WITHOUT_BACKEND,
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,
@@ -415,7 +444,7 @@ mod tests {
         assert!(!t.meets("< 1.15").unwrap());
         assert!(t.meets("~> 1.0").unwrap());
         assert!(t.meets("nonsense").is_err());
-        assert_eq!(ToolVersion::newest(Flavor::Tofu).to_string(), "tofu 1.12.2");
+        assert_eq!(ToolVersion::newest(Flavor::Tofu).to_string(), "tofu 1.13.0");
     }
 
     #[test]

@@ -522,7 +522,8 @@ pub(crate) struct TofuInitFlags {
     /// Ignored (tstore never prompts).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
     pub input: Option<bool>,
-    /// Ignored (tstore does not configure backends).
+    /// tstore configures no backend; `false` also means no state is read for the providers
+    /// it needs, under OpenTofu from 1.13.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
     pub backend: Option<bool>,
     /// Ignored (tstore does not configure backends).

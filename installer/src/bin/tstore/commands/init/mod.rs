@@ -69,6 +69,7 @@ fn options(settings: &Settings, args: &InitArgs, root: &Configured) -> Result<In
         lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
         variables: root.variables(settings, &args.var_options(&root.place.cwd))?,
         test_directory: args.test_directory.clone(),
+        backend_off: args.tofu_compat.backend == Some(false),
         ..root.workdir_options(settings)
     };
     // `-get=false` keeps `.terraform/modules` as it is, as tofu does.

@@ -196,6 +196,7 @@ pub(super) fn finished(
             flavor.init_command()
         ),
     }
+    warn_dev_overrides(&report.dev_overrides, flavor);
     warn_incomplete_lock(&report, flavor);
     writeln!(
         out,
@@ -240,6 +241,11 @@ fn explain_state(out: &mut impl Write, state: &StateReport) -> std::io::Result<(
             crate::escape::line(file)
         )?,
         StateSeen::Absent => writeln!(out, "State: none yet (workspace {workspace})")?,
+        StateSeen::NotLookedFor { reason } => writeln!(
+            out,
+            "State: not read ({}): a provider that only resources in it use is not installed",
+            crate::escape::line(reason)
+        )?,
         StateSeen::Remote { backend } => writeln!(
             out,
             "State: kept by the \"{}\" backend, which tstore does not read: a provider that \
@@ -276,7 +282,7 @@ fn warn_state_unseen(state: &StateReport, dropped: &[String], flavor: Flavor) {
         StateSeen::Unread { reason, .. } => {
             format!("the local state ({})", crate::escape::line(reason))
         }
-        StateSeen::Read { .. } | StateSeen::Absent => return,
+        StateSeen::Read { .. } | StateSeen::Absent | StateSeen::NotLookedFor { .. } => return,
     };
     eprintln!(
         "\n{}\n\nThe lock file no longer records {}. tstore cannot read {unseen}, so it \
@@ -330,4 +336,35 @@ fn signed_by_developers(report: &tstore_installer::InitReport, flavor: Flavor) -
         };
         installed && by_developer
     })
+}
+
+/// The CLI configuration's `dev_overrides`, in the tool's words (terraform's and OpenTofu's
+/// `providerDevOverrideInitWarnings`; the last sentence as each release words it).
+fn warn_dev_overrides(overrides: &[tstore_installer::DevOverride], flavor: Flavor) {
+    let Some(first) = overrides.first() else {
+        return;
+    };
+    let mut text = String::from(
+        "The following provider development overrides are set in the CLI configuration:\n",
+    );
+    for o in overrides {
+        text.push_str(&format!(" - {} in {}\n", o.provider, o.dir.display()));
+    }
+    if first.installed {
+        text.push_str(&format!(
+            "\nSkip {} init when using provider development overrides. It is not necessary and \
+             may error unexpectedly.",
+            flavor.as_str()
+        ));
+    } else {
+        text.push_str(
+            "\nThese providers are not installed as part of init since they were overwritten. \
+             If this is unintentional please re-run without the development overrides set.",
+        );
+    }
+    eprintln!(
+        "\n{}\n\n{}",
+        crate::style::warning("Provider development overrides are in effect"),
+        crate::escape::text(&text)
+    );
 }
