@@ -93,36 +93,116 @@ const CASES: &[(&str, Files, &str)] = &[
         &[("main.tf", "provider \"null\" {\n  alias = \"a\"\n}\n"), ("override.tf", "provider \"null\" {\n  alias = \"b\"\n}\n")],
         "Missing base provider configuration for override",
     ),
+    (
+        "depends_on in a resource override",
+        &[("main.tf", "resource \"null_resource\" \"a\" {}\nresource \"null_resource\" \"b\" {}\n"), ("override.tf", "resource \"null_resource\" \"a\" {\n  depends_on = [null_resource.b]\n}\n")],
+        "Unsupported override",
+    ),
+    (
+        "depends_on in an output override",
+        &[("main.tf", "output \"o\" {\n  value = 1\n}\n"), ("x_override.tf", "output \"o\" {\n  depends_on = [local.l]\n}\nlocals {\n}\n")],
+        "Unsupported override",
+    ),
+    (
+        "override of an undeclared variable",
+        &[("main.tf", "locals {}\n"), ("override.tf", "variable \"v\" {\n  default = 1\n}\n")],
+        "Missing base variable declaration to override",
+    ),
+    (
+        "override of an undefined local value",
+        &[("main.tf", "locals {\n  a = 1\n}\n"), ("override.tf", "locals {\n  b = 2\n}\n")],
+        "Missing base local value definition to override",
+    ),
+    (
+        "override of an undefined output",
+        &[("main.tf", "locals {}\n"), ("override.tf", "output \"o\" {\n  value = 1\n}\n")],
+        "Missing base output definition to override",
+    ),
+    (
+        "override of an undeclared resource",
+        &[("main.tf", "locals {}\n"), ("override.tf", "resource \"null_resource\" \"a\" {}\n")],
+        "Missing resource to override",
+    ),
+    (
+        "override of an undeclared data source",
+        &[("main.tf", "locals {}\n"), ("override.tf", "data \"null_data_source\" \"a\" {}\n")],
+        "Missing data resource to override",
+    ),
+    (
+        "override of an undeclared data source in JSON",
+        &[("main.tf", "locals {}\n"), ("override.tf.json", "{\"data\": {\"null_data_source\": {\"a\": {}}}}\n")],
+        "Missing data resource to override",
+    ),
+];
+
+/// Refused by terraform 1.11.4 (blocks terraform 1.0.3 does not know).
+const CASES_SINCE_1_5: &[(&str, Files, &str)] = &[
+    (
+        "a moved block in an override file",
+        &[
+            ("main.tf", "resource \"null_resource\" \"a\" {}\n"),
+            (
+                "override.tf",
+                "moved {\n  from = null_resource.b\n  to   = null_resource.a\n}\n",
+            ),
+        ],
+        "Cannot override 'moved' blocks",
+    ),
+    (
+        "an import block in an override file",
+        &[
+            ("main.tf", "resource \"null_resource\" \"a\" {}\n"),
+            (
+                "override.tf",
+                "import {\n  to = null_resource.a\n  id = \"x\"\n}\n",
+            ),
+        ],
+        "Cannot override 'import' blocks",
+    ),
 ];
 
 #[test]
 fn configurations_terraform_rejects_are_rejected() {
+    let peers = tstore_test_support::peers();
+    let mut cases_1_11: Vec<_> = CASES.to_vec();
+    cases_1_11.extend_from_slice(CASES_SINCE_1_5);
+    judge_cases(&peers.terraform, "terraform 1.0.3", CASES);
+    judge_cases(&peers.terraform_current, "terraform 1.11.4", &cases_1_11);
+}
+
+/// Each case refused by `judge` with `summary`, then by tstore told the judge's release.
+fn judge_cases(judge: &std::path::Path, tool: &str, cases: &[(&str, Files, &str)]) {
     let env = TestEnv::new();
     // Words, not lines: terraform wraps its messages.
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut mismatches = Vec::new();
-    for (i, (case, files, summary)) in CASES.iter().enumerate() {
+    for (i, (case, files, summary)) in cases.iter().enumerate() {
         let theirs = env.checkout(&format!("theirs-{i}"), files);
-        let out = run_fail(
-            env.terraform(&theirs)
-                .args(["init", "-backend=false", "-no-color"]),
-        );
+        let out = run_fail(env.command(judge).current_dir(&theirs).args([
+            "init",
+            "-backend=false",
+            "-no-color",
+        ]));
         let tf = words(&stderr(&out));
         assert!(
             tf.contains(&format!("Error: {summary}")),
-            "{case}: terraform says: {tf}"
+            "{case}: {tool} says: {tf}"
         );
         let ours = env.checkout(&format!("ours-{i}"), files);
         let before = snapshot(&ours);
         let out = tstore(&env, None)
             .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
             .arg("init")
             .arg(&ours)
             .output()
             .expect("run tstore");
         let err = words(&stderr(&out));
         if out.status.success() || !err.contains(summary) {
-            mismatches.push(format!("{case}: exit {:?}: {err}", out.status.code()));
+            mismatches.push(format!(
+                "{tool}, {case}: exit {:?}: {err}",
+                out.status.code()
+            ));
         }
         if snapshot(&ours) != before {
             mismatches.push(format!("{case}: the working directory changed"));

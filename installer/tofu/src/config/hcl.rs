@@ -313,6 +313,20 @@ pub(super) fn parse_hcl(
             }
         };
         check_block_header(&f, block, flavor)?;
+        match block.ident.as_str() {
+            "resource" | "data" | "module" | "output" => {
+                if let Some(a) = block.body.get_attribute("depends_on") {
+                    if let Expression::Array(items) = &a.value {
+                        if let Some(first) = items.iter().next() {
+                            out.depends_on.push(f.value_at(first, a));
+                        }
+                    }
+                }
+            }
+            "moved" => out.moved.push(f.at(block)),
+            "import" => out.import_at.push(f.at(block)),
+            _ => {}
+        }
         out.note_block_type(block.ident.as_str(), f.at(block));
         if block.ident.as_str() == "terraform" {
             for inner in block.body.blocks() {

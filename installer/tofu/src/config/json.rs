@@ -99,6 +99,43 @@ pub(super) fn parse_json(
         })
     };
     let mut out = FileContent::default();
+    for (key, value) in roots.iter().flat_map(|r| r.iter()) {
+        // What an override file may not hold (`validate::check_override`).
+        let bodies: Vec<&serde_json::Map<String, Value>> = match key.as_str() {
+            "resource" | "data" => json_items(value)
+                .into_iter()
+                .flat_map(|by_type| by_type.values())
+                .flat_map(json_items)
+                .flat_map(|names| names.values())
+                .flat_map(json_items)
+                .collect(),
+            "module" | "output" => json_items(value)
+                .into_iter()
+                .flat_map(|by_name| by_name.values())
+                .flat_map(json_items)
+                .collect(),
+            "moved" => {
+                out.moved
+                    .extend(json_items(value).iter().map(|_| at.clone()));
+                Vec::new()
+            }
+            "import" => {
+                out.import_at
+                    .extend(json_items(value).iter().map(|_| at.clone()));
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        for body in bodies {
+            if body
+                .get("depends_on")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+            {
+                out.depends_on.push(at.clone());
+            }
+        }
+    }
     for (key, value) in roots.into_iter().flatten() {
         // "//" is JSON syntax's comment property.
         if key != "//" && schema::top_level(key, flavor).is_none() {

@@ -176,6 +176,17 @@ pub fn load_module_requirements_shown_as(
     let primary = parse_all(&primary)?;
     let overrides = parse_all(&overrides)?;
     validate::check_unique(primary.iter().flat_map(|f| &f.declarations))?;
+    for file in &overrides {
+        validate::check_override(
+            primary.iter().flat_map(|f| &f.declarations),
+            &validate::OverrideFacts {
+                declarations: &file.declarations,
+                depends_on: &file.depends_on,
+                moved: &file.moved,
+                imports: &file.import_at,
+            },
+        )?;
+    }
 
     // One required_providers block per module, then override files replace
     // whole entries by local name (tofu's configs.NewModule).
@@ -581,6 +592,12 @@ struct FileContent {
     imports: Vec<imports::ImportBlock>,
     /// The state storage its `terraform` blocks declare (the last one).
     state_storage: Option<StateStorage>,
+    /// Where a non-empty `depends_on` of a resource, data, module or output block is.
+    depends_on: Vec<SourcePos>,
+    /// Where its `moved` blocks are.
+    moved: Vec<SourcePos>,
+    /// Where its `import` blocks are.
+    import_at: Vec<SourcePos>,
     module_calls: Vec<FileModuleCall>,
     /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
     declarations: Vec<validate::Declaration>,

@@ -121,3 +121,89 @@ pub(crate) fn is_identifier(name: &str) -> bool {
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
+
+/// What an override file may not do, in the tools' words (`configs.Module.mergeFile` and
+/// `module_merge.go`, terraform and OpenTofu alike): override a declaration no primary file
+/// makes, hold `moved` or `import` blocks, or set `depends_on`.
+pub(super) fn check_override<'a>(
+    primary: impl IntoIterator<Item = &'a Declaration>,
+    file: &OverrideFacts<'_>,
+) -> Result<(), ConfigError> {
+    let base: std::collections::BTreeSet<(&DeclKind, &str)> = primary
+        .into_iter()
+        .map(|d| (&d.kind, d.name.as_str()))
+        .collect();
+    // The tools merge variables, locals and outputs before resources and data.
+    let rank = |k: &DeclKind| match k {
+        DeclKind::Variable => 0,
+        DeclKind::Local => 1,
+        DeclKind::Output => 2,
+        DeclKind::Resource(_) => 3,
+        DeclKind::Data(_) => 4,
+    };
+    let mut declared: Vec<&Declaration> = file.declarations.iter().collect();
+    declared.sort_by_key(|d| rank(&d.kind));
+    for d in declared {
+        if base.contains(&(&d.kind, d.name.as_str())) {
+            continue;
+        }
+        let name = &d.name;
+        let (summary, detail) = match &d.kind {
+            DeclKind::Variable => (
+                "Missing base variable declaration to override",
+                format!("There is no variable named {name:?}. An override file can only override a variable that was already declared in a primary configuration file."),
+            ),
+            DeclKind::Local => (
+                "Missing base local value definition to override",
+                format!("There is no local value named {name:?}. An override file can only override a local value that was already defined in a primary configuration file."),
+            ),
+            DeclKind::Output => (
+                "Missing base output definition to override",
+                format!("There is no output named {name:?}. An override file can only override an output that was already defined in a primary configuration file."),
+            ),
+            DeclKind::Resource(t) => (
+                "Missing resource to override",
+                format!("There is no {t} resource named {name:?}. An override file can only override a resource block defined in a primary configuration file."),
+            ),
+            DeclKind::Data(t) => (
+                "Missing data resource to override",
+                format!("There is no {t} data resource named {name:?}. An override file can only override a data block defined in a primary configuration file."),
+            ),
+        };
+        return Err(invalid(&d.at, summary, detail));
+    }
+    if let Some(at) = file.depends_on.first() {
+        return Err(invalid(
+            at,
+            "Unsupported override",
+            "The depends_on argument may not be overridden.".into(),
+        ));
+    }
+    if let Some(at) = file.moved.first() {
+        return Err(invalid(
+            at,
+            "Cannot override 'moved' blocks",
+            "Records of moved objects can appear only in normal files, not in override files."
+                .into(),
+        ));
+    }
+    if let Some(at) = file.imports.first() {
+        return Err(invalid(
+            at,
+            "Cannot override 'import' blocks",
+            "Import blocks can appear only in normal files, not in override files.".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What [`check_override`] reads of one override file.
+pub(super) struct OverrideFacts<'a> {
+    pub(super) declarations: &'a [Declaration],
+    /// Where a non-empty `depends_on` of a resource, data, module or output block is.
+    pub(super) depends_on: &'a [SourcePos],
+    /// Where its `moved` blocks are.
+    pub(super) moved: &'a [SourcePos],
+    /// Where its `import` blocks are.
+    pub(super) imports: &'a [SourcePos],
+}
