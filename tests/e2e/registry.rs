@@ -706,3 +706,89 @@ fn a_developer_signed_provider_is_followed_by_each_terraforms_signing_footer() {
         }
     }
 }
+
+/// `--explain` says per provider where the package came from and per hash what vouches for
+/// it; the install line keeps terraform's words, with what tstore adds after them. Judged
+/// against the signed registry: the installed archive's `zh:` is verified here and signed,
+/// another platform's is signed but not checked here, the `h1:` is computed here from that
+/// archive; from an unpacked mirror the `h1:` is trusted on first use.
+#[test]
+fn explain_says_what_vouches_for_each_hash() {
+    let (env, reg, cfg) = registry_with_providers();
+    let dir = env.checkout("w", &[("main.tf", CONFIG)]);
+    let out = run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--explain"])
+            .arg(&dir),
+    );
+    let said = stdout(&out);
+    let key = &reg.key.key_id;
+    assert!(
+        said.contains(&format!(
+            "- Installed hashicorp/null v2.1.2 (self-signed, key ID {key})"
+        )),
+        "{said}"
+    );
+    let null = said
+        .split("Provider registry.terraform.io/hashicorp/null 2.1.2 (linux_amd64): registry:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{said}"));
+    let block: Vec<&str> = null
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    let line_of = |prefix: &str, words: &str| {
+        assert!(
+            block
+                .iter()
+                .any(|l| l.trim_start().starts_with(prefix) && l.contains(words)),
+            "{prefix} … {words} missing from:\n{}",
+            block.join("\n")
+        );
+    };
+    line_of(
+        "zh:",
+        &format!("computed here from the installed package; in checksums signed by key ID {key}"),
+    );
+    line_of(
+        "zh:",
+        &format!(
+            "in checksums signed by key ID {key}; another platform's package, not checked here"
+        ),
+    );
+    line_of(
+        "h1:",
+        "of the archive whose signed checksum was verified here",
+    );
+
+    // From an unpacked mirror into a store that never saw the package signed: nothing but
+    // this install vouches for the h1:. (A store that holds it from the registry says what it
+    // knows of the package, whichever source this init read.)
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let mirror_cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let plain = env.checkout(
+        "plain",
+        &[("main.tf", "resource \"null_resource\" \"x\" {}\n")],
+    );
+    let said = stdout(&run_ok(
+        tstore(&env, Some(&mirror_cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--explain"])
+            .arg(&plain),
+    ));
+    assert!(
+        said.contains("- Installed hashicorp/null v2.1.2 (unauthenticated"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "  {}: computed here from the installed package; nothing else vouches for it: trusted on first use",
+            tstore_test_support::NULL_H1
+        )),
+        "{said}"
+    );
+}

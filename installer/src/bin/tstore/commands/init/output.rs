@@ -168,6 +168,7 @@ pub(super) fn finished(
         )?;
     }
     if explain {
+        explain_hashes(&mut out, &report.providers)?;
         explain_state(&mut out, &report.state)?;
     }
     let tool = tool_name(flavor);
@@ -367,4 +368,75 @@ fn warn_dev_overrides(overrides: &[tstore_installer::DevOverride], flavor: Flavo
         crate::style::warning("Provider development overrides are in effect"),
         crate::escape::text(&text)
     );
+}
+
+/// `--explain`: per provider, where its package came from, and per hash what vouches for it:
+/// computed here from the package's own bytes, a signature over the registry's checksums
+/// (by key), a registry's or mirror's word alone, or nothing but this first install
+/// (trusted on first use).
+fn explain_hashes(
+    out: &mut impl Write,
+    providers: &[tstore_installer::ProviderReport],
+) -> std::io::Result<()> {
+    for p in providers {
+        writeln!(
+            out,
+            "Provider {} {} ({}): {}; {}",
+            p.provider,
+            p.version,
+            p.platform,
+            crate::escape::line(&p.source),
+            match p.obtained {
+                tstore_installer::Obtained::Ingested => "read from the source and stored",
+                tstore_installer::Obtained::Downloaded => "downloaded and stored",
+                tstore_installer::Obtained::Memoized =>
+                    "from the store (the source unchanged since it was read)",
+                tstore_installer::Obtained::InStore =>
+                    "from the store (it holds the archive the source vouches for)",
+                tstore_installer::Obtained::StoreByLock =>
+                    "from the store (it holds a package with one of the lock's hashes; no source asked)",
+            }
+        )?;
+        // The package's archive checksum verified here and covered by a signature.
+        let archive_signed = p
+            .hashes
+            .iter()
+            .any(|h| h.disposition.verified_locally && !h.disposition.signed_by_key_ids.is_empty());
+        for h in &p.hashes {
+            writeln!(
+                out,
+                "  {}: {}",
+                h.hash,
+                provenance(&h.disposition, archive_signed)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// What vouches for one hash, in words.
+fn provenance(d: &tstore_store::Disposition, archive_signed: bool) -> String {
+    let mut said = Vec::new();
+    if d.verified_locally {
+        said.push("computed here from the installed package".to_owned());
+    }
+    if !d.signed_by_key_ids.is_empty() {
+        said.push(format!(
+            "in checksums signed by key ID {}",
+            d.signed_by_key_ids.join(", ")
+        ));
+    } else if d.reported_by_registry {
+        said.push("reported by the registry or mirror, unsigned".to_owned());
+    }
+    if !d.verified_locally && (d.reported_by_registry || !d.signed_by_key_ids.is_empty()) {
+        said.push("another platform's package, not checked here".to_owned());
+    }
+    if d.verified_locally && !d.reported_by_registry && d.signed_by_key_ids.is_empty() {
+        said.push(if archive_signed {
+            "of the archive whose signed checksum was verified here".to_owned()
+        } else {
+            "nothing else vouches for it: trusted on first use".to_owned()
+        });
+    }
+    said.join("; ")
 }
