@@ -38,6 +38,7 @@ mod modules_link_or_copy;
 mod modules_many_checkouts;
 mod modules_registry;
 mod mount_recovery;
+mod no_fuse;
 mod oci_credentials;
 mod oci_fixture;
 mod oci_modules;

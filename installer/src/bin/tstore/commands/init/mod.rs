@@ -145,7 +145,8 @@ impl InitHooks for Hooks<'_> {
                 },
                 self.settings.mount.display()
             ),
-            mount::Ensured::AlreadyMounted | mount::Ensured::ViewsLink(_) => {}
+            mount::Ensured::ViewsLink(_) => warn_root_without_fuse(),
+            mount::Ensured::AlreadyMounted => {}
         }
         Ok(())
     }
@@ -174,6 +175,26 @@ impl InitHooks for Hooks<'_> {
         // files `tstore cli-config --out` keeps.
         super::refresh_cli_configs(self.settings, store);
     }
+}
+
+/// Without FUSE the packages are read-only by their mode bits alone, which root ignores: say
+/// once per run what that means and what still holds (docs/reference/fuse-mount.md).
+fn warn_root_without_fuse() {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !nix::unistd::geteuid().is_root() || SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    eprintln!(
+        "{}",
+        crate::style::warning(
+            "without FUSE, root can write into the store's packages: their mode bits do not \
+             stop root, and a write through one working directory's link changes the package \
+             for every directory that links it (and, through shared files, other packages) \
+             until the next tstore init, which checks every package against its files before \
+             linking it and installs a changed one again. Mount the store with FUSE for \
+             read-only packages, or run init as an ordinary user."
+        )
+    );
 }
 
 /// The library's error as the binary's: the same chain of causes as each step's own error
