@@ -792,3 +792,93 @@ fn explain_says_what_vouches_for_each_hash() {
         "{said}"
     );
 }
+
+/// Provider constraints and pre-releases, as each terraform selects (apparentlymart
+/// go-versions through internal/getproviders): a pre-release is selected only when a
+/// constraint names it exactly; a range never selects one. Judged by terraform 1.0.3 and
+/// 1.11.4 on twin checkouts against a registry listing 1.0.0, 1.1.0-beta1 and 2.0.0-rc1.
+#[test]
+fn provider_pre_releases_select_as_each_terraform_selects() {
+    let env = TestEnv::new();
+    let reg = TestRegistry::start();
+    for version in ["1.0.0", "1.1.0-beta1", "2.0.0-rc1"] {
+        reg.publish(
+            "test/fake",
+            version,
+            &[("linux_amd64", mirror::zip_bytes(&FAKE_FILES))],
+        );
+    }
+    let cfg = reg.write_cli_config(
+        &env.root.path().join("cli-config/registry.tfrc"),
+        &["tstore.test"],
+        "  direct {}",
+    );
+    let peers = tstore_test_support::peers();
+    let selected = |dir: &std::path::Path| -> Option<String> {
+        let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).ok()?;
+        lock.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("version     = \"")
+                    .or_else(|| l.trim().strip_prefix("version = \""))
+            })
+            .map(|v| v.trim_end_matches('"').to_owned())
+    };
+    for (i, constraint) in [
+        "1.1.0-beta1",
+        "= 2.0.0-rc1",
+        ">= 1.0.0",
+        "~> 1.1.0-beta1",
+        ">= 1.1.0-beta1, < 2.0.0",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let main = FAKE_CONFIG.replace(
+            "source = \"tstore.test/test/fake\"",
+            &format!("source  = \"tstore.test/test/fake\"\n      version = \"{constraint}\""),
+        );
+        for (judge, tool) in [
+            (&peers.terraform, "terraform 1.0.3"),
+            (&peers.terraform_current, "terraform 1.11.4"),
+        ] {
+            let name = format!("{i}-{}", tool.replace(' ', "-"));
+            let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
+            let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
+            let their_ok = env
+                .judge_init(judge, &theirs, &cfg)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            let our_ok = tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert_eq!(our_ok, their_ok, "{constraint:?} under {tool}");
+            assert_eq!(
+                selected(&ours),
+                selected(&theirs),
+                "{constraint:?} under {tool}"
+            );
+            let expected = match constraint {
+                "1.1.0-beta1" => Some("1.1.0-beta1"),
+                "= 2.0.0-rc1" => Some("2.0.0-rc1"),
+                ">= 1.0.0" => Some("1.0.0"),
+                _ => None,
+            };
+            if let Some(v) = expected {
+                assert_eq!(
+                    selected(&theirs).as_deref(),
+                    Some(v),
+                    "{constraint:?} under {tool}"
+                );
+            }
+        }
+    }
+}
