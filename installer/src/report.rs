@@ -46,6 +46,28 @@ pub enum Event<'a> {
         /// The platform.
         platform: &'a Platform,
     },
+    /// `providers lock` (from terraform 1.2.6, and OpenTofu): this platform's package was
+    /// retrieved and authenticated.
+    Retrieved {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// Selected version.
+        version: &'a Version,
+        /// The platform.
+        platform: &'a Platform,
+        /// How the package was authenticated.
+        auth: &'a str,
+    },
+    /// `providers lock` (from terraform 1.2.6, and OpenTofu): what this platform's checksums
+    /// did to the lock entry, once every package was retrieved.
+    ChecksumsTracked {
+        /// Provider as tofu displays it.
+        provider: &'a str,
+        /// The platform.
+        platform: &'a Platform,
+        /// What changed, in the tools' sentence.
+        change: &'static str,
+    },
     /// `providers lock`: this platform's checksums were obtained and authenticated.
     ObtainedChecksums {
         /// Provider as tofu displays it.

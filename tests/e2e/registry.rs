@@ -564,6 +564,24 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
         );
         assert_eq!(success(&ours_out), success(&theirs_out), "{tool}");
         assert_eq!(lock_file(&ours), lock_file(&theirs), "{tool}");
+        // The per-package lines, as a set (terraform walks platforms in map order): from
+        // 1.2.6 "- Retrieved … (auth)" and "- Obtained … checksums for P; <what changed>".
+        let lines = |out: &std::process::Output| {
+            let mut l: Vec<String> = stdout(out)
+                .lines()
+                .filter(|l| l.starts_with("- Retrieved") || l.starts_with("- Obtained"))
+                .map(str::to_owned)
+                .collect();
+            l.sort();
+            l
+        };
+        let theirs_lines = lines(&theirs_out);
+        assert_eq!(
+            theirs_lines.len(),
+            if tool == "terraform 1.0.3" { 4 } else { 8 },
+            "{theirs_lines:?}"
+        );
+        assert_eq!(lines(&ours_out), theirs_lines, "{tool}: {}", stdout(&ours_out));
     }
     assert_eq!(lock_file(&ours), ours_lock, "the lock file did not change");
     // Both platforms' packages are in the store.

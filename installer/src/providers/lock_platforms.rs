@@ -152,6 +152,10 @@ pub fn lock(
 
     // Phase 1: every provider for every platform, before anything is written.
     let mut planned: Vec<Vec<Planned>> = Vec::new();
+    let summarized = base
+        .workdir
+        .tool
+        .follows(&tstore_tofu::tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE);
     for (addr, constraints) in &wanted {
         let locked = old_lock.as_ref().and_then(|l| l.providers.get(*addr));
         let mut per_platform = Vec::new();
@@ -182,14 +186,45 @@ pub fn lock(
                 version: &p.version,
                 platform,
             });
-            reporter.event(Event::ObtainedChecksums {
-                provider: &p.display,
-                platform,
-                auth: &p.auth,
-            });
+            if summarized {
+                reporter.event(Event::Retrieved {
+                    provider: &p.display,
+                    version: &p.version,
+                    platform,
+                    auth: &p.auth,
+                });
+            } else {
+                reporter.event(Event::ObtainedChecksums {
+                    provider: &p.display,
+                    platform,
+                    auth: &p.auth,
+                });
+            }
             per_platform.push(p);
         }
         planned.push(per_platform);
+    }
+    // Once every package is retrieved: per provider and platform, what its checksums did to
+    // the lock entry (the tools' `providersLockCalculateChangeType`).
+    if summarized {
+        for (p, platform) in planned
+            .iter()
+            .flat_map(|per_platform| per_platform.iter().zip(&opts.platforms))
+        {
+            let old = old_lock.as_ref().and_then(|l| l.providers.get(&p.addr));
+            let change = match old {
+                None => "This was a new provider and the checksums for this platform are now tracked in the lock file",
+                Some(old) if p.lock_hashes.is_subset(&old.hashes) => {
+                    "All checksums for this platform were already tracked in the lock file"
+                }
+                Some(_) => "Additional checksums for this platform are now tracked in the lock file",
+            };
+            reporter.event(Event::ChecksumsTracked {
+                provider: &p.display,
+                platform,
+                change,
+            });
+        }
     }
 
     // Whether a provider is new to the lock file, or a platform brought a checksum it did

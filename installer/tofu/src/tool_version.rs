@@ -157,7 +157,7 @@ pub const TEST_FILE_MODULES: Rule = Rule {
 /// always says the latter (upstream: internal/command/providers_lock.go, `madeAnyChange`,
 /// v1.2.6).
 pub const PROVIDERS_LOCK_SAYS_NO_CHANGE: Rule = Rule {
-    what: "`providers lock` says it found no need for changes when no checksum was new",
+    what: "`providers lock` says per platform whether its checksums were new to the lock file, and that it found no need for changes when none was",
     terraform: Some((1, 2, 6)),
     tofu: ALWAYS,
 };

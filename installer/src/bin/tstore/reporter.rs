@@ -166,6 +166,17 @@ impl Reporter for HumanReporter {
                 version,
                 platform,
             } => format!("- Fetching {provider} {version} for {platform}..."),
+            Event::Retrieved {
+                provider,
+                version,
+                platform,
+                auth,
+            } => format!("- Retrieved {provider} {version} for {platform} ({auth})"),
+            Event::ChecksumsTracked {
+                provider,
+                platform,
+                change,
+            } => format!("- Obtained {provider} checksums for {platform}; {change}"),
             Event::ObtainedChecksums {
                 provider,
                 platform,

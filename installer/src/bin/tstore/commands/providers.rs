@@ -31,6 +31,8 @@ impl Reporter for LockReporter {
         match event {
             Event::Fetching { .. }
             | Event::ObtainedChecksums { .. }
+            | Event::Retrieved { .. }
+            | Event::ChecksumsTracked { .. }
             | Event::Downloading { .. }
             | Event::DownloadProgress { .. } => self.0.event(event),
             _ => {}
