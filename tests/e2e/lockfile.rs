@@ -344,3 +344,46 @@ fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
         assert_eq!(lock.contains("hashicorp/null"), kept, "{tool}:\n{lock}");
     }
 }
+
+/// The provider part of a first init, line for line and blank line for blank line, as each
+/// terraform prints it: from "Initializing provider plugins..." to the lock file's message
+/// (terraform from 1.9 prints no blank line before it). Judged by terraform 1.0.3 and 1.11.4.
+#[test]
+fn the_provider_lines_of_a_first_init_are_each_terraforms() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let peers = tstore_test_support::peers();
+    let part = |out: &std::process::Output| -> String {
+        let text = stdout(out);
+        let start = text
+            .find("Initializing provider plugins...")
+            .unwrap_or_else(|| panic!("{text}"));
+        let end = text
+            .find("in the future.")
+            .unwrap_or_else(|| panic!("{text}"))
+            + "in the future.".len();
+        text[start..end].to_owned()
+    };
+    for (judge, tool) in [
+        (&peers.terraform, "terraform 1.0.3"),
+        (&peers.terraform_current, "terraform 1.11.4"),
+    ] {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
+        let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+        // A store of its own: a first install, as the judge's is.
+        let our_out = run_ok(
+            tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
+                .env("TSTORE_MOUNT", env.root.path().join(format!("mount-{name}")))
+                .arg("init")
+                .arg(&ours),
+        );
+        assert_eq!(part(&our_out), part(&their_out), "{tool}");
+    }
+}

@@ -581,7 +581,12 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
             if tool == "terraform 1.0.3" { 4 } else { 8 },
             "{theirs_lines:?}"
         );
-        assert_eq!(lines(&ours_out), theirs_lines, "{tool}: {}", stdout(&ours_out));
+        assert_eq!(
+            lines(&ours_out),
+            theirs_lines,
+            "{tool}: {}",
+            stdout(&ours_out)
+        );
     }
     assert_eq!(lock_file(&ours), ours_lock, "the lock file did not change");
     // Both platforms' packages are in the store.

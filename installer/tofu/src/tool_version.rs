@@ -198,6 +198,14 @@ pub const NO_STATE_WITHOUT_BACKEND: Rule = Rule {
     tofu: Some((1, 13, 0)),
 };
 
+/// init's messages are trimmed (views `PrepareMessage`): no blank line before the lock
+/// file's message and the signing footer (upstream: internal/command/views/init.go, v1.9.0).
+pub const INIT_MESSAGES_TRIMMED: Rule = Rule {
+    what: "no blank line before init's lock file message and signing footer",
+    terraform: Some((1, 9, 0)),
+    tofu: None,
+};
+
 /// The checksum-mismatch error ends "; for more information: URL" (upstream:
 /// internal/providercache/package_install.go, v1.2.9).
 pub const CHECKSUM_MISMATCH_LINK: Rule = Rule {
@@ -364,6 +372,7 @@ pub fn rules() -> Vec<&'static Rule> {
         &TEST_FILE_MODULES,
         &PROVIDERS_LOCK_SAYS_NO_CHANGE,
         &INCOMPLETE_LOCK_WARNING,
+        &INIT_MESSAGES_TRIMMED,
         &CHECKSUM_MISMATCH_LINK,
         &DEVELOPER_DOCS_LINKS,
         &DEV_OVERRIDES_NOT_INSTALLED,

@@ -160,10 +160,20 @@ pub(super) fn finished(
         return json::print(&document);
     }
     let mut out = std::io::stdout();
+    // terraform from 1.9 trims its messages: no blank line before them.
+    let gap = if root
+        .tool
+        .tool
+        .follows(&tstore_tofu::tool_version::INIT_MESSAGES_TRIMMED)
+    {
+        ""
+    } else {
+        "\n"
+    };
     if signed_by_developers(&report, flavor) {
         writeln!(
             out,
-            "\n{}",
+            "{gap}{}",
             tstore_tofu::tool_version::signing_footer(flavor, &root.tool.tool)
         )?;
     }
@@ -175,7 +185,7 @@ pub(super) fn finished(
     match report.lock_file {
         LockFileChange::Created => writeln!(
             out,
-            "\n{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
+            "{gap}{tool} has created a lock file .terraform.lock.hcl to record the provider\n\
              selections it made above. Include this file in your version control repository\n\
              so that {tool} can guarantee to make the same selections by default when\n\
              you run \"{}\" in the future.",
@@ -183,7 +193,7 @@ pub(super) fn finished(
         )?,
         LockFileChange::Updated => writeln!(
             out,
-            "\n{tool} has made some changes to the provider dependency selections recorded\n\
+            "{gap}{tool} has made some changes to the provider dependency selections recorded\n\
              in the .terraform.lock.hcl file. Review those changes and commit them to your\n\
              version control system if they represent changes you intended to make."
         )?,
