@@ -129,14 +129,34 @@ const CASES: &[(&str, Files, &str)] = &[
         "Missing data resource to override",
     ),
     (
+        "an overridden type its default does not fit",
+        &[("main.tf", "variable \"v\" {\n  type    = string\n  default = \"abc\"\n}\n"), ("override.tf", "variable \"v\" {\n  type = number\n}\n")],
+        "Invalid default value for variable",
+    ),
+    (
+        "an overridden default its type does not take",
+        &[("main.tf", "variable \"v\" {\n  type    = bool\n  default = true\n}\n"), ("override.tf", "variable \"v\" {\n  default = [1]\n}\n")],
+        "Invalid default value for variable",
+    ),
+    (
+        "a default its own type does not take",
+        &[("main.tf", "variable \"v\" {\n  type    = list(string)\n  default = \"x\"\n}\n")],
+        "Invalid default value for variable",
+    ),
+    (
         "override of an undeclared data source in JSON",
         &[("main.tf", "locals {}\n"), ("override.tf.json", "{\"data\": {\"null_data_source\": {\"a\": {}}}}\n")],
         "Missing data resource to override",
     ),
 ];
 
-/// Refused by terraform 1.11.4 (blocks terraform 1.0.3 does not know).
-const CASES_SINCE_1_5: &[(&str, Files, &str)] = &[
+/// Refused by terraform 1.11.4 (blocks and arguments terraform 1.0.3 does not know).
+const CASES_NEWER_THAN_1_0: &[(&str, Files, &str)] = &[
+    (
+        "an overridden null default where nullable is false",
+        &[("main.tf", "variable \"v\" {\n  type     = string\n  nullable = false\n  default  = \"a\"\n}\n"), ("override.tf", "variable \"v\" {\n  default = null\n}\n")],
+        "Invalid default value for variable",
+    ),
     (
         "a moved block in an override file",
         &[
@@ -165,7 +185,7 @@ const CASES_SINCE_1_5: &[(&str, Files, &str)] = &[
 fn configurations_terraform_rejects_are_rejected() {
     let peers = tstore_test_support::peers();
     let mut cases_1_11: Vec<_> = CASES.to_vec();
-    cases_1_11.extend_from_slice(CASES_SINCE_1_5);
+    cases_1_11.extend_from_slice(CASES_NEWER_THAN_1_0);
     judge_cases(&peers.terraform, "terraform 1.0.3", CASES);
     judge_cases(&peers.terraform_current, "terraform 1.11.4", &cases_1_11);
 }

@@ -380,7 +380,10 @@ fn the_provider_lines_of_a_first_init_are_each_terraforms() {
                 .env("TSTORE_NO_FUSE", "1")
                 .env("TSTORE_TOOL_VERSION", tool)
                 .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
-                .env("TSTORE_MOUNT", env.root.path().join(format!("mount-{name}")))
+                .env(
+                    "TSTORE_MOUNT",
+                    env.root.path().join(format!("mount-{name}")),
+                )
                 .arg("init")
                 .arg(&ours),
         );

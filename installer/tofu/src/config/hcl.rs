@@ -9,6 +9,7 @@ use hcl::edit::Span;
 use super::imports::{ImportBlock, ImportTo, ProviderRef};
 use super::schema;
 use super::validate::{self, DeclKind, Declaration};
+use super::variables::{self, DefaultValue, TypeConstraint, VariableFacts};
 use super::{
     check_local_name, implied_local_name, invalid, local_name_from_ref, CallArg, ConfigError,
     FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, RequiredVersion,
@@ -452,6 +453,20 @@ pub(super) fn parse_hcl(
                 let at = f.at(block);
                 let kind = if block.ident.as_str() == "variable" {
                     validate::check_variable_name(name.as_str(), &at)?;
+                    let attr = |n| block.body.get_attribute(n);
+                    let facts = VariableFacts {
+                        name: name.as_str().to_owned(),
+                        ty: attr("type").map(|a| TypeConstraint::of(&a.value)),
+                        default: attr("default").map(|a| DefaultValue::of(&a.value)),
+                        nullable: attr("nullable").and_then(|a| match &a.value {
+                            Expression::Bool(b) => Some(*b.value()),
+                            _ => None,
+                        }),
+                        at: at.clone(),
+                        default_at: attr("default").map(|a| f.at(a)),
+                    };
+                    variables::check_block(&facts)?;
+                    out.variables.push(facts);
                     DeclKind::Variable
                 } else {
                     DeclKind::Output

@@ -20,6 +20,7 @@ pub mod test_files;
 mod tool_rules;
 pub mod tree;
 mod validate;
+mod variables;
 
 pub use self::tool_rules::check_tool_version;
 
@@ -186,6 +187,16 @@ pub fn load_module_requirements_shown_as(
                 imports: &file.import_at,
             },
         )?;
+    }
+    // Override files merge into the primary declaration of each variable, in order.
+    let mut declared: BTreeMap<&str, variables::VariableFacts> = BTreeMap::new();
+    for v in primary.iter().flat_map(|f| &f.variables) {
+        declared.entry(v.name.as_str()).or_insert_with(|| v.clone());
+    }
+    for over in overrides.iter().flat_map(|f| &f.variables) {
+        if let Some(base) = declared.get_mut(over.name.as_str()) {
+            *base = variables::merge(base, over)?;
+        }
     }
 
     // One required_providers block per module, then override files replace
@@ -598,6 +609,8 @@ struct FileContent {
     moved: Vec<SourcePos>,
     /// Where its `import` blocks are.
     import_at: Vec<SourcePos>,
+    /// Its `variable` blocks, for their defaults and types.
+    variables: Vec<variables::VariableFacts>,
     module_calls: Vec<FileModuleCall>,
     /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
     declarations: Vec<validate::Declaration>,
