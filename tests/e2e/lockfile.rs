@@ -390,3 +390,110 @@ fn the_provider_lines_of_a_first_init_are_each_terraforms() {
         assert_eq!(part(&our_out), part(&their_out), "{tool}");
     }
 }
+
+/// Two teammates whose stores ingested different zips of the same provider (one deflated,
+/// one stored: the same files, the same `h1:`, another `zh:`). Under the terraform flavor
+/// the lock holds what terraform writes from a mirror, the `h1:` alone, so the second
+/// teammate's init leaves the first one's lock byte for byte, and so does adopting a lock
+/// terraform wrote. Under the tofu flavor a zip verified in the run adds its `zh:`, as
+/// OpenTofu does, and a store hit adds nothing.
+#[test]
+fn teammates_with_different_zips_keep_one_lock() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let deflated = mirror::zip_bytes(&mirror::null_files());
+    let stored = {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .unix_permissions(0o755);
+        zip.start_file(tstore_test_support::NULL_PROVIDER_FILE, options)
+            .unwrap();
+        zip.write_all(mirror::null_provider_bytes()).unwrap();
+        zip.finish().unwrap().into_inner()
+    };
+    assert_ne!(deflated, stored);
+    let mirror_of = |name: &str, zip: &[u8]| {
+        let dir = env.root.path().join(name);
+        mirror::write_packed_bytes(
+            &dir,
+            mirror::NULL_ADDR,
+            mirror::NULL_VERSION,
+            mirror::PLATFORM,
+            zip,
+        );
+        env.cli_config_fs_mirror(&dir)
+    };
+    let (cfg_a, cfg_b) = (
+        mirror_of("mirror-a", &deflated),
+        mirror_of("mirror-b", &stored),
+    );
+    let init_in = |store: &str, cfg: &std::path::Path, flavor: &str, dir: &std::path::Path| {
+        run_ok(
+            tstore(&env, Some(cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_FLAVOR", flavor)
+                .env(
+                    "TSTORE_HOME",
+                    env.root.path().join(format!("store-{store}")),
+                )
+                .env(
+                    "TSTORE_MOUNT",
+                    env.root.path().join(format!("mount-{store}")),
+                )
+                .arg("init")
+                .arg(dir),
+        )
+    };
+    let lock_of =
+        |dir: &std::path::Path| fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+
+    // terraform flavor: A's lock, then B with it.
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    init_in("a", &cfg_a, "terraform", &a);
+    let lock = lock_of(&a);
+    assert!(
+        lock.contains(tstore_test_support::NULL_H1) && !lock.contains("zh:"),
+        "{lock}"
+    );
+    let b = env.checkout(
+        "b",
+        &[
+            ("main.tf", NULL_CONFIG),
+            (".terraform.lock.hcl", lock.as_str()),
+        ],
+    );
+    init_in("b", &cfg_b, "terraform", &b);
+    assert_eq!(lock_of(&b), lock, "teammate B's store changed the lock");
+
+    // Adopting a lock terraform 1.11.4 wrote from the packed mirror: byte for byte.
+    let theirs = env.checkout("theirs", &[("main.tf", NULL_CONFIG)]);
+    run_ok(&mut env.judge_init(
+        &tstore_test_support::peers().terraform_current,
+        &theirs,
+        &cfg_b,
+    ));
+    let written = lock_of(&theirs);
+    init_in("a", &cfg_a, "terraform", &theirs);
+    assert_eq!(lock_of(&theirs), written);
+
+    // tofu flavor: the zip verified in this run adds its zh:; a store hit adds none.
+    let tofu_mirror = |name: &str, zip: &[u8]| {
+        let dir = env.root.path().join(name);
+        mirror::write_packed_bytes(
+            &dir,
+            "registry.opentofu.org/hashicorp/null",
+            mirror::NULL_VERSION,
+            mirror::PLATFORM,
+            zip,
+        );
+        env.cli_config_fs_mirror(&dir)
+    };
+    let tofu_cfg = tofu_mirror("tofu-mirror", &deflated);
+    let c = env.checkout("c", &[("main.tf", NULL_CONFIG)]);
+    init_in("c", &tofu_cfg, "tofu", &c);
+    assert_eq!(lock_of(&c).matches("zh:").count(), 1, "{}", lock_of(&c));
+    let d = env.checkout("d", &[("main.tf", NULL_CONFIG)]);
+    init_in("c", &tofu_cfg, "tofu", &d);
+    assert!(!lock_of(&d).contains("zh:"), "a store hit: {}", lock_of(&d));
+}

@@ -237,10 +237,22 @@ fn a_trusted_network_mirror_locks_every_platform_under_tofu_1_12() {
         ("untrusted", "false", "tofu 1.12.2"),
         ("older", "true", "tofu 1.11.0"),
     ] {
+        // A store of its own: the zip is verified in this run, so tofu locks its zh:.
         let dir = env.checkout(name, &[("main.tf", CONFIG)]);
-        init(&env, &config(trust), tool, &dir).ok();
+        init(&env, &config(trust), tool, &dir)
+            .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
+            .env(
+                "TSTORE_MOUNT",
+                env.root.path().join(format!("mount-{name}")),
+            )
+            .ok();
         assert_eq!(lock_file(&dir), expected_lock(own.clone()), "{name}");
     }
+    // The store already holds the package: a cache hit, which adds no zh: (OpenTofu locks
+    // only what it verified in the run).
+    let dir = env.checkout("cache-hit", &[("main.tf", CONFIG)]);
+    init(&env, &config("false"), "tofu 1.12.2", &dir).ok();
+    assert_eq!(lock_file(&dir), expected_lock(vec![installed.2.clone()]));
 
     // Not a boolean: the CLI configuration is refused, naming the argument.
     let dir = env.checkout("bad", &[("main.tf", CONFIG)]);

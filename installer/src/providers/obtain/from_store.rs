@@ -73,19 +73,11 @@ pub(crate) fn from_store_by_lock(
         provider: display,
         version: &version,
     });
-    // The hash-disposition RFC's lock union (docs/decisions.md, "The lock gets
-    // the union"), as the source that brought the package recorded it: hashes
-    // reported by its registry, and archive hashes verified locally; plus the directory h1.
-    let mut lock_hashes: BTreeSet<String> = package
-        .hashes
-        .iter()
-        .filter(|r| {
-            r.disposition.reported_by_registry
-                || (r.disposition.verified_locally && matches!(r.hash, Hash::Zh(_)))
-        })
-        .map(|r| r.hash.to_string())
-        .collect();
-    lock_hashes.insert(dir_h1.to_string());
+    // A package from the store is a cache hit: the lock gets its directory h1: beside what
+    // it already records, and nothing an earlier run verified or a source once reported, as
+    // the tools lock a package from their plugin cache (the same lock on every runner,
+    // whatever the store's history).
+    let lock_hashes: BTreeSet<String> = BTreeSet::from([dir_h1.to_string()]);
     let auth = auth_summary(&package.hashes, opts.workdir.flavor);
     let relpath = key.view_relpath().map_err(store_err)?;
     Ok(Some(Planned {

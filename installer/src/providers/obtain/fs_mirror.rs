@@ -33,19 +33,19 @@ pub(crate) fn obtain_fs(
         .first()
         .map(|r| r.hash.clone())
         .expect("ingest records the directory h1 first");
-    // Lock rule of OpenTofu's hash-disposition RFC: a packed mirror also records the zh: of
-    // the zip it verified (terraform 1.0.3 records only the h1:; see
-    // docs/decisions.md, "The lock gets the union").
-    let lock_extra = hashes
+    // The zh: of a zip read and verified now (not one the store's memo recalls), which the
+    // tofu flavor locks (`Obtainment::verified_zh`).
+    let verified_zh = hashes
         .iter()
-        .filter(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
-        .map(|r| r.hash.to_string())
-        .collect();
+        .filter(|_| obtained == Obtained::Ingested)
+        .find(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
+        .map(|r| r.hash.to_string());
     Ok(Obtainment {
         tree,
         hashes,
         dir_h1,
-        lock_extra,
+        lock_extra: Vec::new(),
+        verified_zh,
         source: format!("filesystem_mirror:{}", path.display()),
         memo: Some((path, fingerprint)),
         auth: "unauthenticated".into(),

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use tstore_store::{Hash, HashRecord, PackageKey, SourceFingerprint, Store, StoreError, TreeId};
 use tstore_tofu::addr::ProviderAddr;
+use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::LockedProvider;
 use tstore_tofu::version::{newest_matching, Version, VersionConstraints};
 
@@ -94,7 +95,14 @@ pub(crate) struct Obtainment {
     pub(crate) tree: TreeId,
     pub(crate) hashes: Vec<HashRecord>,
     pub(crate) dir_h1: Hash,
+    /// Hashes the lock records besides the directory `h1:`: those a registry signed, or a
+    /// trusted source reported.
     pub(crate) lock_extra: Vec<String>,
+    /// The `zh:` of a zip verified in this run (downloaded, or a mirror's zip read now),
+    /// never one known from an earlier run: the tofu flavor locks it, as OpenTofu's installer
+    /// locks the hashes it verified locally (seed 001's RFC, `installer.go` at v1.12);
+    /// terraform records only the `h1:` from a mirror.
+    pub(crate) verified_zh: Option<String>,
     pub(crate) memo: Option<(PathBuf, SourceFingerprint)>,
     pub(crate) source: String,
     pub(crate) auth: String,
@@ -119,7 +127,8 @@ impl Obtainment {
                 record(dir_h1.clone(), true, false, None),
                 record(zh.clone(), true, false, None),
             ],
-            lock_extra: vec![zh.to_string()],
+            lock_extra: Vec::new(),
+            verified_zh: None,
             dir_h1,
             memo: None,
             source,
@@ -145,7 +154,8 @@ impl Obtainment {
         Obtainment {
             tree: ingested.ingested.tree,
             dir_h1: ingested.ingested.h1.clone(),
-            lock_extra: vec![ingested.zh.to_string()],
+            lock_extra: Vec::new(),
+            verified_zh: Some(ingested.zh.to_string()),
             hashes,
             memo: None,
             source,
@@ -398,6 +408,9 @@ impl ProviderJob<'_> {
             source,
         })?;
         let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
+        if self.cx.opts.workdir.flavor == Flavor::Tofu {
+            lock_hashes.extend(got.verified_zh);
+        }
         lock_hashes.insert(got.dir_h1.to_string());
         Ok(Planned {
             link: self.cx.opts.workdir.data_dir.path.join(&relpath),

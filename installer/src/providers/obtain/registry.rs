@@ -78,6 +78,7 @@ pub(crate) fn obtain_registry(
         hashes,
         dir_h1,
         lock_extra,
+        verified_zh: None,
         memo: None,
         source: format!(
             "registry:{}",
