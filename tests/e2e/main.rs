@@ -13,6 +13,7 @@ mod cli_config;
 mod common;
 mod config_loader;
 mod dist;
+mod early_errors;
 mod flavor;
 mod fuse;
 mod gc;

@@ -108,6 +108,14 @@ pub enum InitError<M: std::fmt::Display + std::fmt::Debug> {
         #[source]
         source: SafeFsError,
     },
+    /// The working directory, or its data directory, cannot be written: found before
+    /// anything is downloaded, so nothing is fetched for a directory that cannot take it.
+    #[error("cannot write {}", dir.display())]
+    NotWritable {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot record {} as a root of the store", dir.display())]
     RecordRoot {
         dir: PathBuf,
@@ -125,6 +133,7 @@ pub fn init<H: InitHooks>(
     reporter: &dyn Reporter,
 ) -> Result<InitOutcome, InitError<H::MountError>> {
     let workdir = &opts.providers.workdir;
+    check_writable(workdir)?;
     let _root_lock = store
         .lock_root(&workdir.dir, || hooks.waiting_for_root(&workdir.dir))
         .map_err(InitError::LockRoot)?;
@@ -142,6 +151,26 @@ pub fn init<H: InitHooks>(
     let outcome = installed?;
     recorded?;
     Ok(outcome)
+}
+
+/// The working directory takes the lock file, and the data directory (or, before it
+/// exists, the nearest directory above it) takes `.terraform`'s links: both must be writable,
+/// which is asked of the kernel (`access(2)`: a read-only filesystem, and modes for anyone
+/// but root) before anything is fetched.
+fn check_writable<M: std::fmt::Display + std::fmt::Debug>(
+    workdir: &crate::options::WorkdirOptions,
+) -> Result<(), InitError<M>> {
+    let data = &workdir.data_dir.path;
+    let data_or_parent = data.ancestors().find(|p| p.exists()).unwrap_or(data);
+    for dir in [workdir.dir.as_path(), data_or_parent] {
+        nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).map_err(|errno| {
+            InitError::NotWritable {
+                dir: dir.to_owned(),
+                source: std::io::Error::from(errno),
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// Steps 2 to 4, under both locks.

@@ -162,6 +162,10 @@ pub enum InstallError {
         /// The underlying error.
         #[source]
         source: RemoteError,
+        /// What the CLI configuration was read from (`CliConfig::describe_files`), for the
+        /// hint: a source that cannot be reached is often one the configuration did not
+        /// redirect.
+        cli_config: String,
     },
     /// A downloaded archive does not hash to what its source promised.
     #[error(
@@ -255,6 +259,7 @@ impl InstallError {
             version: None,
             what: "cannot set up HTTPS".into(),
             source: RemoteError::Http(source),
+            cli_config: String::new(),
         }
     }
 
@@ -320,11 +325,15 @@ impl Diagnostic for InstallError {
                  try again later, and tell the source's operator if it persists"
                     .into(),
             ),
-            InstallError::Remote { .. } => Some(
+            InstallError::Remote { cli_config, .. } => Some(format!(
                 "check that the source is reachable and serves the provider protocols \
-                 (network, the CLI configuration's host blocks, SSL_CERT_FILE for a private CA)"
-                    .into(),
-            ),
+                 (network, the CLI configuration's host blocks, SSL_CERT_FILE for a private CA){}",
+                if cli_config.is_empty() {
+                    String::new()
+                } else {
+                    format!("; tstore read {cli_config}")
+                }
+            )),
             InstallError::NotFound {
                 other_flavor: Some((found, flavor)),
                 ..
@@ -399,6 +408,7 @@ mod tests {
                 url: "https://TOK3N@m.test:bad/".into(),
                 message: "invalid port number".into(),
             }),
+            cli_config: "the CLI configuration file /c.tfrc".into(),
         };
         let remote = format!("{remote}: {}", std::error::Error::source(&remote).unwrap());
         let checksum = InstallError::ArchiveChecksum {

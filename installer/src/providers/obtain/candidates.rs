@@ -64,6 +64,7 @@ pub(crate) fn available_packages(
         version: None,
         what,
         source,
+        cli_config: opts.cli_config.clone(),
     };
     for method in opts.methods.iter().filter(|m| m.matches(addr)) {
         match &method.kind {

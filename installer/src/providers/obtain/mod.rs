@@ -67,6 +67,8 @@ pub(crate) struct SelectedPackage<'a> {
     pub(crate) key: &'a PackageKey,
     /// The provider as tofu names it in messages.
     pub(crate) display: &'a str,
+    /// What the CLI configuration was read from, for a remote error's hint.
+    pub(crate) cli_config: &'a str,
 }
 
 impl SelectedPackage<'_> {
@@ -86,6 +88,7 @@ impl SelectedPackage<'_> {
             version: Some(self.version.clone()),
             what,
             source,
+            cli_config: self.cli_config.to_owned(),
         }
     }
 }
@@ -211,6 +214,7 @@ impl ProviderJob<'_> {
             version: &version,
             key: &key,
             display: &self.display,
+            cli_config: &cx.opts.cli_config,
         };
         let got = self.first_package(&candidates, &package)?;
         self.check_against_lock(&version, &got)?;

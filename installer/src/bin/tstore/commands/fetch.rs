@@ -77,6 +77,23 @@ pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
 /// A module call's package: its key, its source, whether its entry verified it unchanged.
 type ModuleChecked = (String, String, bool);
 
+/// The module phase's error as `fetch` says it: fetch never writes a lock file, so a lock
+/// that would change is the lock file's news, not a flag's refusal.
+fn for_fetch(err: tstore_installer::ModuleInstallError) -> anyhow::Error {
+    match err {
+        tstore_installer::ModuleInstallError::LockReadonly { changes } => anyhow::anyhow!(
+            "{} does not pin what the configuration calls now ({}); tstore fetch installs \
+             only what a lock file pins and never writes one. Run \"tstore init\" (or \
+             \"tstore modules lock\") in this directory to record the change, commit {}, \
+             then fetch again",
+            tstore_tofu::module_lock::FILE_NAME,
+            changes.join("; "),
+            tstore_tofu::module_lock::FILE_NAME
+        ),
+        other => other.into(),
+    }
+}
+
 /// One root's providers (per platform) and module packages, fetched and verified.
 fn fetch_root(
     settings: &Settings,
@@ -114,7 +131,8 @@ fn fetch_root(
                 trust_lock: settings.trust_lock,
             },
             reporter,
-        )?;
+        )
+        .map_err(for_fetch)?;
         modules = report
             .calls
             .into_iter()

@@ -221,6 +221,20 @@ fn refuse_store_paths(settings: &Settings, dir: &Path) -> Result<()> {
 /// The CLI configuration `flavor` reads, saying under `TSTORE_LOG=debug` which files were
 /// looked at and read, and under `info` which file of the other tool exists but is not
 /// read.
+/// Said once per run: the CLI configuration file a variable names does not exist.
+fn warn_missing_cli_config(var: &str, path: &Path) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    eprintln!(
+        "{}\n\nThe CLI configuration file at {:?} does not exist ({var} names it); no \
+         other CLI configuration file is read.\n",
+        crate::style::warning("Unable to open CLI configuration file"),
+        path.display().to_string()
+    );
+}
+
 pub(crate) fn load_cli_config(settings: &Settings, flavor: Flavor) -> Result<CliConfig> {
     let config = CliConfig::load(flavor, &settings.env.lookup())?;
     let search = &config.search;
@@ -232,6 +246,10 @@ pub(crate) fn load_cli_config(settings: &Settings, flavor: Flavor) -> Result<Cli
             .join(", ")
     };
     match &search.named_by {
+        // A named file that does not exist is skipped, and the tool warns of it (terraform
+        // from 1.5, OpenTofu: `cliconfig.go`): so the next error, often a registry no host
+        // block redirected, is not a surprise.
+        Some((var, path)) if !path.exists() => warn_missing_cli_config(var, path),
         Some((var, path)) => tracing::debug!(
             "CLI configuration: {var} names {}; no other file is read",
             path.display()

@@ -30,7 +30,16 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
     let place = Place::find(settings, args.dirs.first().map(|d| d.as_path()))?;
     if !tstore_tofu::config::is_config_dir(&place.dir, place.flavor.flavor) {
         // Nothing to install, nothing written: the tool's own words, exit 0.
-        output::empty_directory(&place.flavor, args.json)?;
+        // A repository's top (a monorepo's): say where the roots are. Only there, so that
+        // an init in a home directory does not walk it; a failed search says nothing.
+        let below = if place.dir.join(".git").exists() {
+            tstore_installer::find_roots(&place.dir, &[])
+                .map(|roots| roots.len())
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        output::empty_directory(&place.flavor, args.json, below)?;
         return Ok(ExitCode::SUCCESS);
     }
     // The store is opened once the CLI configuration reads (a command that fails on its
@@ -210,5 +219,9 @@ fn into_anyhow(err: InitError<anyhow::Error>) -> anyhow::Error {
             anyhow::Error::from(source).context(context)
         }
         InitError::PluginPath { source, .. } => anyhow::Error::from(source).context(context),
+        InitError::NotWritable { source, .. } => anyhow::Error::from(source).context(format!(
+            "{context}: tstore init writes the lock file and .terraform there; run it where \
+             you can write, or make the directory writable"
+        )),
     }
 }

@@ -23,10 +23,15 @@ fn tool_name(flavor: Flavor) -> &'static str {
 }
 
 /// A directory without configuration files: nothing installed, nothing written.
-pub(super) fn empty_directory(flavor: &FlavorChoice, as_json: bool) -> Result<()> {
+pub(super) fn empty_directory(
+    flavor: &FlavorChoice,
+    as_json: bool,
+    roots_below: usize,
+) -> Result<()> {
     if as_json {
         return json::print(&serde_json::json!({
             "empty_directory": true,
+            "roots_below": roots_below,
             "flavor": crate::flavor::to_json(flavor),
             "providers": [],
             "modules": [],
@@ -39,6 +44,17 @@ pub(super) fn empty_directory(flavor: &FlavorChoice, as_json: bool) -> Result<()
         "{tool} initialized in an empty directory!\n\nThe directory has no {files}. \
          You may begin working with {tool} immediately by creating {files}."
     );
+    if roots_below > 0 {
+        let (n, lie) = if roots_below == 1 {
+            ("1 working directory".to_owned(), "lies")
+        } else {
+            (format!("{roots_below} working directories"), "lie")
+        };
+        println!(
+            "\n{n} with {files} {lie} below it: \"tstore init --recursive\" initializes \
+             every one."
+        );
+    }
     Ok(())
 }
 
