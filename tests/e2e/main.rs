@@ -70,3 +70,4 @@ mod terraform_first;
 mod test_files;
 mod tool_version;
 mod weekly_workflow;
+mod words;

@@ -127,7 +127,7 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
         text.contains("quarantined: provider registry.terraform.io/hashicorp/null 2.1.2"),
         "{text}"
     );
-    assert!(text.contains("1 packages quarantined"), "{text}");
+    assert!(text.contains("1 package quarantined"), "{text}");
     assert_eq!(package_count(env), 0);
     assert!(!blob.exists(), "the bad blob is still in blobs-v1");
     assert!(!view_file.exists(), "the view is still there");

@@ -286,6 +286,11 @@ pub fn install(
                 provider,
                 version: &p.version,
             });
+        } else if p.obtained == Obtained::StoreByLock {
+            reporter.event(Event::UsingFromStore {
+                provider,
+                version: &p.version,
+            });
         } else {
             reporter.event(Event::Installing {
                 provider,

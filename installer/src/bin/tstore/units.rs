@@ -16,6 +16,16 @@ pub(crate) fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// `n` and the noun, its irregular plural given (`1 working directory`, `2 working
+/// directories`).
+pub(crate) fn count_as(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// `1 package`, `2 packages` (`what` is the singular; the plural adds `s`).
 pub(crate) fn count(n: u64, what: &str) -> String {
     if n == 1 {

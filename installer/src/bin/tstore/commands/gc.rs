@@ -97,9 +97,14 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
     } else {
         "removed"
     };
+    let drop_verb = if report.dry_run {
+        "would drop"
+    } else {
+        "dropped"
+    };
     for root in &report.roots_dropped {
         println!(
-            "- dropped root {}",
+            "- {drop_verb} root {}",
             crate::escape::line(&root.to_string_lossy())
         );
     }
@@ -116,11 +121,11 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
         units::bytes(report.bytes_freed),
     );
     println!(
-        "  leftovers: {} ({} temp, {} views, {} blob files)",
+        "  leftovers: {} ({} temp, {}, {})",
         leftovers,
         l.tmp.len(),
-        l.views.len(),
-        l.blobs.len()
+        units::count(l.views.len() as u64, "view"),
+        units::count(l.blobs.len() as u64, "blob file"),
     );
     if !l.git_caches.is_empty() {
         let n = l.git_caches.len();
@@ -128,9 +133,10 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
         println!("  git cache: {n} {repos} {verb} (unused for the grace period)");
     }
     println!(
-        "  roots: {} live, {} dropped",
+        "  roots: {} live, {} {}",
         report.roots_live,
-        report.roots_dropped.len()
+        report.roots_dropped.len(),
+        if report.dry_run { "to drop" } else { "dropped" }
     );
     println!(
         "  packages: {} live, {} kept by the grace period",

@@ -23,9 +23,9 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
     }
     for r in &roots {
         println!(
-            "{}  ({} links)",
+            "{}  ({})",
             crate::escape::line(&r.path.to_string_lossy()),
-            r.links.len()
+            crate::units::count(r.links.len() as u64, "link")
         );
         for l in &r.links {
             println!(

@@ -47,10 +47,24 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
     // What links into it, to say which working directories need an init afterwards (a
     // damaged index has no roots to tell).
     let store = crate::commands::open_store(settings).ok();
+    // Only those that still do: a recorded link that is gone, or now points elsewhere (the
+    // directory was deleted, or re-initialised by the tool itself), needs nothing.
+    let into_store =
+        |target: &std::path::Path| target.starts_with(&settings.mount) || target.starts_with(root);
     let roots: Vec<PathBuf> = store
         .as_ref()
         .and_then(|s| s.roots().ok())
-        .map(|roots| roots.into_iter().map(|r| r.path).collect())
+        .map(|roots| {
+            roots
+                .into_iter()
+                .filter(|r| {
+                    r.links
+                        .iter()
+                        .any(|l| fs_err::read_link(&l.link).is_ok_and(|target| into_store(&target)))
+                })
+                .map(|r| r.path)
+                .collect()
+        })
         .unwrap_or_default();
     let bytes = tree_bytes(root);
     if !yes {
@@ -62,9 +76,13 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         );
         if !roots.is_empty() {
             eprintln!(
-                "{} working directories link into it; each needs `tstore init` (or \
-                 `tofu init`) again afterwards:",
-                roots.len()
+                "{} {} into it; each needs `tstore init` (or `tofu init`) again afterwards:",
+                units::count_as(
+                    roots.len() as u64,
+                    "working directory",
+                    "working directories"
+                ),
+                if roots.len() == 1 { "links" } else { "link" }
             );
             for r in &roots {
                 eprintln!("  {}", crate::escape::line(&r.to_string_lossy()));
@@ -97,9 +115,12 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         );
         if !roots.is_empty() {
             println!(
-                "Run `tstore init` (or `tofu init`) again in the {} working directories that \
-                 linked into it.",
-                roots.len()
+                "Run `tstore init` (or `tofu init`) again in the {} that linked into it.",
+                units::count_as(
+                    roots.len() as u64,
+                    "working directory",
+                    "working directories"
+                )
             );
         }
     }

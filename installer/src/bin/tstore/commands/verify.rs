@@ -177,8 +177,9 @@ fn print_rebuilt(rebuilt: &RebuiltIndex) {
 
 fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bool) {
     println!(
-        "checked {} blobs ({} bytes)",
-        report.blobs_checked, report.bytes_checked
+        "checked {} ({})",
+        crate::units::count(report.blobs_checked, "blob"),
+        crate::units::count(report.bytes_checked, "byte")
     );
     for c in &report.corrupt {
         println!(
@@ -246,10 +247,10 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
     let clean = report.is_clean() && left.is_empty();
     if act {
         println!(
-            "repaired: {} packages quarantined, {} blob files moved to quarantine, {} leftovers removed",
-            plan.packages.len(),
-            plan.blobs.len(),
-            leftovers
+            "repaired: {} quarantined, {} moved to quarantine, {} removed",
+            crate::units::count(plan.packages.len() as u64, "package"),
+            crate::units::count(plan.blobs.len() as u64, "blob file"),
+            crate::units::count(leftovers as u64, "leftover")
         );
         if !plan.packages.is_empty() {
             println!(
@@ -258,10 +259,10 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
         }
     } else if repair {
         println!(
-            "dry run: --repair would quarantine {} packages, move {} blob files, remove {} leftovers; nothing was changed",
-            plan.packages.len(),
-            plan.blobs.len(),
-            leftovers
+            "dry run: --repair would quarantine {}, move {}, remove {}; nothing was changed",
+            crate::units::count(plan.packages.len() as u64, "package"),
+            crate::units::count(plan.blobs.len() as u64, "blob file"),
+            crate::units::count(leftovers as u64, "leftover")
         );
     } else if clean {
         println!("the store is sound");

@@ -1,0 +1,38 @@
+//! Counts in words that agree with their numbers, and lists that name only what applies:
+//! `roots ls` says "1 link", `store rm` names only the working directories that still link
+//! into the store (and counts them in words).
+
+use tstore_test_support::{run_fail, run_ok, stderr, stdout, TestEnv};
+
+use crate::common::{tstore, NULL_CONFIG};
+
+#[test]
+fn counts_agree_and_store_rm_names_only_directories_still_linked() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    tstore_test_support::mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
+    let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
+    for dir in [&a, &b] {
+        run_ok(
+            tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .arg("init")
+                .arg(dir),
+        );
+    }
+    let ls = stdout(&run_ok(tstore(&env, None).args(["roots", "ls"])));
+    assert!(ls.contains("  (1 link)") && !ls.contains("links)"), "{ls}");
+
+    // b's links are gone: it needs nothing after the store is removed.
+    fs_err::remove_dir_all(b.join(".terraform")).unwrap();
+    let err = stderr(&run_fail(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["store", "rm"]),
+    ));
+    assert!(err.contains("1 working directory links into it"), "{err}");
+    assert!(err.contains(&a.display().to_string()), "{err}");
+    assert!(!err.contains(&b.display().to_string()), "{err}");
+}
