@@ -231,6 +231,10 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE packages ADD COLUMN adopted INTEGER NOT NULL DEFAULT 0;
     ",
+    // v12 (trees_by_hash.rs): a tree found by the h1: a lock file names.
+    "
+    CREATE INDEX trees_by_h1 ON trees(h1);
+    ",
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and

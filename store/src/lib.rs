@@ -94,6 +94,7 @@ mod roots;
 mod store;
 mod temp;
 mod tree;
+mod trees_by_hash;
 mod trust;
 mod verify;
 mod view;

@@ -138,6 +138,29 @@ impl Store {
         Ok(recorded)
     }
 
+    /// Stamp the packages `keys` used now, though no link names them (a module package a
+    /// working directory got a private copy of): `gc --min-age` keeps them as it keeps what
+    /// was linked within the grace period. Keys the store does not hold are skipped.
+    pub fn mark_used(&self, _lock: &StoreLock, keys: &[PackageKey]) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut index = self.index();
+        let (tx, op) = index.write("stamping packages used".to_owned())?;
+        let err = op.err();
+        let t = now();
+        for key in keys {
+            if let Some(id) = package_id(&tx, key).map_err(err)? {
+                tx.execute(
+                    "UPDATE packages SET used_at = ?2 WHERE id = ?1",
+                    rusqlite::params![id, t],
+                )
+                .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
     /// Every recorded root with its links, sorted by path.
     pub fn roots(&self) -> Result<Vec<Root>> {
         let index = self.index();

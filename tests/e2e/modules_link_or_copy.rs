@@ -278,3 +278,65 @@ fn a_self_modifying_module_under_count_or_for_each_is_warned_of() {
     );
     assert!(!once.contains("writes into its own directory"), "{once}");
 }
+
+/// A module package a checkout got a private copy of links nothing into the store; init
+/// stamps it used, so `gc --min-age 1h` after the job (the CI recipes' step) keeps it for
+/// the next job's cache, where `--min-age 0` drops it.
+#[test]
+fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
+    let (env, base) = env_with_git_dir();
+    let writer = self_modifying_repo(
+        &base,
+        "writer",
+        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+    );
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let dir = env.checkout(
+        "w",
+        &[(
+            "main.tf",
+            &format!("module \"w\" {{\n  source = \"{writer}\"\n}}\n"),
+        )],
+    );
+    let report = json(&run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--json"])
+            .arg(&dir),
+    ));
+    assert_eq!(report["modules"][0]["action"], "copy", "{report}");
+    let modules = || {
+        let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+        ls["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["kind"] == "module")
+            .count()
+    };
+    assert_eq!(modules(), 1);
+    // A package from an earlier job: made and last used long ago.
+    let index = rusqlite::Connection::open(env.store.join("index.sqlite")).unwrap();
+    index
+        .execute("UPDATE packages SET created_at = 0, used_at = 0", [])
+        .unwrap();
+    drop(index);
+    let again = env.checkout(
+        "again",
+        &[(
+            "main.tf",
+            &format!("module \"w\" {{\n  source = \"{writer}\"\n}}\n"),
+        )],
+    );
+    run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&again),
+    );
+    run_ok(tstore(&env, None).args(["gc", "--min-age", "1h"]));
+    assert_eq!(modules(), 1, "kept within the grace period");
+    run_ok(tstore(&env, None).args(["gc", "--min-age", "0"]));
+    assert_eq!(modules(), 0, "no link keeps it past the grace period");
+}

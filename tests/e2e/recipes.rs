@@ -122,14 +122,31 @@ impl<'a> Machine<'a> {
     }
 }
 
-/// A repository of two stacks with the null provider, lock files committed (as CI sees them:
-/// made by a developer's `tstore init`).
+/// A repository of two stacks with the null provider, `app` also calling a git module, lock
+/// files committed (as CI sees them: made by a developer's `tstore init`). The module's bare
+/// repository is `<root>/git/labels.git`.
 fn repository(env: &TestEnv, cfg: &Path) -> PathBuf {
     let repo = env.root.path().join("repo");
+    let labels = tstore_test_support::GitRepo::init(
+        env.root.path().join("git/labels"),
+        &[("main.tf", "output \"label\" {\n  value = \"app\"\n}\n")],
+    )
+    .commit("labels")
+    .tag("v1")
+    .clone_bare(env.root.path().join("git/labels.git"))
+    .path()
+    .to_owned();
     for stack in ["app", "net"] {
         let dir = repo.join("stacks").join(stack);
         fs_err::create_dir_all(&dir).unwrap();
-        fs_err::write(dir.join("main.tf"), NULL_CONFIG).unwrap();
+        let mut main = NULL_CONFIG.to_owned();
+        if stack == "app" {
+            main.push_str(&format!(
+                "\nmodule \"labels\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+                labels.display()
+            ));
+        }
+        fs_err::write(dir.join("main.tf"), main).unwrap();
         let mut init = crate::common::tstore(env, Some(cfg));
         init.args(["init", "-input=false"]).arg(&dir);
         run_ok(&mut init);
@@ -180,40 +197,68 @@ fn the_github_actions_recipe_plans_and_its_cache_makes_the_next_run_offline() {
     let cached = cached.expect("the workflow caches the store");
     let cached = cached.strip_prefix("~/").expect("a path in the home");
 
-    // First run: providers come from the mirror.
-    let first = Machine::new(env, "runner-1", &repo);
-    for (script, vars) in &scripts {
-        first.run(script, vars, &null.cfg);
-    }
-    let store1 = first.home.join(cached);
-    first.assert_linked("app", &store1);
-    first.assert_linked("net", &store1);
-    let cache = env.root.path().join("cache.tar");
-    run_ok(
-        Command::new("tar")
-            .arg("-cf")
-            .arg(&cache)
-            .arg("-C")
-            .arg(&first.home)
-            .arg(cached),
-    );
+    // Three runners: an empty store; the first's cache restored with every source
+    // reachable; the second's cache restored with no provider source and the git server
+    // gone (the job opts in to the lock's commits, as the recipe says to).
+    let save = |machine: &Machine, tar: &str| {
+        let cache = env.root.path().join(tar);
+        run_ok(
+            Command::new("tar")
+                .arg("-cf")
+                .arg(&cache)
+                .arg("-C")
+                .arg(&machine.home)
+                .arg(cached),
+        );
+        cache
+    };
+    let restore = |machine: &Machine, cache: &Path| {
+        run_ok(
+            Command::new("tar")
+                .arg("-xf")
+                .arg(cache)
+                .arg("-C")
+                .arg(&machine.home),
+        );
+    };
+    let timed = |machine: &Machine, cfg: &Path, extra: &[(&str, &str)], name: &str| {
+        let started = std::time::Instant::now();
+        for (script, vars) in &scripts {
+            let mut vars = vars.clone();
+            vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+            machine.run(script, &vars, cfg);
+        }
+        // A measurement for the notes, never asserted.
+        eprintln!("recipe {name}: {:?}", started.elapsed());
+        let store = machine.home.join(cached);
+        machine.assert_linked("app", &store);
+        machine.assert_linked("net", &store);
+        let label = machine
+            .checkout
+            .join("stacks/app/.terraform/modules/labels/main.tf");
+        assert!(fs_err::read_to_string(&label).unwrap().contains("\"app\""));
+    };
 
-    // Second run on another machine: the cache restored, no provider source at all.
+    let first = Machine::new(env, "runner-1", &repo);
+    timed(&first, &null.cfg, &[], "empty store");
+    let cache = save(&first, "cache-1.tar");
+
     let second = Machine::new(env, "runner-2", &repo);
-    run_ok(
-        Command::new("tar")
-            .arg("-xf")
-            .arg(&cache)
-            .arg("-C")
-            .arg(&second.home),
-    );
+    restore(&second, &cache);
+    timed(&second, &null.cfg, &[], "restored, sources reachable");
+    let cache = save(&second, "cache-2.tar");
+
+    let git = env.root.path().join("git/labels.git");
+    fs_err::rename(&git, env.root.path().join("git/gone.git")).unwrap();
+    let third = Machine::new(env, "runner-3", &repo);
+    restore(&third, &cache);
     let offline = no_source(env);
-    for (script, vars) in &scripts {
-        second.run(script, vars, &offline);
-    }
-    let store2 = second.home.join(cached);
-    second.assert_linked("app", &store2);
-    second.assert_linked("net", &store2);
+    timed(
+        &third,
+        &offline,
+        &[("TSTORE_TRUST_LOCK", "1")],
+        "restored, sources unreachable",
+    );
 }
 
 #[test]

@@ -305,3 +305,45 @@ fn a_link_below_the_layout_is_never_written_through() {
     assert_untouched(&victim);
     assert_eq!(fs_err::read_dir(&victim).unwrap().count(), 2);
 }
+
+/// A restored CI cache carries the module packages a lock file pins: adoption forgets their
+/// names (their bytes cannot confirm a source and commit) but keeps their re-verified trees,
+/// and a locked call whose entry's `h1:` one of them has is installed from it, with the git
+/// server unreachable. The ref's reach to the locked commit cannot be asked then: the run
+/// opts in with `TSTORE_TRUST_LOCK=1`, and without it the error names the variable.
+#[test]
+fn a_restored_cache_installs_locked_modules_with_their_sources_unreachable() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let base = a.root.path().join("git");
+    let repo = git_package(&base);
+    restored(&a, &b, &repo);
+    let lock = fs_err::read_to_string(a.work.join("stack/.tstore.lock.hcl")).unwrap();
+    // The git server goes away.
+    fs_err::rename(&repo, base.join("gone.git")).unwrap();
+
+    let dir = git_root(&b, "stack", &repo);
+    fs_err::write(dir.join(".tstore.lock.hcl"), &lock).unwrap();
+    let refused = b.tstore().no_fuse().init(&dir).output();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("TSTORE_TRUST_LOCK"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let out = b
+        .tstore()
+        .no_fuse()
+        .env("TSTORE_TRUST_LOCK", "1")
+        .init(&dir)
+        .output();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let main = fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
+    assert!(main.contains("value = 1"), "{main}");
+    assert_eq!(
+        fs_err::read_to_string(dir.join(".tstore.lock.hcl")).unwrap(),
+        lock,
+        "the lock is kept"
+    );
+}

@@ -150,6 +150,18 @@ pub fn init<H: InitHooks>(
     );
     let outcome = installed?;
     recorded?;
+    // A private copy of a module package links nothing into the store: its package is
+    // stamped used, so that `gc --min-age` keeps what this init used.
+    let copied: Vec<tstore_store::PackageKey> = outcome
+        .modules
+        .iter()
+        .flat_map(|m| &m.report.calls)
+        .filter(|c| c.action == crate::modules::Action::Copy)
+        .filter_map(|c| c.package.as_deref().map(tstore_store::PackageKey::module))
+        .collect();
+    if let Err(e) = store.mark_used(&lock, &copied) {
+        tracing::warn!("cannot stamp the copied module packages as used: {e}");
+    }
     Ok(outcome)
 }
 

@@ -439,6 +439,47 @@ impl Fetcher<'_> {
         }))
     }
 
+    /// A pinned call's package from content the store holds under the lock entry's `h1:`
+    /// (`Store::tree_with_h1`), committed under the name the entry gives it: the entry
+    /// vouches for the bytes. This is how a restored store, whose adoption forgot the module
+    /// packages' names but kept their verified trees, installs a locked call with its source
+    /// unreachable. A git entry's package is named by its commit; an archive's by its URL and
+    /// the hash.
+    pub(super) fn stored_by_lock_hash(
+        &self,
+        package: &RemotePackage,
+        entry: &tstore_tofu::module_lock::ModuleLockEntry,
+        log: &mut FetchLog,
+    ) -> Result<Option<Fetched>, FetchError> {
+        for h1 in entry.hashes.iter().filter(|h| h.starts_with("h1:")) {
+            let Ok(hash) = h1.parse::<tstore_store::Hash>() else {
+                continue;
+            };
+            let Some(tree) = self.store.tree_with_h1(&hash).map_err(FetchError::from)? else {
+                continue;
+            };
+            let (id, commit) = match (&package.getter, &entry.commit) {
+                (Getter::Git, Some(commit)) => {
+                    let addr = git::GitAddress::parse(&package.url)?;
+                    (
+                        git_id(&addr.repo, commit),
+                        Some(commit.to_ascii_lowercase()),
+                    )
+                }
+                (Getter::Git, None) => continue,
+                _ => (package_id("locked", &package.url, h1), None),
+            };
+            log.reused.push(id.clone());
+            let made = if self.known(&id)? {
+                self.fetched(&id)?
+            } else {
+                self.commit(&id, &tree, vec![hash])?
+            };
+            return Ok(Some(Fetched { commit, ..made }));
+        }
+        Ok(None)
+    }
+
     /// The package the store last fetched from the archive URL `url`, when the store holds
     /// it: a pinned call whose lock entry names this package's hash needs no request.
     pub(super) fn stored_archive(&self, url: &str) -> Result<Option<Fetched>, FetchError> {

@@ -225,6 +225,14 @@ impl<'a> FetchSession<'a> {
             },
             _ => None,
         };
+        // Not under its name: content with the entry's h1: (a restored store's verified
+        // trees), which the entry vouches for.
+        let found = match found {
+            Some(f) => Some(f),
+            None => self
+                .fetcher()
+                .stored_by_lock_hash(package, entry, &mut log)?,
+        };
         self.logged(log, ());
         self.stored_pins.insert(memo_key, found.clone());
         Ok(found)
