@@ -442,9 +442,8 @@ impl Fetcher<'_> {
     /// A pinned call's package from content the store holds under the lock entry's `h1:`
     /// (`Store::tree_with_h1`), committed under the name the entry gives it: the entry
     /// vouches for the bytes. This is how a restored store, whose adoption forgot the module
-    /// packages' names but kept their verified trees, installs a locked call with its source
-    /// unreachable. A git entry's package is named by its commit; an archive's by its URL and
-    /// the hash.
+    /// packages' names but kept their verified trees, installs a locked git call with its
+    /// source unreachable. The package is named by the entry's commit.
     pub(super) fn stored_by_lock_hash(
         &self,
         package: &RemotePackage,
@@ -458,17 +457,17 @@ impl Fetcher<'_> {
             let Some(tree) = self.store.tree_with_h1(&hash).map_err(FetchError::from)? else {
                 continue;
             };
-            let (id, commit) = match (&package.getter, &entry.commit) {
-                (Getter::Git, Some(commit)) => {
-                    let addr = git::GitAddress::parse(&package.url)?;
-                    (
-                        git_id(&addr.repo, commit),
-                        Some(commit.to_ascii_lowercase()),
-                    )
-                }
-                (Getter::Git, None) => continue,
-                _ => (package_id("locked", &package.url, h1), None),
+            // Git only: a commit names its content for good (and the walk has checked the
+            // ref's reach to it). An archive URL or an OCI tag can be published again, and a
+            // lock must fail on that wherever it runs, whatever the store holds.
+            let (Getter::Git, Some(commit)) = (&package.getter, &entry.commit) else {
+                return Ok(None);
             };
+            let addr = git::GitAddress::parse(&package.url)?;
+            let (id, commit) = (
+                git_id(&addr.repo, commit),
+                Some(commit.to_ascii_lowercase()),
+            );
             log.reused.push(id.clone());
             let made = if self.known(&id)? {
                 self.fetched(&id)?
