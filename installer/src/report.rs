@@ -115,6 +115,18 @@ pub enum Event<'a> {
     },
 
     // Modules.
+    /// The module phase begins and the configuration calls modules: said first, before any
+    /// package is fetched ("Initializing modules...").
+    InitializingModules,
+    /// A call's package is about to be fetched from its source (not found in the store):
+    /// the tools' "Downloading SOURCE for KEY...".
+    DownloadingModule {
+        /// The call's source as written (a registry call: with the version selected, when
+        /// it is known).
+        source: &'a str,
+        /// The call's key.
+        key: &'a str,
+    },
     /// The packages of one module's calls are fetched in parallel: `total` of them (each
     /// fetched, or found in the store).
     FetchingModulePackages {

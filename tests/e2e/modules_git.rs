@@ -196,3 +196,58 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
     run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
     run_ok(no_fuse(tstore(&env, None)).args(["store", "verify"]));
 }
+
+/// A module download is said before it happens, in terraform's words: "Initializing
+/// modules..." when the phase begins, then "Downloading SOURCE for KEY..." for each call
+/// whose package is fetched (terraform 1.11.4's lines, judged on the same configuration);
+/// a second init that finds everything in the store downloads nothing and says none; with
+/// `--json` stdout is the one report.
+#[test]
+fn module_downloads_are_said_before_they_happen() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    let repo = GitRepo::init(
+        base.join("m"),
+        &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
+    )
+    .commit("one")
+    .tag("v1")
+    .clone_bare(base.join("m.git"))
+    .path()
+    .to_owned();
+    let source = format!("git::file://{}?ref=v1", repo.display());
+    let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
+    let said = format!("Downloading {source} for m...");
+    let theirs = env.checkout("theirs", &[("main.tf", main.as_str())]);
+    let judge = tstore_test_support::peers().terraform_current.clone();
+    let mut cmd = env.command(&judge);
+    cmd.current_dir(&theirs)
+        .args(["init", "-backend=false", "-no-color"]);
+    let out = stdout(&run_ok(&mut cmd));
+    assert!(out.contains(&said), "terraform 1.11.4 says: {out}");
+
+    let ours = env.checkout("ours", &[("main.tf", main.as_str())]);
+    let init = || {
+        stdout(&run_ok(
+            tstore(&env, None)
+                .env("TSTORE_NO_FUSE", "1")
+                .arg("init")
+                .arg(&ours),
+        ))
+    };
+    let out = init();
+    let header = out.find("Initializing modules...").expect("the header");
+    let downloading = out.find(&said).unwrap_or_else(|| panic!("{out}"));
+    let installed = out.find("- m in .terraform/modules/m").unwrap();
+    assert!(header < downloading && downloading < installed, "{out}");
+    let again = init();
+    assert!(!again.contains("Downloading"), "{again}");
+    let other = env.checkout("json", &[("main.tf", main.as_str())]);
+    let out = run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--json"])
+            .arg(&other),
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout is one JSON document");
+}

@@ -144,6 +144,15 @@ impl Reporter for HumanReporter {
             | Event::ModulePackageStarted { .. }
             | Event::ModulePackageFinished { .. }
             | Event::FetchedModulePackages => return,
+            Event::InitializingModules => {
+                // tstore's own words, styled: not escaped like the lines that quote input.
+                let heading = crate::style::heading("Initializing modules...");
+                let _ = writeln!(std::io::stdout(), "\n{heading}");
+                return;
+            }
+            Event::DownloadingModule { source, key } => {
+                format!("Downloading {source} for {key}...")
+            }
             Event::ReusingLocked { provider } => {
                 format!("- Reusing previous version of {provider} from the dependency lock file")
             }

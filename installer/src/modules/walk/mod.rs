@@ -20,6 +20,7 @@ use super::{
     package_dirs, package_meta, FetchError, ModuleInstallError, ModuleOptions, ModuleWarning,
     MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
+use crate::report::Event;
 use plan::{Plan, RegistryPlan, RemotePlan};
 
 mod local;
@@ -166,6 +167,9 @@ impl<'a> Walker<'a> {
                     self.opts.workdir.flavor,
                 )?);
         }
+        if at.parent.is_none() && !module.module_calls.is_empty() {
+            self.reporter.event(Event::InitializingModules);
+        }
         self.prefetch(&at.key, &module.module_calls);
         for (name, call) in &module.module_calls {
             let key = if at.key.is_empty() {
@@ -272,6 +276,15 @@ impl<'a> Walker<'a> {
             selection,
             selected_by,
         } = plan;
+        if !self
+            .session
+            .has_resolution(&m, &selection, self.opts.workdir.upgrade)
+        {
+            self.reporter.event(Event::DownloadingModule {
+                source: &c.call.source,
+                key: &c.key,
+            });
+        }
         let mut resolved = self
             .session
             .registry(&m, &selection, self.opts.workdir.upgrade)?;
@@ -361,6 +374,17 @@ impl<'a> Walker<'a> {
         self.remote_node(c, None, fetched, subdir.map(str::to_owned))
     }
 
+    /// "Downloading SOURCE for KEY..." before a package this init has not fetched yet (one
+    /// the prefetch fetched was said there).
+    fn say_downloading(&self, c: &CallAt<'_>, package: &RemotePackage) {
+        if !self.session.has_package(&package.to_string()) {
+            self.reporter.event(Event::DownloadingModule {
+                source: &c.call.source,
+                key: &c.key,
+            });
+        }
+    }
+
     /// A go-getter address, fetched into the store (or found there).
     fn remote_call(
         &mut self,
@@ -379,12 +403,15 @@ impl<'a> Walker<'a> {
                 self.check_reach(&c.key, package, entry)?;
                 match self.session.stored_pinned(package, entry)? {
                     Some(f) => f,
-                    None => self
-                        .session
-                        .fetch(&pins::pinned_address(package, entry)?, 0)?,
+                    None => {
+                        let pinned = pins::pinned_address(package, entry)?;
+                        self.say_downloading(c, &pinned);
+                        self.session.fetch(&pinned, 0)?
+                    }
                 }
             }
             None => {
+                self.say_downloading(c, package);
                 let fetched = self.session.fetch(package, 0)?;
                 if let (Getter::Git, Some(commit)) = (&package.getter, &fetched.commit) {
                     let addr = crate::modules::getters::git::GitAddress::parse(&package.url)?;

@@ -33,6 +33,8 @@ impl<'a> Walker<'a> {
             .collect();
         let upgrade = self.opts.workdir.upgrade;
         let mut jobs = Vec::new();
+        // The call that asked for each job, to say "Downloading … for KEY..." before it.
+        let mut asked: Vec<(&str, &str)> = Vec::new();
         let mut seen = HashSet::new();
         for (key, source, call) in &sources {
             match self.plan(key, source, call.version.as_deref()) {
@@ -55,6 +57,7 @@ impl<'a> Walker<'a> {
                     let addr = fetch.to_string();
                     if !self.session.has_package(&addr) && seen.insert(addr) {
                         jobs.push(Job::Package(fetch));
+                        asked.push((call.source.as_str(), key.as_str()));
                     }
                 }
                 Ok(Plan::Registry(plan)) => {
@@ -66,8 +69,16 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     jobs.push(Job::Registry(plan.module, plan.selection));
+                    asked.push((call.source.as_str(), key.as_str()));
                 }
                 Ok(Plan::Local(_) | Plan::Directory { .. } | Plan::Unsupported(_)) | Err(_) => {}
+            }
+        }
+        // Fewer than two jobs are left for the walk, which says them as it fetches.
+        if jobs.len() >= 2 {
+            for (source, key) in &asked {
+                self.reporter
+                    .event(crate::report::Event::DownloadingModule { source, key });
             }
         }
         self.session.prefetch(&jobs, upgrade, self.reporter);

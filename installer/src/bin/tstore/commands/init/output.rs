@@ -90,14 +90,11 @@ fn write_modules(
     modules: &ModulesReport,
     explain: bool,
 ) -> std::io::Result<()> {
+    // "Initializing modules..." was said when the phase began (the reporter), before any
+    // download.
     if modules.calls.is_empty() {
         return Ok(());
     }
-    writeln!(
-        out,
-        "\n{}",
-        crate::style::heading("Initializing modules...")
-    )?;
     for c in &modules.calls {
         write!(
             out,
