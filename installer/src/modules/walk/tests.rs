@@ -18,7 +18,8 @@ use crate::workdir::data_dir::DataDir;
 
 /// Records the module events it receives, as text.
 #[derive(Default)]
-struct Recorder(Mutex<Vec<String>>);
+/// The batch's events in order, and the keys of the calls "Downloading …" was said for.
+struct Recorder(Mutex<Vec<String>>, Mutex<Vec<String>>);
 
 impl Reporter for Recorder {
     fn event(&self, event: Event<'_>) {
@@ -27,6 +28,12 @@ impl Reporter for Recorder {
             Event::ModulePackageStarted { package } => format!("start {package}"),
             Event::ModulePackageFinished { package } => format!("done {package}"),
             Event::FetchedModulePackages => "end".to_owned(),
+            // What is said to the user around the batch: `said`.
+            Event::InitializingModules => return,
+            Event::DownloadingModule { key, .. } => {
+                self.1.lock().unwrap().push(key.to_owned());
+                return;
+            }
             other => format!("{other:?}"),
         };
         self.0.lock().unwrap().push(line);
@@ -292,6 +299,8 @@ fn remote_packages_of_one_module_are_fetched_in_parallel_once_and_then_reused() 
     );
     let recorder = Recorder::default();
     let tree = f.walk(&recorder).unwrap();
+    // Said once per address, before the batch, for the first call that needs it.
+    assert_eq!(*recorder.1.lock().unwrap(), ["a", "b"]);
     let events = recorder.0.into_inner().unwrap();
     // Two addresses, one batch: each started and finished once, the batch closed last.
     assert_eq!(events.first().map(String::as_str), Some("batch 2"));
