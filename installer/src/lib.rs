@@ -37,9 +37,10 @@ pub use crate::modules::policy::{
     find_repository_flavor, find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
 };
 pub use crate::modules::{
-    install as install_modules, lock as lock_modules, prefetch as prefetch_modules, Action,
-    CallLock, CallReport, LockedCall, ModuleInstallError, ModuleLockReport, ModuleOptions,
-    ModuleWarning, ModulesReport, META_FILE,
+    install as install_modules, lock as lock_modules, outdated as outdated_modules,
+    prefetch as prefetch_modules, Action, CallLock, CallReport, LockedCall, ModuleInstallError,
+    ModuleLockReport, ModuleOptions, ModuleWarning, ModulesReport, OutdatedCall, OutdatedReport,
+    META_FILE,
 };
 pub use crate::net::oci::OciRepository;
 pub use crate::net::NetworkSettings;

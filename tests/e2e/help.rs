@@ -30,6 +30,7 @@ const COMMANDS: &[&[&str]] = &[
     &["providers", "lock"],
     &["modules"],
     &["modules", "lock"],
+    &["modules", "outdated"],
     &["fetch"],
     &["cli-config"],
     &["gc"],

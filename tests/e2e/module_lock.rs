@@ -8,7 +8,7 @@ use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, GitRepo, TestEnv};
+use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
 
 use crate::common::{json, sh, tstore, TstoreEnv};
 
@@ -756,4 +756,60 @@ fn secrets_from_variables_stay_out_of_the_lock_and_the_report() {
             "{secret}"
         );
     }
+}
+
+/// `tstore modules outdated` asks the remotes and lists each locked call whose ref now names
+/// another commit, changing nothing in the working directory; `-exit-code` makes a finding
+/// exit 2; with no lock file it says what to run.
+#[test]
+fn modules_outdated_lists_a_moved_ref_and_changes_nothing() {
+    let (env, base, repo, _main, dir) = one_git_call();
+    let outdated = |args: &[&str]| {
+        let mut cmd = tstore(&env, None);
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .args(["modules", "outdated"])
+            .args(args)
+            .arg(&dir);
+        cmd.output().unwrap()
+    };
+    let none = outdated(&[]);
+    assert!(
+        !none.status.success() && stderr(&none).contains("tstore modules lock"),
+        "{}",
+        stderr(&none)
+    );
+
+    run_ok(&mut modules_lock(&env, &dir, &[]));
+    let locked = GitRepo::open(&repo).rev("v1").trim().to_owned();
+    let out = outdated(&["-exit-code"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("0 of 1 locked call outdated"),
+        "{}",
+        stdout(&out)
+    );
+
+    move_tag(&base, "pkg", "two");
+    let now = GitRepo::open(&repo).rev("v1").trim().to_owned();
+    assert_ne!(locked, now);
+    let before = tstore_test_support::snapshot(&dir);
+    let out = outdated(&["--json", "-exit-code"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["checked"], 1, "{report}");
+    let call = &report["calls"][0];
+    assert_eq!(call["key"], "m", "{report}");
+    assert_eq!(call["locked_commit"], locked.as_str(), "{report}");
+    assert_eq!(call["latest_commit"], now.as_str(), "{report}");
+    assert_eq!(
+        tstore_test_support::snapshot(&dir),
+        before,
+        "nothing written"
+    );
+    let said = stdout(&outdated(&[]));
+    assert!(
+        said.contains("- module \"m\" (")
+            && said.contains(&format!("locked v1 ({})", &locked[..12])),
+        "{said}"
+    );
 }

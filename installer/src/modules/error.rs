@@ -274,6 +274,12 @@ pub enum ModuleInstallError {
         /// What would change, per call.
         changes: Vec<String>,
     },
+    /// `modules outdated` without a module lock file: nothing is pinned to compare.
+    #[error("there is no module lock file {}: nothing is pinned, so nothing can be outdated", path.display())]
+    NoLockFile {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
     /// An upgrade names a call the configuration does not make.
     #[error("the configuration has no module call \"{call}\" to upgrade")]
     UnknownCall {
@@ -304,6 +310,11 @@ impl Diagnostic for ModuleInstallError {
                  dots (\"vpc\", \"vpc.label\")",
                 module_lock::FILE_NAME
             )),
+            ModuleInstallError::NoLockFile { .. } => Some(
+                "run \"tstore modules lock\" (or \"tstore init\") to pin the calls, and commit \
+                 the file"
+                    .into(),
+            ),
             ModuleInstallError::Config(_)
             | ModuleInstallError::Meta { .. }
             | ModuleInstallError::Lock(_)

@@ -69,6 +69,7 @@ pub use self::error::ModuleInstallError;
 pub(crate) use self::error::{chain, FetchError};
 pub use self::report::{
     Action, CallLock, CallReport, LockedCall, ModuleLockReport, ModuleWarning, ModulesReport,
+    OutdatedCall, OutdatedReport,
 };
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
@@ -178,6 +179,54 @@ pub fn lock(
         fetched: sorted(tree.fetched),
         reused: sorted(tree.reused),
     })
+}
+
+/// What moved upstream since the module lock file was written: every call resolved again as
+/// `-upgrade` resolves it (the newest version its constraint allows, the commit its ref
+/// names now), compared with its entry; nothing is written in the working directory (the
+/// packages asked for are kept in the store, as any fetch keeps them). `cargo update
+/// --dry-run` for modules, for a scheduled CI job.
+pub fn outdated(
+    store: &Store,
+    opts: &ModuleOptions,
+    reporter: &dyn Reporter,
+) -> Result<OutdatedReport, ModuleInstallError> {
+    let lock_path = opts.workdir.dir.join(module_lock::FILE_NAME);
+    let Some(old_lock) = module_lock::load(&lock_path)? else {
+        return Err(ModuleInstallError::NoLockFile { path: lock_path });
+    };
+    let fresh = ModuleOptions {
+        workdir: WorkdirOptions {
+            upgrade: true,
+            lockfile_readonly: false,
+            ..opts.workdir.clone()
+        },
+        ..opts.clone()
+    };
+    let (_tree, update) = resolve(store, &fresh, reporter)?;
+    let mut calls = Vec::new();
+    let mut checked = 0;
+    for (key, now) in update.new_entries() {
+        let Some(locked) = old_lock.entries.get(key) else {
+            continue;
+        };
+        checked += 1;
+        let moved = match (&locked.commit, &now.commit) {
+            (Some(a), Some(b)) => a != b,
+            _ => locked.version != now.version,
+        };
+        if moved {
+            calls.push(OutdatedCall {
+                key: key.clone(),
+                source: crate::redact::display_url(&locked.source),
+                locked_version: locked.version.clone(),
+                locked_commit: locked.commit.clone(),
+                latest_version: now.version.clone(),
+                latest_commit: now.commit.clone(),
+            });
+        }
+    }
+    Ok(OutdatedReport { checked, calls })
 }
 
 /// Bring the packages of `opts.workdir.dir`'s module calls into the store, as `install`

@@ -265,6 +265,32 @@ pub struct LockedCall {
     pub lock: CallLock,
 }
 
+/// The result of `tstore modules outdated`.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutdatedReport {
+    /// Locked calls resolved again.
+    pub checked: usize,
+    /// Those whose resolution moved, sorted by key.
+    pub calls: Vec<OutdatedCall>,
+}
+
+/// A locked call that would resolve to something else now.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutdatedCall {
+    /// Module key (`a.b`).
+    pub key: String,
+    /// Its source, as the lock file writes it (shown without secrets).
+    pub source: String,
+    /// The version (registry) or ref (git) the lock records.
+    pub locked_version: Option<String>,
+    /// The commit the lock records (git).
+    pub locked_commit: Option<String>,
+    /// The version the constraint selects now, or the ref.
+    pub latest_version: Option<String>,
+    /// The commit the ref names now (git).
+    pub latest_commit: Option<String>,
+}
+
 /// The result of `tstore modules lock`.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModuleLockReport {

@@ -304,6 +304,40 @@ pub(crate) enum ModulesCommand {
         after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -upgrade -module=vpc   # resolve one call (and those inside it) again\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
     )]
     Lock(ModulesLockArgs),
+    /// List the locked calls whose ref now names another commit, or whose constraint now
+    /// selects a newer version: asks the remotes, changes nothing in the working directory
+    /// (`cargo update --dry-run` for modules, for a scheduled CI job).
+    #[command(
+        after_help = "Examples:\n  tstore modules outdated\n  tstore modules outdated infra/prod --json\n  tstore modules outdated -exit-code   # exit 2 when a call is outdated"
+    )]
+    Outdated(ModulesOutdatedArgs),
+}
+
+/// Arguments of `tstore modules outdated`.
+#[derive(Debug, Args)]
+pub(crate) struct ModulesOutdatedArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Exit with status 2 when a call is outdated (0 otherwise), for a CI job to act on.
+    #[arg(long)]
+    pub exit_code: bool,
+    /// A root module variable (`NAME=VALUE`), for sources and versions tofu evaluates early;
+    /// repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
+    pub var: Vec<InOrder<String>>,
+    /// A file of root module variable values; repeatable.
+    #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
+    pub var_file: Vec<InOrder<PathBuf>>,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ModulesOutdatedArgs {
+    /// As [`InitArgs::var_options`].
+    pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
+        var_options(&self.var, &self.var_file, cwd)
+    }
 }
 
 /// Arguments of `tstore modules lock`.

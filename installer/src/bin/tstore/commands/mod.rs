@@ -80,6 +80,7 @@ pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Umount(args) => mount::umount(settings, &args),
         Command::Providers(ProvidersCommand::Lock(args)) => providers::lock(settings, args),
         Command::Modules(ModulesCommand::Lock(args)) => modules::lock(settings, args),
+        Command::Modules(ModulesCommand::Outdated(args)) => modules::outdated(settings, args),
         Command::CliConfig(args) => cli_config::cli_config(settings, args.out.as_deref()),
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),

@@ -1,5 +1,6 @@
 //! `tstore modules lock`: the module lock file of a working directory, its packages brought
-//! into the store, `.terraform` untouched.
+//! into the store, `.terraform` untouched; `tstore modules outdated`: what moved upstream
+//! since, nothing written.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,7 +10,7 @@ use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, Workdi
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
-use crate::cli::{LockfileMode, ModulesLockArgs};
+use crate::cli::{LockfileMode, ModulesLockArgs, ModulesOutdatedArgs};
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
 
@@ -76,4 +77,63 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tstore modules outdated [DIR]`.
+pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result<ExitCode> {
+    let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
+    let variables = root.variables(settings, &args.var_options(&root.place.cwd))?;
+    let store = open_store(settings)?;
+    let _lock = lock_store(&store)?;
+    let opts = ModuleOptions {
+        workdir: WorkdirOptions {
+            variables,
+            ..root.workdir_options(settings)
+        },
+        policy: Default::default(),
+        upgrade_only: Vec::new(),
+        reach_records: settings.reach_records(),
+        trust_lock: settings.trust_lock,
+    };
+    let human = HumanReporter::new();
+    let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
+    let report = tstore_installer::outdated_modules(&store, &opts, reporter)?;
+    let status = if args.exit_code && !report.calls.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if args.json {
+        json::print(&report)?;
+        return Ok(status);
+    }
+    let mut out = std::io::stdout();
+    let shown = |version: &Option<String>, commit: &Option<String>| match (version, commit) {
+        (Some(v), Some(c)) => format!("{v} ({})", &c[..c.len().min(12)]),
+        (Some(v), None) => v.clone(),
+        (None, Some(c)) => c[..c.len().min(12)].to_owned(),
+        (None, None) => "-".to_owned(),
+    };
+    for c in &report.calls {
+        writeln!(
+            out,
+            "- module \"{}\" ({}): locked {}, now {}",
+            c.key,
+            crate::escape::line(&c.source),
+            shown(&c.locked_version, &c.locked_commit),
+            shown(&c.latest_version, &c.latest_commit)
+        )?;
+    }
+    writeln!(
+        out,
+        "{} of {} outdated{}",
+        report.calls.len(),
+        crate::units::count(report.checked as u64, "locked call"),
+        if report.calls.is_empty() {
+            ""
+        } else {
+            "; \"tstore modules lock -upgrade\" (or -module=CALL) takes them"
+        }
+    )?;
+    Ok(status)
 }
