@@ -320,3 +320,66 @@ fn a_root_named_with_control_characters_cannot_forge_the_summary() {
     );
     assert!(all.contains("x\\n\\ntstore init: 2 roots"), "{all}");
 }
+
+/// `init --recursive` never looks hung: the fetch phase over the new roots says when it
+/// starts and ends (a bar on a terminal; off one, a line each on stderr), each root's header
+/// counts the failures so far; with `--json` stdout is one document and stderr says none of it.
+#[test]
+fn a_recursive_init_shows_its_fetch_phase_and_failures_so_far() {
+    let env = TestEnv::new();
+    let repo = GitRepo::init(
+        env.root.path().join("git/m"),
+        &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
+    )
+    .commit("one")
+    .tag("v1")
+    .clone_bare(env.root.path().join("git/m.git"))
+    .path()
+    .to_owned();
+    let call = format!(
+        "module \"m\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+        repo.display()
+    );
+    let files = [
+        ("a/main.tf", call.as_str()),
+        (
+            "b/main.tf",
+            "module \"broken\" {\n  source = \"./missing\"\n}\n",
+        ),
+        ("c/main.tf", call.as_str()),
+    ];
+    let top = env.checkout("top", &files);
+    let out = run_fail(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--recursive"])
+            .arg(&top),
+    );
+    let err = tstore_test_support::stderr(&out);
+    assert!(
+        err.contains("tstore: fetching the module packages of 3 roots..."),
+        "{err}"
+    );
+    assert!(
+        err.contains("tstore: fetched the module packages of 3 roots in"),
+        "{err}"
+    );
+    let said = tstore_test_support::stdout(&out);
+    assert!(
+        said.contains(&format!(
+            "[3/3] {} (1 failed so far)",
+            top.join("c").display()
+        )),
+        "{said}"
+    );
+
+    let other = env.checkout("other", &files);
+    let out = run_fail(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--recursive", "--json"])
+            .arg(&other),
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("one JSON document");
+    assert!(!tstore_test_support::stderr(&out).contains("fetching the module packages"));
+}

@@ -43,8 +43,12 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
     let mut documents = Vec::new();
     for (i, root) in roots.iter().enumerate() {
         if !args.json {
+            let failed = match failures.len() {
+                0 => String::new(),
+                n => format!(" ({n} failed so far)"),
+            };
             println!(
-                "\n[{}/{}] {}",
+                "\n[{}/{}] {}{failed}",
                 i + 1,
                 roots.len(),
                 crate::escape::line(&root.to_string_lossy())
@@ -114,6 +118,7 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
 /// reports it in its turn.
 fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitArgs) -> Result<()> {
     let _lock = crate::commands::lock_store(store)?;
+    let progress = Progress::start(roots.len(), args.json);
     crate::commands::parallel::in_parallel(
         roots,
         crate::commands::parallel::PARALLEL_ROOTS,
@@ -139,7 +144,66 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
             if let Err(e) = fetched {
                 tracing::debug!("prefetch of {}: {e:#}", root.display());
             }
+            progress.root_done(root);
         },
     );
+    progress.finish();
     Ok(())
+}
+
+/// What the fetch phase of many roots shows while it runs, on stderr: a bar of the roots
+/// done on a terminal; off a terminal a line when it starts and one when it ends, so that
+/// a CI log never shows a silent phase. Nothing under `--json`.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    said: bool,
+    total: usize,
+    started: std::time::Instant,
+}
+
+impl Progress {
+    fn start(total: usize, json: bool) -> Progress {
+        use std::io::IsTerminal as _;
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (!json && terminal).then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "Fetching the module packages of every root [{pos}/{len}] {wide_msg}",
+                )
+                .expect("valid template"),
+            );
+            bar
+        });
+        let said = !json && !terminal;
+        if said {
+            eprintln!("tstore: fetching the module packages of {total} roots...");
+        }
+        Progress {
+            bar,
+            said,
+            total,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn root_done(&self, root: &std::path::Path) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(crate::escape::line(&root.to_string_lossy()).into_owned());
+            bar.inc(1);
+        }
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+        if self.said {
+            eprintln!(
+                "tstore: fetched the module packages of {} roots in {:.1} s",
+                self.total,
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+    }
 }
