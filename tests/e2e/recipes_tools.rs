@@ -2,10 +2,11 @@
 //! a stand-in for each tool that does what the tool does around `init` (neither tool is
 //! installable on the test machine):
 //!
-//! - `terragrunt run-all plan`: for each unit (a directory with a `terragrunt.hcl` below the
-//!   root one), copy its configuration into `.terragrunt-cache/<hash>/<hash>/`, run the root
-//!   configuration's `before_hook` for `init` there, then `terraform init` and `terraform
-//!   plan` there;
+//! - `terragrunt run --all plan`: for each unit (a directory with a `terragrunt.hcl` that
+//!   includes the root `root.hcl`), copy its configuration into
+//!   `.terragrunt-cache/<hash>/<hash>/`, run the root configuration's `before_hook` for
+//!   `init` there, then `terraform init` and `terraform plan` there, the units in parallel
+//!   as `run --all` runs them;
 //! - Atlantis: for each project of a pull request's clone, run the workflow's steps in
 //!   order (`run: CMD` through a shell, `init` and `plan` as terraform's).
 //!
@@ -91,7 +92,7 @@ fn the_terragrunt_recipe_runs_with_a_stand_in_and_every_unit_links_one_copy() {
     let (home, path) = machine(env, "tg");
     // The recipe's root configuration: its before_hook for init.
     let hcl = code_blocks("terragrunt.md", "hcl");
-    let root_config = hcl.first().expect("the root terragrunt.hcl block");
+    let root_config = hcl.first().expect("the root.hcl block");
     let body: hcl::Body = hcl::from_str(root_config).unwrap();
     let hook = body
         .blocks()
@@ -119,13 +120,13 @@ fn the_terragrunt_recipe_runs_with_a_stand_in_and_every_unit_links_one_copy() {
     // The repository: a root configuration and two units.
     let live = env.root.path().join("tg/live");
     fs_err::create_dir_all(&live).unwrap();
-    fs_err::write(live.join("terragrunt.hcl"), root_config).unwrap();
+    fs_err::write(live.join("root.hcl"), root_config).unwrap();
     for unit in ["app", "net"] {
         let dir = live.join(unit);
         fs_err::create_dir_all(&dir).unwrap();
         fs_err::write(
             dir.join("terragrunt.hcl"),
-            "include \"root\" {\n  path = find_in_parent_folders()\n}\n",
+            "include \"root\" {\n  path = find_in_parent_folders(\"root.hcl\")\n}\n",
         )
         .unwrap();
         fs_err::write(dir.join("main.tf"), NULL_CONFIG).unwrap();
@@ -138,18 +139,22 @@ fn the_terragrunt_recipe_runs_with_a_stand_in_and_every_unit_links_one_copy() {
         .join(" ");
     let stand_in = format!(
         r#"#!/usr/bin/env bash
-# terragrunt run-all plan, as far as init goes: copy each unit into its cache directory,
-# run the init before_hook there, then terraform init and plan there.
+# terragrunt run --all plan, as far as init goes: copy each unit into its cache directory,
+# run the init before_hook there, then terraform init and plan there; units in parallel.
 set -eo pipefail
-[[ "$1 $2" == "run-all plan" ]] || {{ echo "stand-in: only run-all plan" >&2; exit 2; }}
+[[ "$1 $2 $3" == "run --all plan" ]] || {{ echo "stand-in: only run --all plan" >&2; exit 2; }}
+[[ "$TG_TF_PATH" == terraform ]] || {{ echo "stand-in: TG_TF_PATH is not terraform" >&2; exit 2; }}
+pids=()
 for unit in */terragrunt.hcl; do
   unit=$(dirname "$unit")
   cache="$unit/.terragrunt-cache/$(echo "$PWD/$unit" | sha1sum | cut -c1-12)/w"
   mkdir -p "$cache"
   cp "$unit"/*.tf "$cache"/
   [[ -e "$unit/.terraform.lock.hcl" ]] && cp "$unit/.terraform.lock.hcl" "$cache"/
-  (cd "$cache" && {hook_line} && terraform init -input=false -no-color && terraform plan -input=false -no-color)
+  (cd "$cache" && {hook_line} && terraform init -input=false -no-color && terraform plan -input=false -no-color) &
+  pids+=($!)
 done
+for pid in "${{pids[@]}}"; do wait "$pid"; done
 "#
     );
     let bin = env.root.path().join("tg/bin/terragrunt");
@@ -198,7 +203,10 @@ fn the_atlantis_recipe_runs_its_workflow_in_every_project_with_a_stand_in() {
         .as_sequence()
         .expect("the tstore workflow's plan steps")
         .clone();
-    // The server's environment, with the recipe's home replaced by this machine's.
+    // The server's environment, with the recipe's volume (`/atlantis`) replaced by this
+    // machine's.
+    let volume = env.root.path().join("atlantis-volume");
+    fs_err::create_dir_all(&volume).unwrap();
     let sh = code_blocks("atlantis.md", "sh");
     let mut vars = Vec::new();
     for line in sh.first().unwrap().lines() {
@@ -206,24 +214,32 @@ fn the_atlantis_recipe_runs_its_workflow_in_every_project_with_a_stand_in() {
         if let Some((k, v)) = line.split_once('=') {
             vars.push((
                 k.to_owned(),
-                v.replace("/home/atlantis", &home.display().to_string()),
+                v.replace("/atlantis", &volume.display().to_string()),
             ));
         }
     }
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("the recipe sets {name}"))
+    };
+    assert_eq!(var("ATLANTIS_USE_TF_PLUGIN_CACHE"), "false");
+    let store = PathBuf::from(var("TSTORE_HOME"));
     let cfg = vars
         .iter()
         .find(|(k, _)| k == "TF_CLI_CONFIG_FILE")
         .map(|(_, v)| PathBuf::from(v))
         .expect("the recipe sets TF_CLI_CONFIG_FILE");
     // Made once, as the recipe says, from the server's own configuration (the mirror).
-    run_ok(
-        shell(env, &home, &path, env.root.path())
-            .env("TF_CLI_CONFIG_FILE", &null.cfg)
-            .args([
-                "-c",
-                &format!("tstore cli-config --out '{}'", cfg.display()),
-            ]),
-    );
+    let mut made = shell(env, &home, &path, env.root.path());
+    for (k, v) in &vars {
+        made.env(k, v);
+    }
+    run_ok(made.env("TF_CLI_CONFIG_FILE", &null.cfg).args([
+        "-c",
+        &format!("tstore cli-config --out '{}'", cfg.display()),
+    ]));
     // A pull request's clone with two projects; each project runs the workflow.
     let clone = env
         .root
@@ -254,15 +270,11 @@ fn the_atlantis_recipe_runs_its_workflow_in_every_project_with_a_stand_in() {
                 }
             }
             let out = run_ok(&mut cmd);
-            if step.as_str() == Some("init") {
-                assert!(
-                    stdout(&out).contains("Using previously-installed hashicorp/null"),
-                    "{}",
-                    stdout(&out)
-                );
+            if step.as_str() == Some("plan") {
+                assert!(stdout(&out).contains("Plan: 1 to add"), "{}", stdout(&out));
             }
         }
         assert!(dir.join("plan.tfplan").is_file());
-        assert_linked(&dir, &home.join(".local/share/tstore"));
+        assert_linked(&dir, &store);
     }
 }
