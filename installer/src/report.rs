@@ -127,6 +127,17 @@ pub enum Event<'a> {
         /// The call's key.
         key: &'a str,
     },
+    /// A module archive's download has begun (its bytes follow as `DownloadProgress`, keyed
+    /// by `package`).
+    DownloadingModuleArchive {
+        /// The package's address, shown without secrets.
+        package: &'a str,
+    },
+    /// A module archive's download is over (done, refused or unchanged).
+    DownloadedModuleArchive {
+        /// As in `DownloadingModuleArchive`.
+        package: &'a str,
+    },
     /// The packages of one module's calls are fetched in parallel: `total` of them (each
     /// fetched, or found in the store).
     FetchingModulePackages {

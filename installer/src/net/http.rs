@@ -308,6 +308,7 @@ impl HttpClient {
         url: &str,
         dest: &Path,
         since: &Validators,
+        progress: &dyn Fn(u64, Option<u64>),
     ) -> Result<Option<Downloaded>, HttpError> {
         let mut req = self.agent.get(url);
         if let Some(etag) = &since.etag {
@@ -324,7 +325,7 @@ impl HttpClient {
             etag: resp.header("ETag").map(str::to_owned),
             last_modified: resp.header("Last-Modified").map(str::to_owned),
         };
-        let (sha256, size) = self.write_response(resp, url, dest, &|_, _| {})?;
+        let (sha256, size) = self.write_response(resp, url, dest, progress)?;
         Ok(Some(Downloaded {
             sha256,
             size,

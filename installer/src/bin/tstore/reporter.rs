@@ -102,6 +102,31 @@ impl HumanReporter {
                 }
                 true
             }
+            // A module archive: a bar on a terminal, nothing more off one ("Downloading SOURCE
+            // for KEY..." was said).
+            Event::DownloadingModuleArchive { package } => {
+                if let Some(multi) = &self.bars {
+                    let bar = multi.add(indicatif::ProgressBar::new(0));
+                    bar.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "  {msg} [{bar:30}] {bytes}/{total_bytes}",
+                        )
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                    );
+                    bar.set_message(crate::escape::line(package).into_owned());
+                    let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                    active.insert(package.to_owned(), bar);
+                }
+                true
+            }
+            Event::DownloadedModuleArchive { package } => {
+                let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(bar) = active.remove(package) {
+                    bar.finish_and_clear();
+                }
+                true
+            }
             Event::DownloadProgress {
                 provider,
                 bytes,
@@ -140,6 +165,8 @@ impl Reporter for HumanReporter {
         let line = match event {
             Event::Downloading { .. }
             | Event::DownloadProgress { .. }
+            | Event::DownloadingModuleArchive { .. }
+            | Event::DownloadedModuleArchive { .. }
             | Event::FetchingModulePackages { .. }
             | Event::ModulePackageStarted { .. }
             | Event::ModulePackageFinished { .. }

@@ -93,6 +93,8 @@ pub(super) struct Fetcher<'a> {
     pub(super) http: Option<HttpClient>,
     /// Credentials and TLS settings (OCI logins from the CLI configuration).
     pub(super) network: &'a NetworkSettings,
+    /// Where an archive's download progress goes (a bar on a terminal).
+    pub(super) reporter: &'a dyn crate::report::Reporter,
 }
 
 pub(super) type Slots =
@@ -267,7 +269,12 @@ impl Fetcher<'_> {
                     etag: m.etag.clone(),
                     last_modified: m.last_modified.clone(),
                 });
-                match archive::fetch(http, &package.url, &file, since.as_ref())? {
+                let shown = display_url(&package.url);
+                let progress = self.progress(&shown);
+                let fetched = archive::fetch(http, &package.url, &file, since.as_ref(), &progress);
+                self.reporter
+                    .event(crate::report::Event::DownloadedModuleArchive { package: &shown });
+                match fetched? {
                     archive::HttpFetch::NotModified => {
                         let memo = memo.expect("a conditional request needs a memo");
                         log.reused.push(memo.package.clone());
@@ -437,6 +444,23 @@ impl Fetcher<'_> {
             commit: Some(commit.to_ascii_lowercase()),
             ..self.fetched(&id)?
         }))
+    }
+
+    /// The progress of a module archive's download, as events (`package` as shown): the
+    /// first bytes announce it, so an archive answered `304` or refused draws nothing.
+    pub(super) fn progress<'p>(&'p self, package: &'p str) -> impl Fn(u64, Option<u64>) + 'p {
+        let started = std::sync::atomic::AtomicBool::new(false);
+        move |bytes, total| {
+            if !started.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                self.reporter
+                    .event(crate::report::Event::DownloadingModuleArchive { package });
+            }
+            self.reporter.event(crate::report::Event::DownloadProgress {
+                provider: package,
+                bytes,
+                total,
+            });
+        }
     }
 
     /// A pinned call's package from content the store holds under the lock entry's `h1:`

@@ -30,9 +30,12 @@ impl Fetcher<'_> {
         }
         let tmp = self.tmpdir()?;
         let file = tmp.path().join("module.zip");
-        client
-            .download_blob(repo, &digest, &file, &|_, _| {})
-            .map_err(|e| oci_error(url, e))?;
+        let shown = url.to_owned();
+        let progress = self.progress(&shown);
+        let downloaded = client.download_blob(repo, &digest, &file, &progress);
+        self.reporter
+            .event(crate::report::Event::DownloadedModuleArchive { package: &shown });
+        downloaded.map_err(|e| oci_error(url, e))?;
         let archive = self.store.ingest_zip(&file).map_err(FetchError::from)?;
         let f = self.commit(
             &id,

@@ -54,6 +54,8 @@ pub(in crate::modules) struct FetchSession<'a> {
     stored_pins: HashMap<String, Option<Fetched>>,
     /// The package ids fetched and found in the store so far.
     log: FetchLog,
+    /// Where download progress goes.
+    reporter: &'a dyn crate::report::Reporter,
 }
 
 impl<'a> FetchSession<'a> {
@@ -61,8 +63,10 @@ impl<'a> FetchSession<'a> {
         store: &'a Store,
         network: &'a NetworkSettings,
         default_host: &'a str,
+        reporter: &'a dyn crate::report::Reporter,
     ) -> FetchSession<'a> {
         FetchSession {
+            reporter,
             store,
             network,
             default_host,
@@ -95,6 +99,7 @@ impl<'a> FetchSession<'a> {
             default_host: self.default_host,
             http: self.http.clone(),
             network: self.network,
+            reporter: self.reporter,
         }
     }
 

@@ -33,12 +33,18 @@ impl Fixture {
     }
 
     fn fetcher(&self) -> Fetcher<'_> {
+        /// Progress goes nowhere in these tests.
+        struct NoReport;
+        impl crate::report::Reporter for NoReport {
+            fn event(&self, _: crate::report::Event<'_>) {}
+        }
         Fetcher {
             store: &self.store,
             slots: &self.slots,
             default_host: "registry.example.invalid",
             http: None,
             network: &self.network,
+            reporter: &NoReport,
         }
     }
 

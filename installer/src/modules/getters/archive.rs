@@ -75,6 +75,7 @@ pub(crate) fn fetch(
     url: &str,
     dest: &Path,
     since: Option<&Validators>,
+    progress: &dyn Fn(u64, Option<u64>),
 ) -> Result<HttpFetch, FetchError> {
     let mut parsed = url::Url::parse(url)
         .map_err(|e| FetchError::Address(format!("invalid URL {:?}: {e}", display_url(url))))?;
@@ -111,7 +112,7 @@ pub(crate) fn fetch(
         };
         let conditional = since.etag.is_some() || since.last_modified.is_some();
         return match http
-            .download_if_changed(parsed.as_str(), dest, &since)
+            .download_if_changed(parsed.as_str(), dest, &since, progress)
             .map_err(FetchError::from)?
         {
             Some(d) => Ok(HttpFetch::Archive {
@@ -398,6 +399,7 @@ mod tests {
             "https://user:s3cret@h.test:bad/x.zip?token=TOK3N",
             &tmp.path().join("a"),
             None,
+            &|_, _| {},
         )
         .unwrap_err()
         .to_string();
@@ -419,12 +421,36 @@ mod tests {
             + "/page?X-Amz-Signature=SIGV4&private_token=TOK3N";
         let http = HttpClient::new(None, Default::default()).unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let err = fetch(&http, &url, &tmp.path().join("a"), None)
+        let err = fetch(&http, &url, &tmp.path().join("a"), None, &|_, _| {})
             .unwrap_err()
             .to_string();
         assert!(err.contains("is neither an archive"), "{err}");
         assert!(err.contains(&format!("{base}/page?")), "{err}");
         assert_no_secret(&err);
+    }
+
+    /// An archive's download reports its bytes as they come, against its length (the
+    /// module archive's bar on a terminal).
+    #[test]
+    fn an_archive_download_reports_its_progress() {
+        let base = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/zip\r\nContent-Length: 10\r\n\
+             Connection: close\r\n\r\n0123456789",
+        );
+        let http = HttpClient::new(None, Default::default()).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let got = fetch(
+            &http,
+            &format!("{base}/m.zip"),
+            &tmp.path().join("a"),
+            None,
+            &|bytes, total| seen.lock().unwrap().push((bytes, total)),
+        )
+        .unwrap();
+        assert!(matches!(got, HttpFetch::Archive { .. }));
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(seen.last(), Some(&(10, Some(10))), "{seen:?}");
     }
 
     #[test]
@@ -433,7 +459,7 @@ mod tests {
         let url = base.replace("http://", "http://TOK3N@") + "/m.zip?sig=SIGV4";
         let http = HttpClient::new(None, Default::default()).unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let err = fetch(&http, &url, &tmp.path().join("a"), None)
+        let err = fetch(&http, &url, &tmp.path().join("a"), None, &|_, _| {})
             .unwrap_err()
             .to_string();
         assert!(err.contains("304 Not Modified"), "{err}");

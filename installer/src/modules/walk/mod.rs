@@ -62,6 +62,7 @@ pub(super) fn walk(
             store,
             &opts.workdir.network,
             opts.workdir.flavor.default_registry_host(),
+            reporter,
         ),
         installed_addrs: HashSet::new(),
         linked_installs: HashSet::new(),
