@@ -73,6 +73,19 @@ impl HumanReporter {
         true
     }
 
+    /// A download's bar of bytes, labelled `label`, kept under `key` for its progress.
+    fn add_bar(&self, multi: &indicatif::MultiProgress, key: &str, label: String) {
+        let bar = multi.add(indicatif::ProgressBar::new(0));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("  {msg} [{bar:30}] {bytes}/{total_bytes}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(label);
+        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        active.insert(key.to_owned(), bar);
+    }
+
     /// Download events; `true` if `event` was one.
     fn download_event(&self, event: &Event<'_>) -> bool {
         match *event {
@@ -82,19 +95,7 @@ impl HumanReporter {
                 url,
             } => {
                 match &self.bars {
-                    Some(multi) => {
-                        let bar = multi.add(indicatif::ProgressBar::new(0));
-                        bar.set_style(
-                            indicatif::ProgressStyle::with_template(
-                                "  {msg} [{bar:30}] {bytes}/{total_bytes}",
-                            )
-                            .expect("valid template")
-                            .progress_chars("=> "),
-                        );
-                        bar.set_message(format!("{provider} v{version}"));
-                        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
-                        active.insert(provider.to_owned(), bar);
-                    }
+                    Some(multi) => self.add_bar(multi, provider, format!("{provider} v{version}")),
                     None => {
                         let said = format!("- Downloading {provider} v{version} from {url}");
                         let _ = writeln!(std::io::stderr(), "{}", crate::escape::line(&said));
@@ -106,17 +107,7 @@ impl HumanReporter {
             // for KEY..." was said).
             Event::DownloadingModuleArchive { package } => {
                 if let Some(multi) = &self.bars {
-                    let bar = multi.add(indicatif::ProgressBar::new(0));
-                    bar.set_style(
-                        indicatif::ProgressStyle::with_template(
-                            "  {msg} [{bar:30}] {bytes}/{total_bytes}",
-                        )
-                        .expect("valid template")
-                        .progress_chars("=> "),
-                    );
-                    bar.set_message(crate::escape::line(package).into_owned());
-                    let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
-                    active.insert(package.to_owned(), bar);
+                    self.add_bar(multi, package, crate::escape::line(package).into_owned());
                 }
                 true
             }
