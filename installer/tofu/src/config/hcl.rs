@@ -233,6 +233,59 @@ fn root_name(expr: &Expression) -> Option<String> {
     }
 }
 
+/// The type constraint a variable's `type` argument writes, as far as `variables.rs` judges
+/// it.
+fn type_constraint(expr: &Expression) -> TypeConstraint {
+    match expr {
+        Expression::Variable(v) => match v.as_str() {
+            "string" => TypeConstraint::String,
+            "number" => TypeConstraint::Number,
+            "bool" => TypeConstraint::Bool,
+            _ => TypeConstraint::Other,
+        },
+        Expression::FuncCall(call) => collection_constraint(call),
+        Expression::Parenthesis(p) => type_constraint(p.inner()),
+        _ => TypeConstraint::Other,
+    }
+}
+
+/// `list(T)`, `set(T)` or `map(T)` of a primitive `T`; anything else is not judged.
+fn collection_constraint(call: &hcl::edit::expr::FuncCall) -> TypeConstraint {
+    let kind = match call.name.name.as_str() {
+        "list" => "list",
+        "set" => "set",
+        "map" => "map",
+        _ => return TypeConstraint::Other,
+    };
+    let args: Vec<&Expression> = call.args.iter().collect();
+    match args[..] {
+        [element] => match type_constraint(element) {
+            e @ (TypeConstraint::String | TypeConstraint::Number | TypeConstraint::Bool) => {
+                TypeConstraint::Collection(kind, Box::new(e))
+            }
+            _ => TypeConstraint::Other,
+        },
+        _ => TypeConstraint::Other,
+    }
+}
+
+/// The value a variable's `default` argument writes, as far as `variables.rs` judges it.
+fn default_value(expr: &Expression) -> DefaultValue {
+    match expr {
+        Expression::String(s) => DefaultValue::String(s.as_str().to_owned()),
+        Expression::Number(_) => DefaultValue::Number,
+        Expression::Bool(_) => DefaultValue::Bool,
+        Expression::Null(_) => DefaultValue::Null,
+        Expression::Array(_) => DefaultValue::Tuple,
+        Expression::Object(_) => DefaultValue::Object,
+        Expression::Parenthesis(p) => default_value(p.inner()),
+        other => match literal_string(other) {
+            Some(s) => DefaultValue::String(s),
+            None => DefaultValue::Other,
+        },
+    }
+}
+
 /// The `NAME[.ALIAS]` a `provider` argument names.
 fn provider_ref(expr: &Expression) -> Option<ProviderRef> {
     match expr {
@@ -456,8 +509,8 @@ pub(super) fn parse_hcl(
                     let attr = |n| block.body.get_attribute(n);
                     let facts = VariableFacts {
                         name: name.as_str().to_owned(),
-                        ty: attr("type").map(|a| TypeConstraint::of(&a.value)),
-                        default: attr("default").map(|a| DefaultValue::of(&a.value)),
+                        ty: attr("type").map(|a| type_constraint(&a.value)),
+                        default: attr("default").map(|a| default_value(&a.value)),
                         nullable: attr("nullable").and_then(|a| match &a.value {
                             Expression::Bool(b) => Some(*b.value()),
                             _ => None,

@@ -3,9 +3,8 @@
 //! override file changes either (`module_merge.go`, `Variable.merge`), terraform and
 //! OpenTofu alike. Only what is certain without an evaluator is judged: a literal default
 //! against a primitive type or a collection of one, and a null default where
-//! `nullable = false`; anything else is left to the tool's `plan`.
-
-use hcl::edit::expr::{Expression, FuncCall};
+//! `nullable = false`; anything else is left to the tool's `plan`. The syntaxes' readers
+//! (`hcl.rs`) make these values from what a file writes.
 
 use super::{invalid, ConfigError, SourcePos};
 
@@ -22,40 +21,6 @@ pub(super) enum TypeConstraint {
 }
 
 impl TypeConstraint {
-    /// The constraint a `type` argument writes.
-    pub(super) fn of(expr: &Expression) -> TypeConstraint {
-        match expr {
-            Expression::Variable(v) => match v.as_str() {
-                "string" => TypeConstraint::String,
-                "number" => TypeConstraint::Number,
-                "bool" => TypeConstraint::Bool,
-                _ => TypeConstraint::Other,
-            },
-            Expression::FuncCall(call) => Self::collection(call),
-            Expression::Parenthesis(p) => Self::of(p.inner()),
-            _ => TypeConstraint::Other,
-        }
-    }
-
-    fn collection(call: &FuncCall) -> TypeConstraint {
-        let kind = match call.name.name.as_str() {
-            "list" => "list",
-            "set" => "set",
-            "map" => "map",
-            _ => return TypeConstraint::Other,
-        };
-        let args: Vec<&Expression> = call.args.iter().collect();
-        match args[..] {
-            [element] => match Self::of(element) {
-                e @ (TypeConstraint::String | TypeConstraint::Number | TypeConstraint::Bool) => {
-                    TypeConstraint::Collection(kind, Box::new(e))
-                }
-                _ => TypeConstraint::Other,
-            },
-            _ => TypeConstraint::Other,
-        }
-    }
-
     /// cty's friendly name.
     fn name(&self) -> String {
         match self {
@@ -81,25 +46,6 @@ pub(super) enum DefaultValue {
     Object,
     /// An expression: not judged.
     Other,
-}
-
-impl DefaultValue {
-    /// The value a `default` argument writes.
-    pub(super) fn of(expr: &Expression) -> DefaultValue {
-        match expr {
-            Expression::String(s) => DefaultValue::String(s.as_str().to_owned()),
-            Expression::Number(_) => DefaultValue::Number,
-            Expression::Bool(_) => DefaultValue::Bool,
-            Expression::Null(_) => DefaultValue::Null,
-            Expression::Array(_) => DefaultValue::Tuple,
-            Expression::Object(_) => DefaultValue::Object,
-            Expression::Parenthesis(p) => Self::of(p.inner()),
-            other => match super::hcl::literal_string(other) {
-                Some(s) => DefaultValue::String(s),
-                None => DefaultValue::Other,
-            },
-        }
-    }
 }
 
 /// Why `value` does not convert to `ty`, in cty's words; `None` when it does, or when it
