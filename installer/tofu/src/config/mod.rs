@@ -8,10 +8,17 @@
 //! `resource`/`data`/`ephemeral` blocks (a `check` block's data source included),
 //! `provider` blocks and `import` blocks (`imports.rs`). Only what
 //! provider installation needs is interpreted; everything else is ignored.
+//!
+//! Over 600 lines on purpose: `load_module_requirements_shown_as` is the one merge of a
+//! module's primary and override files, in the tools' order (required providers, core
+//! versions, provider blocks, resources, imports, variables, module calls), and reads best
+//! top to bottom in one place; the syntaxes (`hcl.rs`, `json.rs`), the rules (`validate.rs`,
+//! `imports.rs`, `variables.rs`) and the tree walk (`tree.rs`) are apart.
 
 mod decls;
 pub(crate) mod files;
 mod hcl;
+mod hcl_exprs;
 mod imports;
 mod json;
 pub(crate) mod parsed;

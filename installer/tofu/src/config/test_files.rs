@@ -136,7 +136,7 @@ fn read_test_file(
             let Some(a) = module.body.get_attribute(arg) else {
                 return Ok(None);
             };
-            match super::hcl::literal_string(&a.value) {
+            match super::hcl_exprs::literal_string(&a.value) {
                 Some(s) => Ok(Some(s)),
                 None => Err(invalid(
                     &at_offset(a.span().map(|r| r.start)),
