@@ -321,6 +321,17 @@ pub(crate) struct ModulesOutdatedArgs {
     /// Exit with status 2 when a call is outdated (0 otherwise), for a CI job to act on.
     #[arg(long)]
     pub exit_code: bool,
+    #[command(flatten)]
+    pub vars: RootVariableArgs,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `-var` and `-var-file` of the `modules` commands, for the sources and versions tofu
+/// evaluates early.
+#[derive(Debug, Args)]
+pub(crate) struct RootVariableArgs {
     /// A root module variable (`NAME=VALUE`), for sources and versions tofu evaluates early;
     /// repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
@@ -328,12 +339,9 @@ pub(crate) struct ModulesOutdatedArgs {
     /// A file of root module variable values; repeatable.
     #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
     pub var_file: Vec<InOrder<PathBuf>>,
-    /// Print a JSON report on stdout instead of human-readable lines.
-    #[arg(long)]
-    pub json: bool,
 }
 
-impl ModulesOutdatedArgs {
+impl RootVariableArgs {
     /// As [`InitArgs::var_options`].
     pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
         var_options(&self.var, &self.var_file, cwd)
@@ -357,13 +365,8 @@ pub(crate) struct ModulesLockArgs {
     /// `readonly`: fail when an entry would be added, removed or changed.
     #[arg(long, value_enum, value_name = "MODE")]
     pub lockfile: Option<LockfileMode>,
-    /// A root module variable (`NAME=VALUE`), for sources and versions tofu evaluates early;
-    /// repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
-    pub var: Vec<InOrder<String>>,
-    /// A file of root module variable values; repeatable.
-    #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
-    pub var_file: Vec<InOrder<PathBuf>>,
+    #[command(flatten)]
+    pub vars: RootVariableArgs,
     /// Print a JSON report on stdout instead of human-readable lines.
     #[arg(long)]
     pub json: bool,
@@ -508,12 +511,6 @@ impl InitArgs {
     }
 }
 
-impl ModulesLockArgs {
-    /// As [`InitArgs::var_options`].
-    pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
-        var_options(&self.var, &self.var_file, cwd)
-    }
-}
 
 /// `-var` and `-var-file` values in the order they were given, file paths made absolute
 /// against `cwd`.

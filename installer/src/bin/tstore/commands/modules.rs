@@ -23,7 +23,7 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
         );
     }
     let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
-    let variables = root.variables(settings, &args.var_options(&root.place.cwd))?;
+    let variables = root.variables(settings, &args.vars.var_options(&root.place.cwd))?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
     let opts = ModuleOptions {
@@ -82,7 +82,7 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
 /// `tstore modules outdated [DIR]`.
 pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result<ExitCode> {
     let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
-    let variables = root.variables(settings, &args.var_options(&root.place.cwd))?;
+    let variables = root.variables(settings, &args.vars.var_options(&root.place.cwd))?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
     let opts = ModuleOptions {
