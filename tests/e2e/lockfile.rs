@@ -150,10 +150,7 @@ fn a_loosened_constraint_leaves_the_lock_as_both_terraforms_leave_it() {
     let peers = tstore_test_support::peers();
     let looser = NULL_CONFIG.replace(">= 2.0.0, ~> 2.1", ">= 2.0.0, < 3.0.0");
     assert_ne!(looser, NULL_CONFIG);
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
@@ -283,10 +280,7 @@ fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
     let skip = "Skip terraform init when using provider development overrides. It is not necessary and may error unexpectedly.";
     let peers = tstore_test_support::peers();
     let mut locked = String::new();
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
@@ -366,10 +360,7 @@ fn the_provider_lines_of_a_first_init_are_each_terraforms() {
             + "in the future.".len();
         text[start..end].to_owned()
     };
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);

@@ -349,10 +349,7 @@ fn registry_sources_are_recorded_as_each_terraform_records_them() {
          module \"loopback\" {{\n  source  = \"{host}/acme/gitpkg/null\"\n  version = \"1.0.0\"\n}}\n"
     );
     let peers = tstore_test_support::peers();
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
@@ -403,10 +400,7 @@ fn pre_release_constraints_select_as_each_terraform_selects() {
         let main = format!(
             "module \"pre\" {{\n  source  = \"{host}/acme/gitpkg/null\"\n  version = \"{constraint}\"\n}}\n"
         );
-        for (judge, tool) in [
-            (&peers.terraform, "terraform 1.0.3"),
-            (&peers.terraform_current, "terraform 1.11.4"),
-        ] {
+        for (judge, tool) in peers.judges() {
             let case = format!("{tool} {constraint:?}");
             let name: String = case
                 .chars()

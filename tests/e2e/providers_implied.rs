@@ -187,10 +187,7 @@ fn a_provider_only_the_state_needs_stays_locked_and_linked() {
     let peers = tstore_test_support::peers();
     let before = "resource \"null_resource\" \"gone\" {}\n";
     let after = "output \"kept\" {\n  value = 1\n}\n";
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", before)]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", before)]);

@@ -553,10 +553,7 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
             .to_owned()
     };
     let peers = tstore_test_support::peers();
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let theirs_out = run_ok(
             env.command(judge)
                 .current_dir(&theirs)
@@ -870,10 +867,7 @@ fn provider_pre_releases_select_as_each_terraform_selects() {
             "source = \"tstore.test/test/fake\"",
             &format!("source  = \"tstore.test/test/fake\"\n      version = \"{constraint}\""),
         );
-        for (judge, tool) in [
-            (&peers.terraform, "terraform 1.0.3"),
-            (&peers.terraform_current, "terraform 1.11.4"),
-        ] {
+        for (judge, tool) in peers.judges() {
             let name = format!("{i}-{}", tool.replace(' ', "-"));
             let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
             let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);

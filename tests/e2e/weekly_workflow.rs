@@ -49,10 +49,7 @@ fn a_week_of_changes_writes_what_each_terraform_writes() {
         ("m/main.tf", "output \"x\" {\n  value = 1\n}\n"),
         ("fixtures/main.tf", "output \"y\" {\n  value = 2\n}\n"),
     ];
-    for (judge, tool) in [
-        (&peers.terraform, "terraform 1.0.3"),
-        (&peers.terraform_current, "terraform 1.11.4"),
-    ] {
+    for (judge, tool) in peers.judges() {
         let name = tool.replace(' ', "-");
         let theirs = env.checkout(&format!("theirs-{name}"), &files);
         let ours = env.checkout(&format!("ours-{name}"), &files);

@@ -28,6 +28,17 @@ pub struct Peers {
     pub null_provider: PathBuf,
 }
 
+impl Peers {
+    /// The two judges, each with the tool version tstore is told for it
+    /// (`TSTORE_TOOL_VERSION`, and the name used for its twin checkouts).
+    pub fn judges(&self) -> [(&std::path::Path, &'static str); 2] {
+        [
+            (self.terraform.as_path(), "terraform 1.0.3"),
+            (self.terraform_current.as_path(), "terraform 1.11.4"),
+        ]
+    }
+}
+
 /// Where the peers are installed: `$TSTORE_PEERS_DIR` if set, else `$CARGO_TARGET_DIR/peers`,
 /// else `<workspace>/target/peers`. Relative values are taken from the workspace root.
 /// `scripts/fetch-peers` resolves the same way.

@@ -511,7 +511,6 @@ impl InitArgs {
     }
 }
 
-
 /// `-var` and `-var-file` values in the order they were given, file paths made absolute
 /// against `cwd`.
 fn var_options(
