@@ -198,7 +198,7 @@ pub(super) fn decide(
 
 /// The warnings for modules that write into their own directory (a copy made because they
 /// do, or a module its package declares self-modifying) under `count` or `for_each`: all the
-/// instances of a call share the one directory installed for it (seed 003's open question).
+/// instances of a call share the one directory installed for it, so their writes collide.
 pub(super) fn shared_by_instances(nodes: &[Node], decisions: &[Decision]) -> Vec<ModuleWarning> {
     let mut out = Vec::new();
     for (i, n) in nodes.iter().enumerate() {

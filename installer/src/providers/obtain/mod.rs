@@ -103,7 +103,8 @@ pub(crate) struct Obtainment {
     pub(crate) lock_extra: Vec<String>,
     /// The `zh:` of a zip verified in this run (downloaded, or a mirror's zip read now),
     /// never one known from an earlier run: the tofu flavor locks it, as OpenTofu's installer
-    /// locks the hashes it verified locally (seed 001's RFC, `installer.go` at v1.12);
+    /// locks the hashes it verified locally (OpenTofu's `internal/providercache/installer.go`
+    /// at v1.12);
     /// terraform records only the `h1:` from a mirror.
     pub(crate) verified_zh: Option<String>,
     pub(crate) memo: Option<(PathBuf, SourceFingerprint)>,
