@@ -223,7 +223,7 @@ fn auto_copies_what_writes_into_itself_and_links_the_rest() {
 
 /// A module that writes into its own directory, called with `count` (or inside a module
 /// called with `for_each`): every instance shares the one directory installed for the call,
-/// as with terraform, and tstore says so once per module (seed 003's open question); the
+/// as with terraform, and tstore says so once per module (their writes would collide); the
 /// same module called once is not warned of.
 #[test]
 fn a_self_modifying_module_under_count_or_for_each_is_warned_of() {

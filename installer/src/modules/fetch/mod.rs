@@ -463,46 +463,6 @@ impl Fetcher<'_> {
         }
     }
 
-    /// A pinned call's package from content the store holds under the lock entry's `h1:`
-    /// (`Store::tree_with_h1`), committed under the name the entry gives it: the entry
-    /// vouches for the bytes. This is how a restored store, whose adoption forgot the module
-    /// packages' names but kept their verified trees, installs a locked git call with its
-    /// source unreachable. The package is named by the entry's commit.
-    pub(super) fn stored_by_lock_hash(
-        &self,
-        package: &RemotePackage,
-        entry: &tstore_tofu::module_lock::ModuleLockEntry,
-        log: &mut FetchLog,
-    ) -> Result<Option<Fetched>, FetchError> {
-        for h1 in entry.hashes.iter().filter(|h| h.starts_with("h1:")) {
-            let Ok(hash) = h1.parse::<tstore_store::Hash>() else {
-                continue;
-            };
-            let Some(tree) = self.store.tree_with_h1(&hash).map_err(FetchError::from)? else {
-                continue;
-            };
-            // Git only: a commit names its content for good (and the walk has checked the
-            // ref's reach to it). An archive URL or an OCI tag can be published again, and a
-            // lock must fail on that wherever it runs, whatever the store holds.
-            let (Getter::Git, Some(commit)) = (&package.getter, &entry.commit) else {
-                return Ok(None);
-            };
-            let addr = git::GitAddress::parse(&package.url)?;
-            let (id, commit) = (
-                git_id(&addr.repo, commit),
-                Some(commit.to_ascii_lowercase()),
-            );
-            log.reused.push(id.clone());
-            let made = if self.known(&id)? {
-                self.fetched(&id)?
-            } else {
-                self.commit(&id, &tree, vec![hash])?
-            };
-            return Ok(Some(Fetched { commit, ..made }));
-        }
-        Ok(None)
-    }
-
     /// The package the store last fetched from the archive URL `url`, when the store holds
     /// it: a pinned call whose lock entry names this package's hash needs no request.
     pub(super) fn stored_archive(&self, url: &str) -> Result<Option<Fetched>, FetchError> {
@@ -693,6 +653,7 @@ pub(super) fn package_id(kind: &str, url: &str, identity: &str) -> String {
     format!("{kind}-{slug}-{}", &hex::encode(digest)[..20])
 }
 
+mod by_lock_hash;
 mod oci;
 mod pool;
 mod session;

@@ -1,3 +1,6 @@
+//! The module reader's unit tests, one per rule of the merge in `mod.rs` (over 700 lines
+//! because that merge has that many rules; each test is short and stands alone).
+
 use super::*;
 
 fn module(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<ModuleRequirements, ConfigError>) {

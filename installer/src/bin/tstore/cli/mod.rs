@@ -1,5 +1,9 @@
 //! Command-line arguments as clap parses them, and their conversion into validated
 //! settings. No logic outside this module sees clap types.
+//!
+//! Over 700 lines on purpose: every command's arguments and help text in one file, in the
+//! order `tstore --help` lists them, so the whole command line reads (and is reviewed
+//! against tofu's) in one place; the parsing helpers and tests are apart (`tests.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
