@@ -140,15 +140,11 @@ fn a_working_directory_that_cannot_be_written_is_refused_before_any_fetch() {
 fn fetch_words_a_lock_that_would_change_for_itself() {
     let env = TestEnv::new();
     let base = env.root.path().join("git");
-    let repo = GitRepo::init(
-        base.join("m"),
+    let repo = GitRepo::tagged_module(
+        &base,
+        "m",
         &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
-    )
-    .commit("one")
-    .tag("v1")
-    .clone_bare(base.join("m.git"))
-    .path()
-    .to_owned();
+    );
     let call = |name: &str| {
         format!(
             "module \"{name}\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",

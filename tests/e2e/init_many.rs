@@ -327,15 +327,11 @@ fn a_root_named_with_control_characters_cannot_forge_the_summary() {
 #[test]
 fn a_recursive_init_shows_its_fetch_phase_and_failures_so_far() {
     let env = TestEnv::new();
-    let repo = GitRepo::init(
-        env.root.path().join("git/m"),
+    let repo = GitRepo::tagged_module(
+        &env.root.path().join("git"),
+        "m",
         &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
-    )
-    .commit("one")
-    .tag("v1")
-    .clone_bare(env.root.path().join("git/m.git"))
-    .path()
-    .to_owned();
+    );
     let call = format!(
         "module \"m\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
         repo.display()

@@ -206,15 +206,11 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
 fn module_downloads_are_said_before_they_happen() {
     let env = TestEnv::new();
     let base = env.root.path().join("git");
-    let repo = GitRepo::init(
-        base.join("m"),
+    let repo = GitRepo::tagged_module(
+        &base,
+        "m",
         &[("main.tf", "output \"v\" {\n  value = 1\n}\n")],
-    )
-    .commit("one")
-    .tag("v1")
-    .clone_bare(base.join("m.git"))
-    .path()
-    .to_owned();
+    );
     let source = format!("git::file://{}?ref=v1", repo.display());
     let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
     let said = format!("Downloading {source} for m...");

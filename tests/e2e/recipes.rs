@@ -127,15 +127,11 @@ impl<'a> Machine<'a> {
 /// repository is `<root>/git/labels.git`.
 fn repository(env: &TestEnv, cfg: &Path) -> PathBuf {
     let repo = env.root.path().join("repo");
-    let labels = tstore_test_support::GitRepo::init(
-        env.root.path().join("git/labels"),
+    let labels = tstore_test_support::GitRepo::tagged_module(
+        &env.root.path().join("git"),
+        "labels",
         &[("main.tf", "output \"label\" {\n  value = \"app\"\n}\n")],
-    )
-    .commit("labels")
-    .tag("v1")
-    .clone_bare(env.root.path().join("git/labels.git"))
-    .path()
-    .to_owned();
+    );
     for stack in ["app", "net"] {
         let dir = repo.join("stacks").join(stack);
         fs_err::create_dir_all(&dir).unwrap();

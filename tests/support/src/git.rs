@@ -133,6 +133,18 @@ impl GitRepo {
         self
     }
 
+    /// A module repository with one commit of `files`, tagged `v1`: the working copy at
+    /// `BASE/NAME`, and the bare repository `BASE/NAME.git` a call's source names (returned).
+    #[track_caller]
+    pub fn tagged_module(base: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        GitRepo::init(base.join(name), files)
+            .commit("one")
+            .tag("v1")
+            .clone_bare(base.join(format!("{name}.git")))
+            .path()
+            .to_owned()
+    }
+
     /// `git clone -q --bare . TO`; the bare repository.
     #[track_caller]
     pub fn clone_bare(&self, to: impl Into<PathBuf>) -> GitRepo {

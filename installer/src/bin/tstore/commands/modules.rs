@@ -10,7 +10,7 @@ use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, Workdi
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
-use crate::cli::{LockfileMode, ModulesLockArgs, ModulesOutdatedArgs};
+use crate::cli::{LockfileMode, ModulesLockArgs, ModulesOutdatedArgs, RootVariableArgs};
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
 
@@ -22,22 +22,18 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
             args.modules[0]
         );
     }
-    let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
-    let variables = root.variables(settings, &args.vars.var_options(&root.place.cwd))?;
-    let store = open_store(settings)?;
-    let _lock = lock_store(&store)?;
+    let base = module_options(settings, args.dir.as_deref(), &args.vars)?;
     let opts = ModuleOptions {
         workdir: WorkdirOptions {
             upgrade: args.upgrade,
             lockfile_readonly: args.lockfile == Some(LockfileMode::Readonly),
-            variables,
-            ..root.workdir_options(settings)
+            ..base.workdir
         },
-        policy: Default::default(),
         upgrade_only: args.modules.clone(),
-        reach_records: settings.reach_records(),
-        trust_lock: settings.trust_lock,
+        ..base
     };
+    let store = open_store(settings)?;
+    let _lock = lock_store(&store)?;
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::lock_modules(&store, &opts, reporter)?;
@@ -79,13 +75,17 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// `tstore modules outdated [DIR]`.
-pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result<ExitCode> {
-    let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
-    let variables = root.variables(settings, &args.vars.var_options(&root.place.cwd))?;
-    let store = open_store(settings)?;
-    let _lock = lock_store(&store)?;
-    let opts = ModuleOptions {
+/// The module phase's options for the working directory `dir` (default: the current one),
+/// as the `modules` commands take it: its variables from `vars`, no upgrade, the lock file
+/// writable, the default module policy.
+fn module_options(
+    settings: &Settings,
+    dir: Option<&std::path::Path>,
+    vars: &RootVariableArgs,
+) -> Result<ModuleOptions> {
+    let root = Place::find(settings, dir)?.configure(settings)?;
+    let variables = root.variables(settings, &vars.var_options(&root.place.cwd))?;
+    Ok(ModuleOptions {
         workdir: WorkdirOptions {
             variables,
             ..root.workdir_options(settings)
@@ -94,7 +94,14 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
         upgrade_only: Vec::new(),
         reach_records: settings.reach_records(),
         trust_lock: settings.trust_lock,
-    };
+    })
+}
+
+/// `tstore modules outdated [DIR]`.
+pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result<ExitCode> {
+    let opts = module_options(settings, args.dir.as_deref(), &args.vars)?;
+    let store = open_store(settings)?;
+    let _lock = lock_store(&store)?;
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::outdated_modules(&store, &opts, reporter)?;
