@@ -34,15 +34,16 @@ pub use crate::init::{
     RootSearchError,
 };
 pub use crate::modules::policy::{
-    find_repository_flavor, find_repository_rules, parse_machine_rules, ModulePolicy, PolicyError,
+    find_repository_flavor, find_repository_module_mirror, find_repository_rules,
+    parse_machine_rules, ModulePolicy, PolicyError,
 };
 pub use crate::modules::{
     install as install_modules, lock as lock_modules, outdated as outdated_modules,
     prefetch as prefetch_modules, Action, CallLock, CallReport, LockedCall, ModuleInstallError,
-    ModuleLockReport, ModuleOptions, ModuleWarning, ModulesReport, OutdatedCall, OutdatedReport,
-    META_FILE,
+    ModuleLockReport, ModuleMirror, ModuleOptions, ModuleWarning, ModulesReport, ObtainedFrom,
+    OutdatedCall, OutdatedReport, META_FILE,
 };
-pub use crate::net::oci::OciRepository;
+pub use crate::net::oci::{OciClient, OciRepository};
 pub use crate::net::NetworkSettings;
 pub use crate::options::WorkdirOptions;
 pub use crate::own_files::OwnFileError;
@@ -59,8 +60,9 @@ pub use crate::providers::{
     SIGNING_SKIPPED,
 };
 pub use crate::publish::{
-    check_push_target, oci_client, packages_without_source_zip, push_module, push_providers,
-    ExistingTag, ProviderSelection, PushError, PushedModule, PushedVersion, WithoutSourceZip,
+    check_push_target, oci_client, packages_without_source_zip, push_module, push_modules,
+    push_providers, ExistingTag, ModuleSelection, ProviderSelection, PushError, PushedModule,
+    PushedModules, PushedResolution, PushedVersion, WithoutSourceZip,
 };
 pub use crate::redact::display_url as redacted_url;
 pub use crate::report::{Event, LockFileChange, Reporter};

@@ -31,6 +31,7 @@ mod lock_reach;
 mod lockfile;
 mod mirror_trust;
 mod module_lock;
+mod module_mirror;
 mod module_policy;
 mod module_versions;
 mod modules_fixture;

@@ -77,6 +77,7 @@ impl Setup {
                 upgrade_only: Vec::new(),
                 reach_records: None,
                 trust_lock: false,
+                module_mirror: None,
             }),
             plugin_dirs: vec!["/opt/plugins".to_owned()],
         }

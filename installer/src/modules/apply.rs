@@ -278,6 +278,8 @@ fn call_report(n: &Node, d: &Decision, dir: String, copy_bytes: Option<u64>) -> 
         at: n.at.to_string(),
         lock: None,
         selected_by: n.selected_by,
+        obtained: None,
+        origin_why: n.origin_why.clone(),
     }
 }
 
@@ -510,6 +512,7 @@ mod tests {
             lock_entry: None,
             selected_by: None,
             repeated_by: None,
+            origin_why: None,
         };
         let d = Decision {
             action: Action::Link,

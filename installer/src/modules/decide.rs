@@ -319,6 +319,7 @@ mod tests {
             lock_entry: None,
             selected_by: None,
             repeated_by: None,
+            origin_why: None,
         }
     }
 

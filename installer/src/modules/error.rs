@@ -104,6 +104,24 @@ pub enum FetchError {
         /// What differs: expected and got.
         what: String,
     },
+    /// The module mirror's package for a lock entry's `h1:` is another tree: a tampered or
+    /// re-pointed tag. Nothing is installed from it.
+    #[error(
+        "the module mirror {mirror} serves other content under {tag}: the module lock file \
+         .tstore.lock.hcl expects {expected}, the mirror's package has {received}; nothing was \
+         installed from it. Whoever fills the mirror should push the package again (tstore push \
+         --modules --force from a store that holds it)"
+    )]
+    MirrorMismatch {
+        /// The mirror, `oci://REGISTRY/REPOSITORY`.
+        mirror: String,
+        /// The tag asked.
+        tag: String,
+        /// The lock entry's `h1:`.
+        expected: String,
+        /// The `h1:` of what the mirror served.
+        received: String,
+    },
     /// The module lock file's entry for the call lists no hash tstore can check.
     #[error(
         "the module lock file .tstore.lock.hcl pins {} with no h1: or zh: checksum, so \

@@ -51,6 +51,7 @@ mod foreign_copy;
 pub(crate) mod getters;
 mod locked;
 pub(crate) mod manifest;
+pub(crate) mod mirror;
 mod package_dirs;
 pub(crate) mod package_meta;
 pub(crate) mod policy;
@@ -62,6 +63,7 @@ mod walk;
 
 use std::path::PathBuf;
 
+pub use self::mirror::ModuleMirror;
 pub use package_meta::META_FILE;
 use tstore_store::Store;
 
@@ -69,7 +71,7 @@ pub use self::error::ModuleInstallError;
 pub(crate) use self::error::{chain, FetchError};
 pub use self::report::{
     Action, CallLock, CallReport, LockedCall, ModuleLockReport, ModuleWarning, ModulesReport,
-    OutdatedCall, OutdatedReport,
+    ObtainedFrom, OutdatedCall, OutdatedReport,
 };
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
@@ -111,6 +113,10 @@ pub struct ModuleOptions {
     /// ref reaches its locked commit (an outage) and no record exists, the lock's checksums
     /// alone decide, and the refs left unchecked are said.
     pub trust_lock: bool,
+    /// The module mirror (`module_mirror` in `.tstore.hcl`, `TSTORE_MODULE_MIRROR`): a
+    /// pinned call whose package the store lacks is asked of it, by the entry's `h1:`,
+    /// before its origin.
+    pub module_mirror: Option<ModuleMirror>,
 }
 
 /// Install every module of the configuration at `opts.workdir.dir`, and keep its module lock
@@ -142,10 +148,29 @@ pub fn install(
         call.lock = Some(update.standing(&call.key));
     }
     calls.sort_by(|a, b| a.key.cmp(&b.key));
+    let (fetched, mirrored) = (sorted(tree.fetched), sorted(tree.mirrored));
+    for call in calls.iter_mut().filter(|c| c.selected_by.is_some()) {
+        call.obtained = call.package.as_deref().map(|id| {
+            // A package without its dot entries was made from the one fetched.
+            let id = id.strip_suffix("-nodot").unwrap_or(id);
+            if mirrored.binary_search_by(|m| m.as_str().cmp(id)).is_ok() {
+                ObtainedFrom::Mirror
+            } else if fetched.binary_search_by(|f| f.as_str().cmp(id)).is_ok() {
+                ObtainedFrom::Origin
+            } else {
+                ObtainedFrom::Store
+            }
+        });
+        if call.obtained != Some(ObtainedFrom::Origin) {
+            call.origin_why = None;
+        }
+    }
     let report = ModulesReport {
         calls,
-        fetched: sorted(tree.fetched),
+        fetched,
         reused: sorted(tree.reused),
+        mirrored,
+        mirror: opts.module_mirror.as_ref().map(ToString::to_string),
         lock_file,
     };
     Ok((report, tree.warnings))
@@ -237,11 +262,24 @@ pub fn prefetch(
     store: &Store,
     opts: &ModuleOptions,
     reporter: &dyn Reporter,
-) -> Result<(), ModuleInstallError> {
+) -> Result<PrefetchReport, ModuleInstallError> {
     let old_lock = module_lock::load(&opts.workdir.dir.join(module_lock::FILE_NAME))?;
     let pins = Pins::new(old_lock.as_ref(), opts.workdir.upgrade, &opts.upgrade_only);
-    walk(store, opts, &pins, reporter)?;
-    Ok(())
+    let tree = walk(store, opts, &pins, reporter)?;
+    Ok(PrefetchReport {
+        fetched: sorted(tree.fetched),
+        mirrored: sorted(tree.mirrored),
+    })
+}
+
+/// What a prefetch brought into the store: package ids from their origins and from the
+/// module mirror.
+#[derive(Clone, Debug, Default)]
+pub struct PrefetchReport {
+    /// Fetched from their origins.
+    pub fetched: Vec<String>,
+    /// Fetched from the module mirror.
+    pub mirrored: Vec<String>,
 }
 
 /// The module tree, walked with the lock file's pins, and the lock file it calls for;

@@ -313,6 +313,34 @@ pub fn find_repository_flavor(
     }
 }
 
+/// The repository's module mirror: `module_mirror = "oci://REGISTRY/REPOSITORY"` at the top
+/// level of the same `.tstore.hcl` (nearest at or above `dir`).
+pub fn find_repository_module_mirror(
+    dir: &Path,
+) -> Result<Option<crate::modules::mirror::ModuleMirror>, PolicyError> {
+    let Some((path, body)) = find_repository_file(dir)? else {
+        return Ok(None);
+    };
+    let Some(attr) = body.into_inner().into_iter().find_map(|s| match s {
+        Structure::Attribute(a) if a.key.as_str() == "module_mirror" => Some(a),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    let origin = path.display().to_string();
+    // The value is not quoted back: the file may not be what it seems.
+    let invalid = || PolicyError::Invalid {
+        origin: origin.clone(),
+        message: "module_mirror must be \"oci://REGISTRY/REPOSITORY\"".into(),
+    };
+    match attr.expr {
+        Expression::String(s) => crate::modules::mirror::ModuleMirror::parse(&s, &origin)
+            .map(Some)
+            .map_err(|_| invalid()),
+        _ => Err(invalid()),
+    }
+}
+
 /// A `tstore_modules { … }` block of the CLI configuration, given as its body's text.
 pub fn parse_machine_rules(body_text: &str, origin: &str) -> Result<SourceRules, PolicyError> {
     let body: Body = hcl::parse(body_text).map_err(|e| PolicyError::Syntax {

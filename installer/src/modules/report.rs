@@ -52,6 +52,23 @@ pub struct CallReport {
     /// Where a remote call's version or commit came from: `lock`, `constraint` (the newest
     /// the call allows, or the ref it names) or `upgrade`.
     pub selected_by: Option<&'static str>,
+    /// Where a remote call's package came from in this run: the store, the module mirror,
+    /// or its origin.
+    pub obtained: Option<ObtainedFrom>,
+    /// With a module mirror, why the origin served it.
+    pub origin_why: Option<String>,
+}
+
+/// Where a remote call's package came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObtainedFrom {
+    /// The store held it.
+    Store,
+    /// The module mirror, by the lock entry's `h1:`.
+    Mirror,
+    /// The call's source (a registry, a git remote, an archive URL, an OCI registry).
+    Origin,
 }
 
 /// A remote call's standing in the module lock file.
@@ -75,6 +92,10 @@ pub struct ModulesReport {
     pub fetched: Vec<String>,
     /// Package ids found in the store.
     pub reused: Vec<String>,
+    /// Package ids fetched from the module mirror in this run.
+    pub mirrored: Vec<String>,
+    /// The module mirror, `oci://REGISTRY/REPOSITORY`, when one is set.
+    pub mirror: Option<String>,
     /// What happened to the module lock file.
     pub lock_file: LockFileChange,
 }

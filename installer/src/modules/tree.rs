@@ -30,4 +30,7 @@ pub(super) struct Node {
     pub(super) selected_by: Option<&'static str>,
     /// `count` or `for_each` when the call makes several instances of the module.
     pub(super) repeated_by: Option<&'static str>,
+    /// With a module mirror: why a remote call's package was not taken from it (no lock
+    /// entry, not in the mirror, the mirror unreachable); said when the origin served it.
+    pub(super) origin_why: Option<String>,
 }

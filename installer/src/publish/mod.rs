@@ -55,6 +55,7 @@
 
 mod existing_tag;
 mod module;
+mod module_mirror;
 mod package_zip;
 mod provider;
 mod selection;
@@ -69,6 +70,7 @@ use crate::providers::sources::oci_mirror::OciMirrorError;
 
 pub use self::existing_tag::ExistingTag;
 pub use self::module::{push_module, PushedModule};
+pub use self::module_mirror::{push_modules, ModuleSelection, PushedModules, PushedResolution};
 pub(crate) use self::package_zip::package_zip;
 pub use self::provider::{push_providers, PushedVersion};
 pub use self::selection::{
@@ -148,6 +150,15 @@ pub enum PushError {
     NothingSelected {
         /// The selection as given.
         selection: String,
+    },
+    /// A module lock entry names a package (or, for a registry module, a resolution) the
+    /// store does not hold, so a push of what the lock files pin cannot be complete.
+    #[error("the store holds no package for module \"{key}\" of {}, whose hashes it pins; run `tstore fetch` on its directory first, then push again", lock_file.display())]
+    NotInStore {
+        /// The module lock file.
+        lock_file: std::path::PathBuf,
+        /// The call's key.
+        key: String,
     },
     /// A `--provider` selection is not `[HOST/]NAMESPACE/TYPE[@VERSION]`.
     #[error("invalid provider selection {selection:?}: {message}")]

@@ -27,8 +27,9 @@ pub struct PushedModule {
 }
 
 /// Push the module package `id` (as `tstore store ls` names it) to `repo` under `tag`: a
-/// manifest whose one layer is the package as a deterministic zip. A tag naming another
-/// manifest is left alone unless `existing` is [`ExistingTag::Replace`].
+/// manifest whose one layer is the package as a deterministic zip. A tag naming this very
+/// manifest already is left as it is and nothing is uploaded (not even asked about); a tag
+/// naming another manifest is left alone unless `existing` is [`ExistingTag::Replace`].
 pub fn push_module(
     store: &Store,
     client: &OciClient,
@@ -58,26 +59,32 @@ pub fn push_module(
     }))
     .expect("JSON");
     let digest = crate::net::oci::sha256_digest(&manifest);
+    let reference = format!("{repo}:{tag}");
     let published = PublishedTag::read(client, repo, tag)?;
+    if published.as_ref().is_some_and(|p| p.digest == digest) {
+        return Ok(PushedModule {
+            package: id.to_owned(),
+            reference,
+            digest,
+            blobs_uploaded: 0,
+            blobs_present: 2,
+        });
+    }
     if let (Some(published), ExistingTag::Refuse) = (&published, existing) {
-        if published.digest != digest {
-            return Err(PushError::TagTaken {
-                reference: format!("{repo}:{tag}"),
-                what: "another manifest".into(),
-                existing: published.digest.clone(),
-                ours: digest,
-            });
-        }
+        return Err(PushError::TagTaken {
+            reference,
+            what: "another manifest".into(),
+            existing: published.digest.clone(),
+            ours: digest,
+        });
     }
     let (_, config_new) = client.push_blob(repo, b"{}")?;
     let (_, layer_new) = client.push_blob(repo, &zip)?;
-    if published.map(|p| p.digest) != Some(digest.clone()) {
-        client.push_manifest(repo, tag, MANIFEST_MEDIA_TYPE, &manifest)?;
-    }
+    client.push_manifest(repo, tag, MANIFEST_MEDIA_TYPE, &manifest)?;
     let uploaded = usize::from(config_new) + usize::from(layer_new);
     Ok(PushedModule {
         package: id.to_owned(),
-        reference: format!("{repo}:{tag}"),
+        reference,
         digest,
         blobs_uploaded: uploaded,
         blobs_present: 2 - uploaded,

@@ -195,6 +195,18 @@ impl OciRegistry {
         format!("https://{}", self.host())
     }
 
+    /// The file in the registry's storage that holds blob `digest` (`sha256:HEX`): what a
+    /// test overwrites to serve tampered bytes under a digest.
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").expect("a sha256: digest");
+        self.dir
+            .path()
+            .join("data/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+
     /// Write the CA's PEM to `path` (for `SSL_CERT_FILE`) and return the path.
     pub fn write_ca(&self, path: &Path) -> PathBuf {
         self.ca.write_pem(path)

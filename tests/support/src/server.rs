@@ -250,6 +250,18 @@ impl Server {
             .insert(FALLBACK.to_owned(), Answer::Computed(Arc::new(answer)));
     }
 
+    /// Answer every request with `status` from now on, whatever its path (an origin that
+    /// went down: every route dropped).
+    pub fn fail_all(&self, status: u16) {
+        self.routes.lock().unwrap().clear();
+        self.route_fallback(move |_| Response {
+            status,
+            content_type: "text/plain".into(),
+            body: b"unavailable\n".to_vec(),
+            headers: Vec::new(),
+        });
+    }
+
     /// Serve `body` with status 200 at `path` with a strong `ETag` derived from the bytes
     /// (so new bytes get a new tag) and, when given, `Last-Modified`; conditional requests
     /// for the same tag (or date) answer `304`. Returns the `ETag`.

@@ -14,6 +14,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use tstore_installer::ModuleMirror;
 use tstore_store::Limits;
 use tstore_tofu::flavor::{DecidedBy, FlavorChoice};
 
@@ -105,6 +106,8 @@ pub(crate) struct Settings {
     /// `--trust-lock` / `TSTORE_TRUST_LOCK`: where a git ref's reach of its locked commit
     /// cannot be checked (an outage), the lock's checksums alone decide.
     pub(crate) trust_lock: bool,
+    /// `TSTORE_MODULE_MIRROR` as set (empty: no module mirror, whatever `.tstore.hcl` says).
+    pub(crate) module_mirror_env: Option<String>,
     /// The machine key that binds the store's index to this machine
     /// (`$XDG_STATE_HOME/tstore/machine-key`, default `~/.local/state/tstore/machine-key`).
     /// Kept outside the store on purpose: a store restored from a cache does not carry it,
@@ -129,6 +132,18 @@ impl Settings {
     /// This machine's record of git refs checked to reach locked commits.
     pub(crate) fn reach_records(&self) -> Option<PathBuf> {
         self.state_dir.as_ref().map(|d| d.join("git-reach.json"))
+    }
+
+    /// The module mirror of the working directory `dir`: `TSTORE_MODULE_MIRROR` (a CI job's
+    /// choice wins; set empty, none), else `module_mirror` in the repository's `.tstore.hcl`.
+    pub(crate) fn module_mirror_for(&self, dir: &Path) -> Result<Option<ModuleMirror>> {
+        match self.module_mirror_env.as_deref() {
+            Some("") => Ok(None),
+            Some(text) => ModuleMirror::parse(text, "TSTORE_MODULE_MIRROR")
+                .map(Some)
+                .map_err(anyhow::Error::msg),
+            None => Ok(tstore_installer::find_repository_module_mirror(dir)?),
+        }
     }
 
     /// The settings of this command line in the environment `env`.
@@ -210,6 +225,7 @@ impl Settings {
             fuse_passthrough: env.var_os("TSTORE_FUSE_PASSTHROUGH") == Some(OsStr::new("1")),
             keep_archives: cli.keep_archives,
             trust_lock: cli.trust_lock,
+            module_mirror_env: env.var("TSTORE_MODULE_MIRROR").map(str::to_owned),
             machine_key,
             config_home,
             search_path: env.var_os("PATH").map(OsStr::to_owned),

@@ -77,8 +77,12 @@ pub(super) struct Download<'a> {
 /// Package ids one fetch fetched or found in the store.
 #[derive(Debug, Default)]
 pub(super) struct FetchLog {
+    /// Fetched from their origins.
     pub(super) fetched: Vec<String>,
+    /// Found in the store.
     pub(super) reused: Vec<String>,
+    /// Fetched from the module mirror.
+    pub(super) mirrored: Vec<String>,
 }
 
 /// Fetches packages into the store; shared by the threads of [`Walker::prefetch`].
@@ -654,6 +658,7 @@ pub(super) fn package_id(kind: &str, url: &str, identity: &str) -> String {
 }
 
 mod by_lock_hash;
+mod mirror;
 mod oci;
 mod pool;
 mod session;

@@ -19,14 +19,19 @@ use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{Getter, RemotePackage};
 use tstore_tofu::version::ModuleVersionConstraints;
 
+use super::mirror::FromMirror;
 use super::pool::{run_bounded, MAX_FETCHES, MAX_PER_HOST};
-use super::{resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots};
+use super::{registry_memo_key, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots};
 use crate::modules::getters::registry::RegistryModule;
 use crate::modules::locked;
+use crate::modules::mirror::ModuleMirror;
 use crate::modules::FetchError;
 use crate::net::http::HttpClient;
+use crate::net::oci::OciClient;
 use crate::net::NetworkSettings;
 use crate::report::{Event, Reporter};
+use tstore_store::ModuleSourceMemo;
+use tstore_tofu::version::Version;
 
 /// One job of a prefetch: what one call needs that this init does not have yet.
 pub(in crate::modules) enum Job<'m> {
@@ -56,6 +61,13 @@ pub(in crate::modules) struct FetchSession<'a> {
     log: FetchLog,
     /// Where download progress goes.
     reporter: &'a dyn crate::report::Reporter,
+    /// The module mirror pinned packages the store lacks are asked of first, and its
+    /// client (made when first asked).
+    mirror: Option<&'a ModuleMirror>,
+    mirror_client: Option<OciClient>,
+    /// Why the mirror did not serve a lock entry (by the entry's hashes), for the walk to
+    /// say where the call went to its origin.
+    mirror_misses: HashMap<String, String>,
 }
 
 impl<'a> FetchSession<'a> {
@@ -64,9 +76,13 @@ impl<'a> FetchSession<'a> {
         network: &'a NetworkSettings,
         default_host: &'a str,
         reporter: &'a dyn crate::report::Reporter,
+        mirror: Option<&'a ModuleMirror>,
     ) -> FetchSession<'a> {
         FetchSession {
             reporter,
+            mirror,
+            mirror_client: None,
+            mirror_misses: HashMap::new(),
             store,
             network,
             default_host,
@@ -107,6 +123,7 @@ impl<'a> FetchSession<'a> {
     fn logged<T>(&mut self, log: FetchLog, result: T) -> T {
         self.log.fetched.extend(log.fetched);
         self.log.reused.extend(log.reused);
+        self.log.mirrored.extend(log.mirrored);
         result
     }
 
@@ -198,11 +215,12 @@ impl<'a> FetchSession<'a> {
         }
     }
 
-    /// The package of a pinned call when the store holds it, found without the network: a
-    /// git entry's commit, or the package an archive URL last gave when it has the entry's
-    /// hash. `None`: it has to be fetched (and is then checked against the entry). Asked by
-    /// the prefetch, then by the walk: the store is looked at once per init.
-    pub(in crate::modules) fn stored_pinned(
+    /// The package of a pinned call without asking its origin: from the store (a git
+    /// entry's commit, the package an archive URL or OCI layer last gave when it has the
+    /// entry's hash, a tree with the entry's `h1:`), then from the module mirror. `None`:
+    /// it has to be fetched from its origin (and is then checked against the entry). Asked
+    /// by the prefetch, then by the walk: the store and the mirror are asked once per init.
+    pub(in crate::modules) fn pinned_without_origin(
         &mut self,
         package: &RemotePackage,
         entry: &ModuleLockEntry,
@@ -238,9 +256,110 @@ impl<'a> FetchSession<'a> {
                 .fetcher()
                 .stored_by_lock_hash(package, entry, &mut log)?,
         };
+        let found = match found {
+            Some(f) => Some(f),
+            None => match self.mirror()? {
+                Some(mirror) => {
+                    let client = self.mirror_client.as_ref().expect("made by mirror()");
+                    match self
+                        .fetcher()
+                        .pinned_from_mirror(mirror, client, package, entry, &mut log)?
+                    {
+                        FromMirror::Found(f) => Some(f),
+                        FromMirror::Missing(why) => {
+                            self.mirror_misses.insert(miss_key(entry), why);
+                            None
+                        }
+                    }
+                }
+                None => None,
+            },
+        };
         self.logged(log, ());
         self.stored_pins.insert(memo_key, found.clone());
         Ok(found)
+    }
+
+    /// A pinned registry call's resolution without asking the registry, made ready for
+    /// [`FetchSession::registry`] to answer: from the store's memo, else from the module
+    /// mirror (then remembered in the store as the registry's would be).
+    pub(in crate::modules) fn registry_pinned(
+        &mut self,
+        m: &RegistryModule<'_>,
+        selection: &ModuleVersionConstraints,
+        version: &Version,
+        entry: &ModuleLockEntry,
+    ) -> Result<(), FetchError> {
+        if self.mirror.is_none() || self.has_resolution(m, selection, false) {
+            return Ok(());
+        }
+        let key = resolve_key(m, selection);
+        if self.mirror_misses.contains_key(&miss_key(entry)) {
+            return Ok(());
+        }
+        let Some(mirror) = self.mirror()? else {
+            return Ok(());
+        };
+        let client = self.mirror_client.as_ref().expect("made by mirror()");
+        let module = format!("{}/{}", m.host.to_ascii_lowercase(), m.path);
+        let mut log = FetchLog::default();
+        let found = self.fetcher().registry_from_mirror(
+            mirror,
+            client,
+            &module,
+            &version.to_string(),
+            entry,
+            &mut log,
+        );
+        match self.logged(log, found)? {
+            FromMirror::Found((resolution, fetched)) => {
+                self.fetcher().remember(
+                    &registry_memo_key(m, version),
+                    &ModuleSourceMemo {
+                        package: fetched.id.clone(),
+                        location: resolution.location.clone(),
+                        subdir: resolution.subdir.clone(),
+                        etag: None,
+                        last_modified: None,
+                    },
+                )?;
+                let subdir = (!resolution.subdir.is_empty()).then_some(resolution.subdir);
+                self.resolved.insert(
+                    key,
+                    Resolved {
+                        version: version.clone(),
+                        location: resolution.location,
+                        fetched: Fetched { subdir, ..fetched },
+                    },
+                );
+            }
+            FromMirror::Missing(why) => {
+                self.mirror_misses.insert(miss_key(entry), why);
+            }
+        }
+        Ok(())
+    }
+
+    /// Why the module mirror did not serve the lock entry `entry` in this init, if it was
+    /// asked and did not.
+    pub(in crate::modules) fn mirror_miss(&self, entry: &ModuleLockEntry) -> Option<&str> {
+        self.mirror_misses.get(&miss_key(entry)).map(String::as_str)
+    }
+
+    /// The module mirror, with its client (`mirror_client`) made when first asked.
+    fn mirror(&mut self) -> Result<Option<&'a ModuleMirror>, FetchError> {
+        let Some(mirror) = self.mirror else {
+            return Ok(None);
+        };
+        if self.mirror_client.is_none() {
+            let http = self.http()?;
+            let logins = self
+                .network
+                .oci_logins()
+                .map_err(|e| FetchError::Protocol(e.to_string()))?;
+            self.mirror_client = Some(OciClient::new(http, logins));
+        }
+        Ok(Some(mirror))
     }
 
     /// `fetched` without the entries whose name starts with `.` (at any depth).
@@ -326,4 +445,14 @@ impl<'a> FetchSession<'a> {
             self.logged(log, ());
         }
     }
+}
+
+/// The key of a lock entry's mirror lookup: its hashes.
+fn miss_key(entry: &ModuleLockEntry) -> String {
+    entry
+        .hashes
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -95,10 +95,18 @@ pub(crate) fn module_layer(
     address: &OciModuleAddress,
     url: &str,
 ) -> Result<String, FetchError> {
-    let repo = &address.repository;
     let fetched = client
-        .manifest(repo, &address.reference)
+        .manifest(&address.repository, &address.reference)
         .map_err(|e| oci_error(url, e))?;
+    layer_of_module_manifest(&fetched, url)
+}
+
+/// The digest of the one zip layer of the module package manifest `fetched` (`url` names it
+/// in messages): an image manifest of OpenTofu's module artifact type, or an error.
+pub(crate) fn layer_of_module_manifest(
+    fetched: &crate::net::oci::FetchedManifest,
+    url: &str,
+) -> Result<String, FetchError> {
     let not_a_module = |why: String| {
         FetchError::Package(format!(
             "{} is not an OpenTofu module package: {why}",
@@ -111,7 +119,7 @@ pub(crate) fn module_layer(
             fetched.media_type
         )));
     }
-    let manifest = OciClient::parse_manifest(&fetched, url).map_err(|e| oci_error(url, e))?;
+    let manifest = OciClient::parse_manifest(fetched, url).map_err(|e| oci_error(url, e))?;
     if let Some(kind) = manifest.artifact_type() {
         if kind.to_string() != MODULE_ARTIFACT_TYPE {
             return Err(not_a_module(format!("its artifactType is {kind}")));

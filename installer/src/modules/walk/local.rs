@@ -60,6 +60,7 @@ impl Walker<'_> {
             lock_entry: None,
             selected_by: None,
             repeated_by: c.call.repeated_by,
+            origin_why: None,
         };
         Ok((node, abs))
     }

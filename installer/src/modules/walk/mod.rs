@@ -42,6 +42,8 @@ pub(super) struct ModuleTree {
     pub(super) fetched: Vec<String>,
     /// Package ids found in the store.
     pub(super) reused: Vec<String>,
+    /// Package ids fetched from the module mirror.
+    pub(super) mirrored: Vec<String>,
     /// What was ignored on the way, for the user.
     pub(super) warnings: Vec<ModuleWarning>,
 }
@@ -63,6 +65,7 @@ pub(super) fn walk(
             &opts.workdir.network,
             opts.workdir.flavor.default_registry_host(),
             reporter,
+            opts.module_mirror.as_ref(),
         ),
         installed_addrs: HashSet::new(),
         linked_installs: HashSet::new(),
@@ -82,6 +85,7 @@ pub(super) fn walk(
     let mut tree = walker.tree;
     tree.fetched = log.fetched;
     tree.reused = log.reused;
+    tree.mirrored = log.mirrored;
     Ok(tree)
 }
 
@@ -277,6 +281,10 @@ impl<'a> Walker<'a> {
             selection,
             selected_by,
         } = plan;
+        if let Some((entry, version)) = &pinned {
+            self.session
+                .registry_pinned(&m, &selection, version, entry)?;
+        }
         if !self
             .session
             .has_resolution(&m, &selection, self.opts.workdir.upgrade)
@@ -358,7 +366,22 @@ impl<'a> Walker<'a> {
         }
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
+        node.origin_why = self.origin_why(pinned.map(|(e, _)| e));
         Ok((node, dir))
+    }
+
+    /// With a module mirror, why a remote call's package would not come from it: the call
+    /// has no lock entry (or `-upgrade` resolves it again), or the mirror did not serve its
+    /// entry. `None` without a mirror, or when the mirror was not asked (the store had it).
+    fn origin_why(&self, pinned: Option<&ModuleLockEntry>) -> Option<String> {
+        self.opts.module_mirror.as_ref()?;
+        match pinned {
+            Some(entry) => self.session.mirror_miss(entry).map(str::to_owned),
+            None if self.opts.workdir.upgrade => {
+                Some("-upgrade resolves it again at its origin".into())
+            }
+            None => Some("no module lock entry pins it".into()),
+        }
     }
 
     /// A local directory named by absolute path or `file://`: read in place.
@@ -402,7 +425,7 @@ impl<'a> Walker<'a> {
         let fetched = match pinned {
             Some(entry) => {
                 self.check_reach(&c.key, package, entry)?;
-                match self.session.stored_pinned(package, entry)? {
+                match self.session.pinned_without_origin(package, entry)? {
                     Some(f) => f,
                     None => {
                         let pinned = pins::pinned_address(package, entry)?;
@@ -448,6 +471,7 @@ impl<'a> Walker<'a> {
         let (mut node, dir) = self.remote_node(c, None, fetched, sub)?;
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
+        node.origin_why = self.origin_why(pinned);
         Ok((node, dir))
     }
 
@@ -529,6 +553,7 @@ impl<'a> Walker<'a> {
                 lock_entry: None,
                 selected_by: None,
                 repeated_by: c.call.repeated_by,
+                origin_why: None,
             },
             abs,
         ))

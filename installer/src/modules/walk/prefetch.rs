@@ -42,7 +42,7 @@ impl<'a> Walker<'a> {
                     let fetch = match plan.pinned {
                         Some(entry) => {
                             if matches!(
-                                self.session.stored_pinned(plan.package, entry),
+                                self.session.pinned_without_origin(plan.package, entry),
                                 Ok(Some(_))
                             ) {
                                 continue;
@@ -61,6 +61,15 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Ok(Plan::Registry(plan)) => {
+                    if let Some((entry, version)) = &plan.pinned {
+                        // A failure is left for the walk, which asks again and says it.
+                        let _ = self.session.registry_pinned(
+                            &plan.module,
+                            &plan.selection,
+                            version,
+                            entry,
+                        );
+                    }
                     if !seen.insert(resolve_key(&plan.module, &plan.selection))
                         || self
                             .session

@@ -81,6 +81,7 @@ impl Fixture {
             upgrade_only: Vec::new(),
             reach_records: None,
             trust_lock: false,
+            module_mirror: None,
         }
     }
 

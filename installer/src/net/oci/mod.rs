@@ -203,6 +203,30 @@ pub struct OciRepository {
     pub name: String,
 }
 
+impl OciRepository {
+    /// `REGISTRY/NAME` (after `oci://`): a registry host (letters, digits, `.-:[]`), then a
+    /// name of `/`-separated components of lowercase letters, digits and `._-`, as the
+    /// distribution spec allows; the host lowercased. `None` for anything else.
+    pub fn parse(address: &str) -> Option<OciRepository> {
+        let (registry, name) = address.split_once('/')?;
+        let name_ok = !name.is_empty()
+            && name.split('/').all(|c| {
+                !c.is_empty()
+                    && c.bytes().all(|b| {
+                        b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)
+                    })
+            });
+        let registry_ok = !registry.is_empty()
+            && registry
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
+        (name_ok && registry_ok).then(|| OciRepository {
+            registry: registry.to_ascii_lowercase(),
+            name: name.to_owned(),
+        })
+    }
+}
+
 impl std::fmt::Display for OciRepository {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.registry, self.name)

@@ -91,25 +91,7 @@ impl OciMirror {
             address: address.clone(),
             provider: addr.to_string(),
         };
-        let (registry, name) = address.split_once('/').ok_or_else(bad)?;
-        let name_ok = !name.is_empty()
-            && name.split('/').all(|c| {
-                !c.is_empty()
-                    && c.bytes().all(|b| {
-                        b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)
-                    })
-            });
-        let registry_ok = !registry.is_empty()
-            && registry
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
-        if !name_ok || !registry_ok {
-            return Err(bad());
-        }
-        Ok(OciRepository {
-            registry: registry.to_ascii_lowercase(),
-            name: name.to_owned(),
-        })
+        OciRepository::parse(&address).ok_or_else(bad)
     }
 
     /// The versions the registry holds for `addr`: its tags that are versions.

@@ -174,8 +174,9 @@ pub(crate) enum Command {
         after_help = "Examples:\n  tstore roots ls          # each working directory and its links into the store\n  tstore roots ls --json"
     )]
     Roots(RootsCommand),
-    /// Publish the store's providers (or a module package) to an OCI registry in OpenTofu's
-    /// layout (what `oci_mirror` and `oci://` module sources read).
+    /// Publish the store's providers, or its module packages (a module mirror), to an OCI
+    /// registry in OpenTofu's layout (what `oci_mirror`, `oci://` module sources and
+    /// `module_mirror` read).
     Push(PushArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
@@ -224,13 +225,13 @@ pub(crate) struct VersionArgs {
 /// Arguments of `tstore push`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2"
+    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2\n  tstore push --modules oci://registry.example.com/modules\n  tstore push --modules oci://registry.example.com/modules --recursive stacks"
 )]
 pub(crate) struct PushArgs {
     /// `oci://REGISTRY/PATH` with `${hostname}`, `${namespace}` and `${type}`, as an
     /// `oci_mirror`'s `repository_template` (quote it for the shell). A part may be left out
     /// when every `--provider` names the same value for it, as when each `include` pattern
-    /// of an `oci_mirror` does.
+    /// of an `oci_mirror` does. With --modules: `oci://REGISTRY/REPOSITORY`.
     pub target: String,
     /// Only this provider (`[HOST/]NAMESPACE/TYPE`, optionally `@VERSION`); repeatable.
     /// Default: every provider package in the store.
@@ -238,8 +239,25 @@ pub(crate) struct PushArgs {
     pub providers: Vec<String>,
     /// Push this module package (its id as `tstore store ls` shows it) instead of providers;
     /// the target is then `oci://REGISTRY/REPOSITORY?tag=TAG`, as `oci://` sources name it.
-    #[arg(long, value_name = "PACKAGE_ID", conflicts_with = "providers")]
+    #[arg(long, value_name = "PACKAGE_ID", conflicts_with_all = ["providers", "modules"])]
     pub module: Option<String>,
+    /// Push module packages to a module mirror instead of providers: the target is
+    /// `oci://REGISTRY/REPOSITORY`, each package tagged by its h1: hash, so that runners with
+    /// `module_mirror` set install locked calls from it. Default: every module package in the
+    /// store.
+    #[arg(long, conflicts_with = "providers")]
+    pub modules: bool,
+    /// With --modules: only what the module lock files (.tstore.lock.hcl) of the roots under
+    /// each DIR pin, as `init --recursive` finds the roots; fails, pushing nothing, when the
+    /// store lacks one of them.
+    #[arg(long, requires = "modules")]
+    pub recursive: bool,
+    /// With --modules --recursive: the directories to search (default: the current one).
+    #[arg(value_name = "DIR", requires = "recursive")]
+    pub dirs: Vec<PathBuf>,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
     /// Build provider layers from the stored files instead of first fetching, from the
     /// installation sources, the zips the store did not keep. No source is asked, but plain
     /// tofu refuses such a layer where a lock file's hashes came from the source's zip.

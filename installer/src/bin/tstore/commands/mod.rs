@@ -12,8 +12,10 @@
 //!   "signed_by_key_ids"}}],
 //!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
 //!   "bytes_hashed":N,"lock_entries_rewritten":[{"from","to"}] (only when any),
-//!   "modules":[CallReport…],
-//!   "module_packages":{"fetched":[package id…],"reused":[package id…]},
+//!   "modules":[CallReport…] (per remote call "obtained":"store"|"mirror"|"origin", and
+//!   with a module mirror "origin_why"),
+//!   "module_packages":{"fetched":[package id…],"reused":[package id…],
+//!   "mirrored":[package id…]},"module_mirror":"oci://REGISTRY/REPOSITORY"|null,
 //!   "flavor":{"name":"tofu"|"terraform","decided_by":"--flavor"|"TSTORE_FLAVOR"|
 //!   ".tstore.hcl"|"lock file header"|"lock file hosts"|"module lock file hosts"|
 //!   ".tofu files"|"PATH"|"default"|
@@ -32,7 +34,9 @@
 //!   "provider_selections":{ADDRESS: VERSION}}`
 //! - `push --json`: `{"pushed":[{"provider","version","reference","digest","platforms":[…],
 //!   "blobs_uploaded","blobs_present"}]}`; with `--module`: `{"pushed_module":{"package",
-//!   "reference","digest","blobs_uploaded","blobs_present"}}`
+//!   "reference","digest","blobs_uploaded","blobs_present"}}`; with `--modules`:
+//!   `{"pushed_modules":{"packages":[{"package","reference","digest","blobs_uploaded",
+//!   "blobs_present"}],"resolutions":[{"module","version","reference","written"}]}}`
 
 mod cli_config;
 mod fetch;

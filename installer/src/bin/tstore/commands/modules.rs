@@ -94,6 +94,7 @@ fn module_options(
         upgrade_only: Vec::new(),
         reach_records: settings.reach_records(),
         trust_lock: settings.trust_lock,
+        module_mirror: settings.module_mirror_for(&root.place.dir)?,
     })
 }
 

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use tstore_installer::{
     check_push_target, keep_source_archive, oci_client, packages_without_source_zip, push_module,
-    push_providers, DataDir, ExistingTag, OciRepository, ProviderOptions, ProviderSelection,
-    Reporter, WorkdirOptions,
+    push_providers, DataDir, ExistingTag, ModuleMirror, ModuleSelection, OciClient, OciRepository,
+    ProviderOptions, ProviderSelection, PushedModule, Reporter, WorkdirOptions,
 };
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -40,7 +40,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         })
         .collect::<Result<Vec<_>>>()?;
     // Checked before anything is fetched or uploaded.
-    if args.module.is_none() {
+    if args.module.is_none() && !args.modules {
         check_push_target(template, &selections)?;
     }
     let existing = if args.force {
@@ -55,6 +55,9 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     let _lock = lock_store(&store)?;
     let json = args.json;
     let rebuild_layers = args.rebuild_layers;
+    if args.modules {
+        return push_modules(settings, args, template, flavor, &store, &client, existing);
+    }
     if let Some(id) = &args.module {
         let (repo, tag) = module_target(template)?;
         let pushed = push_module(&store, &client, &repo, &tag, id, existing)
@@ -62,13 +65,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         if json {
             json::print(&serde_json::json!({ "pushed_module": pushed }))?;
         } else {
-            println!(
-                "Pushed the module package {id} to {} ({}): {} uploaded, {} already there",
-                pushed.reference,
-                pushed.digest,
-                units::count(pushed.blobs_uploaded as u64, "blob"),
-                units::count(pushed.blobs_present as u64, "blob"),
-            );
+            say_pushed_module(&pushed);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -173,6 +170,76 @@ fn fetch_source_zips(
         }
     }
     Ok(())
+}
+
+/// `tstore push --modules`: the store's module packages (or what the lock files under DIR
+/// pin) into the module mirror `oci://REGISTRY/REPOSITORY`.
+fn push_modules(
+    settings: &Settings,
+    args: &PushArgs,
+    template: &str,
+    flavor: tstore_tofu::flavor::Flavor,
+    store: &tstore_store::Store,
+    client: &OciClient,
+    existing: ExistingTag,
+) -> Result<ExitCode> {
+    let mirror =
+        ModuleMirror::parse(&args.target, "the push target").map_err(anyhow::Error::msg)?;
+    debug_assert_eq!(template, args.target.trim_start_matches("oci://"));
+    let selection = if args.recursive {
+        let roots = super::workdir::roots_of(settings, &args.dirs, true, &args.exclude)?;
+        let mut locks = Vec::new();
+        for root in roots {
+            let path = root.join(tstore_tofu::module_lock::FILE_NAME);
+            if let Some(lock) = tstore_tofu::module_lock::load(&path)? {
+                locks.push((path, lock));
+            }
+        }
+        ModuleSelection::Pinned(locks)
+    } else {
+        ModuleSelection::All
+    };
+    let json = args.json;
+    let pushed = tstore_installer::push_modules(
+        store,
+        client,
+        &mirror.repository,
+        &selection,
+        flavor.default_registry_host(),
+        existing,
+        &|p| {
+            if !json {
+                say_pushed_module(p);
+            }
+        },
+    )
+    .with_context(|| format!("cannot push module packages to {mirror}"))?;
+    if json {
+        json::print(&serde_json::json!({ "pushed_modules": pushed }))?;
+    } else if pushed.packages.is_empty() {
+        println!("The store holds no module packages to push; nothing was pushed.");
+    } else {
+        let written = pushed.resolutions.iter().filter(|r| r.written).count();
+        println!(
+            "{} pushed to {mirror}, with {} of registry versions ({} written now).",
+            units::count(pushed.packages.len() as u64, "module package"),
+            units::count(pushed.resolutions.len() as u64, "resolution"),
+            written
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per module package pushed.
+fn say_pushed_module(p: &PushedModule) {
+    println!(
+        "Pushed the module package {} to {} ({}): {} uploaded, {} already there",
+        p.package,
+        p.reference,
+        p.digest,
+        units::count(p.blobs_uploaded as u64, "blob"),
+        units::count(p.blobs_present as u64, "blob"),
+    );
 }
 
 /// `REGISTRY/REPOSITORY?tag=TAG` (after `oci://`): the repository and the tag to push to.

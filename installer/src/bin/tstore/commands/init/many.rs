@@ -17,7 +17,7 @@ use crate::cli::InitArgs;
 use crate::commands::workdir::Place;
 use crate::diagnostics::{print_error, ErrorReport};
 use crate::reporter::Silent;
-use crate::{json, Settings};
+use crate::{json, units, Settings};
 
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let roots =
@@ -119,6 +119,8 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
 fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitArgs) -> Result<()> {
     let _lock = crate::commands::lock_store(store)?;
     let progress = Progress::start(roots.len(), args.json);
+    // Package ids from their origins and from a module mirror, and the mirrors named.
+    let brought = std::sync::Mutex::new(Brought::default());
     crate::commands::parallel::in_parallel(
         roots,
         crate::commands::parallel::PARALLEL_ROOTS,
@@ -137,8 +139,15 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
                     upgrade_only: Vec::new(),
                     reach_records: settings.reach_records(),
                     trust_lock: settings.trust_lock,
+                    module_mirror: settings.module_mirror_for(&root.place.dir)?,
                 };
-                tstore_installer::prefetch_modules(store, &opts, &Silent)?;
+                let report = tstore_installer::prefetch_modules(store, &opts, &Silent)?;
+                let mut brought = brought.lock().unwrap_or_else(|e| e.into_inner());
+                brought.fetched.extend(report.fetched);
+                brought.mirrored.extend(report.mirrored);
+                brought
+                    .mirrors
+                    .extend(opts.module_mirror.map(|m| m.to_string()));
                 Ok(())
             })();
             if let Err(e) = fetched {
@@ -148,7 +157,29 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
         },
     );
     progress.finish();
+    let brought = brought.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !args.json && !brought.mirrors.is_empty() {
+        eprintln!(
+            "tstore: module mirror {}: {} from it, {} from their origins",
+            brought
+                .mirrors
+                .iter()
+                .map(|m| crate::escape::line(m).into_owned())
+                .collect::<Vec<_>>()
+                .join(", "),
+            units::count(brought.mirrored.len() as u64, "package"),
+            units::count(brought.fetched.len() as u64, "package"),
+        );
+    }
     Ok(())
+}
+
+/// What the fetch phase of many roots brought into the store.
+#[derive(Default)]
+struct Brought {
+    fetched: std::collections::BTreeSet<String>,
+    mirrored: std::collections::BTreeSet<String>,
+    mirrors: std::collections::BTreeSet<String>,
 }
 
 /// What the fetch phase of many roots shows while it runs, on stderr: a bar of the roots

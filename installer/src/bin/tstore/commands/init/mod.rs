@@ -93,6 +93,7 @@ fn options(settings: &Settings, args: &InitArgs, root: &Configured) -> Result<In
             upgrade_only: Vec::new(),
             reach_records: settings.reach_records(),
             trust_lock: settings.trust_lock,
+            module_mirror: settings.module_mirror_for(dir)?,
             workdir: workdir.clone(),
         })
     } else {

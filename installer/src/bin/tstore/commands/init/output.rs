@@ -7,7 +7,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use tstore_installer::{
-    Action, InitOutcome, LockFileChange, ModulesReport, StateReport, StateSeen,
+    Action, InitOutcome, LockFileChange, ModulesReport, ObtainedFrom, StateReport, StateSeen,
 };
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
@@ -35,7 +35,7 @@ pub(super) fn empty_directory(
             "flavor": crate::flavor::to_json(flavor),
             "providers": [],
             "modules": [],
-            "module_packages": { "fetched": [], "reused": [] },
+            "module_packages": { "fetched": [], "reused": [], "mirrored": [] },
         }));
     }
     let tool = tool_name(flavor.flavor);
@@ -126,8 +126,22 @@ fn write_modules(
                 };
                 writeln!(out, "    version/commit from {from}")?;
             }
+            match (c.obtained, &c.origin_why) {
+                (Some(ObtainedFrom::Mirror), _) => {
+                    writeln!(out, "    package from the module mirror")?
+                }
+                (Some(ObtainedFrom::Store), _) => writeln!(out, "    package from the store")?,
+                (Some(ObtainedFrom::Origin), Some(why)) => writeln!(
+                    out,
+                    "    package from its origin: {}",
+                    crate::escape::line(why)
+                )?,
+                (Some(ObtainedFrom::Origin), None) => writeln!(out, "    package from its origin")?,
+                (None, _) => {}
+            }
         }
     }
+    write_mirror_summary(out, modules)?;
     match modules.lock_file {
         LockFileChange::Created => writeln!(
             out,
@@ -145,6 +159,41 @@ fn write_modules(
         LockFileChange::Unchanged | LockFileChange::NotUpdated => {}
     }
     Ok(())
+}
+
+/// With a module mirror, once: how many remote calls' packages came from it, from their
+/// origins and from the store (`--explain` says why per call).
+fn write_mirror_summary(out: &mut impl Write, modules: &ModulesReport) -> std::io::Result<()> {
+    let Some(mirror) = &modules.mirror else {
+        return Ok(());
+    };
+    let count = |from: ObtainedFrom| {
+        modules
+            .calls
+            .iter()
+            .filter(|c| c.obtained == Some(from))
+            .count() as u64
+    };
+    let (mirrored, origin) = (count(ObtainedFrom::Mirror), count(ObtainedFrom::Origin));
+    if mirrored + origin == 0 {
+        return Ok(());
+    }
+    write!(
+        out,
+        "Module mirror {}: {} from it",
+        crate::escape::line(mirror),
+        crate::units::count(mirrored, "package")
+    )?;
+    if origin > 0 {
+        write!(
+            out,
+            ", {} from {} origin{} (--explain says why)",
+            crate::units::count(origin, "package"),
+            if origin == 1 { "its" } else { "their" },
+            if origin == 1 { "" } else { "s" }
+        )?;
+    }
+    writeln!(out)
 }
 
 /// After the providers: the rewritten lock entries, then the JSON document or the lock
@@ -168,7 +217,9 @@ pub(super) fn finished(
         document["module_packages"] = serde_json::json!({
             "fetched": modules.fetched,
             "reused": modules.reused,
+            "mirrored": modules.mirrored,
         });
+        document["module_mirror"] = serde_json::to_value(&modules.mirror)?;
         document["module_lock_file"] = serde_json::to_value(modules.lock_file)?;
         return json::print(&document);
     }

@@ -1,0 +1,269 @@
+//! A pinned call's package from the module mirror (`modules::mirror` has the layout and the
+//! rules): found by the lock entry's `h1:`, believed only when the tree its layer unpacks to
+//! has that hash, and committed under the name the call's origin would have given it, so
+//! that the next init finds it in the store with no mirror and no origin.
+
+use tstore_store::{Hash, ModuleSourceMemo};
+use tstore_tofu::module_lock::ModuleLockEntry;
+use tstore_tofu::module_source::{Getter, ModuleSource, RemotePackage};
+
+use super::{git_id, package_id, FetchLog, Fetched, Fetcher};
+use crate::modules::getters::git;
+use crate::modules::getters::oci::{layer_of_module_manifest, OciModuleAddress};
+use crate::modules::mirror::{package_tag, resolution_tag, ModuleMirror, Resolution};
+use crate::modules::FetchError;
+use crate::net::http::HttpError;
+use crate::net::oci::{FetchedManifest, OciClient, OciError};
+
+/// What asking the mirror found.
+pub(in crate::modules) enum FromMirror<T> {
+    /// The mirror had it, and it checked out.
+    Found(T),
+    /// The mirror does not have it, or could not be asked: the origin is asked instead, and
+    /// this says why.
+    Missing(String),
+}
+
+/// The `h1:` hashes a lock entry names.
+fn entry_h1s(entry: &ModuleLockEntry) -> Vec<Hash> {
+    entry
+        .hashes
+        .iter()
+        .filter_map(|h| h.parse::<Hash>().ok())
+        .filter(|h| matches!(h, Hash::H1(_)))
+        .collect()
+}
+
+/// The one `zh:` a lock entry names (an archive's SHA-256, an OCI layer's digest).
+fn entry_zh(entry: &ModuleLockEntry) -> Option<String> {
+    let mut zh = entry.hashes.iter().filter_map(|h| h.strip_prefix("zh:"));
+    match (zh.next(), zh.next()) {
+        (Some(one), None) => Some(one.to_owned()),
+        _ => None,
+    }
+}
+
+/// The manifest the mirror's `tag` names (`what` it is, for the reason it is missing): a tag
+/// that is not there, or a mirror that cannot be asked, is missing, not an error.
+fn tagged(
+    client: &OciClient,
+    mirror: &ModuleMirror,
+    tag: &str,
+    what: &str,
+) -> FromMirror<FetchedManifest> {
+    match client.manifest(&mirror.repository, tag) {
+        Ok(m) => FromMirror::Found(m),
+        Err(OciError::Http(HttpError::Status { status: 404, .. })) => {
+            FromMirror::Missing(format!("the module mirror has no {what}"))
+        }
+        Err(e) => FromMirror::Missing(format!("the module mirror failed: {e}")),
+    }
+}
+
+impl Fetcher<'_> {
+    /// The package of the pinned call at `package` from the mirror, committed under the id
+    /// its origin would give it: a git commit's, an archive's by the entry's `zh:`, an OCI
+    /// layer's by its digest, else one named by the `h1:`.
+    pub(super) fn pinned_from_mirror(
+        &self,
+        mirror: &ModuleMirror,
+        client: &OciClient,
+        package: &RemotePackage,
+        entry: &ModuleLockEntry,
+        log: &mut FetchLog,
+    ) -> Result<FromMirror<Fetched>, FetchError> {
+        let Some(h1) = entry_h1s(entry).into_iter().next() else {
+            return Ok(FromMirror::Missing(
+                "its lock entry names no h1: hash".into(),
+            ));
+        };
+        let (id, commit) = match (&package.getter, &entry.commit, entry_zh(entry)) {
+            (Getter::Git, Some(commit), _) => {
+                let addr = git::GitAddress::parse(&package.url)?;
+                (
+                    git_id(&addr.repo, commit),
+                    Some(commit.to_ascii_lowercase()),
+                )
+            }
+            (Getter::Http, _, Some(zh)) => (
+                package_id(
+                    "http",
+                    &package.url,
+                    &format!("http\0{}\0{zh}", package.url),
+                ),
+                None,
+            ),
+            (Getter::Oci, _, Some(zh)) => {
+                let repo = OciModuleAddress::parse(&package.url)?
+                    .repository
+                    .to_string();
+                (
+                    package_id("oci", &repo, &format!("oci\0{repo}\0sha256:{zh}")),
+                    None,
+                )
+            }
+            _ => (mirror_id(&package.url, &h1), None),
+        };
+        let found = self.package_from_mirror(mirror, client, &h1, &id, log)?;
+        let FromMirror::Found(fetched) = found else {
+            return Ok(found);
+        };
+        if package.getter == Getter::Http {
+            // As the origin's fetch remembers it: a pinned call finds it by its URL.
+            self.remember(
+                &format!("http\0{}", package.url),
+                &ModuleSourceMemo {
+                    package: id,
+                    ..ModuleSourceMemo::default()
+                },
+            )?;
+        }
+        Ok(FromMirror::Found(Fetched { commit, ..fetched }))
+    }
+
+    /// The resolution of registry module `module` (`HOST/PATH`, the host lowercase) at
+    /// `version`, which the lock entry `entry` pins, and its package, from the mirror; the
+    /// store then remembers it as a registry resolution, so the next init needs neither.
+    pub(super) fn registry_from_mirror(
+        &self,
+        mirror: &ModuleMirror,
+        client: &OciClient,
+        module: &str,
+        version: &str,
+        entry: &ModuleLockEntry,
+        log: &mut FetchLog,
+    ) -> Result<FromMirror<(Resolution, Fetched)>, FetchError> {
+        let tag = resolution_tag(module, version);
+        let what = format!("resolution of {module} {version}");
+        let manifest = match tagged(client, mirror, &tag, &what) {
+            FromMirror::Found(m) => m,
+            FromMirror::Missing(why) => return Ok(FromMirror::Missing(why)),
+        };
+        let doc: serde_json::Value = serde_json::from_slice(&manifest.bytes).unwrap_or_default();
+        let refuse = |why: &str| {
+            Ok(FromMirror::Missing(format!(
+                "the module mirror's resolution of {module} {version} ({}:{tag}) {why}",
+                mirror
+            )))
+        };
+        let Some(resolution) = Resolution::from_annotations(&doc["annotations"]) else {
+            return refuse("is not one tstore wrote");
+        };
+        if resolution.module != module || resolution.version != version {
+            return refuse("names another module or version");
+        }
+        if !entry.hashes.contains(&resolution.h1) {
+            return refuse("names a package other than the lock entry's");
+        }
+        // A location names a package address, never a directory of this machine; the
+        // subdirectory stays inside the package.
+        match ModuleSource::parse(&resolution.location, self.default_host) {
+            Ok(ModuleSource::Remote { package, .. }) if package.getter != Getter::File => {}
+            _ => return refuse("names a location that is not a remote package address"),
+        }
+        let inside = resolution.subdir.split('/').all(|part| part != "..")
+            && !resolution.subdir.starts_with('/');
+        if !inside {
+            return refuse("names a subdirectory outside the package");
+        }
+        let h1: Hash = resolution
+            .h1
+            .parse()
+            .map_err(|_| FetchError::Protocol(format!("malformed h1: in {mirror}:{tag}")))?;
+        let id = mirror_id(&resolution.location, &h1);
+        let fetched = match self.package_from_mirror(mirror, client, &h1, &id, log)? {
+            FromMirror::Found(f) => f,
+            FromMirror::Missing(why) => return Ok(FromMirror::Missing(why)),
+        };
+        Ok(FromMirror::Found((resolution, fetched)))
+    }
+
+    /// The package whose tree has `h1`, from the store under `id` or from the mirror's tag
+    /// for it; a layer that unpacks to another tree is refused ([`FetchError::MirrorMismatch`]).
+    fn package_from_mirror(
+        &self,
+        mirror: &ModuleMirror,
+        client: &OciClient,
+        h1: &Hash,
+        id: &str,
+        log: &mut FetchLog,
+    ) -> Result<FromMirror<Fetched>, FetchError> {
+        if self.known(id)? {
+            log.reused.push(id.to_owned());
+            return Ok(FromMirror::Found(self.fetched(id)?));
+        }
+        let Some(tag) = package_tag(h1) else {
+            return Ok(FromMirror::Missing(format!(
+                "{h1} is not a well-formed h1: hash"
+            )));
+        };
+        let shown = format!("{mirror}?tag={tag}");
+        let repo = &mirror.repository;
+        let manifest = match tagged(client, mirror, &tag, &format!("package {tag}")) {
+            FromMirror::Found(m) => m,
+            FromMirror::Missing(why) => return Ok(FromMirror::Missing(why)),
+        };
+        // From here on the mirror answered for this package: what it serves must be it.
+        let layer = layer_of_module_manifest(&manifest, &shown)?;
+        let tmp = self.tmpdir()?;
+        let file = tmp.path().join("module.zip");
+        let progress = self.progress(&shown);
+        let downloaded = client.download_blob(repo, &layer, &file, &progress);
+        self.reporter
+            .event(crate::report::Event::DownloadedModuleArchive { package: &shown });
+        downloaded.map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))?;
+        let archive = self.store.ingest_zip(&file).map_err(FetchError::from)?;
+        if archive.ingested.h1 != *h1 {
+            return Err(FetchError::MirrorMismatch {
+                mirror: mirror.to_string(),
+                tag,
+                expected: h1.to_string(),
+                received: archive.ingested.h1.to_string(),
+            });
+        }
+        log.mirrored.push(id.to_owned());
+        Ok(FromMirror::Found(self.commit(
+            id,
+            &archive.ingested.tree,
+            vec![archive.ingested.h1],
+        )?))
+    }
+}
+
+/// The id of a package known only by its address and its `h1:` (a registry location whose
+/// commit or archive hash the lock does not record).
+fn mirror_id(url: &str, h1: &Hash) -> String {
+    package_id("mirror", url, &format!("mirror\0{h1}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(hashes: &[&str]) -> ModuleLockEntry {
+        ModuleLockEntry {
+            source: "git::https://git.test/vpc?ref=v1".into(),
+            version: None,
+            constraints: None,
+            commit: None,
+            hashes: hashes.iter().map(|h| (*h).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn an_entry_names_its_archive_by_one_zh_only() {
+        let one = entry(&["h1:AAAA", "zh:00aa"]);
+        assert_eq!(entry_zh(&one).as_deref(), Some("00aa"));
+        assert_eq!(entry_zh(&entry(&["h1:AAAA"])), None);
+        assert_eq!(entry_zh(&entry(&["zh:00aa", "zh:11bb"])), None);
+        assert_eq!(entry_h1s(&one).len(), 1);
+    }
+
+    #[test]
+    fn a_mirror_id_depends_on_the_hash() {
+        let a = mirror_id("git::https://git.test/vpc?ref=v1", &Hash::H1("AAAA".into()));
+        let b = mirror_id("git::https://git.test/vpc?ref=v1", &Hash::H1("BBBB".into()));
+        assert!(a.starts_with("mirror-vpc-"), "{a}");
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,225 @@
+//! The module mirror: module packages in one OCI repository, found by the `h1:` a module lock
+//! entry names, so that a runner that cannot reach a call's origin installs it from the
+//! mirror with nothing in the configuration changed (`module_mirror` in `.tstore.hcl`, or
+//! `TSTORE_MODULE_MIRROR`). `tstore push --modules` fills it; the fetcher reads it
+//! (`fetch/mirror.rs`).
+//!
+//! Layout, in the repository `oci://REGISTRY/REPOSITORY`:
+//!
+//! ```text
+//! h1-<64 hex>    a module package: OpenTofu's module artifact (artifactType
+//!                application/vnd.opentofu.modulepkg, one archive/zip layer: the package's
+//!                files as a deterministic zip), so an `oci://…?tag=h1-…` source reads it too;
+//!                the tag is the package tree's h1: (its 32 bytes in hex)
+//! reg-<64 hex>   a registry module version's resolution: an artifact of type
+//!                application/vnd.tstore.module-resolution whose annotations say the
+//!                module, the version, the download location the registry named (without
+//!                credentials), the subdirectory inside the package and the package's h1:;
+//!                the tag is SHA-256 of `HOST/NAMESPACE/NAME/SYSTEM`, NUL, the version
+//! ```
+//!
+//! Rules:
+//! - A package tag is a function of content: the same tree gives the same zip, manifest and
+//!   tag on every runner, so two stores pushing one package agree, and a tag that names
+//!   other bytes is a conflict (`--force` replaces it).
+//! - The mirror is untrusted. A package is believed only when the tree its layer unpacks to
+//!   has the lock entry's `h1:`; anything else is refused, naming the call, the mirror, the
+//!   expected and the received hash, and nothing is installed.
+//! - A resolution is used only for a call whose lock entry pins that module and version, only
+//!   when its `h1:` is one of the entry's, and only when its location is a remote package
+//!   address (never a local directory) and its subdirectory stays inside the package. What a
+//!   lying mirror can still choose is which subdirectory of the verified package a registry
+//!   call installs (the lock records the package, not the registry's location):
+//!   `docs/threat-model.md` has the row.
+
+use sha2::{Digest as _, Sha256};
+use tstore_store::Hash;
+
+use crate::net::oci::OciRepository;
+
+/// `artifactType` of a registry module version's resolution.
+pub(crate) const RESOLUTION_ARTIFACT_TYPE: &str = "application/vnd.tstore.module-resolution";
+
+/// The annotation keys of a resolution.
+const MODULE: &str = "tstore.module";
+const VERSION: &str = "tstore.version";
+const LOCATION: &str = "tstore.location";
+const SUBDIR: &str = "tstore.subdir";
+const H1: &str = "tstore.h1";
+
+/// The longest annotation value believed (a location is a URL).
+const MAX_VALUE: usize = 4096;
+
+/// A module mirror: the repository, and where the setting was read (for messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleMirror {
+    /// The repository.
+    pub repository: OciRepository,
+    /// `TSTORE_MODULE_MIRROR`, or the `.tstore.hcl` that names it.
+    pub origin: String,
+}
+
+impl std::fmt::Display for ModuleMirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "oci://{}", self.repository)
+    }
+}
+
+impl ModuleMirror {
+    /// Parse `oci://REGISTRY/REPOSITORY` (no tag, digest or query: the mirror's tags are its
+    /// own).
+    pub fn parse(text: &str, origin: &str) -> Result<ModuleMirror, String> {
+        let usage = || {
+            format!(
+                "{origin}: a module mirror is oci://REGISTRY/REPOSITORY, without a tag or a \
+                 query"
+            )
+        };
+        let rest = text.strip_prefix("oci://").ok_or_else(usage)?;
+        Ok(ModuleMirror {
+            repository: OciRepository::parse(rest).ok_or_else(usage)?,
+            origin: origin.to_owned(),
+        })
+    }
+}
+
+/// The tag of the package whose tree has `h1` (`None`: not a well-formed `h1:`).
+pub(crate) fn package_tag(h1: &Hash) -> Option<String> {
+    use base64::Engine as _;
+    let Hash::H1(b64) = h1 else { return None };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .ok()
+        .filter(|b| b.len() == 32)?;
+    Some(format!("h1-{}", hex::encode(bytes)))
+}
+
+/// The tag of the resolution of registry module `module` (`HOST/NAMESPACE/NAME/SYSTEM`, the
+/// host lowercase) at `version`.
+pub(crate) fn resolution_tag(module: &str, version: &str) -> String {
+    let digest = Sha256::digest(format!("{module}\0{version}").as_bytes());
+    format!("reg-{}", hex::encode(digest))
+}
+
+/// A registry module version's resolution, as a module mirror holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Resolution {
+    /// `HOST/NAMESPACE/NAME/SYSTEM`, the host lowercase.
+    pub(crate) module: String,
+    /// The exact version.
+    pub(crate) version: String,
+    /// The download location the registry named, without credentials.
+    pub(crate) location: String,
+    /// A subdirectory inside the package (`X-Terraform-Get` hops), or empty.
+    pub(crate) subdir: String,
+    /// The package tree's `h1:`.
+    pub(crate) h1: String,
+}
+
+impl Resolution {
+    /// The manifest annotations that carry it.
+    pub(crate) fn annotations(&self) -> serde_json::Value {
+        serde_json::json!({
+            MODULE: self.module,
+            VERSION: self.version,
+            LOCATION: self.location,
+            SUBDIR: self.subdir,
+            H1: self.h1,
+        })
+    }
+
+    /// Read it back from a manifest's annotations: every key present, each value a string
+    /// of bounded length; `None` otherwise.
+    pub(crate) fn from_annotations(annotations: &serde_json::Value) -> Option<Resolution> {
+        let get = |key: &str| {
+            annotations[key]
+                .as_str()
+                .filter(|v| v.len() <= MAX_VALUE)
+                .map(str::to_owned)
+        };
+        Some(Resolution {
+            module: get(MODULE)?,
+            version: get(VERSION)?,
+            location: get(LOCATION)?,
+            subdir: get(SUBDIR)?,
+            h1: get(H1)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_tag_is_the_h1_in_hex_and_a_valid_oci_tag() {
+        let h1: Hash = "h1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+            .parse()
+            .unwrap();
+        let tag = package_tag(&h1).unwrap();
+        assert_eq!(
+            tag,
+            "h1-000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        );
+        // The OCI distribution spec's tag grammar: [a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}.
+        assert!(tag.len() <= 128);
+        assert!(tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)));
+        for bad in [Hash::H1("AAEC".into()), Hash::Zh("00".into())] {
+            assert_eq!(package_tag(&bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_resolution_tag_names_module_and_version_apart() {
+        let a = resolution_tag("r.test/ns/vpc/aws", "1.0.0");
+        assert_eq!(a.len(), 68);
+        assert_ne!(a, resolution_tag("r.test/ns/vpc/aws", "1.0.1"));
+        // The NUL keeps `a/b` + `1` apart from `a/b1` + ``.
+        assert_ne!(
+            resolution_tag("r.test/ns/vpc/aws1", "0"),
+            resolution_tag("r.test/ns/vpc/aws", "10")
+        );
+    }
+
+    #[test]
+    fn a_resolution_round_trips_and_a_partial_one_is_refused() {
+        let r = Resolution {
+            module: "r.test/ns/vpc/aws".into(),
+            version: "1.0.0".into(),
+            location: "git::https://git.test/vpc?ref=v1.0.0".into(),
+            subdir: String::new(),
+            h1: "h1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into(),
+        };
+        let annotations = r.annotations();
+        assert_eq!(Resolution::from_annotations(&annotations), Some(r));
+        let mut partial = annotations.clone();
+        partial.as_object_mut().unwrap().remove(LOCATION);
+        assert_eq!(Resolution::from_annotations(&partial), None);
+        let mut long = annotations;
+        long[LOCATION] = serde_json::Value::String("x".repeat(MAX_VALUE + 1));
+        assert_eq!(Resolution::from_annotations(&long), None);
+    }
+
+    #[test]
+    fn mirror_addresses() {
+        let m = ModuleMirror::parse("oci://Reg.test:5000/team/modules", "TSTORE_MODULE_MIRROR")
+            .unwrap();
+        assert_eq!(m.repository.registry, "reg.test:5000");
+        assert_eq!(m.repository.name, "team/modules");
+        assert_eq!(m.to_string(), "oci://reg.test:5000/team/modules");
+        for bad in [
+            "reg.test/modules",
+            "oci://reg.test",
+            "oci://reg.test/modules?tag=x",
+            "oci://reg.test/Modules",
+            "oci://reg.test//modules",
+            "oci://user:pw@reg.test/modules",
+        ] {
+            let err = ModuleMirror::parse(bad, "TSTORE_MODULE_MIRROR").unwrap_err();
+            assert!(err.starts_with("TSTORE_MODULE_MIRROR: "), "{err}");
+            assert!(!err.contains("pw@"), "{err}");
+        }
+    }
+}

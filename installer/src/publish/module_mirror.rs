@@ -1,0 +1,242 @@
+//! `tstore push --modules oci://REGISTRY/REPOSITORY`: the store's module packages into a
+//! module mirror (`modules::mirror` has the layout), each under the tag its `h1:` names,
+//! with the registry resolutions the store knows for them.
+//!
+//! What is pushed: every module package the store holds, or the packages and registry
+//! resolutions that given module lock files pin (`--recursive`; an entry the store cannot
+//! serve fails the push before anything is uploaded, naming the lock file and the call).
+//! Packages made from another by leaving out its dot entries (`…-nodot`) are not pushed: a
+//! lock entry names the package as fetched, and a runner makes the other itself.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::json;
+use tstore_store::{Hash, PackageKey, Store};
+use tstore_tofu::module_lock::ModuleLock;
+use tstore_tofu::module_source::ModuleSource;
+
+use super::existing_tag::{ExistingTag, PublishedTag};
+use super::module::{push_module, PushedModule};
+use super::{PushError, EMPTY_CONFIG_MEDIA_TYPE};
+use crate::modules::mirror::{package_tag, resolution_tag, Resolution, RESOLUTION_ARTIFACT_TYPE};
+use crate::net::oci::{OciClient, OciRepository, MANIFEST_MEDIA_TYPE};
+
+/// Which module packages a push to a module mirror takes.
+#[derive(Clone, Debug)]
+pub enum ModuleSelection {
+    /// Every module package the store holds, with every registry resolution it knows.
+    All,
+    /// What these module lock files pin (each with its path, for messages).
+    Pinned(Vec<(PathBuf, ModuleLock)>),
+}
+
+/// What a push did for one registry module version's resolution.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PushedResolution {
+    /// `HOST/NAMESPACE/NAME/SYSTEM`.
+    pub module: String,
+    /// The version.
+    pub version: String,
+    /// `registry/repository:tag`.
+    pub reference: String,
+    /// Whether the tag was written now (false: it already named this resolution).
+    pub written: bool,
+}
+
+/// What a push to a module mirror did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PushedModules {
+    /// Each package, by tag.
+    pub packages: Vec<PushedModule>,
+    /// Each registry resolution, by module and version.
+    pub resolutions: Vec<PushedResolution>,
+}
+
+/// The store's module packages by `h1:` (one package per tree hash: the first by id).
+fn packages_by_h1(store: &Store) -> Result<BTreeMap<Hash, String>, PushError> {
+    let mut by_h1 = BTreeMap::new();
+    for package in store.packages()? {
+        let PackageKey::Module { id } = &package.key else {
+            continue;
+        };
+        if id.ends_with("-nodot") {
+            continue;
+        }
+        for record in &package.hashes {
+            if matches!(record.hash, Hash::H1(_)) {
+                by_h1
+                    .entry(record.hash.clone())
+                    .or_insert_with(|| id.clone());
+            }
+        }
+    }
+    Ok(by_h1)
+}
+
+/// Every registry resolution the store's memos hold, by (module, version).
+fn resolutions(store: &Store) -> Result<BTreeMap<(String, String), Resolution>, PushError> {
+    let mut found = BTreeMap::new();
+    for (package, source) in store.module_sources()? {
+        let mut parts = source.split('\0');
+        let (Some("registry"), Some(module), Some(version), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let Some(memo) = store.module_source(&source)? else {
+            continue;
+        };
+        let h1 = store
+            .package(&PackageKey::module(package.clone()))?
+            .and_then(|p| p.hashes.into_iter().find(|r| matches!(r.hash, Hash::H1(_))))
+            .map(|r| r.hash.to_string());
+        let Some(h1) = h1 else { continue };
+        found.insert(
+            (module.to_owned(), version.to_owned()),
+            Resolution {
+                module: module.to_owned(),
+                version: version.to_owned(),
+                // The mirror is read by other runners: the location as every message shows
+                // it, without user information or secret-looking query values.
+                location: crate::redact::display_url(&memo.location),
+                subdir: memo.subdir,
+                h1,
+            },
+        );
+    }
+    Ok(found)
+}
+
+/// What the selection takes: package ids by `h1:`, and the resolutions.
+type Selected = (BTreeMap<Hash, String>, Vec<Resolution>);
+
+fn select(
+    store: &Store,
+    selection: &ModuleSelection,
+    default_host: &str,
+) -> Result<Selected, PushError> {
+    store.ensure_trusted()?;
+    let by_h1 = packages_by_h1(store)?;
+    let known = resolutions(store)?;
+    let ModuleSelection::Pinned(locks) = selection else {
+        let resolutions = known.into_values().collect();
+        return Ok((by_h1, resolutions));
+    };
+    let mut packages = BTreeMap::new();
+    let mut wanted = BTreeMap::new();
+    for (path, lock) in locks {
+        for (key, entry) in &lock.entries {
+            let missing = || PushError::NotInStore {
+                lock_file: path.clone(),
+                key: key.clone(),
+            };
+            let h1 = entry
+                .hashes
+                .iter()
+                .filter_map(|h| h.parse::<Hash>().ok())
+                .find(|h| by_h1.contains_key(h))
+                .ok_or_else(missing)?;
+            packages.insert(h1.clone(), by_h1[&h1].clone());
+            if let (
+                Ok(ModuleSource::Registry {
+                    host,
+                    namespace,
+                    name,
+                    system,
+                    ..
+                }),
+                Some(version),
+            ) = (
+                ModuleSource::parse(&entry.source, default_host),
+                &entry.version,
+            ) {
+                let module = format!("{}/{namespace}/{name}/{system}", host.to_ascii_lowercase());
+                let resolution = known
+                    .get(&(module, version.clone()))
+                    .filter(|r| r.h1 == h1.to_string())
+                    .ok_or_else(missing)?;
+                wanted.insert(
+                    (resolution.module.clone(), resolution.version.clone()),
+                    resolution.clone(),
+                );
+            }
+        }
+    }
+    Ok((packages, wanted.into_values().collect()))
+}
+
+/// Push the selected module packages and registry resolutions to the module mirror `repo`.
+/// A tag that names other content is a conflict ([`PushError::TagTaken`]) unless `existing`
+/// is [`ExistingTag::Replace`]; a tag that names this push's manifest already is left as it
+/// is, and nothing is uploaded for it. `each` is told of every package as it is pushed.
+pub fn push_modules(
+    store: &Store,
+    client: &OciClient,
+    repo: &OciRepository,
+    selection: &ModuleSelection,
+    default_host: &str,
+    existing: ExistingTag,
+    each: &dyn Fn(&PushedModule),
+) -> Result<PushedModules, PushError> {
+    let (packages, resolutions) = select(store, selection, default_host)?;
+    let mut pushed = PushedModules::default();
+    for (h1, id) in &packages {
+        let tag = package_tag(h1).expect("the store keeps well-formed h1: hashes");
+        let one = push_module(store, client, repo, &tag, id, existing)?;
+        each(&one);
+        pushed.packages.push(one);
+    }
+    for resolution in resolutions {
+        pushed
+            .resolutions
+            .push(push_resolution(client, repo, &resolution, existing)?);
+    }
+    Ok(pushed)
+}
+
+/// Push one resolution: a manifest whose annotations carry it, with the empty config and
+/// the empty layer (OCI's descriptor for an artifact without content).
+fn push_resolution(
+    client: &OciClient,
+    repo: &OciRepository,
+    resolution: &Resolution,
+    existing: ExistingTag,
+) -> Result<PushedResolution, PushError> {
+    let tag = resolution_tag(&resolution.module, &resolution.version);
+    let empty = crate::net::oci::sha256_digest(b"{}");
+    let manifest = serde_json::to_vec(&json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": RESOLUTION_ARTIFACT_TYPE,
+        "config": {"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": empty, "size": 2},
+        "layers": [{"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": empty, "size": 2}],
+        "annotations": resolution.annotations(),
+    }))
+    .expect("JSON");
+    let digest = crate::net::oci::sha256_digest(&manifest);
+    let reference = format!("{repo}:{tag}");
+    let published = PublishedTag::read(client, repo, &tag)?;
+    let same = published.as_ref().is_some_and(|p| p.digest == digest);
+    if let (Some(published), ExistingTag::Refuse, false) = (&published, existing, same) {
+        return Err(PushError::TagTaken {
+            reference,
+            what: format!(
+                "another resolution of {} {}",
+                resolution.module, resolution.version
+            ),
+            existing: published.digest.clone(),
+            ours: digest,
+        });
+    }
+    if !same {
+        client.push_blob(repo, b"{}")?;
+        client.push_manifest(repo, &tag, MANIFEST_MEDIA_TYPE, &manifest)?;
+    }
+    Ok(PushedResolution {
+        module: resolution.module.clone(),
+        version: resolution.version.clone(),
+        reference,
+        written: !same,
+    })
+}
