@@ -465,3 +465,150 @@ fn a_module_mirror_setting_that_is_not_a_repository_is_refused() {
     );
     assert!(!dir.join(".terraform").exists());
 }
+
+/// A mirror that lacks a package falls back to the origin and says so: the summary line
+/// counts it, `--explain` and `init --json` say why per call (not in the mirror, or no lock
+/// entry pins it); `tstore fetch` asks the mirror too.
+#[test]
+fn a_package_the_mirror_lacks_comes_from_its_origin_and_the_output_says_why() {
+    let oci = OciRegistry::start_with_login(USER, PASSWORD);
+    let mirror = format!("oci://{}/team/modules", oci.host());
+    let a = Runner::new(&oci);
+    let base = a.env.root.path().join("git");
+    let one = repo(&base, "one", "v1", &[("main.tf", &output_tf("one"))], &[]);
+    let two = repo(&base, "two", "v1", &[("main.tf", &output_tf("two"))], &[]);
+    let call = |name: &str, repo: &Path| {
+        format!(
+            "module \"{name}\" {{\n  source = \"git::file://{}?ref=v1\"\n}}\n",
+            repo.display()
+        )
+    };
+    let cfg = a.env.root.path().join("empty.tfrc");
+    fs_err::write(&cfg, "").unwrap();
+    // Runner A locks and pushes `one` only.
+    let dir_a = a
+        .env
+        .checkout("w", &[("main.tf", call("one", &one).as_str())]);
+    run_ok(a.tstore(&cfg).arg("init").arg(&dir_a));
+    run_ok(a.tstore(&cfg).args(["push", "--modules", &mirror]));
+
+    // Runner B: `one` from the mirror, `two` (locked, not pushed) and `three` (not in the
+    // lock) from their origins.
+    let main = format!("{}{}", call("one", &one), call("two", &two));
+    let dev = Runner::new(&oci);
+    let dir_lock = dev.env.checkout("lock", &[("main.tf", main.as_str())]);
+    run_ok(dev.tstore(&cfg).args(["modules", "lock"]).arg(&dir_lock));
+    let b = Runner::new(&oci);
+    let lock = fs_err::read_to_string(dir_lock.join(LOCK)).unwrap();
+    let main3 = format!("{main}{}", call("three", &two));
+    let dir_b = b
+        .env
+        .checkout("w", &[("main.tf", main3.as_str()), (LOCK, lock.as_str())]);
+    let out = run_ok(
+        b.tstore(&cfg)
+            .env("TSTORE_MODULE_MIRROR", &mirror)
+            .args(["init", "--explain"])
+            .arg(&dir_b),
+    );
+    let said = stdout(&out);
+    assert!(
+        said.contains(&format!(
+            "Module mirror {mirror}: 1 package from it, 2 packages from their origins (--explain says why)"
+        )),
+        "{said}"
+    );
+    let explained = |key: &str| {
+        said.split(&format!("- {key} in"))
+            .nth(1)
+            .and_then(|rest| rest.split("\n- ").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        explained("one").contains("package from the module mirror"),
+        "{said}"
+    );
+    assert!(
+        explained("two").contains("package from its origin: the module mirror has no package h1-"),
+        "{said}"
+    );
+    assert!(
+        explained("three").contains("package from its origin: no module lock entry pins it"),
+        "{said}"
+    );
+
+    // The same in a new checkout of a new runner, as JSON: `one` from the mirror.
+    let c = Runner::new(&oci);
+    let dir_c = c
+        .env
+        .checkout("w", &[("main.tf", main3.as_str()), (LOCK, lock.as_str())]);
+    let report = json(&run_ok(
+        c.tstore(&cfg)
+            .env("TSTORE_MODULE_MIRROR", &mirror)
+            .args(["init", "--json"])
+            .arg(&dir_c),
+    ));
+    let calls: Vec<(String, String, Option<String>)> = report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["key"].as_str().unwrap().to_owned(),
+                c["obtained"].as_str().unwrap().to_owned(),
+                c["origin_why"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(calls[0], ("one".into(), "mirror".into(), None), "{report}");
+    assert_eq!(
+        (calls[1].0.as_str(), calls[1].1.as_str()),
+        ("three", "origin")
+    );
+    assert_eq!(calls[1].2.as_deref(), Some("no module lock entry pins it"));
+    assert_eq!(
+        (calls[2].0.as_str(), calls[2].1.as_str()),
+        ("two", "origin")
+    );
+    assert!(calls[2]
+        .2
+        .as_deref()
+        .is_some_and(|w| w.starts_with("the module mirror has no package h1-")));
+    assert_eq!(
+        report["module_packages"]["mirrored"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(report["module_mirror"], mirror.as_str());
+
+    // `tstore fetch` asks the mirror too: with `one`'s remote gone, a runner fills its store
+    // from the lock file, then inits with neither mirror nor that remote.
+    fs_err::rename(&one, one.with_extension("moved")).unwrap();
+    let d = Runner::new(&oci);
+    let dir_d = d
+        .env
+        .checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    run_ok(
+        d.tstore(&cfg)
+            .env("TSTORE_MODULE_MIRROR", &mirror)
+            .env("TSTORE_TRUST_LOCK", "1")
+            .arg("fetch")
+            .arg(&dir_d),
+    );
+    assert!(!dir_d.join(".terraform").exists());
+    let report = json(&run_ok(
+        d.tstore(&cfg)
+            .env("TSTORE_TRUST_LOCK", "1")
+            .args(["init", "--json"])
+            .arg(&dir_d),
+    ));
+    let obtained: Vec<&str> = report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["obtained"].as_str())
+        .collect();
+    assert_eq!(obtained, ["store", "store"], "{report}");
+}
