@@ -16,6 +16,7 @@
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
 
+mod facts;
 #[doc(hidden)]
 pub mod fuzz_entry;
 mod init;
@@ -29,6 +30,7 @@ mod redact;
 mod report;
 mod workdir;
 
+pub use crate::facts::{check_facts, keep_facts_in, FactsCheck, FactsKept, FactsMismatch};
 pub use crate::init::{
     find_roots, init, InitError, InitHooks, InitOptions, InitOutcome, InstalledModules,
     RootSearchError,

@@ -30,6 +30,11 @@ use crate::{Result, StoreError};
 pub struct BlobId(pub(crate) [u8; 32]);
 
 impl BlobId {
+    /// The id the store gives `content`: its BLAKE3.
+    pub fn of(content: &[u8]) -> BlobId {
+        BlobId(*blake3::hash(content).as_bytes())
+    }
+
     /// The raw digest.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0

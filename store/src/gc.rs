@@ -328,6 +328,12 @@ impl Store {
         report.trees_removed = sweep_trees(&tx, cutoff).map_err(err)?;
         let blobs = self.sweep_blobs(&tx, &op, cutoff)?;
         report.blobs_removed = blobs.len() as u64;
+        // Facts live as long as the store holds their content (file_facts.rs).
+        tx.execute(
+            "DELETE FROM file_facts WHERE blob NOT IN (SELECT id FROM blobs)",
+            [],
+        )
+        .map_err(err)?;
         if opts.dry_run {
             tx.rollback().map_err(err)?;
         } else {

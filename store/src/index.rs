@@ -235,6 +235,16 @@ const MIGRATIONS: &[&str] = &[
     "
     CREATE INDEX trees_by_h1 ON trees(h1);
     ",
+    // v13 (file_facts.rs): what a configuration file's bytes say, derived once per content
+    // and rule set.
+    "
+    CREATE TABLE file_facts (
+        blob  TEXT NOT NULL,
+        rules TEXT NOT NULL,
+        facts BLOB NOT NULL,
+        PRIMARY KEY (blob, rules)
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and

@@ -25,6 +25,7 @@
 //! ├── index.sqlite (+ -wal)     blobs(id,size,sha256) trees(id,encoding,h1,files,bytes)
 //! │                             tree_blobs packages package_hashes sources roots …
 //! │                             module_sources (module source → package memos)
+//! │                             file_facts (a configuration file's facts by content)
 //! ├── blobs-v1/ab/<62 hex>      blob content, 0444 (or 0555: the mode it was first needed with)
 //! │   blobs-v1/ab/<62 hex>.x|.r twin with the other mode, made on demand (reflink or copy)
 //! ├── tmp/                      temp files and dirs (same filesystem: renames are atomic)
@@ -73,6 +74,7 @@
 mod blob;
 mod blob_files;
 mod error;
+mod file_facts;
 mod fingerprint;
 mod freshness;
 mod gc;

@@ -211,6 +211,8 @@ impl Store {
                 }
                 tx.execute("DELETE FROM sources", [])?;
                 tx.execute("DELETE FROM archives", [])?;
+                // Facts about files are derived again from the bytes, never believed.
+                tx.execute("DELETE FROM file_facts", [])?;
                 Ok(())
             },
         )?;

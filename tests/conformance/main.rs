@@ -389,4 +389,22 @@ fn tstore_init_conforms_to_terraform_init() {
         println!("{line}");
     }
     assert!(failed.is_empty(), "failed: {failed:?}");
+    // Every case's files were parsed once and their facts recorded in the one store the
+    // cases share (the second judge's inits read them): each recorded fact whose content
+    // the store holds must equal a fresh parse of its bytes.
+    let out = env
+        .command(Path::new(env!("CARGO_BIN_EXE_tstore")))
+        .args(["store", "facts", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("store facts: {e}: {}", text(&out)));
+    println!("conformance: facts {report}");
+    assert!(
+        out.status.success(),
+        "recorded facts differ from a fresh parse: {report}"
+    );
+    if filter.is_none() {
+        assert!(report["matching"].as_u64() > Some(0), "{report}");
+    }
 }

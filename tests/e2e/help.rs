@@ -21,6 +21,7 @@ const COMMANDS: &[&[&str]] = &[
     &["store"],
     &["store", "ls"],
     &["store", "du"],
+    &["store", "facts"],
     &["store", "verify"],
     &["store", "import"],
     &["store", "rm"],

@@ -14,6 +14,7 @@ mod common;
 mod config_loader;
 mod dist;
 mod early_errors;
+mod file_facts;
 mod flavor;
 mod fuse;
 mod gc;

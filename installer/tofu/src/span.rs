@@ -13,6 +13,23 @@ pub struct SourcePos {
     pub line: Option<usize>,
 }
 
+/// A position is recorded (in a file's facts, `config/facts.rs`) as its line alone, and read
+/// back in the file whose facts are being read.
+impl serde::Serialize for SourcePos {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        self.line.serialize(ser)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SourcePos {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        Ok(SourcePos {
+            file: crate::config::facts::decoding_file(),
+            line: Option::<usize>::deserialize(de)?,
+        })
+    }
+}
+
 impl fmt::Display for SourcePos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {

@@ -444,7 +444,10 @@ pub(super) fn parse_hcl(
                     source: f.static_string_attr(&block.body, "source"),
                     version: f.static_string_attr(&block.body, "version"),
                     at: f.at(block),
-                    repeated_by: ["count", "for_each"].into_iter().find(|k| has(k)),
+                    repeated_by: ["count", "for_each"]
+                        .into_iter()
+                        .find(|k| has(k))
+                        .map(super::facts::Name),
                 });
             }
             _ => {}

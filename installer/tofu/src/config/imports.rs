@@ -21,7 +21,7 @@ use super::{implied_local_name, invalid, ConfigError, SourcePos};
 use crate::flavor::Flavor;
 
 /// A `provider = NAME[.ALIAS]` reference.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct ProviderRef {
     pub(super) name: String,
     pub(super) alias: String,
@@ -39,7 +39,7 @@ impl ProviderRef {
 }
 
 /// One `import` block as a file writes it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct ImportBlock {
     /// The target, when `to` is a static resource address (instance keys aside).
     pub(super) to: Option<ImportTo>,
@@ -48,7 +48,7 @@ pub(super) struct ImportBlock {
 }
 
 /// The resource an `import` block imports to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct ImportTo {
     /// Whether the resource is in a child module (`module.NAME…` first).
     pub(super) in_module: bool,

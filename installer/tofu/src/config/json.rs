@@ -382,7 +382,8 @@ pub(super) fn parse_json(
                             at: at.clone(),
                             repeated_by: ["count", "for_each"]
                                 .into_iter()
-                                .find(|k| body.contains_key(*k)),
+                                .find(|k| body.contains_key(*k))
+                                .map(super::facts::Name),
                         });
                     }
                 }

@@ -16,6 +16,7 @@
 //! `imports.rs`, `variables.rs`) and the tree walk (`tree.rs`) are apart.
 
 mod decls;
+pub(crate) mod facts;
 pub(crate) mod files;
 mod hcl;
 mod hcl_exprs;
@@ -29,6 +30,7 @@ pub mod tree;
 mod validate;
 mod variables;
 
+pub use self::facts::{derive as derive_facts, set_facts_cache, FactsCache, FACTS_FORMAT};
 pub use self::tool_rules::check_tool_version;
 
 use std::borrow::Cow;
@@ -138,7 +140,7 @@ pub struct ModuleRequirements {
 
 /// One `required_version` argument: a constraint on the tool's own version
 /// (hashicorp/go-version syntax).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RequiredVersion {
     /// The constraint as written.
     pub constraint: String,
@@ -477,7 +479,7 @@ fn merge_module_calls(
                     call: call.name.clone(),
                     caller: Arc::clone(scope),
                 }),
-                repeated_by: call.repeated_by,
+                repeated_by: call.repeated_by.map(|n| n.0),
             };
             Ok((call.name, resolved))
         })
@@ -569,7 +571,7 @@ fn invalid(at: &SourcePos, summary: impl Into<Cow<'static, str>>, detail: String
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct RequiredEntry {
     name: String,
     source: Option<String>,
@@ -579,13 +581,13 @@ struct RequiredEntry {
     version_at: Option<SourcePos>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct RequiredBlock {
     at: SourcePos,
     entries: Vec<RequiredEntry>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct ProviderConfig {
     name: String,
     alias: String,
@@ -594,7 +596,7 @@ struct ProviderConfig {
 }
 
 /// What one file contributes.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct FileContent {
     required_blocks: Vec<RequiredBlock>,
     /// `terraform { required_version = … }`, one per `terraform` block that has it.
@@ -640,14 +642,14 @@ impl FileContent {
 
 /// A `module` block as one file writes it. An override file may leave any argument out;
 /// a primary file must give `source`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct FileModuleCall {
     name: String,
     source: Option<CallArg>,
     version: Option<CallArg>,
     at: SourcePos,
     /// `count` or `for_each`, if the block has it.
-    repeated_by: Option<&'static str>,
+    repeated_by: Option<facts::Name>,
 }
 
 /// A module call's `source` or `version` as a file writes it.

@@ -70,11 +70,22 @@ pub(super) fn parse_file(
         return Ok(Arc::clone(hit));
     }
     let src = read_capped_from(file, meta.size(), MAX_CONFIG_FILE).map_err(read_err)?;
-    let parsed = Arc::new(if path.to_string_lossy().ends_with(".json") {
-        parse_json(&src, shown, flavor)?
-    } else {
-        parse_hcl(&src, shown, flavor)?
-    });
+    let json = path.to_string_lossy().ends_with(".json");
+    // The facts of these bytes, recorded by an earlier process; else parsed, and recorded.
+    let rules = super::facts::rules(flavor, json);
+    let parsed = match super::facts::recorded(&rules, src.as_bytes(), shown) {
+        Some(content) => content,
+        None => {
+            let content = if json {
+                parse_json(&src, shown, flavor)?
+            } else {
+                parse_hcl(&src, shown, flavor)?
+            };
+            super::facts::record(&rules, src.as_bytes(), &content);
+            content
+        }
+    };
+    let parsed = Arc::new(parsed);
     PARSED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use super::{invalid, ConfigError, SourcePos};
 
 /// Something a module declares by name; each kind's names are unique per module.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Declaration {
     pub(super) kind: DeclKind,
     pub(super) name: String,
     pub(super) at: SourcePos,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub(super) enum DeclKind {
     Variable,
     Local,

@@ -9,13 +9,13 @@
 use super::{invalid, ConfigError, SourcePos};
 
 /// A type constraint, as far as it is judged here.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum TypeConstraint {
     String,
     Number,
     Bool,
     /// `list(T)`, `set(T)` or `map(T)` of a primitive `T`.
-    Collection(&'static str, Box<TypeConstraint>),
+    Collection(super::facts::Name, Box<TypeConstraint>),
     /// Anything else (`any`, objects, tuples, `optional`, …): not judged.
     Other,
 }
@@ -27,14 +27,14 @@ impl TypeConstraint {
             TypeConstraint::String => "string".into(),
             TypeConstraint::Number => "number".into(),
             TypeConstraint::Bool => "bool".into(),
-            TypeConstraint::Collection(kind, e) => format!("{kind} of {}", e.name()),
+            TypeConstraint::Collection(kind, e) => format!("{} of {}", kind.0, e.name()),
             TypeConstraint::Other => "value".into(),
         }
     }
 }
 
 /// A default value, as far as it is judged here.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(super) enum DefaultValue {
     String(String),
     Number,
@@ -78,7 +78,7 @@ fn conversion_error(value: &DefaultValue, ty: &TypeConstraint) -> Option<String>
 }
 
 /// One `variable` block as a file writes it (what is judged here).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct VariableFacts {
     pub(super) name: String,
     pub(super) ty: Option<TypeConstraint>,
@@ -162,7 +162,7 @@ mod tests {
         use DefaultValue as V;
         use TypeConstraint as T;
         let s = |x: &str| V::String(x.into());
-        let list = T::Collection("list", Box::new(T::String));
+        let list = T::Collection(crate::config::facts::Name("list"), Box::new(T::String));
         for (value, ty, want) in [
             (s("abc"), T::Number, Some("a number is required")),
             (s("12"), T::Number, None),

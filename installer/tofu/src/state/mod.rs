@@ -32,7 +32,7 @@ pub const DEFAULT_WORKSPACE_DIR: &str = "terraform.tfstate.d";
 pub const DEFAULT_WORKSPACE: &str = "default";
 
 /// Where a configuration keeps its state, as its root module declares it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StateStorage {
     /// The local backend (no `backend` block, or `backend "local"`): its `path` and
     /// `workspace_dir` arguments when written as literals.

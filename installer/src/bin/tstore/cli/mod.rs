@@ -636,6 +636,20 @@ pub(crate) enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check the recorded facts of configuration files against a fresh parse of their bytes.
+    ///
+    /// An init records what each configuration file it parses says (module calls,
+    /// provider requirements, versions, declarations) by the file's content, so that no
+    /// later process parses those bytes again. This derives every recorded fact whose
+    /// content the store holds again and compares; exits non-zero when one differs.
+    #[command(
+        after_help = "Examples:\n  tstore store facts          # recorded, matching, mismatched\n  tstore store facts --json"
+    )]
+    Facts {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Re-hash every blob and check that every tree is complete; report only, unless --repair.
     ///
     /// Hashes are recomputed from the bytes (each blob's BLAKE3, each package's h1:, each

@@ -28,7 +28,8 @@ pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
     } else {
         args.platforms.clone()
     };
-    let store = open_store(settings)?;
+    let store = std::sync::Arc::new(open_store(settings)?);
+    let _facts = tstore_installer::keep_facts_in(std::sync::Arc::clone(&store));
     let _lock = lock_store(&store)?;
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };

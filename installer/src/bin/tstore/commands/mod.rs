@@ -28,6 +28,8 @@
 //!   "obtained"}],"modules":[{"key","source","verified"}]}]}`
 //! - `store ls --json`: `{"packages":[Package…]}`
 //! - `store du --json`: the store's `DiskUsage`
+//! - `store facts --json`: `{"recorded","matching","mismatched":[{"blob","rules"}],
+//!   "not_held","other_builds"}`
 //! - `store verify --json`: the store's `VerifyReport`
 //! - `store import --json`: `{"imported":[Package…]}`
 //! - `version --json`: `{"tstore_version","commit","commit_date","platform",
@@ -74,6 +76,7 @@ pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Store(StoreCommand::Import { path, json }) => store::import(settings, &path, json),
         Command::Store(StoreCommand::Ls { json }) => store::ls(settings, json),
         Command::Store(StoreCommand::Du { json }) => store::du(settings, json),
+        Command::Store(StoreCommand::Facts { json }) => store::facts(settings, json),
         Command::Store(StoreCommand::Rm { yes, json }) => store_rm::rm(settings, yes, json),
         Command::Store(StoreCommand::Verify {
             repair,

@@ -125,6 +125,33 @@ fn describe_source(key: &str) -> String {
     }
 }
 
+/// `tstore store facts`: every recorded fact whose content the store holds, derived again.
+pub(crate) fn facts(settings: &Settings, json: bool) -> Result<ExitCode> {
+    let store = open_existing_store(settings)?;
+    let check = tstore_installer::check_facts(&store)?;
+    if json {
+        json::print(&check)?;
+    } else {
+        println!(
+            "{} recorded: {} matching a fresh parse, {} not, {} of content the store does not \
+             hold (a working directory's own files), {} of another tstore build",
+            units::count(check.recorded as u64, "fact"),
+            check.matching,
+            check.mismatched.len(),
+            check.not_held,
+            check.other_builds
+        );
+        for m in &check.mismatched {
+            println!("mismatch: blob {} under {}", m.blob, m.rules);
+        }
+    }
+    Ok(if check.mismatched.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_existing_store(settings)?;
     let du = store.disk_usage()?;

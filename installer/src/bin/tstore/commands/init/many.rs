@@ -25,7 +25,8 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
 
     // One store for every root: opened once, and a package found fresh for one root is not
     // stat'ed again for the next.
-    let store = crate::commands::open_store(settings)?;
+    let store = std::sync::Arc::new(crate::commands::open_store(settings)?);
+    let _facts = tstore_installer::keep_facts_in(std::sync::Arc::clone(&store));
     // Roots never initialised here (no `modules.json` yet) are the ones whose packages a
     // new runner lacks; an initialised root's packages are in the store already.
     let new_roots: Vec<PathBuf> = roots

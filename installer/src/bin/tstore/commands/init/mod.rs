@@ -46,11 +46,13 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
     // input creates nothing), and before the tool's version is asked.
     let cli_config = super::workdir::load_cli_config(settings, place.flavor.flavor)?;
     let opened;
+    let _facts;
     let store = match store {
         Some(store) => store,
         None => {
-            opened = super::open_store(settings)?;
-            &opened
+            opened = std::sync::Arc::new(super::open_store(settings)?);
+            _facts = tstore_installer::keep_facts_in(std::sync::Arc::clone(&opened));
+            &*opened
         }
     };
     let root = place.configure_with(settings, cli_config)?;

@@ -1,0 +1,122 @@
+//! The store's index as the memory of configuration files' facts between processes
+//! ([`tstore_tofu::config::FactsCache`]): a file whose bytes an earlier init parsed, under
+//! the same rules and this very tstore build, is not parsed again. Facts are keyed by the
+//! content's BLAKE3 (the id the store gives it as a blob) and the rules, to which this
+//! build's version is added: another build may read files otherwise.
+//!
+//! A failure to read or record facts is not an error: the file is parsed (and the failure
+//! said at debug level).
+
+use std::sync::Arc;
+
+use tstore_store::{BlobId, Store};
+use tstore_tofu::config::{set_facts_cache, FactsCache};
+
+/// The rules' suffix: this build.
+const BUILD: &str = env!("TSTORE_LONG_VERSION");
+
+struct FactsInStore {
+    store: Arc<Store>,
+}
+
+impl FactsInStore {
+    /// The key's rules: the parser's, then this build.
+    fn rules(rules: &str) -> String {
+        format!("{rules} tstore {BUILD}")
+    }
+}
+
+impl FactsCache for FactsInStore {
+    fn get(&self, rules: &str, content: &[u8]) -> Option<Vec<u8>> {
+        match self
+            .store
+            .file_facts(&BlobId::of(content), &Self::rules(rules))
+        {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::debug!("cannot read a file's facts: {e}");
+                None
+            }
+        }
+    }
+
+    fn put(&self, rules: &str, content: &[u8], facts: &[u8]) {
+        if let Err(e) =
+            self.store
+                .record_file_facts(&BlobId::of(content), &Self::rules(rules), facts)
+        {
+            tracing::debug!("cannot record a file's facts: {e}");
+        }
+    }
+}
+
+/// While it lives, configuration files' facts are kept in `store` (and read from it).
+#[must_use = "facts are kept in the store only while the guard lives"]
+pub struct FactsKept(());
+
+impl Drop for FactsKept {
+    fn drop(&mut self) {
+        set_facts_cache(None);
+    }
+}
+
+/// Keep configuration files' facts in `store` until the guard is dropped.
+pub fn keep_facts_in(store: Arc<Store>) -> FactsKept {
+    set_facts_cache(Some(Arc::new(FactsInStore { store })));
+    FactsKept(())
+}
+
+/// A recorded fact that a fresh parse of its content contradicts.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FactsMismatch {
+    /// The content (its blob id).
+    pub blob: String,
+    /// The rules it was recorded under.
+    pub rules: String,
+}
+
+/// What [`check_facts`] found.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct FactsCheck {
+    /// Facts recorded.
+    pub recorded: usize,
+    /// Facts derived again from their content and found equal.
+    pub matching: usize,
+    /// Facts a fresh parse contradicts.
+    pub mismatched: Vec<FactsMismatch>,
+    /// Facts of content the store does not hold (a working directory's own files): kept
+    /// until the next gc, not checkable here.
+    pub not_held: usize,
+    /// Facts recorded by another tstore build (never read by this one).
+    pub other_builds: usize,
+}
+
+/// Derive every recorded fact whose content the store holds again, from the bytes, and
+/// compare (`tstore store facts`).
+pub fn check_facts(store: &Store) -> Result<FactsCheck, tstore_store::StoreError> {
+    let suffix = FactsInStore::rules("");
+    let mut check = FactsCheck::default();
+    for (blob, rules, facts) in store.all_file_facts()? {
+        check.recorded += 1;
+        let Some(base) = rules.strip_suffix(&suffix) else {
+            check.other_builds += 1;
+            continue;
+        };
+        let content = match fs_err::read(store.blob_path(&blob)) {
+            Ok(content) if BlobId::of(&content) == blob => content,
+            _ => {
+                check.not_held += 1;
+                continue;
+            }
+        };
+        if tstore_tofu::config::derive_facts(base, &content).as_deref() == Some(&facts[..]) {
+            check.matching += 1;
+        } else {
+            check.mismatched.push(FactsMismatch {
+                blob: blob.to_string(),
+                rules,
+            });
+        }
+    }
+    Ok(check)
+}

@@ -1,0 +1,84 @@
+"""`scripts/monorepo-check --warm ROUNDS`: the real roots initialised again in new checkouts
+with a warm store (their lock files committed), against terraform in the same run; with and
+without the files' recorded facts.
+
+In each of ROUNDS paired rounds, new copies of both trees (no `.terraform`; tstore's with
+its lock files), every root in turn or in one process:
+
+  - terraform:              `terraform init -backend=false` of every root in turn (its
+                            plugin cache set; modules fetched again from the local remotes);
+  - tstore, one process:    every root in one `tstore init DIR...` (the check's store), its
+                            recorded facts of files dropped first (every file parsed), then
+                            again in another copy with the facts the first run recorded;
+  - tstore, one per root:   `tstore init DIR` of every root in turn, the facts dropped
+                            before each (each process parses what it reads), then again with
+                            the facts kept.
+
+The medians, per root, and each against terraform's time.
+"""
+
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import time
+
+
+def _run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def drop_facts(store):
+    """Forget every recorded fact of the store at `store`."""
+    with sqlite3.connect(os.path.join(store, "index.sqlite"), timeout=30) as conn:
+        conn.execute("DELETE FROM file_facts")
+
+
+def measure_warm(work, roots, args, env, rounds, tstore):
+    """Paired rounds (module docs)."""
+    plugin_cache = os.path.join(work, "plugin-cache")
+    os.makedirs(plugin_cache, exist_ok=True)
+    tf_env = dict(env, TF_PLUGIN_CACHE_DIR=plugin_cache)
+    store = env["TSTORE_HOME"]
+    sides = ("terraform", "one_parsed", "one_facts", "loop_parsed", "loop_facts")
+    times = {side: [] for side in sides}
+    for r in range(rounds):
+        dirs = {}
+        for side in sides:
+            dest = os.path.join(work, f"warm-{side}-{r}")
+            src, ignore = (("theirs", shutil.ignore_patterns(".terraform", ".terraform.lock.hcl",
+                                                            ".tstore.lock.hcl"))
+                           if side == "terraform" else
+                           ("ours", shutil.ignore_patterns(".terraform")))
+            shutil.copytree(os.path.join(work, src), dest, symlinks=True, ignore=ignore)
+            dirs[side] = [os.path.normpath(os.path.join(dest, label, rel)) for label, rel in roots]
+        start = time.monotonic()
+        for d in dirs["terraform"]:
+            _run([args.terraform, "init", "-backend=false", "-no-color", "-input=false"],
+                 cwd=d, env=tf_env)
+        times["terraform"].append(time.monotonic() - start)
+        drop_facts(store)
+        start = time.monotonic()
+        _run([tstore, "init", *dirs["one_parsed"]], env=env)
+        times["one_parsed"].append(time.monotonic() - start)
+        start = time.monotonic()
+        _run([tstore, "init", *dirs["one_facts"]], env=env)
+        times["one_facts"].append(time.monotonic() - start)
+        spent = 0.0
+        for d in dirs["loop_parsed"]:
+            drop_facts(store)
+            start = time.monotonic()
+            _run([tstore, "init", d], env=env)
+            spent += time.monotonic() - start
+        times["loop_parsed"].append(spent)
+        start = time.monotonic()
+        for d in dirs["loop_facts"]:
+            _run([tstore, "init", d], env=env)
+        times["loop_facts"].append(time.monotonic() - start)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    against = {side: statistics.median([t / s for s, t in zip(times[side], times["terraform"])])
+               for side in sides if side != "terraform"}
+    per_root_ms = {side: med[side] * 1000 / len(roots) for side in sides}
+    return {"rounds": rounds, "roots": len(roots), "times": times, "median_s": med,
+            "per_root_ms": per_root_ms, "x_faster_than_terraform": against}
