@@ -84,8 +84,9 @@ pub struct FactsCheck {
     pub matching: usize,
     /// Facts a fresh parse contradicts.
     pub mismatched: Vec<FactsMismatch>,
-    /// Facts of content the store does not hold (a working directory's own files): kept
-    /// until the next gc, not checkable here.
+    /// Facts of content the store does not hold as one blob (a working directory's own
+    /// files; a module directory's self-writes, keyed by all its files): kept until the
+    /// next gc, not checkable here.
     pub not_held: usize,
     /// Facts recorded by another tstore build (never read by this one).
     pub other_builds: usize,

@@ -18,7 +18,10 @@
 //!   caller's inputs) is parsed every time; so is a file that fails to parse (its error is
 //!   said where it is read);
 //! - facts that do not decode (another format, a damaged row) are not believed: the file is
-//!   parsed.
+//!   parsed;
+//! - a module directory's self-writes (`writes::detect_self_writes`, which follows locals
+//!   across its files) are recorded the same way, keyed by its files' names and bytes in
+//!   order.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -82,6 +85,19 @@ pub(super) fn record(rules: &str, content: &[u8], facts: &FileContent) {
     let Some(cache) = cache() else { return };
     if let Some(bytes) = encode(facts) {
         cache.put(rules, content, &bytes);
+    }
+}
+
+/// Facts of another kind (a module directory's self-writes), recorded by `key` under
+/// `rules` as opaque bytes.
+pub(crate) fn recorded_as(rules: &str, key: &[u8]) -> Option<Vec<u8>> {
+    cache()?.get(rules, key)
+}
+
+/// Record them.
+pub(crate) fn record_as(rules: &str, key: &[u8], bytes: &[u8]) {
+    if let Some(cache) = cache() {
+        cache.put(rules, key, bytes);
     }
 }
 

@@ -195,24 +195,116 @@ pub fn detect_self_writes(
             err,
         }
     })?;
-    let mut resources = Vec::new();
-    let mut values = Values::default();
+    let mut sources = Vec::new();
     for path in primary.iter().chain(&overrides) {
         let src = read_capped(path, MAX_CONFIG_FILE).map_err(|err| WritesError::Read {
             path: path.clone(),
             err,
         })?;
+        sources.push((path, src));
+    }
+    // What these files say was found before (by any process) when the facts recorded it:
+    // the files' names and bytes, in order, are its key.
+    let mut key = Vec::new();
+    for (path, src) in &sources {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        key.extend_from_slice(name.as_bytes());
+        key.push(0);
+        key.extend_from_slice(src.as_bytes());
+        key.push(0);
+    }
+    let rules = format!("writes {flavor} {}", crate::config::FACTS_FORMAT);
+    if let Some(found) = crate::config::facts::recorded_as(&rules, &key)
+        .and_then(|bytes| recorded::decode(&bytes, module_dir))
+    {
+        return Ok(found);
+    }
+    let mut resources = Vec::new();
+    let mut values = Values::default();
+    for (path, src) in &sources {
         if path.to_string_lossy().ends_with(".json") {
-            read::json_file(&src, path, &mut resources, &mut values)?;
+            read::json_file(src, path, &mut resources, &mut values)?;
         } else {
-            read::hcl_file(&src, path, &mut resources, &mut values)?;
+            read::hcl_file(src, path, &mut resources, &mut values)?;
         }
     }
     let mut found = Vec::new();
     for r in &resources {
         inspect(r, &values, &mut found);
     }
+    if let Some(bytes) = recorded::encode(&found, module_dir) {
+        crate::config::facts::record_as(&rules, &key, &bytes);
+    }
     Ok(found)
+}
+
+/// A module directory's findings as a file's facts record them: each position as the file's
+/// name in the directory and its line.
+mod recorded {
+    use std::path::Path;
+
+    use super::{SelfWrite, WriteKind};
+    use crate::span::SourcePos;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Finding {
+        file: String,
+        line: Option<usize>,
+        block: String,
+        argument: String,
+        kind: u8,
+        why: String,
+    }
+
+    pub(super) fn encode(found: &[SelfWrite], dir: &Path) -> Option<Vec<u8>> {
+        let findings = found
+            .iter()
+            .map(|w| {
+                Some(Finding {
+                    file: w.at.file.strip_prefix(dir).ok()?.to_str()?.to_owned(),
+                    line: w.at.line,
+                    block: w.block.clone(),
+                    argument: w.argument.clone(),
+                    kind: match w.kind {
+                        WriteKind::Write => 0,
+                        WriteKind::MaybeWrite => 1,
+                        WriteKind::Unknown => 2,
+                    },
+                    why: w.why.clone(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        serde_json::to_vec(&findings).ok()
+    }
+
+    pub(super) fn decode(bytes: &[u8], dir: &Path) -> Option<Vec<SelfWrite>> {
+        let findings: Vec<Finding> = serde_json::from_slice(bytes).ok()?;
+        findings
+            .into_iter()
+            .map(|f| {
+                let name = Path::new(&f.file);
+                // A file of the directory itself, never a path out of it.
+                if name.components().count() != 1 || name.is_absolute() {
+                    return None;
+                }
+                Some(SelfWrite {
+                    at: SourcePos {
+                        file: dir.join(name),
+                        line: f.line,
+                    },
+                    block: f.block,
+                    argument: f.argument,
+                    kind: match f.kind {
+                        0 => WriteKind::Write,
+                        1 => WriteKind::MaybeWrite,
+                        2 => WriteKind::Unknown,
+                        _ => return None,
+                    },
+                    why: f.why,
+                })
+            })
+            .collect()
+    }
 }
 
 fn inspect(r: &Resource, values: &Values, found: &mut Vec<SelfWrite>) {

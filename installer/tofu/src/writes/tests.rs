@@ -373,3 +373,31 @@ fn override_files_are_read_too() {
         ("resource.local_file.x", "filename", Write, Some(2))
     );
 }
+
+#[test]
+fn findings_decode_to_what_they_encode_in_the_directory_read() {
+    let dir = tempfile::tempdir().unwrap();
+    fs_err::write(
+        dir.path().join("main.tf"),
+        "resource \"local_file\" \"f\" {\n  filename = \"${path.module}/out.txt\"\n}\n",
+    )
+    .unwrap();
+    fs_err::write(
+        dir.path().join("build.tf"),
+        "resource \"null_resource\" \"b\" {\n  provisioner \"local-exec\" {\n    command     = \"make\"\n    working_dir = path.module\n  }\n}\n",
+    )
+    .unwrap();
+    let found = detect_self_writes(dir.path(), Flavor::Terraform).unwrap();
+    assert_eq!(found.len(), 2);
+    let bytes = recorded::encode(&found, dir.path()).unwrap();
+    assert_eq!(recorded::decode(&bytes, dir.path()), Some(found.clone()));
+    // Read in another directory, the positions name that directory's files.
+    let other = Path::new("/elsewhere/.terraform/modules/m");
+    let moved = recorded::decode(&bytes, other).unwrap();
+    assert!(moved.iter().all(|w| w.at.file.starts_with(other)));
+    // A recorded position that leaves the directory is not believed.
+    let escaped = String::from_utf8(bytes)
+        .unwrap()
+        .replace("\"main.tf\"", "\"../x.tf\"");
+    assert_eq!(recorded::decode(escaped.as_bytes(), dir.path()), None);
+}
