@@ -7,16 +7,22 @@
 //! A failure to read or record facts is not an error: the file is parsed (and the failure
 //! said at debug level).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use tstore_store::{BlobId, Store};
-use tstore_tofu::config::{set_facts_cache, FactsCache};
+use tstore_store::{BlobId, EntryKind, PackageKey, Store, TreeId};
+use tstore_tofu::config::{set_facts_cache, ContentId, FactsCache};
 
 /// The rules' suffix: this build.
 const BUILD: &str = env!("TSTORE_LONG_VERSION");
 
 struct FactsInStore {
     store: Arc<Store>,
+    /// The store's directory of module package views (`…/views/modules`).
+    module_views: Option<PathBuf>,
+    /// Per tree: its files' contents by path (decoded once per process).
+    trees: Mutex<HashMap<TreeId, Arc<HashMap<String, BlobId>>>>,
 }
 
 impl FactsInStore {
@@ -24,13 +30,53 @@ impl FactsInStore {
     fn rules(rules: &str) -> String {
         format!("{rules} tstore {BUILD}")
     }
+
+    /// The files of module package `id` by path, as its tree in the index says now (the
+    /// package is looked up every time: a package installed again has another tree).
+    fn files_of(&self, id: &str) -> Option<Arc<HashMap<String, BlobId>>> {
+        let tree_id = self.store.package(&PackageKey::module(id)).ok()??.tree;
+        let mut trees = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(files) = trees.get(&tree_id) {
+            return Some(Arc::clone(files));
+        }
+        let tree = self.store.tree(&tree_id).ok()?;
+        let files: Arc<HashMap<String, BlobId>> = Arc::new(
+            tree.entries()
+                .iter()
+                .filter_map(|e| match e.kind {
+                    EntryKind::File { blob, .. } => Some((e.path.clone(), blob)),
+                    EntryKind::Symlink { .. } => None,
+                })
+                .collect(),
+        );
+        trees.insert(tree_id, Arc::clone(&files));
+        Some(files)
+    }
 }
 
 impl FactsCache for FactsInStore {
-    fn get(&self, rules: &str, content: &[u8]) -> Option<Vec<u8>> {
+    fn id_of(&self, content: &[u8]) -> ContentId {
+        *BlobId::of(content).as_bytes()
+    }
+
+    /// A file of a module package's view is known by the package's tree: the walk reads a
+    /// package only once its view was found as the index records it (`trusted_package`,
+    /// which checks the view's files), so its tree names the bytes there.
+    fn content_id(&self, path: &Path) -> Option<ContentId> {
+        let rel = path.strip_prefix(self.module_views.as_ref()?).ok()?;
+        let mut parts = rel.iter();
+        let id = parts.next()?.to_str()?;
+        let file = parts
+            .map(|p| p.to_str())
+            .collect::<Option<Vec<_>>>()?
+            .join("/");
+        self.files_of(id)?.get(&file).map(|b| *b.as_bytes())
+    }
+
+    fn get(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>> {
         match self
             .store
-            .file_facts(&BlobId::of(content), &Self::rules(rules))
+            .file_facts(&BlobId::from_bytes(*id), &Self::rules(rules))
         {
             Ok(found) => found,
             Err(e) => {
@@ -40,10 +86,10 @@ impl FactsCache for FactsInStore {
         }
     }
 
-    fn put(&self, rules: &str, content: &[u8], facts: &[u8]) {
+    fn put(&self, rules: &str, id: &ContentId, facts: &[u8]) {
         if let Err(e) =
             self.store
-                .record_file_facts(&BlobId::of(content), &Self::rules(rules), facts)
+                .record_file_facts(&BlobId::from_bytes(*id), &Self::rules(rules), facts)
         {
             tracing::debug!("cannot record a file's facts: {e}");
         }
@@ -62,7 +108,15 @@ impl Drop for FactsKept {
 
 /// Keep configuration files' facts in `store` until the guard is dropped.
 pub fn keep_facts_in(store: Arc<Store>) -> FactsKept {
-    set_facts_cache(Some(Arc::new(FactsInStore { store })));
+    let module_views = store
+        .view_dir(&PackageKey::module("x"))
+        .ok()
+        .and_then(|d| d.parent().map(Path::to_path_buf));
+    set_facts_cache(Some(Arc::new(FactsInStore {
+        store,
+        module_views,
+        trees: Mutex::default(),
+    })));
     FactsKept(())
 }
 

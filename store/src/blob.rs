@@ -30,6 +30,11 @@ use crate::{Result, StoreError};
 pub struct BlobId(pub(crate) [u8; 32]);
 
 impl BlobId {
+    /// The id of the content whose BLAKE3 is `digest`.
+    pub fn from_bytes(digest: [u8; 32]) -> BlobId {
+        BlobId(digest)
+    }
+
     /// The id the store gives `content`: its BLAKE3.
     pub fn of(content: &[u8]) -> BlobId {
         BlobId(*blake3::hash(content).as_bytes())

@@ -33,13 +33,21 @@ use crate::flavor::Flavor;
 /// The version of the facts' form and of the rules that derive them.
 pub const FACTS_FORMAT: u32 = 1;
 
+/// A content's name in the cache: its BLAKE3 (as the store names blobs).
+pub type ContentId = [u8; 32];
+
 /// Where facts are kept between processes.
 pub trait FactsCache: Send + Sync {
-    /// The facts recorded for a file with `content` under `rules` (the flavor, the syntax
-    /// and [`FACTS_FORMAT`], e.g. `tofu hcl 1`).
-    fn get(&self, rules: &str, content: &[u8]) -> Option<Vec<u8>>;
+    /// The name of `content`.
+    fn id_of(&self, content: &[u8]) -> ContentId;
+    /// The name of the content of the file at `path` when it is known without reading the
+    /// file (a file of a package the store holds, by the package's tree); `None`: read it.
+    fn content_id(&self, path: &Path) -> Option<ContentId>;
+    /// The facts recorded for the content `id` under `rules` (the flavor, the syntax and
+    /// [`FACTS_FORMAT`], e.g. `tofu hcl 1`).
+    fn get(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>>;
     /// Record them.
-    fn put(&self, rules: &str, content: &[u8], facts: &[u8]);
+    fn put(&self, rules: &str, id: &ContentId, facts: &[u8]);
 }
 
 /// The rules a file's facts are derived under: `flavor`, its syntax (`json`: JSON, else
@@ -74,9 +82,22 @@ pub(crate) fn decoding_file() -> PathBuf {
     DECODING.with(|f| f.borrow().clone())
 }
 
+/// The content of the file at `path` when it is known without reading the file
+/// ([`FactsCache::content_id`]).
+pub(super) fn content_id(path: &Path) -> Option<ContentId> {
+    cache()?.content_id(path)
+}
+
+/// The facts recorded under `rules` for the content `id`, their positions in `shown`.
+pub(super) fn recorded_by_id(rules: &str, id: &ContentId, shown: &Path) -> Option<FileContent> {
+    let bytes = cache()?.get(rules, id)?;
+    decode(&bytes, shown)
+}
+
 /// The facts recorded for `content` under `rules`, their positions in `shown`.
 pub(super) fn recorded(rules: &str, content: &[u8], shown: &Path) -> Option<FileContent> {
-    let bytes = cache()?.get(rules, content)?;
+    let cache = cache()?;
+    let bytes = cache.get(rules, &cache.id_of(content))?;
     decode(&bytes, shown)
 }
 
@@ -84,20 +105,21 @@ pub(super) fn recorded(rules: &str, content: &[u8], shown: &Path) -> Option<File
 pub(super) fn record(rules: &str, content: &[u8], facts: &FileContent) {
     let Some(cache) = cache() else { return };
     if let Some(bytes) = encode(facts) {
-        cache.put(rules, content, &bytes);
+        cache.put(rules, &cache.id_of(content), &bytes);
     }
 }
 
 /// Facts of another kind (a module directory's self-writes), recorded by `key` under
 /// `rules` as opaque bytes.
 pub(crate) fn recorded_as(rules: &str, key: &[u8]) -> Option<Vec<u8>> {
-    cache()?.get(rules, key)
+    let cache = cache()?;
+    cache.get(rules, &cache.id_of(key))
 }
 
 /// Record them.
 pub(crate) fn record_as(rules: &str, key: &[u8], bytes: &[u8]) {
     if let Some(cache) = cache() {
-        cache.put(rules, key, bytes);
+        cache.put(rules, &cache.id_of(key), bytes);
     }
 }
 

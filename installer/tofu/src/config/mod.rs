@@ -30,7 +30,9 @@ pub mod tree;
 mod validate;
 mod variables;
 
-pub use self::facts::{derive as derive_facts, set_facts_cache, FactsCache, FACTS_FORMAT};
+pub use self::facts::{
+    derive as derive_facts, set_facts_cache, ContentId, FactsCache, FACTS_FORMAT,
+};
 pub use self::tool_rules::check_tool_version;
 
 use std::borrow::Cow;

@@ -11,6 +11,10 @@
 //! `.terraform/modules` link by the provider phase is parsed once. A file replaced or
 //! rewritten meanwhile — a module re-installed under the same key — is parsed afresh. Failures are
 //! not remembered: a file that fails to read or parse fails the command.
+//!
+//! A file whose content the facts cache knows without reading it (a package's file, named
+//! by the package's tree; `facts.rs`) is not opened: its recorded facts are decoded once per
+//! process for each name it is shown under.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt as _;
@@ -38,6 +42,10 @@ struct FileKey {
 
 static PARSED: Mutex<Option<HashMap<FileKey, Arc<FileContent>>>> = Mutex::new(None);
 
+/// Facts decoded in this process, by content, rules and the name the file is shown under.
+type ContentKey = (super::facts::ContentId, String, PathBuf);
+static BY_CONTENT: Mutex<Option<HashMap<ContentKey, Arc<FileContent>>>> = Mutex::new(None);
+
 /// Read and parse the configuration file at `path` (`.json` as JSON, anything else as
 /// HCL) as `flavor`'s tool reads it, naming it `shown` in every position and error; a file
 /// this process parsed before for the same flavor, unchanged, is not read again.
@@ -50,6 +58,30 @@ pub(super) fn parse_file(
         path: shown.to_owned(),
         err,
     };
+    let json = path.to_string_lossy().ends_with(".json");
+    let rules = super::facts::rules(flavor, json);
+    // A file whose content is known without reading it (a package's, by its tree) and
+    // whose facts are recorded is not opened at all.
+    if let Some(id) = super::facts::content_id(path) {
+        let key = (id, rules.clone(), shown.to_owned());
+        if let Some(hit) = BY_CONTENT
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(|memo| memo.get(&key))
+        {
+            return Ok(Arc::clone(hit));
+        }
+        if let Some(content) = super::facts::recorded_by_id(&rules, &id, shown) {
+            let content = Arc::new(content);
+            BY_CONTENT
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(HashMap::new)
+                .insert(key, Arc::clone(&content));
+            return Ok(content);
+        }
+    }
     let file = crate::read::open_regular(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     let key = FileKey {
@@ -70,9 +102,7 @@ pub(super) fn parse_file(
         return Ok(Arc::clone(hit));
     }
     let src = read_capped_from(file, meta.size(), MAX_CONFIG_FILE).map_err(read_err)?;
-    let json = path.to_string_lossy().ends_with(".json");
     // The facts of these bytes, recorded by an earlier process; else parsed, and recorded.
-    let rules = super::facts::rules(flavor, json);
     let parsed = match super::facts::recorded(&rules, src.as_bytes(), shown) {
         Some(content) => content,
         None => {
@@ -97,6 +127,7 @@ pub(super) fn parse_file(
 /// Forget every parsed file (for the fuzz harness, which parses a new file per input).
 pub(crate) fn forget_all() {
     *PARSED.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    *BY_CONTENT.lock().unwrap_or_else(PoisonError::into_inner) = None;
 }
 
 #[cfg(test)]
