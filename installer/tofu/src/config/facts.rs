@@ -84,8 +84,13 @@ pub(crate) fn decoding_file() -> PathBuf {
 
 /// The content of the file at `path` when it is known without reading the file
 /// ([`FactsCache::content_id`]).
-pub(super) fn content_id(path: &Path) -> Option<ContentId> {
+pub(crate) fn content_id(path: &Path) -> Option<ContentId> {
     cache()?.content_id(path)
+}
+
+/// The name of `content`, when facts are kept.
+pub(crate) fn id_of(content: &[u8]) -> Option<ContentId> {
+    Some(cache()?.id_of(content))
 }
 
 /// The facts recorded under `rules` for the content `id`, their positions in `shown`.
@@ -109,8 +114,8 @@ pub(super) fn record(rules: &str, content: &[u8], facts: &FileContent) {
     }
 }
 
-/// Facts of another kind (a module directory's self-writes), recorded by `key` under
-/// `rules` as opaque bytes.
+/// Facts of another kind (a module directory's self-writes), recorded by `key` (named by
+/// the cache, as a content is) under `rules` as opaque bytes.
 pub(crate) fn recorded_as(rules: &str, key: &[u8]) -> Option<Vec<u8>> {
     let cache = cache()?;
     cache.get(rules, &cache.id_of(key))

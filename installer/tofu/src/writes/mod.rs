@@ -195,30 +195,51 @@ pub fn detect_self_writes(
             err,
         }
     })?;
-    let mut sources = Vec::new();
-    for path in primary.iter().chain(&overrides) {
-        let src = read_capped(path, MAX_CONFIG_FILE).map_err(|err| WritesError::Read {
+    let paths: Vec<&PathBuf> = primary.iter().chain(&overrides).collect();
+    let read = |path: &PathBuf| {
+        read_capped(path, MAX_CONFIG_FILE).map_err(|err| WritesError::Read {
             path: path.clone(),
             err,
-        })?;
-        sources.push((path, src));
-    }
+        })
+    };
     // What these files say was found before (by any process) when the facts recorded it:
-    // the files' names and bytes, in order, are its key.
+    // the files' names and contents, in order, are its key. A package's files are named by
+    // its tree and not read when the facts answer.
+    let rules = format!("writes {flavor} {}", crate::config::FACTS_FORMAT);
+    let mut sources: Vec<Option<String>> = vec![None; paths.len()];
     let mut key = Vec::new();
-    for (path, src) in &sources {
+    for (i, path) in paths.iter().enumerate() {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         key.extend_from_slice(name.as_bytes());
         key.push(0);
-        key.extend_from_slice(src.as_bytes());
-        key.push(0);
+        let id = match crate::config::facts::content_id(path) {
+            Some(id) => id,
+            None => {
+                let src = read(path)?;
+                let id = crate::config::facts::id_of(src.as_bytes());
+                sources[i] = Some(src);
+                match id {
+                    Some(id) => id,
+                    None => break,
+                }
+            }
+        };
+        key.extend_from_slice(&id);
     }
-    let rules = format!("writes {flavor} {}", crate::config::FACTS_FORMAT);
     if let Some(found) = crate::config::facts::recorded_as(&rules, &key)
         .and_then(|bytes| recorded::decode(&bytes, module_dir))
     {
         return Ok(found);
     }
+    let mut loaded = Vec::new();
+    for (path, src) in paths.iter().zip(sources) {
+        let src = match src {
+            Some(src) => src,
+            None => read(path)?,
+        };
+        loaded.push((*path, src));
+    }
+    let sources = loaded;
     let mut resources = Vec::new();
     let mut values = Values::default();
     for (path, src) in &sources {
