@@ -4,6 +4,11 @@
 //! content's BLAKE3 (the id the store gives it as a blob) and the rules, to which this
 //! build's version is added: another build may read files otherwise.
 //!
+//! A file of a module package's view is named by the package's tree in the index, not
+//! read: the walk reads a package only after `Store::trusted_package` found its view as
+//! the index records it (a view changed through a link without FUSE is installed again
+//! first), so the tree names the bytes there.
+//!
 //! A failure to read or record facts is not an error: the file is parsed (and the failure
 //! said at debug level).
 
