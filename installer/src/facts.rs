@@ -26,8 +26,19 @@ struct FactsInStore {
     store: Arc<Store>,
     /// The store's directory of module package views (`…/views/modules`).
     module_views: Option<PathBuf>,
-    /// Per tree: its files' contents by path (decoded once per process).
-    trees: Mutex<HashMap<TreeId, Arc<HashMap<String, BlobId>>>>,
+    /// Per tree: its files (decoded once per process).
+    trees: Mutex<HashMap<TreeId, Arc<TreeFiles>>>,
+}
+
+/// A tree's regular files by path, and the directories that hold a symlink.
+struct TreeFiles {
+    files: HashMap<String, BlobId>,
+    with_symlinks: std::collections::HashSet<String>,
+}
+
+/// The directory part of a `/`-separated tree path (`""` at the top).
+fn parent_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 impl FactsInStore {
@@ -38,24 +49,43 @@ impl FactsInStore {
 
     /// The files of module package `id` by path, as its tree in the index says now (the
     /// package is looked up every time: a package installed again has another tree).
-    fn files_of(&self, id: &str) -> Option<Arc<HashMap<String, BlobId>>> {
+    fn files_of(&self, id: &str) -> Option<Arc<TreeFiles>> {
         let tree_id = self.store.package(&PackageKey::module(id)).ok()??.tree;
         let mut trees = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(files) = trees.get(&tree_id) {
             return Some(Arc::clone(files));
         }
         let tree = self.store.tree(&tree_id).ok()?;
-        let files: Arc<HashMap<String, BlobId>> = Arc::new(
-            tree.entries()
-                .iter()
-                .filter_map(|e| match e.kind {
-                    EntryKind::File { blob, .. } => Some((e.path.clone(), blob)),
-                    EntryKind::Symlink { .. } => None,
-                })
-                .collect(),
-        );
+        let mut files = TreeFiles {
+            files: HashMap::new(),
+            with_symlinks: Default::default(),
+        };
+        for e in tree.entries() {
+            match e.kind {
+                EntryKind::File { blob, .. } => {
+                    files.files.insert(e.path.clone(), blob);
+                }
+                EntryKind::Symlink { .. } => {
+                    files.with_symlinks.insert(parent_of(&e.path).to_owned());
+                }
+            }
+        }
+        let files = Arc::new(files);
         trees.insert(tree_id, Arc::clone(&files));
         Some(files)
+    }
+
+    /// Module package id and `/`-separated path inside it of `path`, a path under the
+    /// store's module views.
+    fn in_package(&self, path: &Path) -> Option<(String, String)> {
+        let rel = path.strip_prefix(self.module_views.as_ref()?).ok()?;
+        let mut parts = rel.iter();
+        let id = parts.next()?.to_str()?.to_owned();
+        let inner = parts
+            .map(|p| p.to_str())
+            .collect::<Option<Vec<_>>>()?
+            .join("/");
+        Some((id, inner))
     }
 }
 
@@ -68,14 +98,36 @@ impl FactsCache for FactsInStore {
     /// package only once its view was found as the index records it (`trusted_package`,
     /// which checks the view's files), so its tree names the bytes there.
     fn content_id(&self, path: &Path) -> Option<ContentId> {
-        let rel = path.strip_prefix(self.module_views.as_ref()?).ok()?;
-        let mut parts = rel.iter();
-        let id = parts.next()?.to_str()?;
-        let file = parts
-            .map(|p| p.to_str())
-            .collect::<Option<Vec<_>>>()?
-            .join("/");
-        self.files_of(id)?.get(&file).map(|b| *b.as_bytes())
+        let (id, file) = self.in_package(path)?;
+        self.files_of(&id)?.files.get(&file).map(|b| *b.as_bytes())
+    }
+
+    /// A package directory is listed by its tree when it holds no symlink (whose target
+    /// may be a directory) and the tree has it (a directory with no file below it, or none
+    /// at all, is read, and fails there as a listing would).
+    fn dir_files(&self, dir: &Path) -> Option<Vec<String>> {
+        let (id, inner) = self.in_package(dir)?;
+        let tree = self.files_of(&id)?;
+        if tree.with_symlinks.contains(&inner) {
+            return None;
+        }
+        let prefix = if inner.is_empty() {
+            String::new()
+        } else {
+            format!("{inner}/")
+        };
+        let mut exists = inner.is_empty();
+        let mut names = Vec::new();
+        for path in tree.files.keys() {
+            let Some(rest) = path.strip_prefix(&prefix) else {
+                continue;
+            };
+            exists = true;
+            if !rest.contains('/') {
+                names.push(rest.to_owned());
+            }
+        }
+        exists.then_some(names)
     }
 
     fn get(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>> {

@@ -43,6 +43,10 @@ pub trait FactsCache: Send + Sync {
     /// The name of the content of the file at `path` when it is known without reading the
     /// file (a file of a package the store holds, by the package's tree); `None`: read it.
     fn content_id(&self, path: &Path) -> Option<ContentId>;
+    /// The names of the files directly in `dir` when they are known without reading the
+    /// directory (a directory of a package the store holds with no symlink in it); `None`:
+    /// list it.
+    fn dir_files(&self, dir: &Path) -> Option<Vec<String>>;
     /// The facts recorded for the content `id` under `rules` (the flavor, the syntax and
     /// [`FACTS_FORMAT`], e.g. `tofu hcl 1`).
     fn get(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>>;
@@ -86,6 +90,12 @@ pub(crate) fn decoding_file() -> PathBuf {
 /// ([`FactsCache::content_id`]).
 pub(crate) fn content_id(path: &Path) -> Option<ContentId> {
     cache()?.content_id(path)
+}
+
+/// The names of the files directly in `dir`, when known without listing it
+/// ([`FactsCache::dir_files`]).
+pub(crate) fn dir_files(dir: &Path) -> Option<Vec<String>> {
+    cache()?.dir_files(dir)
 }
 
 /// The name of `content`, when facts are kept.

@@ -13,37 +13,21 @@ pub(crate) fn module_files(
     dir: &Path,
     flavor: Flavor,
 ) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ConfigError> {
-    let entries = fs_err::read_dir(dir).map_err(|err| ConfigError::ReadDir {
-        dir: dir.to_owned(),
-        err: io::Error::new(err.kind(), err.to_string()),
-    })?;
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|err| ConfigError::ReadDir {
-            dir: dir.to_owned(),
-            err,
-        })?;
-        // The entry's type comes with the listing; only a symlink needs a `stat` to say
-        // whether it names a directory.
-        let is_dir = match entry.file_type() {
-            Ok(t) if t.is_symlink() => entry.path().is_dir(),
-            Ok(t) => t.is_dir(),
-            Err(_) => entry.path().is_dir(),
-        };
-        if is_dir {
-            continue;
-        }
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        // Editor droppings and hidden files, as tofu ignores them.
-        let ignored = name.starts_with('.')
-            || name.ends_with('~')
-            || (name.starts_with('#') && name.ends_with('#'));
-        if !ignored && config_ext(&name, flavor).is_some() {
-            names.push(name);
-        }
-    }
+    // A package's directory is listed by its tree (`facts.rs`), any other one read.
+    let listed = match super::facts::dir_files(dir) {
+        Some(names) => names,
+        None => non_directories(dir)?,
+    };
+    let mut names: Vec<String> = listed
+        .into_iter()
+        .filter(|name| {
+            // Editor droppings and hidden files, as tofu ignores them.
+            let ignored = name.starts_with('.')
+                || name.ends_with('~')
+                || (name.starts_with('#') && name.ends_with('#'));
+            !ignored && config_ext(name, flavor).is_some()
+        })
+        .collect();
     names.sort();
     let mut primary = Vec::new();
     let mut overrides = Vec::new();
@@ -64,6 +48,35 @@ pub(crate) fn module_files(
         }
     }
     Ok((primary, overrides))
+}
+
+/// The names (UTF-8 ones) of the entries of `dir` that are not directories.
+fn non_directories(dir: &Path) -> Result<Vec<String>, ConfigError> {
+    let entries = fs_err::read_dir(dir).map_err(|err| ConfigError::ReadDir {
+        dir: dir.to_owned(),
+        err: io::Error::new(err.kind(), err.to_string()),
+    })?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|err| ConfigError::ReadDir {
+            dir: dir.to_owned(),
+            err,
+        })?;
+        // The entry's type comes with the listing; only a symlink needs a `stat` to say
+        // whether it names a directory.
+        let is_dir = match entry.file_type() {
+            Ok(t) if t.is_symlink() => entry.path().is_dir(),
+            Ok(t) => t.is_dir(),
+            Err(_) => entry.path().is_dir(),
+        };
+        if is_dir {
+            continue;
+        }
+        if let Some(name) = entry.file_name().to_str() {
+            names.push(name.to_owned());
+        }
+    }
+    Ok(names)
 }
 
 fn config_ext(name: &str, flavor: Flavor) -> Option<&'static str> {
