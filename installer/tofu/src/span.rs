@@ -1,7 +1,7 @@
 //! Source positions for diagnostics: `path:line`, as tofu names the place a problem is.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A position in a configuration file, shown as `path:line` (or `path` for
 /// JSON files, whose values carry no line numbers once parsed).
@@ -13,8 +13,21 @@ pub struct SourcePos {
     pub line: Option<usize>,
 }
 
+thread_local! {
+    /// The file the positions being decoded on this thread are in.
+    static DECODING: std::cell::RefCell<PathBuf> = std::cell::RefCell::new(PathBuf::new());
+}
+
+/// Run `decode` with every position it decodes in `file`.
+pub(crate) fn decoding_in<T>(file: &Path, decode: impl FnOnce() -> T) -> T {
+    DECODING.with(|f| *f.borrow_mut() = file.to_owned());
+    let decoded = decode();
+    DECODING.with(|f| f.borrow_mut().clear());
+    decoded
+}
+
 /// A position is recorded (in a file's facts, `config/facts.rs`) as its line alone, and read
-/// back in the file whose facts are being read.
+/// back in the file whose facts are being read ([`decoding_in`]).
 impl serde::Serialize for SourcePos {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         self.line.serialize(ser)
@@ -24,7 +37,7 @@ impl serde::Serialize for SourcePos {
 impl<'de> serde::Deserialize<'de> for SourcePos {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
         Ok(SourcePos {
-            file: crate::config::facts::decoding_file(),
+            file: DECODING.with(|f| f.borrow().clone()),
             line: Option::<usize>::deserialize(de)?,
         })
     }

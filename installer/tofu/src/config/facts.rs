@@ -23,8 +23,7 @@
 //!   across its files) are recorded the same way, keyed by its files' names and bytes in
 //!   order.
 
-use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use super::FileContent;
@@ -72,18 +71,6 @@ pub fn set_facts_cache(cache: Option<Arc<dyn FactsCache>>) {
 
 fn cache() -> Option<Arc<dyn FactsCache>> {
     CACHE.read().unwrap_or_else(PoisonError::into_inner).clone()
-}
-
-thread_local! {
-    /// The file the positions being decoded are in.
-    static DECODING: RefCell<PathBuf> = RefCell::new(PathBuf::new());
-}
-
-/// The file the positions being decoded on this thread are in ([`SourcePos`]'s decoder).
-///
-/// [`SourcePos`]: crate::span::SourcePos
-pub(crate) fn decoding_file() -> PathBuf {
-    DECODING.with(|f| f.borrow().clone())
 }
 
 /// The content of the file at `path` when it is known without reading the file
@@ -145,36 +132,7 @@ pub(super) fn encode(facts: &FileContent) -> Option<Vec<u8>> {
 
 /// `bytes` decoded, every position in `shown`.
 pub(super) fn decode(bytes: &[u8], shown: &Path) -> Option<FileContent> {
-    DECODING.with(|f| *f.borrow_mut() = shown.to_owned());
-    let decoded = serde_json::from_slice(bytes).ok();
-    DECODING.with(|f| f.borrow_mut().clear());
-    decoded
-}
-
-/// A name the parser gives as a static string (a call's `count`/`for_each`, a collection
-/// type's kind): recorded as its text and read back as the one static string of that text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Name(pub(crate) &'static str);
-
-impl Name {
-    const KNOWN: &'static [&'static str] = &["count", "for_each", "list", "set", "map"];
-}
-
-impl serde::Serialize for Name {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        ser.serialize_str(self.0)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Name {
-    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(de)?;
-        Name::KNOWN
-            .iter()
-            .find(|k| **k == text)
-            .map(|k| Name(k))
-            .ok_or_else(|| serde::de::Error::custom("an unknown name"))
-    }
+    crate::span::decoding_in(shown, || serde_json::from_slice(bytes).ok())
 }
 
 /// A call's argument is recorded only as a literal: an expression is evaluated with the

@@ -447,7 +447,7 @@ pub(super) fn parse_hcl(
                     repeated_by: ["count", "for_each"]
                         .into_iter()
                         .find(|k| has(k))
-                        .map(super::facts::Name),
+                        .map(super::name::Name),
                 });
             }
             _ => {}

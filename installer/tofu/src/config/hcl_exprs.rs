@@ -61,7 +61,7 @@ pub(super) fn collection_constraint(call: &hcl::edit::expr::FuncCall) -> TypeCon
     match args[..] {
         [element] => match type_constraint(element) {
             e @ (TypeConstraint::String | TypeConstraint::Number | TypeConstraint::Bool) => {
-                TypeConstraint::Collection(super::facts::Name(kind), Box::new(e))
+                TypeConstraint::Collection(super::name::Name(kind), Box::new(e))
             }
             _ => TypeConstraint::Other,
         },

@@ -383,7 +383,7 @@ pub(super) fn parse_json(
                             repeated_by: ["count", "for_each"]
                                 .into_iter()
                                 .find(|k| body.contains_key(*k))
-                                .map(super::facts::Name),
+                                .map(super::name::Name),
                         });
                     }
                 }

@@ -22,6 +22,7 @@ mod hcl;
 mod hcl_exprs;
 mod imports;
 mod json;
+mod name;
 pub(crate) mod parsed;
 mod schema;
 pub mod test_files;
@@ -651,7 +652,7 @@ struct FileModuleCall {
     version: Option<CallArg>,
     at: SourcePos,
     /// `count` or `for_each`, if the block has it.
-    repeated_by: Option<facts::Name>,
+    repeated_by: Option<name::Name>,
 }
 
 /// A module call's `source` or `version` as a file writes it.

@@ -15,7 +15,7 @@ pub(super) enum TypeConstraint {
     Number,
     Bool,
     /// `list(T)`, `set(T)` or `map(T)` of a primitive `T`.
-    Collection(super::facts::Name, Box<TypeConstraint>),
+    Collection(super::name::Name, Box<TypeConstraint>),
     /// Anything else (`any`, objects, tuples, `optional`, …): not judged.
     Other,
 }
@@ -162,7 +162,7 @@ mod tests {
         use DefaultValue as V;
         use TypeConstraint as T;
         let s = |x: &str| V::String(x.into());
-        let list = T::Collection(crate::config::facts::Name("list"), Box::new(T::String));
+        let list = T::Collection(crate::config::name::Name("list"), Box::new(T::String));
         for (value, ty, want) in [
             (s("abc"), T::Number, Some("a number is required")),
             (s("12"), T::Number, None),
