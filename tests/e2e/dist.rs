@@ -127,3 +127,14 @@ fn install_tstore_refuses_a_tarball_that_is_not_a_regular_file() {
     );
     assert!(!prefix.join("bin/tstore").exists());
 }
+
+/// The executable is linked at a fixed address (ELF type `EXEC`, not the `DYN` of a PIE):
+/// its start relocates no pointers (docs/decisions.md, "The `tstore` executable is not
+/// position-independent").
+#[test]
+fn the_executable_is_not_position_independent() {
+    let bytes = fs_err::read(tstore_bin()).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+    assert_eq!(e_type, 2, "ET_EXEC expected, found e_type {e_type}");
+}

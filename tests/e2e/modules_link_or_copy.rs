@@ -340,3 +340,81 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
     run_ok(tstore(&env, None).args(["gc", "--min-age", "0"]));
     assert_eq!(modules(), 0, "no link keeps it past the grace period");
 }
+
+/// tstore writes `.terraform`'s own state (`modules.json`, its install record) by renaming
+/// a new file into place without syncing it, as tofu writes it; after a power loss either
+/// may be empty. The next init reads an empty record as no record and writes both again:
+/// the same bytes, links and private copies as before, and terraform plans.
+#[test]
+fn state_files_emptied_by_a_power_loss_are_written_again() {
+    let (env, base) = env_with_git_dir();
+    package_repo(&base, None);
+    let writer = self_modifying_repo(
+        &base,
+        "writer",
+        "module \"main\" {\n  path = \".\"\n  read-only = {\n    self = false\n  }\n}\n",
+    );
+    let dir = checkout(&env, "c", &base, None);
+    let main = fs_err::read_to_string(dir.join("main.tf")).unwrap();
+    fs_err::write(
+        dir.join("main.tf"),
+        format!("{main}module \"w\" {{\n  source = \"{writer}\"\n}}\n"),
+    )
+    .unwrap();
+    let mirror = mirror::null_unpacked(&env.root.path().join("mirror"));
+    let cfg = env.cli_config_fs_mirror(&mirror);
+    let modules = dir.join(".terraform/modules");
+    let state_files = ["modules.json", ".tstore-installs.json"];
+    let init = || {
+        json(&run_ok(
+            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(&dir),
+        ))
+    };
+    let actions = |report: &serde_json::Value| -> Vec<(String, String)> {
+        report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["key"].to_string(), c["action"].to_string()))
+            .collect()
+    };
+    let first = init();
+    let first_actions = actions(&first);
+    assert!(
+        first_actions.iter().any(|(_, a)| a == "\"copy\""),
+        "{first}"
+    );
+    assert!(
+        first_actions.iter().any(|(_, a)| a == "\"link\""),
+        "{first}"
+    );
+    let before: Vec<Vec<u8>> = state_files
+        .iter()
+        .map(|f| fs_err::read(modules.join(f)).unwrap())
+        .collect();
+    let gita = fs_err::read_link(modules.join("gita")).unwrap();
+
+    for f in state_files {
+        fs_err::write(modules.join(f), "").unwrap();
+    }
+    let second = init();
+    assert_eq!(actions(&second), first_actions, "{second}");
+    for (f, old) in state_files.iter().zip(&before) {
+        assert_eq!(&fs_err::read(modules.join(f)).unwrap(), old, "{f}");
+    }
+    assert_eq!(fs_err::read_link(modules.join("gita")).unwrap(), gita);
+    assert!(modules.join("w/main.tf").is_file());
+    // Nothing set aside as someone else's copy: the private copy was tstore's.
+    let kept: Vec<_> = fs_err::read_dir(&modules)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".kept"))
+        .collect();
+    assert!(kept.is_empty(), "{kept:?}");
+    let out = run_ok(
+        env.terraform(&dir)
+            .env("TF_CLI_CONFIG_FILE", &cfg)
+            .args(["plan", "-no-color"]),
+    );
+    assert!(stdout(&out).contains("Plan:"), "{}", stdout(&out));
+}

@@ -36,7 +36,7 @@ use super::{
     STATE_FILE,
 };
 use crate::workdir::guard::is_module_key;
-use crate::workdir::safe_fs::{Kind, RelPath, SafeDir, SafeFsError};
+use crate::workdir::safe_fs::{Durability, Kind, RelPath, SafeDir, SafeFsError};
 
 /// The most of `.tstore-installs.json` that is read.
 const MAX_STATE_BYTES: u64 = 16 << 20;
@@ -235,9 +235,10 @@ pub(super) fn apply(
     let state_text = serde_json::to_string_pretty(&new).expect("state serializes");
     let manifest_rel = RelPath::new("modules.json").expect("a plain name");
     let manifest_text = manifest::render(&records);
-    // The state file before the manifest, with one directory sync for both; a file that
-    // already holds these bytes is left as it is (a re-init that changes nothing writes
-    // and syncs nothing).
+    // The state file before the manifest, each renamed into place (not synced: tofu does
+    // not sync `modules.json` either, and the next init repairs what a power loss emptied);
+    // a file that already holds these bytes is left as it is (a re-init that changes
+    // nothing writes nothing).
     let unchanged = |rel: &RelPath, new: &[u8]| {
         modules
             .read_file(rel, new.len() as u64 + 1)
@@ -254,7 +255,7 @@ pub(super) fn apply(
     .collect();
     if !writes.is_empty() {
         modules
-            .write_atomic_all(&writes)
+            .write_atomic_all(&writes, Durability::Process)
             .map_err(|e| fail(&modules.display_path(&manifest_rel), e))?;
     }
     Ok(calls)

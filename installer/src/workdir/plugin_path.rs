@@ -12,7 +12,7 @@
 //! internal/command/workdir/plugin_dirs.go@v1.12.6 (`SetForcedPluginDirs`)
 
 use super::data_dir::DataDir;
-use super::safe_fs::{RelPath, SafeFsError};
+use super::safe_fs::{Durability, RelPath, SafeFsError};
 
 /// The file's name in the data directory.
 pub const FILE_NAME: &str = "plugin_path";
@@ -41,7 +41,7 @@ pub fn record(data_dir: &DataDir, dirs: &[String]) -> Result<Recorded, SafeFsErr
         }
         _ => {
             let dir = data_dir.open(true)?.expect("created");
-            dir.write_atomic(&name, render(dirs).as_bytes())?;
+            dir.write_atomic(&name, render(dirs).as_bytes(), Durability::Process)?;
             Ok(Recorded::Written)
         }
     }

@@ -234,6 +234,20 @@ impl Kind {
     }
 }
 
+/// What a replaced file must survive ([`SafeDir::write_atomic`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// A killed process: the temporary file is renamed over the old one, nothing is
+    /// synced. For the working directory's own state under `.terraform` (`modules.json`,
+    /// tstore's install record, `plugin_path`), which tofu and terraform write without
+    /// syncing either and the next init writes again; after a power loss it may be empty,
+    /// which the next init reads as no state and repairs.
+    Process,
+    /// A power loss too: the file is fsynced before the rename and its directory after.
+    /// For files the user keeps and commits (lock files).
+    PowerLoss,
+}
+
 /// A directory opened once; every path below it is resolved from its descriptor without
 /// following symlinks (see the module documentation for the rules).
 #[derive(Debug)]
@@ -526,18 +540,29 @@ impl SafeDir {
     }
 
     /// Replace the file `rel` with `contents` atomically: a new file (0644) under a fresh
-    /// temporary name beside it, fsync, `renameat` over `rel` (a symlink there is replaced,
-    /// not written through), fsync of the directory. A crash leaves the old or the new
-    /// content, and at most a temporary file.
-    pub fn write_atomic(&self, rel: &RelPath, contents: &[u8]) -> Result<()> {
-        self.write_atomic_all(&[(rel, contents)])
+    /// temporary name beside it, `renameat` over `rel` (a symlink there is replaced, not
+    /// written through). A killed process leaves the old or the new content, and at most a
+    /// temporary file; with [`Durability::PowerLoss`] a power loss does too (the file is
+    /// fsynced before the rename, its directory after).
+    pub fn write_atomic(
+        &self,
+        rel: &RelPath,
+        contents: &[u8],
+        durability: Durability,
+    ) -> Result<()> {
+        self.write_atomic_all(&[(rel, contents)], durability)
     }
 
-    /// [`SafeDir::write_atomic`] for several files: every new file written and synced before
-    /// the first rename, and each directory synced once after the last (one directory sync
-    /// for files that share it). Each file holds its old or its new content after a crash;
-    /// a failure before the renames leaves every old one in place.
-    pub fn write_atomic_all(&self, files: &[(&RelPath, &[u8])]) -> Result<()> {
+    /// [`SafeDir::write_atomic`] for several files: every new file written (and, durably,
+    /// synced) before the first rename, and each directory synced once after the last (one
+    /// directory sync for files that share it). Each file holds its old or its new content
+    /// after a crash; a failure before the renames leaves every old one in place.
+    pub fn write_atomic_all(
+        &self,
+        files: &[(&RelPath, &[u8])],
+        durability: Durability,
+    ) -> Result<()> {
+        let sync = durability == Durability::PowerLoss;
         struct Staged {
             parent: SafeDir,
             temp: OsString,
@@ -567,7 +592,9 @@ impl SafeDir {
                     return Err(SafeFsError::io("create a temporary file for", &path, e));
                 }
             };
-            let written = file.write_all(contents).and_then(|()| file.sync_all());
+            let written =
+                file.write_all(contents)
+                    .and_then(|()| if sync { file.sync_all() } else { Ok(()) });
             staged.push(Staged { parent, temp, path });
             if let Err(source) = written {
                 let path = staged.last().expect("just pushed").path.clone();
@@ -592,7 +619,7 @@ impl SafeDir {
             }
         }
         let mut synced: Vec<&Path> = Vec::new();
-        for s in &staged {
+        for s in staged.iter().filter(|_| sync) {
             if synced.contains(&s.parent.path.as_path()) {
                 continue;
             }

@@ -107,7 +107,10 @@ fn a_symlinked_directory_on_the_way_is_refused_by_every_operation() {
         ("rename from", dir.rename(&inside, &ok_name)),
         ("rename to", dir.rename(&ok_name, &inside)),
         ("symlink", dir.symlink(Path::new("/x"), &inside)),
-        ("write", dir.write_atomic(&inside, b"x")),
+        (
+            "write",
+            dir.write_atomic(&inside, b"x", Durability::Process),
+        ),
         ("create_dir_all", dir.create_dir_all(&inside).map(drop)),
         ("create_dir_new", dir.create_dir_new(&inside).map(drop)),
         ("create_file", dir.create_file(&inside, 0o644).map(drop)),
@@ -149,7 +152,8 @@ fn a_symlinked_data_directory_is_refused_from_the_working_directory() {
     // The anchor itself is the caller's choice: a symlink to it is followed.
     symlink(&work, tmp.path().join("work-link")).unwrap();
     let dir = SafeDir::open_trusted(&tmp.path().join("work-link")).unwrap();
-    dir.write_atomic(&rel(".terraform/f"), b"x").unwrap();
+    dir.write_atomic(&rel(".terraform/f"), b"x", Durability::Process)
+        .unwrap();
     assert!(work.join(".terraform/f").is_file());
     assert_eq!(snapshot(&victim), before);
 }
@@ -166,7 +170,7 @@ fn the_last_component_is_replaced_never_written_through() {
         dir.read_file(&r, 100),
         Err(SafeFsError::SymlinkedFile { .. })
     ));
-    dir.write_atomic(&r, b"{}").unwrap();
+    dir.write_atomic(&r, b"{}", Durability::PowerLoss).unwrap();
     let meta = fs_err::symlink_metadata(&state).unwrap();
     assert!(meta.is_file() && meta.permissions().mode() & 0o777 == 0o644);
     assert_eq!(dir.read_file(&r, 100).unwrap().unwrap(), b"{}");
@@ -174,7 +178,7 @@ fn the_last_component_is_replaced_never_written_through() {
     // A rename over a symlink replaces the link.
     let link = work.join(".terraform/modules/m");
     symlink(&victim, &link).unwrap();
-    dir.write_atomic(&rel(".terraform/modules/new"), b"n")
+    dir.write_atomic(&rel(".terraform/modules/new"), b"n", Durability::Process)
         .unwrap();
     dir.rename(&rel(".terraform/modules/new"), &rel(".terraform/modules/m"))
         .unwrap();
@@ -211,7 +215,8 @@ fn an_opened_directory_is_not_redirected_by_swapping_its_path() {
     fs_err::rename(&providers, work.join(".terraform/moved")).unwrap();
     symlink(&victim, &providers).unwrap();
     assert!(h.remove(&rel("x")).unwrap());
-    h.write_atomic(&rel("f"), b"new").unwrap();
+    h.write_atomic(&rel("f"), b"new", Durability::PowerLoss)
+        .unwrap();
     h.symlink(Path::new("/target"), &rel("l")).unwrap();
     assert!(work.join(".terraform/moved/h/f").is_file());
     assert!(work.join(".terraform/moved/h/l").is_symlink());
@@ -292,7 +297,8 @@ fn several_files_are_all_replaced_or_none_is() {
         rel(".terraform/modules/a.json"),
         rel(".terraform/modules/b.json"),
     );
-    dir.write_atomic_all(&[(&a, b"a1"), (&b, b"b1")]).unwrap();
+    dir.write_atomic_all(&[(&a, b"a1"), (&b, b"b1")], Durability::PowerLoss)
+        .unwrap();
     assert_eq!(dir.read_file(&a, 10).unwrap().unwrap(), b"a1");
     assert_eq!(dir.read_file(&b, 10).unwrap().unwrap(), b"b1");
 
@@ -301,7 +307,7 @@ fn several_files_are_all_replaced_or_none_is() {
     fs_err::write(work.join(".terraform/blocker"), b"").unwrap();
     let blocked = rel(".terraform/blocker/b.json");
     assert!(dir
-        .write_atomic_all(&[(&a, b"a2"), (&blocked, b"b2")])
+        .write_atomic_all(&[(&a, b"a2"), (&blocked, b"b2")], Durability::Process)
         .is_err());
     assert_eq!(dir.read_file(&a, 10).unwrap().unwrap(), b"a1");
     let names: Vec<String> = fs_err::read_dir(work.join(".terraform/modules"))
