@@ -44,8 +44,11 @@ pub(crate) fn parse() -> Result<Cli, UsageError> {
 }
 
 pub(super) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
-    let rewritten = with_double_dashes(args.iter().cloned());
-    let parsed = Cli::command()
+    // The command tree is built once (every subcommand's arguments: the largest part of a
+    // start) and serves both the rewrite and the parse.
+    let command = Cli::command();
+    let rewritten = with_double_dashes(&command, args.iter().cloned());
+    let parsed = command
         .try_get_matches_from(&rewritten)
         .and_then(|matches| {
             let mut cli = Cli::from_arg_matches(&matches)?;
@@ -172,9 +175,12 @@ pub(super) fn from_env(matches: &clap::ArgMatches, id: &str) -> bool {
 }
 
 /// Rewrite `-name[=value]` to `--name[=value]` when `name` is a long flag of tstore.
-pub(super) fn with_double_dashes(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let mut longs = Vec::new();
-    collect_long_flags(&Cli::command(), &mut longs);
+pub(super) fn with_double_dashes(
+    command: &clap::Command,
+    args: impl IntoIterator<Item = OsString>,
+) -> Vec<OsString> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let longs = long_flags_along(command, &args);
     let mut out = Vec::new();
     let mut rest_is_positional = false;
     for arg in args {
@@ -196,14 +202,34 @@ pub(super) fn with_double_dashes(args: impl IntoIterator<Item = OsString>) -> Ve
     out
 }
 
-pub(super) fn collect_long_flags(cmd: &clap::Command, out: &mut Vec<String>) {
-    out.extend(
-        cmd.get_arguments()
-            .filter_map(|a| a.get_long())
-            .map(str::to_owned),
-    );
-    out.extend(["help".to_owned(), "version".to_owned()]);
-    for sub in cmd.get_subcommands() {
-        collect_long_flags(sub, out);
+/// The long flags of `root` and of the subcommands `args` name, in order (`store verify`):
+/// the ones a single-dash word can mean there. Only those commands are defined (a deferred
+/// command's arguments exist once it is built).
+pub(super) fn long_flags_along(root: &clap::Command, args: &[OsString]) -> Vec<String> {
+    let mut out = vec!["help".to_owned(), "version".to_owned()];
+    let longs = |cmd: &clap::Command, out: &mut Vec<String>| {
+        out.extend(
+            cmd.get_arguments()
+                .filter_map(|a| a.get_long())
+                .map(str::to_owned),
+        );
+    };
+    longs(root, &mut out);
+    let mut command = root.clone();
+    for word in args.iter().skip(1).filter_map(|a| a.to_str()) {
+        if word == "--" {
+            break;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        let Some(sub) = command.find_subcommand(word) else {
+            continue;
+        };
+        let mut sub = sub.clone();
+        sub.build();
+        longs(&sub, &mut out);
+        command = sub;
     }
+    out
 }

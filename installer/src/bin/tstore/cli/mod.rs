@@ -109,8 +109,12 @@ pub(crate) struct Cli {
     pub command: Command,
 }
 
-/// Top-level commands.
+/// Top-level commands. Each one's arguments are defined when it is the one run (or its help,
+/// the completions or the man page ask): defining every command's arguments was most of a
+/// start's time (`defer`). Their argument structs have plain comments, not doc comments: a
+/// deferred struct's doc comment would replace the command's description here.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Install the modules and providers of a working directory (the install phase of `tofu init`).
     #[command(
@@ -204,7 +208,7 @@ pub(crate) enum Command {
     Version(VersionArgs),
 }
 
-/// Arguments of `tstore man`.
+// Arguments of `tstore man`.
 #[derive(Debug, Args)]
 pub(crate) struct ManArgs {
     /// Write `tstore.1` and one page per command (`tstore-init.1`, …) into this directory
@@ -214,7 +218,7 @@ pub(crate) struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Arguments of `tstore version`.
+// Arguments of `tstore version`.
 #[derive(Debug, Args)]
 pub(crate) struct VersionArgs {
     /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
@@ -222,7 +226,7 @@ pub(crate) struct VersionArgs {
     pub json: bool,
 }
 
-/// Arguments of `tstore push`.
+// Arguments of `tstore push`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2\n  tstore push --modules oci://registry.example.com/modules\n  tstore push --modules oci://registry.example.com/modules --recursive stacks"
@@ -273,7 +277,7 @@ pub(crate) struct PushArgs {
     pub json: bool,
 }
 
-/// Arguments of `tstore gc`.
+// Arguments of `tstore gc`.
 #[derive(Debug, Args)]
 pub(crate) struct GcArgs {
     /// Keep anything younger than this (`30s`, `15m`, `1h`, `7d`; a bare number is seconds).
@@ -394,7 +398,7 @@ pub(crate) struct ModulesLockArgs {
     pub json: bool,
 }
 
-/// Arguments of `tstore fetch`.
+// Arguments of `tstore fetch`.
 #[derive(Debug, Args)]
 pub(crate) struct FetchArgs {
     /// The working directories whose lock files to read (default: the current directory).
@@ -434,7 +438,7 @@ pub(crate) struct ProvidersLockArgs {
     pub json: bool,
 }
 
-/// Arguments of `tstore mount`.
+// Arguments of `tstore mount`.
 #[derive(Debug, Args)]
 pub(crate) struct MountArgs {
     /// Serve the mount in this process until it is unmounted (for systemd and tests).
@@ -457,7 +461,7 @@ pub(crate) struct MountArgs {
     pub json: bool,
 }
 
-/// Arguments of `tstore umount`.
+// Arguments of `tstore umount`.
 #[derive(Debug, Args)]
 pub(crate) struct UmountArgs {
     /// Detach the mount even if it is in use (`fusermount3 -u -z`).
@@ -465,7 +469,7 @@ pub(crate) struct UmountArgs {
     pub lazy: bool,
 }
 
-/// Arguments of `tstore init`.
+// Arguments of `tstore init`.
 #[derive(Clone, Debug, Args)]
 pub(crate) struct InitArgs {
     /// The working directories (default: the current directory); several are initialised
@@ -568,7 +572,7 @@ fn in_order<T: From<String>>(text: &str) -> Result<InOrder<T>, String> {
     })
 }
 
-/// `tofu init` flags about backends, state and prompts: accepted and ignored.
+// `tofu init` flags about backends, state and prompts: accepted and ignored.
 #[derive(Clone, Debug, Args)]
 pub(crate) struct TofuInitFlags {
     /// Ignored (tstore never prompts).
@@ -694,7 +698,7 @@ pub(crate) enum StoreCommand {
     },
 }
 
-/// `tstore cli-config`.
+// `tstore cli-config`.
 #[derive(Debug, Args)]
 pub(crate) struct CliConfigArgs {
     /// Write the configuration to FILE (0600) instead of printing it, and rewrite it whenever

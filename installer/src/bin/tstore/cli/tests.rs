@@ -2,6 +2,8 @@
 
 use std::ffi::OsString;
 
+use clap::CommandFactory as _;
+
 use super::command_line::{parse_from, with_double_dashes};
 use super::*;
 
@@ -41,7 +43,11 @@ fn typed_values() {
 }
 
 fn parse(args: &[&str]) -> Cli {
-    Cli::try_parse_from(with_double_dashes(args.iter().map(OsString::from))).unwrap()
+    Cli::try_parse_from(with_double_dashes(
+        &Cli::command(),
+        args.iter().map(OsString::from),
+    ))
+    .unwrap()
 }
 
 #[test]
@@ -189,7 +195,10 @@ fn plugin_dirs_repeat_in_order() {
 
 #[test]
 fn unknown_single_dash_words_are_left_alone() {
-    let args = with_double_dashes(["tstore", "init", "-x", "--", "-upgrade"].map(OsString::from));
+    let args = with_double_dashes(
+        &Cli::command(),
+        ["tstore", "init", "-x", "--", "-upgrade"].map(OsString::from),
+    );
     assert_eq!(args[2], "-x");
     assert_eq!(args[4], "-upgrade");
 }
