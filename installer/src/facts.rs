@@ -50,7 +50,7 @@ impl FactsInStore {
     /// The files of module package `id` by path, as its tree in the index says now (the
     /// package is looked up every time: a package installed again has another tree).
     fn files_of(&self, id: &str) -> Option<Arc<TreeFiles>> {
-        let tree_id = self.store.package(&PackageKey::module(id)).ok()??.tree;
+        let tree_id = self.store.package_tree(&PackageKey::module(id)).ok()??;
         let mut trees = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(files) = trees.get(&tree_id) {
             return Some(Arc::clone(files));

@@ -415,6 +415,23 @@ impl Store {
             .transpose()
     }
 
+    /// The tree of package `key` as the index says now: [`Store::package`]'s `tree` alone,
+    /// one lookup by the package's key (no hashes, no tree sizes).
+    pub fn package_tree(&self, key: &PackageKey) -> Result<Option<TreeId>> {
+        self.ensure_trusted()?;
+        let index = self.index();
+        let tree: Option<String> = crate::index::query_row_cached(
+            &index.conn,
+            "SELECT tree FROM packages
+             WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+            [key.kind(), key.name(), key.version(), key.platform()],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(index.err("reading a package's tree"))?;
+        tree.map(|t| t.parse::<TreeId>()).transpose()
+    }
+
     /// All packages, sorted by key.
     pub fn packages(&self) -> Result<Vec<Package>> {
         let index = self.index();
