@@ -14,6 +14,10 @@ its lock files), every root in turn or in one process:
                             before each (each process parses what it reads), then again with
                             the facts kept.
 
+Before each timed side the filesystem is synced and left a moment (`settle`): the copies
+and the previous side's writes (terraform's module copies above all) are flushed before a
+side starts, not charged to the side that happens to run while the disk catches up.
+
 The medians, per root, and each against terraform's time.
 """
 
@@ -27,6 +31,12 @@ import time
 
 def _run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def settle():
+    """Flush what earlier steps wrote, so a timed side does not pay for it."""
+    os.sync()
+    time.sleep(1)
 
 
 def drop_facts(store):
@@ -53,18 +63,22 @@ def measure_warm(work, roots, args, env, rounds, tstore):
                            ("ours", shutil.ignore_patterns(".terraform")))
             shutil.copytree(os.path.join(work, src), dest, symlinks=True, ignore=ignore)
             dirs[side] = [os.path.normpath(os.path.join(dest, label, rel)) for label, rel in roots]
+        settle()
         start = time.monotonic()
         for d in dirs["terraform"]:
             _run([args.terraform, "init", "-backend=false", "-no-color", "-input=false"],
                  cwd=d, env=tf_env)
         times["terraform"].append(time.monotonic() - start)
         drop_facts(store)
+        settle()
         start = time.monotonic()
         _run([tstore, "init", *dirs["one_parsed"]], env=env)
         times["one_parsed"].append(time.monotonic() - start)
+        settle()
         start = time.monotonic()
         _run([tstore, "init", *dirs["one_facts"]], env=env)
         times["one_facts"].append(time.monotonic() - start)
+        settle()
         spent = 0.0
         for d in dirs["loop_parsed"]:
             drop_facts(store)
@@ -72,6 +86,7 @@ def measure_warm(work, roots, args, env, rounds, tstore):
             _run([tstore, "init", d], env=env)
             spent += time.monotonic() - start
         times["loop_parsed"].append(spent)
+        settle()
         start = time.monotonic()
         for d in dirs["loop_facts"]:
             _run([tstore, "init", d], env=env)
