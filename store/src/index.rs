@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use fs_err::os::unix::fs::OpenOptionsExt as _;
 
-use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior};
 
 use crate::ids::PackageKey;
@@ -256,11 +255,6 @@ const MIGRATIONS: &[&str] = &[
 /// - a 64 MiB page cache (allocated only as used) and in-memory temp files: a gc sweep of
 ///   50k blobs re-read index pages ~200k times with the default 2 MiB cache and wrote ~120k
 ///   pages to an on-disk statement journal (cascading deletes in one transaction).
-/// - no checkpoint when a connection closes: the `-wal` and `-shm` files stay for the next
-///   process instead of being checkpointed, deleted and made again by every init (as they
-///   already stay while the FUSE daemon holds its connection); commits checkpoint as the
-///   WAL grows (SQLite's automatic checkpoint), and `journal_size_limit` truncates it
-///   afterwards to 16 MiB at most.
 /// - the file memory-mapped (up to 1 GiB): SQLite reads large values (a package's tree, a
 ///   file's facts) straight from the file, past its page cache, so without the mapping
 ///   every lookup of one is a `pread` per 4 KiB page, again each time (8,456 of them in one
@@ -271,13 +265,11 @@ const MIGRATIONS: &[&str] = &[
 ///
 /// One batch: each statement is parsed, and a warm init opens the index once.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.execute_batch(
         "PRAGMA foreign_keys = ON;
          PRAGMA synchronous = NORMAL;
          PRAGMA cache_size = -65536;
          PRAGMA temp_store = MEMORY;
-         PRAGMA journal_size_limit = 16777216;
          PRAGMA mmap_size = 1073741824;",
     )
 }
