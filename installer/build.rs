@@ -44,9 +44,9 @@ fn main() {
     }
     // The `tstore` executable is linked at a fixed address (not position-independent) on
     // Linux: a PIE start relocates ~28,000 pointers, one copy-on-write page fault per page
-    // of them (~150 faults, ~0.6 ms of every process; docs/performance.md, "Process
-    // start"). terraform's and tofu's own executables are not PIE either. Libraries, heap,
-    // stack and mappings are still placed at random.
+    // of them (~150 faults, ~0.6 ms of every process; docs/decisions.md, "The `tstore`
+    // executable is not position-independent"). terraform's release executable is not PIE
+    // either. Libraries, heap, stack and mappings are still placed at random.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
