@@ -554,9 +554,10 @@ impl SafeDir {
     }
 
     /// [`SafeDir::write_atomic`] for several files: every new file written (and, durably,
-    /// synced) before the first rename, and each directory synced once after the last (one
-    /// directory sync for files that share it). Each file holds its old or its new content
-    /// after a crash; a failure before the renames leaves every old one in place.
+    /// synced) before the first rename, and, durably, each directory synced once after the
+    /// last (one directory sync for files that share it). Each file holds its old or its new
+    /// content after a crash its durability covers; a failure before the renames leaves
+    /// every old one in place.
     pub fn write_atomic_all(
         &self,
         files: &[(&RelPath, &[u8])],
@@ -618,8 +619,11 @@ impl SafeDir {
                 return Err(SafeFsError::io("replace", &s.path, e));
             }
         }
+        if !sync {
+            return Ok(());
+        }
         let mut synced: Vec<&Path> = Vec::new();
-        for s in staged.iter().filter(|_| sync) {
+        for s in &staged {
             if synced.contains(&s.parent.path.as_path()) {
                 continue;
             }

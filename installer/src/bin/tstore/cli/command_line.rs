@@ -44,8 +44,8 @@ pub(crate) fn parse() -> Result<Cli, UsageError> {
 }
 
 pub(super) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
-    // The command tree is built once (every subcommand's arguments: the largest part of a
-    // start) and serves both the rewrite and the parse.
+    // One command serves the rewrite and the parse; a subcommand's arguments are defined
+    // only once it is named (`defer`).
     let command = Cli::command();
     let rewritten = with_double_dashes(&command, args.iter().cloned());
     let parsed = command
@@ -215,7 +215,7 @@ pub(super) fn long_flags_along(root: &clap::Command, args: &[OsString]) -> Vec<S
         );
     };
     longs(root, &mut out);
-    let mut command = root.clone();
+    let mut named: Option<clap::Command> = None;
     for word in args.iter().skip(1).filter_map(|a| a.to_str()) {
         if word == "--" {
             break;
@@ -223,13 +223,13 @@ pub(super) fn long_flags_along(root: &clap::Command, args: &[OsString]) -> Vec<S
         if word.starts_with('-') {
             continue;
         }
-        let Some(sub) = command.find_subcommand(word) else {
+        let Some(sub) = named.as_ref().unwrap_or(root).find_subcommand(word) else {
             continue;
         };
         let mut sub = sub.clone();
         sub.build();
         longs(&sub, &mut out);
-        command = sub;
+        named = Some(sub);
     }
     out
 }
