@@ -12,7 +12,13 @@ its lock files), every root in turn or in one process:
                             again in another copy with the facts the first run recorded;
   - tstore, one per root:   `tstore init DIR` of every root in turn, the facts dropped
                             before each (each process parses what it reads), then again with
-                            the facts kept.
+                            the facts kept;
+  - the same with FUSE:     where `/dev/fuse` is, the loop with the facts kept once more with
+                            the store mounted (tstore's default; the rest of the check runs
+                            without FUSE): the mount's daemon holds the index open, so no
+                            init's close checkpoints it or remakes its `-wal` and `-shm`
+                            files. Mounted before the side is timed and unmounted after it, so that the
+                            other sides run with no daemon holding the index.
 
 Before each timed side the filesystem is synced and left a moment (`settle`): the copies
 and the previous side's writes (terraform's module copies above all) are flushed before a
@@ -45,13 +51,27 @@ def drop_facts(store):
         conn.execute("DELETE FROM file_facts")
 
 
+def fuse_env(work, env):
+    """The check's environment with the store mounted by FUSE at a path of its own, or None
+    where this machine has no FUSE."""
+    if not os.path.exists("/dev/fuse"):
+        return None
+    mount = os.path.join(work, "warm-fuse-mount")
+    os.makedirs(mount, exist_ok=True)
+    fenv = {k: v for k, v in env.items() if k != "TSTORE_NO_FUSE"}
+    fenv["TSTORE_MOUNT"] = mount
+    return fenv
+
+
 def measure_warm(work, roots, args, env, rounds, tstore):
     """Paired rounds (module docs)."""
     plugin_cache = os.path.join(work, "plugin-cache")
     os.makedirs(plugin_cache, exist_ok=True)
     tf_env = dict(env, TF_PLUGIN_CACHE_DIR=plugin_cache)
     store = env["TSTORE_HOME"]
-    sides = ("terraform", "one_parsed", "one_facts", "loop_parsed", "loop_facts")
+    fenv = fuse_env(work, env)
+    sides = ("terraform", "one_parsed", "one_facts", "loop_parsed", "loop_facts") + (
+        ("loop_fuse",) if fenv is not None else ())
     times = {side: [] for side in sides}
     for r in range(rounds):
         dirs = {}
@@ -91,6 +111,20 @@ def measure_warm(work, roots, args, env, rounds, tstore):
         for d in dirs["loop_facts"]:
             _run([tstore, "init", d], env=env)
         times["loop_facts"].append(time.monotonic() - start)
+        if fenv is not None:
+            # Mounted for this side only: the daemon's open index would spare the other
+            # sides' inits their checkpoints too.
+            mounted = _run([tstore, "mount"], env=fenv)
+            if mounted.returncode != 0:
+                raise SystemExit(f"warm: tstore mount failed: {mounted.stderr.strip()}")
+            try:
+                settle()
+                start = time.monotonic()
+                for d in dirs["loop_fuse"]:
+                    _run([tstore, "init", d], env=fenv)
+                times["loop_fuse"].append(time.monotonic() - start)
+            finally:
+                _run([tstore, "umount"], env=fenv)
     med = {k: statistics.median(v) for k, v in times.items()}
     against = {side: statistics.median([t / s for s, t in zip(times[side], times["terraform"])])
                for side in sides if side != "terraform"}
