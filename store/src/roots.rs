@@ -13,7 +13,11 @@
 //! ```
 //!
 //! [`Store::record_root`] replaces a root's links and stamps the linked packages' `used_at`
-//! in one `BEGIN IMMEDIATE` transaction. The caller must hold the store lock shared from
+//! in one `BEGIN IMMEDIATE` transaction. A root recorded with exactly these links, whose
+//! record and packages were stamped less than [`RESTAMP_AFTER`] ago, is left as it is: a
+//! re-init that changes nothing writes nothing to the index (no WAL frame, so no checkpoint
+//! and no fsync when its connection closes), and a stamp is at most that much older than the
+//! last init that used the package. The caller must hold the store lock shared from
 //! before it looked the packages up until this returns: gc, which needs the lock exclusive,
 //! can then never run between a package being committed (or found) and its root being
 //! recorded (ARCHITECTURE.md, "Concurrency").
@@ -79,6 +83,66 @@ pub fn package_of_view_relpath(rel: &Path) -> Option<PackageKey> {
     }
 }
 
+/// How old a root's record and its packages' stamps may be before an init that changes
+/// none of its links stamps them again (seconds). Ten minutes: far inside gc's default grace
+/// period (`--min-age 1h`), which only an unlinked package's stamp is compared with.
+pub(crate) const RESTAMP_AFTER: i64 = 600;
+
+/// Whether the root at `dir` is recorded with exactly `links` (link, target, package id),
+/// its record and every linked package stamped within [`RESTAMP_AFTER`] of `t`.
+fn recorded_recently(
+    conn: &rusqlite::Connection,
+    dir: &str,
+    links: &[(String, String, i64)],
+    t: i64,
+) -> rusqlite::Result<bool> {
+    use rusqlite::OptionalExtension as _;
+    let Some((root, updated_at)) = crate::index::query_row_cached(
+        conn,
+        "SELECT id, updated_at FROM roots WHERE path = ?1",
+        [dir],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+    )
+    .optional()?
+    else {
+        return Ok(false);
+    };
+    if t - updated_at >= RESTAMP_AFTER {
+        return Ok(false);
+    }
+    let mut recorded = query_vec(
+        conn,
+        "SELECT l.link, l.target, l.package, p.used_at FROM root_links l
+         JOIN packages p ON p.id = l.package WHERE l.root = ?1",
+        [root],
+        |r| {
+            Ok((
+                (
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ),
+                r.get::<_, i64>(3)?,
+            ))
+        },
+    )?;
+    if recorded
+        .iter()
+        .any(|(_, used_at)| t - used_at >= RESTAMP_AFTER)
+    {
+        return Ok(false);
+    }
+    let mut wanted = links.to_vec();
+    wanted.sort();
+    wanted.dedup_by(|a, b| a.0 == b.0);
+    recorded.sort();
+    Ok(recorded.len() == wanted.len()
+        && recorded
+            .iter()
+            .zip(&wanted)
+            .all(|((have, _), want)| have == want))
+}
+
 impl Store {
     /// Replace the links recorded for working directory `dir` (see the module docs). A root
     /// with no link left is forgotten. Links to packages the store does not hold are skipped
@@ -92,9 +156,27 @@ impl Store {
         let dir = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
         let dir_str = path_str(&dir)?;
         let mut index = self.index();
+        let t = now();
+        // Unchanged and recently stamped: nothing to write (read without the write lock).
+        let mut wanted = Vec::with_capacity(links.len());
+        for l in links {
+            match package_id(&index.conn, &l.package).map_err(index.err("reading a package"))? {
+                Some(id) => wanted.push((path_str(&l.link)?, path_str(&l.target)?, id)),
+                None => break,
+            }
+        }
+        if !wanted.is_empty()
+            && wanted.len() == links.len()
+            && recorded_recently(&index.conn, &dir_str, &wanted, t)
+                .map_err(index.err("reading a root"))?
+        {
+            return Ok(RecordedRoot {
+                links: wanted.len() as u64,
+                unknown: Vec::new(),
+            });
+        }
         let (tx, op) = index.write(format!("recording root {}", dir.display()))?;
         let err = op.err();
-        let t = now();
         let mut recorded = RecordedRoot::default();
         let mut resolved = Vec::new();
         for l in links {

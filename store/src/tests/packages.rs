@@ -582,3 +582,73 @@ fn the_gc_check_rescans_blobs_only_after_the_blob_generation_moves() {
         format!("{}\n", generation())
     );
 }
+
+/// A root recorded again with the same links within [`crate::roots::RESTAMP_AFTER`] of its
+/// last stamp writes nothing (no commit another connection could see); a stamp older than
+/// that, or other links, are written.
+#[test]
+fn an_unchanged_root_is_not_written_again_until_its_stamp_ages() {
+    let f = Fixture::new();
+    let store = f.store();
+    let dir = f.dir("pkg", &[("terraform-provider-a", b"a", true)]);
+    let tree = store.ingest_dir(&dir).unwrap().tree;
+    store.commit_package(&key("a"), &tree, &[], None).unwrap();
+    let checkout = f.dir("checkout", &[("main.tf", b"", false)]);
+    let link = |target: std::path::PathBuf| RootLink {
+        link: checkout.join("link"),
+        target,
+        package: key("a"),
+    };
+    let view = store.view_dir(&key("a")).unwrap();
+    let lock = store.lock_shared().unwrap();
+    store
+        .record_root(&lock, &checkout, &[link(view.clone())])
+        .unwrap();
+    // Another connection sees whether a commit happened.
+    let watcher = Store::open(store.root()).unwrap();
+    let stamps = || {
+        let conn = rusqlite::Connection::open(store.root().join("index.sqlite")).unwrap();
+        conn.query_row(
+            "SELECT r.updated_at, p.used_at FROM roots r, packages p",
+            [],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .unwrap()
+    };
+    let before = watcher.index_generation().unwrap();
+    let recorded = store
+        .record_root(&lock, &checkout, &[link(view.clone())])
+        .unwrap();
+    assert_eq!(recorded.links, 1);
+    assert_eq!(
+        watcher.index_generation().unwrap(),
+        before,
+        "nothing written"
+    );
+
+    // A package stamp older than the window: stamped again.
+    let conn = rusqlite::Connection::open(store.root().join("index.sqlite")).unwrap();
+    conn.execute("UPDATE packages SET used_at = 5", []).unwrap();
+    let before = watcher.index_generation().unwrap();
+    store
+        .record_root(&lock, &checkout, &[link(view.clone())])
+        .unwrap();
+    assert_ne!(watcher.index_generation().unwrap(), before);
+    assert!(stamps().1 > 5, "{:?}", stamps());
+
+    // The root's own stamp older than the window: written again.
+    conn.execute("UPDATE roots SET updated_at = 5", []).unwrap();
+    store
+        .record_root(&lock, &checkout, &[link(view.clone())])
+        .unwrap();
+    assert!(stamps().0 > 5, "{:?}", stamps());
+
+    // Other links: written at once.
+    let before = watcher.index_generation().unwrap();
+    store
+        .record_root(&lock, &checkout, &[link(checkout.join("elsewhere"))])
+        .unwrap();
+    assert_ne!(watcher.index_generation().unwrap(), before);
+    let roots = store.roots().unwrap();
+    assert_eq!(roots[0].links[0].target, checkout.join("elsewhere"));
+}
