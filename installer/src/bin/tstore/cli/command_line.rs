@@ -180,26 +180,41 @@ pub(super) fn with_double_dashes(
     args: impl IntoIterator<Item = OsString>,
 ) -> Vec<OsString> {
     let args: Vec<OsString> = args.into_iter().collect();
-    let longs = long_flags_along(command, &args);
-    let mut out = Vec::new();
+    // The words that may be a long flag written with one dash, by position.
     let mut rest_is_positional = false;
-    for arg in args {
-        let Some(text) = arg.to_str() else {
-            out.push(arg);
-            continue;
-        };
-        if text == "--" {
-            rest_is_positional = true;
-        }
-        let single = !rest_is_positional && text.starts_with('-') && !text.starts_with("--");
-        let name = text.trim_start_matches('-').split('=').next().unwrap_or("");
-        if single && name.len() > 1 && longs.iter().any(|l| l == name) {
-            out.push(OsString::from(format!("-{text}")));
-        } else {
-            out.push(arg);
-        }
+    let candidates: Vec<bool> = args
+        .iter()
+        .map(|arg| {
+            let Some(text) = arg.to_str() else {
+                return false;
+            };
+            if text == "--" {
+                rest_is_positional = true;
+            }
+            let single = !rest_is_positional && text.starts_with('-') && !text.starts_with("--");
+            let name = text.trim_start_matches('-').split('=').next().unwrap_or("");
+            single && name.len() > 1
+        })
+        .collect();
+    // Without one, nothing is rewritten and no subcommand's flags are looked up.
+    if !candidates.contains(&true) {
+        return args;
     }
-    out
+    let longs = long_flags_along(command, &args);
+    args.into_iter()
+        .zip(candidates)
+        .map(|(arg, candidate)| {
+            let name = arg
+                .to_str()
+                .map(|text| text.trim_start_matches('-').split('=').next().unwrap_or(""));
+            match name {
+                Some(name) if candidate && longs.iter().any(|l| l == name) => {
+                    OsString::from(format!("-{}", arg.to_string_lossy()))
+                }
+                _ => arg,
+            }
+        })
+        .collect()
 }
 
 /// The long flags of `root` and of the subcommands `args` name, in order (`store verify`):
