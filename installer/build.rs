@@ -47,7 +47,14 @@ fn main() {
     // of them (~150 faults, ~0.6 ms of every process; docs/decisions.md, "The `tstore`
     // executable is not position-independent"). terraform's release executable is not PIE
     // either. Libraries, heap, stack and mappings are still placed at random.
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // A build whose every crate is static (`-C target-feature=+crt-static` in RUSTFLAGS) is
+    // linked as rustc chooses: its objects are position-independent unless
+    // `-C relocation-model=static` says otherwise, and `-no-pie` on a static-pie link makes
+    // an executable that crashes before `main`. (`scripts/build-release` gives both flags to
+    // the executable's own link, which this script does not see.)
+    let static_crt = std::env::var("CARGO_CFG_TARGET_FEATURE")
+        .is_ok_and(|features| features.split(',').any(|f| f == "crt-static"));
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") && !static_crt {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     println!("cargo:rerun-if-changed=build.rs");

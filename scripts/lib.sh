@@ -27,13 +27,35 @@ die() {
 }
 
 # build_tstore PROFILE [CARGO_ARGS...]: build the tstore binary (PROFILE is debug or release;
-# CARGO_ARGS such as -q go to `cargo build`) and set `tstore` to its path.
+# CARGO_ARGS such as -q go to cargo) and set `tstore` to its path.
+#
+# The release build on Linux with glibc is the executable tstore ships: linked statically,
+# at a fixed address (docs/decisions.md, "The released `tstore` executable is static").
+# Only the executable's own link takes the flags (`cargo rustc ... --`): as flags for every
+# crate (RUSTFLAGS) they would also reach the proc-macro crates, which cannot be static.
+# Everything else the executable links is built as by `cargo build --release`.
 build_tstore() {
-    local profile="$1" args=()
+    local profile="$1"
     shift
-    [[ "$profile" = release ]] && args+=(--release)
-    cargo build "${args[@]}" "$@" -p tstore-installer --bin tstore
-    tstore="$target/$profile/tstore"
+    if [[ "$profile" = release && "$(rustc -vV | sed -n 's/^host: //p')" = *-linux-gnu ]]; then
+        cargo rustc --release "$@" -p tstore-installer --bin tstore -- \
+            -C target-feature=+crt-static -C relocation-model=static
+        tstore="$target/release/tstore"
+        is_static "$tstore" ||
+            die "$tstore is not a static executable: the release build lost its link flags"
+    elif [[ "$profile" = release ]]; then
+        cargo build --release "$@" -p tstore-installer --bin tstore
+        tstore="$target/release/tstore"
+    else
+        cargo build "$@" -p tstore-installer --bin tstore
+        tstore="$target/$profile/tstore"
+    fi
+}
+
+# is_static FILE: whether the ELF executable FILE asks for no program interpreter (no
+# dynamic loader runs before it).
+is_static() {
+    ! readelf --program-headers --wide "$1" | grep -q 'INTERP'
 }
 
 # fetch_peers: run scripts/fetch-peers (downloads only when missing, verifies always; its
