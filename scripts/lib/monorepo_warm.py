@@ -10,9 +10,10 @@ its lock files), every root in turn or in one process:
   - tstore, one process:    every root in one `tstore init DIR...` (the check's store), its
                             recorded facts of files dropped first (every file parsed), then
                             again in another copy with the facts the first run recorded;
-  - tstore, one per root:   `tstore init DIR` of every root in turn, the facts dropped
-                            before each (each process parses what it reads), then again with
-                            the facts kept;
+  - tstore, one per root:   `tstore init DIR` of every root in turn with the facts kept
+                            (as the one-process sides recorded them), and, last in the
+                            round, with the facts dropped before each root (each process
+                            parses what it reads);
   - the same with FUSE:     where `/dev/fuse` is, the loop with the facts kept once more with
                             the store mounted (tstore's default; the rest of the check runs
                             without FUSE): the mount's daemon holds the index open, so no
@@ -99,14 +100,6 @@ def measure_warm(work, roots, args, env, rounds, tstore):
         _run([tstore, "init", *dirs["one_facts"]], env=env)
         times["one_facts"].append(time.monotonic() - start)
         settle()
-        spent = 0.0
-        for d in dirs["loop_parsed"]:
-            drop_facts(store)
-            start = time.monotonic()
-            _run([tstore, "init", d], env=env)
-            spent += time.monotonic() - start
-        times["loop_parsed"].append(spent)
-        settle()
         start = time.monotonic()
         for d in dirs["loop_facts"]:
             _run([tstore, "init", d], env=env)
@@ -125,6 +118,16 @@ def measure_warm(work, roots, args, env, rounds, tstore):
                 times["loop_fuse"].append(time.monotonic() - start)
             finally:
                 _run([tstore, "umount"], env=fenv)
+        # Last: it drops the facts before each root, so that the store keeps only the last
+        # root's afterwards; the sides above need them all, as the one-process sides left them.
+        settle()
+        spent = 0.0
+        for d in dirs["loop_parsed"]:
+            drop_facts(store)
+            start = time.monotonic()
+            _run([tstore, "init", d], env=env)
+            spent += time.monotonic() - start
+        times["loop_parsed"].append(spent)
     med = {k: statistics.median(v) for k, v in times.items()}
     against = {side: statistics.median([t / s for s, t in zip(times[side], times["terraform"])])
                for side in sides if side != "terraform"}
