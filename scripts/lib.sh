@@ -53,9 +53,13 @@ build_tstore() {
 }
 
 # is_static FILE: whether the ELF executable FILE asks for no program interpreter (no
-# dynamic loader runs before it).
+# dynamic loader runs before it); false when readelf cannot read it. (The headers are read
+# whole first: `readelf | grep -q` under pipefail could turn grep's early exit into a
+# failure of readelf, and a found INTERP into "static".)
 is_static() {
-    ! readelf --program-headers --wide "$1" | grep -q 'INTERP'
+    local headers
+    headers=$(readelf --program-headers --wide "$1") || return 1
+    [[ "$headers" != *INTERP* ]]
 }
 
 # fetch_peers: run scripts/fetch-peers (downloads only when missing, verifies always; its
