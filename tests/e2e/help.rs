@@ -37,6 +37,7 @@ const COMMANDS: &[&[&str]] = &[
     &["gc"],
     &["roots"],
     &["roots", "ls"],
+    &["serve"],
     &["push"],
     &["completions"],
     &["man"],

@@ -64,6 +64,7 @@ mod registry_packages;
 mod restored_store;
 mod rollback;
 mod selection;
+mod serve;
 mod static_eval;
 mod store;
 mod store_trust;

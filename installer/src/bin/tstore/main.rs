@@ -10,12 +10,15 @@ mod escape;
 mod flavor;
 mod json;
 mod mount;
+mod once;
 mod reporter;
+mod serve;
 mod settings;
 mod style;
 mod tool_version;
 mod units;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use settings::Environment;
@@ -23,7 +26,12 @@ pub(crate) use settings::Settings;
 
 fn main() -> ExitCode {
     let env = Environment::capture();
-    let cli = match cli::parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // A running init server for this store does an init in its process, as this one would.
+    if let Some(code) = serve::client::forward(&env, &args) {
+        return code;
+    }
+    let cli = match cli::parse_from(args) {
         Ok(cli) => cli,
         Err(usage) => {
             let diagnostic = diagnostics::ErrorReport::from_usage(&usage);
@@ -35,6 +43,21 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    run(env, cli, Host::OwnProcess)
+}
+
+/// Where a command runs: in its own process, or in the init server's for a client.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Host {
+    OwnProcess,
+    /// The server has the client's environment, current directory, umask and standard
+    /// streams in place; the process-wide log subscriber and Ctrl-C handler are the
+    /// server's.
+    Server,
+}
+
+/// Run the parsed command line `cli` in the environment `env`.
+pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host) -> ExitCode {
     // `init -json` reports any error as JSON diagnostics on stdout, as `tofu init -json`.
     let json_errors = matches!(&cli.command, cli::Command::Init(args) if args.json);
     let report = |err: &anyhow::Error| {
@@ -87,19 +110,22 @@ fn main() -> ExitCode {
     // terminal, unless NO_COLOR or -no-color says otherwise.
     style::init(cli.no_color || env.no_color());
     let colour = style::stderr_coloured();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            env.log_filter()
-                .and_then(|filter| tracing_subscriber::EnvFilter::try_new(filter).ok())
-                .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .without_time()
-        .with_target(false)
-        .with_ansi(colour)
-        .init();
-    // The mount daemon is stopped by signals on purpose; every other command cleans up.
-    let handles_interrupts = !matches!(&cli.command, cli::Command::Mount(_));
+    let log = log_subscriber(env.log_filter(), colour);
+    // The server's subscriber is the process's; this run's is this thread's.
+    let _log = match host {
+        Host::OwnProcess => {
+            tracing_subscriber::util::SubscriberInitExt::try_init(log).ok();
+            None
+        }
+        Host::Server => Some(tracing::subscriber::set_default(log)),
+    };
+    // The mount daemon and the server are stopped by signals on purpose; every other
+    // command cleans up. A served init's client handles its own.
+    let handles_interrupts = host == Host::OwnProcess
+        && !matches!(
+            &cli.command,
+            cli::Command::Mount(_) | cli::Command::Serve(_)
+        );
     let result = Settings::resolve(&cli, env).and_then(|settings| {
         if handles_interrupts {
             on_interrupt(&settings);
@@ -113,6 +139,25 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The log subscriber: lines for people, no timestamps or module paths, on stderr;
+/// `filter` as `TSTORE_LOG` gives it (default: warnings).
+pub(crate) fn log_subscriber(
+    filter: Option<&str>,
+    colour: bool,
+) -> impl tracing::Subscriber + Send + Sync + 'static {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            filter
+                .and_then(|filter| tracing_subscriber::EnvFilter::try_new(filter).ok())
+                .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .with_ansi(colour)
+        .finish()
 }
 
 /// Ctrl-C (or SIGTERM, as CI cancellations send): let a change to a working directory in

@@ -33,6 +33,16 @@ impl Environment {
         }
     }
 
+    /// A client's environment, as the init server received it.
+    pub(crate) fn from_vars(vars: Vec<(OsString, OsString)>) -> Environment {
+        Environment { vars }
+    }
+
+    /// Every variable, in order.
+    pub(crate) fn vars(&self) -> &[(OsString, OsString)] {
+        &self.vars
+    }
+
     /// The value of `name`, as `getenv` finds it (the first one).
     pub(crate) fn var_os(&self, name: &str) -> Option<&OsStr> {
         self.vars

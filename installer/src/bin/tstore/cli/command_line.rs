@@ -36,26 +36,18 @@ impl UsageError {
     }
 }
 
-/// Parse the process arguments, accepting tofu's single-dash long flags
-/// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`. `--help` and
-/// `--version` print and exit here; any other problem is a [`UsageError`].
-pub(crate) fn parse() -> Result<Cli, UsageError> {
-    parse_from(std::env::args_os().collect())
+/// Parse `args` for the init server: a command line that parses, or `None` for one whose
+/// help, version or usage error its own process prints (nothing is printed here, and
+/// nothing exits).
+pub(crate) fn parse_served(args: Vec<OsString>) -> Option<Cli> {
+    try_parse(&args).1.ok()
 }
 
-pub(super) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
-    // One command serves the rewrite and the parse; a subcommand's arguments are defined
-    // only once it is named (`defer`).
-    let command = Cli::command();
-    let rewritten = with_double_dashes(&command, args.iter().cloned());
-    let parsed = command
-        .try_get_matches_from(&rewritten)
-        .and_then(|matches| {
-            let mut cli = Cli::from_arg_matches(&matches)?;
-            cli.flavor_from_env = from_env(&matches, "flavor");
-            cli.tool_version_from_env = from_env(&matches, "tool_version");
-            Ok(cli)
-        });
+/// Parse the process arguments `args`, accepting tofu's single-dash long flags
+/// (`-upgrade`, `-lockfile=readonly`) as well as the usual `--upgrade`. `--help` and
+/// `--version` print and exit here; any other problem is a [`UsageError`].
+pub(crate) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
+    let (rewritten, parsed) = try_parse(&args);
     let err = match parsed {
         Ok(cli) => return Ok(cli),
         Err(err) => err,
@@ -87,6 +79,24 @@ pub(super) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
         detail,
         json,
     })
+}
+
+/// The arguments with tofu's single-dash long flags given two dashes, and what clap makes
+/// of them.
+fn try_parse(args: &[OsString]) -> (Vec<OsString>, Result<Cli, clap::Error>) {
+    // One command serves the rewrite and the parse; a subcommand's arguments are defined
+    // only once it is named (`defer`).
+    let command = Cli::command();
+    let rewritten = with_double_dashes(&command, args.iter().cloned());
+    let parsed = command
+        .try_get_matches_from(&rewritten)
+        .and_then(|matches| {
+            let mut cli = Cli::from_arg_matches(&matches)?;
+            cli.flavor_from_env = from_env(&matches, "flavor");
+            cli.tool_version_from_env = from_env(&matches, "tool_version");
+            Ok(cli)
+        });
+    (rewritten, parsed)
 }
 
 /// The flag as the user typed it, without `=VALUE`: clap names the first letter of an

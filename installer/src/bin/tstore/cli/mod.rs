@@ -172,6 +172,12 @@ pub(crate) enum Command {
         after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --json             # the report for scripts"
     )]
     Gc(GcArgs),
+    /// Run the inits of this store's working directories in one process that stays: each
+    /// `tstore init` hands its work here and prints what it prints (`docs/reference/serve.md`).
+    #[command(
+        after_help = "Examples:\n  tstore serve &                    # then run the per-root inits (Terragrunt, Atlantis)\n  tstore serve --idle-timeout 10m   # in CI: stops once no init came for ten minutes\n  TSTORE_NO_SERVER=1 tstore init    # this init runs in its own process"
+    )]
+    Serve(ServeArgs),
     /// The working directories that keep packages alive.
     #[command(
         subcommand,
@@ -293,6 +299,14 @@ pub(crate) struct GcArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+// Arguments of `tstore serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Stop once no init came for this long (`30s`, `15m`, `1h`; default: never).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
 }
 
 /// `tstore roots …` subcommands.
@@ -759,4 +773,4 @@ mod command_line;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use command_line::{parse, UsageError};
+pub(crate) use command_line::{parse_from, parse_served, UsageError};

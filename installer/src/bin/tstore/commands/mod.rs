@@ -92,6 +92,7 @@ pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
         Command::Gc(args) => gc::gc(settings, &args),
         Command::Roots(RootsCommand::Ls { json }) => roots::ls(settings, json),
         Command::Push(args) => push::push(settings, &args),
+        Command::Serve(args) => crate::serve::serve(settings, &args),
         Command::Completions { .. } | Command::Man(_) | Command::Version(_) => {
             unreachable!(
                 "main prints completions, man pages and the version before resolving settings"

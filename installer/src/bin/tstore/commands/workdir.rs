@@ -223,8 +223,8 @@ fn refuse_store_paths(settings: &Settings, dir: &Path) -> Result<()> {
 /// read.
 /// Said once per run: the CLI configuration file a variable names does not exist.
 fn warn_missing_cli_config(var: &str, path: &Path) {
-    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+    static SAID: crate::once::OncePerRun = crate::once::OncePerRun::new();
+    if !SAID.first() {
         return;
     }
     eprintln!(

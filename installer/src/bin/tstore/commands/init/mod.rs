@@ -192,8 +192,8 @@ impl InitHooks for Hooks<'_> {
 /// Without FUSE the packages are read-only by their mode bits alone, which root ignores: say
 /// once per run what that means and what still holds (docs/reference/fuse-mount.md).
 fn warn_root_without_fuse() {
-    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if !nix::unistd::geteuid().is_root() || SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+    static SAID: crate::once::OncePerRun = crate::once::OncePerRun::new();
+    if !nix::unistd::geteuid().is_root() || !SAID.first() {
         return;
     }
     eprintln!(

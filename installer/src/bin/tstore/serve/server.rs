@@ -1,0 +1,253 @@
+//! `tstore serve`: the socket, the loop that takes one request at a time, the server's own
+//! log (its stderr as it started: a request's output is its client's), and the stop.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::admit::{self, Peer, Refusal};
+use super::session::{self, Own, Ran};
+use super::wire::{self, Answer, ExeId};
+use crate::cli::ServeArgs;
+use crate::Settings;
+
+/// How long a client may take to send its request (it sends it at once; a stuck or
+/// hostile one does not hold the server).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often an idle server checks that its socket is still its own (`store rm`, another
+/// server after a stale one).
+const CHECK_SOCKET_EVERY: Duration = Duration::from_secs(60);
+
+pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
+    // The store is opened as an init opens it: its directory is checked private to its
+    // owner before the socket goes there, and its index stays open (its `-wal` and `-shm`
+    // are not made again by every init).
+    let _store = crate::commands::open_store(settings)?;
+    let path = super::socket_path(&settings.store);
+    let listener = bind(&path)?;
+    let socket = Socket::of(&path)?;
+    let log = Arc::new(Mutex::new(File::from(
+        rustix::io::dup(std::io::stderr().as_fd()).context("cannot keep the server's stderr")?,
+    )));
+    let own = Own::capture().context("cannot record the server's own state")?;
+    let exe = ExeId::of_this_process().context("cannot identify the tstore executable")?;
+    stop_on_signals(settings, socket.clone(), Arc::clone(&log));
+    say(
+        &log,
+        &format!(
+            "tstore: serving the inits of the store at {} on {} (pid {}); stop with Ctrl-C",
+            settings.store.display(),
+            path.display(),
+            std::process::id()
+        ),
+    );
+    let mut idle_since = Instant::now();
+    loop {
+        let wait = match args.idle_timeout {
+            Some(limit) => limit.saturating_sub(idle_since.elapsed()),
+            None => CHECK_SOCKET_EVERY,
+        }
+        .min(CHECK_SOCKET_EVERY);
+        if !readable_within(&listener, wait)? {
+            if !socket.still_ours() {
+                say(&log, "tstore: the socket is gone or replaced; stopped");
+                return Ok(ExitCode::SUCCESS);
+            }
+            if args
+                .idle_timeout
+                .is_some_and(|limit| idle_since.elapsed() >= limit)
+            {
+                socket.remove();
+                say(
+                    &log,
+                    "tstore: no init came within the idle timeout; stopped",
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            continue;
+        }
+        let Ok((stream, _)) = listener.accept() else {
+            continue;
+        };
+        let outcome = handle(stream, &exe, &own);
+        say(&log, &outcome.line);
+        idle_since = Instant::now();
+        if outcome.stop {
+            socket.remove();
+            say(&log, "tstore: stopped after a request panicked");
+            return Ok(ExitCode::from(1));
+        }
+    }
+}
+
+/// What one connection came to, for the server's log.
+struct Outcome {
+    line: String,
+    stop: bool,
+}
+
+/// Take one request, admit it or decline it, run it, answer. The log line names the client
+/// by pid and says how it ended: never its arguments or environment (they may hold
+/// secrets).
+fn handle(mut stream: UnixStream, exe: &ExeId, own: &Own) -> Outcome {
+    let started = Instant::now();
+    let line = |text: String| Outcome {
+        line: text,
+        stop: false,
+    };
+    let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+    let peer = match rustix::net::sockopt::socket_peercred(&stream) {
+        Ok(cred) => Peer {
+            pid: cred.pid.as_raw_nonzero().get(),
+            uid: cred.uid.as_raw(),
+            gid: cred.gid.as_raw(),
+        },
+        Err(e) => return line(format!("tstore: a connection without credentials: {e}")),
+    };
+    let request = match wire::receive_request(&mut stream) {
+        Ok(request) => request,
+        Err(e) => return line(format!("tstore: pid {}: unreadable request: {e}", peer.pid)),
+    };
+    let admitted = if request.exe != *exe {
+        Err(Refusal::OtherBuild)
+    } else {
+        admit::admit(&peer)
+    };
+    if let Err(refusal) = admitted {
+        let _ = wire::send_answer(&mut stream, Answer::Declined);
+        return line(format!("tstore: pid {}: declined: {refusal}", peer.pid));
+    }
+    let (answer, text, stop) = match session::run(request, own) {
+        Ran::Declined(why) => (Answer::Declined, format!("declined: {why}"), false),
+        Ran::Exited(code) => (Answer::Served(code), format!("init exited {code}"), false),
+        Ran::Panicked => (Answer::Served(101), "init panicked".to_owned(), true),
+    };
+    let answered = match wire::send_answer(&mut stream, answer) {
+        Ok(()) => String::new(),
+        Err(e) => format!(" (the client did not take the answer: {e})"),
+    };
+    Outcome {
+        line: format!(
+            "tstore: pid {}: {text} in {:.1} ms{answered}",
+            peer.pid,
+            started.elapsed().as_secs_f64() * 1000.0
+        ),
+        stop,
+    }
+}
+
+/// Listen on `path`, private to this user. A socket a stopped server left is replaced;
+/// one that answers belongs to a running server; anything else there is not touched.
+fn bind(path: &Path) -> Result<UnixListener> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta)
+            if meta.file_type().is_socket()
+                && meta.uid() == rustix::process::geteuid().as_raw() =>
+        {
+            if UnixStream::connect(path).is_ok() {
+                bail!(
+                    "another tstore server serves this store: its socket {} answers; stop it \
+                     first (Ctrl-C, or kill the pid its log names)",
+                    path.display()
+                );
+            }
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
+        }
+        Ok(_) => bail!(
+            "{} exists and is not a socket this user made; tstore serve makes it there: move \
+             it away",
+            path.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+    let listener = UnixListener::bind(path).with_context(|| {
+        format!(
+            "cannot listen on {} (a Unix socket path has at most 107 bytes: a shorter \
+             TSTORE_HOME helps when it is longer)",
+            path.display()
+        )
+    })?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot make {} private", path.display()))?;
+    Ok(listener)
+}
+
+/// The socket this server made, known by its inode: removed only while it is still that
+/// one.
+#[derive(Clone)]
+struct Socket {
+    path: PathBuf,
+    id: (u64, u64),
+}
+
+impl Socket {
+    fn of(path: &Path) -> Result<Socket> {
+        let meta = std::fs::symlink_metadata(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(Socket {
+            path: path.to_owned(),
+            id: (meta.dev(), meta.ino()),
+        })
+    }
+
+    fn still_ours(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|meta| (meta.dev(), meta.ino()) == self.id)
+    }
+
+    fn remove(&self) {
+        if self.still_ours() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether a client connects within `wait`.
+fn readable_within(listener: &UnixListener, wait: Duration) -> Result<bool> {
+    let timeout = rustix::event::Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    let mut fds = [rustix::event::PollFd::new(
+        listener,
+        rustix::event::PollFlags::IN,
+    )];
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(n) => Ok(n > 0),
+        Err(rustix::io::Errno::INTR) => Ok(false),
+        Err(e) => Err(std::io::Error::from(e)).context("cannot wait for clients"),
+    }
+}
+
+/// Ctrl-C or SIGTERM: let a change in progress finish, remove this process's temporary
+/// files from the store and the socket, and exit 0.
+fn stop_on_signals(settings: &Settings, socket: Socket, log: Arc<Mutex<File>>) {
+    let store = settings.store.clone();
+    let installed = ctrlc::set_handler(move || {
+        tstore_installer::interrupt::wait_for_writes(Duration::from_secs(60));
+        let _ = tstore_store::remove_own_temps(&store);
+        socket.remove();
+        say(&log, "tstore: stopped");
+        std::process::exit(0);
+    });
+    if let Err(e) = installed {
+        tracing::warn!("cannot handle Ctrl-C: {e}");
+    }
+}
+
+fn say(log: &Mutex<File>, line: &str) {
+    if let Ok(mut log) = log.lock() {
+        let _ = writeln!(log, "{line}");
+    }
+}

@@ -1,0 +1,395 @@
+//! `tstore serve`: an init the server runs ends as the client's own process would end it
+//! (output, exit code, files, modes, the client's environment and directory); what it
+//! should not run it declines and the client runs itself; confined clients, other builds,
+//! junk requests, links and foreign listeners at the socket get nothing from it.
+
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tstore_test_support::{Layout, NullMirror, TestEnv};
+
+use crate::common::{tstore, tstore_bin};
+
+/// A running `tstore serve` for a test environment's store; killed when dropped.
+struct Server {
+    child: Child,
+    log: PathBuf,
+    socket: PathBuf,
+}
+
+impl Server {
+    fn start(env: &TestEnv, extra: &[&str]) -> Server {
+        let log = env.root.path().join(format!("serve-{}.log", extra.len()));
+        let mut cmd = tstore(env, None);
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .arg("serve")
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(fs_err::File::create(&log).unwrap().into_parts().0);
+        let child = cmd.spawn().unwrap();
+        let socket = env.store.join("serve.sock");
+        let server = Server { child, log, socket };
+        server.wait_for(|s| s.log().contains("serving the inits"));
+        server
+    }
+
+    fn log(&self) -> String {
+        fs_err::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.log().matches(text).count()
+    }
+
+    #[track_caller]
+    fn wait_for(&self, done: impl Fn(&Server) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the server did not get there; its log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a user compares after an init: exit code, output (paths of the checkout named
+/// alike), the lock file and its mode, `modules.json`, the data directory's entries.
+#[derive(Debug, PartialEq)]
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    lock: Option<(String, u32)>,
+    modules_json: Option<String>,
+    data_dir: Vec<String>,
+}
+
+fn ended(out: &Output, dir: &Path, data_dir: &str) -> Ended {
+    let name = |text: &[u8]| {
+        String::from_utf8_lossy(text).replace(&dir.display().to_string(), "<checkout>")
+    };
+    let lock = dir.join(".terraform.lock.hcl");
+    let mut entries: Vec<String> = walkdir::WalkDir::new(dir.join(data_dir))
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| {
+            let mode = e.path().symlink_metadata().unwrap().permissions().mode() & 0o7777;
+            format!("{} {mode:o}", e.path().strip_prefix(dir).unwrap().display())
+        })
+        .collect();
+    entries.sort();
+    Ended {
+        code: out.status.code(),
+        stdout: name(&out.stdout),
+        stderr: name(&out.stderr),
+        lock: fs_err::read_to_string(&lock).ok().map(|text| {
+            let mode = fs_err::metadata(&lock).unwrap().permissions().mode() & 0o777;
+            (text, mode)
+        }),
+        modules_json: fs_err::read_to_string(dir.join(data_dir).join("modules/modules.json")).ok(),
+        data_dir: entries,
+    }
+}
+
+/// A case: its name, files, umask, arguments, and a variable to set.
+type Case<'a> = (
+    &'a str,
+    &'a [(&'a str, &'a str)],
+    &'a str,
+    &'a [&'a str],
+    Option<(&'a str, &'a str)>,
+);
+
+const MODULE_CALL: &str = "module \"m\" {\n  source = \"./mod\"\n}\n";
+
+/// `sh -c 'umask MASK; exec tstore ARGS'` in `dir`, with the test environment.
+fn init_with_umask(m: &NullMirror, dir: &Path, umask: &str, args: &[&str]) -> Command {
+    let mut cmd = tstore(&m.env, Some(&m.cfg));
+    let program = cmd.get_program().to_owned();
+    cmd.env("TSTORE_NO_FUSE", "1");
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(program)
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    sh
+}
+
+#[test]
+fn a_served_init_ends_as_the_clients_own_process_ends_it() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let files = [
+        (
+            "main.tf",
+            format!("{}{MODULE_CALL}", crate::common::NULL_CONFIG),
+        ),
+        ("mod/main.tf", "output \"v\" {\n  value = 1\n}\n".to_owned()),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let broken = [("main.tf", "module \"m\" {\n  source = \"./missing\"\n}\n")];
+    // The store holds what the cases install before either runs: what an init prints
+    // depends on the store's history (a provider found there), not on the process.
+    let warm = m.env.checkout("warm", &files);
+    assert!(init_with_umask(&m, &warm, "022", &["init"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let server = Server::start(&m.env, &[]);
+    // Each case twice: in its own process (TSTORE_NO_SERVER=1), then served.
+    let cases: [Case; 4] = [
+        ("plain", &files, "077", &["init"], None),
+        ("json", &files, "022", &["init", "-json"], None),
+        (
+            "data-dir",
+            &files,
+            "027",
+            &["-chdir=sub", "init"],
+            Some(("TF_DATA_DIR", "state")),
+        ),
+        ("broken", &broken, "022", &["init"], None),
+    ];
+    let mut served = 0;
+    for (name, files, umask, args, var) in cases {
+        let run = |mode: &str| {
+            let top = m.env.checkout(&format!("{name}-{mode}"), &[]);
+            let dir = if args.contains(&"-chdir=sub") {
+                top.join("sub")
+            } else {
+                top.clone()
+            };
+            for (path, text) in files.iter() {
+                let path = dir.join(path);
+                fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+                fs_err::write(path, text).unwrap();
+            }
+            let mut cmd = init_with_umask(&m, &top, umask, args);
+            if mode == "own" {
+                cmd.env("TSTORE_NO_SERVER", "1");
+            }
+            if let Some((k, v)) = var {
+                cmd.env(k, v);
+            }
+            let out = cmd.output().unwrap();
+            ended(&out, &dir, var.map_or(".terraform", |(_, v)| v))
+        };
+        let own = run("own");
+        let before = server.count("init exited");
+        let theirs = run("served");
+        server.wait_for(|s| s.count("init exited") == before + 1);
+        served += 1;
+        assert_eq!(theirs, own, "{name}");
+        assert!(
+            !own.stdout.is_empty() || !own.stderr.is_empty(),
+            "{name}: no output"
+        );
+        if name == "plain" {
+            // The client's umask: what the init makes is private to it.
+            assert!(
+                own.data_dir.iter().any(|e| e == ".terraform/modules 700"),
+                "{:?}",
+                own.data_dir
+            );
+        }
+        if name == "data-dir" {
+            assert!(own
+                .data_dir
+                .iter()
+                .any(|e| e.starts_with("state/providers ")));
+        }
+        if name == "broken" {
+            assert_eq!(own.code, Some(1));
+        }
+    }
+    assert_eq!(server.count("init exited 0"), served - 1);
+    assert_eq!(server.count("init exited 1"), 1);
+    // What the server linked works for the tool.
+    m.env
+        .assert_terraform_plans_null(&m.env.work.join("plain-served"));
+}
+
+#[test]
+fn what_the_server_should_not_run_its_client_runs() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = m
+        .env
+        .checkout("w", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let server = Server::start(&m.env, &[]);
+    for args in [
+        &["init", "--help"][..],
+        &["init", "-bogus"],
+        &["--version", "init"],
+    ] {
+        let own = init_with_umask(&m, &dir, "022", args)
+            .env("TSTORE_NO_SERVER", "1")
+            .output()
+            .unwrap();
+        let before = server.count("declined: not an init");
+        let client = init_with_umask(&m, &dir, "022", args).output().unwrap();
+        server.wait_for(|s| s.count("declined: not an init") == before + 1);
+        assert_eq!(
+            (client.status.code(), &client.stdout, &client.stderr),
+            (own.status.code(), &own.stdout, &own.stderr),
+            "{args:?}"
+        );
+    }
+    // A log filter asks for this process's own log lines: never sent.
+    let requests = server.log().lines().count();
+    let out = init_with_umask(&m, &dir, "022", &["init"])
+        .env("TSTORE_LOG", "debug")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.log().lines().count(), requests);
+}
+
+#[test]
+fn confined_clients_and_other_builds_get_nothing_from_the_server() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = m
+        .env
+        .checkout("w", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let server = Server::start(&m.env, &[]);
+    let mode = fs_err::metadata(&server.socket)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let copy = m.env.root.path().join("other-tstore");
+    fs_err::copy(tstore_bin(), &copy).unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["unshare", "--user", "--map-root-user"],
+            "another user namespace",
+        ),
+        (&["setpriv", "--no-new-privs"], "no_new_privs"),
+        (&[], "another tstore executable"),
+    ];
+    for (wrapper, refusal) in cases {
+        let before = server.count(refusal);
+        let mut inner = init_with_umask(&m, &dir, "022", &["init"]);
+        let mut cmd = if wrapper.is_empty() {
+            // The same command, with a copy of the executable.
+            let args: Vec<_> = inner.get_args().map(|a| a.to_owned()).collect();
+            let mut cmd = Command::new("sh");
+            cmd.args(&args[..2]).arg(&copy).args(&args[3..]);
+            cmd
+        } else {
+            let mut cmd = Command::new(wrapper[0]);
+            cmd.args(&wrapper[1..]).arg("sh").args(inner.get_args());
+            cmd
+        };
+        cmd.current_dir(&dir)
+            .env_clear()
+            .envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))));
+        let _ = &mut inner;
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{refusal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        server.wait_for(|s| s.count(refusal) == before + 1);
+    }
+    assert_eq!(server.count("init exited"), 0, "{}", server.log());
+
+    // Junk on the socket: the server says so and serves the next init.
+    for junk in [
+        &b"GET / HTTP/1.1\r\n\r\n"[..],
+        b"tstore/1\xff\xff\xff\xff",
+        b"",
+    ] {
+        let mut stream = UnixStream::connect(&server.socket).unwrap();
+        stream.write_all(junk).unwrap();
+        drop(stream);
+    }
+    let out = init_with_umask(&m, &dir, "022", &["init"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    server.wait_for(|s| s.count("init exited 0") == 1);
+    assert_eq!(server.count("unreadable request"), 3, "{}", server.log());
+}
+
+#[test]
+fn the_socket_is_the_servers_own_and_nothing_else() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = m
+        .env
+        .checkout("w", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let init = || {
+        init_with_umask(&m, &dir, "022", &["init"])
+            .output()
+            .unwrap()
+    };
+
+    // A link at the socket's name (a restored cache, another store's server): not followed
+    // by the client, not replaced by a server.
+    let other = TestEnv::new();
+    let elsewhere = Server::start(&other, &[]);
+    std::os::unix::fs::symlink(&elsewhere.socket, m.env.store.join("serve.sock")).unwrap();
+    assert!(init().status.success());
+    assert_eq!(elsewhere.log().lines().count(), 1, "{}", elsewhere.log());
+    let refused = tstore(&m.env, None).arg("serve").output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not a socket this user made"));
+    assert!(fs_err::symlink_metadata(m.env.store.join("serve.sock"))
+        .unwrap()
+        .is_symlink());
+    fs_err::remove_file(m.env.store.join("serve.sock")).unwrap();
+
+    // A listener that is not tstore: the client says so and runs the init itself.
+    let foreign = UnixListener::bind(m.env.store.join("serve.sock")).unwrap();
+    let answering = std::thread::spawn(move || {
+        let (mut stream, _) = foreign.accept().unwrap();
+        let mut header = [0u8; 12];
+        std::io::Read::read_exact(&mut stream, &mut header).unwrap();
+        let len = u32::from_le_bytes(header[8..].try_into().unwrap()) as usize;
+        std::io::Read::read_exact(&mut stream, &mut vec![0u8; len]).unwrap();
+        stream.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
+    });
+    let out = init();
+    answering.join().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did not answer as a tstore server"));
+
+    // A socket a killed server left: the client runs alone; a new server replaces it.
+    let mut first = Server::start(&m.env, &[]);
+    let second = tstore(&m.env, None).arg("serve").output().unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another tstore server serves"));
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    assert!(first.socket.exists());
+    assert!(init().status.success());
+    let idle = Server::start(&m.env, &["--idle-timeout", "1s"]);
+    assert!(init().status.success());
+    idle.wait_for(|s| s.count("init exited 0") == 1);
+    // The idle timeout: it stops by itself and takes its socket along.
+    idle.wait_for(|s| s.log().contains("idle timeout"));
+    let mut idle = idle;
+    assert!(idle.child.wait().unwrap().success());
+    assert!(!idle.socket.exists());
+}
