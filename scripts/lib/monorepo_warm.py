@@ -14,6 +14,9 @@ its lock files), every root in turn or in one process:
                             (as the one-process sides recorded them), and, last in the
                             round, with the facts dropped before each root (each process
                             parses what it reads);
+  - the same, served:       the loop with the facts kept once more while `tstore serve` runs
+                            for the store (started before the side is timed, stopped after
+                            it; every root's init must have been served);
   - the same with FUSE:     where `/dev/fuse` is, the loop with the facts kept once more with
                             the store mounted (tstore's default; the rest of the check runs
                             without FUSE): the mount's daemon holds the index open, so no
@@ -64,6 +67,32 @@ def fuse_env(work, env):
     return fenv
 
 
+def served_loop(tstore, dirs, env, work):
+    """`tstore init DIR` of each of `dirs` in turn while `tstore serve` runs; the time."""
+    log_path = os.path.join(work, "warm-serve.log")
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([tstore, "serve"], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=log)
+    try:
+        deadline = time.monotonic() + 20
+        while "serving the inits" not in open(log_path).read():
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit(f"warm: tstore serve did not start: {open(log_path).read()}")
+            time.sleep(0.05)
+        settle()
+        start = time.monotonic()
+        for d in dirs:
+            _run([tstore, "init", d], env=env)
+        spent = time.monotonic() - start
+    finally:
+        server.terminate()
+        server.wait()
+    served = open(log_path).read().count("init exited")
+    if served != len(dirs):
+        raise SystemExit(f"warm: the server ran {served} of {len(dirs)} inits")
+    return spent
+
+
 def measure_warm(work, roots, args, env, rounds, tstore):
     """Paired rounds (module docs)."""
     plugin_cache = os.path.join(work, "plugin-cache")
@@ -71,7 +100,8 @@ def measure_warm(work, roots, args, env, rounds, tstore):
     tf_env = dict(env, TF_PLUGIN_CACHE_DIR=plugin_cache)
     store = env["TSTORE_HOME"]
     fenv = fuse_env(work, env)
-    sides = ("terraform", "one_parsed", "one_facts", "loop_parsed", "loop_facts") + (
+    sides = ("terraform", "one_parsed", "one_facts", "loop_parsed", "loop_facts",
+             "loop_served") + (
         ("loop_fuse",) if fenv is not None else ())
     times = {side: [] for side in sides}
     for r in range(rounds):
@@ -104,6 +134,7 @@ def measure_warm(work, roots, args, env, rounds, tstore):
         for d in dirs["loop_facts"]:
             _run([tstore, "init", d], env=env)
         times["loop_facts"].append(time.monotonic() - start)
+        times["loop_served"].append(served_loop(tstore, dirs["loop_served"], env, work))
         if fenv is not None:
             # Mounted for this side only: the daemon's open index would spare the other
             # sides' inits their checkpoints too.

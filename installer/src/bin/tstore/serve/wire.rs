@@ -333,7 +333,7 @@ mod tests {
     #[test]
     fn an_answer_of_another_protocol_is_refused() {
         let (mut client, mut server) = pair();
-        server.write_all(b"HTTP/1.1 ").unwrap();
+        server.write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
         assert!(matches!(
             receive_answer(&mut client),
             Err(WireError::NotOurs)
