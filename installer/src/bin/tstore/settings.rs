@@ -80,6 +80,15 @@ impl Environment {
         self.non_empty_os("NO_COLOR").is_some()
     }
 
+    /// The store's directory when neither `--store` nor `TSTORE_HOME` names one:
+    /// `$XDG_DATA_HOME/tstore`, else `~/.local/share/tstore` (`None`: no `HOME`).
+    pub(crate) fn default_store_dir(&self) -> Option<PathBuf> {
+        match self.non_empty_os("XDG_DATA_HOME") {
+            Some(xdg) => Some(PathBuf::from(xdg).join("tstore")),
+            None => Some(PathBuf::from(self.var_os("HOME")?).join(".local/share/tstore")),
+        }
+    }
+
     /// `TSTORE_LOG`: the log filter (`tracing_subscriber`'s `EnvFilter` directives).
     pub(crate) fn log_filter(&self) -> Option<&str> {
         self.var("TSTORE_LOG")
@@ -161,13 +170,9 @@ impl Settings {
         let home = env.var_os("HOME").map(PathBuf::from);
         let store = match &cli.store {
             Some(p) => p.clone(),
-            None => match env.non_empty_os("XDG_DATA_HOME") {
-                Some(xdg) => PathBuf::from(xdg).join("tstore"),
-                None => home
-                    .as_ref()
-                    .context("HOME is not set; set TSTORE_HOME to choose the store's directory")?
-                    .join(".local/share/tstore"),
-            },
+            None => env
+                .default_store_dir()
+                .context("HOME is not set; set TSTORE_HOME to choose the store's directory")?,
         };
         let mount = match &cli.mount {
             Some(p) => p.clone(),

@@ -91,11 +91,9 @@ fn may_forward(env: &Environment, args: &[OsString]) -> bool {
 /// The store's directory as [`crate::Settings::resolve`] finds it without `--store`, when
 /// it is an absolute path (a relative one would look for the socket in the checkout).
 fn store_dir(env: &Environment) -> Option<PathBuf> {
-    let non_empty = |name: &str| env.var_os(name).filter(|v| !v.is_empty());
-    let dir = match (env.var_os("TSTORE_HOME"), non_empty("XDG_DATA_HOME")) {
-        (Some(home), _) => PathBuf::from(home),
-        (None, Some(xdg)) => PathBuf::from(xdg).join("tstore"),
-        (None, None) => PathBuf::from(env.var_os("HOME")?).join(".local/share/tstore"),
+    let dir = match env.var_os("TSTORE_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => env.default_store_dir()?,
     };
     dir.is_absolute().then_some(dir)
 }
