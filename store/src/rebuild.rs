@@ -164,6 +164,8 @@ impl Store {
             linker: Linker::new(),
             trust: crate::trust::Trust::with_key_file(machine_key.map(Path::to_path_buf)),
             found_fresh: Mutex::default(),
+            // A builder is never reused ([`Store::reuse`]).
+            identity: [0; 4],
         };
         let mut rebuilt = builder.record_what_disk_holds()?;
         // The tag binds the new file's inode and birth time, which the rename keeps.

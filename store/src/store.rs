@@ -68,6 +68,8 @@ pub struct Store {
     /// Packages this handle found fresh ([`Store::trusted_package`]): their files are
     /// stat'ed once per process, not once per call that installs them.
     pub(crate) found_fresh: Mutex<std::collections::HashSet<crate::ids::PackageKey>>,
+    /// The root directory and the index file this handle opened (device, inode of each).
+    pub(crate) identity: [u64; 4],
 }
 
 impl Store {
@@ -110,6 +112,8 @@ impl Store {
             name.push(suffix);
             ensure_mode(&PathBuf::from(name), 0o600)?;
         }
+        let identity = identity(&layout)?
+            .ok_or_else(|| StoreError::io(&layout.index, std::io::ErrorKind::NotFound.into()))?;
         Ok(Store {
             layout,
             limits: Limits::default(),
@@ -119,7 +123,39 @@ impl Store {
             linker: Linker::new(),
             trust: Default::default(),
             found_fresh: Mutex::default(),
+            identity,
         })
+    }
+
+    /// Make this handle what a new [`Store::open`] of its root would be, for another command
+    /// in the same process (the init server's next request), keeping its index connection:
+    /// the root's ownership, privacy and layout are checked again, and what the handle
+    /// found is forgotten (the index's trust, the packages found fresh, the link mode, the
+    /// bytes hashed). `Ok(false)`: the root or the index is not the one this handle opened
+    /// (removed, replaced by a restored cache, the index rebuilt), or a directory of the
+    /// layout is gone: open the store again.
+    pub fn reuse(&mut self) -> Result<bool> {
+        if identity(&self.layout)? != Some(self.identity) {
+            return Ok(false);
+        }
+        check_owned_and_private(&self.layout.root)?;
+        self.layout.check_entries(nix::unistd::geteuid().as_raw())?;
+        for dir in [&self.layout.blobs, &self.layout.tmp, &self.layout.views] {
+            match std::fs::symlink_metadata(dir) {
+                Ok(meta) if meta.is_dir() => check_owned_and_private(dir)?,
+                Ok(_) => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Err(e) => return Err(StoreError::io(dir, e)),
+            }
+        }
+        self.trust.forget();
+        self.found_fresh
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        *self.bytes_hashed.get_mut() = 0;
+        self.linker = Linker::new();
+        Ok(true)
     }
 
     /// Use these archive limits.
@@ -599,6 +635,21 @@ fn read_package(
         bytes,
         created_at,
     })))
+}
+
+/// The device and inode of the store's root and of its index file; `None` when either is
+/// gone.
+fn identity(layout: &Layout) -> Result<Option<[u64; 4]>> {
+    use std::os::unix::fs::MetadataExt as _;
+    let stat = |path: &Path| match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, e)),
+    };
+    Ok(match (stat(&layout.root)?, stat(&layout.index)?) {
+        (Some(root), Some(index)) => Some([root.0, root.1, index.0, index.1]),
+        _ => None,
+    })
 }
 
 /// A store directory must belong to the current user and be writable by nobody else.

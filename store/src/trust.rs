@@ -92,6 +92,11 @@ impl Trust {
             ..Default::default()
         }
     }
+
+    /// Forget that the index was found trusted: the next use checks its tag again.
+    pub(crate) fn forget(&mut self) {
+        *self.trusted.get_mut() = false;
+    }
 }
 
 impl Store {

@@ -393,3 +393,44 @@ fn the_socket_is_the_servers_own_and_nothing_else() {
     assert!(idle.child.wait().unwrap().success());
     assert!(!idle.socket.exists());
 }
+
+/// The store handle the server keeps between requests is checked again before each: an
+/// index replaced under a running server (a CI cache extracted over the store) is opened
+/// again, and what the init records goes into the new index, not the one replaced.
+#[test]
+fn an_index_replaced_under_the_server_is_opened_again() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    // A root with a provider: recorded, with its link into the store.
+    let files = [("main.tf", crate::common::NULL_CONFIG)];
+    let first = m.env.checkout("first", &files);
+    let second = m.env.checkout("second", &files);
+    let server = Server::start(&m.env, &[]);
+    let init = |dir: &Path| init_with_umask(&m, dir, "022", &["init"]).output().unwrap();
+    assert!(init(&first).status.success());
+    server.wait_for(|s| s.count("init exited 0") == 1);
+    // The index as a cache would hold it, extracted over the store: new files, same bytes.
+    for suffix in ["", "-wal", "-shm"] {
+        let file = m.env.store.join(format!("index.sqlite{suffix}"));
+        if let Ok(bytes) = fs_err::read(&file) {
+            fs_err::remove_file(&file).unwrap();
+            fs_err::write(&file, bytes).unwrap();
+            fs_err::set_permissions(&file, PermissionsExt::from_mode(0o600)).unwrap();
+        }
+    }
+    let out = init(&second);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.wait_for(|s| s.count("init exited 0") == 2);
+    let out = tstore(&m.env, None)
+        .args(["roots", "ls", "--json"])
+        .output()
+        .unwrap();
+    let roots = String::from_utf8_lossy(&out.stdout).into_owned();
+    for dir in [first, second] {
+        let dir = dir.canonicalize().unwrap().display().to_string();
+        assert!(roots.contains(&dir), "{dir}: {roots}");
+    }
+}

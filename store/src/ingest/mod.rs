@@ -31,7 +31,7 @@ mod rules;
 mod zip_archive;
 
 /// Limits applied to archives before anything is extracted.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Total uncompressed bytes of an archive (default 4 GiB).
     pub max_total_bytes: u64,

@@ -296,3 +296,47 @@ fn a_damaged_index_is_moved_aside_and_rebuilt_from_the_views() {
         vec![root.join("views/modules/git-m-0123")]
     );
 }
+
+/// A handle kept for another command (the init server's next request) is checked again as
+/// a new open would be: it forgets that its index was trusted, notices a restored cache put
+/// in place of its store, and refuses a root opened to others.
+#[test]
+fn a_reused_handle_is_checked_again_as_a_new_open() {
+    let cache = cache();
+    let key = machine_key(&cache.f, "writer");
+    let mut store = open(&cache.f.root, &key);
+    assert_eq!(
+        store.ensure_trusted().unwrap(),
+        None,
+        "written here: no adoption"
+    );
+    // Another machine key from now on: the index's tag no longer matches it.
+    fs_err::remove_file(&key).unwrap();
+    assert!(
+        store.is_trusted().unwrap(),
+        "the handle remembers its finding"
+    );
+    assert!(store.reuse().unwrap());
+    assert!(!store.is_trusted().unwrap(), "a reused handle checks again");
+
+    let mode = |m: u32| std::os::unix::fs::PermissionsExt::from_mode(m);
+    fs_err::set_permissions(&cache.f.root, mode(0o770)).unwrap();
+    assert!(matches!(
+        store.reuse(),
+        Err(StoreError::OpenToOthers { .. })
+    ));
+    fs_err::set_permissions(&cache.f.root, mode(0o700)).unwrap();
+    assert!(store.reuse().unwrap());
+
+    // A restored cache in the store's place: new files at the same path.
+    let aside = cache.f.work.join("aside");
+    fs_err::rename(&cache.f.root, &aside).unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&aside)
+        .arg(&cache.f.root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!store.reuse().unwrap());
+}

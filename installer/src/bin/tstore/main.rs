@@ -47,17 +47,17 @@ fn main() -> ExitCode {
 }
 
 /// Where a command runs: in its own process, or in the init server's for a client.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Host {
+#[derive(Clone, Copy)]
+pub(crate) enum Host<'a> {
     OwnProcess,
     /// The server has the client's environment, current directory, umask and standard
     /// streams in place; the process-wide log subscriber and Ctrl-C handler are the
-    /// server's.
-    Server,
+    /// server's, and so is the store handle it keeps between requests.
+    Server(&'a serve::KeptStore),
 }
 
 /// Run the parsed command line `cli` in the environment `env`.
-pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host) -> ExitCode {
+pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host<'_>) -> ExitCode {
     // `init -json` reports any error as JSON diagnostics on stdout, as `tofu init -json`.
     let json_errors = matches!(&cli.command, cli::Command::Init(args) if args.json);
     let report = |err: &anyhow::Error| {
@@ -117,11 +117,11 @@ pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host) -> ExitCode {
             tracing_subscriber::util::SubscriberInitExt::try_init(log).ok();
             None
         }
-        Host::Server => Some(tracing::subscriber::set_default(log)),
+        Host::Server(_) => Some(tracing::subscriber::set_default(log)),
     };
     // The mount daemon and the server are stopped by signals on purpose; every other
     // command cleans up. A served init's client handles its own.
-    let handles_interrupts = host == Host::OwnProcess
+    let handles_interrupts = matches!(host, Host::OwnProcess)
         && !matches!(
             &cli.command,
             cli::Command::Mount(_) | cli::Command::Serve(_)
@@ -130,7 +130,7 @@ pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host) -> ExitCode {
         if handles_interrupts {
             on_interrupt(&settings);
         }
-        commands::run(&settings, cli.command)
+        commands::run(&settings, cli.command, host)
     });
     match result {
         Ok(code) => code,

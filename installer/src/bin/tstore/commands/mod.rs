@@ -65,13 +65,19 @@ use tstore_store::Store;
 use crate::cli::{Command, ModulesCommand, ProvidersCommand, RootsCommand, StoreCommand};
 use crate::Settings;
 
-/// Run one command.
-pub(crate) fn run(settings: &Settings, command: Command) -> Result<ExitCode> {
+/// Run one command (an init the server runs uses its kept store).
+pub(crate) fn run(settings: &Settings, command: Command, host: crate::Host) -> Result<ExitCode> {
     match command {
         Command::Init(args) if args.recursive || args.dirs.len() > 1 => {
             init::many::init_many(settings, args)
         }
-        Command::Init(args) => init::init(settings, args, None),
+        Command::Init(args) => {
+            let source = match host {
+                crate::Host::Server(kept) => init::StoreSource::Kept(kept),
+                crate::Host::OwnProcess => init::StoreSource::Open,
+            };
+            init::init(settings, args, source)
+        }
         Command::Fetch(args) => fetch::fetch(settings, args),
         Command::Store(StoreCommand::Import { path, json }) => store::import(settings, &path, json),
         Command::Store(StoreCommand::Ls { json }) => store::ls(settings, json),

@@ -13,6 +13,7 @@
 //! charged to) is listed in docs/threat-model.md.
 
 use std::fmt;
+use std::path::PathBuf;
 
 /// The peer of a connection, as the kernel names it.
 #[derive(Clone, Copy, Debug)]
@@ -65,38 +66,62 @@ const STATUS_FIELDS: &[&str] = &[
     "Seccomp",
 ];
 
-/// Admit `peer`, or say why not.
-pub(super) fn admit(peer: &Peer) -> Result<(), Refusal> {
+/// What confines a process, as its `/proc` entries show it.
+pub(super) struct Confinement {
+    /// Each namespace's link (`None`: this kernel has no such namespace).
+    namespaces: Vec<Option<PathBuf>>,
+    root: Option<PathBuf>,
+    status: Option<String>,
+    label: Option<Vec<u8>>,
+}
+
+impl Confinement {
+    /// This process's: read once, when the server starts.
+    pub(super) fn own() -> Confinement {
+        Confinement::of("/proc/self")
+    }
+
+    fn of(proc_dir: &str) -> Confinement {
+        Confinement {
+            namespaces: NAMESPACES
+                .iter()
+                .map(|ns| std::fs::read_link(format!("{proc_dir}/ns/{ns}")).ok())
+                .collect(),
+            root: std::fs::read_link(format!("{proc_dir}/root")).ok(),
+            status: std::fs::read_to_string(format!("{proc_dir}/status")).ok(),
+            label: std::fs::read(format!("{proc_dir}/attr/current")).ok(),
+        }
+    }
+}
+
+/// Admit `peer` to a server confined as `own`, or say why not.
+pub(super) fn admit(peer: &Peer, own: &Confinement) -> Result<(), Refusal> {
     if peer.uid != rustix::process::geteuid().as_raw() {
         return Err(Refusal::User);
     }
     if peer.gid != rustix::process::getegid().as_raw() {
         return Err(Refusal::Group);
     }
-    let theirs = format!("/proc/{}", peer.pid);
-    for ns in NAMESPACES {
-        let own = std::fs::read_link(format!("/proc/self/ns/{ns}"));
-        let peer = std::fs::read_link(format!("{theirs}/ns/{ns}"));
-        match (own, peer) {
-            (Ok(own), Ok(peer)) if own == peer => {}
-            // A namespace this kernel does not have, for both.
-            (Err(own), Err(_)) if own.kind() == std::io::ErrorKind::NotFound => {}
-            _ => return Err(Refusal::Namespace(ns)),
+    let theirs = Confinement::of(&format!("/proc/{}", peer.pid));
+    for (ns, (own, theirs)) in NAMESPACES
+        .iter()
+        .zip(own.namespaces.iter().zip(&theirs.namespaces))
+    {
+        // Unreadable for the peer while the server has it: refused too.
+        if own != theirs {
+            return Err(Refusal::Namespace(ns));
         }
     }
-    let root = |pid: &str| std::fs::read_link(format!("{pid}/root"));
-    match (root("/proc/self"), root(&theirs)) {
-        (Ok(own), Ok(peer)) if own == peer => {}
-        (Ok(_), Ok(_)) => return Err(Refusal::Root),
+    match (&own.root, &theirs.root) {
+        (Some(own), Some(peer)) if own == peer => {}
+        (Some(_), Some(_)) => return Err(Refusal::Root),
         _ => return Err(Refusal::Unreadable("root directory")),
     }
-    let status = |pid: &str| std::fs::read_to_string(format!("{pid}/status"));
-    match (status("/proc/self"), status(&theirs)) {
-        (Ok(own), Ok(peer)) => compare_status(&own, &peer)?,
+    match (&own.status, &theirs.status) {
+        (Some(own), Some(peer)) => compare_status(own, peer)?,
         _ => return Err(Refusal::Unreadable("status")),
     }
-    let label = |pid: &str| std::fs::read(format!("{pid}/attr/current")).ok();
-    if label("/proc/self") != label(&theirs) {
+    if own.label != theirs.label {
         return Err(Refusal::Label);
     }
     Ok(())
@@ -196,11 +221,12 @@ mod tests {
             &std::fs::read_to_string("/proc/self/status").unwrap(),
             "Seccomp",
         ) != Some("0");
-        assert_eq!(admit(&me).is_ok(), !confined);
+        let own = Confinement::own();
+        assert_eq!(admit(&me, &own).is_ok(), !confined);
         let other = Peer {
             uid: me.uid.wrapping_add(1),
             ..me
         };
-        assert_eq!(admit(&other), Err(Refusal::User));
+        assert_eq!(admit(&other, &own), Err(Refusal::User));
     }
 }

@@ -19,7 +19,10 @@
 //!    for its part, talks only to a server of its own user.
 //! 3. **The same build.** A client whose executable is not the server's (another build, an
 //!    upgrade installed since the server started) is declined.
-//! 4. **When in doubt, the client does the init itself.** No server, a server that declines
+//! 4. **Nothing a request finds is believed by the next.** The one thing kept between
+//!    requests is the store's handle (its index connection), checked again before each
+//!    request as a new open would check it (`kept_store.rs`).
+//! 5. **When in doubt, the client does the init itself.** No server, a server that declines
 //!    (not an `init`, help or a usage error, `TSTORE_LOG` set, a refusal above), or one that
 //!    dies before it answers: the client runs the command in its own process, as without a
 //!    server. `TSTORE_NO_SERVER=1` skips the server.
@@ -27,12 +30,14 @@
 pub(crate) mod client;
 
 mod admit;
+mod kept_store;
 mod server;
 mod session;
 mod wire;
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use kept_store::KeptStore;
 pub(crate) use server::serve;
 
 /// The server's socket, in the store's directory.

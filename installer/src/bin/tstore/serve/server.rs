@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::admit::{self, Peer, Refusal};
+use super::admit::{self, Confinement, Peer, Refusal};
 use super::session::{self, Own, Ran};
 use super::wire::{self, Answer, ExeId};
 use crate::cli::ServeArgs;
@@ -29,9 +29,9 @@ const CHECK_SOCKET_EVERY: Duration = Duration::from_secs(60);
 
 pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
     // The store is opened as an init opens it: its directory is checked private to its
-    // owner before the socket goes there, and its index stays open (its `-wal` and `-shm`
-    // are not made again by every init).
-    let _store = crate::commands::open_store(settings)?;
+    // owner before the socket goes there. The handle is kept for the requests.
+    let kept = super::KeptStore::default();
+    kept.keep(settings, crate::commands::open_store(settings)?);
     let path = super::socket_path(&settings.store);
     let listener = bind(&path)?;
     let socket = Socket::of(&path)?;
@@ -40,6 +40,7 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
     )));
     let own = Own::capture().context("cannot record the server's own state")?;
     let exe = ExeId::of_this_process().context("cannot identify the tstore executable")?;
+    let confinement = Confinement::own();
     stop_on_signals(settings, socket.clone(), Arc::clone(&log));
     say(
         &log,
@@ -78,7 +79,15 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
         let Ok((stream, _)) = listener.accept() else {
             continue;
         };
-        let outcome = handle(stream, &exe, &own);
+        let outcome = handle(
+            stream,
+            &Server {
+                exe,
+                confinement: &confinement,
+                own: &own,
+                kept: &kept,
+            },
+        );
         say(&log, &outcome.line);
         idle_since = Instant::now();
         if outcome.stop {
@@ -98,7 +107,15 @@ struct Outcome {
 /// Take one request, admit it or decline it, run it, answer. The log line names the client
 /// by pid and says how it ended: never its arguments or environment (they may hold
 /// secrets).
-fn handle(mut stream: UnixStream, exe: &ExeId, own: &Own) -> Outcome {
+/// What the server holds for every request.
+struct Server<'a> {
+    exe: ExeId,
+    confinement: &'a Confinement,
+    own: &'a Own,
+    kept: &'a super::KeptStore,
+}
+
+fn handle(mut stream: UnixStream, server: &Server<'_>) -> Outcome {
     let started = Instant::now();
     let line = |text: String| Outcome {
         line: text,
@@ -118,16 +135,16 @@ fn handle(mut stream: UnixStream, exe: &ExeId, own: &Own) -> Outcome {
         Ok(request) => request,
         Err(e) => return line(format!("tstore: pid {}: unreadable request: {e}", peer.pid)),
     };
-    let admitted = if request.exe != *exe {
+    let admitted = if request.exe != server.exe {
         Err(Refusal::OtherBuild)
     } else {
-        admit::admit(&peer)
+        admit::admit(&peer, server.confinement)
     };
     if let Err(refusal) = admitted {
         let _ = wire::send_answer(&mut stream, Answer::Declined);
         return line(format!("tstore: pid {}: declined: {refusal}", peer.pid));
     }
-    let (answer, text, stop) = match session::run(request, own) {
+    let (answer, text, stop) = match session::run(request, server.own, server.kept) {
         Ran::Declined(why) => (Answer::Declined, format!("declined: {why}"), false),
         Ran::Exited(code) => (Answer::Served(code), format!("init exited {code}"), false),
         Ran::Panicked => (Answer::Served(101), "init panicked".to_owned(), true),

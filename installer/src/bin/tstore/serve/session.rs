@@ -62,7 +62,7 @@ pub(super) enum Ran {
 }
 
 /// Run `request` as its client's own process would.
-pub(super) fn run(request: Request, own: &Own) -> Ran {
+pub(super) fn run(request: Request, own: &Own, kept: &super::KeptStore) -> Ran {
     if !request
         .env
         .iter()
@@ -95,7 +95,7 @@ pub(super) fn run(request: Request, own: &Own) -> Ran {
     crate::once::new_run();
     let env = Environment::from_vars(request.env);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::run(env, cli, crate::Host::Server)
+        crate::run(env, cli, crate::Host::Server(kept))
     }));
     let _ = std::io::stdout().flush();
     own.restore();

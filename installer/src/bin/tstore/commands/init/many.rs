@@ -61,7 +61,8 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             exclude: Vec::new(),
             ..args.clone()
         };
-        let (result, captured) = json::capture(|| super::init(settings, one, Some(&store)));
+        let (result, captured) =
+            json::capture(|| super::init(settings, one, super::StoreSource::Given(&store)));
         let report = captured.into_iter().next();
         match result {
             Ok(code) if code == ExitCode::SUCCESS => {

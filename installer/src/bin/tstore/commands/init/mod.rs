@@ -24,9 +24,19 @@ use crate::cli::{InitArgs, LockfileMode};
 use crate::reporter::{HumanReporter, Silent};
 use crate::{mount, Settings};
 
+/// Where an init's store comes from.
+pub(crate) enum StoreSource<'a> {
+    /// Opened by the init, once its CLI configuration reads.
+    Open,
+    /// Open already (one store for many roots).
+    Given(&'a Store),
+    /// The init server's handle, checked again for this request as a new open would be.
+    Kept(&'a crate::serve::KeptStore),
+}
+
 /// `tstore init` of one working directory (`args.dirs`' only one, or the current one),
-/// with `store` when the caller has it open already (one store for many roots).
-pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -> Result<ExitCode> {
+/// with the store from `source`.
+pub(crate) fn init(settings: &Settings, args: InitArgs, source: StoreSource) -> Result<ExitCode> {
     let place = Place::find(settings, args.dirs.first().map(|d| d.as_path()))?;
     if !tstore_tofu::config::is_config_dir(&place.dir, place.flavor.flavor) {
         // Nothing to install, nothing written: the tool's own words, exit 0.
@@ -47,10 +57,13 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, store: Option<&Store>) -
     let cli_config = super::workdir::load_cli_config(settings, place.flavor.flavor)?;
     let opened;
     let _facts;
-    let store = match store {
-        Some(store) => store,
-        None => {
-            opened = std::sync::Arc::new(super::open_store(settings)?);
+    let store = match source {
+        StoreSource::Given(store) => store,
+        StoreSource::Open | StoreSource::Kept(_) => {
+            opened = match source {
+                StoreSource::Kept(kept) => kept.for_request(settings)?,
+                _ => std::sync::Arc::new(super::open_store(settings)?),
+            };
             _facts = tstore_installer::keep_facts_in(std::sync::Arc::clone(&opened));
             &*opened
         }
