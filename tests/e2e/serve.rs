@@ -315,22 +315,28 @@ fn confined_clients_and_other_builds_get_nothing_from_the_server() {
     }
     assert_eq!(server.count("init exited"), 0, "{}", server.log());
 
-    // Junk on the socket: the server says so and serves the next init.
-    for junk in [
+    // Junk on the socket: the server says so (or, while it reads one, declines the next
+    // as busy) and serves the next init.
+    let said = |s: &Server| s.count("unreadable request") + s.count("declined: busy");
+    for (n, junk) in [
         &b"GET / HTTP/1.1\r\n\r\n"[..],
         b"tstore/1\xff\xff\xff\xff",
         b"",
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let mut stream = UnixStream::connect(&server.socket).unwrap();
         stream.write_all(junk).unwrap();
         drop(stream);
+        server.wait_for(|s| said(s) == n + 1);
     }
+    assert!(server.count("unreadable request") >= 1, "{}", server.log());
     let out = init_with_umask(&m, &dir, "022", &["init"])
         .output()
         .unwrap();
     assert!(out.status.success());
     server.wait_for(|s| s.count("init exited 0") == 1);
-    assert_eq!(server.count("unreadable request"), 3, "{}", server.log());
 }
 
 #[test]
@@ -433,4 +439,57 @@ fn an_index_replaced_under_the_server_is_opened_again() {
         let dir = dir.canonicalize().unwrap().display().to_string();
         assert!(roots.contains(&dir), "{dir}: {roots}");
     }
+}
+
+/// One request at a time, and no client waits behind another: while an init is served
+/// (here, stuck on a download), another client is declined at once and runs its init
+/// itself.
+#[test]
+fn a_busy_server_declines_and_the_client_runs_its_own_init() {
+    use std::io::Read as _;
+    use std::sync::mpsc;
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (arrived, wait_arrived) = mpsc::channel();
+    let (release, wait_release) = mpsc::channel::<()>();
+    let stalling = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let _ = stream.read(&mut [0u8; 4096]);
+        arrived.send(()).unwrap();
+        // Holds the download open, answering nothing, until the test lets go.
+        let _ = wait_release.recv();
+    });
+    let stuck = m.env.checkout(
+        "stuck",
+        &[(
+            "main.tf",
+            &format!("module \"m\" {{\n  source = \"http://{addr}/m.zip\"\n}}\n"),
+        )],
+    );
+    let other = m
+        .env
+        .checkout("other", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let server = Server::start(&m.env, &[]);
+    let first = init_with_umask(&m, &stuck, "022", &["init"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_arrived.recv().unwrap();
+    let out = init_with_umask(&m, &other, "022", &["init"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.wait_for(|s| s.count("declined: busy with another init") == 1);
+    release.send(()).unwrap();
+    stalling.join().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(1));
+    server.wait_for(|s| s.count("init exited 1") == 1);
+    assert_eq!(server.count("init exited"), 1, "{}", server.log());
 }

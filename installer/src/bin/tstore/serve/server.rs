@@ -8,6 +8,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -51,6 +53,22 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
             std::process::id()
         ),
     );
+    // One request at a time, and no client waits behind another: the acceptor hands a
+    // connection over only while no request runs, and declines the others (their clients
+    // run their inits themselves, in parallel, as without a server). The queue of one
+    // covers the moment between a request's end and the loop's next wait, when the next
+    // init of a sequential loop arrives.
+    let (handoff, connections) = std::sync::mpsc::sync_channel::<UnixStream>(1);
+    let busy = Arc::new(AtomicBool::new(false));
+    let acceptor = Acceptor {
+        handoff,
+        busy: Arc::clone(&busy),
+        log: Arc::clone(&log),
+    };
+    std::thread::Builder::new()
+        .name("accept".to_owned())
+        .spawn(move || acceptor.run(&listener))
+        .context("cannot start the server's acceptor")?;
     let mut idle_since = Instant::now();
     loop {
         let wait = match args.idle_timeout {
@@ -58,27 +76,32 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
             None => CHECK_SOCKET_EVERY,
         }
         .min(CHECK_SOCKET_EVERY);
-        if !readable_within(&listener, wait)? {
-            if !socket.still_ours() {
-                say(&log, "tstore: the socket is gone or replaced; stopped");
-                return Ok(ExitCode::SUCCESS);
+        let stream = match connections.recv_timeout(wait) {
+            Ok(stream) => stream,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if !socket.still_ours() {
+                    say(&log, "tstore: the socket is gone or replaced; stopped");
+                    return Ok(ExitCode::SUCCESS);
+                }
+                if args
+                    .idle_timeout
+                    .is_some_and(|limit| idle_since.elapsed() >= limit)
+                {
+                    socket.remove();
+                    say(
+                        &log,
+                        "tstore: no init came within the idle timeout; stopped",
+                    );
+                    return Ok(ExitCode::SUCCESS);
+                }
+                continue;
             }
-            if args
-                .idle_timeout
-                .is_some_and(|limit| idle_since.elapsed() >= limit)
-            {
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 socket.remove();
-                say(
-                    &log,
-                    "tstore: no init came within the idle timeout; stopped",
-                );
-                return Ok(ExitCode::SUCCESS);
+                bail!("the server stopped accepting connections");
             }
-            continue;
-        }
-        let Ok((stream, _)) = listener.accept() else {
-            continue;
         };
+        busy.store(true, Ordering::SeqCst);
         let outcome = handle(
             stream,
             &Server {
@@ -88,6 +111,7 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
                 kept: &kept,
             },
         );
+        busy.store(false, Ordering::SeqCst);
         say(&log, &outcome.line);
         idle_since = Instant::now();
         if outcome.stop {
@@ -230,20 +254,44 @@ impl Socket {
     }
 }
 
-/// Whether a client connects within `wait`.
-fn readable_within(listener: &UnixListener, wait: Duration) -> Result<bool> {
-    let timeout = rustix::event::Timespec {
-        tv_sec: wait.as_secs() as i64,
-        tv_nsec: i64::from(wait.subsec_nanos()),
-    };
-    let mut fds = [rustix::event::PollFd::new(
-        listener,
-        rustix::event::PollFlags::IN,
-    )];
-    match rustix::event::poll(&mut fds, Some(&timeout)) {
-        Ok(n) => Ok(n > 0),
-        Err(rustix::io::Errno::INTR) => Ok(false),
-        Err(e) => Err(std::io::Error::from(e)).context("cannot wait for clients"),
+/// The thread that accepts every connection.
+struct Acceptor {
+    handoff: SyncSender<UnixStream>,
+    /// A request runs.
+    busy: Arc<AtomicBool>,
+    log: Arc<Mutex<File>>,
+}
+
+impl Acceptor {
+    /// Hand each connection to the loop while no request runs, else decline it at once
+    /// (reading nothing of it). This thread reads no environment variable: the loop
+    /// replaces the process environment for each request.
+    fn run(self, listener: &UnixListener) {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else {
+                continue;
+            };
+            let declined = if self.busy.load(Ordering::SeqCst) {
+                Some(stream)
+            } else {
+                match self.handoff.try_send(stream) {
+                    Ok(()) => None,
+                    Err(TrySendError::Full(stream)) => Some(stream),
+                    Err(TrySendError::Disconnected(_)) => return,
+                }
+            };
+            if let Some(mut stream) = declined {
+                let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+                let pid = rustix::net::sockopt::socket_peercred(&stream)
+                    .map(|cred| cred.pid.as_raw_nonzero().get())
+                    .unwrap_or(0);
+                let _ = wire::send_answer(&mut stream, Answer::Declined);
+                say(
+                    &self.log,
+                    &format!("tstore: pid {pid}: declined: busy with another init"),
+                );
+            }
+        }
     }
 }
 
