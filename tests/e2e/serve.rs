@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tstore_test_support::{Layout, NullMirror, TestEnv};
+use tstore_test_support::{run_ok, Layout, NullMirror, TestEnv};
 
 use crate::common::{tstore, tstore_bin};
 
@@ -116,6 +116,11 @@ type Case<'a> = (
 );
 
 const MODULE_CALL: &str = "module \"m\" {\n  source = \"./mod\"\n}\n";
+
+/// A checkout `name` whose only call is of a local module.
+fn module_checkout(env: &TestEnv, name: &str) -> PathBuf {
+    env.checkout(name, &[("main.tf", MODULE_CALL), ("mod/main.tf", "")])
+}
 
 /// `sh -c 'umask MASK; exec tstore ARGS'` in `dir`, with the test environment.
 fn init_with_umask(m: &NullMirror, dir: &Path, umask: &str, args: &[&str]) -> Command {
@@ -229,9 +234,7 @@ fn a_served_init_ends_as_the_clients_own_process_ends_it() {
 #[test]
 fn what_the_server_should_not_run_its_client_runs() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
-    let dir = m
-        .env
-        .checkout("w", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let dir = module_checkout(&m.env, "w");
     let server = Server::start(&m.env, &[]);
     for args in [
         &["init", "--help"][..],
@@ -253,24 +256,14 @@ fn what_the_server_should_not_run_its_client_runs() {
     }
     // A log filter asks for this process's own log lines: never sent.
     let requests = server.log().lines().count();
-    let out = init_with_umask(&m, &dir, "022", &["init"])
-        .env("TSTORE_LOG", "debug")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(init_with_umask(&m, &dir, "022", &["init"]).env("TSTORE_LOG", "debug"));
     assert_eq!(server.log().lines().count(), requests);
 }
 
 #[test]
 fn confined_clients_and_other_builds_get_nothing_from_the_server() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
-    let dir = m
-        .env
-        .checkout("w", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let dir = module_checkout(&m.env, "w");
     let server = Server::start(&m.env, &[]);
     let mode = fs_err::metadata(&server.socket)
         .unwrap()
@@ -342,9 +335,7 @@ fn confined_clients_and_other_builds_get_nothing_from_the_server() {
 #[test]
 fn the_socket_is_the_servers_own_and_nothing_else() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
-    let dir = m
-        .env
-        .checkout("w", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let dir = module_checkout(&m.env, "w");
     let init = || {
         init_with_umask(&m, &dir, "022", &["init"])
             .output()
@@ -467,9 +458,7 @@ fn a_busy_server_declines_and_the_client_runs_its_own_init() {
             &format!("module \"m\" {{\n  source = \"http://{addr}/m.zip\"\n}}\n"),
         )],
     );
-    let other = m
-        .env
-        .checkout("other", &[("main.tf", MODULE_CALL), ("mod/main.tf", "")]);
+    let other = module_checkout(&m.env, "other");
     let server = Server::start(&m.env, &[]);
     let first = init_with_umask(&m, &stuck, "022", &["init"])
         .stdout(Stdio::null())
@@ -477,14 +466,7 @@ fn a_busy_server_declines_and_the_client_runs_its_own_init() {
         .spawn()
         .unwrap();
     wait_arrived.recv().unwrap();
-    let out = init_with_umask(&m, &other, "022", &["init"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(&mut init_with_umask(&m, &other, "022", &["init"]));
     server.wait_for(|s| s.count("declined: busy with another init") == 1);
     release.send(()).unwrap();
     stalling.join().unwrap();
