@@ -38,17 +38,18 @@ pub enum Unavailable {
     NoFusermount,
 }
 
-/// Whether FUSE mounts can be made here: `/dev/fuse` opens and `fusermount3` is in one of
-/// the directories of `search_path` (the value of `PATH`; `None` when it is unset).
+/// Whether FUSE mounts can be made here: `/dev/fuse` opens and `fusermount3` is found in
+/// `search_path` (the value of `PATH`; `None` when it is unset) as the process runner finds
+/// the program it starts (`tstore_process::find_on_path`: absolute directories only, and
+/// for root none another user can change).
 pub fn availability(search_path: Option<&OsStr>) -> Result<(), Unavailable> {
     std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/fuse")
         .map_err(|e| Unavailable::NoDevice(e.to_string()))?;
-    let found = search_path.is_some_and(|paths| {
-        tstore_process::absolute_dirs(paths).any(|dir| dir.join("fusermount3").is_file())
-    });
+    let found = search_path
+        .is_some_and(|paths| tstore_process::find_on_path("fusermount3", paths).is_some());
     if found {
         Ok(())
     } else {

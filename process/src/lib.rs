@@ -12,7 +12,9 @@
 //! - **Found on `PATH`'s absolute directories only.** A program named without a `/` is looked
 //!   up in the absolute directories of `PATH`; empty and relative entries (`bin`, `.`) are
 //!   skipped, as Go's `exec.LookPath` refuses them: they name files of whatever directory
-//!   tstore runs in ([`absolute_dirs`]).
+//!   tstore runs in ([`absolute_dirs`]). When tstore runs as root, a candidate another
+//!   user could change (their directory on the way, a group- or world-writable directory
+//!   without the sticky bit, a file not root's) is skipped and said once (`root_trust.rs`).
 //! - **git discovers no repository and runs no hook** ([`Command::git`]): repository
 //!   discovery stops at the private directory (`GIT_CEILING_DIRECTORIES`), a bare repository
 //!   is used only where tstore names it (`safe.bareRepository=explicit`), hooks and the
@@ -241,11 +243,29 @@ pub fn absolute_dirs(search_path: &OsStr) -> impl Iterator<Item = PathBuf> + '_ 
     std::env::split_paths(search_path).filter(|d| d.is_absolute())
 }
 
-/// The first executable regular file `name` in the absolute directories of `search_path`.
+/// The first executable regular file `name` in the absolute directories of `search_path`;
+/// when tstore runs as root, the first one no other user can change (`root_trust.rs`).
 pub fn find_on_path(name: &str, search_path: &OsStr) -> Option<PathBuf> {
+    find_on_path_as(name, search_path, root_trust::running_as_root())
+}
+
+/// [`find_on_path`] for a process that runs as root (`as_root`) or not.
+fn find_on_path_as(name: &str, search_path: &OsStr, as_root: bool) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
-    absolute_dirs(search_path).map(|d| d.join(name)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    absolute_dirs(search_path).find_map(|dir| {
+        let candidate = dir.join(name);
+        let executable = std::fs::metadata(&candidate)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if !executable {
+            return None;
+        }
+        if as_root {
+            if let Err(untrusted) = root_trust::check(&candidate) {
+                root_trust::warn_skipped(&dir, name, &untrusted);
+                return None;
+            }
+        }
+        Some(candidate)
     })
 }
 
@@ -263,12 +283,14 @@ fn resolve(program: &OsStr, search_path: Option<&OsStr>) -> io::Result<PathBuf> 
                 io::ErrorKind::NotFound,
                 format!(
                     "{} was not found in PATH's absolute directories (relative and empty \
-                     entries are skipped)",
+                     entries are skipped, and for root those another user can change)",
                     program.to_string_lossy()
                 ),
             )
         })
 }
+
+mod root_trust;
 
 #[cfg(test)]
 mod tests;

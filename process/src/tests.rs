@@ -100,3 +100,159 @@ fn git_location_variables_of_the_parent_are_removed() {
         );
     }
 }
+
+/// A tool `name` (`#!/bin/sh`, `mode`) in `dir`, created with its parents.
+fn tool_in(dir: &Path, name: &str, mode: u32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::create_dir_all(dir).unwrap();
+    let tool = dir.join(name);
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(mode)).unwrap();
+    tool
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// `nobody`: a user other than root, to own what root must not run.
+const OTHER_UID: u32 = 65534;
+
+/// PATH of `dirs`, in order.
+fn path_of(dirs: &[&Path]) -> OsString {
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// The root rule needs root to give files away (`chown`); as another user there is
+/// nothing to check it with.
+fn root_only() -> bool {
+    let root = root_trust::running_as_root();
+    if !root {
+        eprintln!("skipped: the root PATH rule is checked when the tests run as root");
+    }
+    root
+}
+
+#[test]
+fn root_skips_a_path_directory_another_user_owns_and_others_do_not() {
+    if !root_only() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let theirs = tmp.path().join("theirs");
+    let ours = tmp.path().join("ours");
+    let planted = tool_in(&theirs, "tool", 0o755);
+    let real = tool_in(&ours, "tool", 0o755);
+    std::os::unix::fs::chown(&theirs, Some(OTHER_UID), None).unwrap();
+    let path = path_of(&[&theirs, &ours]);
+    // Root: the other user's directory is skipped, the search goes on.
+    assert_eq!(find_on_path_as("tool", &path, true), Some(real.clone()));
+    assert_eq!(find_on_path("tool", &path), Some(real.clone()));
+    assert_eq!(
+        root_trust::check(&planted),
+        Err(root_trust::Untrusted {
+            entry: theirs.clone(),
+            why: root_trust::Why::Owner(OTHER_UID),
+        })
+    );
+    // Not root: searched as before.
+    assert_eq!(find_on_path_as("tool", &path, false), Some(planted.clone()));
+    // Their file in root's directory: skipped too.
+    std::os::unix::fs::chown(&theirs, Some(0), None).unwrap();
+    std::os::unix::fs::chown(&planted, Some(OTHER_UID), None).unwrap();
+    assert_eq!(find_on_path_as("tool", &path, true), Some(real.clone()));
+    // Root's own file, and only then, is taken from the first directory.
+    std::os::unix::fs::chown(&planted, Some(0), None).unwrap();
+    assert_eq!(find_on_path_as("tool", &path, true), Some(planted));
+}
+
+#[test]
+fn root_takes_only_root_files_from_a_sticky_directory_and_nothing_from_a_writable_one() {
+    if !root_only() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    let ours = tmp.path().join("ours");
+    let in_shared = tool_in(&shared, "tool", 0o755);
+    let real = tool_in(&ours, "tool", 0o755);
+    let path = path_of(&[&shared, &ours]);
+    // 1777, as /tmp: root's file is root's alone (others may remove only their own).
+    chmod(&shared, 0o1777);
+    assert_eq!(
+        find_on_path_as("tool", &path, true),
+        Some(in_shared.clone())
+    );
+    std::os::unix::fs::chown(&in_shared, Some(OTHER_UID), None).unwrap();
+    assert_eq!(find_on_path_as("tool", &path, true), Some(real.clone()));
+    std::os::unix::fs::chown(&in_shared, Some(0), None).unwrap();
+    // Group- or world-writable without the sticky bit: anyone who can write it can swap
+    // root's file for theirs after the check, so nothing there is run.
+    for mode in [0o777, 0o775] {
+        chmod(&shared, mode);
+        assert_eq!(find_on_path_as("tool", &path, true), Some(real.clone()));
+        assert_eq!(
+            root_trust::check(&in_shared).unwrap_err().why,
+            root_trust::Why::WritableDir
+        );
+    }
+    // A root file that others may write.
+    chmod(&shared, 0o755);
+    chmod(&in_shared, 0o757);
+    assert_eq!(
+        root_trust::check(&in_shared).unwrap_err().why,
+        root_trust::Why::WritableFile
+    );
+    assert_eq!(find_on_path_as("tool", &path, true), Some(real));
+}
+
+#[test]
+fn root_checks_the_whole_way_to_a_tool_links_included() {
+    if !root_only() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A root-owned bin inside another user's directory: they can rename it away.
+    let their_parent = tmp.path().join("home-of-other");
+    let nested = tool_in(&their_parent.join("bin"), "tool", 0o755);
+    std::os::unix::fs::chown(&their_parent, Some(OTHER_UID), None).unwrap();
+    assert_eq!(root_trust::check(&nested).unwrap_err().entry, their_parent);
+    // A link in root's directory to a tool in theirs, by a relative target with `..`.
+    let ours = tmp.path().join("ours");
+    std::fs::create_dir(&ours).unwrap();
+    let link = ours.join("tool");
+    std::os::unix::fs::symlink("../home-of-other/bin/tool", &link).unwrap();
+    assert_eq!(root_trust::check(&link).unwrap_err().entry, their_parent);
+    assert_eq!(find_on_path_as("tool", &path_of(&[&ours]), true), None);
+    // Once the way is root's, the same link is followed to it.
+    std::os::unix::fs::chown(&their_parent, Some(0), None).unwrap();
+    assert_eq!(root_trust::check(&link), Ok(()));
+    assert_eq!(
+        find_on_path_as("tool", &path_of(&[&ours]), true),
+        Some(link.clone())
+    );
+    // A PATH directory that is a link another user owns: they can point it elsewhere.
+    let dir_link = tmp.path().join("bin-link");
+    std::os::unix::fs::symlink(&ours, &dir_link).unwrap();
+    std::os::unix::fs::lchown(&dir_link, Some(OTHER_UID), None).unwrap();
+    assert_eq!(
+        root_trust::check(&dir_link.join("tool")).unwrap_err().entry,
+        dir_link
+    );
+    // A loop of links ends the walk.
+    let looped = tmp.path().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    assert_eq!(
+        root_trust::check(&looped.join("tool")).unwrap_err().why,
+        root_trust::Why::TooManyLinks
+    );
+}
+
+#[test]
+fn a_skipped_directory_is_said_once() {
+    let dir = Path::new("/nonexistent/tstore-said-once");
+    assert!(root_trust::first_skip_of(dir));
+    assert!(!root_trust::first_skip_of(dir));
+    assert!(root_trust::first_skip_of(&dir.join("other")));
+}

@@ -2,11 +2,14 @@
 //! directory with repository discovery cut off, so the files of a bare repository committed
 //! into a root (`HEAD`, `objects/`, `refs/`, a `config` naming programs) are never read,
 //! whether tstore runs in that root or reaches it with `-chdir`; and a relative `PATH` entry
-//! (`bin`, `.`) never makes the tool-version probe run a file of the checkout.
+//! (`bin`, `.`) never makes the tool-version probe run a file of the checkout; and root
+//! runs no `git` or `terraform` from a `PATH` directory another user owns.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-use tstore_test_support::TestEnv;
+use tstore_test_support::{GitRepo, TestEnv};
 
 use crate::common::tstore;
 
@@ -74,7 +77,6 @@ fn a_bare_repository_committed_into_a_root_runs_nothing() {
 
 #[test]
 fn a_relative_path_entry_never_runs_a_file_of_the_checkout() {
-    use std::os::unix::fs::PermissionsExt as _;
     let env = TestEnv::new();
     let marker = env.root.path().join("pwned");
     let root = env.checkout("stack", &[("main.tf", "")]);
@@ -110,4 +112,85 @@ fn a_relative_path_entry_never_runs_a_file_of_the_checkout() {
             "{report}"
         );
     }
+}
+
+/// Root's `PATH` starts with a directory of another user (uid 65534) holding a `git` and a
+/// `terraform` that would create a marker: `tstore init` of a git module runs neither, says
+/// once that it skipped the directory, and installs the module with the real git.
+#[test]
+fn root_runs_no_program_from_another_users_path_directory() {
+    const OTHER_UID: u32 = 65534;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: root's PATH rule is checked when the tests run as root");
+        return;
+    }
+    let env = TestEnv::new();
+    let marker = env.root.path().join("pwned");
+    let theirs = env.root.path().join("other-user-bin");
+    fs_err::create_dir(&theirs).unwrap();
+    for name in ["git", "terraform"] {
+        let fake = theirs.join(name);
+        fs_err::write(
+            &fake,
+            format!("#!/bin/sh\ntouch {}\nexit 1\n", marker.display()),
+        )
+        .unwrap();
+        fs_err::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::chown(&fake, Some(OTHER_UID), None).unwrap();
+    }
+    std::os::unix::fs::chown(&theirs, Some(OTHER_UID), None).unwrap();
+
+    let base = env.root.path().join("git");
+    let repo = GitRepo::init(
+        base.join("mod-src"),
+        &[("main.tf", "output \"x\" {\n  value = 1\n}\n")],
+    );
+    let bare = repo
+        .commit("init")
+        .tag("v1")
+        .clone_bare(base.join("mod.git"));
+    let root = env.checkout(
+        "stack",
+        &[(
+            "main.tf",
+            &format!(
+                "module \"m\" {{\n  source = \"{}\"\n}}\n",
+                bare.source("v1")
+            ),
+        )],
+    );
+
+    let mut cmd = tstore(&env, None);
+    let inherited = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v)
+        .map(OsStr::to_owned)
+        .unwrap_or_default();
+    let mut path = OsString::from(&theirs);
+    path.push(":");
+    path.push(inherited);
+    let out = cmd
+        .env("PATH", path)
+        .env("TSTORE_NO_FUSE", "1")
+        .current_dir(&root)
+        .arg("init")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !marker.exists(),
+        "root ran a program from {}:\n{stderr}",
+        theirs.display()
+    );
+    assert!(out.status.success(), "{out:?}");
+    // The real git cloned the module.
+    let installed = root.join(".terraform/modules/m/main.tf");
+    assert!(installed.exists(), "{stderr}");
+    let manifest = fs_err::read_to_string(root.join(".terraform/modules/modules.json")).unwrap();
+    assert!(manifest.contains("\"Key\":\"m\""), "{manifest}");
+    // Said once, naming the directory, though git ran several times.
+    let skipped = format!("PATH directory {} is skipped", theirs.display());
+    assert_eq!(stderr.matches(&skipped).count(), 1, "{stderr}");
+    assert!(stderr.contains("owned by uid 65534"), "{stderr}");
 }
