@@ -40,10 +40,10 @@ pub use crate::modules::policy::{
     parse_machine_rules, ModulePolicy, PolicyError,
 };
 pub use crate::modules::{
-    install as install_modules, lock as lock_modules, outdated as outdated_modules,
-    prefetch as prefetch_modules, Action, CallLock, CallReport, LockedCall, ModuleInstallError,
-    ModuleLockReport, ModuleMirror, ModuleOptions, ModuleWarning, ModulesReport, ObtainedFrom,
-    OutdatedCall, OutdatedReport, META_FILE,
+    claims_origin as module_id_claims_origin, install as install_modules, lock as lock_modules,
+    outdated as outdated_modules, prefetch as prefetch_modules, Action, CallLock, CallReport,
+    LockedCall, ModuleInstallError, ModuleLockReport, ModuleMirror, ModuleOptions, ModuleWarning,
+    ModulesReport, ObtainedFrom, OutdatedCall, OutdatedReport, META_FILE,
 };
 pub use crate::net::oci::{OciClient, OciRepository};
 pub use crate::net::NetworkSettings;

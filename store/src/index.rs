@@ -245,6 +245,13 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (blob, rules)
     ) WITHOUT ROWID;
     ",
+    // v14 (provenance.rs): what vouches for each package's name.
+    "
+    ALTER TABLE packages ADD COLUMN provenance TEXT NOT NULL DEFAULT 'origin';
+    ",
+    // v15: the classification itself, run once on a store v14 found (a new store has no
+    // packages to classify).
+    crate::provenance::CLASSIFY_LEGACY_MODULE_PACKAGES,
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and
@@ -530,4 +537,15 @@ pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Put the index at `root` back to how an older tstore left its module packages (every one
+/// of "origin") and run the upgrade's classification again, as migration v15 does.
+#[cfg(test)]
+pub(crate) fn rerun_legacy_classification(root: &Path) {
+    let conn = Connection::open(root.join("index.sqlite")).unwrap();
+    conn.execute_batch("UPDATE packages SET provenance = 'origin'")
+        .unwrap();
+    conn.execute_batch(crate::provenance::CLASSIFY_LEGACY_MODULE_PACKAGES)
+        .unwrap();
 }

@@ -9,7 +9,7 @@
 //! The installer chooses the `source` keys and what may be trusted (registry
 //! `(address, version)`: immutable by the registry contract; a plain http(s) archive URL:
 //! only after the server answers `304 Not Modified` to a conditional GET). The store only
-//! keeps the rows; a memo dies with its package (gc, a damaged package removed), and a
+//! keeps the rows, naming only packages of their origin (`provenance.rs`); a memo dies with its package (gc, a damaged package removed), and a
 //! caller must still check the package with [`Store::trusted_package`] before using it.
 
 use rusqlite::OptionalExtension as _;
@@ -42,7 +42,7 @@ impl Store {
             &index.conn,
             "SELECT p.name, m.location, m.subdir, m.etag, m.last_modified
                  FROM module_sources m JOIN packages p ON p.id = m.package
-                 WHERE m.source = ?1 AND p.kind = 'module'",
+                 WHERE m.source = ?1 AND p.kind = 'module' AND p.provenance = 'origin'",
             [source],
             |r| {
                 Ok(ModuleSourceMemo {
@@ -76,8 +76,10 @@ impl Store {
             .map_err(index.err("listing module source memos"))
     }
 
-    /// Record (replacing) the memo for `source`. The package must be committed; if it is
-    /// not (removed meanwhile), nothing is recorded and `false` is returned.
+    /// Record (replacing) the memo for `source`. The package must be committed, of its
+    /// origin (a memo is an origin's answer: `provenance.rs`); if it is not (removed
+    /// meanwhile, or vouched for only by a lock or a mirror), nothing is recorded and `false`
+    /// is returned.
     pub fn record_module_source(&self, source: &str, memo: &ModuleSourceMemo) -> Result<bool> {
         let mut index = self.index();
         let (tx, op) = index.write("recording a module source memo")?;
@@ -86,6 +88,14 @@ impl Store {
         let Some(id) = package_id(&tx, &key).map_err(err)? else {
             return Ok(false);
         };
+        let provenance: String = tx
+            .query_row("SELECT provenance FROM packages WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(err)?;
+        if provenance != crate::Provenance::Origin.as_str() {
+            return Ok(false);
+        }
         tx.execute(
             "INSERT INTO module_sources (source, package, location, subdir, etag, last_modified, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)

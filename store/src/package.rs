@@ -163,6 +163,8 @@ pub struct Package {
     pub bytes: u64,
     /// When it was first committed (Unix seconds).
     pub created_at: i64,
+    /// What vouches for its name (`provenance.rs`).
+    pub provenance: crate::Provenance,
 }
 
 #[cfg(test)]
@@ -244,6 +246,7 @@ mod tests {
             files: 1,
             bytes: 2,
             created_at: 3,
+            provenance: crate::Provenance::Origin,
         })
         .unwrap();
         assert_eq!(v["kind"], "provider");

@@ -17,6 +17,7 @@ use crate::ingest::{source_key, Limits};
 use crate::layout::Layout;
 use crate::lock::{assert_exclusive, StoreLock};
 use crate::package::{merge_hash_records, Disposition, HashRecord, Package};
+use crate::provenance::Provenance;
 use crate::tree::Tree;
 use crate::view::{check_view, materialize, remove_view, LinkMode, Linker};
 use crate::{Result, StoreError};
@@ -341,6 +342,21 @@ impl Store {
         hashes: &[HashRecord],
         source: Option<(&Path, &SourceFingerprint)>,
     ) -> Result<Package> {
+        self.commit_package_as(key, tree, hashes, source, Provenance::Origin)
+    }
+
+    /// [`Store::commit_package`], saying what vouches for the name (`provenance.rs`): origin
+    /// content replaces lock- or mirror-vouched content held under its name with other files
+    /// (and promotes it when the files are the same); a commit never lowers a package's
+    /// provenance.
+    pub fn commit_package_as(
+        &self,
+        key: &PackageKey,
+        tree: &TreeId,
+        hashes: &[HashRecord],
+        source: Option<(&Path, &SourceFingerprint)>,
+        provenance: Provenance,
+    ) -> Result<Package> {
         self.ensure_trusted()?;
         let view = self.view_dir(key)?;
         let source_key = source
@@ -353,14 +369,39 @@ impl Store {
         let Some(row) = tree_row(&tx, &tree_str).map_err(err)? else {
             return Err(StoreError::UnknownTree(*tree));
         };
-        let mut existing: Option<(i64, String, bool)> = tx
+        let mut existing: Option<(i64, String, bool)> = None;
+        let held: Option<(i64, String, bool, String)> = tx
             .query_row(
-                "SELECT id, tree, adopted FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
+                "SELECT id, tree, adopted, provenance FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
                 [key.kind(), key.name(), key.version(), key.platform()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()
             .map_err(err)?;
+        if let Some((id, existing_tree, adopted, held_by)) = held {
+            let held_by = Provenance::from_column(&held_by)?;
+            if provenance.rank() > held_by.rank() {
+                // The name was vouched for by less than the content committed now: the
+                // origin's answer decides what the name holds.
+                if existing_tree != tree_str {
+                    tracing::warn!(
+                        "{key} in the store had other files (tree {existing_tree}), vouched for \
+                         only by {held_by}; they are replaced by {provenance}'s"
+                    );
+                    tx.execute("DELETE FROM packages WHERE id = ?1", [id])
+                        .map_err(err)?;
+                } else {
+                    tx.execute(
+                        "UPDATE packages SET provenance = ?2 WHERE id = ?1",
+                        rusqlite::params![id, provenance.as_str()],
+                    )
+                    .map_err(err)?;
+                    existing = Some((id, existing_tree, adopted));
+                }
+            } else {
+                existing = Some((id, existing_tree, adopted));
+            }
+        }
         match &existing {
             // A package only an adopted (restored) index vouched for gives way to content
             // this machine ingested: its name was the restored index's claim (trust.rs).
@@ -399,8 +440,9 @@ impl Store {
             None => {
                 self.materialize_new_view(&decoded, &view)?;
                 tx.execute(
-                    "INSERT INTO packages (kind, name, version, platform, tree, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), tree_str, now()],
+                    "INSERT INTO packages (kind, name, version, platform, tree, created_at, provenance)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), tree_str, now(), provenance.as_str()],
                 )
                 .map_err(err)?;
                 tx.last_insert_rowid()
@@ -615,26 +657,41 @@ fn read_package(
     conn: &rusqlite::Connection,
     key: &PackageKey,
 ) -> rusqlite::Result<Option<Result<Package>>> {
-    let row: Option<(i64, String, i64, u64, u64)> = crate::index::query_row_cached(
-            conn,
-            "SELECT p.id, p.tree, p.created_at, t.files, t.bytes FROM packages p JOIN trees t ON t.id = p.tree
+    type Row = (i64, String, i64, u64, u64, String);
+    let row: Option<Row> = crate::index::query_row_cached(
+        conn,
+        "SELECT p.id, p.tree, p.created_at, t.files, t.bytes, p.provenance
+             FROM packages p JOIN trees t ON t.id = p.tree
              WHERE p.kind = ?1 AND p.name = ?2 AND p.version = ?3 AND p.platform = ?4",
-            [key.kind(), key.name(), key.version(), key.platform()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .optional()?;
-    let Some((id, tree, created_at, files, bytes)) = row else {
+        [key.kind(), key.name(), key.version(), key.platform()],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        },
+    )
+    .optional()?;
+    let Some((id, tree, created_at, files, bytes, provenance)) = row else {
         return Ok(None);
     };
     let hashes = read_hashes(conn, id)?;
-    Ok(Some(tree.parse::<TreeId>().map(|tree| Package {
-        key: key.clone(),
-        tree,
-        hashes,
-        files,
-        bytes,
-        created_at,
-    })))
+    let package = || {
+        Ok(Package {
+            key: key.clone(),
+            tree: tree.parse::<TreeId>()?,
+            hashes,
+            files,
+            bytes,
+            created_at,
+            provenance: Provenance::from_column(&provenance)?,
+        })
+    };
+    Ok(Some(package()))
 }
 
 /// The device and inode of the store's root and of its index file; `None` when either is

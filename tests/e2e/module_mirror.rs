@@ -329,22 +329,40 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
         .iter()
         .all(|r| r.status == 503));
 
-    // Where each package came from, in init's JSON; again without the mirror: the store.
+    // Where each package came from, in init's JSON. Again without the mirror: the registry
+    // call fails, its registry unreachable (the mirror's resolution answered the run that
+    // asked, and the store keeps only a registry's own answers).
     let report = |cmd: &mut Command| json(&run_ok(cmd.arg("--json")));
     let fresh = b.checkout_of(&mono.stacks);
     let _ = fs_err::remove_dir_all(fresh.join("app/.terraform"));
-    let again = report(
+    let without = run_fail(
         b.tstore_with_mirror(&mono.cfg, "")
             .arg("init")
             .arg(fresh.join("app")),
     );
-    let obtained: Vec<&str> = again["modules"]
-        .as_array()
-        .unwrap()
+    let err = format!("{}{}", stdout(&without), stderr(&without));
+    assert!(
+        err.contains("cannot install module \"net\"") && err.contains("503"),
+        "{err}"
+    );
+    // With the mirror: every package from the store, found by its lock entry's hash and
+    // vouched for by the mirror, none of them under its origin's name.
+    let again = report(
+        b.tstore_with_mirror(&mono.cfg, &mirror)
+            .arg("init")
+            .arg(fresh.join("app")),
+    );
+    let calls = again["modules"].as_array().unwrap();
+    let obtained: Vec<&str> = calls
         .iter()
         .filter_map(|c| c["obtained"].as_str())
         .collect();
     assert_eq!(obtained, ["store", "store", "store", "store"], "{again}");
+    for c in calls.iter().filter(|c| c["obtained"].is_string()) {
+        assert_eq!(c["vouched_by"], "mirror", "{again}");
+        let package = c["package"].as_str().unwrap();
+        assert!(package.starts_with("mirror-"), "{package}");
+    }
 
     // A runner C with an empty store, the mirror named by the repository's .tstore.hcl,
     // sees each package come from the mirror.

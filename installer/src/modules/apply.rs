@@ -272,6 +272,7 @@ fn call_report(n: &Node, d: &Decision, dir: String, copy_bytes: Option<u64>) -> 
         version: n.version.clone(),
         dir,
         package: n.package.clone(),
+        vouched_by: n.vouched_by,
         action: d.action,
         read_only: d.status,
         reason: d.reason.clone(),
@@ -505,6 +506,7 @@ mod tests {
             pkg_path: ".".into(),
             parent: None,
             package: Some("git-net-0".into()),
+            vouched_by: Some(tstore_store::Provenance::Origin),
             at: tstore_tofu::config::SourcePos {
                 file: "main.tf".into(),
                 line: Some(1),

@@ -311,6 +311,7 @@ mod tests {
             pkg_path: pkg_path.into(),
             parent,
             package: install.map(|_| "pkg".to_owned()),
+            vouched_by: None,
             at: SourcePos {
                 file: PathBuf::from("main.tf"),
                 line: Some(1),
@@ -356,6 +357,7 @@ mod tests {
                     subdir: None,
                     in_place: None,
                     commit: None,
+                    provenance: tstore_store::Provenance::Origin,
                 };
                 let meta = meta.map(|text| package_meta::parse(text).expect("valid meta"));
                 ((*key).to_owned(), (fetched, meta))

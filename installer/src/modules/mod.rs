@@ -63,6 +63,7 @@ mod walk;
 
 use std::path::PathBuf;
 
+pub use self::fetch::claims_origin;
 pub use self::mirror::ModuleMirror;
 pub use package_meta::META_FILE;
 use tstore_store::Store;

@@ -37,6 +37,10 @@ pub struct CallReport {
     pub dir: String,
     /// Store package id (remote calls and modules inside them).
     pub package: Option<String>,
+    /// What vouches for the package's name: `origin` (the source gave it), `lock` (content
+    /// the store held with the lock entry's `h1:`) or `mirror` (the module mirror's, checked
+    /// against that `h1:`).
+    pub vouched_by: Option<tstore_store::Provenance>,
     /// What was done.
     pub action: Action,
     /// The module's read-only status.

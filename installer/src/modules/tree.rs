@@ -20,6 +20,8 @@ pub(super) struct Node {
     pub(super) pkg_path: String,
     pub(super) parent: Option<usize>,
     pub(super) package: Option<String>,
+    /// What vouches for `package`'s name (its origin, or the lock entry's hash).
+    pub(super) vouched_by: Option<tstore_store::Provenance>,
     pub(super) at: SourcePos,
     /// For the install of a local directory named by absolute path: the directory
     /// `.terraform/modules/KEY` links to.

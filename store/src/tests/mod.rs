@@ -15,6 +15,7 @@ use crate::{GcOptions, GcReport, PackageKey, Store};
 mod archives;
 mod claims;
 mod packages;
+mod provenance;
 mod repair;
 mod trust;
 

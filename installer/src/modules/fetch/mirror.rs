@@ -1,15 +1,19 @@
 //! A pinned call's package from the module mirror (`modules::mirror` has the layout and the
 //! rules): found by the lock entry's `h1:`, believed only when the tree its layer unpacks to
-//! has that hash, and committed under the name the call's origin would have given it, so
-//! that the next init finds it in the store with no mirror and no origin.
+//! has that hash.
+//!
+//! **Rule:** a mirror vouches for content, never for a name. Its package is committed under
+//! the hash's own name (`mirror_id`, provenance `mirror`), so the next init of a call pinned
+//! by that `h1:` finds it with no mirror and no origin, and no lookup by an origin's name (a
+//! commit, a URL, a registry version) ever sees it; a registry resolution it serves answers
+//! for the run that asked, and is not remembered.
 
-use tstore_store::{Hash, ModuleSourceMemo};
+use tstore_store::{Hash, Provenance};
 use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{Getter, ModuleSource, RemotePackage};
 
-use super::{git_id, package_id, FetchLog, Fetched, Fetcher};
-use crate::modules::getters::git;
-use crate::modules::getters::oci::{layer_of_module_manifest, OciModuleAddress};
+use super::{mirror_id, FetchLog, Fetched, Fetcher};
+use crate::modules::getters::oci::layer_of_module_manifest;
 use crate::modules::mirror::{package_tag, resolution_tag, ModuleMirror, Resolution};
 use crate::modules::FetchError;
 use crate::net::http::HttpError;
@@ -34,15 +38,6 @@ fn entry_h1s(entry: &ModuleLockEntry) -> Vec<Hash> {
         .collect()
 }
 
-/// The one `zh:` a lock entry names (an archive's SHA-256, an OCI layer's digest).
-fn entry_zh(entry: &ModuleLockEntry) -> Option<String> {
-    let mut zh = entry.hashes.iter().filter_map(|h| h.strip_prefix("zh:"));
-    match (zh.next(), zh.next()) {
-        (Some(one), None) => Some(one.to_owned()),
-        _ => None,
-    }
-}
-
 /// The manifest the mirror's `tag` names (`what` it is, for the reason it is missing): a tag
 /// that is not there, or a mirror that cannot be asked, is missing, not an error.
 fn tagged(
@@ -61,9 +56,8 @@ fn tagged(
 }
 
 impl Fetcher<'_> {
-    /// The package of the pinned call at `package` from the mirror, committed under the id
-    /// its origin would give it: a git commit's, an archive's by the entry's `zh:`, an OCI
-    /// layer's by its digest, else one named by the `h1:`.
+    /// The package of the pinned call at `package` from the mirror, committed under its
+    /// `h1:`'s name (module docs); the entry's commit, if any, is the one the call installs.
     pub(super) fn pinned_from_mirror(
         &self,
         mirror: &ModuleMirror,
@@ -77,53 +71,47 @@ impl Fetcher<'_> {
                 "its lock entry names no h1: hash".into(),
             ));
         };
-        let (id, commit) = match (&package.getter, &entry.commit, entry_zh(entry)) {
-            (Getter::Git, Some(commit), _) => {
-                let addr = git::GitAddress::parse(&package.url)?;
-                (
-                    git_id(&addr.repo, commit),
-                    Some(commit.to_ascii_lowercase()),
-                )
-            }
-            (Getter::Http, _, Some(zh)) => (
-                package_id(
-                    "http",
-                    &package.url,
-                    &format!("http\0{}\0{zh}", package.url),
-                ),
-                None,
-            ),
-            (Getter::Oci, _, Some(zh)) => {
-                let repo = OciModuleAddress::parse(&package.url)?
-                    .repository
-                    .to_string();
-                (
-                    package_id("oci", &repo, &format!("oci\0{repo}\0sha256:{zh}")),
-                    None,
-                )
-            }
-            _ => (mirror_id(&package.url, &h1), None),
+        let commit = match &package.getter {
+            Getter::Git => entry.commit.as_deref().map(str::to_ascii_lowercase),
+            _ => None,
         };
+        let id = mirror_id(&package.url, &h1);
         let found = self.package_from_mirror(mirror, client, &h1, &id, log)?;
         let FromMirror::Found(fetched) = found else {
             return Ok(found);
         };
-        if package.getter == Getter::Http {
-            // As the origin's fetch remembers it: a pinned call finds it by its URL.
-            self.remember(
-                &format!("http\0{}", package.url),
-                &ModuleSourceMemo {
-                    package: id,
-                    ..ModuleSourceMemo::default()
-                },
-            )?;
-        }
         Ok(FromMirror::Found(Fetched { commit, ..fetched }))
     }
 
+    /// The package a module mirror served earlier for the pinned call at `package` with
+    /// one of its lock entry's `h1:` hashes, found in the store by that hash's name with no
+    /// mirror asked (the one way a mirror's content is found again: by the entry's hash).
+    pub(super) fn mirrored_before(
+        &self,
+        package: &RemotePackage,
+        entry: &ModuleLockEntry,
+        log: &mut FetchLog,
+    ) -> Result<Option<Fetched>, FetchError> {
+        for h1 in entry_h1s(entry) {
+            let id = mirror_id(&package.url, &h1);
+            if self.known(&id, Provenance::Mirror)? {
+                log.reused.push(id.clone());
+                let commit = match &package.getter {
+                    Getter::Git => entry.commit.as_deref().map(str::to_ascii_lowercase),
+                    _ => None,
+                };
+                return Ok(Some(Fetched {
+                    commit,
+                    ..self.fetched(&id, Provenance::Mirror)?
+                }));
+            }
+        }
+        Ok(None)
+    }
+
     /// The resolution of registry module `module` (`HOST/PATH`, the host lowercase) at
-    /// `version`, which the lock entry `entry` pins, and its package, from the mirror; the
-    /// store then remembers it as a registry resolution, so the next init needs neither.
+    /// `version`, which the lock entry `entry` pins, and its package, from the mirror: an
+    /// answer for this run only (a registry's own answer is the only one the store keeps).
     pub(super) fn registry_from_mirror(
         &self,
         mirror: &ModuleMirror,
@@ -188,9 +176,9 @@ impl Fetcher<'_> {
         id: &str,
         log: &mut FetchLog,
     ) -> Result<FromMirror<Fetched>, FetchError> {
-        if self.known(id)? {
+        if self.known(id, Provenance::Mirror)? {
             log.reused.push(id.to_owned());
-            return Ok(FromMirror::Found(self.fetched(id)?));
+            return Ok(FromMirror::Found(self.fetched(id, Provenance::Mirror)?));
         }
         let Some(tag) = package_tag(h1) else {
             return Ok(FromMirror::Missing(format!(
@@ -226,14 +214,9 @@ impl Fetcher<'_> {
             id,
             &archive.ingested.tree,
             vec![archive.ingested.h1],
+            Provenance::Mirror,
         )?))
     }
-}
-
-/// The id of a package known only by its address and its `h1:` (a registry location whose
-/// commit or archive hash the lock does not record).
-fn mirror_id(url: &str, h1: &Hash) -> String {
-    package_id("mirror", url, &format!("mirror\0{h1}"))
 }
 
 #[cfg(test)]
@@ -251,12 +234,10 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_names_its_archive_by_one_zh_only() {
+    fn an_entry_is_found_by_its_h1s_only() {
         let one = entry(&["h1:AAAA", "zh:00aa"]);
-        assert_eq!(entry_zh(&one).as_deref(), Some("00aa"));
-        assert_eq!(entry_zh(&entry(&["h1:AAAA"])), None);
-        assert_eq!(entry_zh(&entry(&["zh:00aa", "zh:11bb"])), None);
-        assert_eq!(entry_h1s(&one).len(), 1);
+        assert_eq!(entry_h1s(&one), vec![Hash::H1("AAAA".into())]);
+        assert!(entry_h1s(&entry(&["zh:00aa"])).is_empty());
     }
 
     #[test]

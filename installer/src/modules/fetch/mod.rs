@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Store};
+use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Provenance, Store};
 use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
 use super::getters::{archive, git, registry};
@@ -29,6 +29,9 @@ pub(super) struct Fetched {
     pub(super) in_place: Option<PathBuf>,
     /// For a git package, the commit it is.
     pub(super) commit: Option<String>,
+    /// What vouches for the package's name: its origin, or the lock entry's hash (the store's
+    /// content, a module mirror) that found it.
+    pub(super) provenance: Provenance,
 }
 
 /// The store's memo key of a registry module's version: `(module, exact version)` names
@@ -136,7 +139,7 @@ impl Fetcher<'_> {
         let memo_key = memo_key_of(&version);
         if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
             log.reused.push(memo.package.clone());
-            let mut fetched = self.fetched(&memo.package)?;
+            let mut fetched = self.fetched(&memo.package, Provenance::Origin)?;
             fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
             return Ok(Resolved {
                 version,
@@ -185,7 +188,7 @@ impl Fetcher<'_> {
             return Ok(None);
         };
         log.reused.push(memo.package.clone());
-        let mut fetched = self.fetched(&memo.package)?;
+        let mut fetched = self.fetched(&memo.package, Provenance::Origin)?;
         fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
         Ok(Some(Resolved {
             version: version.clone(),
@@ -194,10 +197,11 @@ impl Fetcher<'_> {
         }))
     }
 
-    /// The store's memo for `source`, when the package it names is intact in the store.
+    /// The store's memo for `source`, when the package it names is intact in the store (a
+    /// memo is its origin's answer, and names only a package of its origin).
     pub(super) fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, FetchError> {
         match self.store.module_source(source).map_err(FetchError::from)? {
-            Some(memo) if self.known(&memo.package)? => Ok(Some(memo)),
+            Some(memo) if self.known(&memo.package, Provenance::Origin)? => Ok(Some(memo)),
             _ => Ok(None),
         }
     }
@@ -282,7 +286,7 @@ impl Fetcher<'_> {
                     archive::HttpFetch::NotModified => {
                         let memo = memo.expect("a conditional request needs a memo");
                         log.reused.push(memo.package.clone());
-                        self.fetched(&memo.package)?
+                        self.fetched(&memo.package, Provenance::Origin)?
                     }
                     archive::HttpFetch::Redirect(next) => {
                         let (pkg, sub) = match ModuleSource::parse(&next, self.default_host) {
@@ -338,8 +342,9 @@ impl Fetcher<'_> {
         Ok(fetched)
     }
 
-    /// The package `id` of a downloaded archive: found in the store, or ingested, with the
-    /// archive's `zh:` (its SHA-256) beside the tree's `h1:`.
+    /// The package `id` of a downloaded archive: found in the store (of its origin, with this
+    /// download's own SHA-256 as its `zh:`), or ingested, with the archive's `zh:` beside the
+    /// tree's `h1:`.
     pub(super) fn http_archive(
         &self,
         id: &str,
@@ -353,9 +358,9 @@ impl Fetcher<'_> {
             url,
             sha256,
         } = *download;
-        if self.known(id)? {
+        if self.known_with(id, &tstore_store::Hash::zh_from_sha256(sha256))? {
             log.reused.push(id.to_owned());
-            return self.fetched(id);
+            return self.fetched(id, Provenance::Origin);
         }
         let (tree, hashes) = match kind {
             archive::ArchiveKind::Zip => {
@@ -379,18 +384,18 @@ impl Fetcher<'_> {
             }
         };
         log.fetched.push(id.to_owned());
-        self.commit(id, &tree, hashes)
+        self.commit(id, &tree, hashes, Provenance::Origin)
     }
 
     pub(super) fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, FetchError> {
         let addr = git::GitAddress::parse(url)?;
         if let Some(commit) = git::resolve(&addr)? {
             let id = git_id(&addr.repo, &commit);
-            if self.known(&id)? {
+            if self.known(&id, Provenance::Origin)? {
                 log.reused.push(id.clone());
                 return Ok(Fetched {
                     commit: Some(commit),
-                    ..self.fetched(&id)?
+                    ..self.fetched(&id, Provenance::Origin)?
                 });
             }
         } else if addr
@@ -415,7 +420,12 @@ impl Fetcher<'_> {
         log.fetched.push(id.clone());
         let fetched = Fetched {
             commit: Some(commit.clone()),
-            ..self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?
+            ..self.commit(
+                &id,
+                &ingested.tree,
+                ingested.h1.into_iter().collect(),
+                Provenance::Origin,
+            )?
         };
         // Remembered for people, not for fetching (a git package is found by its commit):
         // `store ls` names the package by repository and ref.
@@ -431,7 +441,7 @@ impl Fetcher<'_> {
     }
 
     /// The package of commit `commit` of the git repository at `url`, when the store holds
-    /// it: a pinned call's package found without asking the remote.
+    /// it from the remote: a pinned call's package found without asking the remote.
     pub(super) fn stored_git_commit(
         &self,
         url: &str,
@@ -440,13 +450,13 @@ impl Fetcher<'_> {
     ) -> Result<Option<Fetched>, FetchError> {
         let addr = git::GitAddress::parse(url)?;
         let id = git_id(&addr.repo, commit);
-        if !self.known(&id)? {
+        if !self.known(&id, Provenance::Origin)? {
             return Ok(None);
         }
         log.reused.push(id.clone());
         Ok(Some(Fetched {
             commit: Some(commit.to_ascii_lowercase()),
-            ..self.fetched(&id)?
+            ..self.fetched(&id, Provenance::Origin)?
         }))
     }
 
@@ -471,7 +481,7 @@ impl Fetcher<'_> {
     /// it: a pinned call whose lock entry names this package's hash needs no request.
     pub(super) fn stored_archive(&self, url: &str) -> Result<Option<Fetched>, FetchError> {
         match self.memo(&format!("http\0{url}"))? {
-            Some(memo) => Ok(Some(self.fetched(&memo.package)?)),
+            Some(memo) => Ok(Some(self.fetched(&memo.package, Provenance::Origin)?)),
             None => Ok(None),
         }
     }
@@ -486,22 +496,42 @@ impl Fetcher<'_> {
     }
 
     /// Whether the store holds this package intact (a damaged one is removed and fetched
-    /// again rather than linked).
-    pub(super) fn known(&self, id: &str) -> Result<bool, FetchError> {
-        let key = PackageKey::module(id);
-        Ok(self
-            .store
-            .trusted_package(&key)
-            .map_err(FetchError::from)?
-            .is_some()
-            && self
-                .store
-                .view_dir(&key)
-                .map_err(FetchError::from)?
-                .is_dir())
+    /// again rather than linked) with `provenance` vouching for its name: a lookup by an
+    /// origin's name sees only what that origin gave.
+    pub(super) fn known(&self, id: &str, provenance: Provenance) -> Result<bool, FetchError> {
+        Ok(self.intact(id)?.is_some_and(|p| p.provenance == provenance))
     }
 
-    pub(super) fn fetched(&self, id: &str) -> Result<Fetched, FetchError> {
+    /// Whether the store holds this package intact, of its origin, with `hash` among its
+    /// records (an archive's or a layer's own SHA-256: the name's claim).
+    pub(super) fn known_with(
+        &self,
+        id: &str,
+        hash: &tstore_store::Hash,
+    ) -> Result<bool, FetchError> {
+        Ok(self.intact(id)?.is_some_and(|p| {
+            p.provenance == Provenance::Origin && p.hashes.iter().any(|r| r.hash == *hash)
+        }))
+    }
+
+    /// The package `id` when the store holds it intact, its view made again from its tree
+    /// when something removed it.
+    fn intact(&self, id: &str) -> Result<Option<tstore_store::Package>, FetchError> {
+        let key = PackageKey::module(id);
+        let view = self.store.view_dir(&key).map_err(FetchError::from)?;
+        if !view.is_dir() {
+            // A view removed behind the store's back: made again from the package's tree.
+            let Some(package) = self.store.package(&key).map_err(FetchError::from)? else {
+                return Ok(None);
+            };
+            self.store
+                .commit_package_as(&key, &package.tree, &[], None, package.provenance)
+                .map_err(FetchError::from)?;
+        }
+        self.store.trusted_package(&key).map_err(FetchError::from)
+    }
+
+    pub(super) fn fetched(&self, id: &str, provenance: Provenance) -> Result<Fetched, FetchError> {
         Ok(Fetched {
             id: id.to_owned(),
             view: self
@@ -511,6 +541,7 @@ impl Fetcher<'_> {
             subdir: None,
             in_place: None,
             commit: None,
+            provenance,
         })
     }
 
@@ -530,13 +561,15 @@ impl Fetcher<'_> {
         if !has_dot_entries {
             return Ok(fetched.clone());
         }
+        // Made from the package, so vouched for as it is.
         let id = format!("{}-nodot", fetched.id);
         let subdir = fetched.subdir.clone();
-        if self.known(&id)? {
+        let provenance = fetched.provenance;
+        if self.known(&id, provenance)? {
             log.reused.push(id.clone());
             return Ok(Fetched {
                 subdir,
-                ..self.fetched(&id)?
+                ..self.fetched(&id, provenance)?
             });
         }
         log.fetched.push(id.clone());
@@ -547,15 +580,23 @@ impl Fetcher<'_> {
             .store
             .ingest_module_dir(&dest)
             .map_err(FetchError::from)?;
-        let made = self.commit(&id, &ingested.tree, ingested.h1.into_iter().collect())?;
+        let made = self.commit(
+            &id,
+            &ingested.tree,
+            ingested.h1.into_iter().collect(),
+            provenance,
+        )?;
         Ok(Fetched { subdir, ..made })
     }
 
+    /// Commit `tree` as package `id`, vouched for by `provenance`: an origin's name only for
+    /// what that origin gave (`lock_id` and `mirror_id` name what a hash vouches for).
     pub(super) fn commit(
         &self,
         id: &str,
         tree: &tstore_store::TreeId,
         hashes: Vec<tstore_store::Hash>,
+        provenance: Provenance,
     ) -> Result<Fetched, FetchError> {
         let key = PackageKey::module(id);
         let records: Vec<HashRecord> = hashes
@@ -563,9 +604,9 @@ impl Fetcher<'_> {
             .map(HashRecord::verified_locally)
             .collect();
         self.store
-            .commit_package(&key, tree, &records, None)
+            .commit_package_as(&key, tree, &records, None, provenance)
             .map_err(FetchError::from)?;
-        self.fetched(id)
+        self.fetched(id, provenance)
     }
 }
 
@@ -625,6 +666,26 @@ pub(super) fn git_id(repo: &str, commit: &str) -> String {
         &format!("git-{}-", &commit[..commit.len().min(12)]),
         1,
     )
+}
+
+/// The id of content a lock entry's `h1:` vouches for (found in the store by that hash):
+/// named by the hash, never by the call's origin.
+pub(super) fn lock_id(url: &str, h1: &tstore_store::Hash) -> String {
+    package_id("lock", url, &format!("lock\0{h1}"))
+}
+
+/// The id of content a module mirror served, checked against a lock entry's `h1:`: named
+/// by the hash, never by the call's origin.
+pub(super) fn mirror_id(url: &str, h1: &tstore_store::Hash) -> String {
+    package_id("mirror", url, &format!("mirror\0{h1}"))
+}
+
+/// Whether a module package id claims an origin (a git commit, an archive URL's bytes, an
+/// OCI layer), as opposed to naming content by a lock entry's hash (`lock-`, `mirror-`).
+pub fn claims_origin(id: &str) -> bool {
+    ["git-", "http-", "oci-"]
+        .iter()
+        .any(|prefix| id.starts_with(prefix))
 }
 
 /// `<kind>-<slug>-<20 hex>` (see the module docs).

@@ -1,6 +1,8 @@
 //! `oci://` packages into the store: the getter's layer (`getters::oci`) known by its
 //! digest, downloaded only when the store lacks that digest's package, then ingested.
 
+use tstore_store::Provenance;
+
 use super::{package_id, FetchLog, Fetched, Fetcher};
 use crate::modules::getters::oci::{module_layer, oci_error, OciModuleAddress};
 use crate::modules::FetchError;
@@ -24,9 +26,15 @@ impl Fetcher<'_> {
         let repo = &address.repository;
         let digest = module_layer(&client, &address, url)?;
         let id = package_id("oci", &repo.to_string(), &format!("oci\0{repo}\0{digest}"));
-        if self.known(&id)? {
-            log.reused.push(id.clone());
-            return self.fetched(&id);
+        // Of its origin, and that layer's own bytes: a zip layer's digest is its `zh:`.
+        let zh = digest
+            .strip_prefix("sha256:")
+            .and_then(|hex| format!("zh:{hex}").parse::<tstore_store::Hash>().ok());
+        if let Some(zh) = &zh {
+            if self.known_with(&id, zh)? {
+                log.reused.push(id.clone());
+                return self.fetched(&id, Provenance::Origin);
+            }
         }
         let tmp = self.tmpdir()?;
         let file = tmp.path().join("module.zip");
@@ -41,6 +49,7 @@ impl Fetcher<'_> {
             &id,
             &archive.ingested.tree,
             vec![archive.ingested.h1, archive.zh],
+            Provenance::Origin,
         )?;
         log.fetched.push(id);
         Ok(f)

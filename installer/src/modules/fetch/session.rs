@@ -21,7 +21,7 @@ use tstore_tofu::version::ModuleVersionConstraints;
 
 use super::mirror::FromMirror;
 use super::pool::{run_bounded, MAX_FETCHES, MAX_PER_HOST};
-use super::{registry_memo_key, resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots};
+use super::{resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots};
 use crate::modules::getters::registry::RegistryModule;
 use crate::modules::locked;
 use crate::modules::mirror::ModuleMirror;
@@ -30,7 +30,6 @@ use crate::net::http::HttpClient;
 use crate::net::oci::OciClient;
 use crate::net::NetworkSettings;
 use crate::report::{Event, Reporter};
-use tstore_store::ModuleSourceMemo;
 use tstore_tofu::version::Version;
 
 /// One job of a prefetch: what one call needs that this init does not have yet.
@@ -249,7 +248,11 @@ impl<'a> FetchSession<'a> {
             _ => None,
         };
         // Not under its name: content with the entry's h1: (a restored store's verified
-        // trees), which the entry vouches for.
+        // trees, what a module mirror served before), which the entry vouches for.
+        let found = match found {
+            Some(f) => Some(f),
+            None => self.fetcher().mirrored_before(package, entry, &mut log)?,
+        };
         let found = match found {
             Some(f) => Some(f),
             None => self
@@ -281,8 +284,8 @@ impl<'a> FetchSession<'a> {
     }
 
     /// A pinned registry call's resolution without asking the registry, made ready for
-    /// [`FetchSession::registry`] to answer: from the store's memo, else from the module
-    /// mirror (then remembered in the store as the registry's would be).
+    /// [`FetchSession::registry`] to answer: from the store's memo (the registry's own
+    /// answer), else from the module mirror (for this run only).
     pub(in crate::modules) fn registry_pinned(
         &mut self,
         m: &RegistryModule<'_>,
@@ -312,17 +315,8 @@ impl<'a> FetchSession<'a> {
             &mut log,
         );
         match self.logged(log, found)? {
+            // For this run only: the store remembers a registry's own answers, not a mirror's.
             FromMirror::Found((resolution, fetched)) => {
-                self.fetcher().remember(
-                    &registry_memo_key(m, version),
-                    &ModuleSourceMemo {
-                        package: fetched.id.clone(),
-                        location: resolution.location.clone(),
-                        subdir: resolution.subdir.clone(),
-                        etag: None,
-                        last_modified: None,
-                    },
-                )?;
                 let subdir = (!resolution.subdir.is_empty()).then_some(resolution.subdir);
                 self.resolved.insert(
                     key,

@@ -41,10 +41,14 @@ impl Walker<'_> {
                 abs.display()
             )));
         }
-        let package = at
+        let (package, vouched_by) = at
             .install
             .as_ref()
-            .map(|i| self.tree.installs[i].0.id.clone());
+            .map(|i| {
+                let fetched = &self.tree.installs[i].0;
+                (fetched.id.clone(), fetched.provenance)
+            })
+            .unzip();
         let node = Node {
             key: c.key.clone(),
             source: c.call.source.clone(),
@@ -55,6 +59,7 @@ impl Walker<'_> {
             pkg_path,
             parent: c.parent,
             package,
+            vouched_by,
             at: c.call.at.clone(),
             link_to: None,
             lock_entry: None,

@@ -536,6 +536,7 @@ impl<'a> Walker<'a> {
         }
         let id = fetched.id.clone();
         let link_to = fetched.in_place.clone();
+        let vouched_by = link_to.is_none().then_some(fetched.provenance);
         self.tree.installs.insert(c.key.clone(), (fetched, meta));
         Ok((
             Node {
@@ -548,6 +549,7 @@ impl<'a> Walker<'a> {
                 pkg_path,
                 parent: c.parent,
                 package: Some(id),
+                vouched_by,
                 at: c.call.at.clone(),
                 link_to,
                 lock_entry: None,
@@ -605,5 +607,7 @@ fn local_directory(package: &RemotePackage) -> Result<Fetched, FetchError> {
         subdir: None,
         in_place: Some(path),
         commit: None,
+        // The call names the directory itself.
+        provenance: tstore_store::Provenance::Origin,
     })
 }

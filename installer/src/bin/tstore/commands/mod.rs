@@ -12,7 +12,8 @@
 //!   "signed_by_key_ids"}}],
 //!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
 //!   "bytes_hashed":N,"lock_entries_rewritten":[{"from","to"}] (only when any),
-//!   "modules":[CallReport…] (per remote call "obtained":"store"|"mirror"|"origin", and
+//!   "modules":[CallReport…] (per remote call "obtained":"store"|"mirror"|"origin" and
+//!   "vouched_by":"origin"|"lock"|"mirror", and
 //!   with a module mirror "origin_why"),
 //!   "module_packages":{"fetched":[package id…],"reused":[package id…],
 //!   "mirrored":[package id…]},"module_mirror":"oci://REGISTRY/REPOSITORY"|null,

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use tstore_installer::{redacted_url, FilesystemMirror, MirrorLocation};
-use tstore_store::{PackageKey, SourceFingerprint};
+use tstore_store::{PackageKey, Provenance, SourceFingerprint};
 
 use super::{lock_store, open_existing_store, open_store};
 use crate::json;
@@ -72,8 +72,13 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
                 .get(id)
                 .map(|s| format!("  ({})", s.join(", ")))
                 .unwrap_or_default();
+            // What vouches for the name, when it is not the source the name claims.
+            let vouched = match p.provenance {
+                Provenance::Origin => String::new(),
+                other => format!("  vouched for by {other}"),
+            };
             println!(
-                "module {id}{from}  {}, {}",
+                "module {id}{from}  {}, {}{vouched}",
                 units::count(p.files, "file"),
                 units::bytes(p.bytes)
             );

@@ -24,7 +24,9 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use tstore_store::{IndexHealth, RebuiltIndex, RepairReport, Store, VerifyReport};
+use tstore_store::{
+    IndexHealth, Provenance, RebuiltIndex, RepairReport, Store, UnsupportedName, VerifyReport,
+};
 
 use super::open_existing_store;
 use crate::diagnostics::{self, ErrorReport};
@@ -73,14 +75,17 @@ pub(crate) fn verify(
             .context("cannot repair the store")?,
         None => store.repair_plan(&report)?,
     };
+    let names = Names::of(&store, act)?;
     drop(lock);
-    let bad = !report.is_clean() || !plan.leftovers.is_empty();
+    let bad = !report.is_clean() || !plan.leftovers.is_empty() || !names.unsupported.is_empty();
     if json {
         let mut value = serde_json::to_value(&report)?;
         value["index"] = serde_json::to_value(&health)?;
         value["index_rebuilt"] = serde_json::to_value(&rebuilt)?;
         value["clean"] = serde_json::Value::Bool(!bad && rebuilt.is_none());
         value["repair"] = serde_json::to_value(&plan)?;
+        value["provenance"] = serde_json::to_value(&names.counts)?;
+        value["names_unsupported"] = serde_json::to_value(&names.unsupported)?;
         value["repaired"] = serde_json::Value::Bool(act);
         json::print(&value)?;
     } else {
@@ -88,6 +93,7 @@ pub(crate) fn verify(
             print_rebuilt(rebuilt);
         }
         print_human(&report, &plan, repair, act);
+        names.print(act);
     }
     // After a repair, the store is sound again: succeed.
     Ok(if bad && !act {
@@ -95,6 +101,55 @@ pub(crate) fn verify(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What vouches for the module packages' names: how many of each provenance, and the names
+/// that claim an origin their provenance does not support (content an older tstore committed
+/// under an origin's name from a lock entry's hash or a mirror), dropped when `act`.
+struct Names {
+    counts: std::collections::BTreeMap<Provenance, usize>,
+    unsupported: Vec<UnsupportedName>,
+}
+
+impl Names {
+    fn of(store: &Store, act: bool) -> Result<Names> {
+        let mut counts = std::collections::BTreeMap::new();
+        for (_, provenance) in store.module_provenance()? {
+            *counts.entry(provenance).or_default() += 1;
+        }
+        let unsupported = store.unsupported_names(tstore_installer::module_id_claims_origin)?;
+        if act && !unsupported.is_empty() {
+            store
+                .drop_unsupported_names(tstore_installer::module_id_claims_origin)
+                .context("cannot drop the names their provenance does not support")?;
+        }
+        Ok(Names {
+            counts,
+            unsupported,
+        })
+    }
+
+    fn print(&self, act: bool) {
+        let count = |p| self.counts.get(&p).copied().unwrap_or(0);
+        println!(
+            "module packages: {} from their origin, {} vouched for by a lock entry's hash, {} by a module mirror",
+            count(Provenance::Origin),
+            count(Provenance::Lock),
+            count(Provenance::Mirror)
+        );
+        for n in &self.unsupported {
+            println!(
+                "unsupported name: module {} claims its origin but is vouched for only by {}{}",
+                n.package,
+                n.provenance,
+                if act {
+                    "; its name was dropped (a lock still finds its files by their hash)"
+                } else {
+                    "; no lookup by its origin uses it (--repair drops the name)"
+                }
+            );
+        }
+    }
 }
 
 /// A damaged index without `--repair` (or with `--dry-run`): say so, change nothing.

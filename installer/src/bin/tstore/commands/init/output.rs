@@ -9,6 +9,7 @@ use anyhow::Result;
 use tstore_installer::{
     Action, InitOutcome, LockFileChange, ModulesReport, ObtainedFrom, StateReport, StateSeen,
 };
+use tstore_store::Provenance;
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
 use crate::commands::workdir::Configured;
@@ -125,6 +126,12 @@ fn write_modules(
                     _ => "the call's source",
                 };
                 writeln!(out, "    version/commit from {from}")?;
+            }
+            match c.vouched_by {
+                Some(p @ (Provenance::Lock | Provenance::Mirror)) => {
+                    writeln!(out, "    package vouched for by {p}, not by its source")?
+                }
+                Some(Provenance::Origin) | None => {}
             }
             match (c.obtained, &c.origin_why) {
                 (Some(ObtainedFrom::Mirror), _) => {
