@@ -48,6 +48,7 @@ mod oci_modules;
 mod oci_providers;
 mod oci_push;
 mod oci_trust;
+mod origin_names;
 mod output;
 mod packages;
 mod permissions;

@@ -41,7 +41,7 @@ fn restore(from: &Path, to: &Path) {
 }
 
 /// Make every directory under `dir` writable (views are 0555), so a test can swap views.
-fn writable(dir: &Path) {
+pub(crate) fn writable(dir: &Path) {
     for entry in walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
@@ -60,7 +60,7 @@ fn index(store: &Path) -> rusqlite::Connection {
 /// tree of package `donor` (whose view takes its place). With `consistent`, every hash the
 /// index records says what the new files have; without, the tree's `h1:` memo and the
 /// package's recorded hashes still claim the original files.
-fn swap_package(
+pub(crate) fn swap_package(
     store: &Path,
     name: &str,
     donor: &str,

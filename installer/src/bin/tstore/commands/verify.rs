@@ -68,6 +68,8 @@ pub(crate) fn verify(
     } else {
         None
     };
+    // Names first: a dropped name's view is then a leftover the repair removes.
+    let names = Names::of(&store, act)?;
     let report = store.verify().context("cannot verify the store")?;
     let plan = match &lock {
         Some(lock) => store
@@ -75,7 +77,6 @@ pub(crate) fn verify(
             .context("cannot repair the store")?,
         None => store.repair_plan(&report)?,
     };
-    let names = Names::of(&store, act)?;
     drop(lock);
     let bad = !report.is_clean() || !plan.leftovers.is_empty() || !names.unsupported.is_empty();
     if json {
@@ -143,7 +144,7 @@ impl Names {
                 n.package,
                 n.provenance,
                 if act {
-                    "; its name was dropped (a lock still finds its files by their hash)"
+                    "; its name was dropped with its view (a lock still finds its files by their hash)"
                 } else {
                     "; no lookup by its origin uses it (--repair drops the name)"
                 }
