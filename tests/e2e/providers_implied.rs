@@ -376,3 +376,105 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
         tstore_test_support::stdout(&out)
     );
 }
+
+/// A `terraform.tfstate` that is a symbolic link to a state outside the checkout (or a
+/// link at `terraform.tfstate.d`, or at `.terraform/environment`) is not followed, where
+/// terraform follows it: init succeeds, installs and locks none of that state's providers,
+/// reports the state unread as a link and warns, naming the file. The same state as a
+/// regular file is read.
+#[test]
+fn a_symlinked_state_outside_the_checkout_is_not_followed() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let state = r#"{"version": 4, "serial": 1, "lineage": "x", "outputs": {}, "resources": [{"mode": "managed", "type": "null_resource", "name": "a", "provider": "provider[\"registry.terraform.io/hashicorp/null\"]", "instances": []}]}"#;
+    let outside = env.root.path().join("outside");
+    fs_err::create_dir_all(outside.join("staging")).unwrap();
+    fs_err::write(outside.join("terraform.tfstate"), state).unwrap();
+    fs_err::write(outside.join("staging/terraform.tfstate"), state).unwrap();
+    fs_err::write(outside.join("secret"), "s3cr3t-token\n").unwrap();
+    let main = ("main.tf", "output \"o\" {\n  value = 1\n}\n");
+    let init = |dir: &Path, workspace: Option<&str>| {
+        let mut cmd = tstore(&env, Some(&cfg));
+        cmd.env("TSTORE_NO_FUSE", "1");
+        if let Some(w) = workspace {
+            cmd.env("TF_WORKSPACE", w);
+        }
+        run_ok(cmd.args(["init", "--json"]).arg(dir))
+    };
+    let null_installed = |dir: &Path| {
+        let lock = dir.join(".terraform.lock.hcl");
+        dir.join(".terraform/providers/registry.terraform.io/hashicorp/null")
+            .symlink_metadata()
+            .is_ok()
+            || fs_err::read_to_string(&lock).is_ok_and(|l| l.contains("hashicorp/null"))
+    };
+
+    // The state file itself a link.
+    let linked = env.checkout("linked", &[main]);
+    std::os::unix::fs::symlink(
+        outside.join("terraform.tfstate"),
+        linked.join("terraform.tfstate"),
+    )
+    .unwrap();
+    let out = init(&linked, None);
+    let report = crate::common::json(&out);
+    assert_eq!(report["state"]["seen"]["kind"], "unread", "{report}");
+    assert_eq!(
+        report["state"]["seen"]["file"], "terraform.tfstate",
+        "{report}"
+    );
+    let reason = report["state"]["seen"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("it is a symbolic link, which tstore does not follow"),
+        "{reason}"
+    );
+    assert!(
+        report["providers"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    assert!(!null_installed(&linked));
+    let err = tstore_test_support::stderr(&out);
+    let named = format!(
+        "{}: not read: it is a symbolic link",
+        linked.join("terraform.tfstate").display()
+    );
+    assert_eq!(err.matches(&named).count(), 1, "{err}");
+
+    // A workspace's state below a linked `terraform.tfstate.d`.
+    let linked_dir = env.checkout("linked-dir", &[main]);
+    std::os::unix::fs::symlink(&outside, linked_dir.join("terraform.tfstate.d")).unwrap();
+    let report = crate::common::json(&init(&linked_dir, Some("staging")));
+    assert_eq!(
+        report["state"]["seen"]["reason"].as_str().unwrap(),
+        "terraform.tfstate.d is a symbolic link, which tstore does not follow (only files \
+         inside the working directory are read)",
+        "{report}"
+    );
+    assert!(!null_installed(&linked_dir));
+
+    // The workspace's name from a linked `.terraform/environment`: neither read nor shown.
+    let linked_env = env.checkout("linked-env", &[main, ("terraform.tfstate", state)]);
+    fs_err::create_dir_all(linked_env.join(".terraform")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("secret"),
+        linked_env.join(".terraform/environment"),
+    )
+    .unwrap();
+    let out = init(&linked_env, None);
+    let report = crate::common::json(&out);
+    assert_eq!(
+        report["state"]["seen"]["file"], ".terraform/environment",
+        "{report}"
+    );
+    assert_eq!(report["state"]["seen"]["kind"], "unread", "{report}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("s3cr3t"));
+    assert!(!tstore_test_support::stderr(&out).contains("s3cr3t"));
+
+    // The same state as a regular file in the checkout: read, its provider installed.
+    let copied = env.checkout("copied", &[main, ("terraform.tfstate", state)]);
+    let report = crate::common::json(&init(&copied, None));
+    assert_eq!(report["state"]["seen"]["kind"], "read", "{report}");
+    assert!(null_installed(&copied));
+}
