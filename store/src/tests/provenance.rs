@@ -90,7 +90,7 @@ fn origin_content_with_the_same_files_promotes_the_name() {
         &store,
         "git-ab-m-00",
         &tree,
-        &[h1.clone()],
+        std::slice::from_ref(&h1),
         Provenance::Mirror,
     );
     commit(&store, "git-ab-m-00", &tree, &[h1], Provenance::Origin);
@@ -109,7 +109,7 @@ fn a_memo_names_only_an_origin_package() {
         &store,
         "mirror-m-00",
         &tree,
-        &[h1.clone()],
+        std::slice::from_ref(&h1),
         Provenance::Mirror,
     );
     let memo = ModuleSourceMemo {
@@ -118,10 +118,12 @@ fn a_memo_names_only_an_origin_package() {
         ..ModuleSourceMemo::default()
     };
     assert!(!store
-        .record_module_source("registry\0h/ns/m/aws\01.0.0", &memo)
+        .record_module_source("registry\0h/ns/m/aws\u{0}1.0.0", &memo)
         .unwrap());
     assert_eq!(
-        store.module_source("registry\0h/ns/m/aws\01.0.0").unwrap(),
+        store
+            .module_source("registry\0h/ns/m/aws\u{0}1.0.0")
+            .unwrap(),
         None
     );
     commit(&store, "git-ab-m-00", &tree, &[h1], Provenance::Origin);
@@ -130,10 +132,12 @@ fn a_memo_names_only_an_origin_package() {
         ..memo
     };
     assert!(store
-        .record_module_source("registry\0h/ns/m/aws\01.0.0", &memo)
+        .record_module_source("registry\0h/ns/m/aws\u{0}1.0.0", &memo)
         .unwrap());
     assert_eq!(
-        store.module_source("registry\0h/ns/m/aws\01.0.0").unwrap(),
+        store
+            .module_source("registry\0h/ns/m/aws\u{0}1.0.0")
+            .unwrap(),
         Some(memo)
     );
 }
@@ -170,7 +174,7 @@ fn the_upgrade_classifies_an_older_tstores_module_packages() {
     }
     // The registry memo a mirror's resolution left, and the URL memo of a mirrored archive.
     for (source, package) in [
-        ("registry\0h/ns/vpc/aws\05.5.3", "mirror-vpc-00"),
+        ("registry\0h/ns/vpc/aws\u{0}5.5.3", "mirror-vpc-00"),
         ("http\0https://files.test/m.zip", "http-mirrored-00"),
         ("http\0https://files.test/a.zip", "http-archive-00"),
     ] {
@@ -203,7 +207,7 @@ fn the_upgrade_classifies_an_older_tstores_module_packages() {
     );
     assert_eq!(
         store
-            .module_source("registry\0h/ns/vpc/aws\05.5.3")
+            .module_source("registry\0h/ns/vpc/aws\u{0}5.5.3")
             .unwrap(),
         None
     );
