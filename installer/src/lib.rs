@@ -71,3 +71,11 @@ pub use crate::report::{Event, LockFileChange, Reporter};
 pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::link::LinkOutcome;
 pub use crate::workdir::{interrupt, plugin_path};
+
+/// Start a new run (the init server's next request): what a run asks a remote once (a git
+/// ref's commit, a registry's version list, a ref's reach of a locked commit) is asked
+/// again, and this machine's records of git ref checks are read again, as a process of its
+/// own would.
+pub fn new_run() {
+    crate::modules::getters::asked_once::new_run();
+}

@@ -17,15 +17,15 @@ use tstore_test_support::{stderr, GitRepo, TestEnv};
 
 use crate::common::{json, TstoreEnv};
 
-const LOCK: &str = ".tstore.lock.hcl";
+pub(crate) const LOCK: &str = ".tstore.lock.hcl";
 
-fn rev(repo: &Path, name: &str) -> String {
+pub(crate) fn rev(repo: &Path, name: &str) -> String {
     GitRepo::open(repo).rev(name)
 }
 
 /// `<base>/pkg.git`: `main` at "one" (tagged `v1`), and a branch `feature` at "evil" that
 /// `main` does not contain; the working copy is `<base>/pkg`.
-fn repository(base: &Path) -> PathBuf {
+pub(crate) fn repository(base: &Path) -> PathBuf {
     let work = GitRepo::init(base.join("pkg"), &[("main.tf", &output_tf("one"))]);
     work.commit("one")
         .tag("v1")
@@ -37,18 +37,18 @@ fn repository(base: &Path) -> PathBuf {
 }
 
 /// `main.tf` of the package: one output, `value`.
-fn output_tf(value: &str) -> String {
+pub(crate) fn output_tf(value: &str) -> String {
     format!("output \"v\" {{\n  value = \"{value}\"\n}}\n")
 }
 
-fn call(repo: &Path, reference: &str) -> String {
+pub(crate) fn call(repo: &Path, reference: &str) -> String {
     format!(
         "module \"m\" {{\n  source = \"git::file://{}?ref={reference}\"\n}}\n",
         repo.display()
     )
 }
 
-fn installed(dir: &Path) -> String {
+pub(crate) fn installed(dir: &Path) -> String {
     fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap_or_default()
 }
 

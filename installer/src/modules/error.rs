@@ -218,13 +218,17 @@ impl FetchError {
                  lock file and find out who changed the source."
                     .to_owned(),
             ),
-            FetchError::LockedCommitNotReached { .. } => Some(
+            FetchError::LockedCommitNotReached { .. } => Some(format!(
                 "a lock entry installs a commit only where the ref its call names reaches it, \
-                 on every runner alike. If the lock was edited to name another commit (another \
-                 branch, a fork, a pull request), restore it; if the ref's history was \
-                 rewritten on purpose, run \"tstore init -upgrade\" to lock the ref's commit."
-                    .to_owned(),
-            ),
+                 as the remote answers. A runner that found the ref reaching it believes that \
+                 check (its git-reach.json) for {window} without asking again, so for up to \
+                 {window} after a ref's history is rewritten such a runner may still install \
+                 the commit refused here. If the lock was edited to name another commit \
+                 (another branch, a fork, a pull request), restore it; if the ref's history \
+                 was rewritten on purpose, run \"tstore init -upgrade\" to lock the ref's \
+                 commit.",
+                window = crate::modules::getters::git_reach::window_in_words()
+            )),
             FetchError::LockedCommitGone { .. } | FetchError::LockedRefGone { .. } => Some(
                 "run \"tstore init -upgrade\" to lock what the ref names now, or point the call \
                  at a ref that still exists."

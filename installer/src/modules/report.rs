@@ -172,17 +172,67 @@ pub enum ModuleWarning {
         dir: String,
     },
     /// Whether a git call's ref reaches its locked commit was not checked: the remote could
-    /// not be asked, and the user trusts the lock (`TSTORE_TRUST_LOCK`).
+    /// not be asked, and the user trusts the lock (`TSTORE_TRUST_LOCK`). Said once per run
+    /// for its repository and ref ([`ModuleWarning::once_per_run`]).
     RefUnchecked {
-        /// The call.
+        /// The call (the first one of the run that met it).
         key: String,
         /// The repository.
         repo: String,
         /// The ref the call names.
         reference: String,
-        /// Why the remote could not be asked.
+        /// Why the remote could not be asked, in one line.
         why: String,
     },
+    /// This machine's check that a git call's ref reaches its locked commit is older than
+    /// the window in which it is believed unasked, and the remote could not be asked again:
+    /// the old check was believed (a runner without one refuses). Said once per run for its
+    /// repository and ref ([`ModuleWarning::once_per_run`]).
+    RefCheckedLongAgo {
+        /// The call (the first one of the run that met it).
+        key: String,
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// Seconds since the check; `None`: not known.
+        ago: Option<u64>,
+        /// Why the remote could not be asked, in one line.
+        why: String,
+    },
+}
+
+impl ModuleWarning {
+    /// What the warning is about, when it says the same for every call and root of a run
+    /// that meets it (a ref left unchecked): the binary says it once per run, not once per
+    /// root of an `init --recursive`.
+    pub fn once_per_run(&self) -> Option<String> {
+        match self {
+            ModuleWarning::RefUnchecked {
+                repo, reference, ..
+            } => Some(format!(
+                "unchecked\u{0}{}\u{0}{reference}",
+                crate::redact::url_identity(repo)
+            )),
+            ModuleWarning::RefCheckedLongAgo {
+                repo, reference, ..
+            } => Some(format!(
+                "checked long ago\u{0}{}\u{0}{reference}",
+                crate::redact::url_identity(repo)
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// `secs` in the largest whole unit, for "checked 3 hours ago".
+fn ago_in_words(secs: u64) -> String {
+    let (n, unit) = match secs {
+        s if s >= 2 * 86_400 => (s / 86_400, "days"),
+        s if s >= 2 * 3_600 => (s / 3_600, "hours"),
+        s => (s / 60, "minutes"),
+    };
+    format!("{n} {unit}")
 }
 
 /// The warning in words, as the binary prints it.
@@ -234,15 +284,33 @@ impl std::fmt::Display for ModuleWarning {
                 }
             }
             ModuleWarning::RefUnchecked {
-                key,
                 repo,
                 reference,
                 why,
+                ..
             } => write!(
                 f,
-                "module \"{key}\": not checked that {reference:?} of {} still reaches the locked \
-                 commit ({why}); installed on the lock's checksums alone (TSTORE_TRUST_LOCK)",
+                "{reference:?} of {}: not checked that it still reaches the locked commit (the \
+                 remote cannot be asked: {why}); installed on the lock's checksums alone \
+                 (TSTORE_TRUST_LOCK)",
                 crate::redact::display_url(repo)
+            ),
+            ModuleWarning::RefCheckedLongAgo {
+                repo,
+                reference,
+                ago,
+                why,
+                ..
+            } => write!(
+                f,
+                "{reference:?} of {}: not checked again that it still reaches the locked commit \
+                 (the remote cannot be asked: {why}); this machine's own check, made {}, was \
+                 believed (a runner without one refuses unless TSTORE_TRUST_LOCK=1)",
+                crate::redact::display_url(repo),
+                match ago {
+                    Some(secs) => format!("{} ago", ago_in_words(*secs)),
+                    None => "at an unknown time".to_owned(),
+                }
             ),
             ModuleWarning::SharedByInstances {
                 key,
@@ -329,4 +397,42 @@ pub struct ModuleLockReport {
     pub fetched: Vec<String>,
     /// Package ids found in the store.
     pub reused: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unchecked_refs_are_one_line_without_credentials_and_one_per_repository_and_ref() {
+        let unchecked = |key: &str, repo: &str, reference: &str| ModuleWarning::RefUnchecked {
+            key: key.into(),
+            repo: repo.into(),
+            reference: reference.into(),
+            why: "git ls-remote: unable to access the remote".into(),
+        };
+        let repo = "https://user:S3CRET@git.example.com/org/net.git";
+        let a = unchecked("vpc", repo, "main");
+        let said = a.to_string();
+        assert!(!said.contains("S3CRET") && !said.contains('\n'), "{said}");
+        assert!(said.starts_with("\"main\" of https://git.example.com/org/net.git: not checked"));
+        // Another call, another root, the same repository without credentials: one line.
+        let b = unchecked("net", "https://git.example.com/org/net.git", "main");
+        assert_eq!(a.once_per_run(), b.once_per_run());
+        assert_ne!(
+            a.once_per_run(),
+            unchecked("vpc", repo, "v1").once_per_run()
+        );
+        let long_ago = ModuleWarning::RefCheckedLongAgo {
+            key: "vpc".into(),
+            repo: repo.into(),
+            reference: "main".into(),
+            ago: Some(3 * 3600 + 5),
+            why: "git ls-remote: unable to access the remote".into(),
+        };
+        let said = long_ago.to_string();
+        assert!(said.contains("made 3 hours ago"), "{said}");
+        assert!(!said.contains("S3CRET") && !said.contains('\n'), "{said}");
+        assert_ne!(long_ago.once_per_run(), a.once_per_run());
+    }
 }

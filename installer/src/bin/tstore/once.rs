@@ -7,9 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The run in progress (the init server starts a new one for each request).
 static RUN: AtomicU64 = AtomicU64::new(1);
 
-/// Start a new run: every [`OncePerRun`] may fire again.
+/// Start a new run: every [`OncePerRun`] may fire again, and the library asks its
+/// remotes again ([`tstore_installer::new_run`]).
 pub(crate) fn new_run() {
     RUN.fetch_add(1, Ordering::Relaxed);
+    tstore_installer::new_run();
 }
 
 /// A flag that is first set once per run.
@@ -27,6 +29,31 @@ impl OncePerRun {
     }
 }
 
+/// Things said once per run each, by what they say (a key the sayer chooses).
+pub(crate) struct SaidPerRun(std::sync::Mutex<(u64, std::collections::BTreeSet<String>)>);
+
+impl SaidPerRun {
+    pub(crate) const fn new() -> SaidPerRun {
+        SaidPerRun(std::sync::Mutex::new((
+            0,
+            std::collections::BTreeSet::new(),
+        )))
+    }
+
+    /// Whether `key` is said for the first time in this run.
+    pub(crate) fn first(&self, key: &str) -> bool {
+        self.first_in(RUN.load(Ordering::Relaxed), key)
+    }
+
+    fn first_in(&self, run: u64, key: &str) -> bool {
+        let mut said = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if said.0 != run {
+            *said = (run, std::collections::BTreeSet::new());
+        }
+        said.1.insert(key.to_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +66,15 @@ mod tests {
         new_run();
         assert!(SAID.first());
         assert!(!SAID.first());
+    }
+
+    #[test]
+    fn each_key_is_said_once_per_run() {
+        static SAID: SaidPerRun = SaidPerRun::new();
+        assert!(SAID.first_in(1, "a"));
+        assert!(SAID.first_in(1, "b"));
+        assert!(!SAID.first_in(1, "a"));
+        assert!(SAID.first_in(2, "a"));
+        assert!(!SAID.first_in(2, "a"));
     }
 }

@@ -4,40 +4,78 @@
 //! happens to hold that commit, and fails everywhere else.
 //!
 //! The answer comes from the remote (`ls-remote` of the ref, then the ref's history in the
-//! git cache), or from this machine's own record of an earlier positive answer, kept in the
-//! user's state directory (`$XDG_STATE_HOME/tstore/git-reach.json`), never in the store: a
-//! restored cache's records never count. So one lock gives the same answer on every runner
-//! that can ask the remote:
+//! git cache), or from this machine's own record of an earlier positive answer
+//! ([`reach_records`](super::reach_records): in the user's state directory, never in the
+//! store, so a restored cache's records never count). A record is believed for
+//! [`RECHECK_AFTER`] (an hour); an older one is asked again. So one lock gives the same
+//! answer on every runner that can ask the remote, except for that window: a runner that
+//! checked a ref within it still installs the locked commit after the ref's history was
+//! rewritten past it, where an empty runner refuses.
 //!
 //! - the ref's commit is the locked one: installed;
 //! - the ref moved on and still reaches it (a branch with new commits): the locked commit
 //!   is installed, and it is said; a tag that moved is said louder (tags should not move);
 //! - the ref does not reach it, the remote lacks it, or the ref is gone: refused, naming
-//!   both commits and `-upgrade`;
+//!   both commits and `-upgrade`, and the record that said otherwise is dropped;
+//! - the remote cannot be asked, and a record older than the window exists: the record is
+//!   believed (it was the remote's answer once, and an outage must not stop a machine that
+//!   checked), and it is said, since an empty runner refuses there;
 //! - the remote cannot be asked and no record exists (an outage): refused, naming
 //!   `TSTORE_TRUST_LOCK=1` / `--trust-lock`; with that opt-in the lock's checksums alone
 //!   decide, and the refs left unchecked are said.
+//!
+//! Each (repository, ref, commit) is checked once per run, whatever the number of calls and
+//! roots (`init --recursive`), and the remote is asked for a ref's commit once per run even
+//! when it cannot be reached ([`asked_once`](super::asked_once)).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::convert::Infallible;
+use std::path::Path;
 
+use super::asked_once::AskedOnce;
 use super::git::{self, GitAddress, RefKind};
 use super::git_cache::{GitCache, Reached};
+use super::reach_records::{self, Age};
 use crate::modules::FetchError;
+
+pub(crate) use super::reach_records::RECHECK_AFTER;
 
 /// How a locked commit's ref was found to reach it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Reach {
     /// The ref names the commit: it is the ref's commit now, or the call names it by id.
     Same,
-    /// This machine checked it before.
+    /// This machine checked it within [`RECHECK_AFTER`].
     Recorded,
+    /// This machine checked it longer ago (`ago` seconds; `None`: when is not known), and
+    /// the remote could not be asked again (`why`): that check is believed.
+    RecordedLongAgo { ago: Option<u64>, why: String },
     /// The ref moved on from the commit (to `tip`) and still reaches it.
     MovedOn { tip: String, kind: RefKind },
     /// Not checked: the remote could not be asked (`why`), and the user trusts the lock.
     Unchecked { why: String },
 }
+
+/// What one check found, kept for the run: an answer or a refusal, or that the remote
+/// could not be asked (the opt-in decides that one per call).
+#[derive(Clone, Debug)]
+enum Found {
+    Reach(Reach),
+    Unasked { why: String },
+    NotReached { tip: String },
+    CommitGone { tip: String },
+    RefGone,
+}
+
+/// The checks of this run, by record key.
+static FOUND: AskedOnce<String, Found> = AskedOnce::new();
+
+/// The remote's answer for a ref's commit in this run, by (repository, ref): a failure is
+/// kept too, so that an unreachable remote is asked once per run, not once per root.
+static TIPS: AskedOnce<(String, String), Tip> = AskedOnce::new();
+
+/// The remote's answer for a ref: its commit and kind, no such ref, or why it could not be
+/// asked.
+type Tip = Result<Option<(String, RefKind)>, String>;
 
 /// Whether `addr`'s ref reaches `locked` (module docs). `records` is the record file, if
 /// the user has a state directory; `trust` is the outage opt-in.
@@ -57,63 +95,97 @@ pub(crate) fn check(
     if by_id {
         return Ok(Reach::Same);
     }
-    let key = record_key(&addr.repo, &reference, &locked);
-    if records.is_some_and(|path| recorded(path, &key)) {
-        return Ok(Reach::Recorded);
+    let key = reach_records::key(&addr.repo, &reference, &locked);
+    let found = FOUND
+        .get_or_ask(key.clone(), || {
+            Ok::<_, Infallible>(find(addr, &reference, &locked, cache, records, &key))
+        })
+        .unwrap_or_else(|never| match never {});
+    let repo = addr.repo.clone();
+    match found {
+        Found::Reach(reach) => Ok(reach),
+        Found::Unasked { why } if trust => Ok(Reach::Unchecked { why }),
+        Found::Unasked { why } => Err(FetchError::LockedRefUnchecked {
+            repo,
+            reference,
+            locked,
+            why,
+        }),
+        Found::NotReached { tip } => Err(FetchError::LockedCommitNotReached {
+            repo,
+            reference,
+            locked,
+            tip,
+        }),
+        Found::CommitGone { tip } => Err(FetchError::LockedCommitGone {
+            repo,
+            reference,
+            locked,
+            tip,
+        }),
+        Found::RefGone => Err(FetchError::LockedRefGone {
+            repo,
+            reference,
+            locked,
+        }),
     }
-    let unchecked = |why: String| {
-        if trust {
-            Ok(Reach::Unchecked { why })
-        } else {
-            Err(FetchError::LockedRefUnchecked {
-                repo: addr.repo.clone(),
-                reference: reference.clone(),
-                locked: locked.clone(),
-                why,
-            })
-        }
-    };
-    let (tip, kind) = match git::resolve_ref(addr) {
-        Ok(Some(found)) => found,
-        Ok(None) => {
-            return Err(FetchError::LockedRefGone {
-                repo: addr.repo.clone(),
-                reference,
-                locked,
-            })
-        }
-        Err(e) => return unchecked(crate::modules::chain(&e)),
-    };
-    let reach = if tip.eq_ignore_ascii_case(&locked) {
-        Reach::Same
-    } else {
-        match cache.reaches(addr, &tip, &locked) {
-            Ok(Reached::Yes { tip }) => Reach::MovedOn { tip, kind },
-            Ok(Reached::No { tip }) => {
-                return Err(FetchError::LockedCommitNotReached {
-                    repo: addr.repo.clone(),
-                    reference,
-                    locked,
-                    tip,
-                })
-            }
-            Ok(Reached::Gone { tip }) => {
-                return Err(FetchError::LockedCommitGone {
-                    repo: addr.repo.clone(),
-                    reference,
-                    locked,
-                    tip,
-                })
-            }
-            Err(e) => return unchecked(crate::modules::chain(&e)),
-        }
-    };
+}
+
+/// The check of record `key`: a fresh record, else the remote, whose answer renews or
+/// drops the record; a stale record stands only where the remote cannot be asked.
+fn find(
+    addr: &GitAddress,
+    reference: &str,
+    locked: &str,
+    cache: &GitCache,
+    records: Option<&Path>,
+    key: &str,
+) -> Found {
+    let age = records.and_then(|path| reach_records::age(path, key));
+    if age == Some(Age::Fresh) {
+        return Found::Reach(Reach::Recorded);
+    }
+    let found = ask_remote(addr, reference, locked, cache);
     if let Some(path) = records {
-        if let Err(e) = record(path, key) {
-            tracing::debug!("cannot record the ref check in {}: {e}", path.display());
+        match &found {
+            Found::Reach(_) => reach_records::record(path, key),
+            Found::NotReached { .. } | Found::CommitGone { .. } | Found::RefGone => {
+                reach_records::forget(path, key)
+            }
+            Found::Unasked { .. } => {}
         }
     }
-    Ok(reach)
+    match (found, age) {
+        (Found::Unasked { why }, Some(Age::Stale { ago })) => {
+            Found::Reach(Reach::RecordedLongAgo { ago, why })
+        }
+        (found, _) => found,
+    }
+}
+
+/// What the remote says of `reference` and `locked` now.
+fn ask_remote(addr: &GitAddress, reference: &str, locked: &str, cache: &GitCache) -> Found {
+    let tip = TIPS
+        .get_or_ask((addr.repo.clone(), reference.to_owned()), || {
+            Ok::<_, Infallible>(git::resolve_ref(addr).map_err(|e| short_reason(&e)))
+        })
+        .unwrap_or_else(|never| match never {});
+    let (tip, kind) = match tip {
+        Ok(Some(found)) => found,
+        Ok(None) => return Found::RefGone,
+        Err(why) => return Found::Unasked { why },
+    };
+    if tip.eq_ignore_ascii_case(locked) {
+        return Found::Reach(Reach::Same);
+    }
+    match cache.reaches(addr, &tip, locked) {
+        Ok(Reached::Yes { tip }) => Found::Reach(Reach::MovedOn { tip, kind }),
+        Ok(Reached::No { tip }) => Found::NotReached { tip },
+        Ok(Reached::Gone { tip }) => Found::CommitGone { tip },
+        Err(e) => Found::Unasked {
+            why: short_reason(&e),
+        },
+    }
 }
 
 /// Record that `addr`'s ref names `commit` now: tstore resolved it itself (an unlocked
@@ -122,68 +194,93 @@ pub(crate) fn check(
 pub(crate) fn record_resolved(addr: &GitAddress, commit: &str, records: Option<&Path>) {
     let Some(path) = records else { return };
     let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
-    let key = record_key(&addr.repo, &reference, &commit.to_ascii_lowercase());
-    if recorded(path, &key) {
-        return;
-    }
-    if let Err(e) = record(path, key) {
-        tracing::debug!("cannot record the ref check in {}: {e}", path.display());
+    let key = reach_records::key(&addr.repo, &reference, &commit.to_ascii_lowercase());
+    if reach_records::age(path, &key) != Some(Age::Fresh) {
+        reach_records::record(path, &key);
     }
 }
 
-/// The records of this process, by file: read once, added to as checks succeed.
-static RECORDS: Mutex<Option<(PathBuf, BTreeMap<String, u64>)>> = Mutex::new(None);
+/// The most of a reason that is said.
+const MAX_REASON_CHARS: usize = 200;
 
-/// A record's key: the repository's identity (no credentials), the ref, the commit.
-fn record_key(repo: &str, reference: &str, commit: &str) -> String {
-    format!(
-        "{}\u{0}{reference}\u{0}{commit}",
-        crate::redact::url_identity(repo)
-    )
-}
-
-/// The most of the record file that is read (it is the user's own file, but a cache).
-const MAX_RECORDS_BYTES: u64 = 16 << 20;
-
-fn with_records<T>(path: &Path, f: impl FnOnce(&mut BTreeMap<String, u64>) -> T) -> T {
-    let mut guard = RECORDS.lock().unwrap_or_else(|e| e.into_inner());
-    if guard.as_ref().is_none_or(|(p, _)| p != path) {
-        let known = tstore_tofu::read::read_own_capped(path, MAX_RECORDS_BYTES)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
-        *guard = Some((path.to_owned(), known));
+/// Why the remote could not be asked, in one line. git's stderr (already scrubbed of
+/// credentials by `git::run`, through [`redact::scrub`](crate::redact)) is the cause and
+/// then advice, over several lines: its first line is said, without git's `fatal:`, at
+/// most [`MAX_REASON_CHARS`] characters, control characters as spaces.
+pub(crate) fn short_reason(e: &FetchError) -> String {
+    let text = match e {
+        FetchError::Git { what, stderr } => {
+            let verb = what.split_whitespace().next().unwrap_or("git");
+            match stderr.lines().map(str::trim).find(|l| !l.is_empty()) {
+                Some(line) => {
+                    let line = ["fatal:", "error:"]
+                        .iter()
+                        .find_map(|p| line.strip_prefix(p))
+                        .unwrap_or(line)
+                        .trim_start();
+                    format!("git {verb}: {line}")
+                }
+                None => format!("git {verb} failed"),
+            }
+        }
+        other => crate::modules::chain(other),
+    };
+    let first = text.lines().next().unwrap_or_default();
+    let mut out: String = first
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(MAX_REASON_CHARS)
+        .collect();
+    if first.chars().count() > MAX_REASON_CHARS {
+        out.push('…');
     }
-    let (_, known) = guard.as_mut().expect("just filled");
-    f(known)
+    out
 }
 
-fn recorded(path: &Path, key: &str) -> bool {
-    with_records(path, |known| known.contains_key(key))
-}
-
-/// Add `key` (checked now) to the record file: written whole to a temporary file in its
-/// private directory, then renamed over it.
-fn record(path: &Path, key: String) -> std::io::Result<()> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let text = with_records(path, |known| {
-        known.insert(key, now);
-        serde_json::to_string_pretty(known)
-    })?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    {
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
+/// [`RECHECK_AFTER`] in words, as messages say it.
+pub(crate) fn window_in_words() -> String {
+    let minutes = RECHECK_AFTER.as_secs() / 60;
+    match (minutes / 60, minutes % 60) {
+        (1, 0) => "an hour".to_owned(),
+        (hours, 0) => format!("{hours} hours"),
+        _ => format!("{minutes} minutes"),
     }
-    let mut temp = tempfile::Builder::new()
-        .prefix(".git-reach-")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut temp, text.as_bytes())?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_failures_are_said_in_one_short_line() {
+        let e = FetchError::Git {
+            what: "ls-remote file:///r/pkg.git".into(),
+            stderr: "fatal: '/r/pkg.git' does not appear to be a git repository\nfatal: Could \
+                     not read from remote repository.\n\nPlease make sure you have the correct \
+                     access rights\nand the repository exists."
+                .into(),
+        };
+        assert_eq!(
+            short_reason(&e),
+            "git ls-remote: '/r/pkg.git' does not appear to be a git repository"
+        );
+        let long = FetchError::Git {
+            what: "fetch https://h/r.git".into(),
+            stderr: format!("\n\nremote: {}\tx\nmore", "y".repeat(500)),
+        };
+        let said = short_reason(&long);
+        assert!(said.starts_with("git fetch: remote: yyy"), "{said}");
+        assert_eq!(said.chars().count(), MAX_REASON_CHARS + 1);
+        assert!(!said.contains('\n') && !said.contains('\t'), "{said}");
+        let silent = FetchError::Git {
+            what: "ls-remote x".into(),
+            stderr: String::new(),
+        };
+        assert_eq!(short_reason(&silent), "git ls-remote failed");
+    }
+
+    #[test]
+    fn the_window_is_said_in_words() {
+        assert_eq!(window_in_words(), "an hour");
+    }
 }

@@ -23,16 +23,18 @@
 //!   through [`redact`](crate::redact) (no credential in a message).
 //! - Its errors are [`FetchError`](crate::modules::FetchError)s, which say what went wrong
 //!   with the package; the call they belong to is added by the caller.
-//! - A question a process may ask many times for many roots (a ref's commit, a version
-//!   list) is asked once per process ([`asked_once`]).
+//! - A question a run may ask many times for many roots (a ref's commit, a version list, a
+//!   ref's reach) is asked once per run ([`asked_once`]; a run is a process's command, or
+//!   one request of the init server).
 //!
 //! [`git_reach`] is the git getter's check that a locked commit is still reached by the ref
-//! its call names.
+//! its call names, with this machine's records of earlier checks ([`reach_records`]).
 
 pub(crate) mod archive;
-mod asked_once;
+pub(crate) mod asked_once;
 pub(crate) mod git;
 pub(crate) mod git_cache;
 pub(crate) mod git_reach;
 pub(crate) mod oci;
+mod reach_records;
 pub(crate) mod registry;

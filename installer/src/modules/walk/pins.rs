@@ -60,7 +60,8 @@ impl Walker<'_> {
     /// A pinned git call's ref must reach the commit its entry pins (`reach`): checked once
     /// per call and commit per init, before the store's package of that commit is believed
     /// or the commit fetched. What the check found that the user should know (a ref that
-    /// moved on, a ref left unchecked under the outage opt-in) becomes a warning.
+    /// moved on, a ref left unchecked under the outage opt-in, an old check believed while
+    /// the remote cannot be asked) becomes a warning.
     pub(super) fn check_reach(
         &mut self,
         key: &str,
@@ -96,6 +97,15 @@ impl Walker<'_> {
                 reference,
                 why,
             }),
+            Reach::RecordedLongAgo { ago, why } => {
+                self.tree.warnings.push(ModuleWarning::RefCheckedLongAgo {
+                    key: key.to_owned(),
+                    repo: addr.repo,
+                    reference,
+                    ago,
+                    why,
+                })
+            }
         }
         Ok(())
     }

@@ -177,8 +177,13 @@ impl InitHooks for Hooks<'_> {
     }
 
     fn providers_next(&self, modules: Option<&InstalledModules>) {
+        // A warning about a repository and ref (a ref left unchecked) says the same for
+        // every root of a run: said once.
+        static SAID: crate::once::SaidPerRun = crate::once::SaidPerRun::new();
         for w in modules.iter().flat_map(|m| &m.warnings) {
-            eprintln!("{}", crate::style::warning(&w.to_string()));
+            if w.once_per_run().is_none_or(|key| SAID.first(&key)) {
+                eprintln!("{}", crate::style::warning(&w.to_string()));
+            }
         }
         if self.args.json {
             return;
