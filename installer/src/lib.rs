@@ -63,8 +63,8 @@ pub use crate::providers::{
 };
 pub use crate::publish::{
     check_push_target, oci_client, packages_without_source_zip, push_module, push_modules,
-    push_providers, ExistingTag, ModuleSelection, ProviderSelection, PushError, PushedModule,
-    PushedModules, PushedResolution, PushedVersion, WithoutSourceZip,
+    push_providers, ExistingTag, ModulePush, ModuleSelection, ProviderSelection, PushError,
+    PushedModule, PushedModules, PushedReach, PushedResolution, PushedVersion, WithoutSourceZip,
 };
 pub use crate::redact::display_url as redacted_url;
 pub use crate::report::{Event, LockFileChange, Reporter};

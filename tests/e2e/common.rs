@@ -92,3 +92,21 @@ pub(crate) fn sh(dir: &Path, script: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The first `h1:` of a module lock file's text.
+pub(crate) fn first_h1(lock: &str) -> String {
+    lock.lines()
+        .find_map(|l| l.trim().strip_prefix('"')?.strip_prefix("h1:"))
+        .map(|rest| format!("h1:{}", rest.trim_end_matches(['"', ','])))
+        .unwrap_or_else(|| panic!("no h1: in\n{lock}"))
+}
+
+/// A run's status, stdout and stderr, for an assertion's message.
+pub(crate) fn said(out: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -31,6 +31,7 @@ mod invalid_config;
 mod lock_reach;
 mod lockfile;
 mod mirror_names;
+mod mirror_reach;
 mod mirror_trust;
 mod module_lock;
 mod module_mirror;

@@ -25,7 +25,7 @@ use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
 use tstore_test_support::{run_ok, GitRepo, TestEnv};
 
-use crate::common::{json, tstore};
+use crate::common::{first_h1, json, said, tstore};
 
 const LOCK: &str = ".tstore.lock.hcl";
 /// The repository of the author's mirror.
@@ -64,14 +64,6 @@ fn installed(dir: &Path) -> String {
     fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap_or_default()
 }
 
-/// The first `h1:` of a module lock file.
-fn h1_of(lock: &str) -> String {
-    lock.lines()
-        .find_map(|l| l.trim().strip_prefix("\"h1:"))
-        .map(|rest| format!("h1:{}", rest.trim_end_matches(['"', ','])))
-        .unwrap_or_else(|| panic!("no h1: in\n{lock}"))
-}
-
 /// `h1-<hex>`: the mirror's tag of the package whose tree has `h1`.
 fn tag_of(h1: &str) -> String {
     use base64::Engine as _;
@@ -79,16 +71,6 @@ fn tag_of(h1: &str) -> String {
         .decode(h1.strip_prefix("h1:").unwrap())
         .unwrap();
     format!("h1-{}", hex::encode(bytes))
-}
-
-/// Stdout and stderr of a run, for messages.
-fn said(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// A machine: its own store, mount and home; it trusts the author's mirror's certificate
@@ -227,7 +209,7 @@ impl Author {
         );
         run_ok(self.machine.tstore().arg("init").arg(&dir));
         self.machine.push(&self.mirror);
-        h1_of(&fs_err::read_to_string(dir.join(LOCK)).unwrap())
+        first_h1(&fs_err::read_to_string(dir.join(LOCK)).unwrap())
     }
 
     /// The lock an honest init of `main` writes on the author's machine (after their push:
@@ -236,7 +218,7 @@ impl Author {
         let dir = self.machine.env.checkout("honest", &[("main.tf", main)]);
         run_ok(self.machine.tstore().arg("init").arg(&dir));
         let honest = fs_err::read_to_string(dir.join(LOCK)).unwrap();
-        let forged = honest.replace(&h1_of(&honest), theirs);
+        let forged = honest.replace(&first_h1(&honest), theirs);
         assert_ne!(forged, honest);
         forged
     }
@@ -371,7 +353,7 @@ fn a_mirrors_registry_resolution_answers_the_run_that_asked_only() {
     let resolutions = &pushed["pushed_modules"]["resolutions"];
     assert_eq!(resolutions[0]["version"], VERSION, "{pushed}");
     let lock = fs_err::read_to_string(dir.join(LOCK)).unwrap();
-    let theirs = h1_of(&lock);
+    let theirs = first_h1(&lock);
     assert!(lock.contains(&format!("\"{VERSION}\"")), "{lock}");
 
     // The genuine registry, at that host.

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use tstore_test_support::{run_fail, run_ok, stdout, GitRepo, TestEnv};
 
-use crate::common::{json, tstore, TstoreEnv};
+use crate::common::{first_h1, json, tstore, TstoreEnv};
 use crate::lock_reach::{call, installed, output_tf, LOCK};
 
 /// A bare repository `<name>.git` under `base` whose tag `v1` holds one output saying `who`.
@@ -27,14 +27,6 @@ fn repository(base: &Path, name: &str, who: &str) -> PathBuf {
         .clone_bare(base.join(format!("{name}.git")))
         .path()
         .to_owned()
-}
-
-/// The first `h1:` of a module lock file.
-fn h1_of(lock: &str) -> String {
-    lock.lines()
-        .find_map(|l| l.trim().strip_prefix('"')?.strip_prefix("h1:"))
-        .map(|rest| format!("h1:{}", rest.trim_end_matches(['"', ','])))
-        .expect("a lock entry with an h1:")
 }
 
 /// A module lock for `git::…/trusted.git?ref=v1` naming the trusted repository's real v1
@@ -50,7 +42,7 @@ fn forged_lock(trusted: &Path, attacker: &Path) -> String {
         fs_err::read_to_string(theirs.join(LOCK)).unwrap(),
         fs_err::read_to_string(honest.join(LOCK)).unwrap(),
     );
-    honest.replace(&h1_of(&honest), &h1_of(&theirs))
+    honest.replace(&first_h1(&honest), &first_h1(&theirs))
 }
 
 /// Module packages whose id claims an origin (`git-`, `http-`, `oci-`) but whose provenance

@@ -184,8 +184,10 @@ pub enum FetchError {
     /// and this machine has no record of an earlier check.
     #[error(
         "cannot check that {reference:?} of {} still reaches the locked commit {locked}: the \
-         remote cannot be asked ({why}), and this machine has no record of an earlier check",
-        display_url(repo)
+         remote cannot be asked ({why}), and this machine has no record of an earlier \
+         check{}",
+        display_url(repo),
+        mirror_miss.as_ref().map_or(String::new(), |m| format!(" ({m})"))
     )]
     LockedRefUnchecked {
         /// The repository.
@@ -196,6 +198,8 @@ pub enum FetchError {
         locked: String,
         /// Why the remote could not be asked.
         why: String,
+        /// Why the module mirror's reach record did not count, when a mirror was asked.
+        mirror_miss: Option<String>,
     },
     /// The store failed.
     #[error(transparent)]
@@ -234,12 +238,17 @@ impl FetchError {
                  at a ref that still exists."
                     .to_owned(),
             ),
-            FetchError::LockedRefUnchecked { .. } => Some(
-                "retry when the remote can be reached; to install what the lock's checksums \
+            FetchError::LockedRefUnchecked { mirror_miss, .. } => Some(format!(
+                "retry when the remote can be reached{}; to install what the lock's checksums \
                  pin without that check (an outage), set TSTORE_TRUST_LOCK=1 or pass \
-                 --trust-lock."
-                    .to_owned(),
-            ),
+                 --trust-lock.",
+                if mirror_miss.is_some() {
+                    ", or run \"tstore push --modules\" with the lock file from a machine \
+                     that reaches it, so that the module mirror records the check"
+                } else {
+                    ""
+                }
+            )),
             FetchError::LockEntryWithoutHash { .. } => Some(
                 "the entry was written or edited by hand. Run \"tstore modules lock -upgrade \
                  -module=CALL\" (or \"tstore init -upgrade\") to record the package's \

@@ -16,6 +16,11 @@
 //!                module, the version, the download location the registry named (without
 //!                credentials), the subdirectory inside the package and the package's h1:;
 //!                the tag is SHA-256 of `HOST/NAMESPACE/NAME/SYSTEM`, NUL, the version
+//! reach-<64 hex> a git ref's reach of a locked commit, as the pushing machine checked it:
+//!                an artifact of type application/vnd.tstore.git-reach whose annotations
+//!                say the repository (as messages show it), the ref, the commit and when
+//!                the check was made (seconds since the epoch); the tag is SHA-256 of the
+//!                repository's identity (no credentials), NUL, the ref, NUL, the commit
 //! ```
 //!
 //! Rules:
@@ -31,6 +36,11 @@
 //!   lying mirror can still choose is which subdirectory of the verified package a registry
 //!   call installs (the lock records the package, not the registry's location):
 //!   `docs/threat-model.md` has the row.
+//! - A reach record is believed only where the call's remote cannot be asked, only for the
+//!   exact repository, ref and commit its tag and annotations both name, and only for the
+//!   run that asked (never written to this machine's own records). It is the mirror
+//!   writer's word: whoever can write the mirror can assert a reach, which is why a mirror a
+//!   checkout names in `.tstore.hcl` is said as such in the warning.
 
 use sha2::{Digest as _, Sha256};
 use tstore_store::Hash;
@@ -40,12 +50,21 @@ use crate::net::oci::OciRepository;
 /// `artifactType` of a registry module version's resolution.
 pub(crate) const RESOLUTION_ARTIFACT_TYPE: &str = "application/vnd.tstore.module-resolution";
 
+/// `artifactType` of a git ref's reach record.
+pub(crate) const REACH_ARTIFACT_TYPE: &str = "application/vnd.tstore.git-reach";
+
 /// The annotation keys of a resolution.
 const MODULE: &str = "tstore.module";
 const VERSION: &str = "tstore.version";
 const LOCATION: &str = "tstore.location";
 const SUBDIR: &str = "tstore.subdir";
 const H1: &str = "tstore.h1";
+
+/// The annotation keys of a reach record.
+const REPOSITORY: &str = "tstore.repository";
+const REF: &str = "tstore.ref";
+const COMMIT: &str = "tstore.commit";
+const CHECKED: &str = "tstore.checked";
 
 /// The longest annotation value believed (a location is a URL).
 const MAX_VALUE: usize = 4096;
@@ -147,6 +166,75 @@ impl Resolution {
     }
 }
 
+/// The tag of the reach record of `reference` of the repository `repo` and `commit`.
+pub(crate) fn reach_tag(repo: &str, reference: &str, commit: &str) -> String {
+    let identity = crate::redact::url_identity(repo);
+    let digest = Sha256::digest(
+        format!("{identity}\0{reference}\0{}", commit.to_ascii_lowercase()).as_bytes(),
+    );
+    format!("reach-{}", hex::encode(digest))
+}
+
+/// A git ref's reach of a locked commit, as a module mirror holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ReachRecord {
+    /// The repository as messages show it (no user information, no secret-looking query
+    /// value): the mirror is read by other runners.
+    pub(crate) repository: String,
+    /// The ref.
+    pub(crate) reference: String,
+    /// The commit, lowercase.
+    pub(crate) commit: String,
+    /// When the pushing machine found the ref reaching the commit (seconds since the epoch).
+    pub(crate) checked: u64,
+}
+
+impl ReachRecord {
+    /// The record of `reference` of `repo` reaching `commit`, checked at `checked`.
+    pub(crate) fn new(repo: &str, reference: &str, commit: &str, checked: u64) -> ReachRecord {
+        ReachRecord {
+            repository: crate::redact::display_url(repo),
+            reference: reference.to_owned(),
+            commit: commit.to_ascii_lowercase(),
+            checked,
+        }
+    }
+
+    /// Whether it is the record of `reference` of `repo` reaching `commit`, whenever made.
+    pub(crate) fn is_of(&self, repo: &str, reference: &str, commit: &str) -> bool {
+        self.repository == crate::redact::display_url(repo)
+            && self.reference == reference
+            && self.commit.eq_ignore_ascii_case(commit)
+    }
+
+    /// The manifest annotations that carry it.
+    pub(crate) fn annotations(&self) -> serde_json::Value {
+        serde_json::json!({
+            REPOSITORY: self.repository,
+            REF: self.reference,
+            COMMIT: self.commit,
+            CHECKED: self.checked.to_string(),
+        })
+    }
+
+    /// Read it back from a manifest's annotations: every key present, each value a string
+    /// of bounded length, the time a number; `None` otherwise.
+    pub(crate) fn from_annotations(annotations: &serde_json::Value) -> Option<ReachRecord> {
+        let get = |key: &str| {
+            annotations[key]
+                .as_str()
+                .filter(|v| v.len() <= MAX_VALUE)
+                .map(str::to_owned)
+        };
+        Some(ReachRecord {
+            repository: get(REPOSITORY)?,
+            reference: get(REF)?,
+            commit: get(COMMIT)?,
+            checked: get(CHECKED)?.parse().ok()?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +288,31 @@ mod tests {
         let mut long = annotations;
         long[LOCATION] = serde_json::Value::String("x".repeat(MAX_VALUE + 1));
         assert_eq!(Resolution::from_annotations(&long), None);
+    }
+
+    #[test]
+    fn a_reach_record_round_trips_names_its_claim_apart_and_keeps_no_credentials() {
+        let repo = "https://user:S3CRET@git.test/org/net.git";
+        let r = ReachRecord::new(repo, "main", "ABCDEF01", 1_700_000_000);
+        assert_eq!(r.repository, "https://git.test/org/net.git");
+        assert_eq!(r.commit, "abcdef01");
+        assert!(r.is_of("https://git.test/org/net.git", "main", "abcdef01"));
+        assert!(!r.is_of(repo, "v1", "abcdef01"));
+        assert!(!r.is_of(repo, "main", "abcdef02"));
+        assert!(!r.annotations().to_string().contains("S3CRET"));
+        assert_eq!(ReachRecord::from_annotations(&r.annotations()), Some(r));
+        let mut untimed = ReachRecord::new(repo, "main", "ab", 1).annotations();
+        untimed[CHECKED] = serde_json::Value::String("yesterday".into());
+        assert_eq!(ReachRecord::from_annotations(&untimed), None);
+        // The tag: the identity without credentials, apart per ref and commit.
+        let tag = reach_tag(repo, "main", "ABCDEF01");
+        assert_eq!(
+            tag,
+            reach_tag("https://git.test/org/net.git", "main", "abcdef01")
+        );
+        assert_eq!(tag.len(), "reach-".len() + 64);
+        assert_ne!(tag, reach_tag(repo, "main", "abcdef02"));
+        assert_ne!(tag, reach_tag(repo, "mai", "nabcdef01"));
     }
 
     #[test]

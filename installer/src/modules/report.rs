@@ -200,6 +200,24 @@ pub enum ModuleWarning {
         /// Why the remote could not be asked, in one line.
         why: String,
     },
+    /// A git call's remote could not be asked whether its ref reaches the locked commit,
+    /// this machine has no check of its own, and the module mirror's record of its pusher's
+    /// check was believed for this run. Said once per run for its repository and ref
+    /// ([`ModuleWarning::once_per_run`]).
+    RefCheckedByMirror {
+        /// The call (the first one of the run that met it).
+        key: String,
+        /// The repository.
+        repo: String,
+        /// The ref the call names.
+        reference: String,
+        /// The mirror, as messages show it, with where it was set.
+        mirror: String,
+        /// Seconds since its pusher's check; `None`: a time ahead of this machine's clock.
+        ago: Option<u64>,
+        /// Why the remote could not be asked, in one line.
+        why: String,
+    },
 }
 
 impl ModuleWarning {
@@ -220,6 +238,12 @@ impl ModuleWarning {
                 "checked long ago\u{0}{}\u{0}{reference}",
                 crate::redact::url_identity(repo)
             )),
+            ModuleWarning::RefCheckedByMirror {
+                repo, reference, ..
+            } => Some(format!(
+                "checked by the mirror\u{0}{}\u{0}{reference}",
+                crate::redact::url_identity(repo)
+            )),
             _ => None,
         }
     }
@@ -230,7 +254,8 @@ fn ago_in_words(secs: u64) -> String {
     let (n, unit) = match secs {
         s if s >= 2 * 86_400 => (s / 86_400, "days"),
         s if s >= 2 * 3_600 => (s / 3_600, "hours"),
-        s => (s / 60, "minutes"),
+        s if s >= 2 * 60 => (s / 60, "minutes"),
+        s => (s, "seconds"),
     };
     format!("{n} {unit}")
 }
@@ -310,6 +335,24 @@ impl std::fmt::Display for ModuleWarning {
                 match ago {
                     Some(secs) => format!("{} ago", ago_in_words(*secs)),
                     None => "at an unknown time".to_owned(),
+                }
+            ),
+            ModuleWarning::RefCheckedByMirror {
+                repo,
+                reference,
+                mirror,
+                ago,
+                why,
+                ..
+            } => write!(
+                f,
+                "{reference:?} of {}: the remote cannot be asked ({why}); the module mirror \
+                 {mirror} records that the machine that pushed it found it reaching the locked \
+                 commit {}, believed for this run",
+                crate::redact::display_url(repo),
+                match ago {
+                    Some(secs) => format!("{} ago", ago_in_words(*secs)),
+                    None => "at a time ahead of this machine's clock".to_owned(),
                 }
             ),
             ModuleWarning::SharedByInstances {

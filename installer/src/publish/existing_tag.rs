@@ -22,6 +22,10 @@ pub(super) struct PublishedTag {
     pub(super) digest: String,
     /// When it is an OpenTofu provider index: its manifest descriptors by `OS_ARCH`.
     pub(super) platforms: Option<BTreeMap<String, serde_json::Value>>,
+    /// The document's `artifactType`, if any.
+    pub(super) artifact_type: Option<String>,
+    /// The document's annotations (`null`: none).
+    pub(super) annotations: serde_json::Value,
 }
 
 impl PublishedTag {
@@ -54,7 +58,12 @@ impl PublishedTag {
                 })
                 .collect()
         });
-        Ok(Some(PublishedTag { digest, platforms }))
+        Ok(Some(PublishedTag {
+            digest,
+            platforms,
+            artifact_type: doc["artifactType"].as_str().map(str::to_owned),
+            annotations: doc["annotations"].clone(),
+        }))
     }
 
     /// The manifest digest the tag names for `platform` (`OS_ARCH`), if any.

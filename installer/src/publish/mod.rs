@@ -58,6 +58,7 @@ mod module;
 mod module_mirror;
 mod package_zip;
 mod provider;
+mod reach;
 mod selection;
 #[cfg(test)]
 mod tests;
@@ -70,9 +71,12 @@ use crate::providers::sources::oci_mirror::OciMirrorError;
 
 pub use self::existing_tag::ExistingTag;
 pub use self::module::{push_module, PushedModule};
-pub use self::module_mirror::{push_modules, ModuleSelection, PushedModules, PushedResolution};
+pub use self::module_mirror::{
+    push_modules, ModulePush, ModuleSelection, PushedModules, PushedResolution,
+};
 pub(crate) use self::package_zip::package_zip;
 pub use self::provider::{push_providers, PushedVersion};
+pub use self::reach::PushedReach;
 pub use self::selection::{
     check_push_target, packages_without_source_zip, ProviderSelection, WithoutSourceZip,
 };
@@ -160,6 +164,18 @@ pub enum PushError {
         /// The call's key.
         key: String,
     },
+    /// A pinned git call's reach of its locked commit cannot be checked (or its ref does not
+    /// reach it), so the module mirror cannot record it.
+    #[error("cannot check that the ref of module \"{key}\" of {} reaches its locked commit, so the module mirror cannot record that it does", lock_file.display())]
+    ReachUnchecked {
+        /// The module lock file.
+        lock_file: std::path::PathBuf,
+        /// The call's key.
+        key: String,
+        /// Why.
+        #[source]
+        source: Box<crate::modules::FetchError>,
+    },
     /// A `--provider` selection is not `[HOST/]NAMESPACE/TYPE[@VERSION]`.
     #[error("invalid provider selection {selection:?}: {message}")]
     BadSelection {
@@ -175,9 +191,26 @@ impl Diagnostic for PushError {
     fn hint(&self) -> Option<String> {
         match self {
             PushError::Store(e) => e.hint(),
+            PushError::ReachUnchecked { source, .. } => source.hint(),
             _ => None,
         }
     }
+}
+
+/// The manifest of an artifact that is only its annotations (a registry resolution, a
+/// reach record): OCI's empty config and one empty layer, as the distribution spec
+/// describes an artifact without content.
+pub(super) fn annotations_manifest(artifact_type: &str, annotations: serde_json::Value) -> Vec<u8> {
+    let empty = crate::net::oci::sha256_digest(b"{}");
+    serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": crate::net::oci::MANIFEST_MEDIA_TYPE,
+        "artifactType": artifact_type,
+        "config": {"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": empty, "size": 2},
+        "layers": [{"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": empty, "size": 2}],
+        "annotations": annotations,
+    }))
+    .expect("JSON")
 }
 
 /// The OCI client for a push: the network settings' TLS roots, and the registry logins of

@@ -1,24 +1,26 @@
 //! `tstore push --modules oci://REGISTRY/REPOSITORY`: the store's module packages into a
 //! module mirror (`modules::mirror` has the layout), each under the tag its `h1:` names,
-//! with the registry resolutions the store knows for them.
+//! with the registry resolutions the store knows for them and this machine's checks that
+//! git refs reach locked commits ([`reach`](super::reach)).
 //!
-//! What is pushed: every module package the store holds, or the packages and registry
-//! resolutions that given module lock files pin (`--recursive`; an entry the store cannot
-//! serve fails the push before anything is uploaded, naming the lock file and the call).
+//! What is pushed: every module package the store holds, or the packages, registry
+//! resolutions and reach checks that given module lock files pin (`--recursive`; an entry
+//! the store cannot serve, or whose reach cannot be checked, fails the push before anything
+//! is uploaded, naming the lock file and the call).
 //! Packages made from another by leaving out its dot entries (`…-nodot`) are not pushed: a
 //! lock entry names the package as fetched, and a runner makes the other itself.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use serde_json::json;
 use tstore_store::{Hash, PackageKey, Store};
 use tstore_tofu::module_lock::ModuleLock;
 use tstore_tofu::module_source::ModuleSource;
 
 use super::existing_tag::{ExistingTag, PublishedTag};
 use super::module::{push_module, PushedModule};
-use super::{PushError, EMPTY_CONFIG_MEDIA_TYPE};
+use super::reach::{self, PushedReach};
+use super::PushError;
 use crate::modules::mirror::{package_tag, resolution_tag, Resolution, RESOLUTION_ARTIFACT_TYPE};
 use crate::net::oci::{OciClient, OciRepository, MANIFEST_MEDIA_TYPE};
 
@@ -51,6 +53,24 @@ pub struct PushedModules {
     pub packages: Vec<PushedModule>,
     /// Each registry resolution, by module and version.
     pub resolutions: Vec<PushedResolution>,
+    /// Each reach check, by tag.
+    pub reach_records: Vec<PushedReach>,
+}
+
+/// A push to a module mirror: where, what, and how.
+#[derive(Clone, Copy, Debug)]
+pub struct ModulePush<'a> {
+    /// The mirror's repository.
+    pub repo: &'a OciRepository,
+    /// Which packages.
+    pub selection: &'a ModuleSelection,
+    /// The registry host of a source that names none (the flavor's).
+    pub default_host: &'a str,
+    /// What to do with a tag that names something else.
+    pub existing: ExistingTag,
+    /// This machine's records of git refs found reaching locked commits
+    /// (`$XDG_STATE_HOME/tstore/git-reach.json`); `None`: no state directory.
+    pub reach_records: Option<&'a Path>,
 }
 
 /// The store's module packages by `h1:` (one package per tree hash: the first by id).
@@ -108,25 +128,35 @@ fn resolutions(store: &Store) -> Result<BTreeMap<(String, String), Resolution>, 
     Ok(found)
 }
 
-/// What the selection takes: package ids by `h1:`, and the resolutions.
-type Selected = (BTreeMap<Hash, String>, Vec<Resolution>);
+/// What the selection takes: package ids by `h1:`, the resolutions, the reach checks.
+struct Selected {
+    packages: BTreeMap<Hash, String>,
+    resolutions: Vec<Resolution>,
+    reaches: Vec<reach::Check>,
+}
 
-fn select(
-    store: &Store,
-    selection: &ModuleSelection,
-    default_host: &str,
-) -> Result<Selected, PushError> {
+fn select(store: &Store, push: &ModulePush<'_>) -> Result<Selected, PushError> {
     store.ensure_trusted()?;
     let by_h1 = packages_by_h1(store)?;
     let known = resolutions(store)?;
-    let ModuleSelection::Pinned(locks) = selection else {
-        let resolutions = known.into_values().collect();
-        return Ok((by_h1, resolutions));
+    let ModuleSelection::Pinned(locks) = push.selection else {
+        return Ok(Selected {
+            packages: by_h1,
+            resolutions: known.into_values().collect(),
+            reaches: reach::recorded(push.reach_records),
+        });
     };
+    let default_host = push.default_host;
     let mut packages = BTreeMap::new();
     let mut wanted = BTreeMap::new();
+    let mut reaches = BTreeMap::new();
     for (path, lock) in locks {
         for (key, entry) in &lock.entries {
+            if let Some((tag, record)) =
+                reach::pinned(store, path, key, entry, default_host, push.reach_records)?
+            {
+                reaches.insert(tag, record);
+            }
             let missing = || PushError::NotInStore {
                 lock_file: path.clone(),
                 key: key.clone(),
@@ -163,34 +193,43 @@ fn select(
             }
         }
     }
-    Ok((packages, wanted.into_values().collect()))
+    Ok(Selected {
+        packages,
+        resolutions: wanted.into_values().collect(),
+        reaches: reaches.into_iter().collect(),
+    })
 }
 
-/// Push the selected module packages and registry resolutions to the module mirror `repo`.
-/// A tag that names other content is a conflict ([`PushError::TagTaken`]) unless `existing`
-/// is [`ExistingTag::Replace`]; a tag that names this push's manifest already is left as it
-/// is, and nothing is uploaded for it. `each` is told of every package as it is pushed.
+/// Push the selected module packages, registry resolutions and reach checks to the module
+/// mirror. A tag that names other content is a conflict ([`PushError::TagTaken`]) unless
+/// the push replaces tags ([`ExistingTag::Replace`]); a tag that names this push's manifest
+/// already is left as it is, and nothing is uploaded for it (a reach check's tag: also one
+/// holding a newer check of the same claim). `each` is told of every package as it is
+/// pushed.
 pub fn push_modules(
     store: &Store,
     client: &OciClient,
-    repo: &OciRepository,
-    selection: &ModuleSelection,
-    default_host: &str,
-    existing: ExistingTag,
+    push: &ModulePush<'_>,
     each: &dyn Fn(&PushedModule),
 ) -> Result<PushedModules, PushError> {
-    let (packages, resolutions) = select(store, selection, default_host)?;
+    let selected = select(store, push)?;
+    let (repo, existing) = (push.repo, push.existing);
     let mut pushed = PushedModules::default();
-    for (h1, id) in &packages {
+    for (h1, id) in &selected.packages {
         let tag = package_tag(h1).expect("the store keeps well-formed h1: hashes");
         let one = push_module(store, client, repo, &tag, id, existing)?;
         each(&one);
         pushed.packages.push(one);
     }
-    for resolution in resolutions {
+    for resolution in selected.resolutions {
         pushed
             .resolutions
             .push(push_resolution(client, repo, &resolution, existing)?);
+    }
+    for check in &selected.reaches {
+        pushed
+            .reach_records
+            .push(reach::push(client, repo, check, existing)?);
     }
     Ok(pushed)
 }
@@ -204,16 +243,7 @@ fn push_resolution(
     existing: ExistingTag,
 ) -> Result<PushedResolution, PushError> {
     let tag = resolution_tag(&resolution.module, &resolution.version);
-    let empty = crate::net::oci::sha256_digest(b"{}");
-    let manifest = serde_json::to_vec(&json!({
-        "schemaVersion": 2,
-        "mediaType": MANIFEST_MEDIA_TYPE,
-        "artifactType": RESOLUTION_ARTIFACT_TYPE,
-        "config": {"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": empty, "size": 2},
-        "layers": [{"mediaType": EMPTY_CONFIG_MEDIA_TYPE, "digest": empty, "size": 2}],
-        "annotations": resolution.annotations(),
-    }))
-    .expect("JSON");
+    let manifest = super::annotations_manifest(RESOLUTION_ARTIFACT_TYPE, resolution.annotations());
     let digest = crate::net::oci::sha256_digest(&manifest);
     let reference = format!("{repo}:{tag}");
     let published = PublishedTag::read(client, repo, &tag)?;

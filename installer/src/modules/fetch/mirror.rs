@@ -13,8 +13,12 @@ use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{Getter, ModuleSource, RemotePackage};
 
 use super::{mirror_id, FetchLog, Fetched, Fetcher};
+use crate::modules::getters::git_reach::MirrorRecord;
 use crate::modules::getters::oci::layer_of_module_manifest;
-use crate::modules::mirror::{package_tag, resolution_tag, ModuleMirror, Resolution};
+use crate::modules::mirror::{
+    package_tag, reach_tag, resolution_tag, ModuleMirror, ReachRecord, Resolution,
+    REACH_ARTIFACT_TYPE,
+};
 use crate::modules::FetchError;
 use crate::net::http::HttpError;
 use crate::net::oci::{FetchedManifest, OciClient, OciError};
@@ -52,6 +56,43 @@ fn tagged(
             FromMirror::Missing(format!("the module mirror has no {what}"))
         }
         Err(e) => FromMirror::Missing(format!("the module mirror failed: {e}")),
+    }
+}
+
+/// The mirror's record that `reference` of `repo` reaches `commit`: one the mirror's tag
+/// for exactly that claim holds, of the reach artifact type, whose annotations name that
+/// claim; `Err(why)` otherwise (no such tag, a mirror that cannot be asked, another claim).
+pub(in crate::modules) fn reach_from_mirror(
+    client: &OciClient,
+    mirror: &ModuleMirror,
+    repo: &str,
+    reference: &str,
+    commit: &str,
+) -> Result<MirrorRecord, String> {
+    let tag = reach_tag(repo, reference, commit);
+    let what = format!("record of {reference:?} reaching {commit}");
+    let manifest = match tagged(client, mirror, &tag, &what) {
+        FromMirror::Found(m) => m,
+        FromMirror::Missing(why) => return Err(why),
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&manifest.bytes).unwrap_or_default();
+    let record = (doc["artifactType"] == REACH_ARTIFACT_TYPE)
+        .then(|| ReachRecord::from_annotations(&doc["annotations"]))
+        .flatten();
+    match record {
+        Some(record) if record.is_of(repo, reference, commit) => Ok(MirrorRecord {
+            mirror: match mirror.origin.as_str() {
+                "TSTORE_MODULE_MIRROR" => format!("{mirror} (TSTORE_MODULE_MIRROR)"),
+                origin => format!("{mirror}, named by {origin}"),
+            },
+            checked: record.checked,
+        }),
+        Some(_) => Err(format!(
+            "the module mirror's {mirror}:{tag} names another repository, ref or commit"
+        )),
+        None => Err(format!(
+            "the module mirror's {mirror}:{tag} is not a reach record tstore wrote"
+        )),
     }
 }
 

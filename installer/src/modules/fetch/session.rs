@@ -22,6 +22,7 @@ use tstore_tofu::version::ModuleVersionConstraints;
 use super::mirror::FromMirror;
 use super::pool::{run_bounded, MAX_FETCHES, MAX_PER_HOST};
 use super::{resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots};
+use crate::modules::getters::git_reach::MirrorRecord;
 use crate::modules::getters::registry::RegistryModule;
 use crate::modules::locked;
 use crate::modules::mirror::ModuleMirror;
@@ -332,6 +333,21 @@ impl<'a> FetchSession<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The module mirror's record that `reference` of `repo` reaches `commit` (for the reach
+    /// check of a runner that cannot ask the remote): `Ok(None)` without a mirror.
+    pub(in crate::modules) fn mirror_reach(
+        &mut self,
+        repo: &str,
+        reference: &str,
+        commit: &str,
+    ) -> Result<Option<MirrorRecord>, String> {
+        let Some(mirror) = self.mirror().map_err(|e| crate::modules::chain(&e))? else {
+            return Ok(None);
+        };
+        let client = self.mirror_client.as_ref().expect("made by mirror()");
+        super::mirror::reach_from_mirror(client, mirror, repo, reference, commit).map(Some)
     }
 
     /// Why the module mirror did not serve the lock entry `entry` in this init, if it was

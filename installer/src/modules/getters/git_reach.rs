@@ -20,6 +20,9 @@
 //! - the remote cannot be asked, and a record older than the window exists: the record is
 //!   believed (it was the remote's answer once, and an outage must not stop a machine that
 //!   checked), and it is said, since an empty runner refuses there;
+//! - the remote cannot be asked, no record exists, and the module mirror records that its
+//!   pusher checked it (an air-gapped runner): the mirror's record is believed for the run,
+//!   and it is said;
 //! - the remote cannot be asked and no record exists (an outage): refused, naming
 //!   `TSTORE_TRUST_LOCK=1` / `--trust-lock`; with that opt-in the lock's checksums alone
 //!   decide, and the refs left unchecked are said.
@@ -51,18 +54,49 @@ pub(crate) enum Reach {
     RecordedLongAgo { ago: Option<u64>, why: String },
     /// The ref moved on from the commit (to `tip`) and still reaches it.
     MovedOn { tip: String, kind: RefKind },
+    /// The remote could not be asked (`why`), and this machine has no check of its own; the
+    /// module mirror `mirror` records that its pusher found the ref reaching the commit
+    /// `ago` seconds ago (`None`: a time ahead of this machine's clock). Believed for this
+    /// run only.
+    MirrorRecorded {
+        mirror: String,
+        ago: Option<u64>,
+        why: String,
+    },
     /// Not checked: the remote could not be asked (`why`), and the user trusts the lock.
     Unchecked { why: String },
 }
+
+/// A module mirror's record of a reach, as [`AskMirror`] finds it.
+#[derive(Clone, Debug)]
+pub(crate) struct MirrorRecord {
+    /// The mirror, as messages show it (with where it was set).
+    pub(crate) mirror: String,
+    /// When its pusher made the check (seconds since the epoch).
+    pub(crate) checked: u64,
+}
+
+/// Asks the module mirror, if there is one, for its record that a ref (of a repository)
+/// reaches a commit: `Ok(None)` without a mirror, `Err(why)` when the mirror has none that
+/// counts.
+pub(crate) type AskMirror<'a> =
+    &'a mut dyn FnMut(&str, &str, &str) -> Result<Option<MirrorRecord>, String>;
 
 /// What one check found, kept for the run: an answer or a refusal, or that the remote
 /// could not be asked (the opt-in decides that one per call).
 #[derive(Clone, Debug)]
 enum Found {
     Reach(Reach),
-    Unasked { why: String },
-    NotReached { tip: String },
-    CommitGone { tip: String },
+    Unasked {
+        why: String,
+        mirror_miss: Option<String>,
+    },
+    NotReached {
+        tip: String,
+    },
+    CommitGone {
+        tip: String,
+    },
     RefGone,
 }
 
@@ -78,38 +112,39 @@ static TIPS: AskedOnce<(String, String), Tip> = AskedOnce::new();
 type Tip = Result<Option<(String, RefKind)>, String>;
 
 /// Whether `addr`'s ref reaches `locked` (module docs). `records` is the record file, if
-/// the user has a state directory; `trust` is the outage opt-in.
+/// the user has a state directory; `mirror` asks the module mirror where neither the
+/// remote nor this machine can answer; `trust` is the outage opt-in.
 pub(crate) fn check(
     addr: &GitAddress,
     locked: &str,
     cache: &GitCache,
     records: Option<&Path>,
+    mirror: AskMirror<'_>,
     trust: bool,
 ) -> Result<Reach, FetchError> {
     let locked = locked.to_ascii_lowercase();
     let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
-    // A call that names the commit by id (whole or abbreviated) reaches it by definition.
-    let by_id = reference.len() >= 4
-        && reference.bytes().all(|b| b.is_ascii_hexdigit())
-        && locked.starts_with(&reference.to_ascii_lowercase());
-    if by_id {
+    if names_by_id(&reference, &locked) {
         return Ok(Reach::Same);
     }
     let key = reach_records::key(&addr.repo, &reference, &locked);
     let found = FOUND
         .get_or_ask(key.clone(), || {
-            Ok::<_, Infallible>(find(addr, &reference, &locked, cache, records, &key))
+            Ok::<_, Infallible>(find(
+                addr, &reference, &locked, cache, records, mirror, &key,
+            ))
         })
         .unwrap_or_else(|never| match never {});
     let repo = addr.repo.clone();
     match found {
         Found::Reach(reach) => Ok(reach),
-        Found::Unasked { why } if trust => Ok(Reach::Unchecked { why }),
-        Found::Unasked { why } => Err(FetchError::LockedRefUnchecked {
+        Found::Unasked { why, .. } if trust => Ok(Reach::Unchecked { why }),
+        Found::Unasked { why, mirror_miss } => Err(FetchError::LockedRefUnchecked {
             repo,
             reference,
             locked,
             why,
+            mirror_miss,
         }),
         Found::NotReached { tip } => Err(FetchError::LockedCommitNotReached {
             repo,
@@ -131,14 +166,62 @@ pub(crate) fn check(
     }
 }
 
+/// Whether a call's `reference` names the commit `locked` by id (whole or abbreviated):
+/// then it reaches it by definition.
+fn names_by_id(reference: &str, locked: &str) -> bool {
+    reference.len() >= 4
+        && reference.bytes().all(|b| b.is_ascii_hexdigit())
+        && locked.starts_with(&reference.to_ascii_lowercase())
+}
+
+/// When this machine found `addr`'s ref reaching `locked`, for a push that publishes the
+/// check to a module mirror: the check is made as [`check`] makes it without a mirror or
+/// the outage opt-in (a fresh record, else the remote; a stale record where the remote
+/// cannot be asked), and its time read back (now, without a record file). `Ok(None)`: the
+/// call names the commit by id, and there is nothing to publish.
+pub(crate) fn checked_at(
+    addr: &GitAddress,
+    locked: &str,
+    cache: &GitCache,
+    records: Option<&Path>,
+) -> Result<Option<u64>, FetchError> {
+    let locked = locked.to_ascii_lowercase();
+    let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
+    if names_by_id(&reference, &locked) {
+        return Ok(None);
+    }
+    check(
+        addr,
+        &locked,
+        cache,
+        records,
+        &mut |_, _, _| Ok(None),
+        false,
+    )?;
+    let key = reach_records::key(&addr.repo, &reference, &locked);
+    Ok(Some(
+        records
+            .and_then(|path| reach_records::checked(path, &key))
+            .unwrap_or_else(reach_records::now),
+    ))
+}
+
+/// This machine's records of refs found reaching commits, for a push that publishes them:
+/// (repository identity, ref, commit, when), those whose time is known.
+pub(crate) fn all_records(records: &Path) -> Vec<(String, String, String, u64)> {
+    reach_records::all(records)
+}
+
 /// The check of record `key`: a fresh record, else the remote, whose answer renews or
-/// drops the record; a stale record stands only where the remote cannot be asked.
+/// drops the record; where the remote cannot be asked, a stale record, else the module
+/// mirror's record (for this run: it is never written to this machine's records).
 fn find(
     addr: &GitAddress,
     reference: &str,
     locked: &str,
     cache: &GitCache,
     records: Option<&Path>,
+    mirror: AskMirror<'_>,
     key: &str,
 ) -> Found {
     let age = records.and_then(|path| reach_records::age(path, key));
@@ -156,9 +239,24 @@ fn find(
         }
     }
     match (found, age) {
-        (Found::Unasked { why }, Some(Age::Stale { ago })) => {
+        (Found::Unasked { why, .. }, Some(Age::Stale { ago })) => {
             Found::Reach(Reach::RecordedLongAgo { ago, why })
         }
+        (Found::Unasked { why, .. }, _) => match mirror(&addr.repo, reference, locked) {
+            Ok(Some(record)) => Found::Reach(Reach::MirrorRecorded {
+                mirror: record.mirror,
+                ago: reach_records::now().checked_sub(record.checked),
+                why,
+            }),
+            Ok(None) => Found::Unasked {
+                why,
+                mirror_miss: None,
+            },
+            Err(miss) => Found::Unasked {
+                why,
+                mirror_miss: Some(miss),
+            },
+        },
         (found, _) => found,
     }
 }
@@ -173,7 +271,12 @@ fn ask_remote(addr: &GitAddress, reference: &str, locked: &str, cache: &GitCache
     let (tip, kind) = match tip {
         Ok(Some(found)) => found,
         Ok(None) => return Found::RefGone,
-        Err(why) => return Found::Unasked { why },
+        Err(why) => {
+            return Found::Unasked {
+                why,
+                mirror_miss: None,
+            }
+        }
     };
     if tip.eq_ignore_ascii_case(locked) {
         return Found::Reach(Reach::Same);
@@ -184,6 +287,7 @@ fn ask_remote(addr: &GitAddress, reference: &str, locked: &str, cache: &GitCache
         Ok(Reached::Gone { tip }) => Found::CommitGone { tip },
         Err(e) => Found::Unasked {
             why: short_reason(&e),
+            mirror_miss: None,
         },
     }
 }

@@ -51,6 +51,31 @@ pub(crate) fn age(path: &Path, key: &str) -> Option<Age> {
     Some(age_at(checked, now()))
 }
 
+/// When the record `key` was made (seconds since the epoch); `None`: there is none, or its
+/// time is not known.
+pub(crate) fn checked(path: &Path, key: &str) -> Option<u64> {
+    with_records(path, |known| known.get(key).copied()).filter(|t| *t > 0)
+}
+
+/// Every record whose time is known: (repository identity, ref, commit, when).
+pub(crate) fn all(path: &Path) -> Vec<(String, String, String, u64)> {
+    with_records(path, |known| {
+        known
+            .iter()
+            .filter(|(_, t)| **t > 0)
+            .filter_map(|(key, t)| {
+                let mut parts = key.split('\u{0}');
+                match (parts.next(), parts.next(), parts.next(), parts.next()) {
+                    (Some(repo), Some(reference), Some(commit), None) => {
+                        Some((repo.to_owned(), reference.to_owned(), commit.to_owned(), *t))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    })
+}
+
 /// Record that `key` was found reached now (a record there already is made fresh).
 pub(crate) fn record(path: &Path, key: &str) {
     let now = now();
@@ -84,7 +109,7 @@ fn age_at(checked: u64, now: u64) -> Age {
     }
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

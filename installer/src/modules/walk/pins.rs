@@ -60,8 +60,8 @@ impl Walker<'_> {
     /// A pinned git call's ref must reach the commit its entry pins (`reach`): checked once
     /// per call and commit per init, before the store's package of that commit is believed
     /// or the commit fetched. What the check found that the user should know (a ref that
-    /// moved on, a ref left unchecked under the outage opt-in, an old check believed while
-    /// the remote cannot be asked) becomes a warning.
+    /// moved on, a ref left unchecked under the outage opt-in, an old check or the module
+    /// mirror's record believed while the remote cannot be asked) becomes a warning.
     pub(super) fn check_reach(
         &mut self,
         key: &str,
@@ -73,11 +73,13 @@ impl Walker<'_> {
         };
         let addr = git::GitAddress::parse(&package.url)?;
         let cache = crate::modules::getters::git_cache::GitCache::new(self.store.git_cache_dir()?);
+        let session = &mut self.session;
         let reach = crate::modules::getters::git_reach::check(
             &addr,
             locked,
             &cache,
             self.opts.reach_records.as_deref(),
+            &mut |repo, reference, commit| session.mirror_reach(repo, reference, commit),
             self.opts.trust_lock,
         )?;
         let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
@@ -97,6 +99,16 @@ impl Walker<'_> {
                 reference,
                 why,
             }),
+            Reach::MirrorRecorded { mirror, ago, why } => {
+                self.tree.warnings.push(ModuleWarning::RefCheckedByMirror {
+                    key: key.to_owned(),
+                    repo: addr.repo,
+                    reference,
+                    mirror,
+                    ago,
+                    why,
+                })
+            }
             Reach::RecordedLongAgo { ago, why } => {
                 self.tree.warnings.push(ModuleWarning::RefCheckedLongAgo {
                     key: key.to_owned(),

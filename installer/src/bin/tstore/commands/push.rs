@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use tstore_installer::{
     check_push_target, keep_source_archive, oci_client, packages_without_source_zip, push_module,
-    push_providers, DataDir, ExistingTag, ModuleMirror, ModuleSelection, OciClient, OciRepository,
-    ProviderOptions, ProviderSelection, PushedModule, Reporter, WorkdirOptions,
+    push_providers, DataDir, ExistingTag, ModuleMirror, ModulePush, ModuleSelection, OciClient,
+    OciRepository, ProviderOptions, ProviderSelection, PushedModule, Reporter, WorkdirOptions,
 };
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
@@ -200,19 +200,19 @@ fn push_modules(
         ModuleSelection::All
     };
     let json = args.json;
-    let pushed = tstore_installer::push_modules(
-        store,
-        client,
-        &mirror.repository,
-        &selection,
-        flavor.default_registry_host(),
+    let reach_records = settings.reach_records();
+    let push = ModulePush {
+        repo: &mirror.repository,
+        selection: &selection,
+        default_host: flavor.default_registry_host(),
         existing,
-        &|p| {
-            if !json {
-                say_pushed_module(p);
-            }
-        },
-    )
+        reach_records: reach_records.as_deref(),
+    };
+    let pushed = tstore_installer::push_modules(store, client, &push, &|p| {
+        if !json {
+            say_pushed_module(p);
+        }
+    })
     .with_context(|| format!("cannot push module packages to {mirror}"))?;
     if json {
         json::print(&serde_json::json!({ "pushed_modules": pushed }))?;
@@ -220,11 +220,15 @@ fn push_modules(
         println!("The store holds no module packages to push; nothing was pushed.");
     } else {
         let written = pushed.resolutions.iter().filter(|r| r.written).count();
+        let reaches_written = pushed.reach_records.iter().filter(|r| r.written).count();
         println!(
-            "{} pushed to {mirror}, with {} of registry versions ({} written now).",
+            "{} pushed to {mirror}, with {} of registry versions ({} written now) and {} of \
+             git refs reaching locked commits ({} written now).",
             units::count(pushed.packages.len() as u64, "module package"),
             units::count(pushed.resolutions.len() as u64, "resolution"),
-            written
+            written,
+            units::count(pushed.reach_records.len() as u64, "check"),
+            reaches_written
         );
     }
     Ok(ExitCode::SUCCESS)
