@@ -205,4 +205,9 @@ fn verify_repair_drops_a_name_no_origin_supports() {
     let teammate = env.checkout("teammate", &[("main.tf", &call(&trusted, "v1"))]);
     env.tstore().no_fuse().init(&teammate).fails();
     assert!(!installed(&teammate).contains("attacker"));
+    // With it back, the trusted files: the repair left nothing under the trusted name.
+    fs_err::rename(&moved, &trusted).unwrap();
+    env.tstore().no_fuse().init(&teammate).ok();
+    let got = installed(&teammate);
+    assert!(got.contains("\"trusted\""), "{got}");
 }
