@@ -69,6 +69,7 @@ mod restored_store;
 mod rollback;
 mod selection;
 mod serve;
+mod serve_attacks;
 mod static_eval;
 mod store;
 mod store_trust;

@@ -47,7 +47,7 @@ pub(crate) fn print(value: &impl Serialize) -> Result<()> {
     if kept {
         return Ok(());
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::say::stdout();
     serde_json::to_writer_pretty(&mut out, &document)?;
     writeln!(out)?;
     Ok(())

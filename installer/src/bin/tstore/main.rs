@@ -3,6 +3,12 @@
 //! (on stdout as JSON lines for `init -json`), and maps failures to exit codes as tofu
 //! does: 0 ok, 1 any failure, a command line that does not parse included.
 
+// Client-facing output goes through `say`, which survives a reader that went away.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+#[macro_use]
+mod say;
+
 mod cli;
 mod commands;
 mod diagnostics;
@@ -168,7 +174,7 @@ fn on_interrupt(settings: &Settings) {
     let installed = ctrlc::set_handler(move || {
         tstore_installer::interrupt::wait_for_writes(std::time::Duration::from_secs(60));
         let _ = tstore_store::remove_own_temps(&store);
-        eprintln!("\nInterrupted");
+        errln!("\nInterrupted");
         std::process::exit(130);
     });
     if let Err(e) = installed {

@@ -80,7 +80,7 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
         let source = settings.tf_cli_config_file.as_deref();
         let rendered = render(settings, flavor, source, &providers)?;
         rendered.warn_left_out(flavor);
-        std::io::stdout().write_all(rendered.text.as_bytes())?;
+        crate::say::stdout().write_all(rendered.text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     };
     let out = absolute(out)?;
@@ -114,7 +114,7 @@ pub(crate) fn cli_config(settings: &Settings, out: Option<&Path>) -> Result<Exit
         },
     );
     write_outputs(settings, &outputs)?;
-    eprintln!(
+    errln!(
         "tstore: wrote {}; point TF_CLI_CONFIG_FILE at it. tstore keeps it current as providers \
          enter and leave the store.",
         out.display()
@@ -129,7 +129,7 @@ pub(crate) fn refresh_outputs(settings: &Settings, store: &Store) {
         return;
     }
     if let Err(e) = try_refresh(settings, store) {
-        eprintln!(
+        errln!(
             "{}",
             crate::style::warning(&format!(
                 "cannot update the files `tstore cli-config --out` wrote: {e:#}"
@@ -287,7 +287,7 @@ impl Rendered {
         if self.left_out.is_empty() {
             return;
         }
-        eprintln!(
+        errln!(
             "{}",
             crate::style::warning(&format!(
                 "left out of the generated configuration, because {flavor} does not read it: {}",

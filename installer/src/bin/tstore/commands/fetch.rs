@@ -39,7 +39,7 @@ pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
         fetch_root(settings, &store, root, &platforms, reporter)
     });
     let mut documents = Vec::new();
-    let mut out = std::io::stdout();
+    let mut out = crate::say::stdout();
     for (root, result) in roots.iter().zip(results) {
         let (providers, modules) = result.with_context(|| {
             format!("cannot fetch what the lock files of {} pin", root.display())

@@ -53,7 +53,7 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
         if args.json {
             json::print(&serde_json::json!({ "skipped": "store busy" }))?;
         } else {
-            println!("store busy, skipped");
+            outln!("store busy, skipped");
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -103,24 +103,24 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
         "dropped"
     };
     for root in &report.roots_dropped {
-        println!(
+        outln!(
             "- {drop_verb} root {}",
             crate::escape::line(&root.to_string_lossy())
         );
     }
     for key in &report.packages_removed {
-        println!("- {verb} {key}");
+        outln!("- {verb} {key}");
     }
     let l = &report.leftovers;
     let leftovers = (l.tmp.len() + l.views.len() + l.blobs.len()) as u64;
-    println!(
+    outln!(
         "gc {verb} {}, {} and {}, freeing {}",
         units::count(report.packages_removed.len() as u64, "package"),
         units::count(report.trees_removed, "tree"),
         units::count(report.blobs_removed, "blob"),
         units::bytes(report.bytes_freed),
     );
-    println!(
+    outln!(
         "  leftovers: {} ({} temp, {}, {})",
         leftovers,
         l.tmp.len(),
@@ -130,20 +130,21 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
     if !l.git_caches.is_empty() {
         let n = l.git_caches.len();
         let repos = if n == 1 { "repository" } else { "repositories" };
-        println!("  git cache: {n} {repos} {verb} (unused for the grace period)");
+        outln!("  git cache: {n} {repos} {verb} (unused for the grace period)");
     }
-    println!(
+    outln!(
         "  roots: {} live, {} {}",
         report.roots_live,
         report.roots_dropped.len(),
         if report.dry_run { "to drop" } else { "dropped" }
     );
-    println!(
+    outln!(
         "  packages: {} live, {} kept by the grace period",
-        report.packages_live, report.packages_young
+        report.packages_live,
+        report.packages_young
     );
     if report.packages_in_use > 0 {
-        println!(
+        outln!(
             "  {} kept: a running process has files of {} open through the mount",
             units::count(report.packages_in_use, "package"),
             if report.packages_in_use == 1 {
@@ -153,6 +154,6 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
             }
         );
     }
-    println!("  took {} ms", report.millis);
+    outln!("  took {} ms", report.millis);
     Ok(ExitCode::SUCCESS)
 }

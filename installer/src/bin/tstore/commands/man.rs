@@ -40,7 +40,7 @@ fn pages() -> Vec<clap_mangen::Man> {
 pub(crate) fn man(dir: Option<&Path>) -> Result<ExitCode> {
     let pages = pages();
     let Some(dir) = dir else {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::say::stdout();
         return match pages[0].render(&mut out) {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),

@@ -118,7 +118,7 @@ pub(crate) fn lock_store(store: &Store) -> Result<tstore_store::StoreLock> {
 
 /// What a command says while gc holds the store lock.
 pub(crate) fn say_waiting_for_store() {
-    eprintln!("tstore: waiting for the store lock (tstore gc is running)...");
+    errln!("tstore: waiting for the store lock (tstore gc is running)...");
 }
 
 /// Open the store for a command that only reads it (`store ls/du/verify`, `roots ls`,

@@ -41,7 +41,7 @@ pub(crate) fn lock(settings: &Settings, args: ModulesLockArgs) -> Result<ExitCod
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = std::io::stdout();
+    let mut out = crate::say::stdout();
     for c in &report.calls {
         let what = match c.lock {
             CallLock::Verified => "Verified",
@@ -115,7 +115,7 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
         json::print(&report)?;
         return Ok(status);
     }
-    let mut out = std::io::stdout();
+    let mut out = crate::say::stdout();
     let shown = |version: &Option<String>, commit: &Option<String>| match (version, commit) {
         (Some(v), Some(c)) => format!("{v} ({})", &c[..c.len().min(12)]),
         (Some(v), None) => v.clone(),

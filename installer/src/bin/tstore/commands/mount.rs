@@ -49,7 +49,7 @@ pub(crate) fn mount(settings: &Settings, args: &MountArgs) -> Result<ExitCode> {
             .ensure_trusted()
             .context("cannot re-verify the store before serving it")?;
     }
-    let mut out = std::io::stdout();
+    let mut out = crate::say::stdout();
     match mount::ensure(settings, &store)? {
         Ensured::AlreadyMounted => {
             writeln!(
@@ -77,8 +77,8 @@ pub(crate) fn mount(settings: &Settings, args: &MountArgs) -> Result<ExitCode> {
 pub(crate) fn umount(settings: &Settings, args: &UmountArgs) -> Result<ExitCode> {
     let mount = settings.mount.display();
     match mount::unmount(settings, args.lazy)? {
-        Unmounted::NothingMounted => println!("Nothing is mounted at {mount}."),
-        Unmounted::TakenDown => println!("Unmounted the store from {mount}."),
+        Unmounted::NothingMounted => outln!("Nothing is mounted at {mount}."),
+        Unmounted::TakenDown => outln!("Unmounted the store from {mount}."),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -86,13 +86,13 @@ pub(crate) fn umount(settings: &Settings, args: &UmountArgs) -> Result<ExitCode>
 /// `tstore mount --enable`
 fn enable(settings: &Settings) -> Result<ExitCode> {
     match systemd_unit::enable(settings)? {
-        Enabled::Started => println!(
+        Enabled::Started => outln!(
             "Enabled {UNIT}: the store is mounted at {} now and at every login \
              (`systemctl --user status {UNIT}`). For a mount before login, also run \
              `loginctl enable-linger`.",
             settings.mount.display()
         ),
-        Enabled::WrittenOnly(path) => println!(
+        Enabled::WrittenOnly(path) => outln!(
             "Wrote {}, but no systemd user manager runs here, so nothing was enabled.\n\
              Where systemd runs: `systemctl --user daemon-reload && systemctl --user enable \
              --now {UNIT}`.\n\
@@ -107,8 +107,8 @@ fn enable(settings: &Settings) -> Result<ExitCode> {
 /// `tstore mount --disable`
 fn disable(settings: &Settings) -> Result<ExitCode> {
     match systemd_unit::disable(settings)? {
-        Disabled::NoUnit => println!("There is no {UNIT} to remove."),
-        Disabled::Removed(path) => println!("Removed {}.", path.display()),
+        Disabled::NoUnit => outln!("There is no {UNIT} to remove."),
+        Disabled::Removed(path) => outln!("Removed {}.", path.display()),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -154,9 +154,9 @@ fn status(settings: &Settings, json: bool) -> Result<ExitCode> {
         State::ViewsLink => "a symlink to the store's views (no FUSE)".into(),
         State::OtherStore | State::NotMounted => "not mounted; `tstore mount` mounts it".into(),
     };
-    println!("{}: {what}", settings.mount.display());
+    outln!("{}: {what}", settings.mount.display());
     if let Some(why) = &status.fuse_unavailable {
-        println!("FUSE unavailable: {why}");
+        outln!("FUSE unavailable: {why}");
     }
     Ok(code)
 }

@@ -99,7 +99,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
     let human = LockReporter(HumanReporter::new());
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::lock_providers(&store, &opts, reporter)?;
-    let mut out = std::io::stdout();
+    let mut out = crate::say::stdout();
     if args.json {
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);

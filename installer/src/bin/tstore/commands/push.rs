@@ -76,7 +76,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     }
     let pushed = push_providers(&store, &client, template, &selections, existing, &|v| {
         if !json {
-            println!(
+            outln!(
                 "Pushed {} {} ({}) to {}: {} uploaded, {} already there",
                 v.provider,
                 v.version,
@@ -88,7 +88,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
         }
         // On stderr even with --json: a script still wants to know.
         if !v.rebuilt.is_empty() {
-            eprintln!(
+            errln!(
                 "{}\n\nThe layer of {} {} for {} was built from the stored files (the source's \
                  zip was not kept, and {}), so it has a new zh: hash. tstore installs it \
                  (through h1:), but plain tofu init refuses it where the lock file's zh: \
@@ -109,7 +109,7 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     if json {
         json::print(&serde_json::json!({ "pushed": pushed }))?;
     } else if pushed.is_empty() {
-        println!("The store holds no provider packages; nothing was pushed.");
+        outln!("The store holds no provider packages; nothing was pushed.");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -153,16 +153,16 @@ fn fetch_source_zips(
     for m in missing {
         let what = format!("{} {} ({})", m.addr, m.version, m.platform);
         if !json {
-            println!("Fetching the source's zip of {what}, which the store did not keep...");
+            outln!("Fetching the source's zip of {what}, which the store did not keep...");
         }
         match keep_source_archive(store, &opts, &m.addr, &m.version, &m.platform, reporter) {
             Ok(Some(_)) => {}
-            Ok(None) => eprintln!(
+            Ok(None) => errln!(
                 "{}\n\nThe source of {what} serves it unpacked: its layer is built from the \
                  stored files.\n",
                 crate::style::warning("No zip to publish")
             ),
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "{}\n\n{:#}\n\nIts layer is built from the stored files instead.\n",
                 crate::style::warning(&format!("Cannot fetch the zip of {what}")),
                 anyhow::Error::from(e)
@@ -217,11 +217,11 @@ fn push_modules(
     if json {
         json::print(&serde_json::json!({ "pushed_modules": pushed }))?;
     } else if pushed.packages.is_empty() {
-        println!("The store holds no module packages to push; nothing was pushed.");
+        outln!("The store holds no module packages to push; nothing was pushed.");
     } else {
         let written = pushed.resolutions.iter().filter(|r| r.written).count();
         let reaches_written = pushed.reach_records.iter().filter(|r| r.written).count();
-        println!(
+        outln!(
             "{} pushed to {mirror}, with {} of registry versions ({} written now) and {} of \
              git refs reaching locked commits ({} written now).",
             units::count(pushed.packages.len() as u64, "module package"),
@@ -236,7 +236,7 @@ fn push_modules(
 
 /// One line per module package pushed.
 fn say_pushed_module(p: &PushedModule) {
-    println!(
+    outln!(
         "Pushed the module package {} to {} ({}): {} uploaded, {} already there",
         p.package,
         p.reference,

@@ -22,13 +22,13 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for r in &roots {
-        println!(
+        outln!(
             "{}  ({})",
             crate::escape::line(&r.path.to_string_lossy()),
             crate::units::count(r.links.len() as u64, "link")
         );
         for l in &r.links {
-            println!(
+            outln!(
                 "  {} -> {}",
                 crate::escape::line(&l.link.to_string_lossy()),
                 crate::escape::line(&l.package.to_string())

@@ -34,9 +34,11 @@ pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) ->
             .commit_package(&key, &tree, &hashes, Some((source, &fingerprint)))
             .with_context(|| format!("cannot import {}", source.display()))?;
         if !json {
-            println!(
+            outln!(
                 "- Imported {} v{} ({})",
-                addr, package.version, package.platform
+                addr,
+                package.version,
+                package.platform
             );
         }
         imported.push(pkg);
@@ -44,7 +46,7 @@ pub(crate) fn import(settings: &Settings, path: &std::path::Path, json: bool) ->
     if json {
         json::print(&serde_json::json!({ "imported": imported }))?;
     } else if imported.is_empty() {
-        println!("No provider packages found in {}", path.display());
+        outln!("No provider packages found in {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -77,7 +79,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
                 Provenance::Origin => String::new(),
                 other => format!("  vouched for by {other}"),
             };
-            println!(
+            outln!(
                 "module {id}{from}  {}, {}{vouched}",
                 units::count(p.files, "file"),
                 units::bytes(p.bytes)
@@ -90,7 +92,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
             platform,
         } = &p.key
         else {
-            println!(
+            outln!(
                 "{}  {}, {}  tree {}",
                 p.key,
                 units::count(p.files, "file"),
@@ -99,7 +101,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
             );
             continue;
         };
-        println!(
+        outln!(
             "provider {addr} {version} {platform}  {}, {}  tree {}",
             units::count(p.files, "file"),
             units::bytes(p.bytes),
@@ -137,7 +139,7 @@ pub(crate) fn facts(settings: &Settings, json: bool) -> Result<ExitCode> {
     if json {
         json::print(&check)?;
     } else {
-        println!(
+        outln!(
             "{} recorded: {} matching a fresh parse, {} not, {} of content the store does not \
              hold (a working directory's own files), {} of another tstore build",
             units::count(check.recorded as u64, "fact"),
@@ -147,7 +149,7 @@ pub(crate) fn facts(settings: &Settings, json: bool) -> Result<ExitCode> {
             check.other_builds
         );
         for m in &check.mismatched {
-            println!("mismatch: blob {} under {}", m.blob, m.rules);
+            outln!("mismatch: blob {} under {}", m.blob, m.rules);
         }
     }
     Ok(if check.mismatched.is_empty() {
@@ -163,14 +165,14 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
     if json {
         json::print(&du)?;
     } else {
-        println!(
+        outln!(
             "{}, {}, {}",
             units::count(du.packages, "package"),
             units::count(du.trees, "tree"),
             units::count(du.blobs, "blob")
         );
         if du.links == 0 {
-            println!(
+            outln!(
                 "{} on disk; no working directory links into the store yet",
                 units::bytes(du.blob_bytes)
             );
@@ -178,7 +180,7 @@ pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
             // What `tofu init` would have written: a private copy behind every link.
             let saved = du.linked_bytes.saturating_sub(du.blob_bytes);
             let percent = (saved * 100).checked_div(du.linked_bytes).unwrap_or(0);
-            println!(
+            outln!(
                 "{} on disk, {} as private copies ({} from working directories): {percent}% saved",
                 units::bytes(du.blob_bytes),
                 units::bytes(du.linked_bytes),

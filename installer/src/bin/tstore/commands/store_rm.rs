@@ -29,7 +29,7 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
                 "removed": null, "bytes": 0, "roots": [], "mount": settings.mount,
             }))?;
         } else {
-            println!(
+            outln!(
                 "There is no store at {}; nothing to remove.",
                 root.display()
             );
@@ -68,14 +68,14 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         .unwrap_or_default();
     let bytes = tree_bytes(root);
     if !yes {
-        eprintln!(
+        errln!(
             "This removes the store at {} ({}) and the mount at {}.",
             root.display(),
             units::bytes(bytes),
             settings.mount.display()
         );
         if !roots.is_empty() {
-            eprintln!(
+            errln!(
                 "{} {} into it; each needs `tstore init` (or `tofu init`) again afterwards:",
                 units::count_as(
                     roots.len() as u64,
@@ -85,16 +85,16 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
                 if roots.len() == 1 { "links" } else { "link" }
             );
             for r in &roots {
-                eprintln!("  {}", crate::escape::line(&r.to_string_lossy()));
+                errln!("  {}", crate::escape::line(&r.to_string_lossy()));
             }
         }
-        eprintln!("Nothing was removed. Run `tstore store rm --yes` to remove it.");
+        errln!("Nothing was removed. Run `tstore store rm --yes` to remove it.");
         return Ok(ExitCode::FAILURE);
     }
     // Running inits finish first; new ones wait and then make a new store.
     let _lock = match &store {
         Some(s) => Some(s.lock_exclusive_or_wait(|| {
-            eprintln!("tstore: waiting for running inits to finish...");
+            errln!("tstore: waiting for running inits to finish...");
         })?),
         None => None,
     };
@@ -108,13 +108,13 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
             "removed": root, "bytes": bytes, "roots": roots, "mount": settings.mount,
         }))?;
     } else {
-        println!(
+        outln!(
             "Removed the store at {} ({}).",
             root.display(),
             units::bytes(bytes)
         );
         if !roots.is_empty() {
-            println!(
+            outln!(
                 "Run `tstore init` (or `tofu init`) again in the {} that linked into it.",
                 units::count_as(
                     roots.len() as u64,

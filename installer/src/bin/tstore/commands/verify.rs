@@ -50,7 +50,7 @@ pub(crate) fn verify(
             let rebuilt = Store::rebuild_damaged_index(
                 &settings.store,
                 settings.machine_key.as_deref(),
-                || eprintln!("tstore: waiting for the store lock (another tstore is running)..."),
+                || errln!("tstore: waiting for the store lock (another tstore is running)..."),
             )
             .context("cannot rebuild the store's index")?;
             if rebuilt.is_some() {
@@ -63,7 +63,7 @@ pub(crate) fn verify(
     let store = open_existing_store(settings)?;
     let lock = if act {
         Some(store.lock_exclusive_or_wait(|| {
-            eprintln!("tstore: waiting for the store lock (another tstore is running)...");
+            errln!("tstore: waiting for the store lock (another tstore is running)...");
         })?)
     } else {
         None
@@ -132,14 +132,14 @@ impl Names {
 
     fn print(&self, act: bool) {
         let count = |p| self.counts.get(&p).copied().unwrap_or(0);
-        println!(
+        outln!(
             "module packages: {} from their origin, {} vouched for by a lock entry's hash, {} by a module mirror",
             count(Provenance::Origin),
             count(Provenance::Lock),
             count(Provenance::Mirror)
         );
         for n in &self.unsupported {
-            println!(
+            outln!(
                 "unsupported name: module {} claims its origin but is vouched for only by {}{}",
                 n.package,
                 n.provenance,
@@ -163,9 +163,9 @@ fn damaged_index(settings: &Settings, reason: &str, repair: bool, json: bool) ->
             "repaired": false,
         }))?;
     } else {
-        println!("damaged: the index {} ({reason})", index.display());
+        outln!("damaged: the index {} ({reason})", index.display());
         if repair {
-            println!(
+            outln!(
                 "dry run: --repair would move the damaged index aside (kept, named with the time) \
                  and rebuild it from the store's blobs and views; nothing was changed"
             );
@@ -197,7 +197,7 @@ fn stop_mount(settings: &Settings) -> Result<()> {
         )
     })?;
     if unmounted {
-        println!(
+        outln!(
             "unmounted the store from {}: it served the damaged index (the next `tstore init` mounts it again)",
             settings.mount.display()
         );
@@ -207,59 +207,60 @@ fn stop_mount(settings: &Settings) -> Result<()> {
 
 fn print_rebuilt(rebuilt: &RebuiltIndex) {
     for path in &rebuilt.damaged {
-        println!("moved the damaged index to {} (kept)", path.display());
+        outln!("moved the damaged index to {} (kept)", path.display());
     }
-    println!(
+    outln!(
         "rebuilt the index from the store's files: {} intact blobs ({} bytes read), {} packages from their views",
         rebuilt.blobs,
         rebuilt.bytes_checked,
         rebuilt.packages.len()
     );
     for package in &rebuilt.packages {
-        println!("rebuilt: {package}");
+        outln!("rebuilt: {package}");
     }
     for skipped in &rebuilt.skipped {
-        println!(
+        outln!(
             "not rebuilt: {} ({}); the next `tstore init` fetches it again",
             skipped.path.display(),
             skipped.reason
         );
     }
-    println!(
+    outln!(
         "the working directories recorded as roots were lost with the old index: run `tstore init` \
          in each, so that gc keeps what they link"
     );
 }
 
 fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bool) {
-    println!(
+    outln!(
         "checked {} ({})",
         crate::units::count(report.blobs_checked, "blob"),
         crate::units::count(report.bytes_checked, "byte")
     );
     for c in &report.corrupt {
-        println!(
+        outln!(
             "corrupt: blob {} ({}): its content does not match its hash",
             c.blob,
             c.path.display()
         );
     }
     for m in &report.missing {
-        println!(
+        outln!(
             "missing: blob {} (referenced by tree {})",
-            m.blob, m.referenced_by
+            m.blob,
+            m.referenced_by
         );
     }
     for v in &report.views_bad {
         for problem in &v.problems {
-            println!("bad view: {} ({}): {problem}", v.package, v.path.display());
+            outln!("bad view: {} ({}): {problem}", v.package, v.path.display());
         }
     }
     for c in &report.claims_bad {
-        println!("false record: {}", c.describe());
+        outln!("false record: {}", c.describe());
     }
     if !report.trusted {
-        println!(
+        outln!(
             "not vouched for: this index was not written on this machine (a restored cache, a \
              copy, or a store of an older tstore); {}",
             if act {
@@ -277,7 +278,7 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
         ("damaged", "bad file", "leftover")
     };
     for p in &plan.packages {
-        println!("{pkg_verb}: {}: {}", p.package, p.reasons.join("; "));
+        outln!("{pkg_verb}: {}: {}", p.package, p.reasons.join("; "));
     }
     let forget_verb = if act {
         "forgotten"
@@ -287,41 +288,41 @@ fn print_human(report: &VerifyReport, plan: &RepairReport, repair: bool, act: bo
         "unconfirmed"
     };
     for p in &plan.forgotten {
-        println!("{forget_verb}: {p}: its files cannot confirm its name; it is fetched again");
+        outln!("{forget_verb}: {p}: its files cannot confirm its name; it is fetched again");
     }
     for b in &plan.blobs {
         match &b.to {
-            Some(to) => println!("{blob_verb}: {} -> {}", b.from.display(), to.display()),
-            None => println!("{blob_verb}: {}", b.from.display()),
+            Some(to) => outln!("{blob_verb}: {} -> {}", b.from.display(), to.display()),
+            None => outln!("{blob_verb}: {}", b.from.display()),
         }
     }
     let left = &plan.leftovers;
     for path in left.tmp.iter().chain(&left.views).chain(&left.blobs) {
-        println!("{left_verb}: {}", path.display());
+        outln!("{left_verb}: {}", path.display());
     }
     let leftovers = left.tmp.len() + left.views.len() + left.blobs.len();
     let clean = report.is_clean() && left.is_empty();
     if act {
-        println!(
+        outln!(
             "repaired: {} quarantined, {} moved to quarantine, {} removed",
             crate::units::count(plan.packages.len() as u64, "package"),
             crate::units::count(plan.blobs.len() as u64, "blob file"),
             crate::units::count(leftovers as u64, "leftover")
         );
         if !plan.packages.is_empty() {
-            println!(
+            outln!(
                 "run `tstore init` again in the working directories that used them: they are fetched again"
             );
         }
     } else if repair {
-        println!(
+        outln!(
             "dry run: --repair would quarantine {}, move {}, remove {}; nothing was changed",
             crate::units::count(plan.packages.len() as u64, "package"),
             crate::units::count(plan.blobs.len() as u64, "blob file"),
             crate::units::count(leftovers as u64, "leftover")
         );
     } else if clean {
-        println!("the store is sound");
+        outln!("the store is sound");
     } else {
         diagnostics::print_human(&ErrorReport {
             summary: format!(

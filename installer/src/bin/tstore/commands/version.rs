@@ -39,6 +39,6 @@ pub(crate) fn version(as_json: bool) -> Result<ExitCode> {
     for (addr, version) in &selections {
         text.push_str(&format!("+ provider {addr} v{version}\n"));
     }
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }

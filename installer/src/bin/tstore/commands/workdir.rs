@@ -227,7 +227,7 @@ fn warn_missing_cli_config(var: &str, path: &Path) {
     if !SAID.first() {
         return;
     }
-    eprintln!(
+    errln!(
         "{}\n\nThe CLI configuration file at {:?} does not exist ({var} names it); no \
          other CLI configuration file is read.\n",
         crate::style::warning("Unable to open CLI configuration file"),

@@ -1,27 +1,27 @@
-//! Who the server works for: a process that could do everything a served init does by
-//! itself. The kernel names the peer of the connection (`SO_PEERCRED`: its pid, user and
-//! group); its `/proc` entries must then match the server's own, item by item:
+//! Who the server works for, and whom a client talks to: a process that could do everything
+//! the other does by itself. The kernel names the peer of the connection (`SO_PEERCRED`:
+//! its pid, user and group; the peer is pinned by a pidfd first, `peer.rs`); its `/proc`
+//! entries must then match this process's own, item by item:
 //!
 //! - the same user and group (the files an init makes are theirs);
 //! - every namespace the same (mount, user, pid, network, UTS, IPC, cgroup, time): a path,
 //!   a host, a process mean the same to both;
 //! - the same root directory (a chrooted client's paths are not the server's);
 //! - the same capabilities, supplementary groups and security label, no seccomp filter and
-//!   no `no_new_privs`: a confined process gets no unconfined work done by asking.
+//!   no `no_new_privs`: a confined process gets no unconfined work done by asking;
+//! - the same executable (`/proc/PID/exe`'s file): the server runs this build's code, and a
+//!   client hands its environment (tokens) and directory only to a server of this build.
+//!
+//! The same rule holds both ways: the server admits a client by it before reading its
+//! request, and a client sends its request only to a server that passes it.
 //!
 //! What `/proc` cannot show (Landlock domains, resource limits, the cgroup a process is
 //! charged to) is listed in docs/threat-model.md.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::os::fd::AsFd;
 
-/// The peer of a connection, as the kernel names it.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Peer {
-    pub(super) pid: i32,
-    pub(super) uid: u32,
-    pub(super) gid: u32,
-}
+use super::peer::{PeerProcess, ProcDir};
 
 /// Why a request was declined.
 #[derive(Debug, PartialEq, Eq)]
@@ -39,14 +39,14 @@ pub(super) enum Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refusal::User => write!(f, "the client runs as another user"),
-            Refusal::Group => write!(f, "the client runs as another group"),
-            Refusal::Namespace(ns) => write!(f, "the client is in another {ns} namespace"),
-            Refusal::Root => write!(f, "the client has another root directory"),
-            Refusal::Status(field) => write!(f, "the client's {field} differ from the server's"),
-            Refusal::Label => write!(f, "the client has another security label"),
-            Refusal::Unreadable(what) => write!(f, "the client's {what} cannot be read"),
-            Refusal::OtherBuild => write!(f, "the client runs another tstore executable"),
+            Refusal::User => write!(f, "it runs as another user"),
+            Refusal::Group => write!(f, "it runs as another group"),
+            Refusal::Namespace(ns) => write!(f, "it is in another {ns} namespace"),
+            Refusal::Root => write!(f, "it has another root directory"),
+            Refusal::Status(field) => write!(f, "its {field} differ from this process's"),
+            Refusal::Label => write!(f, "it has another security label"),
+            Refusal::Unreadable(what) => write!(f, "its {what} cannot be read"),
+            Refusal::OtherBuild => write!(f, "it runs another tstore executable"),
         }
     }
 }
@@ -66,50 +66,73 @@ const STATUS_FIELDS: &[&str] = &[
     "Seccomp",
 ];
 
-/// What confines a process, as its `/proc` entries show it.
+/// What confines a process, and what it runs, as its `/proc` entries show it.
 pub(super) struct Confinement {
     /// Each namespace's link (`None`: this kernel has no such namespace).
-    namespaces: Vec<Option<PathBuf>>,
-    root: Option<PathBuf>,
+    namespaces: Vec<Option<Vec<u8>>>,
+    root: Option<Vec<u8>>,
     status: Option<String>,
     label: Option<Vec<u8>>,
+    /// The executable file's device and inode.
+    exe: Option<(u64, u64)>,
 }
 
 impl Confinement {
-    /// This process's: read once, when the server starts.
+    /// This process's (the server reads it once, when it starts).
     pub(super) fn own() -> Confinement {
-        Confinement::of("/proc/self")
+        match super::peer::own_proc_dir() {
+            Ok(dir) => Confinement::of(ProcDir(dir.as_fd())),
+            Err(_) => Confinement::unknown(),
+        }
     }
 
-    fn of(proc_dir: &str) -> Confinement {
+    /// Nothing readable: nobody is admitted against it.
+    fn unknown() -> Confinement {
+        Confinement {
+            namespaces: vec![None; NAMESPACES.len()],
+            root: None,
+            status: None,
+            label: None,
+            exe: None,
+        }
+    }
+
+    fn of(dir: ProcDir<'_>) -> Confinement {
         Confinement {
             namespaces: NAMESPACES
                 .iter()
-                .map(|ns| std::fs::read_link(format!("{proc_dir}/ns/{ns}")).ok())
+                .map(|ns| dir.link(&format!("ns/{ns}")))
                 .collect(),
-            root: std::fs::read_link(format!("{proc_dir}/root")).ok(),
-            status: std::fs::read_to_string(format!("{proc_dir}/status")).ok(),
-            label: std::fs::read(format!("{proc_dir}/attr/current")).ok(),
+            root: dir.link("root"),
+            status: dir
+                .read("status")
+                .and_then(|bytes| String::from_utf8(bytes).ok()),
+            label: dir.read("attr/current"),
+            exe: dir
+                .stat_target("exe")
+                .map(|stat| (stat.st_dev, stat.st_ino)),
         }
     }
 }
 
-/// Admit `peer` to a server confined as `own`, or say why not.
-pub(super) fn admit(peer: &Peer, own: &Confinement) -> Result<(), Refusal> {
+/// Admit `peer` to work with this process, confined as `own`, or say why not.
+pub(super) fn admit(peer: &PeerProcess, own: &Confinement) -> Result<(), Refusal> {
     if peer.uid != rustix::process::geteuid().as_raw() {
         return Err(Refusal::User);
     }
     if peer.gid != rustix::process::getegid().as_raw() {
         return Err(Refusal::Group);
     }
-    let theirs = Confinement::of(&format!("/proc/{}", peer.pid));
+    let theirs = Confinement::of(ProcDir::from(&peer.proc_dir));
     for (ns, (own, theirs)) in NAMESPACES
         .iter()
         .zip(own.namespaces.iter().zip(&theirs.namespaces))
     {
-        // Unreadable for the peer while the server has it: refused too.
-        if own != theirs {
-            return Err(Refusal::Namespace(ns));
+        match (own, theirs) {
+            (own, theirs) if own == theirs => {}
+            // Unreadable for the peer while this process has it: refused too.
+            (Some(_), None) => return Err(Refusal::Unreadable("namespaces")),
+            _ => return Err(Refusal::Namespace(ns)),
         }
     }
     match (&own.root, &theirs.root) {
@@ -124,7 +147,11 @@ pub(super) fn admit(peer: &Peer, own: &Confinement) -> Result<(), Refusal> {
     if own.label != theirs.label {
         return Err(Refusal::Label);
     }
-    Ok(())
+    match (own.exe, theirs.exe) {
+        (Some(own), Some(peer)) if own == peer => Ok(()),
+        (Some(_), Some(_)) => Err(Refusal::OtherBuild),
+        _ => Err(Refusal::Unreadable("executable")),
+    }
 }
 
 /// Compare the confinement lines of two `/proc/PID/status` texts.
@@ -211,11 +238,8 @@ mod tests {
 
     #[test]
     fn this_process_admits_itself_and_not_another_user() {
-        let me = Peer {
-            pid: std::process::id() as i32,
-            uid: rustix::process::geteuid().as_raw(),
-            gid: rustix::process::getegid().as_raw(),
-        };
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let me = PeerProcess::of(&a).unwrap();
         // Test runners may run under seccomp (containers): then nobody is admitted.
         let confined = field_of(
             &std::fs::read_to_string("/proc/self/status").unwrap(),
@@ -223,9 +247,9 @@ mod tests {
         ) != Some("0");
         let own = Confinement::own();
         assert_eq!(admit(&me, &own).is_ok(), !confined);
-        let other = Peer {
+        let other = PeerProcess {
             uid: me.uid.wrapping_add(1),
-            ..me
+            ..PeerProcess::of(&a).unwrap()
         };
         assert_eq!(admit(&other, &own), Err(Refusal::User));
     }

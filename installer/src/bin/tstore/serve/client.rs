@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::wire::{self, Answer, ExeId, Sent};
+use super::admit::{self, Confinement, Refusal};
+use super::peer::PeerProcess;
+use super::wire::{self, Answer, Sent};
 use crate::settings::Environment;
 
 /// Run `args` in the store's init server and return its exit code, or `None`: this process
@@ -26,9 +28,23 @@ pub(crate) fn forward(env: &Environment, args: &[OsString]) -> Option<ExitCode> 
         return None;
     }
     let mut stream = UnixStream::connect(&socket).ok()?;
-    let server = rustix::net::sockopt::socket_peercred(&stream).ok()?;
-    if server.uid != rustix::process::geteuid() {
-        return None;
+    // The listener gets nothing of this init (its environment's tokens, its directory)
+    // before it is known to be a server this process could be: the same user, namespaces,
+    // root, privileges, confinement and executable (as the server admits its clients).
+    let server = PeerProcess::of(&stream).ok()?;
+    match admit::admit(&server, &Confinement::own()) {
+        Ok(()) => {}
+        // A server of another build (one started before an upgrade): its own business.
+        Err(Refusal::OtherBuild) => return None,
+        Err(refusal) => {
+            errln!(
+                "tstore: the process listening at {} (pid {}) is not a server this init may \
+                 use: {refusal}; running the init here",
+                socket.display(),
+                server.pid
+            );
+            return None;
+        }
     }
     let cwd = rustix::fs::open(
         ".",
@@ -42,7 +58,6 @@ pub(crate) fn forward(env: &Environment, args: &[OsString]) -> Option<ExitCode> 
         rustix::io::fcntl_getfd(fd).ok()?;
     }
     let sent = Sent {
-        exe: ExeId::of_this_process().ok()?,
         umask: current_umask(),
         args,
         env: env.vars(),
@@ -53,7 +68,7 @@ pub(crate) fn forward(env: &Environment, args: &[OsString]) -> Option<ExitCode> 
     match wire::receive_answer(&mut stream) {
         Ok(Answer::Served(code)) => {
             if INTERRUPTED.load(Ordering::SeqCst) {
-                eprintln!("\nInterrupted");
+                errln!("\nInterrupted");
                 return Some(ExitCode::from(130));
             }
             Some(ExitCode::from(code))
@@ -61,7 +76,7 @@ pub(crate) fn forward(env: &Environment, args: &[OsString]) -> Option<ExitCode> 
         Ok(Answer::Declined) => None,
         Err(_) => {
             // It may have run part of the init: this process runs all of it.
-            eprintln!(
+            errln!(
                 "tstore: the init server at {} did not answer as a tstore server; running \
                  the init here",
                 socket.display()
@@ -115,7 +130,7 @@ fn handle_interrupts() {
         // The answer normally comes within milliseconds; a server that waits for a lock
         // (another init of the directory, gc) is not waited for longer than a change is.
         std::thread::sleep(std::time::Duration::from_secs(60));
-        eprintln!("\nInterrupted");
+        errln!("\nInterrupted");
         std::process::exit(130);
     });
 }

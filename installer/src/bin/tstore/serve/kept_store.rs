@@ -62,4 +62,10 @@ impl KeptStore {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((Opened::of(settings), Arc::new(store)));
     }
+
+    /// Drop the kept handle: the next request opens the store anew (after a request that
+    /// panicked, whatever it held half-done goes with it).
+    pub(crate) fn forget(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }

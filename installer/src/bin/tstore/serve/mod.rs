@@ -31,6 +31,7 @@ pub(crate) mod client;
 
 mod admit;
 mod kept_store;
+mod peer;
 mod server;
 mod session;
 mod wire;

@@ -15,14 +15,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::admit::{self, Confinement, Peer, Refusal};
+use super::admit::{self, Confinement};
+use super::peer::PeerProcess;
 use super::session::{self, Own, Ran};
-use super::wire::{self, Answer, ExeId};
+use super::wire::{self, Answer};
 use crate::cli::ServeArgs;
 use crate::Settings;
 
-/// How long a client may take to send its request (it sends it at once; a stuck or
-/// hostile one does not hold the server).
+/// How long a client may take to send its whole request (it sends it at once; a stuck or
+/// hostile one does not hold the server): one deadline for the request, not one per read.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often an idle server checks that its socket is still its own (`store rm`, another
@@ -41,7 +42,6 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
         rustix::io::dup(std::io::stderr().as_fd()).context("cannot keep the server's stderr")?,
     )));
     let own = Own::capture().context("cannot record the server's own state")?;
-    let exe = ExeId::of_this_process().context("cannot identify the tstore executable")?;
     let confinement = Confinement::own();
     stop_on_signals(settings, socket.clone(), Arc::clone(&log));
     say(
@@ -105,7 +105,6 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
         let outcome = handle(
             stream,
             &Server {
-                exe,
                 confinement: &confinement,
                 own: &own,
                 kept: &kept,
@@ -114,18 +113,12 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
         busy.store(false, Ordering::SeqCst);
         say(&log, &outcome.line);
         idle_since = Instant::now();
-        if outcome.stop {
-            socket.remove();
-            say(&log, "tstore: stopped after a request panicked");
-            return Ok(ExitCode::from(1));
-        }
     }
 }
 
 /// What one connection came to, for the server's log.
 struct Outcome {
     line: String,
-    stop: bool,
 }
 
 /// Take one request, admit it or decline it, run it, answer. The log line names the client
@@ -133,7 +126,6 @@ struct Outcome {
 /// secrets).
 /// What the server holds for every request.
 struct Server<'a> {
-    exe: ExeId,
     confinement: &'a Confinement,
     own: &'a Own,
     kept: &'a super::KeptStore,
@@ -141,37 +133,31 @@ struct Server<'a> {
 
 fn handle(mut stream: UnixStream, server: &Server<'_>) -> Outcome {
     let started = Instant::now();
-    let line = |text: String| Outcome {
-        line: text,
-        stop: false,
-    };
-    let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let line = |text: String| Outcome { line: text };
+    let deadline = started + REQUEST_TIMEOUT;
     let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
-    let peer = match rustix::net::sockopt::socket_peercred(&stream) {
-        Ok(cred) => Peer {
-            pid: cred.pid.as_raw_nonzero().get(),
-            uid: cred.uid.as_raw(),
-            gid: cred.gid.as_raw(),
-        },
-        Err(e) => return line(format!("tstore: a connection without credentials: {e}")),
+    // The client is pinned and admitted before a byte of its request is read: its
+    // environment is never read by a server that would not serve it.
+    let peer = match PeerProcess::of(&stream) {
+        Ok(peer) => peer,
+        Err(e) => {
+            return line(format!(
+                "tstore: a connection whose peer cannot be checked: {e}"
+            ))
+        }
     };
-    let request = match wire::receive_request(&mut stream) {
-        Ok(request) => request,
-        Err(e) => return line(format!("tstore: pid {}: unreadable request: {e}", peer.pid)),
-    };
-    let admitted = if request.exe != server.exe {
-        Err(Refusal::OtherBuild)
-    } else {
-        admit::admit(&peer, server.confinement)
-    };
-    if let Err(refusal) = admitted {
+    if let Err(refusal) = admit::admit(&peer, server.confinement) {
         let _ = wire::send_answer(&mut stream, Answer::Declined);
         return line(format!("tstore: pid {}: declined: {refusal}", peer.pid));
     }
-    let (answer, text, stop) = match session::run(request, server.own, server.kept) {
-        Ran::Declined(why) => (Answer::Declined, format!("declined: {why}"), false),
-        Ran::Exited(code) => (Answer::Served(code), format!("init exited {code}"), false),
-        Ran::Panicked => (Answer::Served(101), "init panicked".to_owned(), true),
+    let request = match wire::receive_request(&mut stream, deadline) {
+        Ok(request) => request,
+        Err(e) => return line(format!("tstore: pid {}: unreadable request: {e}", peer.pid)),
+    };
+    let (answer, text) = match session::run(request, server.own, server.kept) {
+        Ran::Declined(why) => (Answer::Declined, format!("declined: {why}")),
+        Ran::Exited(code) => (Answer::Served(code), format!("init exited {code}")),
+        Ran::Panicked => (Answer::Served(101), "init panicked".to_owned()),
     };
     let answered = match wire::send_answer(&mut stream, answer) {
         Ok(()) => String::new(),
@@ -183,7 +169,6 @@ fn handle(mut stream: UnixStream, server: &Server<'_>) -> Outcome {
             peer.pid,
             started.elapsed().as_secs_f64() * 1000.0
         ),
-        stop,
     }
 }
 

@@ -56,8 +56,9 @@ pub(super) enum Ran {
     /// Not run: the client runs the command itself.
     Declined(&'static str),
     Exited(u8),
-    /// The command panicked (its message went to the client's stderr): the server stops,
-    /// since what the panic left half-done is the process's.
+    /// The command panicked (its message went to the client's stderr). What a run holds
+    /// is its own and went with it; the store handle is opened anew for the next request,
+    /// and the server goes on.
     Panicked,
 }
 
@@ -101,7 +102,10 @@ pub(super) fn run(request: Request, own: &Own, kept: &super::KeptStore) -> Ran {
     own.restore();
     match result {
         Ok(code) => Ran::Exited(exit_status(code)),
-        Err(_) => Ran::Panicked,
+        Err(_) => {
+            kept.forget();
+            Ran::Panicked
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Request: a header (`MAGIC_REQUEST`, the body's length as u32 little-endian) sent with
 //! four file descriptors (stdin, stdout, stderr, the current directory), then the body:
-//! the executable's identity, the umask, the arguments and the environment (each a count,
+//! the umask, the arguments and the environment (each a count,
 //! then length-prefixed byte strings). Answer: `MAGIC_ANSWER`, then `SERVED` and the exit
 //! code, or `DECLINED` and zero.
 
@@ -10,18 +10,18 @@ use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
 
 use std::ffi::OsString;
+use std::time::Instant;
 
 use rustix::net::{
     recvmsg, sendmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
     SendAncillaryBuffer, SendAncillaryMessage, SendFlags,
 };
 
-const MAGIC_REQUEST: &[u8; 8] = b"tstore/1";
-const MAGIC_ANSWER: &[u8; 8] = b"tstore=1";
+const MAGIC_REQUEST: &[u8; 8] = b"tstore/2";
+const MAGIC_ANSWER: &[u8; 8] = b"tstore=2";
 const SERVED: u8 = 0;
 const DECLINED: u8 = 1;
 
@@ -40,27 +40,8 @@ pub(super) enum WireError {
     Malformed(&'static str),
 }
 
-/// Which executable a process runs: the file's identity, as `stat` of `/proc/self/exe`
-/// gives it (a rebuilt or reinstalled `tstore` is a new file).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ExeId([u64; 5]);
-
-impl ExeId {
-    pub(super) fn of_this_process() -> std::io::Result<ExeId> {
-        let meta = std::fs::metadata("/proc/self/exe")?;
-        Ok(ExeId([
-            meta.dev(),
-            meta.ino(),
-            meta.size(),
-            meta.mtime() as u64,
-            meta.mtime_nsec() as u64,
-        ]))
-    }
-}
-
 /// One init, as the server receives it.
 pub(super) struct Request {
-    pub(super) exe: ExeId,
     pub(super) umask: u32,
     pub(super) args: Vec<OsString>,
     pub(super) env: Vec<(OsString, OsString)>,
@@ -72,7 +53,6 @@ pub(super) struct Request {
 
 /// What the client sends.
 pub(super) struct Sent<'a> {
-    pub(super) exe: ExeId,
     pub(super) umask: u32,
     pub(super) args: &'a [OsString],
     pub(super) env: &'a [(OsString, OsString)],
@@ -91,9 +71,6 @@ pub(super) enum Answer {
 
 pub(super) fn send_request(stream: &mut UnixStream, sent: &Sent<'_>) -> Result<(), WireError> {
     let mut body = Vec::with_capacity(4096);
-    for word in sent.exe.0 {
-        body.extend_from_slice(&word.to_le_bytes());
-    }
     body.extend_from_slice(&sent.umask.to_le_bytes());
     put_count(&mut body, sent.args.len());
     for arg in sent.args {
@@ -127,12 +104,19 @@ pub(super) fn send_request(stream: &mut UnixStream, sent: &Sent<'_>) -> Result<(
     Ok(())
 }
 
-pub(super) fn receive_request(stream: &mut UnixStream) -> Result<Request, WireError> {
+/// The request on `stream`, all of it read by `deadline` (a client that sends a byte now
+/// and then does not hold the server longer than one that sends nothing).
+pub(super) fn receive_request(
+    stream: &mut UnixStream,
+    deadline: Instant,
+) -> Result<Request, WireError> {
+    let mut stream = ByDeadline { stream, deadline };
+    stream.time_left()?;
     let mut header = [0u8; 12];
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let received = recvmsg(
-        stream.as_fd(),
+        stream.stream.as_fd(),
         &mut [IoSliceMut::new(&mut header)],
         &mut control,
         RecvFlags::CMSG_CLOEXEC,
@@ -165,10 +149,6 @@ pub(super) fn receive_request(stream: &mut UnixStream) -> Result<Request, WireEr
     let mut fds = fds.into_iter();
     let mut next_fd = || fds.next().expect("four descriptors");
     let mut reader = Body(&body);
-    let mut exe = [0u64; 5];
-    for word in &mut exe {
-        *word = reader.u64()?;
-    }
     let umask = reader.u32()?;
     let args = (0..reader.count()?)
         .map(|_| reader.os_string())
@@ -180,7 +160,6 @@ pub(super) fn receive_request(stream: &mut UnixStream) -> Result<Request, WireEr
         return Err(WireError::Malformed("bytes after the environment"));
     }
     Ok(Request {
-        exe: ExeId(exe),
         umask,
         args,
         env,
@@ -189,6 +168,33 @@ pub(super) fn receive_request(stream: &mut UnixStream) -> Result<Request, WireEr
         stderr: next_fd(),
         cwd: next_fd(),
     })
+}
+
+/// Reads of a stream that all end by one deadline.
+struct ByDeadline<'a> {
+    stream: &'a mut UnixStream,
+    deadline: Instant,
+}
+
+impl ByDeadline<'_> {
+    /// Make the stream's next read end by the deadline (or say it has passed).
+    fn time_left(&mut self) -> std::io::Result<()> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client did not send its request in time",
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))
+    }
+}
+
+impl Read for ByDeadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.time_left()?;
+        self.stream.read(buf)
+    }
 }
 
 pub(super) fn send_answer(stream: &mut UnixStream, answer: Answer) -> std::io::Result<()> {
@@ -242,10 +248,6 @@ impl Body<'_> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
     }
 
-    fn u64(&mut self) -> Result<u64, WireError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
-    }
-
     /// A count of items, each at least four bytes long: never more than the bytes left.
     fn count(&mut self) -> Result<usize, WireError> {
         let count = self.u32()? as usize;
@@ -264,9 +266,58 @@ impl Body<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     fn pair() -> (UnixStream, UnixStream) {
         UnixStream::pair().unwrap()
+    }
+
+    fn far() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(30)
+    }
+
+    #[test]
+    fn a_client_that_drips_its_request_is_cut_off_at_the_deadline() {
+        let (mut client, mut server) = pair();
+        let dripping = std::thread::spawn(move || {
+            // A header with descriptors, then one byte of the body every 100 ms.
+            let dir = tempfile::tempdir().unwrap();
+            let cwd = std::fs::File::open(dir.path()).unwrap();
+            let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+            let mut header = [0u8; 12];
+            header[..8].copy_from_slice(MAGIC_REQUEST);
+            header[8..].copy_from_slice(&1000u32.to_le_bytes());
+            let fds = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd(), cwd.as_fd()];
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
+            let mut control = SendAncillaryBuffer::new(&mut space);
+            control.push(SendAncillaryMessage::ScmRights(&fds));
+            sendmsg(
+                client.as_fd(),
+                &[IoSlice::new(&header)],
+                &mut control,
+                SendFlags::NOSIGNAL,
+            )
+            .unwrap();
+            for _ in 0..30 {
+                if client.write_all(b"x").is_err() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        // Each byte comes within a read's timeout; the request as a whole does not (a
+        // timeout per read would end at the client's close instead: an early end).
+        let deadline = Instant::now() + std::time::Duration::from_millis(500);
+        let err = receive_request(&mut server, deadline)
+            .err()
+            .expect("cut off");
+        assert!(
+            matches!(&err, WireError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut
+                || e.kind() == std::io::ErrorKind::WouldBlock),
+            "{err}"
+        );
+        drop(server);
+        dripping.join().unwrap();
     }
 
     #[test]
@@ -279,20 +330,18 @@ mod tests {
             (OsString::from("A"), OsString::from_vec(vec![0xff, b'x'])),
             (OsString::from("EMPTY"), OsString::new()),
         ];
-        let exe = ExeId::of_this_process().unwrap();
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         let sent = Sent {
-            exe,
             umask: 0o027,
             args: &args,
             env: &env,
             fds: [stdin.as_fd(), stdout.as_fd(), stderr.as_fd(), cwd.as_fd()],
         };
         send_request(&mut client, &sent).unwrap();
-        let got = receive_request(&mut server).unwrap();
-        assert_eq!((got.exe, got.umask), (exe, 0o027));
+        let got = receive_request(&mut server, far()).unwrap();
+        assert_eq!(got.umask, 0o027);
         assert_eq!((got.args, got.env), (args, env));
         let received = std::fs::File::from(got.cwd).metadata().unwrap();
         let original = cwd.metadata().unwrap();
@@ -311,7 +360,7 @@ mod tests {
         header.extend_from_slice(&0u32.to_le_bytes());
         client.write_all(&header).unwrap();
         assert!(matches!(
-            receive_request(&mut server),
+            receive_request(&mut server, far()),
             Err(WireError::Malformed(_))
         ));
     }

@@ -48,7 +48,7 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
                 0 => String::new(),
                 n => format!(" ({n} failed so far)"),
             };
-            println!(
+            outln!(
                 "\n[{}/{}] {}{failed}",
                 i + 1,
                 roots.len(),
@@ -92,14 +92,14 @@ pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode>
             "failed": failures.len(),
         }))?;
     } else {
-        println!(
+        outln!(
             "\ntstore init: {} roots, {} initialised, {} failed",
             roots.len(),
             roots.len() - failures.len(),
             failures.len()
         );
         for (root, why) in &failures {
-            println!(
+            outln!(
                 "  - {}: {}",
                 crate::escape::line(&root.to_string_lossy()),
                 crate::escape::line(why)
@@ -161,7 +161,7 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
     progress.finish();
     let brought = brought.into_inner().unwrap_or_else(|e| e.into_inner());
     if !args.json && !brought.mirrors.is_empty() {
-        eprintln!(
+        errln!(
             "tstore: module mirror {}: {} from it, {} from their origins",
             brought
                 .mirrors
@@ -210,7 +210,7 @@ impl Progress {
         });
         let said = !json && !terminal;
         if said {
-            eprintln!("tstore: fetching the module packages of {total} roots...");
+            errln!("tstore: fetching the module packages of {total} roots...");
         }
         Progress {
             bar,
@@ -232,7 +232,7 @@ impl Progress {
             bar.finish_and_clear();
         }
         if self.said {
-            eprintln!(
+            errln!(
                 "tstore: fetched the module packages of {} roots in {:.1} s",
                 self.total,
                 self.started.elapsed().as_secs_f64()

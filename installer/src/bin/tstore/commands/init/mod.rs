@@ -128,7 +128,7 @@ fn warn_missing_test_directory(args: &InitArgs, root: &Configured) {
         && args.test_directory != tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY
         && !dir.is_dir()
     {
-        eprintln!(
+        errln!(
             "\n{}\n\nRequested test directory {} does not exist.\n",
             crate::style::warning("Test directory does not exist"),
             dir.display()
@@ -149,7 +149,7 @@ impl InitHooks for Hooks<'_> {
     type MountError = anyhow::Error;
 
     fn waiting_for_root(&self, dir: &Path) {
-        eprintln!(
+        errln!(
             "tstore: waiting for another tstore init of {} to finish...",
             dir.display()
         );
@@ -161,7 +161,7 @@ impl InitHooks for Hooks<'_> {
 
     fn ensure_mount(&self, store: &Store) -> Result<()> {
         match mount::ensure(self.settings, store)? {
-            mount::Ensured::Mounted { pid, repaired } => eprintln!(
+            mount::Ensured::Mounted { pid, repaired } => errln!(
                 "tstore: {} the store at {} (FUSE, read-only; daemon pid {pid})",
                 if repaired {
                     "the mount was stale; remounted"
@@ -182,14 +182,14 @@ impl InitHooks for Hooks<'_> {
         static SAID: crate::once::SaidPerRun = crate::once::SaidPerRun::new();
         for w in modules.iter().flat_map(|m| &m.warnings) {
             if w.once_per_run().is_none_or(|key| SAID.first(&key)) {
-                eprintln!("{}", crate::style::warning(&w.to_string()));
+                errln!("{}", crate::style::warning(&w.to_string()));
             }
         }
         if self.args.json {
             return;
         }
         let written = output::modules_installed(
-            &mut std::io::stdout(),
+            &mut crate::say::stdout(),
             self.flavor,
             modules.map(|m| &m.report),
             self.args.explain,
@@ -214,7 +214,7 @@ fn warn_root_without_fuse() {
     if !nix::unistd::geteuid().is_root() || !SAID.first() {
         return;
     }
-    eprintln!(
+    errln!(
         "{}",
         crate::style::warning(
             "without FUSE, root can write into the store's packages: their mode bits do not \

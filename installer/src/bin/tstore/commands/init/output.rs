@@ -41,7 +41,7 @@ pub(super) fn empty_directory(
     }
     let tool = tool_name(flavor.flavor);
     let files = format!("{tool} configuration files");
-    println!(
+    outln!(
         "{tool} initialized in an empty directory!\n\nThe directory has no {files}. \
          You may begin working with {tool} immediately by creating {files}."
     );
@@ -51,7 +51,7 @@ pub(super) fn empty_directory(
         } else {
             (format!("{roots_below} working directories"), "lie")
         };
-        println!(
+        outln!(
             "\n{n} with {files} {lie} below it: \"tstore init --recursive\" initializes \
              every one."
         );
@@ -230,7 +230,7 @@ pub(super) fn finished(
         document["module_lock_file"] = serde_json::to_value(modules.lock_file)?;
         return json::print(&document);
     }
-    let mut out = std::io::stdout();
+    let mut out = crate::say::stdout();
     // terraform from 1.9 trims its messages: no blank line before them.
     let gap = if root
         .tool
@@ -269,7 +269,7 @@ pub(super) fn finished(
              version control system if they represent changes you intended to make."
         )?,
         LockFileChange::Unchanged => {}
-        LockFileChange::NotUpdated => eprintln!(
+        LockFileChange::NotUpdated => errln!(
             "\n{}\n\n\
              Changes to the provider selections were detected, but not saved in the\n\
              .terraform.lock.hcl file. To record these selections, run \"{}\" without\n\
@@ -307,7 +307,7 @@ fn warn_rewritten(rewritten: &[tstore_installer::RewrittenLockEntry]) {
          lock file as terraform wrote it, use --flavor terraform (or flavor = \"terraform\" \
          in .tstore.hcl).",
     );
-    eprintln!(
+    errln!(
         "\n{}\n\n{text}\n",
         crate::style::warning("Dependency lock file entries automatically updated")
     );
@@ -366,7 +366,7 @@ fn warn_state_unseen(state: &StateReport, dropped: &[String], flavor: Flavor) {
         }
         StateSeen::Read { .. } | StateSeen::Absent | StateSeen::NotLookedFor { .. } => return,
     };
-    eprintln!(
+    errln!(
         "\n{}\n\nThe lock file no longer records {}. tstore cannot read {unseen}, so it \
          cannot tell whether resources there still use them. If they do, run \"{}\" in \
          this directory: it reads the state and keeps their providers.\n",
@@ -388,7 +388,7 @@ fn warn_incomplete_lock(report: &tstore_installer::InitReport, flavor: Flavor) {
     }
     let tool = tool_name(flavor);
     let platform = &first.platform;
-    eprintln!(
+    errln!(
         "\n{}\n\n\
          Due to your customized provider installation methods, {tool} was forced to\n\
          calculate lock file checksums locally for the following providers:\n  - {}\n\n\
@@ -444,7 +444,7 @@ fn warn_dev_overrides(overrides: &[tstore_installer::DevOverride], flavor: Flavo
              If this is unintentional please re-run without the development overrides set.",
         );
     }
-    eprintln!(
+    errln!(
         "\n{}\n\n{}",
         crate::style::warning("Provider development overrides are in effect"),
         crate::escape::text(&text)
