@@ -278,3 +278,29 @@ fn a_client_whose_reader_went_away_neither_panics_nor_stops_the_server() {
     assert!(out.status.success());
     server.wait_for(|s| s.count("init exited 0") == 2);
 }
+
+#[test]
+fn a_client_whose_pipe_is_full_does_not_hold_the_server() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = module_checkout(&m.env, "w");
+    let server = Server::start(&m.env, &[]);
+    // stdout: a pipe nobody reads, already full (`tstore init | sleep 600` after output).
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    rustix::fs::fcntl_setfl(&writer, rustix::fs::OFlags::NONBLOCK).unwrap();
+    while writer.write(&[b'x'; 4096]).is_ok() {}
+    rustix::fs::fcntl_setfl(&writer, rustix::fs::OFlags::empty()).unwrap();
+    let mut client = init_with_umask(&m, &dir, "022", &["init"])
+        .stdout(writer)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The request ends while its client's pipe is still full and unread.
+    server.wait_for(|s| s.count("init exited 0") == 1);
+    assert!(client.wait().unwrap().success());
+    assert!(dir.join(".terraform/modules/modules.json").exists());
+    let next = module_checkout(&m.env, "next");
+    let out = init_with_umask(&m, &next, "022", &["init"]).output().unwrap();
+    assert!(out.status.success());
+    server.wait_for(|s| s.count("init exited 0") == 2);
+    drop(reader);
+}

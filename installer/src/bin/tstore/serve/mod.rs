@@ -32,6 +32,7 @@ pub(crate) mod client;
 mod admit;
 mod kept_store;
 mod peer;
+mod relay;
 mod server;
 mod session;
 mod wire;

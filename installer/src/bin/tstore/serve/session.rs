@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use rustix::fs::Mode;
 
+use super::relay::Output;
 use super::wire::Request;
 use crate::settings::Environment;
 
@@ -81,15 +82,26 @@ pub(super) fn run(request: Request, own: &Own, kept: &super::KeptStore) -> Ran {
             return Ran::Declined("not an init");
         }
     };
+    // A pipe or socket the client does not read from holds no server: its output goes
+    // through a copier that gives up on it in time.
+    let (stdout, stderr) = match (Output::of(request.stdout), Output::of(request.stderr)) {
+        (Ok(stdout), Ok(stderr)) => (stdout, stderr),
+        _ => {
+            replace_env(&own.env);
+            return Ran::Declined("its streams cannot be taken");
+        }
+    };
     let entered = (|| -> std::io::Result<()> {
         rustix::process::fchdir(&request.cwd)?;
         rustix::stdio::dup2_stdin(&request.stdin)?;
-        rustix::stdio::dup2_stdout(&request.stdout)?;
-        rustix::stdio::dup2_stderr(&request.stderr)?;
+        rustix::stdio::dup2_stdout(stdout.fd())?;
+        rustix::stdio::dup2_stderr(stderr.fd())?;
         Ok(())
     })();
     if entered.is_err() {
         own.restore();
+        stdout.finish();
+        stderr.finish();
         return Ran::Declined("its directory or streams cannot be taken");
     }
     rustix::process::umask(Mode::from_bits_truncate(request.umask));
@@ -100,6 +112,8 @@ pub(super) fn run(request: Request, own: &Own, kept: &super::KeptStore) -> Ran {
     }));
     let _ = std::io::stdout().flush();
     own.restore();
+    stdout.finish();
+    stderr.finish();
     match result {
         Ok(code) => Ran::Exited(exit_status(code)),
         Err(_) => {
