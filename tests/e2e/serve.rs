@@ -22,12 +22,23 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// `tstore serve EXTRA`, serving this test's inits: as root, with
+    /// `--privileged-clients` (root's inits hold CAP_SYS_ADMIN).
     pub(crate) fn start(env: &TestEnv, extra: &[&str]) -> Server {
-        let log = env.root.path().join(format!("serve-{}.log", extra.len()));
+        let mut args = extra.to_vec();
+        if rustix::process::geteuid().is_root() {
+            args.push("--privileged-clients");
+        }
+        Server::start_with(env, &args)
+    }
+
+    /// `tstore serve ARGS`, as given.
+    pub(crate) fn start_with(env: &TestEnv, args: &[&str]) -> Server {
+        let log = env.root.path().join(format!("serve-{}.log", args.len()));
         let mut cmd = tstore(env, None);
         cmd.env("TSTORE_NO_FUSE", "1")
             .arg("serve")
-            .args(extra)
+            .args(args)
             .stdout(Stdio::null())
             .stderr(fs_err::File::create(&log).unwrap().into_parts().0);
         let child = cmd.spawn().unwrap();

@@ -299,8 +299,44 @@ fn a_client_whose_pipe_is_full_does_not_hold_the_server() {
     assert!(client.wait().unwrap().success());
     assert!(dir.join(".terraform/modules/modules.json").exists());
     let next = module_checkout(&m.env, "next");
-    let out = init_with_umask(&m, &next, "022", &["init"]).output().unwrap();
+    let out = init_with_umask(&m, &next, "022", &["init"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     server.wait_for(|s| s.count("init exited 0") == 2);
     drop(reader);
+}
+
+/// Landlock confines a process without `no_new_privs` only when it holds CAP_SYS_ADMIN, and
+/// leaves no trace in `/proc`: a server serves such clients only when told to.
+#[test]
+fn clients_holding_cap_sys_admin_are_served_only_when_the_server_is_told_to() {
+    let m = TestEnv::with_null_mirror(Layout::Packed);
+    let dir = module_checkout(&m.env, "w");
+    assert!(
+        is_root(),
+        "this test needs root (a client holding CAP_SYS_ADMIN); run the suite as root, as CI does"
+    );
+    let server = Server::start_with(&m.env, &[]);
+    assert!(
+        server.log().contains("declines them all"),
+        "{}",
+        server.log()
+    );
+    let out = init_with_umask(&m, &dir, "022", &["init"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    server.wait_for(|s| s.count("CAP_SYS_ADMIN, so a Landlock sandbox") == 1);
+    assert_eq!(server.count("init exited"), 0, "{}", server.log());
+    // The client ran it itself.
+    assert!(dir.join(".terraform/modules/modules.json").exists());
+    drop(server);
+
+    let told = Server::start_with(&m.env, &["--privileged-clients"]);
+    let out = init_with_umask(&m, &dir, "022", &["init"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    told.wait_for(|s| s.count("init exited 0") == 1);
 }

@@ -307,6 +307,11 @@ pub(crate) struct ServeArgs {
     /// Stop once no init came for this long (`30s`, `15m`, `1h`; default: never).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub idle_timeout: Option<Duration>,
+    /// Serve clients that hold CAP_SYS_ADMIN (root's inits). Such a client can be confined
+    /// by Landlock without a trace in /proc, so a server does not serve it unless told to:
+    /// pass this only where no root job runs in such a sandbox.
+    #[arg(long)]
+    pub privileged_clients: bool,
 }
 
 /// `tstore roots …` subcommands.

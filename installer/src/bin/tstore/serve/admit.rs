@@ -16,7 +16,9 @@
 //! request, and a client sends its request only to a server that passes it.
 //!
 //! What `/proc` cannot show (Landlock domains, resource limits, the cgroup a process is
-//! charged to) is listed in docs/threat-model.md.
+//! charged to) is listed in docs/threat-model.md. Landlock confines a process without
+//! `no_new_privs` only when it holds CAP_SYS_ADMIN: so a client holding it (root's) is
+//! served only by a server told to (`tstore serve --privileged-clients`).
 
 use std::fmt;
 use std::os::fd::AsFd;
@@ -34,6 +36,7 @@ pub(super) enum Refusal {
     Label,
     Unreadable(&'static str),
     OtherBuild,
+    Privileged,
 }
 
 impl fmt::Display for Refusal {
@@ -47,6 +50,11 @@ impl fmt::Display for Refusal {
             Refusal::Label => write!(f, "it has another security label"),
             Refusal::Unreadable(what) => write!(f, "its {what} cannot be read"),
             Refusal::OtherBuild => write!(f, "it runs another tstore executable"),
+            Refusal::Privileged => write!(
+                f,
+                "it holds CAP_SYS_ADMIN, so a Landlock sandbox may confine it unseen (start \
+                 the server with --privileged-clients to serve such clients)"
+            ),
         }
     }
 }
@@ -78,6 +86,16 @@ pub(super) struct Confinement {
 }
 
 impl Confinement {
+    /// Whether the process holds CAP_SYS_ADMIN (bit 21 of `CapEff`): unknown counts as held.
+    pub(super) fn holds_sys_admin(&self) -> bool {
+        const CAP_SYS_ADMIN: u32 = 21;
+        self.status
+            .as_deref()
+            .and_then(|status| field_of(status, "CapEff"))
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .is_none_or(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+    }
+
     /// This process's (the server reads it once, when it starts).
     pub(super) fn own() -> Confinement {
         match super::peer::own_proc_dir() {
@@ -228,6 +246,24 @@ mod tests {
                 "{to}"
             );
         }
+    }
+
+    #[test]
+    fn cap_sys_admin_is_read_from_the_effective_set() {
+        let with = |status: &str| Confinement {
+            status: Some(status.to_owned()),
+            ..Confinement::unknown()
+        };
+        assert!(!with(OWN).holds_sys_admin());
+        assert!(
+            with(&OWN.replace("CapEff:\t0000000000000000", "CapEff:\t000001ffffffffff"))
+                .holds_sys_admin()
+        );
+        assert!(
+            with(&OWN.replace("CapEff:\t0000000000000000", "CapEff:\t0000000000200000"))
+                .holds_sys_admin()
+        );
+        assert!(Confinement::unknown().holds_sys_admin());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::admit::{self, Confinement};
+use super::admit::{self, Confinement, Refusal};
 use super::peer::PeerProcess;
 use super::session::{self, Own, Ran};
 use super::wire::{self, Answer};
@@ -53,6 +53,14 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
             std::process::id()
         ),
     );
+    if confinement.holds_sys_admin() && !args.privileged_clients {
+        say(
+            &log,
+            "tstore: this server holds CAP_SYS_ADMIN, and so does every client it may serve: \
+             it declines them all (each runs its init itself) unless started with \
+             --privileged-clients, since a Landlock sandbox may confine such a client unseen",
+        );
+    }
     // One request at a time, and no client waits behind another: the acceptor hands a
     // connection over only while no request runs, and declines the others (their clients
     // run their inits themselves, in parallel, as without a server). The queue of one
@@ -106,6 +114,7 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
             stream,
             &Server {
                 confinement: &confinement,
+                privileged_clients: args.privileged_clients,
                 own: &own,
                 kept: &kept,
             },
@@ -127,6 +136,8 @@ struct Outcome {
 /// What the server holds for every request.
 struct Server<'a> {
     confinement: &'a Confinement,
+    /// `--privileged-clients`: serve clients that hold CAP_SYS_ADMIN.
+    privileged_clients: bool,
     own: &'a Own,
     kept: &'a super::KeptStore,
 }
@@ -146,7 +157,15 @@ fn handle(mut stream: UnixStream, server: &Server<'_>) -> Outcome {
             ))
         }
     };
-    if let Err(refusal) = admit::admit(&peer, server.confinement) {
+    let admitted = admit::admit(&peer, server.confinement).and_then(|()| {
+        // The client's capabilities are the server's (admitted above).
+        if server.confinement.holds_sys_admin() && !server.privileged_clients {
+            Err(Refusal::Privileged)
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(refusal) = admitted {
         let _ = wire::send_answer(&mut stream, Answer::Declined);
         return line(format!("tstore: pid {}: declined: {refusal}", peer.pid));
     }
