@@ -40,7 +40,15 @@ struct FileKey {
     ctime: (i64, i64),
 }
 
+/// Files parsed in this process, by their identity and change time. A process fact, not a
+/// run's memory: a file is remembered only when its last change was [`SETTLED`] before it
+/// was read, so any later change (which stamps a later change time) misses the memo, in
+/// this run or a later one of the init server (git's "racily clean" rule).
 static PARSED: Mutex<Option<HashMap<FileKey, Arc<FileContent>>>> = Mutex::new(None);
+
+/// How long before a read a file must have last changed to be remembered: well over the
+/// kernel's coarse clock tick (at most 10 ms), which stamps change times.
+const SETTLED: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Facts decoded in this process, by content, rules and the name the file is shown under.
 type ContentKey = (super::facts::ContentId, String, PathBuf);
@@ -48,7 +56,8 @@ static BY_CONTENT: Mutex<Option<HashMap<ContentKey, Arc<FileContent>>>> = Mutex:
 
 /// Read and parse the configuration file at `path` (`.json` as JSON, anything else as
 /// HCL) as `flavor`'s tool reads it, naming it `shown` in every position and error; a file
-/// this process parsed before for the same flavor, unchanged, is not read again.
+/// this process parsed before for the same flavor, unchanged since and settled when read
+/// ([`SETTLED`]), is not read again.
 pub(super) fn parse_file(
     path: &Path,
     shown: &Path,
@@ -82,6 +91,7 @@ pub(super) fn parse_file(
             return Ok(content);
         }
     }
+    let reading_from = std::time::SystemTime::now();
     let file = crate::read::open_regular(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     let key = FileKey {
@@ -116,12 +126,27 @@ pub(super) fn parse_file(
         }
     };
     let parsed = Arc::new(parsed);
-    PARSED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .insert(key, Arc::clone(&parsed));
+    if settled(key.ctime, reading_from) {
+        PARSED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(HashMap::new)
+            .insert(key, Arc::clone(&parsed));
+    }
     Ok(parsed)
+}
+
+/// Whether a file last changed at `ctime` (seconds, nanoseconds) had settled when a read
+/// began at `reading_from`: a change after the read stamps a later time.
+fn settled(ctime: (i64, i64), reading_from: std::time::SystemTime) -> bool {
+    let Ok(since_epoch) = reading_from.duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    let Some(limit) = since_epoch.checked_sub(SETTLED) else {
+        return false;
+    };
+    let changed = (ctime.0, ctime.1);
+    changed < (limit.as_secs() as i64, i64::from(limit.subsec_nanos()))
 }
 
 /// Forget every parsed file (for the fuzz harness, which parses a new file per input).
@@ -149,6 +174,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("main.tf");
         std::fs::write(&path, "module \"a\" {\n  source = \"./a\"\n}\n").unwrap();
+        std::thread::sleep(SETTLED * 2);
         let first = parse_file(&path, &path, T).unwrap();
         let again = parse_file(&path, &path, T).unwrap();
         assert!(Arc::ptr_eq(&first, &again), "parsed twice");
@@ -176,6 +202,34 @@ mod tests {
         // Rewritten in place with other content: parsed afresh.
         std::fs::write(&path, "module \"cc\" {\n  source = \"./c\"\n}\n").unwrap();
         assert_eq!(calls(&parse_file(&path, &path, T).unwrap()), ["cc"]);
+    }
+
+    #[test]
+    fn a_file_changed_just_before_its_read_is_read_again_even_with_the_same_stat() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("main.tf");
+        std::fs::write(&path, "module \"a\" {\n  source = \"./a\"\n}\n").unwrap();
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert_eq!(calls(&parse_file(&path, &path, T).unwrap()), ["a"]);
+        // The same size, the same mtime, and (within one clock tick) the same ctime.
+        std::fs::write(&path, "module \"b\" {\n  source = \"./b\"\n}\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(calls(&parse_file(&path, &path, T).unwrap()), ["b"]);
+    }
+
+    #[test]
+    fn settled_means_changed_well_before_the_read() {
+        let at =
+            |secs: u64, nanos: u32| std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos);
+        assert!(settled((100, 0), at(100, 60_000_000)));
+        assert!(!settled((100, 0), at(100, 40_000_000)));
+        assert!(!settled((100, 10), at(100, 50_000_010)));
+        assert!(!settled((101, 0), at(100, 0)));
     }
 
     #[test]
