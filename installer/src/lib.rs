@@ -28,6 +28,7 @@ mod providers;
 mod publish;
 mod redact;
 mod report;
+mod run;
 mod workdir;
 
 pub use crate::facts::{check_facts, keep_facts_in, FactsCheck, FactsKept, FactsMismatch};
@@ -72,10 +73,4 @@ pub use crate::workdir::data_dir::DataDir;
 pub use crate::workdir::link::LinkOutcome;
 pub use crate::workdir::{interrupt, plugin_path};
 
-/// Start a new run (the init server's next request): what a run asks a remote once (a git
-/// ref's commit, a registry's version list, a ref's reach of a locked commit) is asked
-/// again, and this machine's records of git ref checks are read again, as a process of its
-/// own would.
-pub fn new_run() {
-    crate::modules::getters::asked_once::new_run();
-}
+pub use crate::run::Run;

@@ -22,16 +22,16 @@
 //! `fork` and `exec`. ACLs and capabilities are not looked at: mode bits and owners only.
 //!
 //! A candidate that fails is skipped and the search goes on in the next directory, as if
-//! it were not there. Each directory skipped is named once per process
-//! (`tracing::warn!`), with the entry and the reason, never a file's content. Non-root
+//! it were not there. Each directory skipped is named (`tracing::warn!`), with the entry
+//! and the reason, never a file's content; the warning carries the field `once` (the
+//! directory), by which the log of a run says it once. Non-root
 //! processes search as before: the rule applies only when the effective uid is 0.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
 
 /// The most symbolic links followed in one candidate's path (the kernel's `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
@@ -170,22 +170,14 @@ fn push_front(todo: &mut VecDeque<OsString>, path: &Path) {
     }
 }
 
-/// Say, once per process for each directory, that `dir` was skipped and why.
+/// Say that `dir` was skipped and why; the run's log says it once per directory (the
+/// `once` field: the binary's log drops an event whose `once` it has said in this run).
 pub(crate) fn warn_skipped(dir: &Path, name: &str, untrusted: &Untrusted) {
-    if first_skip_of(dir) {
-        tracing::warn!(
-            "PATH directory {} is skipped: tstore runs as root and {untrusted}, so another \
-             user could change the {name} found there (make the way to it root's alone, or \
-             take the directory out of root's PATH)",
-            dir.display()
-        );
-    }
-}
-
-/// Whether this is the first time in this process that `dir` is skipped.
-pub(crate) fn first_skip_of(dir: &Path) -> bool {
-    static SAID: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-    SAID.lock()
-        .map(|mut said| said.insert(dir.to_owned()))
-        .unwrap_or(false)
+    tracing::warn!(
+        once = %format_args!("PATH {}", dir.display()),
+        "PATH directory {} is skipped: tstore runs as root and {untrusted}, so another \
+         user could change the {name} found there (make the way to it root's alone, or \
+         take the directory out of root's PATH)",
+        dir.display()
+    );
 }

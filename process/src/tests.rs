@@ -248,11 +248,3 @@ fn root_checks_the_whole_way_to_a_tool_links_included() {
         root_trust::Why::TooManyLinks
     );
 }
-
-#[test]
-fn a_skipped_directory_is_said_once() {
-    let dir = Path::new("/nonexistent/tstore-said-once");
-    assert!(root_trust::first_skip_of(dir));
-    assert!(!root_trust::first_skip_of(dir));
-    assert!(root_trust::first_skip_of(&dir.join("other")));
-}

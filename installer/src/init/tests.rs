@@ -78,6 +78,7 @@ impl Setup {
                 reach_records: None,
                 trust_lock: false,
                 module_mirror: None,
+                run: Default::default(),
             }),
             plugin_dirs: vec!["/opt/plugins".to_owned()],
         }

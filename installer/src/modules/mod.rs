@@ -118,6 +118,9 @@ pub struct ModuleOptions {
     /// pinned call whose package the store lacks is asked of it, by the entry's `h1:`,
     /// before its origin.
     pub module_mirror: Option<ModuleMirror>,
+    /// The run this install is part of: what it asks remotes is asked once in it (every
+    /// root of `init DIR...` shares one), and never believed by another run.
+    pub run: std::sync::Arc<crate::Run>,
 }
 
 /// Install every module of the configuration at `opts.workdir.dir`, and keep its module lock

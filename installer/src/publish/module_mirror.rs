@@ -71,6 +71,8 @@ pub struct ModulePush<'a> {
     /// This machine's records of git refs found reaching locked commits
     /// (`$XDG_STATE_HOME/tstore/git-reach.json`); `None`: no state directory.
     pub reach_records: Option<&'a Path>,
+    /// The run the push is part of (the remotes' answers it asks once).
+    pub run: &'a crate::Run,
 }
 
 /// The store's module packages by `h1:` (one package per tree hash: the first by id).
@@ -143,7 +145,7 @@ fn select(store: &Store, push: &ModulePush<'_>) -> Result<Selected, PushError> {
         return Ok(Selected {
             packages: by_h1,
             resolutions: known.into_values().collect(),
-            reaches: reach::recorded(push.reach_records),
+            reaches: reach::recorded(push.run, push.reach_records),
         });
     };
     let default_host = push.default_host;
@@ -152,9 +154,15 @@ fn select(store: &Store, push: &ModulePush<'_>) -> Result<Selected, PushError> {
     let mut reaches = BTreeMap::new();
     for (path, lock) in locks {
         for (key, entry) in &lock.entries {
-            if let Some((tag, record)) =
-                reach::pinned(store, path, key, entry, default_host, push.reach_records)?
-            {
+            if let Some((tag, record)) = reach::pinned(
+                push.run,
+                store,
+                path,
+                key,
+                entry,
+                default_host,
+                push.reach_records,
+            )? {
                 reaches.insert(tag, record);
             }
             let missing = || PushError::NotInStore {

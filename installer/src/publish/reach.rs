@@ -61,6 +61,7 @@ fn check(repo: &str, reference: &str, commit: &str, checked: u64) -> Check {
 /// this machine made it within the hour; `None` for a call that is no git call with a
 /// locked commit, or that names its commit by id.
 pub(super) fn pinned(
+    run: &crate::Run,
     store: &Store,
     lock_file: &Path,
     key: &str,
@@ -89,7 +90,8 @@ pub(super) fn pinned(
         ..GitAddress::parse(&package.url).map_err(unchecked)?
     };
     let cache = GitCache::new(store.git_cache_dir()?);
-    let Some(checked) = git_reach::checked_at(&addr, commit, &cache, records).map_err(unchecked)?
+    let Some(checked) =
+        git_reach::checked_at(run, &addr, commit, &cache, records).map_err(unchecked)?
     else {
         return Ok(None);
     };
@@ -98,9 +100,9 @@ pub(super) fn pinned(
 }
 
 /// Every check this machine keeps a record of (with its time).
-pub(super) fn recorded(records: Option<&Path>) -> Vec<Check> {
+pub(super) fn recorded(run: &crate::Run, records: Option<&Path>) -> Vec<Check> {
     records
-        .map(git_reach::all_records)
+        .map(|path| git_reach::all_records(run, path))
         .unwrap_or_default()
         .into_iter()
         .map(|(repo, reference, commit, checked)| check(&repo, &reference, &commit, checked))

@@ -10,16 +10,29 @@ use anyhow::Result;
 use serde::Serialize;
 
 thread_local! {
-    /// Documents [`print`] keeps instead of printing, while [`capture`] runs.
+    /// Documents [`print`] keeps instead of printing, while [`capture`] runs (scoped to
+    /// that call, not a run's memory).
     static CAPTURED: RefCell<Option<Vec<serde_json::Value>>> = const { RefCell::new(None) };
 }
 
 /// Run `f`, keeping the JSON documents it prints instead of printing them (a command that
 /// runs another for each of several directories makes one document of theirs).
+///
+/// The capture is this thread's for the call's length only: it ends when `f` returns or
+/// unwinds (a served request that panics leaves nothing captured for the next).
 pub(crate) fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<serde_json::Value>) {
+    /// Ends the capture, however `f` ends.
+    struct Ends;
+    impl Drop for Ends {
+        fn drop(&mut self) {
+            CAPTURED.with(|c| *c.borrow_mut() = None);
+        }
+    }
     CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let ends = Ends;
     let result = f();
     let documents = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    drop(ends);
     (result, documents)
 }
 
@@ -64,7 +77,7 @@ pub(crate) fn timestamp(at: std::time::SystemTime) -> String {
 mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
-    use super::timestamp;
+    use super::{capture, print, timestamp, CAPTURED};
 
     #[test]
     fn timestamps_are_rfc3339_utc_with_microseconds() {
@@ -77,5 +90,20 @@ mod tests {
             timestamp(UNIX_EPOCH + Duration::from_micros(1_795_600_890_123_456)),
             "2026-11-25T10:01:30.123456Z"
         );
+    }
+
+    #[test]
+    fn a_capture_that_unwinds_leaves_nothing_captured() {
+        let unwound = std::panic::catch_unwind(|| {
+            capture(|| {
+                print(&serde_json::json!({"a": 1})).unwrap();
+                panic!("the request panicked");
+            })
+        });
+        assert!(unwound.is_err());
+        assert!(CAPTURED.with(|c| c.borrow().is_none()));
+        let ((), documents) = capture(|| print(&serde_json::json!({"b": 2})).unwrap());
+        assert_eq!(documents.len(), 1);
+        assert_eq!(documents[0]["b"], 2);
     }
 }

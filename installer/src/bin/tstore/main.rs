@@ -15,8 +15,8 @@ mod diagnostics;
 mod escape;
 mod flavor;
 mod json;
+mod log;
 mod mount;
-mod once;
 mod reporter;
 mod serve;
 mod settings;
@@ -116,7 +116,7 @@ pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host<'_>) -> ExitCode {
     // terminal, unless NO_COLOR or -no-color says otherwise.
     style::init(cli.no_color || env.no_color());
     let colour = style::stderr_coloured();
-    let log = log_subscriber(env.log_filter(), colour);
+    let log = log::subscriber(env.log_filter(), colour);
     // The server's subscriber is the process's; this run's is this thread's.
     let _log = match host {
         Host::OwnProcess => {
@@ -145,25 +145,6 @@ pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host<'_>) -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// The log subscriber: lines for people, no timestamps or module paths, on stderr;
-/// `filter` as `TSTORE_LOG` gives it (default: warnings).
-pub(crate) fn log_subscriber(
-    filter: Option<&str>,
-    colour: bool,
-) -> impl tracing::Subscriber + Send + Sync + 'static {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            filter
-                .and_then(|filter| tracing_subscriber::EnvFilter::try_new(filter).ok())
-                .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .without_time()
-        .with_target(false)
-        .with_ansi(colour)
-        .finish()
 }
 
 /// Ctrl-C (or SIGTERM, as CI cancellations send): let a change to a working directory in

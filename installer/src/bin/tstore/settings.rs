@@ -145,6 +145,9 @@ pub(crate) struct Settings {
     pub(crate) tf_cli_config_file: Option<PathBuf>,
     /// The whole environment, for the libraries that interpret variables by name.
     pub(crate) env: Environment,
+    /// This run: what it learns from remotes and what it says once. Made with the
+    /// settings, once per command (or served request), and dropped with them.
+    pub(crate) run: std::sync::Arc<tstore_installer::Run>,
 }
 
 impl Settings {
@@ -229,6 +232,7 @@ impl Settings {
             },
         );
         Ok(Settings {
+            run: std::sync::Arc::new(tstore_installer::Run::new()),
             store,
             mount,
             flavor_given,

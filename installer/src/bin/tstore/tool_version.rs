@@ -50,21 +50,18 @@ pub(crate) fn named_flavor(given: &str) -> Result<Option<Flavor>> {
 }
 
 /// The tool version for a directory of flavor `flavor` (decided by `flavor_choice`); a
-/// release newer than any tstore knows is said once per process, then followed as the
-/// newest known.
+/// release newer than any tstore knows is said once per run, then followed as the newest
+/// known.
 pub(crate) fn resolve(settings: &Settings, flavor_choice: &FlavorChoice) -> Result<ToolChoice> {
     let choice = decide(settings, flavor_choice)?;
-    if choice.tool.newer_than_known() {
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            tracing::warn!(
-                "{} ({}) is newer than any release tstore knows; following the rules of {}, \
-                 the newest it knows",
-                choice.tool,
-                choice.decided_by,
-                ToolVersion::newest(choice.tool.flavor)
-            )
-        });
+    if choice.tool.newer_than_known() && settings.run.first_time("a tool newer than known") {
+        tracing::warn!(
+            "{} ({}) is newer than any release tstore knows; following the rules of {}, the \
+             newest it knows",
+            choice.tool,
+            choice.decided_by,
+            ToolVersion::newest(choice.tool.flavor)
+        );
     }
     Ok(choice)
 }

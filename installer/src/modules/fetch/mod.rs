@@ -90,6 +90,8 @@ pub(super) struct FetchLog {
 
 /// Fetches packages into the store; shared by the threads of [`Walker::prefetch`].
 pub(super) struct Fetcher<'a> {
+    /// The run: the remotes' answers it asked once.
+    pub(super) run: &'a crate::Run,
     pub(super) store: &'a Store,
     /// Per package address, the result of its fetch in this init: the first thread to ask
     /// fetches it while the others wait, so two calls (or an `X-Terraform-Get` hop and a
@@ -135,7 +137,7 @@ impl Fetcher<'_> {
             .http
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
-        let (version, download) = registry::select(http, network, m, constraints)?;
+        let (version, download) = registry::select(self.run, http, network, m, constraints)?;
         let memo_key = memo_key_of(&version);
         if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
             log.reused.push(memo.package.clone());
@@ -389,7 +391,7 @@ impl Fetcher<'_> {
 
     pub(super) fn fetch_git(&self, url: &str, log: &mut FetchLog) -> Result<Fetched, FetchError> {
         let addr = git::GitAddress::parse(url)?;
-        if let Some(commit) = git::resolve(&addr)? {
+        if let Some(commit) = git::resolve(self.run, &addr)? {
             let id = git_id(&addr.repo, &commit);
             if self.known(&id, Provenance::Origin)? {
                 log.reused.push(id.clone());

@@ -24,28 +24,32 @@ pub(super) fn run_bounded<J: Sync, R: Send>(
     let running: Mutex<HashMap<String, usize>> = Mutex::default();
     let freed = Condvar::new();
     let results: Mutex<Vec<Option<R>>> = Mutex::new(jobs.iter().map(|_| None).collect());
+    // The workers log to the run's log (the server's request has its own).
+    let log = tracing::dispatcher::get_default(Clone::clone);
     std::thread::scope(|scope| {
         for _ in 0..max.min(jobs.len()).max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(job) = jobs.get(i) else { break };
-                let host = host_of(job);
-                {
-                    let mut hosts = running.lock().unwrap_or_else(PoisonError::into_inner);
-                    while hosts.get(&host).copied().unwrap_or(0) >= per_host {
-                        hosts = freed.wait(hosts).unwrap_or_else(PoisonError::into_inner);
+            scope.spawn(|| {
+                tracing::dispatcher::with_default(&log, || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(job) = jobs.get(i) else { break };
+                    let host = host_of(job);
+                    {
+                        let mut hosts = running.lock().unwrap_or_else(PoisonError::into_inner);
+                        while hosts.get(&host).copied().unwrap_or(0) >= per_host {
+                            hosts = freed.wait(hosts).unwrap_or_else(PoisonError::into_inner);
+                        }
+                        *hosts.entry(host.clone()).or_default() += 1;
                     }
-                    *hosts.entry(host.clone()).or_default() += 1;
-                }
-                let result = work(job);
-                {
-                    let mut hosts = running.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(n) = hosts.get_mut(&host) {
-                        *n -= 1;
+                    let result = work(job);
+                    {
+                        let mut hosts = running.lock().unwrap_or_else(PoisonError::into_inner);
+                        if let Some(n) = hosts.get_mut(&host) {
+                            *n -= 1;
+                        }
                     }
-                }
-                freed.notify_all();
-                results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
+                    freed.notify_all();
+                    results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
+                })
             });
         }
     });

@@ -68,6 +68,8 @@ pub(in crate::modules) struct FetchSession<'a> {
     /// Why the mirror did not serve a lock entry (by the entry's hashes), for the walk to
     /// say where the call went to its origin.
     mirror_misses: HashMap<String, String>,
+    /// The run this install is part of (its remotes' answers).
+    run: &'a crate::Run,
 }
 
 impl<'a> FetchSession<'a> {
@@ -77,8 +79,10 @@ impl<'a> FetchSession<'a> {
         default_host: &'a str,
         reporter: &'a dyn crate::report::Reporter,
         mirror: Option<&'a ModuleMirror>,
+        run: &'a crate::Run,
     ) -> FetchSession<'a> {
         FetchSession {
+            run,
             reporter,
             mirror,
             mirror_client: None,
@@ -110,6 +114,7 @@ impl<'a> FetchSession<'a> {
 
     fn fetcher(&self) -> Fetcher<'_> {
         Fetcher {
+            run: self.run,
             store: self.store,
             slots: &self.slots,
             default_host: self.default_host,

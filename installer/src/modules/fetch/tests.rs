@@ -16,6 +16,7 @@ struct Fixture {
     store: Store,
     slots: Slots,
     network: NetworkSettings,
+    run: crate::Run,
 }
 
 impl Fixture {
@@ -29,6 +30,7 @@ impl Fixture {
             store,
             slots: Slots::default(),
             network: NetworkSettings::default(),
+            run: crate::Run::new(),
         }
     }
 
@@ -39,6 +41,7 @@ impl Fixture {
             fn event(&self, _: crate::report::Event<'_>) {}
         }
         Fetcher {
+            run: &self.run,
             store: &self.store,
             slots: &self.slots,
             default_host: "registry.example.invalid",

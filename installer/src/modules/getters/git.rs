@@ -132,20 +132,22 @@ pub(crate) enum RefKind {
     Commit,
 }
 
-/// What `git ls-remote` answered this process, by (repository, ref): a run over many roots
+/// What `git ls-remote` answered a run, by (repository, ref): a run over many roots
 /// (`init DIR...`, in parallel) asks each once.
-static RESOLVED: super::asked_once::AskedOnce<(String, String), Option<(String, RefKind)>> =
-    super::asked_once::AskedOnce::new();
+pub(crate) type RefAnswers =
+    super::asked_once::AskedOnce<(String, String), Option<(String, RefKind)>>;
 
 /// The commit `reference` (default `HEAD`) names in `repo`, via `git ls-remote` (once per
-/// process); `None` when no ref of that name exists (it may still be an abbreviated commit
-/// id).
-pub(crate) fn resolve(addr: &GitAddress) -> Result<Option<String>, FetchError> {
-    Ok(resolve_ref(addr)?.map(|(commit, _)| commit))
+/// run); `None` when no ref of that name exists (it may still be an abbreviated commit id).
+pub(crate) fn resolve(run: &crate::Run, addr: &GitAddress) -> Result<Option<String>, FetchError> {
+    Ok(resolve_ref(run, addr)?.map(|(commit, _)| commit))
 }
 
 /// [`resolve`], with the kind of ref the name is at the remote.
-pub(crate) fn resolve_ref(addr: &GitAddress) -> Result<Option<(String, RefKind)>, FetchError> {
+pub(crate) fn resolve_ref(
+    run: &crate::Run,
+    addr: &GitAddress,
+) -> Result<Option<(String, RefKind)>, FetchError> {
     if let Some(r) = &addr.reference {
         if is_full_sha(r) {
             return Ok(Some((r.to_ascii_lowercase(), RefKind::Commit)));
@@ -155,7 +157,7 @@ pub(crate) fn resolve_ref(addr: &GitAddress) -> Result<Option<(String, RefKind)>
         addr.repo.clone(),
         addr.reference.clone().unwrap_or_else(|| "HEAD".into()),
     );
-    RESOLVED.get_or_ask(key, || ls_remote(addr))
+    run.refs.get_or_ask(key, || ls_remote(addr))
 }
 
 /// [`resolve_ref`]'s question to the remote.

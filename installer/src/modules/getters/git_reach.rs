@@ -100,12 +100,15 @@ enum Found {
     RefGone,
 }
 
-/// The checks of this run, by record key.
-static FOUND: AskedOnce<String, Found> = AskedOnce::new();
-
-/// The remote's answer for a ref's commit in this run, by (repository, ref): a failure is
-/// kept too, so that an unreachable remote is asked once per run, not once per root.
-static TIPS: AskedOnce<(String, String), Tip> = AskedOnce::new();
+/// The checks of one run.
+#[derive(Default)]
+pub(crate) struct RunChecks {
+    /// By record key.
+    found: AskedOnce<String, Found>,
+    /// The remote's answer for a ref's commit, by (repository, ref): a failure is kept
+    /// too, so that an unreachable remote is asked once per run, not once per root.
+    tips: AskedOnce<(String, String), Tip>,
+}
 
 /// The remote's answer for a ref: its commit and kind, no such ref, or why it could not be
 /// asked.
@@ -115,6 +118,7 @@ type Tip = Result<Option<(String, RefKind)>, String>;
 /// the user has a state directory; `mirror` asks the module mirror where neither the
 /// remote nor this machine can answer; `trust` is the outage opt-in.
 pub(crate) fn check(
+    run: &crate::Run,
     addr: &GitAddress,
     locked: &str,
     cache: &GitCache,
@@ -128,10 +132,12 @@ pub(crate) fn check(
         return Ok(Reach::Same);
     }
     let key = reach_records::key(&addr.repo, &reference, &locked);
-    let found = FOUND
+    let found = run
+        .reach
+        .found
         .get_or_ask(key.clone(), || {
             Ok::<_, Infallible>(find(
-                addr, &reference, &locked, cache, records, mirror, &key,
+                run, addr, &reference, &locked, cache, records, mirror, &key,
             ))
         })
         .unwrap_or_else(|never| match never {});
@@ -180,6 +186,7 @@ fn names_by_id(reference: &str, locked: &str) -> bool {
 /// cannot be asked), and its time read back (now, without a record file). `Ok(None)`: the
 /// call names the commit by id, and there is nothing to publish.
 pub(crate) fn checked_at(
+    run: &crate::Run,
     addr: &GitAddress,
     locked: &str,
     cache: &GitCache,
@@ -191,6 +198,7 @@ pub(crate) fn checked_at(
         return Ok(None);
     }
     check(
+        run,
         addr,
         &locked,
         cache,
@@ -201,21 +209,23 @@ pub(crate) fn checked_at(
     let key = reach_records::key(&addr.repo, &reference, &locked);
     Ok(Some(
         records
-            .and_then(|path| reach_records::checked(path, &key))
+            .and_then(|path| reach_records::checked(&run.records, path, &key))
             .unwrap_or_else(reach_records::now),
     ))
 }
 
 /// This machine's records of refs found reaching commits, for a push that publishes them:
 /// (repository identity, ref, commit, when), those whose time is known.
-pub(crate) fn all_records(records: &Path) -> Vec<(String, String, String, u64)> {
-    reach_records::all(records)
+pub(crate) fn all_records(run: &crate::Run, records: &Path) -> Vec<(String, String, String, u64)> {
+    reach_records::all(&run.records, records)
 }
 
 /// The check of record `key`: a fresh record, else the remote, whose answer renews or
 /// drops the record; where the remote cannot be asked, a stale record, else the module
 /// mirror's record (for this run: it is never written to this machine's records).
+#[allow(clippy::too_many_arguments)]
 fn find(
+    run: &crate::Run,
     addr: &GitAddress,
     reference: &str,
     locked: &str,
@@ -224,16 +234,16 @@ fn find(
     mirror: AskMirror<'_>,
     key: &str,
 ) -> Found {
-    let age = records.and_then(|path| reach_records::age(path, key));
+    let age = records.and_then(|path| reach_records::age(&run.records, path, key));
     if age == Some(Age::Fresh) {
         return Found::Reach(Reach::Recorded);
     }
-    let found = ask_remote(addr, reference, locked, cache);
+    let found = ask_remote(run, addr, reference, locked, cache);
     if let Some(path) = records {
         match &found {
-            Found::Reach(_) => reach_records::record(path, key),
+            Found::Reach(_) => reach_records::record(&run.records, path, key),
             Found::NotReached { .. } | Found::CommitGone { .. } | Found::RefGone => {
-                reach_records::forget(path, key)
+                reach_records::forget(&run.records, path, key)
             }
             Found::Unasked { .. } => {}
         }
@@ -262,10 +272,18 @@ fn find(
 }
 
 /// What the remote says of `reference` and `locked` now.
-fn ask_remote(addr: &GitAddress, reference: &str, locked: &str, cache: &GitCache) -> Found {
-    let tip = TIPS
+fn ask_remote(
+    run: &crate::Run,
+    addr: &GitAddress,
+    reference: &str,
+    locked: &str,
+    cache: &GitCache,
+) -> Found {
+    let tip = run
+        .reach
+        .tips
         .get_or_ask((addr.repo.clone(), reference.to_owned()), || {
-            Ok::<_, Infallible>(git::resolve_ref(addr).map_err(|e| short_reason(&e)))
+            Ok::<_, Infallible>(git::resolve_ref(run, addr).map_err(|e| short_reason(&e)))
         })
         .unwrap_or_else(|never| match never {});
     let (tip, kind) = match tip {
@@ -295,12 +313,17 @@ fn ask_remote(addr: &GitAddress, reference: &str, locked: &str, cache: &GitCache
 /// Record that `addr`'s ref names `commit` now: tstore resolved it itself (an unlocked
 /// call, or `-upgrade`), so a lock entry it writes from it is reached here without asking
 /// again.
-pub(crate) fn record_resolved(addr: &GitAddress, commit: &str, records: Option<&Path>) {
+pub(crate) fn record_resolved(
+    run: &crate::Run,
+    addr: &GitAddress,
+    commit: &str,
+    records: Option<&Path>,
+) {
     let Some(path) = records else { return };
     let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
     let key = reach_records::key(&addr.repo, &reference, &commit.to_ascii_lowercase());
-    if reach_records::age(path, &key) != Some(Age::Fresh) {
-        reach_records::record(path, &key);
+    if reach_records::age(&run.records, path, &key) != Some(Age::Fresh) {
+        reach_records::record(&run.records, path, &key);
     }
 }
 

@@ -36,5 +36,5 @@ pub(crate) mod git;
 pub(crate) mod git_cache;
 pub(crate) mod git_reach;
 pub(crate) mod oci;
-mod reach_records;
+pub(crate) mod reach_records;
 pub(crate) mod registry;

@@ -5,8 +5,8 @@
 //! [`RECHECK_AFTER`] without asking the remote, and asks again about an older one.
 //!
 //! Rules:
-//! - The file is read once per run (each request of the init server reads it again), at
-//!   most 16 MiB, never through a link; an unreadable or malformed file counts as no records.
+//! - The file is read once per run ([`RunRecords`]; each request of the init server reads
+//!   it again), at most 16 MiB, never through a link; an unreadable or malformed file counts as no records.
 //! - A record whose time cannot be read (none, not a number: hand-edited, or written by
 //!   another program) or that lies ahead of the clock is stale: asked again, never believed
 //!   fresh.
@@ -46,20 +46,21 @@ pub(crate) fn key(repo: &str, reference: &str, commit: &str) -> String {
 }
 
 /// The age of the record `key` in the file `path`; `None`: there is none.
-pub(crate) fn age(path: &Path, key: &str) -> Option<Age> {
-    let checked = with_records(path, |known| known.get(key).copied())?;
+pub(crate) fn age(run: &RunRecords, path: &Path, key: &str) -> Option<Age> {
+    let checked = run.with(path, |known| known.get(key).copied())?;
     Some(age_at(checked, now()))
 }
 
 /// When the record `key` was made (seconds since the epoch); `None`: there is none, or its
 /// time is not known.
-pub(crate) fn checked(path: &Path, key: &str) -> Option<u64> {
-    with_records(path, |known| known.get(key).copied()).filter(|t| *t > 0)
+pub(crate) fn checked(run: &RunRecords, path: &Path, key: &str) -> Option<u64> {
+    run.with(path, |known| known.get(key).copied())
+        .filter(|t| *t > 0)
 }
 
 /// Every record whose time is known: (repository identity, ref, commit, when).
-pub(crate) fn all(path: &Path) -> Vec<(String, String, String, u64)> {
-    with_records(path, |known| {
+pub(crate) fn all(run: &RunRecords, path: &Path) -> Vec<(String, String, String, u64)> {
+    run.with(path, |known| {
         known
             .iter()
             .filter(|(_, t)| **t > 0)
@@ -77,9 +78,9 @@ pub(crate) fn all(path: &Path) -> Vec<(String, String, String, u64)> {
 }
 
 /// Record that `key` was found reached now (a record there already is made fresh).
-pub(crate) fn record(path: &Path, key: &str) {
+pub(crate) fn record(run: &RunRecords, path: &Path, key: &str) {
     let now = now();
-    let written = write(path, |known| {
+    let written = write(run, path, |known| {
         known.insert(key.to_owned(), now);
     });
     if let Err(e) = written {
@@ -88,11 +89,11 @@ pub(crate) fn record(path: &Path, key: &str) {
 }
 
 /// Drop the record `key`: the remote now says the ref does not reach the commit.
-pub(crate) fn forget(path: &Path, key: &str) {
-    if with_records(path, |known| !known.contains_key(key)) {
+pub(crate) fn forget(run: &RunRecords, path: &Path, key: &str) {
+    if run.with(path, |known| !known.contains_key(key)) {
         return;
     }
-    let written = write(path, |known| {
+    let written = write(run, path, |known| {
         known.remove(key);
     });
     if let Err(e) = written {
@@ -118,23 +119,23 @@ pub(crate) fn now() -> u64 {
 /// The records of this run, by file: each record's time (0: not known).
 type Known = BTreeMap<String, u64>;
 
-/// The records of the run in progress: read once per run and file, changed as checks end.
-static RECORDS: Mutex<Option<(u64, PathBuf, Known)>> = Mutex::new(None);
+/// The records as one run read them (once per file) and changed them as its checks ended.
+#[derive(Default)]
+pub(crate) struct RunRecords(Mutex<Option<(PathBuf, Known)>>);
 
 /// The most of the record file that is read (it is the user's own file, but a cache).
 const MAX_RECORDS_BYTES: u64 = 16 << 20;
 
-fn with_records<T>(path: &Path, f: impl FnOnce(&mut Known) -> T) -> T {
-    let run = super::asked_once::current_run();
-    let mut guard = RECORDS.lock().unwrap_or_else(|e| e.into_inner());
-    if guard
-        .as_ref()
-        .is_none_or(|(read_in, p, _)| *read_in != run || p != path)
-    {
-        *guard = Some((run, path.to_owned(), read(path)));
+impl RunRecords {
+    /// `f` of the records of `path`, read now if this run has not read that file yet.
+    fn with<T>(&self, path: &Path, f: impl FnOnce(&mut Known) -> T) -> T {
+        let mut guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_none_or(|(p, _)| p != path) {
+            *guard = Some((path.to_owned(), read(path)));
+        }
+        let (_, known) = guard.as_mut().expect("just filled");
+        f(known)
     }
-    let (_, _, known) = guard.as_mut().expect("just filled");
-    f(known)
 }
 
 /// The record file's records; a time that is not a number is read as not known.
@@ -152,8 +153,8 @@ fn read(path: &Path) -> Known {
 
 /// Change the records with `change`, then write the file whole: to a temporary file in
 /// its private directory, renamed over it.
-fn write(path: &Path, change: impl FnOnce(&mut Known)) -> std::io::Result<()> {
-    let text = with_records(path, |known| {
+fn write(run: &RunRecords, path: &Path, change: impl FnOnce(&mut Known)) -> std::io::Result<()> {
+    let text = run.with(path, |known| {
         change(known);
         serde_json::to_string_pretty(known)
     })?;
@@ -201,21 +202,24 @@ mod tests {
             serde_json::json!({ &old: 5, &untimed: null }).to_string(),
         )
         .unwrap();
+        let run = RunRecords::default();
         assert!(matches!(
-            age(&path, &old),
+            age(&run, &path, &old),
             Some(Age::Stale { ago: Some(_) })
         ));
-        assert_eq!(age(&path, &untimed), Some(Age::Stale { ago: None }));
-        assert_eq!(age(&path, "other"), None);
+        assert_eq!(age(&run, &path, &untimed), Some(Age::Stale { ago: None }));
+        assert_eq!(age(&run, &path, "other"), None);
 
         let new = key("https://user:secret@h/r.git", "v1", "c");
         assert!(!new.contains("secret"), "{new}");
-        record(&path, &new);
-        record(&path, &old);
-        assert_eq!(age(&path, &new), Some(Age::Fresh));
-        assert_eq!(age(&path, &old), Some(Age::Fresh));
-        forget(&path, &new);
-        assert_eq!(age(&path, &new), None);
+        record(&run, &path, &new);
+        record(&run, &path, &old);
+        assert_eq!(age(&run, &path, &new), Some(Age::Fresh));
+        assert_eq!(age(&run, &path, &old), Some(Age::Fresh));
+        forget(&run, &path, &new);
+        assert_eq!(age(&run, &path, &new), None);
+        // Another run reads the file again.
+        assert_eq!(age(&RunRecords::default(), &path, &old), Some(Age::Fresh));
         // What the file holds is what the next run reads.
         assert_eq!(read(&path).len(), 2);
         assert_eq!(read(&path).get(&untimed), Some(&0));

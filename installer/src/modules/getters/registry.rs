@@ -37,6 +37,7 @@ struct VersionEntry {
 /// Select the newest version matching `constraints` (the version listing is read every
 /// time, as tofu does) and return it with its download endpoint.
 pub(crate) fn select(
+    run: &crate::Run,
     http: &HttpClient,
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
@@ -48,7 +49,7 @@ pub(crate) fn select(
     let versions_url = base
         .join(&format!("{}/versions", m.path))
         .map_err(FetchError::from)?;
-    let available = versions(http, token, &versions_url, m)?;
+    let available = versions(run, http, token, &versions_url, m)?;
     let version = constraints.select(&available).cloned().ok_or_else(|| {
         // terraform's "Unresolvable module version constraint", with the newest release.
         let newest = available.iter().filter(|v| !v.is_prerelease()).max();
@@ -64,18 +65,21 @@ pub(crate) fn select(
     Ok((version, download))
 }
 
-/// The versions a registry lists at `url`: asked once per process (a run over many roots
+/// The versions each registry listed in a run, by URL.
+pub(crate) type Listings = super::asked_once::AskedOnce<String, Vec<Version>>;
+
+/// The versions a registry lists at `url`: asked once per run (a run over many roots
 /// shares it, as one init's calls of one module do).
 fn versions(
+    run: &crate::Run,
     http: &HttpClient,
     token: Option<&str>,
     url: &url::Url,
     m: &RegistryModule<'_>,
 ) -> Result<Vec<Version>, FetchError> {
     // Roots fetched in parallel wait for the first asker instead of asking again.
-    static LISTED: super::asked_once::AskedOnce<String, Vec<Version>> =
-        super::asked_once::AskedOnce::new();
-    LISTED.get_or_ask(url.to_string(), || list_versions(http, token, url, m))
+    run.listings
+        .get_or_ask(url.to_string(), || list_versions(http, token, url, m))
 }
 
 /// [`versions`]' question to the registry.

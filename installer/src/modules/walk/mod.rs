@@ -66,6 +66,7 @@ pub(super) fn walk(
             opts.workdir.flavor.default_registry_host(),
             reporter,
             opts.module_mirror.as_ref(),
+            &opts.run,
         ),
         installed_addrs: HashSet::new(),
         linked_installs: HashSet::new(),
@@ -440,6 +441,7 @@ impl<'a> Walker<'a> {
                 if let (Getter::Git, Some(commit)) = (&package.getter, &fetched.commit) {
                     let addr = crate::modules::getters::git::GitAddress::parse(&package.url)?;
                     crate::modules::getters::git_reach::record_resolved(
+                        &self.opts.run,
                         &addr,
                         commit,
                         self.opts.reach_records.as_deref(),

@@ -75,6 +75,7 @@ impl Walker<'_> {
         let cache = crate::modules::getters::git_cache::GitCache::new(self.store.git_cache_dir()?);
         let session = &mut self.session;
         let reach = crate::modules::getters::git_reach::check(
+            &self.opts.run,
             &addr,
             locked,
             &cache,

@@ -82,6 +82,7 @@ impl Fixture {
             reach_records: None,
             trust_lock: false,
             module_mirror: None,
+            run: Default::default(),
         }
     }
 
@@ -381,7 +382,13 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
             two.display()
         ),
     );
-    let first = f.walk(&Recorder::default()).unwrap();
+    // This machine's records of the refs' reach: what lets a later run install a pinned
+    // commit without asking its remote (each walk is a run of its own).
+    let opts = ModuleOptions {
+        reach_records: Some(f.root.join("state/git-reach.json")),
+        ..f.options()
+    };
+    let first = walk(&f.store, &opts, &Pins::default(), &Recorder::default()).unwrap();
     let lock = ModuleLock {
         entries: first
             .nodes
@@ -396,7 +403,16 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
     // Another store: both pinned packages are fetched in one parallel batch.
     let cold = Store::open(&f.root.join("store-2")).unwrap();
     let recorder = Recorder::default();
-    let fetched = walk(&cold, &f.options(), &pins, &recorder).unwrap();
+    let fetched = walk(
+        &cold,
+        &ModuleOptions {
+            run: Default::default(),
+            ..opts.clone()
+        },
+        &pins,
+        &recorder,
+    )
+    .unwrap();
     let events = recorder.0.into_inner().unwrap();
     assert_eq!(
         events.first().map(String::as_str),
@@ -410,7 +426,16 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
         fs_err::rename(repo, repo.with_extension("gone")).unwrap();
     }
     let recorder = Recorder::default();
-    let warm = walk(&cold, &f.options(), &pins, &recorder).unwrap();
+    let warm = walk(
+        &cold,
+        &ModuleOptions {
+            run: Default::default(),
+            ..opts
+        },
+        &pins,
+        &recorder,
+    )
+    .unwrap();
     assert!(recorder.0.into_inner().unwrap().is_empty(), "no batch");
     assert!(warm.fetched.is_empty(), "{:?}", warm.fetched);
     assert!(warm.nodes.iter().all(|n| n.selected_by == Some("lock")));

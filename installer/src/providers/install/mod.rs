@@ -167,13 +167,17 @@ pub fn install(
     };
     // The first provider is obtained on this thread: the common warm init has one, and a
     // thread (its stack and its own malloc arena) cost more than the rest of its work.
+    // The threads log to the run's log (the server's request has its own).
+    let log = tracing::dispatcher::get_default(Clone::clone);
     let results: Vec<Result<Planned, InstallError>> = std::thread::scope(|scope| {
         let Some((first, rest)) = wanted.split_first() else {
             return Vec::new();
         };
         let handles: Vec<_> = rest
             .iter()
-            .map(|wanted| scope.spawn(|| obtain_one(wanted)))
+            .map(|wanted| {
+                scope.spawn(|| tracing::dispatcher::with_default(&log, || obtain_one(wanted)))
+            })
             .collect();
         let mut results = vec![obtain_one(first)];
         results.extend(

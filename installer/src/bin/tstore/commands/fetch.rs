@@ -129,6 +129,7 @@ fn fetch_root(
                 policy: Default::default(),
                 upgrade_only: Vec::new(),
                 reach_records: settings.reach_records(),
+                run: std::sync::Arc::clone(&settings.run),
                 trust_lock: settings.trust_lock,
                 module_mirror: settings.module_mirror_for(dir)?,
             },

@@ -14,15 +14,19 @@ pub(super) fn in_parallel<T: Sync, R: Send>(
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: std::sync::Mutex<Vec<Option<R>>> =
         std::sync::Mutex::new(items.iter().map(|_| None).collect());
+    // The workers log to the run's log (a served request has its own).
+    let log = tracing::dispatcher::get_default(Clone::clone);
     std::thread::scope(|scope| {
         for _ in 0..max.min(items.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some(item) = items.get(i) else { break };
-                let result = work(item);
-                results
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(result);
+            scope.spawn(|| {
+                tracing::dispatcher::with_default(&log, || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(item) = items.get(i) else { break };
+                    let result = work(item);
+                    results
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(result);
+                })
             });
         }
     });

@@ -207,6 +207,7 @@ fn push_modules(
         default_host: flavor.default_registry_host(),
         existing,
         reach_records: reach_records.as_deref(),
+        run: &settings.run,
     };
     let pushed = tstore_installer::push_modules(store, client, &push, &|p| {
         if !json {

@@ -222,9 +222,8 @@ fn refuse_store_paths(settings: &Settings, dir: &Path) -> Result<()> {
 /// looked at and read, and under `info` which file of the other tool exists but is not
 /// read.
 /// Said once per run: the CLI configuration file a variable names does not exist.
-fn warn_missing_cli_config(var: &str, path: &Path) {
-    static SAID: crate::once::OncePerRun = crate::once::OncePerRun::new();
-    if !SAID.first() {
+fn warn_missing_cli_config(settings: &Settings, var: &str, path: &Path) {
+    if !settings.run.first_time("missing CLI configuration") {
         return;
     }
     errln!(
@@ -249,7 +248,7 @@ pub(crate) fn load_cli_config(settings: &Settings, flavor: Flavor) -> Result<Cli
         // A named file that does not exist is skipped, and the tool warns of it (terraform
         // from 1.5, OpenTofu: `cliconfig.go`): so the next error, often a registry no host
         // block redirected, is not a surprise.
-        Some((var, path)) if !path.exists() => warn_missing_cli_config(var, path),
+        Some((var, path)) if !path.exists() => warn_missing_cli_config(settings, var, path),
         Some((var, path)) => tracing::debug!(
             "CLI configuration: {var} names {}; no other file is read",
             path.display()

@@ -105,7 +105,6 @@ pub(super) fn run(request: Request, own: &Own, kept: &super::KeptStore) -> Ran {
         return Ran::Declined("its directory or streams cannot be taken");
     }
     rustix::process::umask(Mode::from_bits_truncate(request.umask));
-    crate::once::new_run();
     let env = Environment::from_vars(request.env);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         crate::run(env, cli, crate::Host::Server(kept))

@@ -140,6 +140,7 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
                     policy: Default::default(),
                     upgrade_only: Vec::new(),
                     reach_records: settings.reach_records(),
+                    run: std::sync::Arc::clone(&settings.run),
                     trust_lock: settings.trust_lock,
                     module_mirror: settings.module_mirror_for(&root.place.dir)?,
                 };

@@ -107,6 +107,7 @@ fn options(settings: &Settings, args: &InitArgs, root: &Configured) -> Result<In
             )?,
             upgrade_only: Vec::new(),
             reach_records: settings.reach_records(),
+            run: std::sync::Arc::clone(&settings.run),
             trust_lock: settings.trust_lock,
             module_mirror: settings.module_mirror_for(dir)?,
             workdir: workdir.clone(),
@@ -170,7 +171,7 @@ impl InitHooks for Hooks<'_> {
                 },
                 self.settings.mount.display()
             ),
-            mount::Ensured::ViewsLink(_) => warn_root_without_fuse(),
+            mount::Ensured::ViewsLink(_) => warn_root_without_fuse(self.settings),
             mount::Ensured::AlreadyMounted => {}
         }
         Ok(())
@@ -179,9 +180,10 @@ impl InitHooks for Hooks<'_> {
     fn providers_next(&self, modules: Option<&InstalledModules>) {
         // A warning about a repository and ref (a ref left unchecked) says the same for
         // every root of a run: said once.
-        static SAID: crate::once::SaidPerRun = crate::once::SaidPerRun::new();
         for w in modules.iter().flat_map(|m| &m.warnings) {
-            if w.once_per_run().is_none_or(|key| SAID.first(&key)) {
+            if w.once_per_run()
+                .is_none_or(|key| self.settings.run.first_time(&key))
+            {
                 errln!("{}", crate::style::warning(&w.to_string()));
             }
         }
@@ -209,9 +211,8 @@ impl InitHooks for Hooks<'_> {
 
 /// Without FUSE the packages are read-only by their mode bits alone, which root ignores: say
 /// once per run what that means and what still holds (docs/reference/fuse-mount.md).
-fn warn_root_without_fuse() {
-    static SAID: crate::once::OncePerRun = crate::once::OncePerRun::new();
-    if !nix::unistd::geteuid().is_root() || !SAID.first() {
+fn warn_root_without_fuse(settings: &Settings) {
+    if !nix::unistd::geteuid().is_root() || !settings.run.first_time("root without FUSE") {
         return;
     }
     errln!(
