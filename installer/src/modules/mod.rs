@@ -56,6 +56,7 @@ mod package_dirs;
 pub(crate) mod package_meta;
 pub(crate) mod policy;
 mod report;
+mod repository_file;
 #[cfg(test)]
 mod test_repos;
 mod tree;

@@ -258,6 +258,7 @@ fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyErr
                     origin: path.display().to_string(),
                     message: crate::own_files::syntax_error(&e),
                 })?;
+                super::repository_file::check(&path, &text, &body)?;
                 return Ok(Some((path, body)));
             }
         }

@@ -1,0 +1,197 @@
+//! What `.tstore.hcl` may say at its top level, checked before any of it is used: a
+//! repository's policy (which sources are linked, the module mirror, the cooldown) is a
+//! security setting, and a misspelt key that passed silently would be no policy at all. An
+//! argument or block this release does not know is an error naming the file, the line and
+//! the nearest known name, as terraform says "Unsupported argument"; a name a later
+//! release of tstore reads is said to need that release.
+
+use super::policy::PolicyError;
+use hcl::{Body, Structure};
+use std::path::Path;
+
+/// The shape of a top-level setting.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Argument,
+    Block,
+}
+
+/// Every top-level setting of `.tstore.hcl` this release reads.
+const KNOWN: &[(&str, Shape)] = &[
+    ("flavor", Shape::Argument),
+    ("module_mirror", Shape::Argument),
+    ("min_release_age", Shape::Argument),
+    ("min_release_age_exclude", Shape::Argument),
+    ("modules", Shape::Block),
+];
+
+/// Settings later releases read, with the release that brought them: an older tstore
+/// that meets one says so, instead of calling it a typo. (Empty while this is the newest.)
+const LATER: &[(&str, &str)] = &[];
+
+/// Check the top level of the repository file `path` (its text `text`, parsed as `body`).
+pub(crate) fn check(path: &Path, text: &str, body: &Body) -> Result<(), PolicyError> {
+    for structure in body.iter() {
+        let (name, shape) = match structure {
+            Structure::Attribute(a) => (a.key.as_str(), Shape::Argument),
+            Structure::Block(b) => (b.identifier.as_str(), Shape::Block),
+        };
+        let known = KNOWN.iter().find(|(k, _)| *k == name);
+        let problem = match known {
+            Some((_, s)) if *s == shape => continue,
+            Some((_, Shape::Block)) => format!(
+                "Unsupported argument: {name} is a block here (`{name} {{ … }}`), not an \
+                 argument"
+            ),
+            Some((_, Shape::Argument)) => format!(
+                "Unsupported block type: {name} is an argument here (`{name} = …`), not a \
+                 block"
+            ),
+            None => unknown(name, shape),
+        };
+        let at = match line_of(text, name) {
+            Some(line) => format!("{}:{line}", path.display()),
+            None => path.display().to_string(),
+        };
+        return Err(PolicyError::Invalid {
+            origin: at,
+            message: problem,
+        });
+    }
+    Ok(())
+}
+
+/// What to say of a name this release does not read.
+fn unknown(name: &str, shape: Shape) -> String {
+    let what = match shape {
+        Shape::Argument => "Unsupported argument",
+        Shape::Block => "Unsupported block type",
+    };
+    if let Some((_, release)) = LATER.iter().find(|(k, _)| *k == name) {
+        return format!(
+            "{what}: {name:?} is read by tstore {release} and later, not by this release \
+             ({}); upgrade tstore, or remove it",
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let known: Vec<&str> = KNOWN.iter().map(|(k, _)| *k).collect();
+    match nearest(name, &known) {
+        Some(near) => format!(
+            "{what}: {name:?} is not a setting of .tstore.hcl; did you mean {near:?}? (the \
+             settings are {})",
+            known.join(", ")
+        ),
+        None => format!(
+            "{what}: {name:?} is not a setting of .tstore.hcl (the settings are {})",
+            known.join(", ")
+        ),
+    }
+}
+
+/// The known name nearest to `name`, if one is near enough to be a misspelling of it.
+fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(name, k), *k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// The line (from 1) on which the top-level setting `name` starts: the first line outside
+/// any block whose text starts with the name, then `=`, `{`, a label or a space.
+fn line_of(text: &str, name: &str) -> Option<usize> {
+    let mut depth: i64 = 0;
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if depth == 0 {
+            if let Some(rest) = trimmed.strip_prefix(name) {
+                if rest.is_empty()
+                    || rest.starts_with(|c: char| c.is_whitespace() || c == '=' || c == '{')
+                    || rest.starts_with('"')
+                {
+                    return Some(n + 1);
+                }
+            }
+        }
+        depth += braces(trimmed);
+    }
+    None
+}
+
+/// The change in brace depth a line makes, outside strings and comments.
+fn braces(line: &str) -> i64 {
+    let mut depth = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '#' => break,
+            '/' if chars.peek() == Some(&'/') => break,
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(text: &str) -> Result<(), String> {
+        let body: Body = hcl::parse(text).unwrap();
+        check(Path::new("/repo/.tstore.hcl"), text, &body).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn known_settings_pass_and_a_misspelt_one_names_its_line_and_the_nearest() {
+        assert_eq!(
+            checked(
+                "flavor = \"tofu\"\nmodules {\n  default = \"copy\"\n}\nmin_release_age = \"7d\"\n"
+            ),
+            Ok(())
+        );
+        let err = checked("flavor = \"tofu\"\n\nmin_relase_age = \"7d\"\n").unwrap_err();
+        assert!(
+            err.starts_with("/repo/.tstore.hcl:3: Unsupported argument"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean \"min_release_age\"?"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_block_and_a_wrong_shape_are_errors() {
+        let err = checked("modules {\n}\n\nmodule {\n  x = 1\n}\n").unwrap_err();
+        assert!(
+            err.starts_with("/repo/.tstore.hcl:4: Unsupported block type"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean \"modules\"?"), "{err}");
+        let err = checked("modules = \"copy\"\n").unwrap_err();
+        assert!(
+            err.contains(":1: Unsupported argument: modules is a block"),
+            "{err}"
+        );
+        let err = checked("zzz = 1\n").unwrap_err();
+        assert!(!err.contains("did you mean"), "{err}");
+    }
+
+    #[test]
+    fn a_name_inside_a_block_or_a_string_is_not_its_line() {
+        let text = "modules {\n  flavorx = \"{\"\n}\n# flavorx\nflavorx = 1\n";
+        assert_eq!(line_of(text, "flavorx"), Some(5));
+    }
+}
