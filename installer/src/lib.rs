@@ -16,6 +16,7 @@
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
 
+mod cooldown;
 mod facts;
 #[doc(hidden)]
 pub mod fuzz_entry;
@@ -31,6 +32,7 @@ mod report;
 mod run;
 mod workdir;
 
+pub use crate::cooldown::{AgeSource, HeldBack, Published, ReleaseAge};
 pub use crate::facts::{check_facts, keep_facts_in, FactsCheck, FactsKept, FactsMismatch};
 pub use crate::init::{
     find_roots, init, InitError, InitHooks, InitOptions, InitOutcome, InstalledModules,
@@ -40,6 +42,7 @@ pub use crate::modules::policy::{
     find_repository_flavor, find_repository_module_mirror, find_repository_rules,
     parse_machine_rules, ModulePolicy, PolicyError,
 };
+pub use crate::modules::repository_file::{find_repository_release_age, RepositoryReleaseAge};
 pub use crate::modules::{
     claims_origin as module_id_claims_origin, install as install_modules, lock as lock_modules,
     outdated as outdated_modules, prefetch as prefetch_modules, Action, CallLock, CallReport,

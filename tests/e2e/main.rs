@@ -12,6 +12,7 @@ mod cli;
 mod cli_config;
 mod common;
 mod config_loader;
+mod cooldown;
 mod dist;
 mod early_errors;
 mod file_facts;

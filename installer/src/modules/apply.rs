@@ -280,6 +280,7 @@ fn call_report(n: &Node, d: &Decision, dir: String, copy_bytes: Option<u64>) -> 
         at: n.at.to_string(),
         lock: None,
         selected_by: n.selected_by,
+        published: n.published,
         obtained: None,
         origin_why: n.origin_why.clone(),
     }
@@ -514,6 +515,7 @@ mod tests {
             link_to: None,
             lock_entry: None,
             selected_by: None,
+            published: None,
             repeated_by: None,
             origin_why: None,
         };

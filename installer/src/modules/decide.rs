@@ -319,6 +319,7 @@ mod tests {
             link_to: None,
             lock_entry: None,
             selected_by: None,
+            published: None,
             repeated_by: None,
             origin_why: None,
         }

@@ -81,6 +81,22 @@ pub enum FetchError {
         /// The newest release the registry lists.
         newest: Option<String>,
     },
+    /// Under the cooldown, no version the constraint allows is old enough.
+    #[error(
+        "No version of module \"{module}\" that matches {constraint:?} is old enough under \
+         {policy}; held back: {}",
+        held.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    HeldBack {
+        /// `HOST/NAMESPACE/NAME/SYSTEM`.
+        module: String,
+        /// The constraint as written.
+        constraint: String,
+        /// The versions held back, newest first.
+        held: Vec<crate::HeldBack>,
+        /// The policy and who set it.
+        policy: String,
+    },
     /// A registry or a web page answered something tstore cannot use.
     #[error("{0}")]
     Protocol(String),
@@ -232,6 +248,11 @@ impl FetchError {
                  was rewritten on purpose, run \"tstore init -upgrade\" to lock the ref's \
                  commit.",
                 window = crate::modules::getters::git_reach::window_in_words()
+            )),
+            FetchError::HeldBack { module, .. } => Some(format!(
+                "wait until a version is old enough; or take this module without the cooldown \
+                 with min_release_age_exclude = [\"{module}\"] in .tstore.hcl; or lock a \
+                 version by hand (its entry in .tstore.lock.hcl), which is installed as locked."
             )),
             FetchError::LockedCommitGone { .. } | FetchError::LockedRefGone { .. } => Some(
                 "run \"tstore init -upgrade\" to lock what the ref names now, or point the call \

@@ -56,7 +56,7 @@ mod package_dirs;
 pub(crate) mod package_meta;
 pub(crate) mod policy;
 mod report;
-mod repository_file;
+pub(crate) mod repository_file;
 #[cfg(test)]
 mod test_repos;
 mod tree;
@@ -122,6 +122,9 @@ pub struct ModuleOptions {
     /// The run this install is part of: what it asks remotes is asked once in it (every
     /// root of `init DIR...` shares one), and never believed by another run.
     pub run: std::sync::Arc<crate::Run>,
+    /// The cooldown (`min_release_age`): a registry module version the walk chooses (a
+    /// call without a lock entry, `-upgrade`) is the newest old enough. `None`: off.
+    pub release_age: Option<crate::ReleaseAge>,
 }
 
 /// Install every module of the configuration at `opts.workdir.dir`, and keep its module lock

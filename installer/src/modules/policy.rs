@@ -231,7 +231,7 @@ pub enum PolicyError {
 /// ignored (a shared host's world-writable parent cannot set the flavor or module policy of
 /// the checkouts below it), and so is a directory of that name (it must not fail every init
 /// below it). A symlink, FIFO or device of the user's is an error, never followed.
-fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
+pub(super) fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
     use std::os::unix::fs::MetadataExt as _;
     let me = nix::unistd::geteuid().as_raw();
     for d in dir.ancestors() {

@@ -56,6 +56,9 @@ pub struct CallReport {
     /// Where a remote call's version or commit came from: `lock`, `constraint` (the newest
     /// the call allows, or the ref it names) or `upgrade`.
     pub selected_by: Option<&'static str>,
+    /// Under the cooldown (`min_release_age`), when the version chosen was published and
+    /// who says so.
+    pub published: Option<crate::Published>,
     /// Where a remote call's package came from in this run: the store, the module mirror,
     /// or its origin.
     pub obtained: Option<ObtainedFrom>,

@@ -6,8 +6,9 @@
 //! release of tstore reads is said to need that release.
 
 use super::policy::PolicyError;
-use hcl::{Body, Structure};
-use std::path::Path;
+use hcl::{Body, Expression, Structure};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The shape of a top-level setting.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -59,6 +60,78 @@ pub(crate) fn check(path: &Path, text: &str, body: &Body) -> Result<(), PolicyEr
         });
     }
     Ok(())
+}
+
+/// The cooldown a repository file sets: `min_release_age = "7d"` and
+/// `min_release_age_exclude = ["PATTERN", …]` at its top level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepositoryReleaseAge {
+    /// `min_release_age`, if set (zero: off).
+    pub min_age: Option<Duration>,
+    /// `min_release_age_exclude`.
+    pub exclude: Vec<String>,
+    /// The file.
+    pub file: PathBuf,
+}
+
+/// The cooldown of the repository file nearest at or above `dir` (`None`: no file, or it
+/// sets neither setting).
+pub fn find_repository_release_age(
+    dir: &Path,
+) -> Result<Option<RepositoryReleaseAge>, PolicyError> {
+    let Some((path, body)) = super::policy::find_repository_file(dir)? else {
+        return Ok(None);
+    };
+    let origin = path.display().to_string();
+    let invalid = |message: String| PolicyError::Invalid {
+        origin: origin.clone(),
+        message,
+    };
+    let mut found = RepositoryReleaseAge {
+        file: path.clone(),
+        ..RepositoryReleaseAge::default()
+    };
+    let mut any = false;
+    for structure in body.into_inner() {
+        let Structure::Attribute(a) = structure else {
+            continue;
+        };
+        match a.key.as_str() {
+            "min_release_age" => {
+                any = true;
+                // The value is not quoted back: the file may not be what it seems.
+                let Expression::String(text) = a.expr else {
+                    return Err(invalid(
+                        "min_release_age must be a string such as \"7d\", \"36h\" or \"0\"".into(),
+                    ));
+                };
+                let age = crate::ReleaseAge::parse_age(&text)
+                    .map_err(|e| invalid(format!("min_release_age: {e}")))?;
+                found.min_age = Some(age);
+            }
+            "min_release_age_exclude" => {
+                any = true;
+                let Expression::Array(items) = a.expr else {
+                    return Err(invalid(
+                        "min_release_age_exclude must be a list of source patterns".into(),
+                    ));
+                };
+                for item in items {
+                    match item {
+                        Expression::String(p) if !p.is_empty() => found.exclude.push(p),
+                        _ => {
+                            return Err(invalid(
+                                "min_release_age_exclude must be a list of non-empty strings"
+                                    .into(),
+                            ))
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(any.then_some(found))
 }
 
 /// What to say of a name this release does not read.

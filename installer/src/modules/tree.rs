@@ -30,6 +30,8 @@ pub(super) struct Node {
     pub(super) lock_entry: Option<ModuleLockEntry>,
     /// Where a remote call's version or commit came from: `lock`, `constraint`, `upgrade`.
     pub(super) selected_by: Option<&'static str>,
+    /// Under the cooldown, when the version chosen was published, and who says so.
+    pub(super) published: Option<crate::Published>,
     /// `count` or `for_each` when the call makes several instances of the module.
     pub(super) repeated_by: Option<&'static str>,
     /// With a module mirror: why a remote call's package was not taken from it (no lock

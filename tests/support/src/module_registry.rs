@@ -23,8 +23,11 @@ use crate::server::Server;
 pub struct ModuleRegistry {
     /// The HTTP server.
     pub server: Server,
-    versions: Mutex<BTreeMap<String, Vec<String>>>,
+    versions: Mutex<BTreeMap<String, Vec<Listed>>>,
 }
+
+/// A listed version, and its publish date if the listing gives one.
+type Listed = (String, Option<String>);
 
 impl ModuleRegistry {
     /// Start a server with no modules.
@@ -49,6 +52,18 @@ impl ModuleRegistry {
     /// `X-Terraform-Get: location` (a go-getter address, or a URL relative to the download
     /// endpoint when it starts with `/`, `./` or `../`).
     pub fn publish(&self, module: &str, version: &str, location: &str) {
+        self.publish_dated(module, version, location, None);
+    }
+
+    /// [`ModuleRegistry::publish`], the version listed with `published_at` (RFC 3339) as
+    /// the public registries' APIs date their versions (the protocol has no date).
+    pub fn publish_dated(
+        &self,
+        module: &str,
+        version: &str,
+        location: &str,
+        published_at: Option<&str>,
+    ) {
         self.server.route_with_headers(
             &format!("/v1/modules/{module}/{version}/download"),
             204,
@@ -57,10 +72,13 @@ impl ModuleRegistry {
         );
         let mut all = self.versions.lock().unwrap();
         let list = all.entry(module.to_owned()).or_default();
-        list.push(version.to_owned());
+        list.push((version.to_owned(), published_at.map(str::to_owned)));
         let doc = serde_json::json!({"modules": [{"versions": list
             .iter()
-            .map(|v| serde_json::json!({"version": v}))
+            .map(|(v, at)| match at {
+                Some(at) => serde_json::json!({"version": v, "published_at": at}),
+                None => serde_json::json!({"version": v}),
+            })
             .collect::<Vec<_>>()}]});
         self.server.route(
             &format!("/v1/modules/{module}/versions"),

@@ -14,7 +14,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use tstore_installer::ModuleMirror;
+use tstore_installer::{ModuleMirror, ReleaseAge, RepositoryReleaseAge};
 use tstore_store::Limits;
 use tstore_tofu::flavor::{DecidedBy, FlavorChoice};
 
@@ -125,6 +125,12 @@ pub(crate) struct Settings {
     /// `--trust-lock` / `TSTORE_TRUST_LOCK`: where a git ref's reach of its locked commit
     /// cannot be checked (an outage), the lock's checksums alone decide.
     pub(crate) trust_lock: bool,
+    /// The cooldown given for this run, and by what: `--min-release-age`, else
+    /// `TSTORE_MIN_RELEASE_AGE` (each wins over `.tstore.hcl`).
+    pub(crate) min_release_age_given: Option<(String, &'static str)>,
+    /// `TSTORE_MIN_RELEASE_AGE_EXCLUDE`: source patterns, comma-separated, added to the
+    /// repository file's exclusions.
+    pub(crate) min_release_age_exclude: Vec<String>,
     /// `TSTORE_MODULE_MIRROR` as set (empty: no module mirror, whatever `.tstore.hcl` says).
     pub(crate) module_mirror_env: Option<String>,
     /// The machine key that binds the store's index to this machine
@@ -166,6 +172,54 @@ impl Settings {
                 .map_err(anyhow::Error::msg),
             None => Ok(tstore_installer::find_repository_module_mirror(dir)?),
         }
+    }
+
+    /// The cooldown for the working directory `dir`: `--min-release-age`, else
+    /// `TSTORE_MIN_RELEASE_AGE`, else `min_release_age` of the repository's `.tstore.hcl`;
+    /// the file's exclusions and `TSTORE_MIN_RELEASE_AGE_EXCLUDE`'s together. `None`: off.
+    /// A given age that overrides the file's other one is said once per run.
+    pub(crate) fn release_age_for(&self, dir: &Path) -> Result<Option<ReleaseAge>> {
+        let file = tstore_installer::find_repository_release_age(dir)?;
+        let (min_age, set_by) = match (&self.min_release_age_given, &file) {
+            (Some((text, by)), file) => {
+                let age = ReleaseAge::parse_age(text).map_err(|e| anyhow::anyhow!("{by}: {e}"))?;
+                if let Some(RepositoryReleaseAge {
+                    min_age: Some(theirs),
+                    file,
+                    ..
+                }) = file
+                {
+                    if *theirs != age && self.run.first_time("min_release_age overridden") {
+                        tracing::warn!(
+                            "{by} ({}) overrides min_release_age ({}) of {}",
+                            humantime::format_duration(age),
+                            humantime::format_duration(*theirs),
+                            file.display()
+                        );
+                    }
+                }
+                (age, (*by).to_owned())
+            }
+            (
+                None,
+                Some(RepositoryReleaseAge {
+                    min_age: Some(age),
+                    file,
+                    ..
+                }),
+            ) => (*age, format!("min_release_age in {}", file.display())),
+            (None, _) => return Ok(None),
+        };
+        if min_age.is_zero() {
+            return Ok(None);
+        }
+        let mut exclude = file.map(|f| f.exclude).unwrap_or_default();
+        exclude.extend(self.min_release_age_exclude.iter().cloned());
+        Ok(Some(ReleaseAge {
+            min_age,
+            exclude,
+            set_by,
+        }))
     }
 
     /// The settings of this command line in the environment `env`.
@@ -244,6 +298,24 @@ impl Settings {
             fuse_passthrough: env.var_os("TSTORE_FUSE_PASSTHROUGH") == Some(OsStr::new("1")),
             keep_archives: cli.keep_archives,
             trust_lock: cli.trust_lock,
+            min_release_age_given: match &cli.min_release_age {
+                Some(age) => Some((age.clone(), "--min-release-age")),
+                None => env
+                    .var_os("TSTORE_MIN_RELEASE_AGE")
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (v.to_string_lossy().into_owned(), "TSTORE_MIN_RELEASE_AGE")),
+            },
+            min_release_age_exclude: env
+                .var_os("TSTORE_MIN_RELEASE_AGE_EXCLUDE")
+                .map(|v| {
+                    v.to_string_lossy()
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
             module_mirror_env: env.var("TSTORE_MODULE_MIRROR").map(str::to_owned),
             machine_key,
             config_home,

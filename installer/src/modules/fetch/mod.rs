@@ -59,6 +59,8 @@ pub(super) struct Resolved {
     pub(super) version: Version,
     pub(super) location: String,
     pub(super) fetched: Fetched,
+    /// Under the cooldown, when the chosen version was published (and who says so).
+    pub(super) published: Option<crate::Published>,
 }
 
 pub(super) fn bad_location(location: &str) -> FetchError {
@@ -125,9 +127,10 @@ impl Fetcher<'_> {
         m: &registry::RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
         fresh: bool,
+        cooldown: Option<&crate::ReleaseAge>,
         log: &mut FetchLog,
     ) -> Result<Resolved, FetchError> {
-        if !fresh {
+        if !fresh && cooldown.is_none() {
             if let Some(resolved) = self.registry_from_store(m, constraints, log)? {
                 return Ok(resolved);
             }
@@ -137,7 +140,8 @@ impl Fetcher<'_> {
             .http
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
-        let (version, download) = registry::select(self.run, http, network, m, constraints)?;
+        let (version, download, published) =
+            registry::select(self.run, http, network, m, constraints, cooldown)?;
         let memo_key = memo_key_of(&version);
         if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
             log.reused.push(memo.package.clone());
@@ -147,6 +151,7 @@ impl Fetcher<'_> {
                 version,
                 location: memo.location,
                 fetched,
+                published,
             });
         }
         let location = registry::location(http, network, m, &download)?;
@@ -171,6 +176,7 @@ impl Fetcher<'_> {
             version,
             location,
             fetched,
+            published,
         })
     }
 
@@ -196,6 +202,7 @@ impl Fetcher<'_> {
             version: version.clone(),
             location: memo.location,
             fetched,
+            published: None,
         }))
     }
 

@@ -37,8 +37,13 @@ use tstore_tofu::version::Version;
 pub(in crate::modules) enum Job<'m> {
     /// A package address to fetch (a pinned git call: at its locked commit).
     Package(RemotePackage),
-    /// A registry module's version, location and package for a selection.
-    Registry(RegistryModule<'m>, ModuleVersionConstraints),
+    /// A registry module's version, location and package for a selection, chosen under the
+    /// cooldown when one is given (a call the lock does not pin).
+    Registry(
+        RegistryModule<'m>,
+        ModuleVersionConstraints,
+        Option<crate::ReleaseAge>,
+    ),
 }
 
 /// The fetch state of one install.
@@ -165,14 +170,18 @@ impl<'a> FetchSession<'a> {
         m: &RegistryModule<'_>,
         constraints: &ModuleVersionConstraints,
         fresh: bool,
+        cooldown: Option<&crate::ReleaseAge>,
     ) -> Result<Resolved, FetchError> {
         let key = resolve_key(m, constraints);
+        // Under the cooldown the registry's dates decide: no memo of an earlier choice.
+        let cooldown =
+            cooldown.filter(|p| p.applies_to(&crate::modules::getters::registry::forms(m)));
         let asked_fresh = self.asked_fresh.contains(&key);
         if let Some(r) = self.resolved.get(&key).filter(|_| !fresh || asked_fresh) {
             return Ok(r.clone());
         }
         let mut log = FetchLog::default();
-        let from_store = if fresh {
+        let from_store = if fresh || cooldown.is_some() {
             None
         } else {
             self.fetcher()
@@ -183,7 +192,7 @@ impl<'a> FetchSession<'a> {
             None => {
                 self.http()?;
                 self.fetcher()
-                    .registry(self.network, m, constraints, fresh, &mut log)
+                    .registry(self.network, m, constraints, fresh, cooldown, &mut log)
             }
         };
         let r = self.logged(log, result)?;
@@ -330,6 +339,7 @@ impl<'a> FetchSession<'a> {
                         version: version.clone(),
                         location: resolution.location,
                         fetched: Fetched { subdir, ..fetched },
+                        published: None,
                     },
                 );
             }
@@ -417,7 +427,7 @@ impl<'a> FetchSession<'a> {
                 .ok()
                 .and_then(|u| u.host_str().map(str::to_owned))
                 .unwrap_or_else(|| p.url.split(':').next().unwrap_or_default().to_owned()),
-            Job::Registry(m, _) => m.host.to_string(),
+            Job::Registry(m, ..) => m.host.to_string(),
         };
         let fetcher = &self.fetcher();
         let network = self.network;
@@ -434,11 +444,14 @@ impl<'a> FetchSession<'a> {
                     reporter.event(Event::ModulePackageFinished { package: &label });
                     (None, fetched, log)
                 }
-                Job::Registry(m, c) => {
+                Job::Registry(m, c, cooldown) => {
                     let label = format!("{}/{}", m.host, m.path);
                     reporter.event(Event::ModulePackageStarted { package: &label });
+                    let cooldown = cooldown
+                        .as_ref()
+                        .filter(|p| p.applies_to(&crate::modules::getters::registry::forms(m)));
                     let resolved = fetcher
-                        .registry(network, m, c, fresh, &mut log)
+                        .registry(network, m, c, fresh, cooldown, &mut log)
                         .ok()
                         .map(|r| (resolve_key(m, c), r));
                     reporter.event(Event::ModulePackageFinished { package: &label });

@@ -32,25 +32,86 @@ struct VersionList {
 #[derive(serde::Deserialize)]
 struct VersionEntry {
     version: String,
+    /// When the registry took the version in, where its answer says (the protocol has no
+    /// date; the public registries' APIs name it `discovered`, `published_at`,
+    /// `published-at` or `published`; the first of these given is read). A value that is
+    /// not text is no date, never a failed listing.
+    #[serde(default)]
+    discovered: Option<serde_json::Value>,
+    #[serde(default)]
+    published_at: Option<serde_json::Value>,
+    #[serde(default, rename = "published-at")]
+    published_hyphen: Option<serde_json::Value>,
+    #[serde(default)]
+    published: Option<serde_json::Value>,
 }
 
+impl VersionEntry {
+    /// The publish time the entry gives, if any.
+    fn published(&self) -> Option<u64> {
+        [
+            &self.discovered,
+            &self.published_at,
+            &self.published_hyphen,
+            &self.published,
+        ]
+        .into_iter()
+        .find_map(|v| v.as_ref()?.as_str().and_then(crate::cooldown::parse_time))
+    }
+}
+
+/// A version a registry lists, with its publish time when the registry gives one.
+pub(crate) type Listed = (Version, Option<u64>);
+
 /// Select the newest version matching `constraints` (the version listing is read every
-/// time, as tofu does) and return it with its download endpoint.
+/// time, as tofu does), under `cooldown` the newest that is old enough, and return it with
+/// its download endpoint and, under the cooldown, when it was published.
 pub(crate) fn select(
     run: &crate::Run,
     http: &HttpClient,
     net: &NetworkSettings,
     m: &RegistryModule<'_>,
     constraints: &ModuleVersionConstraints,
-) -> Result<(Version, url::Url), FetchError> {
+    cooldown: Option<&crate::ReleaseAge>,
+) -> Result<(Version, url::Url, Option<crate::Published>), FetchError> {
     let token = net.credentials.token(m.host);
     let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
         .map_err(FetchError::from)?;
     let versions_url = base
         .join(&format!("{}/versions", m.path))
         .map_err(FetchError::from)?;
-    let available = versions(run, http, token, &versions_url, m)?;
-    let version = constraints.select(&available).cloned().ok_or_else(|| {
+    let listed = versions(run, http, token, &versions_url, m)?;
+    let available: Vec<Version> = listed.iter().map(|(v, _)| v.clone()).collect();
+    let selectable = constraints.selectable(&available);
+    if let Some(policy) = cooldown.filter(|p| p.applies_to(&forms(m))) {
+        let dated: Vec<(Version, Option<crate::Published>)> = selectable
+            .iter()
+            .map(|v| {
+                let at = listed.iter().find(|(l, _)| l == *v).and_then(|(_, at)| *at);
+                let published = at.map(|at| crate::Published {
+                    at,
+                    source: crate::AgeSource::Registry,
+                });
+                ((*v).clone(), published)
+            })
+            .collect();
+        if !dated.is_empty() {
+            let (version, published) =
+                policy
+                    .choose(&dated, crate::cooldown::now())
+                    .map_err(|held| FetchError::HeldBack {
+                        module: format!("{}/{}", m.host, m.path),
+                        constraint: constraints.to_go_string(),
+                        held,
+                        policy: policy.describe(),
+                    })?;
+            let download = base
+                .join(&format!("{}/{version}/download", m.path))
+                .map_err(FetchError::from)?;
+            return Ok((version, download, published));
+        }
+    }
+    let version = selectable.first().map(|v| (*v).clone()).ok_or_else(|| {
         // terraform's "Unresolvable module version constraint", with the newest release.
         let newest = available.iter().filter(|v| !v.is_prerelease()).max();
         FetchError::Unresolvable {
@@ -62,11 +123,17 @@ pub(crate) fn select(
     let download = base
         .join(&format!("{}/{version}/download", m.path))
         .map_err(FetchError::from)?;
-    Ok((version, download))
+    Ok((version, download, None))
+}
+
+/// The forms of a registry module an exclusion pattern may match: in full, and without
+/// its host.
+pub(crate) fn forms(m: &RegistryModule<'_>) -> Vec<String> {
+    vec![format!("{}/{}", m.host, m.path), m.path.clone()]
 }
 
 /// The versions each registry listed in a run, by URL.
-pub(crate) type Listings = super::asked_once::AskedOnce<String, Vec<Version>>;
+pub(crate) type Listings = super::asked_once::AskedOnce<String, Vec<Listed>>;
 
 /// The versions a registry lists at `url`: asked once per run (a run over many roots
 /// shares it, as one init's calls of one module do).
@@ -76,7 +143,7 @@ fn versions(
     token: Option<&str>,
     url: &url::Url,
     m: &RegistryModule<'_>,
-) -> Result<Vec<Version>, FetchError> {
+) -> Result<Vec<Listed>, FetchError> {
     // Roots fetched in parallel wait for the first asker instead of asking again.
     run.listings
         .get_or_ask(url.to_string(), || list_versions(http, token, url, m))
@@ -88,7 +155,7 @@ fn list_versions(
     token: Option<&str>,
     url: &url::Url,
     m: &RegistryModule<'_>,
-) -> Result<Vec<Version>, FetchError> {
+) -> Result<Vec<Listed>, FetchError> {
     let list: Versions = http.get_json(url.as_str(), token).map_err(|e| match e {
         crate::net::http::HttpError::Status { status: 404, .. } => FetchError::ModuleNotFound {
             host: m.host.to_owned(),
@@ -96,7 +163,23 @@ fn list_versions(
         },
         e => FetchError::from(e),
     })?;
-    Ok(listed_versions(&list))
+    Ok(listed_dated(&list))
+}
+
+/// The versions a `versions` answer lists, with their publish times where given.
+fn listed_dated(list: &Versions) -> Vec<Listed> {
+    list.modules
+        .first()
+        .map(|l| {
+            l.versions
+                .iter()
+                .filter_map(|v| {
+                    let version = Version::parse_lenient(&v.version).ok()?;
+                    Some((version, v.published()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The versions a `versions` answer lists (those that do not parse left out).

@@ -64,6 +64,7 @@ impl Walker<'_> {
             link_to: None,
             lock_entry: None,
             selected_by: None,
+            published: None,
             repeated_by: c.call.repeated_by,
             origin_why: None,
         };

@@ -295,9 +295,15 @@ impl<'a> Walker<'a> {
                 key: &c.key,
             });
         }
-        let mut resolved = self
-            .session
-            .registry(&m, &selection, self.opts.workdir.upgrade)?;
+        // The cooldown governs choosing: a version the lock names is installed as locked.
+        let cooldown = if pinned.is_some() {
+            None
+        } else {
+            self.opts.release_age.as_ref()
+        };
+        let mut resolved =
+            self.session
+                .registry(&m, &selection, self.opts.workdir.upgrade, cooldown)?;
         // The package as fetched is what the lock pins: a later call of the same address
         // installs it without its dot entries, which must not make its entry depend on the
         // order of the calls.
@@ -308,7 +314,7 @@ impl<'a> Walker<'a> {
             // whose package is not the one pinned is not believed; the registry is asked
             // once more, and what it serves now must match.
             if locked::check(entry, &hashes, None).is_err() {
-                resolved = self.session.registry(&m, &selection, true)?;
+                resolved = self.session.registry(&m, &selection, true, None)?;
                 hashes = locked::package_hashes(self.store, &resolved.fetched)?;
             }
         }
@@ -316,6 +322,7 @@ impl<'a> Walker<'a> {
             version,
             location,
             fetched,
+            published,
         } = resolved;
         let (loc_sub, loc_package) = match ModuleSource::parse(
             &location,
@@ -366,6 +373,7 @@ impl<'a> Walker<'a> {
             node.source = entry.source.clone();
         }
         node.lock_entry = Some(entry);
+        node.published = published;
         node.selected_by = Some(selected_by);
         node.origin_why = self.origin_why(pinned.map(|(e, _)| e));
         Ok((node, dir))
@@ -556,6 +564,7 @@ impl<'a> Walker<'a> {
                 link_to,
                 lock_entry: None,
                 selected_by: None,
+                published: None,
                 repeated_by: c.call.repeated_by,
                 origin_why: None,
             },

@@ -77,7 +77,12 @@ impl<'a> Walker<'a> {
                     {
                         continue;
                     }
-                    jobs.push(Job::Registry(plan.module, plan.selection));
+                    // The cooldown governs choosing: a version the lock names is as locked.
+                    let cooldown = match plan.pinned {
+                        Some(_) => None,
+                        None => self.opts.release_age.clone(),
+                    };
+                    jobs.push(Job::Registry(plan.module, plan.selection, cooldown));
                     asked.push((call.source.as_str(), key.as_str()));
                 }
                 Ok(Plan::Local(_) | Plan::Directory { .. } | Plan::Unsupported(_)) | Err(_) => {}

@@ -83,6 +83,7 @@ impl Fixture {
             trust_lock: false,
             module_mirror: None,
             run: Default::default(),
+            release_age: None,
         }
     }
 
@@ -407,6 +408,7 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
         &cold,
         &ModuleOptions {
             run: Default::default(),
+            release_age: None,
             ..opts.clone()
         },
         &pins,
@@ -430,6 +432,7 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
         &cold,
         &ModuleOptions {
             run: Default::default(),
+            release_age: None,
             ..opts
         },
         &pins,

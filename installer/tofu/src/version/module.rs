@@ -126,6 +126,24 @@ impl ModuleVersionConstraints {
     }
 }
 
+impl ModuleVersionConstraints {
+    /// Every version [`Self::select`] would consider, newest first (the first is the one it
+    /// selects): for a choice that may pass over the newest (the cooldown).
+    pub fn selectable<'a>(
+        &self,
+        available: impl IntoIterator<Item = &'a Version>,
+    ) -> Vec<&'a Version> {
+        let text = self.to_go_string();
+        let mut versions: Vec<&Version> = available
+            .into_iter()
+            .filter(|v| !v.is_prerelease() || text == v.to_string())
+            .filter(|v| self.matches(v))
+            .collect();
+        versions.sort_by(|a, b| b.cmp_precedence(a));
+        versions
+    }
+}
+
 impl Term {
     fn matches(&self, v: &Version) -> bool {
         let c = &self.version;

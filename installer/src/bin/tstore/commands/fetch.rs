@@ -132,6 +132,7 @@ fn fetch_root(
                 run: std::sync::Arc::clone(&settings.run),
                 trust_lock: settings.trust_lock,
                 module_mirror: settings.module_mirror_for(dir)?,
+                release_age: settings.release_age_for(dir)?,
             },
             reporter,
         )

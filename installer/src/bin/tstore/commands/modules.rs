@@ -96,6 +96,7 @@ fn module_options(
         run: std::sync::Arc::clone(&settings.run),
         trust_lock: settings.trust_lock,
         module_mirror: settings.module_mirror_for(&root.place.dir)?,
+        release_age: settings.release_age_for(&root.place.dir)?,
     })
 }
 

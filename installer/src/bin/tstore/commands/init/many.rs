@@ -143,6 +143,7 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
                     run: std::sync::Arc::clone(&settings.run),
                     trust_lock: settings.trust_lock,
                     module_mirror: settings.module_mirror_for(&root.place.dir)?,
+                    release_age: settings.release_age_for(&root.place.dir)?,
                 };
                 let report = tstore_installer::prefetch_modules(store, &opts, &Silent)?;
                 let mut brought = brought.lock().unwrap_or_else(|e| e.into_inner());

@@ -110,6 +110,7 @@ fn options(settings: &Settings, args: &InitArgs, root: &Configured) -> Result<In
             run: std::sync::Arc::clone(&settings.run),
             trust_lock: settings.trust_lock,
             module_mirror: settings.module_mirror_for(dir)?,
+            release_age: settings.release_age_for(dir)?,
             workdir: workdir.clone(),
         })
     } else {

@@ -1,0 +1,275 @@
+//! The cooldown: no module or provider version younger than the team allows is chosen
+//! (`min_release_age` in `.tstore.hcl`, `TSTORE_MIN_RELEASE_AGE`, `--min-release-age`).
+//!
+//! Rules:
+//! - It governs choosing: a call or provider without a lock entry, `-upgrade`, `modules
+//!   lock`, `providers lock`. A version a lock names is installed as locked (the lock's
+//!   review is that version's gate).
+//! - A version's age is the time it was published, from the strongest source at hand: the
+//!   registry's own date where its answer carries one (`published_at`, `published-at`,
+//!   `discovered`, `published`, as the public registries' APIs name it; the protocols have
+//!   none). No date known: the version is not chosen (never "old enough by default").
+//! - The newest version the constraints allow that is old enough is chosen; if none is,
+//!   the choice is refused, naming the versions held back and until when.
+//! - A source an exclusion pattern matches (`min_release_age_exclude`: your own
+//!   organisation's modules, a provider taken at once for a security fix) is chosen as
+//!   without the policy.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// The policy in force for a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReleaseAge {
+    /// How old a version must be.
+    pub min_age: Duration,
+    /// Patterns of sources the policy does not hold back (`*` any run, `?` one character).
+    pub exclude: Vec<String>,
+    /// Who set it: `--min-release-age`, `TSTORE_MIN_RELEASE_AGE`, or the file.
+    pub set_by: String,
+}
+
+/// Where a version's publish time came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgeSource {
+    /// The registry's own answer.
+    Registry,
+}
+
+impl std::fmt::Display for AgeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AgeSource::Registry => "the registry",
+        })
+    }
+}
+
+/// When a version was published (seconds since the epoch), and who says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Published {
+    /// Seconds since the epoch.
+    pub at: u64,
+    /// The source of that time.
+    pub source: AgeSource,
+}
+
+/// A version the policy held back, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HeldBack {
+    /// The version.
+    pub version: String,
+    /// When it was published, if known.
+    pub published: Option<Published>,
+    /// When it becomes old enough (seconds since the epoch); `None`: no date is known.
+    pub eligible_at: Option<u64>,
+}
+
+impl std::fmt::Display for HeldBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.published, self.eligible_at) {
+            (Some(p), Some(eligible)) => write!(
+                f,
+                "{} (published {} by {}, eligible from {})",
+                self.version,
+                day(p.at),
+                p.source,
+                day(eligible)
+            ),
+            _ => write!(f, "{} (no publish date known)", self.version),
+        }
+    }
+}
+
+/// A time as `YYYY-MM-DD HH:MM UTC`.
+pub(crate) fn day(at: u64) -> String {
+    let text = humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(at))
+        .to_string();
+    // 2026-12-06T20:37:07Z → 2026-12-06 20:37 UTC
+    format!("{} {} UTC", &text[..10], &text[11..16])
+}
+
+impl ReleaseAge {
+    /// `text` as a duration: a number and a unit (`7d`, `36h`, `2w`, `90m`), or `0` (off).
+    pub fn parse_age(text: &str) -> Result<Duration, String> {
+        let text = text.trim();
+        if text == "0" {
+            return Ok(Duration::ZERO);
+        }
+        let split = text
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or_else(|| format!("{text:?} has no unit (write 7d, 36h, 2w or 90m)"))?;
+        let (number, unit) = text.split_at(split);
+        let n: u64 = number.parse().map_err(|_| {
+            format!("{text:?} does not start with a number (write 7d, 36h, 2w or 90m)")
+        })?;
+        let seconds = match unit {
+            "m" | "min" => 60,
+            "h" => 3600,
+            "d" => 86_400,
+            "w" => 7 * 86_400,
+            _ => {
+                return Err(format!(
+                    "{text:?}: the unit must be m, h, d or w (7d, 36h, 2w, 90m)"
+                ))
+            }
+        };
+        n.checked_mul(seconds)
+            .map(Duration::from_secs)
+            .ok_or_else(|| format!("{text:?} is too long"))
+    }
+
+    /// Whether the policy holds back versions of a source known by `forms` (as written,
+    /// and in full): off, or an exclusion pattern matches one of them.
+    pub fn applies_to(&self, forms: &[String]) -> bool {
+        !self.min_age.is_zero()
+            && !self.exclude.iter().any(|p| {
+                forms
+                    .iter()
+                    .any(|f| crate::modules::policy::glob_match(p, f))
+            })
+    }
+
+    /// When a version published at `published` becomes old enough.
+    fn eligible_at(&self, published: u64) -> u64 {
+        published.saturating_add(self.min_age.as_secs())
+    }
+
+    /// The newest of `candidates` (newest first, each with its publish time if known) that
+    /// is old enough at `now`, or every candidate held back.
+    pub fn choose<T: Clone + std::fmt::Display>(
+        &self,
+        candidates: &[(T, Option<Published>)],
+        now: u64,
+    ) -> Result<(T, Option<Published>), Vec<HeldBack>> {
+        let mut held = Vec::new();
+        for (version, published) in candidates {
+            match published {
+                Some(p) if self.eligible_at(p.at) <= now => {
+                    return Ok((version.clone(), Some(*p)));
+                }
+                Some(p) => held.push(HeldBack {
+                    version: version.to_string(),
+                    published: Some(*p),
+                    eligible_at: Some(self.eligible_at(p.at)),
+                }),
+                None => held.push(HeldBack {
+                    version: version.to_string(),
+                    published: None,
+                    eligible_at: None,
+                }),
+            }
+        }
+        Err(held)
+    }
+
+    /// The policy in words: `min_release_age 7d (set by …)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "min_release_age {} (set by {})",
+            humantime::format_duration(self.min_age),
+            self.set_by
+        )
+    }
+}
+
+/// A publish time as a registry's answer writes it (RFC 3339), in seconds since the epoch.
+pub(crate) fn parse_time(text: &str) -> Option<u64> {
+    humantime::parse_rfc3339_weak(text.trim_end_matches('Z'))
+        .ok()
+        .or_else(|| humantime::parse_rfc3339(text).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+}
+
+/// Seconds since the epoch now (`TSTORE_NOW` is not read: the clock is the machine's).
+pub(crate) fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(age: &str) -> ReleaseAge {
+        ReleaseAge {
+            min_age: ReleaseAge::parse_age(age).unwrap(),
+            exclude: vec!["*/myorg/*".into()],
+            set_by: "test".into(),
+        }
+    }
+
+    #[test]
+    fn ages_parse_with_a_unit_and_zero_turns_it_off() {
+        assert_eq!(
+            ReleaseAge::parse_age("7d"),
+            Ok(Duration::from_secs(7 * 86_400))
+        );
+        assert_eq!(
+            ReleaseAge::parse_age("36h"),
+            Ok(Duration::from_secs(36 * 3600))
+        );
+        assert_eq!(
+            ReleaseAge::parse_age("2w"),
+            Ok(Duration::from_secs(14 * 86_400))
+        );
+        assert_eq!(
+            ReleaseAge::parse_age("90m"),
+            Ok(Duration::from_secs(90 * 60))
+        );
+        assert_eq!(ReleaseAge::parse_age("0"), Ok(Duration::ZERO));
+        for bad in ["7", "d", "7y", "-1d", "", "99999999999999999999d"] {
+            assert!(ReleaseAge::parse_age(bad).is_err(), "{bad}");
+        }
+        assert!(!policy("0").applies_to(&["a/b/c".into()]));
+    }
+
+    #[test]
+    fn the_newest_old_enough_is_chosen_and_the_younger_and_undated_are_held_back() {
+        let p = policy("7d");
+        let now = 100 * 86_400;
+        let published = |days_ago: u64| {
+            Some(Published {
+                at: now - days_ago * 86_400,
+                source: AgeSource::Registry,
+            })
+        };
+        let candidates = vec![
+            ("1.2.0".to_owned(), published(1)),
+            ("1.1.0".to_owned(), None),
+            ("1.0.0".to_owned(), published(30)),
+        ];
+        let (chosen, at) = p.choose(&candidates, now).unwrap();
+        assert_eq!(chosen, "1.0.0");
+        assert_eq!(at, published(30));
+        let held = p.choose(&candidates[..2], now).unwrap_err();
+        assert_eq!(held.len(), 2);
+        assert_eq!(held[0].eligible_at, Some(now + 6 * 86_400));
+        assert!(
+            held[0].to_string().starts_with("1.2.0 (published "),
+            "{}",
+            held[0]
+        );
+        assert_eq!(held[1].to_string(), "1.1.0 (no publish date known)");
+        // Exactly the age: eligible.
+        assert!(p.choose(&[("x".to_owned(), published(7))], now).is_ok());
+    }
+
+    #[test]
+    fn an_excluded_source_is_not_held_back() {
+        let p = policy("7d");
+        assert!(p.applies_to(&["registry.example/other/m/aws".into()]));
+        assert!(!p.applies_to(&["registry.example/myorg/m/aws".into(), "myorg/m/aws".into()]));
+    }
+
+    #[test]
+    fn registry_times_parse() {
+        assert_eq!(parse_time("1970-01-02T00:00:00Z"), Some(86_400));
+        assert_eq!(parse_time("1970-01-02T00:00:00.5Z"), Some(86_400));
+        assert_eq!(parse_time("yesterday"), None);
+        assert_eq!(day(86_400 + 3600 + 60), "1970-01-02 01:01 UTC");
+    }
+}

@@ -1,0 +1,206 @@
+//! The cooldown (`min_release_age`): against a loopback module registry whose versions carry
+//! their publish dates, a version younger than the policy is passed over for an older one;
+//! none old enough is a refusal naming what is held back and until when; exclusions and a
+//! lock entry take a young version; the flag overrides the file and says so; a misspelt
+//! setting is an error naming its line, with nothing written.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use tstore_test_support::module_registry::ModuleRegistry;
+use tstore_test_support::{GitRepo, TestEnv};
+
+use crate::common::tstore;
+
+const LOCK: &str = ".tstore.lock.hcl";
+
+/// A time `days` days before now, as a registry writes it.
+fn days_ago(days: u64) -> String {
+    let at = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
+/// A registry of `ns/m/x`, whose every version is a tag of one git repository.
+struct Fixture {
+    env: TestEnv,
+    reg: ModuleRegistry,
+    repo: GitRepo,
+    cli_config: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let env = TestEnv::new();
+        let reg = ModuleRegistry::start();
+        let repo = GitRepo::init(
+            env.root.path().join("remotes/m"),
+            &[("main.tf", "output \"v\" {\n  value = \"m\"\n}\n")],
+        );
+        repo.commit("m");
+        let cli_config = reg.write_cli_config(&env.root.path().join("cli.tfrc"), "");
+        Fixture {
+            env,
+            reg,
+            repo,
+            cli_config,
+        }
+    }
+
+    /// Publish `version` (tagged in the repository), dated `days` ago (`None`: no date).
+    fn publish(&self, version: &str, days: Option<u64>) {
+        self.repo.tag(&format!("v{version}"));
+        self.reg.publish_dated(
+            "ns/m/x",
+            version,
+            &self.repo.source(&format!("v{version}")),
+            days.map(days_ago).as_deref(),
+        );
+    }
+
+    /// A checkout calling the module at `constraint`, with `.tstore.hcl` `policy`.
+    fn checkout(&self, name: &str, constraint: &str, policy: &str) -> PathBuf {
+        let main = format!(
+            "module \"m\" {{\n  source  = \"{}/ns/m/x\"\n  version = \"{constraint}\"\n}}\n",
+            self.reg.host()
+        );
+        let dir = self.env.checkout(name, &[("main.tf", main.as_str())]);
+        if !policy.is_empty() {
+            fs_err::write(dir.join(".tstore.hcl"), policy).unwrap();
+        }
+        dir
+    }
+
+    fn init(&self, dir: &std::path::Path, args: &[&str]) -> Output {
+        let mut cmd: Command = tstore(&self.env, Some(&self.cli_config));
+        cmd.env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .current_dir(dir)
+            .arg("init")
+            .args(args);
+        cmd.output().unwrap()
+    }
+}
+
+/// The version the module lock file locks, if any.
+fn locked(dir: &std::path::Path) -> Option<String> {
+    let text = fs_err::read_to_string(dir.join(LOCK)).ok()?;
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("version"))
+        .map(|v| {
+            v.trim_start_matches([' ', '='])
+                .trim()
+                .trim_matches('"')
+                .to_owned()
+        })
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const SEVEN_DAYS: &str = "min_release_age = \"7d\"\n";
+
+#[test]
+fn a_version_younger_than_the_policy_is_passed_over_for_an_older_one() {
+    let f = Fixture::new();
+    f.publish("1.0.0", Some(30));
+    f.publish("1.1.0", Some(1));
+    // Without a policy, the newest.
+    let free = f.checkout("free", ">= 1.0.0", "");
+    let out = f.init(&free, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked(&free).as_deref(), Some("1.1.0"));
+
+    let held = f.checkout("held", ">= 1.0.0", SEVEN_DAYS);
+    let out = f.init(&held, &["--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked(&held).as_deref(), Some("1.0.0"));
+    // --json says when the chosen version was published, and who says so.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("\"published\""), "{text}");
+    assert!(text.contains("\"source\":\"registry\""), "{text}");
+}
+
+#[test]
+fn none_old_enough_is_refused_naming_what_is_held_back_and_nothing_is_written() {
+    let f = Fixture::new();
+    f.publish("1.0.0", None);
+    f.publish("1.1.0", Some(2));
+    let dir = f.checkout("w", ">= 1.0.0", SEVEN_DAYS);
+    let out = f.init(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is old enough under min_release_age 7days"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1.1.0 (published "), "{stderr}");
+    assert!(stderr.contains("eligible from "), "{stderr}");
+    assert!(stderr.contains("1.0.0 (no publish date known)"), "{stderr}");
+    assert!(stderr.contains("min_release_age_exclude"), "{stderr}");
+    assert!(!dir.join(LOCK).exists());
+    assert!(!dir.join(".terraform/modules/modules.json").exists());
+}
+
+#[test]
+fn an_exclusion_a_lock_entry_and_the_flag_take_a_young_version() {
+    let f = Fixture::new();
+    f.publish("1.0.0", Some(30));
+    f.publish("1.1.0", Some(1));
+
+    // Excluded by pattern: as without the policy.
+    let excluded = f.checkout(
+        "excluded",
+        ">= 1.0.0",
+        "min_release_age = \"7d\"\nmin_release_age_exclude = [\"*/ns/*\"]\n",
+    );
+    let out = f.init(&excluded, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked(&excluded).as_deref(), Some("1.1.0"));
+
+    // Locked before the policy came: installed as locked, also on an empty store.
+    let locked_dir = f.checkout("locked", ">= 1.0.0", "");
+    assert!(f.init(&locked_dir, &[]).status.success());
+    assert_eq!(locked(&locked_dir).as_deref(), Some("1.1.0"));
+    fs_err::write(locked_dir.join(".tstore.hcl"), SEVEN_DAYS).unwrap();
+    fs_err::remove_dir_all(&f.env.store).unwrap();
+    let out = f.init(&locked_dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked(&locked_dir).as_deref(), Some("1.1.0"));
+    // -upgrade chooses again, under the policy.
+    let out = f.init(&locked_dir, &["-upgrade"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked(&locked_dir).as_deref(), Some("1.0.0"));
+
+    // The flag for one run overrides the file, and says so.
+    let flagged = f.checkout("flagged", ">= 1.0.0", SEVEN_DAYS);
+    let out = f.init(&flagged, &["--min-release-age=0"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(locked(&flagged).as_deref(), Some("1.1.0"));
+    assert!(
+        stderr.contains("--min-release-age (0s) overrides min_release_age (7days)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_misspelt_policy_setting_is_an_error_naming_its_line() {
+    let f = Fixture::new();
+    f.publish("1.0.0", Some(30));
+    let dir = f.checkout("w", ">= 1.0.0", "# team policy\nmin_relase_age = \"7d\"\n");
+    let out = f.init(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(".tstore.hcl:2: Unsupported argument"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean \"min_release_age\"?"),
+        "{stderr}"
+    );
+    assert!(!dir.join(LOCK).exists());
+    assert!(!dir.join(".terraform").exists());
+}
