@@ -83,7 +83,7 @@ impl std::fmt::Display for HeldBack {
 }
 
 /// A time as `YYYY-MM-DD HH:MM UTC`.
-pub(crate) fn day(at: u64) -> String {
+pub fn day(at: u64) -> String {
     let text = humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(at))
         .to_string();
     // 2026-12-06T20:37:07Z → 2026-12-06 20:37 UTC

@@ -120,6 +120,15 @@ fn a_version_younger_than_the_policy_is_passed_over_for_an_older_one() {
     let text = report.to_string();
     assert!(text.contains("\"published\""), "{text}");
     assert!(text.contains("\"source\":\"registry\""), "{text}");
+    // --explain says it in words.
+    fs_err::remove_dir_all(held.join(".terraform")).unwrap();
+    let out = f.init(&held, &["-upgrade", "--explain"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("the newest version old enough under min_release_age: published "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(date from the registry)"), "{stdout}");
 }
 
 #[test]

@@ -127,6 +127,15 @@ fn write_modules(
                 };
                 writeln!(out, "    version/commit from {from}")?;
             }
+            if let Some(p) = c.published {
+                writeln!(
+                    out,
+                    "    the newest version old enough under min_release_age: published {} \
+                     (date from {})",
+                    tstore_installer::published_day(p.at),
+                    p.source
+                )?;
+            }
             match c.vouched_by {
                 Some(p @ (Provenance::Lock | Provenance::Mirror)) => {
                     writeln!(out, "    package vouched for by {p}, not by its source")?
