@@ -82,6 +82,17 @@ impl std::fmt::Display for HeldBack {
     }
 }
 
+/// An age in the policy's units: whole days, else hours, else minutes (`0`: off).
+fn age_text(age: Duration) -> String {
+    let s = age.as_secs();
+    match s {
+        0 => "0".to_owned(),
+        _ if s.is_multiple_of(86_400) => format!("{}d", s / 86_400),
+        _ if s.is_multiple_of(3600) => format!("{}h", s / 3600),
+        _ => format!("{}m", s / 60),
+    }
+}
+
 /// A time as `YYYY-MM-DD HH:MM UTC`.
 pub fn day(at: u64) -> String {
     let text = humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(at))
@@ -168,9 +179,44 @@ impl ReleaseAge {
     pub fn describe(&self) -> String {
         format!(
             "min_release_age {} (set by {})",
-            humantime::format_duration(self.min_age),
+            age_text(self.min_age),
             self.set_by
         )
+    }
+
+    /// An age as the policy writes it: `7d`, `36h`, `90m`, `0`.
+    pub fn age_text(age: Duration) -> String {
+        age_text(age)
+    }
+}
+
+/// The publish date fields a registry may give on a listed version (the protocols have
+/// none; OpenTofu's registry and the public registries' APIs name it `discovered`,
+/// `published_at`, `published-at` or `published`): the first given is read. A value that
+/// is not text is no date, never a failed listing.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub(crate) struct RegistryDates {
+    #[serde(default)]
+    discovered: Option<serde_json::Value>,
+    #[serde(default)]
+    published_at: Option<serde_json::Value>,
+    #[serde(default, rename = "published-at")]
+    published_hyphen: Option<serde_json::Value>,
+    #[serde(default)]
+    published: Option<serde_json::Value>,
+}
+
+impl RegistryDates {
+    /// The publish time given, if any.
+    pub(crate) fn published(&self) -> Option<u64> {
+        [
+            &self.discovered,
+            &self.published_at,
+            &self.published_hyphen,
+            &self.published,
+        ]
+        .into_iter()
+        .find_map(|v| v.as_ref()?.as_str().and_then(parse_time))
     }
 }
 
@@ -225,6 +271,10 @@ mod tests {
             assert!(ReleaseAge::parse_age(bad).is_err(), "{bad}");
         }
         assert!(!policy("0").applies_to(&["a/b/c".into()]));
+        for text in ["7d", "36h", "90m", "0"] {
+            assert_eq!(age_text(ReleaseAge::parse_age(text).unwrap()), text);
+        }
+        assert_eq!(age_text(ReleaseAge::parse_age("2w").unwrap()), "14d");
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct WorkdirOptions {
     /// `-backend=false` (or `-cloud=false`) was given: OpenTofu from 1.13 then reads no
     /// state (`tool_version::NO_STATE_WITHOUT_BACKEND`).
     pub backend_off: bool,
+    /// The cooldown (`min_release_age`): a version chosen (no lock entry, `-upgrade`,
+    /// `providers lock`, `modules lock`) is the newest old enough. `None`: off.
+    pub release_age: Option<crate::ReleaseAge>,
 }
 
 impl WorkdirOptions {
@@ -88,6 +91,7 @@ impl WorkdirOptions {
             variables: Arc::default(),
             test_directory: tstore_tofu::config::test_files::DEFAULT_TEST_DIRECTORY.to_owned(),
             backend_off: false,
+            release_age: None,
         }
     }
 }

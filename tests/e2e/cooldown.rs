@@ -141,7 +141,7 @@ fn none_old_enough_is_refused_naming_what_is_held_back_and_nothing_is_written() 
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("is old enough under min_release_age 7days"),
+        stderr.contains("is old enough under min_release_age 7d"),
         "{stderr}"
     );
     assert!(stderr.contains("1.1.0 (published "), "{stderr}");
@@ -189,7 +189,7 @@ fn an_exclusion_a_lock_entry_and_the_flag_take_a_young_version() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(locked(&flagged).as_deref(), Some("1.1.0"));
     assert!(
-        stderr.contains("--min-release-age (0s) overrides min_release_age (7days)"),
+        stderr.contains("--min-release-age (0) overrides min_release_age (7d)"),
         "{stderr}"
     );
 }
@@ -212,4 +212,94 @@ fn a_misspelt_policy_setting_is_an_error_naming_its_line() {
     );
     assert!(!dir.join(LOCK).exists());
     assert!(!dir.join(".terraform").exists());
+}
+
+const FAKE_FILES: [tstore_test_support::mirror::PkgFile<'static>; 1] =
+    [tstore_test_support::mirror::PkgFile {
+        path: "terraform-provider-fake",
+        contents: b"hello\n",
+        executable: true,
+    }];
+
+const PROVIDER_CONFIG: &str = r#"terraform {
+  required_providers {
+    fake = {
+      source  = "tstore.test/test/fake"
+      version = ">= 1.0.0"
+    }
+  }
+}
+"#;
+
+/// The provider locked in `.terraform.lock.hcl`.
+fn locked_provider(dir: &std::path::Path) -> Option<String> {
+    let text = fs_err::read_to_string(dir.join(".terraform.lock.hcl")).ok()?;
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("version"))
+        .map(|v| {
+            v.trim_start_matches([' ', '='])
+                .trim()
+                .trim_matches('"')
+                .to_owned()
+        })
+}
+
+#[test]
+fn providers_are_chosen_under_the_cooldown_by_init_upgrade_and_providers_lock() {
+    use tstore_test_support::registry::TestRegistry;
+    let env = TestEnv::new();
+    let reg = TestRegistry::start();
+    let zip = tstore_test_support::mirror::zip_bytes(&FAKE_FILES);
+    for version in ["1.0.0", "1.1.0", "1.2.0"] {
+        reg.publish("test/fake", version, &[("linux_amd64", zip.clone())]);
+    }
+    reg.date("test/fake", "1.0.0", &days_ago(60));
+    reg.date("test/fake", "1.1.0", &days_ago(30));
+    reg.date("test/fake", "1.2.0", &days_ago(1));
+    let cfg = reg.write_cli_config(
+        &env.root.path().join("cli-config/registry.tfrc"),
+        &["tstore.test"],
+        "  direct {}",
+    );
+    let run = |dir: &std::path::Path, args: &[&str]| -> Output {
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let dir = env.checkout("w", &[("main.tf", PROVIDER_CONFIG)]);
+    fs_err::write(dir.join(".tstore.hcl"), SEVEN_DAYS).unwrap();
+    let out = run(&dir, &["init"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked_provider(&dir).as_deref(), Some("1.1.0"));
+
+    // `providers lock` chooses the same way.
+    let locked = env.checkout("l", &[("main.tf", PROVIDER_CONFIG)]);
+    fs_err::write(locked.join(".tstore.hcl"), SEVEN_DAYS).unwrap();
+    let out = run(&locked, &["providers", "lock", "-platform=linux_amd64"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked_provider(&locked).as_deref(), Some("1.1.0"));
+
+    // None old enough: refused, naming what is held back; the lock is left as it was.
+    fs_err::write(dir.join(".tstore.hcl"), "min_release_age = \"90d\"\n").unwrap();
+    let before = fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
+    let out = run(&dir, &["init", "-upgrade"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is old enough under min_release_age 90d"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1.2.0 (published "), "{stderr}");
+    assert_eq!(
+        fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap(),
+        before
+    );
+    // The locked version installs as locked under any policy.
+    let out = run(&dir, &["init"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(locked_provider(&dir).as_deref(), Some("1.1.0"));
 }

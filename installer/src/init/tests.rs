@@ -79,7 +79,6 @@ impl Setup {
                 trust_lock: false,
                 module_mirror: None,
                 run: Default::default(),
-                release_age: None,
             }),
             plugin_dirs: vec!["/opt/plugins".to_owned()],
         }

@@ -122,9 +122,6 @@ pub struct ModuleOptions {
     /// The run this install is part of: what it asks remotes is asked once in it (every
     /// root of `init DIR...` shares one), and never believed by another run.
     pub run: std::sync::Arc<crate::Run>,
-    /// The cooldown (`min_release_age`): a registry module version the walk chooses (a
-    /// call without a lock entry, `-upgrade`) is the newest old enough. `None`: off.
-    pub release_age: Option<crate::ReleaseAge>,
 }
 
 /// Install every module of the configuration at `opts.workdir.dir`, and keep its module lock

@@ -65,6 +65,22 @@ pub enum InstallError {
         /// Canonical constraints.
         constraints: String,
     },
+    /// Under the cooldown, no version the constraints allow is old enough.
+    #[error(
+        "no release of provider {provider} that matches {constraints} is old enough under \
+         {policy}; held back: {}",
+        held.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    HeldBack {
+        /// Fully-qualified address.
+        provider: String,
+        /// Canonical constraints.
+        constraints: String,
+        /// The versions held back, newest first.
+        held: Vec<crate::HeldBack>,
+        /// The policy and who set it.
+        policy: String,
+    },
     /// The lock file pins a version the configuration no longer allows.
     #[error(
         "locked provider {provider} {locked} does not match configured version constraint \
@@ -271,6 +287,7 @@ impl InstallError {
             InstallError::NotFound { .. }
             | InstallError::UnsupportedMethod { .. }
             | InstallError::NoMatchingVersion { .. }
+            | InstallError::HeldBack { .. }
             | InstallError::LockedVersionExcluded { .. }
             | InstallError::Mirror(_)
             | InstallError::Remote { version: None, .. } => {
@@ -303,6 +320,12 @@ impl Diagnostic for InstallError {
 
     fn hint(&self) -> Option<String> {
         match self {
+            InstallError::HeldBack { provider, .. } => Some(format!(
+                "wait until a release is old enough; or take this provider without the \
+                 cooldown with min_release_age_exclude = [\"{provider}\"] in .tstore.hcl; or \
+                 lock a version by hand (its entry in .terraform.lock.hcl), which is installed \
+                 as locked."
+            )),
             InstallError::ChecksumMismatch { .. } => Some(
                 "if the new package is expected, remove this provider's entry from the lock \
                  file (or run init with -upgrade after changing the version) and run init again"

@@ -30,6 +30,8 @@ pub struct TestRegistry {
     pub key: GpgKey,
     versions: Mutex<BTreeMap<String, BTreeMap<String, Vec<String>>>>,
     mirror_versions: Mutex<BTreeMap<String, Vec<String>>>,
+    /// Publish dates given in the versions list, by (NS/TYPE, version).
+    dates: Mutex<BTreeMap<(String, String), String>>,
 }
 
 impl TestRegistry {
@@ -40,6 +42,7 @@ impl TestRegistry {
             key: GpgKey::generate(),
             versions: Mutex::default(),
             mirror_versions: Mutex::default(),
+            dates: Mutex::default(),
         }
     }
 
@@ -53,6 +56,7 @@ impl TestRegistry {
             key: GpgKey::generate(),
             versions: Mutex::default(),
             mirror_versions: Mutex::default(),
+            dates: Mutex::default(),
         };
         reg.server.route(
             "/.well-known/terraform.json",
@@ -194,28 +198,57 @@ impl TestRegistry {
                 meta.to_string(),
             );
         }
-        let mut all = self.versions.lock().unwrap();
-        let entry = all.entry(ns_type.to_owned()).or_default();
-        entry.insert(
-            version.to_owned(),
-            sorted.iter().map(|(p, _)| p.to_string()).collect(),
+        self.versions
+            .lock()
+            .unwrap()
+            .entry(ns_type.to_owned())
+            .or_default()
+            .insert(
+                version.to_owned(),
+                sorted.iter().map(|(p, _)| p.to_string()).collect(),
+            );
+        self.route_versions(ns_type);
+        sums
+    }
+
+    /// List `ns_type` `version` with `published_at` (RFC 3339), as the public registries'
+    /// APIs date their versions (the protocol has no date).
+    pub fn date(&self, ns_type: &str, version: &str, published_at: &str) {
+        self.dates.lock().unwrap().insert(
+            (ns_type.to_owned(), version.to_owned()),
+            published_at.to_owned(),
         );
+        self.route_versions(ns_type);
+    }
+
+    /// Serve the versions list of `ns_type`.
+    fn route_versions(&self, ns_type: &str) {
+        let all = self.versions.lock().unwrap();
+        let dates = self.dates.lock().unwrap();
+        let Some(entry) = all.get(ns_type) else {
+            return;
+        };
         let doc = serde_json::json!({
-            "versions": entry.iter().map(|(v, platforms)| serde_json::json!({
-                "version": v,
-                "protocols": ["5.0"],
-                "platforms": platforms.iter().map(|p| {
-                    let (os, arch) = p.split_once('_').unwrap();
-                    serde_json::json!({"os": os, "arch": arch})
-                }).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>()
+            "versions": entry.iter().map(|(v, platforms)| {
+                let mut listed = serde_json::json!({
+                    "version": v,
+                    "protocols": ["5.0"],
+                    "platforms": platforms.iter().map(|p| {
+                        let (os, arch) = p.split_once('_').unwrap();
+                        serde_json::json!({"os": os, "arch": arch})
+                    }).collect::<Vec<_>>(),
+                });
+                if let Some(at) = dates.get(&(ns_type.to_owned(), v.clone())) {
+                    listed["published_at"] = serde_json::json!(at);
+                }
+                listed
+            }).collect::<Vec<_>>()
         });
         self.server.route(
             &format!("/v1/providers/{ns_type}/versions"),
             "application/json",
             doc.to_string(),
         );
-        sums
     }
 
     /// Publish `addr` (`HOST/NS/TYPE`) `version` on the network mirror: one

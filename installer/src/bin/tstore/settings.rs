@@ -192,8 +192,8 @@ impl Settings {
                     if *theirs != age && self.run.first_time("min_release_age overridden") {
                         tracing::warn!(
                             "{by} ({}) overrides min_release_age ({}) of {}",
-                            humantime::format_duration(age),
-                            humantime::format_duration(*theirs),
+                            ReleaseAge::age_text(age),
+                            ReleaseAge::age_text(*theirs),
                             file.display()
                         );
                     }

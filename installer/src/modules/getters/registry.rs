@@ -32,32 +32,9 @@ struct VersionList {
 #[derive(serde::Deserialize)]
 struct VersionEntry {
     version: String,
-    /// When the registry took the version in, where its answer says (the protocol has no
-    /// date; the public registries' APIs name it `discovered`, `published_at`,
-    /// `published-at` or `published`; the first of these given is read). A value that is
-    /// not text is no date, never a failed listing.
-    #[serde(default)]
-    discovered: Option<serde_json::Value>,
-    #[serde(default)]
-    published_at: Option<serde_json::Value>,
-    #[serde(default, rename = "published-at")]
-    published_hyphen: Option<serde_json::Value>,
-    #[serde(default)]
-    published: Option<serde_json::Value>,
-}
-
-impl VersionEntry {
-    /// The publish time the entry gives, if any.
-    fn published(&self) -> Option<u64> {
-        [
-            &self.discovered,
-            &self.published_at,
-            &self.published_hyphen,
-            &self.published,
-        ]
-        .into_iter()
-        .find_map(|v| v.as_ref()?.as_str().and_then(crate::cooldown::parse_time))
-    }
+    /// When the registry took the version in, where its answer says.
+    #[serde(flatten)]
+    dates: crate::cooldown::RegistryDates,
 }
 
 /// A version a registry lists, with its publish time when the registry gives one.
@@ -175,7 +152,7 @@ fn listed_dated(list: &Versions) -> Vec<Listed> {
                 .iter()
                 .filter_map(|v| {
                     let version = Version::parse_lenient(&v.version).ok()?;
-                    Some((version, v.published()))
+                    Some((version, v.dates.published()))
                 })
                 .collect()
         })

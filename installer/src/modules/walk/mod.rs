@@ -299,7 +299,7 @@ impl<'a> Walker<'a> {
         let cooldown = if pinned.is_some() {
             None
         } else {
-            self.opts.release_age.as_ref()
+            self.opts.workdir.release_age.as_ref()
         };
         let mut resolved =
             self.session

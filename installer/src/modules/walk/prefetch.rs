@@ -80,7 +80,7 @@ impl<'a> Walker<'a> {
                     // The cooldown governs choosing: a version the lock names is as locked.
                     let cooldown = match plan.pinned {
                         Some(_) => None,
-                        None => self.opts.release_age.clone(),
+                        None => self.opts.workdir.release_age.clone(),
                     };
                     jobs.push(Job::Registry(plan.module, plan.selection, cooldown));
                     asked.push((call.source.as_str(), key.as_str()));

@@ -83,7 +83,6 @@ impl Fixture {
             trust_lock: false,
             module_mirror: None,
             run: Default::default(),
-            release_age: None,
         }
     }
 
@@ -408,7 +407,6 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
         &cold,
         &ModuleOptions {
             run: Default::default(),
-            release_age: None,
             ..opts.clone()
         },
         &pins,
@@ -432,7 +430,6 @@ fn pinned_calls_are_fetched_in_one_batch_then_installed_without_their_remotes() 
         &cold,
         &ModuleOptions {
             run: Default::default(),
-            release_age: None,
             ..opts
         },
         &pins,

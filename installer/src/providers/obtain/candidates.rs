@@ -24,6 +24,8 @@ pub(crate) enum Candidate {
         registry: Registry,
         version: Version,
         platforms: Vec<Platform>,
+        /// When the registry says it was published, if it does (the cooldown).
+        published: Option<u64>,
     },
     /// A version listed by a network mirror.
     Net {
@@ -170,6 +172,7 @@ pub(crate) fn available_packages(
                     registry: registry.clone(),
                     version: v.version,
                     platforms: v.platforms,
+                    published: v.published,
                 }));
             }
             InstallMethodKind::DevOverrides(_) => {}

@@ -255,6 +255,30 @@ impl ProviderJob<'_> {
                 });
                 let versions: BTreeSet<&Version> =
                     candidates.iter().map(Candidate::version).collect();
+                let forms = [
+                    addr.to_string(),
+                    format!("{}/{}", addr.namespace, addr.kind),
+                ];
+                if let Some(policy) = opts
+                    .workdir
+                    .release_age
+                    .as_ref()
+                    .filter(|p| p.applies_to(&forms))
+                {
+                    return match choose_old_enough(policy, candidates, &versions, constraints) {
+                        Ok(version) => Ok(version),
+                        Err(held) if held.is_empty() => Err(InstallError::NoMatchingVersion {
+                            provider: addr.to_string(),
+                            constraints: constraints_text,
+                        }),
+                        Err(held) => Err(InstallError::HeldBack {
+                            provider: addr.to_string(),
+                            constraints: constraints_text,
+                            held,
+                            policy: policy.describe(),
+                        }),
+                    };
+                }
                 newest_matching(versions, constraints)
                     .cloned()
                     .ok_or_else(|| InstallError::NoMatchingVersion {
@@ -446,6 +470,38 @@ fn has_provider_executable<'a>(mut paths: impl Iterator<Item = &'a str>, kind: &
             && p.strip_prefix(&prefix)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.']))
     })
+}
+
+/// Under the cooldown, the newest of `versions` the constraints allow that is old enough by
+/// its registry's date (a version listed only by a mirror has no date), or every version
+/// held back. None allowed at all: nothing held back (the caller says no version matches).
+fn choose_old_enough(
+    policy: &crate::ReleaseAge,
+    candidates: &[Candidate],
+    versions: &BTreeSet<&Version>,
+    constraints: &VersionConstraints,
+) -> Result<Version, Vec<crate::HeldBack>> {
+    let dated: Vec<(Version, Option<crate::Published>)> = versions
+        .iter()
+        .rev()
+        .filter(|v| constraints.matches(v))
+        .map(|v| {
+            let at = candidates.iter().find_map(|c| match c {
+                Candidate::Registry {
+                    version, published, ..
+                } if version == *v => *published,
+                _ => None,
+            });
+            let published = at.map(|at| crate::Published {
+                at,
+                source: crate::AgeSource::Registry,
+            });
+            ((*v).clone(), published)
+        })
+        .collect();
+    policy
+        .choose(&dated, crate::cooldown::now())
+        .map(|(version, _)| version)
 }
 
 #[cfg(test)]

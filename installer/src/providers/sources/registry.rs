@@ -77,6 +77,8 @@ pub(crate) struct RegistryVersion {
     pub version: Version,
     /// Platforms it is published for.
     pub platforms: Vec<Platform>,
+    /// When the registry says it was published (seconds since the epoch), if it does.
+    pub published: Option<u64>,
 }
 
 /// A package whose SHA256SUMS passed signature verification: what to download and what
@@ -247,6 +249,9 @@ struct VersionEntry {
     protocols: Vec<String>,
     #[serde(default)]
     platforms: Vec<PlatformEntry>,
+    /// When the registry took the version in, where its answer says (the cooldown).
+    #[serde(flatten)]
+    dates: crate::cooldown::RegistryDates,
 }
 
 #[derive(serde::Deserialize)]
@@ -405,6 +410,7 @@ pub(crate) fn supported_versions(doc: VersionsDoc, addr: &ProviderAddr) -> Vec<R
             continue;
         }
         out.push(RegistryVersion {
+            published: entry.dates.published(),
             version,
             platforms: entry
                 .platforms

@@ -91,7 +91,7 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "TSTORE_TRUST_LOCK", value_parser = clap::builder::FalseyValueParser::new(), help_heading = "Global options")]
     pub trust_lock: bool,
 
-    /// Choose no module version younger than AGE (7d, 36h, 2w, 90m; 0: off) from a registry,
+    /// Choose no module or provider version younger than AGE (7d, 36h, 2w, 90m; 0: off),
     /// for this run: overrides TSTORE_MIN_RELEASE_AGE and min_release_age in .tstore.hcl.
     /// A version a lock file names is installed as locked.
     #[arg(

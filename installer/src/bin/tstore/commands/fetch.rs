@@ -112,7 +112,7 @@ fn fetch_root(
     let workdir = WorkdirOptions {
         variables: root.variables(settings, &[])?,
         lockfile_readonly: true,
-        ..root.workdir_options(settings)
+        ..root.workdir_options(settings)?
     };
     let providers = tstore_installer::fetch_locked_providers(
         store,
@@ -132,7 +132,6 @@ fn fetch_root(
                 run: std::sync::Arc::clone(&settings.run),
                 trust_lock: settings.trust_lock,
                 module_mirror: settings.module_mirror_for(dir)?,
-                release_age: settings.release_age_for(dir)?,
             },
             reporter,
         )

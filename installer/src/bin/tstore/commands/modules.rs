@@ -88,7 +88,7 @@ fn module_options(
     Ok(ModuleOptions {
         workdir: WorkdirOptions {
             variables,
-            ..root.workdir_options(settings)
+            ..root.workdir_options(settings)?
         },
         policy: Default::default(),
         upgrade_only: Vec::new(),
@@ -96,7 +96,6 @@ fn module_options(
         run: std::sync::Arc::clone(&settings.run),
         trust_lock: settings.trust_lock,
         module_mirror: settings.module_mirror_for(&root.place.dir)?,
-        release_age: settings.release_age_for(&root.place.dir)?,
     })
 }
 

@@ -86,7 +86,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         base: ProviderOptions {
             workdir: WorkdirOptions {
                 variables,
-                ..root.workdir_options(settings)
+                ..root.workdir_options(settings)?
             },
             platform: Platform::current(),
             methods: Vec::new(),

@@ -89,10 +89,11 @@ impl Configured {
     /// The install settings a command does not take from its own flags: the data directory
     /// (`TF_DATA_DIR`), the tool version, the mount path, the network, nothing upgraded, no
     /// variables.
-    pub(crate) fn workdir_options(&self, settings: &Settings) -> WorkdirOptions {
+    pub(crate) fn workdir_options(&self, settings: &Settings) -> Result<WorkdirOptions> {
         let dir = &self.place.dir;
-        WorkdirOptions {
+        Ok(WorkdirOptions {
             tool: self.tool.tool.clone(),
+            release_age: settings.release_age_for(dir)?,
             ..WorkdirOptions::new(
                 dir.clone(),
                 DataDir::resolve(dir, settings.tf_data_dir.as_deref()),
@@ -100,7 +101,7 @@ impl Configured {
                 settings.mount.clone(),
                 network_settings(settings, &self.cli_config),
             )
-        }
+        })
     }
 
     /// The provider phase's options for `workdir`: the CLI configuration's installation

@@ -133,7 +133,7 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
                     upgrade: args.upgrade,
                     variables: root.variables(settings, &args.var_options(&root.place.cwd))?,
                     test_directory: args.test_directory.clone(),
-                    ..root.workdir_options(settings)
+                    ..root.workdir_options(settings)?
                 };
                 let opts = ModuleOptions {
                     workdir,
@@ -143,7 +143,6 @@ fn prefetch(settings: &Settings, store: &Store, roots: &[PathBuf], args: &InitAr
                     run: std::sync::Arc::clone(&settings.run),
                     trust_lock: settings.trust_lock,
                     module_mirror: settings.module_mirror_for(&root.place.dir)?,
-                    release_age: settings.release_age_for(&root.place.dir)?,
                 };
                 let report = tstore_installer::prefetch_modules(store, &opts, &Silent)?;
                 let mut brought = brought.lock().unwrap_or_else(|e| e.into_inner());

@@ -94,7 +94,7 @@ fn options(settings: &Settings, args: &InitArgs, root: &Configured) -> Result<In
         variables: root.variables(settings, &args.var_options(&root.place.cwd))?,
         test_directory: args.test_directory.clone(),
         backend_off: args.tofu_compat.backend == Some(false),
-        ..root.workdir_options(settings)
+        ..root.workdir_options(settings)?
     };
     // `-get=false` keeps `.terraform/modules` as it is, as tofu does.
     let modules = if args.get {
@@ -110,7 +110,6 @@ fn options(settings: &Settings, args: &InitArgs, root: &Configured) -> Result<In
             run: std::sync::Arc::clone(&settings.run),
             trust_lock: settings.trust_lock,
             module_mirror: settings.module_mirror_for(dir)?,
-            release_age: settings.release_age_for(dir)?,
             workdir: workdir.clone(),
         })
     } else {
