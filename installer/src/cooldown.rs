@@ -36,12 +36,16 @@ pub struct ReleaseAge {
 pub enum AgeSource {
     /// The registry's own answer.
     Registry,
+    /// When this machine first saw a git tag name the commit (its state directory's
+    /// `git-first-seen.json`).
+    FirstSeen,
 }
 
 impl std::fmt::Display for AgeSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             AgeSource::Registry => "the registry",
+            AgeSource::FirstSeen => "this machine's first sighting of the tag at that commit",
         })
     }
 }

@@ -23,6 +23,8 @@ pub struct Run {
     pub(crate) reach: git_reach::RunChecks,
     /// The reach record file, read once in this run and changed as checks end.
     pub(crate) records: reach_records::RunRecords,
+    /// This machine's first sightings of git tags naming commits (the cooldown), read once.
+    pub(crate) first_seen: reach_records::RunRecords,
     /// The versions each registry listed, by URL.
     pub(crate) listings: registry::Listings,
     /// What was said once in this run, by a key its sayer chooses.

@@ -303,3 +303,100 @@ fn providers_are_chosen_under_the_cooldown_by_init_upgrade_and_providers_lock() 
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(locked_provider(&dir).as_deref(), Some("1.1.0"));
 }
+
+/// This machine's first sightings of git tags naming commits, by key.
+fn first_seen_path(env: &TestEnv) -> PathBuf {
+    env.home.join(".local/state/tstore/git-first-seen.json")
+}
+
+/// Every first sighting of `env` made `days` days earlier.
+fn age_first_sightings(env: &TestEnv, days: u64) {
+    let path = first_seen_path(env);
+    let mut known: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&fs_err::read_to_string(&path).unwrap()).unwrap();
+    assert!(!known.is_empty());
+    for time in known.values_mut() {
+        *time = serde_json::json!(time.as_u64().unwrap() - days * 86_400);
+    }
+    fs_err::write(&path, serde_json::to_string(&known).unwrap()).unwrap();
+}
+
+#[test]
+fn a_git_tag_waits_from_when_this_machine_first_saw_it_name_its_commit() {
+    let env = TestEnv::new();
+    let repo = GitRepo::init(
+        env.root.path().join("remotes/lib"),
+        &[("main.tf", "output \"v\" {\n  value = \"one\"\n}\n")],
+    );
+    repo.commit("one").tag("v1");
+    let call = |reference: &str| {
+        format!(
+            "module \"m\" {{\n  source = \"{}\"\n}}\n",
+            repo.source(reference)
+        )
+    };
+    let run = |dir: &std::path::Path, args: &[&str]| -> Output {
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .current_dir(dir)
+            .arg("init")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let checkout = |name: &str, reference: &str, policy: &str| {
+        let dir = env.checkout(name, &[("main.tf", call(reference).as_str())]);
+        fs_err::write(dir.join(".tstore.hcl"), policy).unwrap();
+        dir
+    };
+
+    // First seen now: held back, nothing written to the checkout.
+    let dir = checkout("w", "v1", SEVEN_DAYS);
+    let out = run(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the tag \"v1\" of "), "{stderr}");
+    assert!(
+        stderr.contains("which this machine first saw it name"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("becomes eligible "), "{stderr}");
+    assert!(!dir.join(LOCK).exists());
+    assert!(!dir.join(".terraform/modules/modules.json").exists());
+
+    // A week later (the sighting aged): installed, and --explain says since when.
+    age_first_sightings(&env, 8);
+    let out = run(&dir, &["--explain"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("the tag has named this commit since "),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // The tag moved to new code: a new cooldown for a call the lock does not pin; the
+    // locked call installs its locked commit as before.
+    repo.write(&[("main.tf", "output \"v\" {\n  value = \"two\"\n}\n")])
+        .commit("two")
+        .move_tag("v1");
+    let fresh = checkout("fresh", "v1", SEVEN_DAYS);
+    let out = run(&fresh, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let out = run(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A branch is not a version; an excluded source is not held back.
+    let branch = checkout("branch", "main", SEVEN_DAYS);
+    assert!(run(&branch, &[]).status.success());
+    let excluded = checkout(
+        "excluded",
+        "v1",
+        &format!(
+            "{SEVEN_DAYS}min_release_age_exclude = [\"git::file://{}*\"]\n",
+            repo.path().display()
+        ),
+    );
+    let out = run(&excluded, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

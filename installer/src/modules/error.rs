@@ -97,6 +97,27 @@ pub enum FetchError {
         /// The policy and who set it.
         policy: String,
     },
+    /// Under the cooldown, a git tag has not named its commit on this machine for long
+    /// enough.
+    #[error(
+        "the tag {reference:?} of {} names commit {commit}, which this machine first saw it \
+         name {}; it becomes eligible {} under {policy}",
+        display_url(repo),
+        held.published.map(|p| crate::cooldown::day(p.at)).unwrap_or_default(),
+        held.eligible_at.map(crate::cooldown::day).unwrap_or_default()
+    )]
+    TagHeldBack {
+        /// The repository.
+        repo: String,
+        /// The tag.
+        reference: String,
+        /// The commit it names now.
+        commit: String,
+        /// The tag held back.
+        held: crate::HeldBack,
+        /// The policy and who set it.
+        policy: String,
+    },
     /// A registry or a web page answered something tstore cannot use.
     #[error("{0}")]
     Protocol(String),
@@ -249,6 +270,13 @@ impl FetchError {
                  commit.",
                 window = crate::modules::getters::git_reach::window_in_words()
             )),
+            FetchError::TagHeldBack { .. } => Some(
+                "wait until then (a tag moved to another commit starts its cooldown again); or \
+                 take this source without the cooldown with a min_release_age_exclude pattern \
+                 in .tstore.hcl; or lock the commit by hand (its entry in .tstore.lock.hcl), \
+                 which is installed as locked."
+                    .to_owned(),
+            ),
             FetchError::HeldBack { module, .. } => Some(format!(
                 "wait until a version is old enough; or take this module without the cooldown \
                  with min_release_age_exclude = [\"{module}\"] in .tstore.hcl; or lock a \

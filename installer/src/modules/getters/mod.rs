@@ -34,6 +34,7 @@ pub(crate) mod archive;
 pub(crate) mod asked_once;
 pub(crate) mod git;
 pub(crate) mod git_cache;
+pub(crate) mod git_first_seen;
 pub(crate) mod git_reach;
 pub(crate) mod oci;
 pub(crate) mod reach_records;

@@ -88,6 +88,29 @@ pub(crate) fn record(run: &RunRecords, path: &Path, key: &str) {
     }
 }
 
+/// When `key` was first recorded in `path`: recorded now if it never was. A first sighting
+/// is never renewed (the cooldown of a git tag: when this machine first saw the tag name
+/// its commit).
+pub(crate) fn first_seen(run: &RunRecords, path: &Path, key: &str) -> u64 {
+    if let Some(at) = run
+        .with(path, |known| known.get(key).copied())
+        .filter(|t| *t > 0)
+    {
+        return at;
+    }
+    let now = now();
+    let written = write(run, path, |known| {
+        known.insert(key.to_owned(), now);
+    });
+    if let Err(e) = written {
+        tracing::debug!(
+            "cannot record the first sighting in {}: {e}",
+            path.display()
+        );
+    }
+    now
+}
+
 /// Drop the record `key`: the remote now says the ref does not reach the commit.
 pub(crate) fn forget(run: &RunRecords, path: &Path, key: &str) {
     if run.with(path, |known| !known.contains_key(key)) {

@@ -431,6 +431,8 @@ impl<'a> Walker<'a> {
             reference,
             pinned,
         } = plan;
+        // Under the cooldown, since when the tag of an unpinned git call names its commit.
+        let mut tag_published = None;
         let fetched = match pinned {
             Some(entry) => {
                 self.check_reach(&c.key, package, entry)?;
@@ -454,6 +456,14 @@ impl<'a> Walker<'a> {
                         commit,
                         self.opts.reach_records.as_deref(),
                     );
+                    tag_published = crate::modules::getters::git_first_seen::check(
+                        &self.opts.run,
+                        &c.call.source,
+                        &addr,
+                        commit,
+                        self.opts.reach_records.as_deref(),
+                        self.opts.workdir.release_age.as_ref(),
+                    )?;
                 }
                 fetched
             }
@@ -481,6 +491,7 @@ impl<'a> Walker<'a> {
         let (mut node, dir) = self.remote_node(c, None, fetched, sub)?;
         node.lock_entry = Some(entry);
         node.selected_by = Some(selected_by);
+        node.published = tag_published;
         node.origin_why = self.origin_why(pinned);
         Ok((node, dir))
     }

@@ -127,14 +127,21 @@ fn write_modules(
                 };
                 writeln!(out, "    version/commit from {from}")?;
             }
-            if let Some(p) = c.published {
-                writeln!(
+            match c.published {
+                Some(p) if p.source == tstore_installer::AgeSource::FirstSeen => writeln!(
+                    out,
+                    "    old enough under min_release_age: the tag has named this commit since \
+                     {} (this machine's first sighting)",
+                    tstore_installer::published_day(p.at)
+                )?,
+                Some(p) => writeln!(
                     out,
                     "    the newest version old enough under min_release_age: published {} \
                      (date from {})",
                     tstore_installer::published_day(p.at),
                     p.source
-                )?;
+                )?,
+                None => {}
             }
             match c.vouched_by {
                 Some(p @ (Provenance::Lock | Provenance::Mirror)) => {

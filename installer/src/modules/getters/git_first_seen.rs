@@ -1,0 +1,63 @@
+//! The cooldown of a git tag: the commit a tag names is installed, for a call the lock does
+//! not pin, only once this machine has seen the tag name that commit for the policy's age
+//! (`git-first-seen.json` in the state directory, beside the reach records: never in the
+//! store, so a restored cache cannot make a commit look old). A tag moved to another commit
+//! starts a new cooldown. A tag's or commit's own date is not used: its author sets it.
+//! Branches are not versions and are not held back; a call naming a commit by id names
+//! it by hand.
+
+use std::path::Path;
+
+use super::git::{self, GitAddress, RefKind};
+use super::reach_records;
+use crate::cooldown::{AgeSource, Published};
+use crate::modules::FetchError;
+
+/// The file of first sightings in the state directory of `reach_records` (its sibling).
+fn path_beside(reach_records: &Path) -> std::path::PathBuf {
+    reach_records.with_file_name("git-first-seen.json")
+}
+
+/// Under `policy`, whether the tag `addr` names may give `commit` now: `Ok(Some)` when it
+/// has named it for long enough (and since when), `Ok(None)` when the policy does not
+/// apply (no policy, an excluded source, not a tag), an error naming when it becomes
+/// eligible otherwise. `records` is the reach record file (`None`: no state directory, so
+/// every sighting is a first one).
+pub(crate) fn check(
+    run: &crate::Run,
+    source: &str,
+    addr: &GitAddress,
+    commit: &str,
+    records: Option<&Path>,
+    policy: Option<&crate::ReleaseAge>,
+) -> Result<Option<Published>, FetchError> {
+    let Some(policy) = policy.filter(|p| p.applies_to(&[source.to_owned()])) else {
+        return Ok(None);
+    };
+    if !matches!(git::resolve_ref(run, addr)?, Some((_, RefKind::Tag))) {
+        return Ok(None);
+    }
+    let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
+    let key = reach_records::key(&addr.repo, &reference, &commit.to_ascii_lowercase());
+    let at = match records {
+        Some(path) => reach_records::first_seen(&run.first_seen, &path_beside(path), &key),
+        None => crate::cooldown::now(),
+    };
+    let published = Published {
+        at,
+        source: AgeSource::FirstSeen,
+    };
+    match policy.choose(
+        &[(reference.clone(), Some(published))],
+        crate::cooldown::now(),
+    ) {
+        Ok(_) => Ok(Some(published)),
+        Err(held) => Err(FetchError::TagHeldBack {
+            repo: addr.repo.clone(),
+            reference,
+            commit: commit.to_owned(),
+            held: held.into_iter().next().expect("one candidate"),
+            policy: policy.describe(),
+        }),
+    }
+}
