@@ -59,6 +59,18 @@ pub struct Published {
     pub source: AgeSource,
 }
 
+/// What the cooldown chose: the version, when it was published, and the newer versions it
+/// passed over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chosen<T> {
+    /// The version chosen.
+    pub version: T,
+    /// When it was published.
+    pub published: Option<Published>,
+    /// The newer versions held back, newest first.
+    pub held_back: Vec<HeldBack>,
+}
+
 /// A version the policy held back, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HeldBack {
@@ -152,17 +164,21 @@ impl ReleaseAge {
     }
 
     /// The newest of `candidates` (newest first, each with its publish time if known) that
-    /// is old enough at `now`, or every candidate held back.
+    /// is old enough at `now`, with the newer ones held back; or every candidate held back.
     pub fn choose<T: Clone + std::fmt::Display>(
         &self,
         candidates: &[(T, Option<Published>)],
         now: u64,
-    ) -> Result<(T, Option<Published>), Vec<HeldBack>> {
+    ) -> Result<Chosen<T>, Vec<HeldBack>> {
         let mut held = Vec::new();
         for (version, published) in candidates {
             match published {
                 Some(p) if self.eligible_at(p.at) <= now => {
-                    return Ok((version.clone(), Some(*p)));
+                    return Ok(Chosen {
+                        version: version.clone(),
+                        published: Some(*p),
+                        held_back: held,
+                    });
                 }
                 Some(p) => held.push(HeldBack {
                     version: version.to_string(),
@@ -296,9 +312,15 @@ mod tests {
             ("1.1.0".to_owned(), None),
             ("1.0.0".to_owned(), published(30)),
         ];
-        let (chosen, at) = p.choose(&candidates, now).unwrap();
-        assert_eq!(chosen, "1.0.0");
-        assert_eq!(at, published(30));
+        let chosen = p.choose(&candidates, now).unwrap();
+        assert_eq!(chosen.version, "1.0.0");
+        assert_eq!(chosen.published, published(30));
+        let passed: Vec<_> = chosen
+            .held_back
+            .iter()
+            .map(|h| h.version.as_str())
+            .collect();
+        assert_eq!(passed, ["1.2.0", "1.1.0"]);
         let held = p.choose(&candidates[..2], now).unwrap_err();
         assert_eq!(held.len(), 2);
         assert_eq!(held[0].eligible_at, Some(now + 6 * 86_400));

@@ -32,7 +32,9 @@ mod report;
 mod run;
 mod workdir;
 
-pub use crate::cooldown::{day as published_day, AgeSource, HeldBack, Published, ReleaseAge};
+pub use crate::cooldown::{
+    day as published_day, AgeSource, Chosen, HeldBack, Published, ReleaseAge,
+};
 pub use crate::facts::{check_facts, keep_facts_in, FactsCheck, FactsKept, FactsMismatch};
 pub use crate::init::{
     find_roots, init, InitError, InitHooks, InitOptions, InitOutcome, InstalledModules,

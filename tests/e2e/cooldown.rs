@@ -400,3 +400,37 @@ fn a_git_tag_waits_from_when_this_machine_first_saw_it_name_its_commit() {
     let out = run(&excluded, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn modules_outdated_lists_what_the_cooldown_holds_back_and_when_it_is_eligible() {
+    let f = Fixture::new();
+    f.publish("1.0.0", Some(30));
+    let dir = f.checkout("w", ">= 1.0.0", SEVEN_DAYS);
+    assert!(f.init(&dir, &[]).status.success());
+    f.publish("1.1.0", Some(20));
+    f.publish("1.2.0", Some(2));
+    let outdated = |args: &[&str]| {
+        tstore(&f.env, Some(&f.cli_config))
+            .env("TSTORE_NO_FUSE", "1")
+            .current_dir(&dir)
+            .args(["modules", "outdated"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = outdated(&[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("locked 1.0.0, now 1.1.0"), "{stdout}");
+    assert!(
+        stdout.contains("held back by min_release_age: 1.2.0 (published "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("eligible from "), "{stdout}");
+    assert!(stdout.contains("1 of 1 locked call outdated"), "{stdout}");
+    let out = outdated(&["--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let held = &report["calls"][0]["held_back"][0];
+    assert_eq!(held["version"], "1.2.0", "{report}");
+    assert!(held["eligible_at"].as_u64().is_some(), "{report}");
+}

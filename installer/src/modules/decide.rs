@@ -320,6 +320,7 @@ mod tests {
             lock_entry: None,
             selected_by: None,
             published: None,
+            held_back: Vec::new(),
             repeated_by: None,
             origin_why: None,
         }

@@ -233,7 +233,14 @@ pub fn outdated(
         },
         ..opts.clone()
     };
-    let (_tree, update) = resolve(store, &fresh, reporter)?;
+    let (tree, update) = resolve(store, &fresh, reporter)?;
+    let held_back = |key: &str| {
+        tree.nodes
+            .iter()
+            .find(|n| n.key == key)
+            .map(|n| n.held_back.clone())
+            .unwrap_or_default()
+    };
     let mut calls = Vec::new();
     let mut checked = 0;
     for (key, now) in update.new_entries() {
@@ -245,7 +252,8 @@ pub fn outdated(
             (Some(a), Some(b)) => a != b,
             _ => locked.version != now.version,
         };
-        if moved {
+        let held_back = held_back(key);
+        if moved || !held_back.is_empty() {
             calls.push(OutdatedCall {
                 key: key.clone(),
                 source: crate::redact::display_url(&locked.source),
@@ -253,6 +261,8 @@ pub fn outdated(
                 locked_commit: locked.commit.clone(),
                 latest_version: now.version.clone(),
                 latest_commit: now.commit.clone(),
+                moved,
+                held_back,
             });
         }
     }

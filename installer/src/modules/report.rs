@@ -428,6 +428,11 @@ pub struct OutdatedCall {
     pub latest_version: Option<String>,
     /// The commit the ref names now (git).
     pub latest_commit: Option<String>,
+    /// Whether an upgrade would change the call's entry now.
+    pub moved: bool,
+    /// Under the cooldown, newer versions the call allows that are not old enough yet, with
+    /// the date each becomes eligible.
+    pub held_back: Vec<crate::HeldBack>,
 }
 
 /// The result of `tstore modules lock`.

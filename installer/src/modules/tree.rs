@@ -32,6 +32,8 @@ pub(super) struct Node {
     pub(super) selected_by: Option<&'static str>,
     /// Under the cooldown, when the version chosen was published, and who says so.
     pub(super) published: Option<crate::Published>,
+    /// Under the cooldown, the newer versions the call allows that were held back.
+    pub(super) held_back: Vec<crate::HeldBack>,
     /// `count` or `for_each` when the call makes several instances of the module.
     pub(super) repeated_by: Option<&'static str>,
     /// With a module mirror: why a remote call's package was not taken from it (no lock

@@ -61,6 +61,8 @@ pub(super) struct Resolved {
     pub(super) fetched: Fetched,
     /// Under the cooldown, when the chosen version was published (and who says so).
     pub(super) published: Option<crate::Published>,
+    /// Under the cooldown, the newer versions held back.
+    pub(super) held_back: Vec<crate::HeldBack>,
 }
 
 pub(super) fn bad_location(location: &str) -> FetchError {
@@ -140,8 +142,12 @@ impl Fetcher<'_> {
             .http
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
-        let (version, download, published) =
-            registry::select(self.run, http, network, m, constraints, cooldown)?;
+        let registry::Selected {
+            version,
+            download,
+            published,
+            held_back,
+        } = registry::select(self.run, http, network, m, constraints, cooldown)?;
         let memo_key = memo_key_of(&version);
         if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
             log.reused.push(memo.package.clone());
@@ -152,6 +158,7 @@ impl Fetcher<'_> {
                 location: memo.location,
                 fetched,
                 published,
+                held_back,
             });
         }
         let location = registry::location(http, network, m, &download)?;
@@ -177,6 +184,7 @@ impl Fetcher<'_> {
             location,
             fetched,
             published,
+            held_back,
         })
     }
 
@@ -203,6 +211,7 @@ impl Fetcher<'_> {
             location: memo.location,
             fetched,
             published: None,
+            held_back: Vec::new(),
         }))
     }
 

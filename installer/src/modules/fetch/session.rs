@@ -340,6 +340,7 @@ impl<'a> FetchSession<'a> {
                         location: resolution.location,
                         fetched: Fetched { subdir, ..fetched },
                         published: None,
+                        held_back: Vec::new(),
                     },
                 );
             }

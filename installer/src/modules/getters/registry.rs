@@ -50,7 +50,7 @@ pub(crate) fn select(
     m: &RegistryModule<'_>,
     constraints: &ModuleVersionConstraints,
     cooldown: Option<&crate::ReleaseAge>,
-) -> Result<(Version, url::Url, Option<crate::Published>), FetchError> {
+) -> Result<Selected, FetchError> {
     let token = net.credentials.token(m.host);
     let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
         .map_err(FetchError::from)?;
@@ -73,19 +73,23 @@ pub(crate) fn select(
             })
             .collect();
         if !dated.is_empty() {
-            let (version, published) =
-                policy
-                    .choose(&dated, crate::cooldown::now())
-                    .map_err(|held| FetchError::HeldBack {
-                        module: format!("{}/{}", m.host, m.path),
-                        constraint: constraints.to_go_string(),
-                        held,
-                        policy: policy.describe(),
-                    })?;
+            let chosen = policy
+                .choose(&dated, crate::cooldown::now())
+                .map_err(|held| FetchError::HeldBack {
+                    module: format!("{}/{}", m.host, m.path),
+                    constraint: constraints.to_go_string(),
+                    held,
+                    policy: policy.describe(),
+                })?;
             let download = base
-                .join(&format!("{}/{version}/download", m.path))
+                .join(&format!("{}/{}/download", m.path, chosen.version))
                 .map_err(FetchError::from)?;
-            return Ok((version, download, published));
+            return Ok(Selected {
+                version: chosen.version,
+                download,
+                published: chosen.published,
+                held_back: chosen.held_back,
+            });
         }
     }
     let version = selectable.first().map(|v| (*v).clone()).ok_or_else(|| {
@@ -100,7 +104,23 @@ pub(crate) fn select(
     let download = base
         .join(&format!("{}/{version}/download", m.path))
         .map_err(FetchError::from)?;
-    Ok((version, download, None))
+    Ok(Selected {
+        version,
+        download,
+        published: None,
+        held_back: Vec::new(),
+    })
+}
+
+/// A version selected from a registry's list.
+pub(crate) struct Selected {
+    pub(crate) version: Version,
+    /// Its download endpoint.
+    pub(crate) download: url::Url,
+    /// Under the cooldown, when it was published.
+    pub(crate) published: Option<crate::Published>,
+    /// Under the cooldown, the newer versions held back.
+    pub(crate) held_back: Vec<crate::HeldBack>,
 }
 
 /// The forms of a registry module an exclusion pattern may match: in full, and without

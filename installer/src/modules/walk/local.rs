@@ -65,6 +65,7 @@ impl Walker<'_> {
             lock_entry: None,
             selected_by: None,
             published: None,
+            held_back: Vec::new(),
             repeated_by: c.call.repeated_by,
             origin_why: None,
         };

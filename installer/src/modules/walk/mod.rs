@@ -323,6 +323,7 @@ impl<'a> Walker<'a> {
             location,
             fetched,
             published,
+            held_back,
         } = resolved;
         let (loc_sub, loc_package) = match ModuleSource::parse(
             &location,
@@ -374,6 +375,7 @@ impl<'a> Walker<'a> {
         }
         node.lock_entry = Some(entry);
         node.published = published;
+        node.held_back = held_back;
         node.selected_by = Some(selected_by);
         node.origin_why = self.origin_why(pinned.map(|(e, _)| e));
         Ok((node, dir))
@@ -576,6 +578,7 @@ impl<'a> Walker<'a> {
                 lock_entry: None,
                 selected_by: None,
                 published: None,
+                held_back: Vec::new(),
                 repeated_by: c.call.repeated_by,
                 origin_why: None,
             },

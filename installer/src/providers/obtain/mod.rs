@@ -501,7 +501,7 @@ fn choose_old_enough(
         .collect();
     policy
         .choose(&dated, crate::cooldown::now())
-        .map(|(version, _)| version)
+        .map(|chosen| chosen.version)
 }
 
 #[cfg(test)]

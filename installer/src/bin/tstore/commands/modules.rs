@@ -107,7 +107,8 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let report = tstore_installer::outdated_modules(&store, &opts, reporter)?;
-    let status = if args.exit_code && !report.calls.is_empty() {
+    let outdated = report.calls.iter().filter(|c| c.moved).count();
+    let status = if args.exit_code && outdated > 0 {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
@@ -124,21 +125,34 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
         (None, None) => "-".to_owned(),
     };
     for c in &report.calls {
-        writeln!(
-            out,
-            "- module \"{}\" ({}): locked {}, now {}",
-            c.key,
-            crate::escape::line(&c.source),
-            shown(&c.locked_version, &c.locked_commit),
-            shown(&c.latest_version, &c.latest_commit)
-        )?;
+        if c.moved {
+            writeln!(
+                out,
+                "- module \"{}\" ({}): locked {}, now {}",
+                c.key,
+                crate::escape::line(&c.source),
+                shown(&c.locked_version, &c.locked_commit),
+                shown(&c.latest_version, &c.latest_commit)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "- module \"{}\" ({}): locked {}, the newest old enough",
+                c.key,
+                crate::escape::line(&c.source),
+                shown(&c.locked_version, &c.locked_commit),
+            )?;
+        }
+        for held in &c.held_back {
+            writeln!(out, "    held back by min_release_age: {held}")?;
+        }
     }
     writeln!(
         out,
         "{} of {} outdated{}",
-        report.calls.len(),
+        outdated,
         crate::units::count(report.checked as u64, "locked call"),
-        if report.calls.is_empty() {
+        if outdated == 0 {
             ""
         } else {
             "; \"tstore modules lock -upgrade\" (or -module=CALL) takes them"
