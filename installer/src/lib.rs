@@ -49,7 +49,7 @@ pub use crate::modules::{
     claims_origin as module_id_claims_origin, install as install_modules, lock as lock_modules,
     outdated as outdated_modules, prefetch as prefetch_modules, Action, CallLock, CallReport,
     LockedCall, ModuleInstallError, ModuleLockReport, ModuleMirror, ModuleOptions, ModuleWarning,
-    ModulesReport, ObtainedFrom, OutdatedCall, OutdatedReport, META_FILE,
+    ModulesReport, NewerTag, ObtainedFrom, OutdatedCall, OutdatedReport, META_FILE,
 };
 pub use crate::net::oci::{OciClient, OciRepository};
 pub use crate::net::NetworkSettings;

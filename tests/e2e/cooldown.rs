@@ -434,3 +434,62 @@ fn modules_outdated_lists_what_the_cooldown_holds_back_and_when_it_is_eligible()
     assert_eq!(held["version"], "1.2.0", "{report}");
     assert!(held["eligible_at"].as_u64().is_some(), "{report}");
 }
+
+#[test]
+fn modules_outdated_lists_newer_version_tags_of_tag_pinned_calls_across_roots() {
+    let env = TestEnv::new();
+    let repo = GitRepo::init(
+        env.root.path().join("remotes/vpc"),
+        &[("main.tf", "output \"v\" {\n  value = \"one\"\n}\n")],
+    );
+    repo.commit("one").tag("v1.0.0");
+    let call = format!(
+        "module \"vpc\" {{\n  source = \"{}\"\n}}\n",
+        repo.source("v1.0.0")
+    );
+    let top = env.root.path().join("work/infra");
+    for root in ["a", "b"] {
+        fs_err::create_dir_all(top.join(root)).unwrap();
+        fs_err::write(top.join(root).join("main.tf"), &call).unwrap();
+    }
+    let tstore_in = |dir: &std::path::Path, args: &[&str]| -> Output {
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = tstore_in(&top, &["init", "--recursive"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    repo.write(&[("main.tf", "output \"v\" {\n  value = \"two\"\n}\n")])
+        .commit("two")
+        .tag("v1.1.0")
+        .tag("v2.0.0-rc1")
+        .tag("not-a-version");
+
+    let out = tstore_in(&top, &["modules", "outdated", "--recursive"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("locked v1.0.0"), "{stdout}");
+    assert!(stdout.contains("newer tags: v1.1.0"), "{stdout}");
+    assert!(
+        !stdout.contains("v2.0.0-rc1") && !stdout.contains("not-a-version"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 of 2 locked calls outdated in 2 roots"),
+        "{stdout}"
+    );
+
+    // Under the cooldown, a tag first seen now is held back, with the date it is eligible.
+    fs_err::write(top.join(".tstore.hcl"), SEVEN_DAYS).unwrap();
+    let out = tstore_in(&top, &["modules", "outdated", "--recursive", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["outdated"], 0, "{report}");
+    let tag = &report["roots"][0]["calls"][0]["newer_tags"][0];
+    assert_eq!(tag["tag"], "v1.1.0", "{report}");
+    assert!(tag["held_until"].as_u64().is_some(), "{report}");
+}

@@ -37,6 +37,8 @@ use crate::workdir::atomic::write_atomic;
 #[derive(Debug, Default)]
 pub(super) struct Pins {
     lock: ModuleLock,
+    /// The lock file as read, every entry kept (`-upgrade` too): what it vouched for.
+    read: ModuleLock,
 }
 
 impl Pins {
@@ -44,13 +46,26 @@ impl Pins {
     /// `upgrade_only` names and of every call inside one (`vpc` also drops `vpc.label`),
     /// or every entry when it names none.
     pub(super) fn new(lock: Option<&ModuleLock>, upgrade: bool, upgrade_only: &[String]) -> Pins {
-        let mut lock = lock.cloned().unwrap_or_default();
+        let read = lock.cloned().unwrap_or_default();
+        let mut lock = read.clone();
         if upgrade {
             lock.entries.retain(|key, _| {
                 !upgrade_only.is_empty() && !upgrade_only.iter().any(|u| within(key, u))
             });
         }
-        Pins { lock }
+        Pins { lock, read }
+    }
+
+    /// Whether the lock file as read (before `-upgrade` dropped anything) pins call `key`,
+    /// of source `source`, at `commit`: the lock's review is that commit's gate (the
+    /// cooldown does not hold it back).
+    pub(super) fn read_pins(&self, key: &str, source: &str, commit: &str) -> bool {
+        self.read
+            .entries
+            .get(key)
+            .filter(|e| e.source == source)
+            .and_then(|e| e.commit.as_deref())
+            .is_some_and(|c| c.eq_ignore_ascii_case(commit))
     }
 
     /// The entry of call `key` when its source is the call's, as the lock writes it.

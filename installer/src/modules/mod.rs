@@ -73,7 +73,7 @@ pub use self::error::ModuleInstallError;
 pub(crate) use self::error::{chain, FetchError};
 pub use self::report::{
     Action, CallLock, CallReport, LockedCall, ModuleLockReport, ModuleWarning, ModulesReport,
-    ObtainedFrom, OutdatedCall, OutdatedReport,
+    NewerTag, ObtainedFrom, OutdatedCall, OutdatedReport,
 };
 use crate::modules::apply::apply;
 use crate::modules::decide::decide;
@@ -253,7 +253,8 @@ pub fn outdated(
             _ => locked.version != now.version,
         };
         let held_back = held_back(key);
-        if moved || !held_back.is_empty() {
+        let newer_tags = newer_tags(opts, locked);
+        if moved || !held_back.is_empty() || !newer_tags.is_empty() {
             calls.push(OutdatedCall {
                 key: key.clone(),
                 source: crate::redact::display_url(&locked.source),
@@ -263,10 +264,71 @@ pub fn outdated(
                 latest_commit: now.commit.clone(),
                 moved,
                 held_back,
+                newer_tags,
             });
         }
     }
     Ok(OutdatedReport { checked, calls })
+}
+
+/// The newer version tags of a git call the lock pins at a version tag, with what the
+/// cooldown holds back (listing them is this machine's first sighting of each). A
+/// repository whose tags cannot be listed is said, and lists none.
+fn newer_tags(
+    opts: &ModuleOptions,
+    locked: &tstore_tofu::module_lock::ModuleLockEntry,
+) -> Vec<report::NewerTag> {
+    let (Some(tag), Some(_)) = (&locked.version, &locked.commit) else {
+        return Vec::new();
+    };
+    let default_host = opts.workdir.flavor.default_registry_host();
+    let Ok(tstore_tofu::module_source::ModuleSource::Remote { package, .. }) =
+        tstore_tofu::module_source::ModuleSource::parse(&locked.source, default_host)
+    else {
+        return Vec::new();
+    };
+    if package.getter != tstore_tofu::module_source::Getter::Git {
+        return Vec::new();
+    }
+    let tags = getters::git::GitAddress::parse(&package.url)
+        .and_then(|addr| Ok((getters::git::newer_version_tags(&addr, tag)?, addr)));
+    let (tags, addr) = match tags {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(
+                "cannot list the tags of {}: {}",
+                crate::redact::display_url(&locked.source),
+                getters::git_reach::short_reason(&e)
+            );
+            return Vec::new();
+        }
+    };
+    let policy = opts
+        .workdir
+        .release_age
+        .as_ref()
+        .filter(|p| p.applies_to(std::slice::from_ref(&locked.source)));
+    let now = crate::cooldown::now();
+    tags.into_iter()
+        .map(|(tag, commit)| {
+            let held_until = policy.and_then(|p| {
+                let seen = getters::git_first_seen::sighted(
+                    &opts.run,
+                    &addr.repo,
+                    &tag,
+                    &commit,
+                    opts.reach_records.as_deref(),
+                );
+                let eligible = seen.saturating_add(p.min_age.as_secs());
+                (eligible > now).then_some(eligible)
+            });
+            report::NewerTag {
+                tag,
+                commit,
+                held_until,
+            }
+        })
+        .collect()
 }
 
 /// Bring the packages of `opts.workdir.dir`'s module calls into the store, as `install`

@@ -433,6 +433,22 @@ pub struct OutdatedCall {
     /// Under the cooldown, newer versions the call allows that are not old enough yet, with
     /// the date each becomes eligible.
     pub held_back: Vec<crate::HeldBack>,
+    /// For a git call pinned to a version tag: the repository's newer version tags, newest
+    /// first (a call names its tag by hand: `-upgrade` does not move it).
+    pub newer_tags: Vec<NewerTag>,
+}
+
+/// A newer version tag of a tag-pinned git call's repository.
+#[derive(Clone, Debug, Serialize)]
+pub struct NewerTag {
+    /// The tag.
+    pub tag: String,
+    /// The commit it names.
+    pub commit: String,
+    /// Under the cooldown, when it becomes eligible (seconds since the epoch: this
+    /// machine's first sighting of the tag at that commit, plus the policy's age); `None`:
+    /// it is eligible (or no policy applies).
+    pub held_until: Option<u64>,
 }
 
 /// The result of `tstore modules lock`.

@@ -190,6 +190,56 @@ fn ls_remote(addr: &GitAddress) -> Result<Option<(String, RefKind)>, FetchError>
         .find_map(|(c, kind)| refs.get(c).map(|sha| (sha.clone(), *kind))))
 }
 
+/// The tags of `addr`'s repository that are semantic versions newer than `than` (a tag
+/// name, with or without `v`), newest first, each with the commit it names (an annotated
+/// tag: the commit it points to). `than` not a version: none.
+pub(crate) fn newer_version_tags(
+    addr: &GitAddress,
+    than: &str,
+) -> Result<Vec<(String, String)>, FetchError> {
+    let Ok(current) = tstore_tofu::version::Version::parse_lenient(than) else {
+        return Ok(Vec::new());
+    };
+    let mut cmd = git();
+    cmd.arg("ls-remote").arg("--tags").arg("--").arg(&addr.repo);
+    let out = run(
+        cmd,
+        &format!("ls-remote --tags {}", display_url(&addr.repo)),
+    )?;
+    let mut tags: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for line in out.lines() {
+        let Some((sha, r)) = line.split_once('\t') else {
+            continue;
+        };
+        let Some(name) = r.strip_prefix("refs/tags/") else {
+            continue;
+        };
+        match name.strip_suffix("^{}") {
+            // The commit an annotated tag points to wins over the tag object.
+            Some(peeled) => {
+                tags.insert(peeled.to_owned(), sha.to_owned());
+            }
+            None => {
+                tags.entry(name.to_owned())
+                    .or_insert_with(|| sha.to_owned());
+            }
+        }
+    }
+    let mut newer: Vec<(tstore_tofu::version::Version, String, String)> = tags
+        .into_iter()
+        .filter_map(|(name, sha)| {
+            let version = tstore_tofu::version::Version::parse_lenient(&name).ok()?;
+            (!version.is_prerelease() && version.cmp_precedence(&current).is_gt())
+                .then_some((version, name, sha))
+        })
+        .collect();
+    newer.sort_by(|a, b| b.0.cmp_precedence(&a.0));
+    Ok(newer
+        .into_iter()
+        .map(|(_, name, sha)| (name, sha))
+        .collect())
+}
+
 /// Clone `addr` into `dest` (must not exist) at its ref; returns the checked-out commit.
 pub(crate) fn checkout(addr: &GitAddress, dest: &Path) -> Result<String, FetchError> {
     let sha_ref = addr

@@ -18,6 +18,23 @@ fn path_beside(reach_records: &Path) -> std::path::PathBuf {
     reach_records.with_file_name("git-first-seen.json")
 }
 
+/// When this machine first saw the tag `tag` of `repo` name `commit` (now, if this is the
+/// first time; recorded then). `records`: the reach record file (`None`: no state
+/// directory, every sighting is a first one).
+pub(crate) fn sighted(
+    run: &crate::Run,
+    repo: &str,
+    tag: &str,
+    commit: &str,
+    records: Option<&Path>,
+) -> u64 {
+    let key = reach_records::key(repo, tag, &commit.to_ascii_lowercase());
+    match records {
+        Some(path) => reach_records::first_seen(&run.first_seen, &path_beside(path), &key),
+        None => crate::cooldown::now(),
+    }
+}
+
 /// Under `policy`, whether the tag `addr` names may give `commit` now: `Ok(Some)` when it
 /// has named it for long enough (and since when), `Ok(None)` when the policy does not
 /// apply (no policy, an excluded source, not a tag), an error naming when it becomes
@@ -31,17 +48,14 @@ pub(crate) fn check(
     records: Option<&Path>,
     policy: Option<&crate::ReleaseAge>,
 ) -> Result<Option<Published>, FetchError> {
-    let Some(policy) = policy.filter(|p| p.applies_to(&[source.to_owned()])) else {
-        return Ok(None);
-    };
     if !matches!(git::resolve_ref(run, addr)?, Some((_, RefKind::Tag))) {
         return Ok(None);
     }
+    // Every sighting is recorded, with a policy or without: its clock runs from the first.
     let reference = addr.reference.clone().unwrap_or_else(|| "HEAD".to_owned());
-    let key = reach_records::key(&addr.repo, &reference, &commit.to_ascii_lowercase());
-    let at = match records {
-        Some(path) => reach_records::first_seen(&run.first_seen, &path_beside(path), &key),
-        None => crate::cooldown::now(),
+    let at = sighted(run, &addr.repo, &reference, commit, records);
+    let Some(policy) = policy.filter(|p| p.applies_to(&[source.to_owned()])) else {
+        return Ok(None);
     };
     let published = Published {
         at,

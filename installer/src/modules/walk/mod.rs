@@ -458,13 +458,21 @@ impl<'a> Walker<'a> {
                         commit,
                         self.opts.reach_records.as_deref(),
                     );
+                    // A commit the lock file pinned for this call (an -upgrade that finds
+                    // the tag unmoved) is the lock's to vouch for.
+                    let policy = self
+                        .opts
+                        .workdir
+                        .release_age
+                        .as_ref()
+                        .filter(|_| !self.pins.read_pins(&c.key, &source, commit));
                     tag_published = crate::modules::getters::git_first_seen::check(
                         &self.opts.run,
                         &c.call.source,
                         &addr,
                         commit,
                         self.opts.reach_records.as_deref(),
-                        self.opts.workdir.release_age.as_ref(),
+                        policy,
                     )?;
                 }
                 fetched

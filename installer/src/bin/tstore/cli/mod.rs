@@ -360,11 +360,13 @@ pub(crate) enum ModulesCommand {
         after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -upgrade -module=vpc   # resolve one call (and those inside it) again\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
     )]
     Lock(ModulesLockArgs),
-    /// List the locked calls whose ref now names another commit, or whose constraint now
-    /// selects a newer version: asks the remotes, changes nothing in the working directory
-    /// (`cargo update --dry-run` for modules, for a scheduled CI job).
+    /// List the locked calls whose ref now names another commit, whose constraint now
+    /// selects a newer version, or whose repository has newer version tags than the one the
+    /// call names; with the versions the cooldown holds back: asks the remotes, changes
+    /// nothing in the working directory (`cargo update --dry-run` for modules, for a
+    /// scheduled CI job).
     #[command(
-        after_help = "Examples:\n  tstore modules outdated\n  tstore modules outdated infra/prod --json\n  tstore modules outdated -exit-code   # exit 2 when a call is outdated"
+        after_help = "Examples:\n  tstore modules outdated\n  tstore modules outdated infra/prod --json\n  tstore modules outdated -exit-code   # exit 2 when a call is outdated\n  tstore modules outdated --recursive infra   # every root with a module lock file"
     )]
     Outdated(ModulesOutdatedArgs),
 }
@@ -374,6 +376,13 @@ pub(crate) enum ModulesCommand {
 pub(crate) struct ModulesOutdatedArgs {
     /// The working directory (default: the current directory).
     pub dir: Option<PathBuf>,
+    /// Every root under DIR (as `init --recursive` finds them) that has a module lock file.
+    #[arg(long)]
+    pub recursive: bool,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob;
+    /// repeatable.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
     /// Exit with status 2 when a call is outdated (0 otherwise), for a CI job to act on.
     #[arg(long)]
     pub exit_code: bool,

@@ -99,25 +99,92 @@ fn module_options(
     })
 }
 
-/// `tstore modules outdated [DIR]`.
+/// `tstore modules outdated [DIR]`, or with `--recursive` every root under DIR that has a
+/// module lock file.
 pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result<ExitCode> {
-    let opts = module_options(settings, args.dir.as_deref(), &args.vars)?;
     let store = open_store(settings)?;
     let _lock = lock_store(&store)?;
     let human = HumanReporter::new();
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
-    let report = tstore_installer::outdated_modules(&store, &opts, reporter)?;
-    let outdated = report.calls.iter().filter(|c| c.moved).count();
+    let dirs: Vec<Option<std::path::PathBuf>> = if args.recursive {
+        let tops: Vec<std::path::PathBuf> = args.dir.iter().cloned().collect();
+        crate::commands::workdir::roots_of(settings, &tops, true, &args.exclude)?
+            .into_iter()
+            .filter(|root| root.join(tstore_tofu::module_lock::FILE_NAME).exists())
+            .map(Some)
+            .collect()
+    } else {
+        vec![args.dir.clone()]
+    };
+    let mut reports = Vec::new();
+    for dir in &dirs {
+        let opts = module_options(settings, dir.as_deref(), &args.vars)?;
+        let report = tstore_installer::outdated_modules(&store, &opts, reporter)?;
+        reports.push((opts.workdir.dir.clone(), report));
+    }
+    let outdated: usize = reports
+        .iter()
+        .map(|(_, r)| r.calls.iter().filter(|c| is_outdated(c)).count())
+        .sum();
+    let checked: usize = reports.iter().map(|(_, r)| r.checked).sum();
     let status = if args.exit_code && outdated > 0 {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
     };
     if args.json {
-        json::print(&report)?;
+        if args.recursive {
+            let roots: Vec<serde_json::Value> = reports
+                .iter()
+                .map(|(dir, report)| {
+                    serde_json::json!({"dir": dir, "checked": report.checked, "calls": report.calls})
+                })
+                .collect();
+            json::print(
+                &serde_json::json!({"roots": roots, "checked": checked, "outdated": outdated}),
+            )?;
+        } else if let Some((_, report)) = reports.first() {
+            json::print(report)?;
+        }
         return Ok(status);
     }
     let mut out = crate::say::stdout();
+    for (dir, report) in &reports {
+        if args.recursive && !report.calls.is_empty() {
+            writeln!(out, "{}:", crate::escape::line(&dir.display().to_string()))?;
+        }
+        write_outdated_calls(&mut out, report)?;
+    }
+    writeln!(
+        out,
+        "{} of {} outdated{}{}",
+        outdated,
+        crate::units::count(checked as u64, "locked call"),
+        if args.recursive {
+            format!(" in {}", crate::units::count(reports.len() as u64, "root"))
+        } else {
+            String::new()
+        },
+        if outdated == 0 {
+            ""
+        } else {
+            "; \"tstore modules lock -upgrade\" (or -module=CALL) takes them"
+        }
+    )?;
+    Ok(status)
+}
+
+/// Whether a call is outdated: an upgrade moves it, or its repository has a newer version
+/// tag that the cooldown does not hold back.
+fn is_outdated(c: &tstore_installer::OutdatedCall) -> bool {
+    c.moved || c.newer_tags.iter().any(|t| t.held_until.is_none())
+}
+
+/// One root's outdated calls, and what the cooldown holds back.
+fn write_outdated_calls(
+    out: &mut impl std::io::Write,
+    report: &tstore_installer::OutdatedReport,
+) -> std::io::Result<()> {
     let shown = |version: &Option<String>, commit: &Option<String>| match (version, commit) {
         (Some(v), Some(c)) => format!("{v} ({})", &c[..c.len().min(12)]),
         (Some(v), None) => v.clone(),
@@ -134,7 +201,7 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
                 shown(&c.locked_version, &c.locked_commit),
                 shown(&c.latest_version, &c.latest_commit)
             )?;
-        } else {
+        } else if c.newer_tags.is_empty() {
             writeln!(
                 out,
                 "- module \"{}\" ({}): locked {}, the newest old enough",
@@ -142,21 +209,31 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
                 crate::escape::line(&c.source),
                 shown(&c.locked_version, &c.locked_commit),
             )?;
+        } else {
+            let tags: Vec<String> = c
+                .newer_tags
+                .iter()
+                .map(|t| match t.held_until {
+                    Some(until) => format!(
+                        "{} (held back by min_release_age until {})",
+                        crate::escape::line(&t.tag),
+                        tstore_installer::published_day(until)
+                    ),
+                    None => crate::escape::line(&t.tag).to_string(),
+                })
+                .collect();
+            writeln!(
+                out,
+                "- module \"{}\" ({}): locked {}, newer tags: {}",
+                c.key,
+                crate::escape::line(&c.source),
+                shown(&c.locked_version, &c.locked_commit),
+                tags.join(", ")
+            )?;
         }
         for held in &c.held_back {
             writeln!(out, "    held back by min_release_age: {held}")?;
         }
     }
-    writeln!(
-        out,
-        "{} of {} outdated{}",
-        outdated,
-        crate::units::count(report.checked as u64, "locked call"),
-        if outdated == 0 {
-            ""
-        } else {
-            "; \"tstore modules lock -upgrade\" (or -module=CALL) takes them"
-        }
-    )?;
-    Ok(status)
+    Ok(())
 }
