@@ -63,8 +63,9 @@ pub use crate::providers::sources::fs_mirror::{
 };
 pub use crate::providers::{
     display_name, fetch_locked_providers, ingest_mirror_package, install as install_providers,
-    keep_source_archive, DevOverride, FetchedProvider, InitReport, InstallError, Obtained,
-    ProviderOptions, ProviderReport, RewrittenLockEntry, StateReport, StateSeen, LOCK_FILE_NAME,
+    keep_source_archive, outdated_providers, DevOverride, FetchedProvider, InitReport,
+    InstallError, Obtained, OutdatedProvider, ProviderOptions, ProviderReport,
+    ProvidersOutdatedReport, RewrittenLockEntry, StateReport, StateSeen, LOCK_FILE_NAME,
     SIGNING_SKIPPED,
 };
 pub use crate::publish::{

@@ -276,6 +276,40 @@ fn providers_are_chosen_under_the_cooldown_by_init_upgrade_and_providers_lock() 
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(locked_provider(&dir).as_deref(), Some("1.1.0"));
 
+    // `providers outdated` says what the cooldown holds back, and what an upgrade would
+    // take without it.
+    let out = run(&dir, &["providers", "outdated"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("locked 1.1.0, the newest old enough"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("held back by min_release_age: 1.2.0 (published "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("0 of 1 locked provider outdated"),
+        "{stdout}"
+    );
+    let out = run(&dir, &["providers", "outdated", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["providers"][0]["held_back"][0]["version"], "1.2.0",
+        "{report}"
+    );
+    let out = run(
+        &dir,
+        &["--min-release-age=0", "providers", "outdated", "-exit-code"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("locked 1.1.0, now 1.2.0"),
+        "{}",
+        text(&out.stdout)
+    );
+
     // `providers lock` chooses the same way.
     let locked = env.checkout("l", &[("main.tf", PROVIDER_CONFIG)]);
     fs_err::write(locked.join(".tstore.hcl"), SEVEN_DAYS).unwrap();

@@ -29,6 +29,7 @@ const COMMANDS: &[&[&str]] = &[
     &["umount"],
     &["providers"],
     &["providers", "lock"],
+    &["providers", "outdated"],
     &["modules"],
     &["modules", "lock"],
     &["modules", "outdated"],

@@ -8,6 +8,7 @@ mod fetch;
 mod install;
 pub(crate) mod lock_platforms;
 mod obtain;
+mod outdated;
 mod report;
 pub(crate) mod sources;
 mod state;
@@ -23,6 +24,9 @@ pub(crate) use self::obtain::{
     Obtainment, ProviderRequest,
 };
 pub use self::obtain::{ingest_mirror_package, SIGNING_SKIPPED};
+pub use self::outdated::{
+    outdated as outdated_providers, OutdatedProvider, ProvidersOutdatedReport,
+};
 pub use self::report::{DevOverride, InitReport, Obtained, ProviderReport, RewrittenLockEntry};
 pub use self::state::{StateReport, StateSeen};
 pub(crate) use crate::report::{Event, LockFileChange, Reporter};

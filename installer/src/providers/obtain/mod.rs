@@ -266,7 +266,7 @@ impl ProviderJob<'_> {
                     .filter(|p| p.applies_to(&forms))
                 {
                     return match choose_old_enough(policy, candidates, &versions, constraints) {
-                        Ok(version) => Ok(version),
+                        Ok(chosen) => Ok(chosen.version),
                         Err(held) if held.is_empty() => Err(InstallError::NoMatchingVersion {
                             provider: addr.to_string(),
                             constraints: constraints_text,
@@ -475,12 +475,12 @@ fn has_provider_executable<'a>(mut paths: impl Iterator<Item = &'a str>, kind: &
 /// Under the cooldown, the newest of `versions` the constraints allow that is old enough by
 /// its registry's date (a version listed only by a mirror has no date), or every version
 /// held back. None allowed at all: nothing held back (the caller says no version matches).
-fn choose_old_enough(
+pub(crate) fn choose_old_enough(
     policy: &crate::ReleaseAge,
     candidates: &[Candidate],
     versions: &BTreeSet<&Version>,
     constraints: &VersionConstraints,
-) -> Result<Version, Vec<crate::HeldBack>> {
+) -> Result<crate::Chosen<Version>, Vec<crate::HeldBack>> {
     let dated: Vec<(Version, Option<crate::Published>)> = versions
         .iter()
         .rev()
@@ -499,9 +499,36 @@ fn choose_old_enough(
             ((*v).clone(), published)
         })
         .collect();
-    policy
-        .choose(&dated, crate::cooldown::now())
-        .map(|chosen| chosen.version)
+    policy.choose(&dated, crate::cooldown::now())
+}
+
+/// The version `init -upgrade` would choose for `addr` now, from the sources `opts` names
+/// (under the cooldown, the newest old enough), and the newer versions the cooldown holds
+/// back; `None`: no version the constraints allow (or none old enough).
+pub(crate) fn newest_allowed(
+    opts: &ProviderOptions,
+    http: &LazyHttpClient<'_>,
+    addr: &ProviderAddr,
+    constraints: &VersionConstraints,
+) -> Result<(Option<Version>, Vec<crate::HeldBack>), InstallError> {
+    let candidates = available_packages(opts, http, addr)?;
+    let versions: BTreeSet<&Version> = candidates.iter().map(Candidate::version).collect();
+    let forms = [
+        addr.to_string(),
+        format!("{}/{}", addr.namespace, addr.kind),
+    ];
+    match opts
+        .workdir
+        .release_age
+        .as_ref()
+        .filter(|p| p.applies_to(&forms))
+    {
+        Some(policy) => match choose_old_enough(policy, &candidates, &versions, constraints) {
+            Ok(chosen) => Ok((Some(chosen.version), chosen.held_back)),
+            Err(held) => Ok((None, held)),
+        },
+        None => Ok((newest_matching(versions, constraints).cloned(), Vec::new())),
+    }
 }
 
 #[cfg(test)]

@@ -348,6 +348,27 @@ pub(crate) enum ProvidersCommand {
         after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64\n  tstore providers lock --fs-mirror /srv/mirror hashicorp/null"
     )]
     Lock(ProvidersLockArgs),
+    /// List the locked providers that `init -upgrade` would move, and the newer versions the
+    /// cooldown (min_release_age) holds back with the date each becomes eligible: asks the
+    /// CLI configuration's installation sources, changes nothing.
+    #[command(after_help = "Examples:
+  tstore providers outdated
+  tstore providers outdated infra/prod --json
+  tstore providers outdated -exit-code   # exit 2 when a provider is outdated")]
+    Outdated(ProvidersOutdatedArgs),
+}
+
+/// Arguments of `tstore providers outdated`.
+#[derive(Debug, Args)]
+pub(crate) struct ProvidersOutdatedArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Exit with status 2 when a provider is outdated (0 otherwise), for a CI job to act on.
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tstore modules …` subcommands.

@@ -93,6 +93,7 @@ pub(crate) fn run(settings: &Settings, command: Command, host: crate::Host) -> R
         Command::Mount(args) => mount::mount(settings, &args),
         Command::Umount(args) => mount::umount(settings, &args),
         Command::Providers(ProvidersCommand::Lock(args)) => providers::lock(settings, args),
+        Command::Providers(ProvidersCommand::Outdated(args)) => providers::outdated(settings, args),
         Command::Modules(ModulesCommand::Lock(args)) => modules::lock(settings, args),
         Command::Modules(ModulesCommand::Outdated(args)) => modules::outdated(settings, args),
         Command::CliConfig(args) => cli_config::cli_config(settings, args.out.as_deref()),

@@ -1,6 +1,9 @@
-//! `tstore providers lock`.
+//! `tstore providers lock` and `tstore providers outdated`.
 //!
 //! # JSON format
+//!
+//! `providers outdated --json`: `{"lock_file","checked","providers":[{"provider","locked",
+//! "latest","moved","held_back":[{"version","published","eligible_at"}]}]}`.
 //!
 //! `providers lock --json`: the installer's `LockReport`:
 //! `{"providers":[{"provider","version","platforms":[{"platform","source","auth",
@@ -18,7 +21,7 @@ use tstore_tofu::tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE;
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
-use crate::cli::ProvidersLockArgs;
+use crate::cli::{ProvidersLockArgs, ProvidersOutdatedArgs};
 use crate::json;
 use crate::reporter::{HumanReporter, Silent};
 use crate::Settings;
@@ -128,4 +131,65 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tstore providers outdated [DIR]`.
+pub(super) fn outdated(settings: &Settings, args: ProvidersOutdatedArgs) -> Result<ExitCode> {
+    let root = Place::find(settings, args.dir.as_deref())?.configure(settings)?;
+    let variables = root.variables(settings, &[])?;
+    let workdir = WorkdirOptions {
+        variables,
+        ..root.workdir_options(settings)?
+    };
+    let base = root.place.dir.clone();
+    let opts = root.provider_options(settings, workdir, &base, &[]);
+    let report = tstore_installer::outdated_providers(&opts)?;
+    let outdated = report.providers.iter().filter(|p| p.moved).count();
+    let status = if args.exit_code && outdated > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if args.json {
+        json::print(&report)?;
+        return Ok(status);
+    }
+    let mut out = crate::say::stdout();
+    if !report.lock_file {
+        writeln!(
+            out,
+            "No {} here: nothing is locked yet (run \"tstore init\" or \"tstore providers lock\").",
+            tstore_installer::LOCK_FILE_NAME
+        )?;
+        return Ok(status);
+    }
+    for p in &report.providers {
+        match (&p.latest, p.moved) {
+            (Some(latest), true) => writeln!(
+                out,
+                "- provider {}: locked {}, now {latest}",
+                p.provider, p.locked
+            )?,
+            _ => writeln!(
+                out,
+                "- provider {}: locked {}, the newest old enough",
+                p.provider, p.locked
+            )?,
+        }
+        for held in &p.held_back {
+            writeln!(out, "    held back by min_release_age: {held}")?;
+        }
+    }
+    writeln!(
+        out,
+        "{} of {} outdated{}",
+        outdated,
+        crate::units::count(report.checked as u64, "locked provider"),
+        if outdated == 0 {
+            ""
+        } else {
+            "; \"tstore init -upgrade\" takes them"
+        }
+    )?;
+    Ok(status)
 }
