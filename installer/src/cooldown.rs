@@ -15,6 +15,7 @@
 //!   organisation's modules, a provider taken at once for a security fix) is chosen as
 //!   without the policy.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -238,6 +239,46 @@ impl RegistryDates {
         .into_iter()
         .find_map(|v| v.as_ref()?.as_str().and_then(parse_time))
     }
+}
+
+/// Record that the repository file `file` sets `age` (`None`: no `min_release_age`), in
+/// this machine's record `state_file` (`policy-seen.json` in the state directory, written
+/// whole and renamed); the age the last init here saw, when it differs. So a checkout that
+/// lowers or drops its team's cooldown (a pull request) is said on the machines that ran
+/// under the old one. An unreadable record is no record; a failure to write changes
+/// nothing else.
+pub fn policy_seen_before(state_file: &Path, file: &Path, age: Option<Duration>) -> Option<String> {
+    let mut known: std::collections::BTreeMap<String, String> =
+        tstore_tofu::read::read_own_capped(state_file, 1 << 20)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+    let now = age.map_or_else(|| "none".to_owned(), age_text);
+    let key = file.display().to_string();
+    let before = known.insert(key, now.clone());
+    if before.as_deref() == Some(now.as_str()) {
+        return None;
+    }
+    let written = (|| -> std::io::Result<()> {
+        let dir = state_file.parent().unwrap_or(Path::new("."));
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+        let mut temp = tempfile::Builder::new()
+            .prefix(".policy-seen-")
+            .tempfile_in(dir)?;
+        std::io::Write::write_all(&mut temp, serde_json::to_string_pretty(&known)?.as_bytes())?;
+        temp.persist(state_file).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        tracing::debug!("cannot record the policy in {}: {e}", state_file.display());
+    }
+    before
 }
 
 /// A publish time as a registry's answer writes it (RFC 3339), in seconds since the epoch.

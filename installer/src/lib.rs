@@ -33,7 +33,7 @@ mod run;
 mod workdir;
 
 pub use crate::cooldown::{
-    day as published_day, AgeSource, Chosen, HeldBack, Published, ReleaseAge,
+    day as published_day, policy_seen_before, AgeSource, Chosen, HeldBack, Published, ReleaseAge,
 };
 pub use crate::facts::{check_facts, keep_facts_in, FactsCheck, FactsKept, FactsMismatch};
 pub use crate::init::{

@@ -527,3 +527,33 @@ fn modules_outdated_lists_newer_version_tags_of_tag_pinned_calls_across_roots() 
     assert_eq!(tag["tag"], "v1.1.0", "{report}");
     assert!(tag["held_until"].as_u64().is_some(), "{report}");
 }
+
+#[test]
+fn a_checkout_that_lowers_the_teams_cooldown_is_said_on_the_machines_that_ran_under_it() {
+    let f = Fixture::new();
+    f.publish("1.0.0", Some(30));
+    let dir = f.checkout("w", ">= 1.0.0", SEVEN_DAYS);
+    let out = f.init(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("the last init on this machine"));
+    // A pull request lowers it.
+    fs_err::write(dir.join(".tstore.hcl"), "min_release_age = \"1h\"\n").unwrap();
+    let out = f.init(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("is now 1h; the last init on this machine ran under 7d"),
+        "{stderr}"
+    );
+    // Said once: the next init under the same policy says nothing.
+    let out = f.init(&dir, &[]);
+    assert!(!text(&out.stderr).contains("the last init on this machine"));
+    // Dropped altogether.
+    fs_err::write(dir.join(".tstore.hcl"), "# no cooldown\n").unwrap();
+    let out = f.init(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("is now none; the last init on this machine ran under 1h"),
+        "{stderr}"
+    );
+}

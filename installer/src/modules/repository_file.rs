@@ -74,8 +74,8 @@ pub struct RepositoryReleaseAge {
     pub file: PathBuf,
 }
 
-/// The cooldown of the repository file nearest at or above `dir` (`None`: no file, or it
-/// sets neither setting).
+/// The cooldown of the repository file nearest at or above `dir` (`None`: no file; a file
+/// that sets neither setting gives no age and no exclusion).
 pub fn find_repository_release_age(
     dir: &Path,
 ) -> Result<Option<RepositoryReleaseAge>, PolicyError> {
@@ -91,14 +91,12 @@ pub fn find_repository_release_age(
         file: path.clone(),
         ..RepositoryReleaseAge::default()
     };
-    let mut any = false;
     for structure in body.into_inner() {
         let Structure::Attribute(a) = structure else {
             continue;
         };
         match a.key.as_str() {
             "min_release_age" => {
-                any = true;
                 // The value is not quoted back: the file may not be what it seems.
                 let Expression::String(text) = a.expr else {
                     return Err(invalid(
@@ -110,7 +108,6 @@ pub fn find_repository_release_age(
                 found.min_age = Some(age);
             }
             "min_release_age_exclude" => {
-                any = true;
                 let Expression::Array(items) = a.expr else {
                     return Err(invalid(
                         "min_release_age_exclude must be a list of source patterns".into(),
@@ -131,7 +128,7 @@ pub fn find_repository_release_age(
             _ => {}
         }
     }
-    Ok(any.then_some(found))
+    Ok(Some(found))
 }
 
 /// What to say of a name this release does not read.

@@ -180,6 +180,9 @@ impl Settings {
     /// A given age that overrides the file's other one is said once per run.
     pub(crate) fn release_age_for(&self, dir: &Path) -> Result<Option<ReleaseAge>> {
         let file = tstore_installer::find_repository_release_age(dir)?;
+        if let Some(file) = &file {
+            self.say_policy_change(file);
+        }
         let (min_age, set_by) = match (&self.min_release_age_given, &file) {
             (Some((text, by)), file) => {
                 let age = ReleaseAge::parse_age(text).map_err(|e| anyhow::anyhow!("{by}: {e}"))?;
@@ -220,6 +223,30 @@ impl Settings {
             exclude,
             set_by,
         }))
+    }
+
+    /// Say, once per run, when the repository file's `min_release_age` differs from what the
+    /// last init on this machine saw there (a checkout that lowers or drops its team's
+    /// cooldown), and remember what it says now.
+    fn say_policy_change(&self, file: &RepositoryReleaseAge) {
+        let Some(state) = &self.state_dir else { return };
+        let Some(before) = tstore_installer::policy_seen_before(
+            &state.join("policy-seen.json"),
+            &file.file,
+            file.min_age,
+        ) else {
+            return;
+        };
+        let now = file
+            .min_age
+            .map_or_else(|| "none".to_owned(), ReleaseAge::age_text);
+        if self.run.first_time("min_release_age changed") {
+            tracing::warn!(
+                "min_release_age of {} is now {now}; the last init on this machine ran under \
+                 {before}: check that the team's cooldown is meant to change",
+                file.file.display()
+            );
+        }
     }
 
     /// The settings of this command line in the environment `env`.
