@@ -383,6 +383,38 @@ mod tests {
     }
 
     #[test]
+    fn a_registrys_dates_are_read_and_a_hostile_one_is_no_date_never_a_failed_listing() {
+        let dates = |json: &str| {
+            serde_json::from_str::<RegistryDates>(json)
+                .unwrap()
+                .published()
+        };
+        assert_eq!(
+            dates(r#"{"published_at":"1970-01-02T00:00:00Z"}"#),
+            Some(86_400)
+        );
+        assert_eq!(
+            dates(r#"{"published-at":"1970-01-02T00:00:00Z"}"#),
+            Some(86_400)
+        );
+        // The registry's own word first (discovered), then the other names.
+        assert_eq!(
+            dates(r#"{"discovered":"1970-01-03T00:00:00Z","published":"1970-01-02T00:00:00Z"}"#),
+            Some(2 * 86_400)
+        );
+        // Not text, not a time, an object: no date (held back), and the listing stands.
+        for hostile in [
+            r#"{"published_at":5}"#,
+            r#"{"published_at":"soon"}"#,
+            r#"{"published_at":{"a":1}}"#,
+            r#"{"published_at":null}"#,
+            r#"{}"#,
+        ] {
+            assert_eq!(dates(hostile), None, "{hostile}");
+        }
+    }
+
+    #[test]
     fn registry_times_parse() {
         assert_eq!(parse_time("1970-01-02T00:00:00Z"), Some(86_400));
         assert_eq!(parse_time("1970-01-02T00:00:00.5Z"), Some(86_400));

@@ -248,6 +248,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_listing_with_hostile_dates_lists_its_versions_undated() {
+        let list: Versions = serde_json::from_str(
+            r#"{"modules":[{"versions":[
+                {"version":"1.0.0","published_at":"1970-01-02T00:00:00Z"},
+                {"version":"1.1.0","published_at":5,"discovered":["x"]},
+                {"version":"bad"}
+            ]}]}"#,
+        )
+        .unwrap();
+        let listed = listed_dated(&list);
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].1, Some(86_400));
+        assert_eq!(listed[1].1, None);
+        assert_eq!(listed_versions(&list).len(), 2);
+    }
+
+    #[test]
     fn download_without_location_is_shown_without_credentials() {
         let base = crate::modules::getters::archive::serve_once(
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\
