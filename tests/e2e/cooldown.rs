@@ -557,3 +557,55 @@ fn a_checkout_that_lowers_the_teams_cooldown_is_said_on_the_machines_that_ran_un
         "{stderr}"
     );
 }
+
+/// The cooldown's records live in the user's private state directory: a record that is a
+/// link (planted by whoever could write there, or a restored home) is neither read through
+/// nor written through; it is replaced by a file of tstore's own.
+#[test]
+fn the_cooldowns_records_are_never_read_or_written_through_a_link() {
+    let f = Fixture::new();
+    f.publish("1.0.0", Some(30));
+    let state = f.env.home.join(".local/state/tstore");
+    fs_err::create_dir_all(&state).unwrap();
+    let outside = f.env.root.path().join("outside");
+    fs_err::create_dir_all(&outside).unwrap();
+    let mut planted = Vec::new();
+    for name in ["policy-seen.json", "git-first-seen.json"] {
+        let target = outside.join(name);
+        // A record that would make every policy look unchanged, and every tag old.
+        fs_err::write(&target, "{\"planted\": \"1\"}").unwrap();
+        std::os::unix::fs::symlink(&target, state.join(name)).unwrap();
+        planted.push(target);
+    }
+    // A registry call and a git tag call (excluded from the policy, still sighted).
+    let dir = f.checkout(
+        "w",
+        ">= 1.0.0",
+        &format!("{SEVEN_DAYS}min_release_age_exclude = [\"git::*\"]\n"),
+    );
+    let main = fs_err::read_to_string(dir.join("main.tf")).unwrap();
+    fs_err::write(
+        dir.join("main.tf"),
+        format!(
+            "{main}module \"t\" {{\n  source = \"{}\"\n}}\n",
+            f.repo.source("v1.0.0")
+        ),
+    )
+    .unwrap();
+    let out = f.init(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let policy = state.join("policy-seen.json");
+    assert!(!fs_err::symlink_metadata(&policy).unwrap().is_symlink());
+    assert!(fs_err::read_to_string(&policy).unwrap().contains("7d"));
+    let sightings = state.join("git-first-seen.json");
+    assert!(!fs_err::symlink_metadata(&sightings).unwrap().is_symlink());
+    assert!(!fs_err::read_to_string(&sightings)
+        .unwrap()
+        .contains("planted"));
+    for target in planted {
+        assert_eq!(
+            fs_err::read_to_string(&target).unwrap(),
+            "{\"planted\": \"1\"}"
+        );
+    }
+}
