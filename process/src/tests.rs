@@ -125,20 +125,18 @@ fn path_of(dirs: &[&Path]) -> OsString {
 }
 
 /// The root rule needs root to give files away (`chown`); as another user there is
-/// nothing to check it with.
-fn root_only() -> bool {
-    let root = root_trust::running_as_root();
-    if !root {
-        eprintln!("skipped: the root PATH rule is checked when the tests run as root");
-    }
-    root
+/// nothing to check it with, and the test fails saying so rather than pass unchecked.
+fn require_root() {
+    assert!(
+        root_trust::running_as_root(),
+        "the root PATH rule needs the tests to run as root (to chown a directory to another \
+         user); run the suite as root, as CI does"
+    );
 }
 
 #[test]
 fn root_skips_a_path_directory_another_user_owns_and_others_do_not() {
-    if !root_only() {
-        return;
-    }
+    require_root();
     let tmp = tempfile::tempdir().unwrap();
     let theirs = tmp.path().join("theirs");
     let ours = tmp.path().join("ours");
@@ -169,9 +167,7 @@ fn root_skips_a_path_directory_another_user_owns_and_others_do_not() {
 
 #[test]
 fn root_takes_only_root_files_from_a_sticky_directory_and_nothing_from_a_writable_one() {
-    if !root_only() {
-        return;
-    }
+    require_root();
     let tmp = tempfile::tempdir().unwrap();
     let shared = tmp.path().join("shared");
     let ours = tmp.path().join("ours");
@@ -209,9 +205,7 @@ fn root_takes_only_root_files_from_a_sticky_directory_and_nothing_from_a_writabl
 
 #[test]
 fn root_checks_the_whole_way_to_a_tool_links_included() {
-    if !root_only() {
-        return;
-    }
+    require_root();
     let tmp = tempfile::tempdir().unwrap();
     // A root-owned bin inside another user's directory: they can rename it away.
     let their_parent = tmp.path().join("home-of-other");
