@@ -48,6 +48,30 @@ pub struct WorkdirOptions {
 }
 
 impl WorkdirOptions {
+    /// The root module as the configuration loader reads it: its inputs as the tool version
+    /// evaluates them, and its test directory.
+    pub(crate) fn root_module(&self) -> tstore_tofu::config::tree::RootModule {
+        tstore_tofu::config::tree::RootModule {
+            inputs: tstore_tofu::static_eval::Inputs::Root(self.root_inputs()),
+            test_directory: self.test_directory_read(),
+        }
+    }
+
+    /// The configuration's requirements (providers, state storage), its installed modules
+    /// read from the data directory.
+    pub(crate) fn configuration_requirements(
+        &self,
+    ) -> Result<
+        tstore_tofu::config::tree::ConfigurationRequirements,
+        tstore_tofu::config::tree::ModuleTreeError,
+    > {
+        tstore_tofu::config::tree::load_configuration_requirements(
+            &self.dir,
+            &self.data_dir.modules(),
+            self.flavor,
+            self.root_module(),
+        )
+    }
     /// The root module's inputs as the tool version evaluates a module's `source` and
     /// `version`: terraform ≥ 1.15 knows only `const` variables there
     /// (`tool_version::CONST_MODULE_SOURCES`).

@@ -28,9 +28,7 @@ use serde::Serialize;
 use tstore_store::{HashRecord, Store};
 use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
-use tstore_tofu::config::tree;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
-use tstore_tofu::static_eval::Inputs;
 
 use crate::net::LazyHttpClient;
 use crate::options::WorkdirOptions;
@@ -131,15 +129,7 @@ pub fn lock(
     reporter: &dyn Reporter,
 ) -> Result<LockReport, InstallError> {
     let base = &opts.base;
-    let requirements = tree::load_configuration_requirements(
-        &base.workdir.dir,
-        &base.workdir.data_dir.modules(),
-        base.workdir.flavor,
-        tree::RootModule {
-            inputs: Inputs::Root(base.workdir.root_inputs()),
-            test_directory: base.workdir.test_directory_read(),
-        },
-    )?;
+    let requirements = base.workdir.configuration_requirements()?;
     let lock_path = base.workdir.dir.join(LOCK_FILE_NAME);
     let old_lock = LockFile::load(&lock_path)?;
     let http = LazyHttpClient::new(&base.workdir.network);

@@ -4,9 +4,7 @@
 //! becomes eligible. It asks the sources and writes nothing.
 
 use serde::Serialize;
-use tstore_tofu::config::tree;
 use tstore_tofu::lockfile::LockFile;
-use tstore_tofu::static_eval::Inputs;
 
 use crate::net::LazyHttpClient;
 use crate::providers::{obtain, InstallError, ProviderOptions, LOCK_FILE_NAME};
@@ -40,15 +38,7 @@ pub struct OutdatedProvider {
 
 /// `providers outdated` for `opts.workdir.dir`.
 pub fn outdated(opts: &ProviderOptions) -> Result<ProvidersOutdatedReport, InstallError> {
-    let requirements = tree::load_configuration_requirements(
-        &opts.workdir.dir,
-        &opts.workdir.data_dir.modules(),
-        opts.workdir.flavor,
-        tree::RootModule {
-            inputs: Inputs::Root(opts.workdir.root_inputs()),
-            test_directory: opts.workdir.test_directory_read(),
-        },
-    )?;
+    let requirements = opts.workdir.configuration_requirements()?;
     let Some(lock) = LockFile::load(&opts.workdir.dir.join(LOCK_FILE_NAME))? else {
         return Ok(ProvidersOutdatedReport {
             lock_file: false,

@@ -25,7 +25,6 @@ use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
 use tstore_tofu::config::tree;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
-use tstore_tofu::static_eval::Inputs;
 use tstore_tofu::version::{Version, VersionConstraints};
 
 use crate::net::LazyHttpClient;
@@ -106,10 +105,7 @@ pub fn install(
         &opts.workdir.dir,
         &modules_dir,
         opts.workdir.flavor,
-        tree::RootModule {
-            inputs: Inputs::Root(opts.workdir.root_inputs()),
-            test_directory: opts.workdir.test_directory_read(),
-        },
+        opts.workdir.root_module(),
         &|installed| link::module_view_behind(store, &modules_dir, &opts.workdir.mount, installed),
     )?;
     let mut requirements = requirements;
