@@ -83,7 +83,12 @@ impl Fixture {
 
 /// The version the module lock file locks, if any.
 fn locked(dir: &std::path::Path) -> Option<String> {
-    let text = fs_err::read_to_string(dir.join(LOCK)).ok()?;
+    version_in(dir, LOCK)
+}
+
+/// The first version the lock file `name` in `dir` records, if any.
+fn version_in(dir: &std::path::Path, name: &str) -> Option<String> {
+    let text = fs_err::read_to_string(dir.join(name)).ok()?;
     text.lines()
         .find_map(|l| l.trim().strip_prefix("version"))
         .map(|v| {
@@ -233,15 +238,7 @@ const PROVIDER_CONFIG: &str = r#"terraform {
 
 /// The provider locked in `.terraform.lock.hcl`.
 fn locked_provider(dir: &std::path::Path) -> Option<String> {
-    let text = fs_err::read_to_string(dir.join(".terraform.lock.hcl")).ok()?;
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix("version"))
-        .map(|v| {
-            v.trim_start_matches([' ', '='])
-                .trim()
-                .trim_matches('"')
-                .to_owned()
-        })
+    version_in(dir, ".terraform.lock.hcl")
 }
 
 #[test]
