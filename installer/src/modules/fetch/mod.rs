@@ -1,6 +1,7 @@
-//! Bringing one remote package into the store, or finding it there: registry resolution,
-//! git, http archives, and the memos that avoid fetching again ([`Fetcher`]); the fetch
-//! state of one install and its parallel prefetch ([`FetchSession`]).
+//! Bringing one remote package into the store, or finding it there: git, http archives,
+//! and the memos that avoid fetching again ([`Fetcher`]); registry resolution
+//! (`resolution.rs`); the fetch state of one install and its parallel prefetch
+//! ([`FetchSession`]).
 
 use super::FetchError;
 use std::collections::HashMap;
@@ -8,9 +9,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use tstore_store::{HashRecord, ModuleSourceMemo, PackageKey, Provenance, Store};
-use tstore_tofu::version::{ModuleVersionConstraints, Version};
 
-use super::getters::{archive, git, registry};
+use super::getters::{archive, git};
 use crate::net::http::{HttpClient, Validators};
 use crate::net::NetworkSettings;
 use crate::redact::display_url;
@@ -32,44 +32,6 @@ pub(super) struct Fetched {
     /// What vouches for the package's name: its origin, or the lock entry's hash (the store's
     /// content, a module mirror) that found it.
     pub(super) provenance: Provenance,
-}
-
-/// The store's memo key of a registry module's version: `(module, exact version)` names
-/// one package for good.
-fn registry_memo_key(m: &registry::RegistryModule<'_>, version: &Version) -> String {
-    format!(
-        "registry\0{}/{}\0{version}",
-        m.host.to_ascii_lowercase(),
-        m.path
-    )
-}
-
-/// The key of one registry resolution in this init: `HOST/PATH CONSTRAINTS`.
-pub(super) fn resolve_key(
-    m: &registry::RegistryModule<'_>,
-    constraints: &ModuleVersionConstraints,
-) -> String {
-    format!("{}/{} {}", m.host, m.path, constraints.to_go_string())
-}
-
-/// A registry module's selected version, the download location the registry named for it,
-/// and its package.
-#[derive(Clone, Debug)]
-pub(super) struct Resolved {
-    pub(super) version: Version,
-    pub(super) location: String,
-    pub(super) fetched: Fetched,
-    /// Under the cooldown, when the chosen version was published (and who says so).
-    pub(super) published: Option<crate::Published>,
-    /// Under the cooldown, the newer versions held back.
-    pub(super) held_back: Vec<crate::HeldBack>,
-}
-
-pub(super) fn bad_location(location: &str) -> FetchError {
-    FetchError::Protocol(format!(
-        "the registry's download location {:?} is not a supported remote address",
-        display_url(location)
-    ))
 }
 
 /// An archive downloaded from `url` into `file`.
@@ -114,107 +76,6 @@ pub(super) type Slots =
     std::sync::Mutex<HashMap<String, std::sync::Arc<std::sync::Mutex<Option<Fetched>>>>>;
 
 impl Fetcher<'_> {
-    /// A registry module: the newest version matching `constraints` (the version listing is
-    /// read every init, unless the constraint names one exact version the store holds),
-    /// then its package. A (module address, exact version) names one
-    /// package for good (the registry contract: a published version is never replaced), so
-    /// when the store's memo for it names a package the store holds intact, neither the
-    /// download endpoint nor the location it names is asked again. Locations read by the file
-    /// getter (re-read every init) are not memoized. `fresh` (`-upgrade`, or a memo whose
-    /// package is not the one a lock entry pins): the memo is not believed, the registry's
-    /// download endpoint and the location it names are asked again, and the memo replaced.
-    pub(super) fn registry(
-        &self,
-        network: &NetworkSettings,
-        m: &registry::RegistryModule<'_>,
-        constraints: &ModuleVersionConstraints,
-        fresh: bool,
-        cooldown: Option<&crate::ReleaseAge>,
-        log: &mut FetchLog,
-    ) -> Result<Resolved, FetchError> {
-        if !fresh && cooldown.is_none() {
-            if let Some(resolved) = self.registry_from_store(m, constraints, log)? {
-                return Ok(resolved);
-            }
-        }
-        let memo_key_of = |version: &Version| registry_memo_key(m, version);
-        let http = self
-            .http
-            .as_ref()
-            .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
-        let registry::Selected {
-            version,
-            download,
-            published,
-            held_back,
-        } = registry::select(self.run, http, network, m, constraints, cooldown)?;
-        let memo_key = memo_key_of(&version);
-        if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
-            log.reused.push(memo.package.clone());
-            let mut fetched = self.fetched(&memo.package, Provenance::Origin)?;
-            fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
-            return Ok(Resolved {
-                version,
-                location: memo.location,
-                fetched,
-                published,
-                held_back,
-            });
-        }
-        let location = registry::location(http, network, m, &download)?;
-        let package = match ModuleSource::parse(&location, self.default_host) {
-            Ok(ModuleSource::Remote { package, .. }) => package,
-            _ => return Err(bad_location(&location)),
-        };
-        let fetched = self.fetch(&package, 0, log)?;
-        if package.getter != Getter::File {
-            self.remember(
-                &memo_key,
-                &ModuleSourceMemo {
-                    package: fetched.id.clone(),
-                    location: location.clone(),
-                    subdir: fetched.subdir.clone().unwrap_or_default(),
-                    etag: None,
-                    last_modified: None,
-                },
-            )?;
-        }
-        Ok(Resolved {
-            version,
-            location,
-            fetched,
-            published,
-            held_back,
-        })
-    }
-
-    /// A registry module whose constraint names one exact version the store holds, resolved
-    /// with no registry at all (and no HTTP client): any version list could only select
-    /// that version, and a published version is never replaced. `None`: ask the registry.
-    pub(super) fn registry_from_store(
-        &self,
-        m: &registry::RegistryModule<'_>,
-        constraints: &ModuleVersionConstraints,
-        log: &mut FetchLog,
-    ) -> Result<Option<Resolved>, FetchError> {
-        let Some(version) = constraints.exact() else {
-            return Ok(None);
-        };
-        let Some(memo) = self.memo(&registry_memo_key(m, version))? else {
-            return Ok(None);
-        };
-        log.reused.push(memo.package.clone());
-        let mut fetched = self.fetched(&memo.package, Provenance::Origin)?;
-        fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
-        Ok(Some(Resolved {
-            version: version.clone(),
-            location: memo.location,
-            fetched,
-            published: None,
-            held_back: Vec::new(),
-        }))
-    }
-
     /// The store's memo for `source`, when the package it names is intact in the store (a
     /// memo is its origin's answer, and names only a package of its origin).
     pub(super) fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, FetchError> {
@@ -740,8 +601,11 @@ mod by_lock_hash;
 mod mirror;
 mod oci;
 mod pool;
+mod resolution;
 mod session;
+
 pub(super) use self::session::{FetchSession, Job};
+pub(super) use resolution::{bad_location, resolve_key, Resolved};
 
 #[cfg(test)]
 mod tests;
