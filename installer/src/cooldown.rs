@@ -6,9 +6,12 @@
 //!   lock`, `providers lock`. A version a lock names is installed as locked (the lock's
 //!   review is that version's gate).
 //! - A version's age is the time it was published, from the strongest source at hand: the
-//!   registry's own date where its answer carries one (`published_at`, `published-at`,
-//!   `discovered`, `published`, as the public registries' APIs name it; the protocols have
-//!   none). No date known: the version is not chosen (never "old enough by default").
+//!   team's module mirror's first sighting (`tstore push --modules` stamps it; a mirror a
+//!   checkout names counts only under that checkout's own policy), then the registry's own
+//!   date where its answer carries one (`published_at`, `published-at`, `discovered`,
+//!   `published`, as the public registries' APIs name it; the protocols have none), and for
+//!   a git tag this machine's first sighting of it naming the commit. No date known: the
+//!   version is not chosen (never "old enough by default").
 //! - The newest version the constraints allow that is old enough is chosen; if none is,
 //!   the choice is refused, naming the versions held back and until when.
 //! - A source an exclusion pattern matches (`min_release_age_exclude`: your own
@@ -40,6 +43,9 @@ pub enum AgeSource {
     /// When this machine first saw a git tag name the commit (its state directory's
     /// `git-first-seen.json`).
     FirstSeen,
+    /// When the team's module mirror first held the version (the first-seen stamp `tstore
+    /// push --modules` writes on a registry resolution or a git tag's reach record).
+    Mirror,
 }
 
 impl std::fmt::Display for AgeSource {
@@ -47,7 +53,20 @@ impl std::fmt::Display for AgeSource {
         f.write_str(match self {
             AgeSource::Registry => "the registry",
             AgeSource::FirstSeen => "this machine's first sighting of the tag at that commit",
+            AgeSource::Mirror => "the module mirror's first sighting",
         })
+    }
+}
+
+impl AgeSource {
+    /// Who saw the version first, for a sentence: "the registry", "this machine", "the
+    /// module mirror".
+    pub fn who(self) -> &'static str {
+        match self {
+            AgeSource::Registry => "the registry",
+            AgeSource::FirstSeen => "this machine",
+            AgeSource::Mirror => "the module mirror",
+        }
     }
 }
 
@@ -58,6 +77,13 @@ pub struct Published {
     pub at: u64,
     /// The source of that time.
     pub source: AgeSource,
+}
+
+impl Published {
+    /// Published at `at`, by `source`'s word.
+    pub fn by(at: u64, source: AgeSource) -> Published {
+        Published { at, source }
+    }
 }
 
 /// What the cooldown chose: the version, when it was published, and the newer versions it
@@ -159,6 +185,11 @@ impl ReleaseAge {
             })
     }
 
+    /// Whether a version published at `published` is old enough at `now`.
+    pub fn is_old_enough(&self, published: u64, now: u64) -> bool {
+        self.eligible_at(published) <= now
+    }
+
     /// When a version published at `published` becomes old enough.
     fn eligible_at(&self, published: u64) -> u64 {
         published.saturating_add(self.min_age.as_secs())
@@ -174,7 +205,7 @@ impl ReleaseAge {
         let mut held = Vec::new();
         for (version, published) in candidates {
             match published {
-                Some(p) if self.eligible_at(p.at) <= now => {
+                Some(p) if self.is_old_enough(p.at, now) => {
                     return Ok(Chosen {
                         version: version.clone(),
                         published: Some(*p),

@@ -82,7 +82,7 @@ impl Fixture {
 }
 
 /// The version the module lock file locks, if any.
-fn locked(dir: &std::path::Path) -> Option<String> {
+pub(crate) fn locked(dir: &std::path::Path) -> Option<String> {
     version_in(dir, LOCK)
 }
 

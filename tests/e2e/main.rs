@@ -13,6 +13,7 @@ mod cli_config;
 mod common;
 mod config_loader;
 mod cooldown;
+mod cooldown_mirror;
 mod dist;
 mod early_errors;
 mod file_facts;

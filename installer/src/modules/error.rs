@@ -100,9 +100,10 @@ pub enum FetchError {
     /// Under the cooldown, a git tag has not named its commit on this machine for long
     /// enough.
     #[error(
-        "the tag {reference:?} of {} names commit {commit}, which this machine first saw it \
-         name {}; it becomes eligible {} under {policy}",
+        "the tag {reference:?} of {} names commit {commit}, which {} first saw it name {}; it \
+         becomes eligible {} under {policy}",
         display_url(repo),
+        held.published.map_or("this machine", |p| p.source.who()),
         held.published.map(|p| crate::cooldown::day(p.at)).unwrap_or_default(),
         held.eligible_at.map(crate::cooldown::day).unwrap_or_default()
     )]
@@ -117,6 +118,21 @@ pub enum FetchError {
         held: crate::HeldBack,
         /// The policy and who set it.
         policy: String,
+    },
+    /// Under the cooldown, the registry's package of a version is not the one the module
+    /// mirror's first-seen date is for.
+    #[error(
+        "the registry's package of {module} {version} is not the one the module mirror first \
+         saw as that version ({h1}): a version published again with other content is a new \
+         release, and its cooldown starts again"
+    )]
+    NotWhatTheMirrorDated {
+        /// `HOST/NAMESPACE/NAME/SYSTEM`.
+        module: String,
+        /// The version.
+        version: String,
+        /// The `h1:` of the package the mirror's resolution names.
+        h1: String,
     },
     /// A registry or a web page answered something tstore cannot use.
     #[error("{0}")]

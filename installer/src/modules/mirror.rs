@@ -15,12 +15,14 @@
 //!                application/vnd.tstore.module-resolution whose annotations say the
 //!                module, the version, the download location the registry named (without
 //!                credentials), the subdirectory inside the package and the package's h1:;
-//!                the tag is SHA-256 of `HOST/NAMESPACE/NAME/SYSTEM`, NUL, the version
+//!                the tag is SHA-256 of `HOST/NAMESPACE/NAME/SYSTEM`, NUL, the version;
+//!                `tstore.first-seen`: when the mirror first held that resolution
 //! reach-<64 hex> a git ref's reach of a locked commit, as the pushing machine checked it:
 //!                an artifact of type application/vnd.tstore.git-reach whose annotations
 //!                say the repository (as messages show it), the ref, the commit and when
 //!                the check was made (seconds since the epoch); the tag is SHA-256 of the
-//!                repository's identity (no credentials), NUL, the ref, NUL, the commit
+//!                repository's identity (no credentials), NUL, the ref, NUL, the commit;
+//!                `tstore.first-seen`: when the mirror first held that claim
 //! ```
 //!
 //! Rules:
@@ -36,6 +38,13 @@
 //!   lying mirror can still choose is which subdirectory of the verified package a registry
 //!   call installs (the lock records the package, not the registry's location):
 //!   `docs/threat-model.md` has the row.
+//! - `tstore.first-seen` (seconds since the epoch) is the cooldown's strongest date: the push
+//!   that first writes a claim (a resolution's module, version, location, subdirectory and
+//!   package; a reach's repository, ref and commit) stamps it, and every later push of the
+//!   same claim carries the stamp over, so no push makes a version look younger or older. A
+//!   claim with other content (a re-published version, a moved tag) is another claim: its
+//!   stamp starts again. A runner uses a resolution's stamp only for the package it names
+//!   (`h1:`), and a reach record's only for the commit it names.
 //! - A reach record is believed only where the call's remote cannot be asked, only for the
 //!   exact repository, ref and commit its tag and annotations both name, and only for the
 //!   run that asked (never written to this machine's own records). It is the mirror
@@ -59,6 +68,9 @@ const VERSION: &str = "tstore.version";
 const LOCATION: &str = "tstore.location";
 const SUBDIR: &str = "tstore.subdir";
 const H1: &str = "tstore.h1";
+
+/// The annotation key of when the mirror first held a claim (resolutions and reach records).
+const FIRST_SEEN: &str = "tstore.first-seen";
 
 /// The annotation keys of a reach record.
 const REPOSITORY: &str = "tstore.repository";
@@ -102,6 +114,17 @@ impl ModuleMirror {
     }
 }
 
+impl ModuleMirror {
+    /// Whether this mirror's first-seen stamps may date versions under `policy`. A mirror a
+    /// checkout names (`.tstore.hcl`) counts only under the same file's policy: under a
+    /// job's policy (`TSTORE_MIN_RELEASE_AGE`, `--min-release-age`), which a checkout cannot
+    /// lower, a mirror the checkout points at could back-date a version it writes.
+    pub(crate) fn dates_count_under(&self, policy: &crate::ReleaseAge) -> bool {
+        self.origin == "TSTORE_MODULE_MIRROR"
+            || policy.set_by == format!("min_release_age in {}", self.origin)
+    }
+}
+
 /// The tag of the package whose tree has `h1` (`None`: not a well-formed `h1:`).
 pub(crate) fn package_tag(h1: &Hash) -> Option<String> {
     use base64::Engine as _;
@@ -133,18 +156,35 @@ pub(crate) struct Resolution {
     pub(crate) subdir: String,
     /// The package tree's `h1:`.
     pub(crate) h1: String,
+    /// When the mirror first held this resolution (seconds since the epoch); `None` in one
+    /// written before mirrors stamped their claims.
+    pub(crate) first_seen: Option<u64>,
 }
 
 impl Resolution {
     /// The manifest annotations that carry it.
     pub(crate) fn annotations(&self) -> serde_json::Value {
-        serde_json::json!({
-            MODULE: self.module,
-            VERSION: self.version,
-            LOCATION: self.location,
-            SUBDIR: self.subdir,
-            H1: self.h1,
-        })
+        with_first_seen(
+            serde_json::json!({
+                MODULE: self.module,
+                VERSION: self.version,
+                LOCATION: self.location,
+                SUBDIR: self.subdir,
+                H1: self.h1,
+            }),
+            self.first_seen,
+        )
+    }
+
+    /// Whether `other` makes the same claim (the stamp aside).
+    pub(crate) fn same_claim(&self, other: &Resolution) -> bool {
+        Resolution {
+            first_seen: None,
+            ..self.clone()
+        } == Resolution {
+            first_seen: None,
+            ..other.clone()
+        }
     }
 
     /// Read it back from a manifest's annotations: every key present, each value a string
@@ -162,6 +202,7 @@ impl Resolution {
             location: get(LOCATION)?,
             subdir: get(SUBDIR)?,
             h1: get(H1)?,
+            first_seen: first_seen_of(annotations),
         })
     }
 }
@@ -187,6 +228,9 @@ pub(crate) struct ReachRecord {
     pub(crate) commit: String,
     /// When the pushing machine found the ref reaching the commit (seconds since the epoch).
     pub(crate) checked: u64,
+    /// When the mirror first held this claim (seconds since the epoch); `None` in a record
+    /// written before mirrors stamped their claims.
+    pub(crate) first_seen: Option<u64>,
 }
 
 impl ReachRecord {
@@ -197,6 +241,7 @@ impl ReachRecord {
             reference: reference.to_owned(),
             commit: commit.to_ascii_lowercase(),
             checked,
+            first_seen: None,
         }
     }
 
@@ -209,12 +254,15 @@ impl ReachRecord {
 
     /// The manifest annotations that carry it.
     pub(crate) fn annotations(&self) -> serde_json::Value {
-        serde_json::json!({
-            REPOSITORY: self.repository,
-            REF: self.reference,
-            COMMIT: self.commit,
-            CHECKED: self.checked.to_string(),
-        })
+        with_first_seen(
+            serde_json::json!({
+                REPOSITORY: self.repository,
+                REF: self.reference,
+                COMMIT: self.commit,
+                CHECKED: self.checked.to_string(),
+            }),
+            self.first_seen,
+        )
     }
 
     /// Read it back from a manifest's annotations: every key present, each value a string
@@ -231,8 +279,30 @@ impl ReachRecord {
             reference: get(REF)?,
             commit: get(COMMIT)?,
             checked: get(CHECKED)?.parse().ok()?,
+            first_seen: first_seen_of(annotations),
         })
     }
+}
+
+/// `annotations` with the stamp, when there is one.
+fn with_first_seen(
+    mut annotations: serde_json::Value,
+    first_seen: Option<u64>,
+) -> serde_json::Value {
+    if let Some(at) = first_seen {
+        annotations[FIRST_SEEN] = serde_json::Value::String(at.to_string());
+    }
+    annotations
+}
+
+/// The stamp in `annotations`: a decimal number of seconds; anything else is no stamp (the
+/// claim stays readable, and undated).
+fn first_seen_of(annotations: &serde_json::Value) -> Option<u64> {
+    annotations[FIRST_SEEN]
+        .as_str()
+        .filter(|v| v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()))?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -279,9 +349,31 @@ mod tests {
             location: "git::https://git.test/vpc?ref=v1.0.0".into(),
             subdir: String::new(),
             h1: "h1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into(),
+            first_seen: Some(1_700_000_000),
         };
         let annotations = r.annotations();
-        assert_eq!(Resolution::from_annotations(&annotations), Some(r));
+        assert_eq!(annotations[FIRST_SEEN], "1700000000");
+        assert_eq!(Resolution::from_annotations(&annotations), Some(r.clone()));
+        // The stamp is no part of the claim; a malformed stamp is no stamp.
+        let unstamped = Resolution {
+            first_seen: None,
+            ..r.clone()
+        };
+        assert!(unstamped.same_claim(&r));
+        assert!(!Resolution {
+            h1: "h1:other".into(),
+            ..r.clone()
+        }
+        .same_claim(&r));
+        let mut bad = annotations.clone();
+        for stamp in ["-1", "1e9", "yesterday", "99999999999999999999999"] {
+            bad[FIRST_SEEN] = serde_json::Value::String(stamp.into());
+            assert_eq!(
+                Resolution::from_annotations(&bad),
+                Some(unstamped.clone()),
+                "{stamp}"
+            );
+        }
         let mut partial = annotations.clone();
         partial.as_object_mut().unwrap().remove(LOCATION);
         assert_eq!(Resolution::from_annotations(&partial), None);

@@ -309,9 +309,22 @@ fn newer_tags(
         .as_ref()
         .filter(|p| p.applies_to(std::slice::from_ref(&locked.source)));
     let now = crate::cooldown::now();
+    // The team's module mirror dates a tag where it has a stamped record of it (as init
+    // does); a mirror that cannot be asked dates none.
+    let mirror = opts
+        .module_mirror
+        .as_ref()
+        .zip(policy)
+        .filter(|(m, p)| m.dates_count_under(p))
+        .and_then(|(m, _)| {
+            let http = opts.workdir.network.http_client().ok()?;
+            let logins = opts.workdir.network.oci_logins().ok()?;
+            Some((m, crate::net::oci::OciClient::new(http, logins)))
+        });
     tags.into_iter()
         .map(|(tag, commit)| {
             let held_until = policy.and_then(|p| {
+                // Listing a tag is this machine's sighting of it, with a mirror or without.
                 let seen = getters::git_first_seen::sighted(
                     &opts.run,
                     &addr.repo,
@@ -319,6 +332,13 @@ fn newer_tags(
                     &commit,
                     opts.reach_records.as_deref(),
                 );
+                let seen = mirror
+                    .as_ref()
+                    .and_then(|(m, client)| {
+                        fetch::reach_from_mirror(client, m, &addr.repo, &tag, &commit).ok()
+                    })
+                    .and_then(|record| record.first_seen)
+                    .unwrap_or(seen);
                 let eligible = seen.saturating_add(p.min_age.as_secs());
                 (eligible > now).then_some(eligible)
             });

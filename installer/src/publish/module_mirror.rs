@@ -44,6 +44,9 @@ pub struct PushedResolution {
     pub reference: String,
     /// Whether the tag was written now (false: it already named this resolution).
     pub written: bool,
+    /// When the mirror first held this resolution (seconds since the epoch): the stamp the
+    /// tag carried for it, or this push's time.
+    pub first_seen_at: u64,
 }
 
 /// What a push to a module mirror did.
@@ -124,6 +127,7 @@ fn resolutions(store: &Store) -> Result<BTreeMap<(String, String), Resolution>, 
                 location: crate::redact::display_url(&memo.location),
                 subdir: memo.subdir,
                 h1,
+                first_seen: None,
             },
         );
     }
@@ -243,7 +247,9 @@ pub fn push_modules(
 }
 
 /// Push one resolution: a manifest whose annotations carry it, with the empty config and
-/// the empty layer (OCI's descriptor for an artifact without content).
+/// the empty layer (OCI's descriptor for an artifact without content). A tag holding the
+/// same claim keeps its first-seen stamp (`modules::mirror`): it is left as it is, or, when
+/// it has no stamp yet, rewritten with this push's time.
 fn push_resolution(
     client: &OciClient,
     repo: &OciRepository,
@@ -251,12 +257,29 @@ fn push_resolution(
     existing: ExistingTag,
 ) -> Result<PushedResolution, PushError> {
     let tag = resolution_tag(&resolution.module, &resolution.version);
-    let manifest = super::annotations_manifest(RESOLUTION_ARTIFACT_TYPE, resolution.annotations());
-    let digest = crate::net::oci::sha256_digest(&manifest);
     let reference = format!("{repo}:{tag}");
     let published = PublishedTag::read(client, repo, &tag)?;
-    let same = published.as_ref().is_some_and(|p| p.digest == digest);
-    if let (Some(published), ExistingTag::Refuse, false) = (&published, existing, same) {
+    let theirs = published
+        .as_ref()
+        .filter(|p| p.artifact_type.as_deref() == Some(RESOLUTION_ARTIFACT_TYPE))
+        .and_then(|p| Resolution::from_annotations(&p.annotations))
+        .filter(|theirs| theirs.same_claim(resolution));
+    if let Some(first_seen) = theirs.as_ref().and_then(|t| t.first_seen) {
+        return Ok(PushedResolution {
+            module: resolution.module.clone(),
+            version: resolution.version.clone(),
+            reference,
+            written: false,
+            first_seen_at: first_seen,
+        });
+    }
+    let stamped = Resolution {
+        first_seen: Some(crate::cooldown::now()),
+        ..resolution.clone()
+    };
+    let manifest = super::annotations_manifest(RESOLUTION_ARTIFACT_TYPE, stamped.annotations());
+    let digest = crate::net::oci::sha256_digest(&manifest);
+    if let (Some(published), ExistingTag::Refuse, None) = (&published, existing, &theirs) {
         return Err(PushError::TagTaken {
             reference,
             what: format!(
@@ -267,14 +290,13 @@ fn push_resolution(
             ours: digest,
         });
     }
-    if !same {
-        client.push_blob(repo, b"{}")?;
-        client.push_manifest(repo, &tag, MANIFEST_MEDIA_TYPE, &manifest)?;
-    }
+    client.push_blob(repo, b"{}")?;
+    client.push_manifest(repo, &tag, MANIFEST_MEDIA_TYPE, &manifest)?;
     Ok(PushedResolution {
         module: resolution.module.clone(),
         version: resolution.version.clone(),
         reference,
-        written: !same,
+        written: true,
+        first_seen_at: stamped.first_seen.expect("stamped"),
     })
 }

@@ -12,8 +12,10 @@
 //! - A record is this machine's check and nothing else: never the mirror's or another
 //!   machine's (those are not kept).
 //! - A tag holding an older check of the same claim is replaced, one holding a check as new
-//!   or newer is kept; one holding anything else is a conflict ([`PushError::TagTaken`])
-//!   unless the push replaces tags.
+//!   or newer (and a first-seen stamp) is kept; one holding anything else is a conflict
+//!   ([`PushError::TagTaken`]) unless the push replaces tags.
+//! - The first-seen stamp of a claim is carried over from the tag that holds it; a claim
+//!   the mirror did not hold (or held unstamped) is stamped with this push's time.
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +46,9 @@ pub struct PushedReach {
     pub reference: String,
     /// Whether the tag was written now (false: it held this check, or a newer one).
     pub written: bool,
+    /// When the mirror first held this claim (seconds since the epoch): the stamp the tag
+    /// carried for it, or this push's time.
+    pub first_seen_at: u64,
 }
 
 /// A check to push: the mirror's tag for its claim, and the record.
@@ -117,35 +122,42 @@ pub(super) fn push(
     (tag, record): &Check,
     existing: ExistingTag,
 ) -> Result<PushedReach, PushError> {
-    let manifest = super::annotations_manifest(REACH_ARTIFACT_TYPE, record.annotations());
-    let digest = crate::net::oci::sha256_digest(&manifest);
     let reference = format!("{repo}:{tag}");
     let published = PublishedTag::read(client, repo, tag)?;
-    let keep = match &published {
-        None => false,
-        Some(p) if p.digest == digest => true,
-        Some(p) => match ReachRecord::from_annotations(&p.annotations) {
-            Some(theirs)
-                if p.artifact_type.as_deref() == Some(REACH_ARTIFACT_TYPE)
-                    && theirs.is_of(&record.repository, &record.reference, &record.commit) =>
-            {
-                theirs.checked >= record.checked
-            }
-            _ if existing == ExistingTag::Replace => false,
-            _ => {
-                return Err(PushError::TagTaken {
-                    reference,
-                    what: format!(
-                        "something other than a record of {:?} of {} reaching {}",
-                        record.reference, record.repository, record.commit
-                    ),
-                    existing: p.digest.clone(),
-                    ours: digest,
-                })
-            }
-        },
-    };
+    let theirs = published
+        .as_ref()
+        .filter(|p| p.artifact_type.as_deref() == Some(REACH_ARTIFACT_TYPE))
+        .and_then(|p| ReachRecord::from_annotations(&p.annotations))
+        .filter(|t| t.is_of(&record.repository, &record.reference, &record.commit));
+    let first_seen = theirs
+        .as_ref()
+        .and_then(|t| t.first_seen)
+        .unwrap_or_else(crate::cooldown::now);
+    let keep = theirs
+        .as_ref()
+        .is_some_and(|t| t.first_seen.is_some() && t.checked >= record.checked);
     if !keep {
+        // A newer check the tag held stays the record's time.
+        let checked = theirs
+            .as_ref()
+            .map_or(record.checked, |t| t.checked.max(record.checked));
+        let stamped = ReachRecord {
+            first_seen: Some(first_seen),
+            checked,
+            ..record.clone()
+        };
+        let manifest = super::annotations_manifest(REACH_ARTIFACT_TYPE, stamped.annotations());
+        if let (Some(p), None, ExistingTag::Refuse) = (&published, &theirs, existing) {
+            return Err(PushError::TagTaken {
+                reference,
+                what: format!(
+                    "something other than a record of {:?} of {} reaching {}",
+                    record.reference, record.repository, record.commit
+                ),
+                existing: p.digest.clone(),
+                ours: crate::net::oci::sha256_digest(&manifest),
+            });
+        }
         client.push_blob(repo, b"{}")?;
         client.push_manifest(repo, tag, MANIFEST_MEDIA_TYPE, &manifest)?;
     }
@@ -156,5 +168,6 @@ pub(super) fn push(
         checked_at: record.checked,
         reference,
         written: !keep,
+        first_seen_at: first_seen,
     })
 }

@@ -17,7 +17,7 @@ use crate::modules::getters::git_reach::MirrorRecord;
 use crate::modules::getters::oci::layer_of_module_manifest;
 use crate::modules::mirror::{
     package_tag, reach_tag, resolution_tag, ModuleMirror, ReachRecord, Resolution,
-    REACH_ARTIFACT_TYPE,
+    REACH_ARTIFACT_TYPE, RESOLUTION_ARTIFACT_TYPE,
 };
 use crate::modules::FetchError;
 use crate::net::http::HttpError;
@@ -86,6 +86,7 @@ pub(in crate::modules) fn reach_from_mirror(
                 origin => format!("{mirror}, named by {origin}"),
             },
             checked: record.checked,
+            first_seen: record.first_seen,
         }),
         Some(_) => Err(format!(
             "the module mirror's {mirror}:{tag} names another repository, ref or commit"
@@ -94,6 +95,31 @@ pub(in crate::modules) fn reach_from_mirror(
             "the module mirror's {mirror}:{tag} is not a reach record tstore wrote"
         )),
     }
+}
+
+/// When the mirror first held its resolution of registry module `module` (`HOST/PATH`, the
+/// host lowercase) at `version`, and the package (`h1:`) it names: only from the mirror's tag
+/// for exactly that claim, of the resolution type, stamped; `None` otherwise (no such tag, a
+/// mirror that cannot be asked, another claim, no stamp).
+pub(in crate::modules) fn resolution_first_seen(
+    client: &OciClient,
+    mirror: &ModuleMirror,
+    module: &str,
+    version: &str,
+) -> Option<(u64, String)> {
+    let tag = resolution_tag(module, version);
+    let FromMirror::Found(manifest) = tagged(client, mirror, &tag, "resolution") else {
+        return None;
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&manifest.bytes).ok()?;
+    if doc["artifactType"] != RESOLUTION_ARTIFACT_TYPE {
+        return None;
+    }
+    let resolution = Resolution::from_annotations(&doc["annotations"])?;
+    if resolution.module != module || resolution.version != version {
+        return None;
+    }
+    Some((resolution.first_seen?, resolution.h1))
 }
 
 impl Fetcher<'_> {

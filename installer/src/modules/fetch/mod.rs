@@ -70,6 +70,12 @@ pub(super) struct Fetcher<'a> {
     pub(super) network: &'a NetworkSettings,
     /// Where an archive's download progress goes (a bar on a terminal).
     pub(super) reporter: &'a dyn crate::report::Reporter,
+    /// The module mirror and its client, once made: asked for first-seen dates under the
+    /// cooldown.
+    pub(super) mirror: Option<(
+        &'a crate::modules::mirror::ModuleMirror,
+        &'a crate::net::oci::OciClient,
+    )>,
 }
 
 pub(super) type Slots =
@@ -605,6 +611,7 @@ mod resolution;
 mod session;
 
 pub(super) use self::session::{FetchSession, Job};
+pub(super) use mirror::reach_from_mirror;
 pub(super) use resolution::{bad_location, resolve_key, Resolved};
 
 #[cfg(test)]

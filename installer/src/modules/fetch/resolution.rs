@@ -78,17 +78,33 @@ impl Fetcher<'_> {
             .http
             .as_ref()
             .ok_or_else(|| FetchError::Protocol("no HTTP client".into()))?;
+        let module = format!("{}/{}", m.host.to_ascii_lowercase(), m.path);
+        let mirror_date = |v: &Version| {
+            let (mirror, client) = self.mirror?;
+            cooldown.filter(|p| mirror.dates_count_under(p))?;
+            super::mirror::resolution_first_seen(client, mirror, &module, &v.to_string())
+        };
         let registry::Selected {
             version,
             download,
             published,
             held_back,
-        } = registry::select(self.run, http, network, m, constraints, cooldown)?;
+            vouched_h1,
+        } = registry::select(
+            self.run,
+            http,
+            network,
+            m,
+            constraints,
+            cooldown,
+            &mirror_date,
+        )?;
         let memo_key = memo_key_of(&version);
         if let Some(memo) = self.memo(&memo_key)?.filter(|_| !fresh) {
             log.reused.push(memo.package.clone());
             let mut fetched = self.fetched(&memo.package, Provenance::Origin)?;
             fetched.subdir = (!memo.subdir.is_empty()).then_some(memo.subdir);
+            self.is_vouched(&module, &version, vouched_h1.as_deref(), &fetched)?;
             return Ok(Resolved {
                 version,
                 location: memo.location,
@@ -103,6 +119,7 @@ impl Fetcher<'_> {
             _ => return Err(bad_location(&location)),
         };
         let fetched = self.fetch(&package, 0, log)?;
+        self.is_vouched(&module, &version, vouched_h1.as_deref(), &fetched)?;
         if package.getter != Getter::File {
             self.remember(
                 &memo_key,
@@ -121,6 +138,29 @@ impl Fetcher<'_> {
             fetched,
             published,
             held_back,
+        })
+    }
+
+    /// Refuse `fetched` as `module` at `version` unless it is the package (`h1:`) whose
+    /// resolution the module mirror's date is for: a version re-published with other
+    /// content is another release, and its cooldown starts again.
+    fn is_vouched(
+        &self,
+        module: &str,
+        version: &Version,
+        vouched_h1: Option<&str>,
+        fetched: &Fetched,
+    ) -> Result<(), FetchError> {
+        let Some(h1) = vouched_h1 else {
+            return Ok(());
+        };
+        if crate::modules::locked::package_hashes(self.store, fetched)?.contains(h1) {
+            return Ok(());
+        }
+        Err(FetchError::NotWhatTheMirrorDated {
+            module: module.to_owned(),
+            version: version.to_string(),
+            h1: h1.to_owned(),
         })
     }
 

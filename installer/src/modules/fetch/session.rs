@@ -126,6 +126,7 @@ impl<'a> FetchSession<'a> {
             http: self.http.clone(),
             network: self.network,
             reporter: self.reporter,
+            mirror: self.mirror.zip(self.mirror_client.as_ref()),
         }
     }
 
@@ -191,6 +192,9 @@ impl<'a> FetchSession<'a> {
             Some(resolved) => Ok(resolved),
             None => {
                 self.http()?;
+                if cooldown.is_some() {
+                    self.mirror()?;
+                }
                 self.fetcher()
                     .registry(self.network, m, constraints, fresh, cooldown, &mut log)
             }
@@ -366,6 +370,26 @@ impl<'a> FetchSession<'a> {
         super::mirror::reach_from_mirror(client, mirror, repo, reference, commit).map(Some)
     }
 
+    /// When the module mirror first held its record that `reference` of `repo` reaches
+    /// `commit` (the cooldown's date of a tag naming a commit): only from a mirror whose
+    /// dates count under `policy`, and only a stamped record of exactly that claim.
+    pub(in crate::modules) fn mirror_first_seen(
+        &mut self,
+        repo: &str,
+        reference: &str,
+        commit: &str,
+        policy: &crate::ReleaseAge,
+    ) -> Option<u64> {
+        let mirror = self.mirror().ok()??;
+        if !mirror.dates_count_under(policy) {
+            return None;
+        }
+        let client = self.mirror_client.as_ref().expect("made by mirror()");
+        super::mirror::reach_from_mirror(client, mirror, repo, reference, commit)
+            .ok()?
+            .first_seen
+    }
+
     /// Why the module mirror did not serve the lock entry `entry` in this init, if it was
     /// asked and did not.
     pub(in crate::modules) fn mirror_miss(&self, entry: &ModuleLockEntry) -> Option<&str> {
@@ -415,6 +439,12 @@ impl<'a> FetchSession<'a> {
             Job::Registry(..) => true,
         });
         if needs_http && self.http().is_err() {
+            return;
+        }
+        let dated = jobs
+            .iter()
+            .any(|j| matches!(j, Job::Registry(_, _, Some(_))));
+        if dated && self.mirror().is_err() {
             return;
         }
         reporter.event(Event::FetchingModulePackages { total: jobs.len() });

@@ -48,6 +48,7 @@ impl Fixture {
             http: None,
             network: &self.network,
             reporter: &NoReport,
+            mirror: None,
         }
     }
 

@@ -35,11 +35,16 @@ pub(crate) fn sighted(
     }
 }
 
+/// When the team's module mirror first held the claim that a tag of a repository names a
+/// commit (its reach record's stamp), under a policy; `None`: not asked, or no stamp.
+pub(crate) type MirrorSeen<'a> = &'a mut dyn FnMut(&crate::ReleaseAge) -> Option<u64>;
+
 /// Under `policy`, whether the tag `addr` names may give `commit` now: `Ok(Some)` when it
 /// has named it for long enough (and since when), `Ok(None)` when the policy does not
 /// apply (no policy, an excluded source, not a tag), an error naming when it becomes
-/// eligible otherwise. `records` is the reach record file (`None`: no state directory, so
-/// every sighting is a first one).
+/// eligible otherwise. The date is the module mirror's first sighting where it has one
+/// (`mirror_seen`), else this machine's. `records` is the reach record file (`None`: no
+/// state directory, so every sighting is a first one).
 pub(crate) fn check(
     run: &crate::Run,
     source: &str,
@@ -47,6 +52,7 @@ pub(crate) fn check(
     commit: &str,
     records: Option<&Path>,
     policy: Option<&crate::ReleaseAge>,
+    mirror_seen: MirrorSeen<'_>,
 ) -> Result<Option<Published>, FetchError> {
     if !matches!(git::resolve_ref(run, addr)?, Some((_, RefKind::Tag))) {
         return Ok(None);
@@ -57,9 +63,9 @@ pub(crate) fn check(
     let Some(policy) = policy.filter(|p| p.applies_to(&[source.to_owned()])) else {
         return Ok(None);
     };
-    let published = Published {
-        at,
-        source: AgeSource::FirstSeen,
+    let published = match mirror_seen(policy) {
+        Some(stamp) => Published::by(stamp, AgeSource::Mirror),
+        None => Published::by(at, AgeSource::FirstSeen),
     };
     match policy.choose(
         &[(reference.clone(), Some(published))],

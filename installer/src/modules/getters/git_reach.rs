@@ -74,6 +74,8 @@ pub(crate) struct MirrorRecord {
     pub(crate) mirror: String,
     /// When its pusher made the check (seconds since the epoch).
     pub(crate) checked: u64,
+    /// When the mirror first held the claim (its first-seen stamp), if stamped.
+    pub(crate) first_seen: Option<u64>,
 }
 
 /// Asks the module mirror, if there is one, for its record that a ref (of a repository)

@@ -40,6 +40,10 @@ struct VersionEntry {
 /// A version a registry lists, with its publish time when the registry gives one.
 pub(crate) type Listed = (Version, Option<u64>);
 
+/// When the module mirror first held a version's resolution, and the package (`h1:`) it
+/// names; `None`: the mirror has no stamped resolution of it (or is not asked).
+pub(crate) type MirrorDate<'a> = &'a dyn Fn(&Version) -> Option<(u64, String)>;
+
 /// Select the newest version matching `constraints` (the version listing is read every
 /// time, as tofu does), under `cooldown` the newest that is old enough, and return it with
 /// its download endpoint and, under the cooldown, when it was published.
@@ -50,6 +54,7 @@ pub(crate) fn select(
     m: &RegistryModule<'_>,
     constraints: &ModuleVersionConstraints,
     cooldown: Option<&crate::ReleaseAge>,
+    mirror_date: MirrorDate<'_>,
 ) -> Result<Selected, FetchError> {
     let token = net.credentials.token(m.host);
     let base = discovery::discover(http, &net.hosts, m.host, "modules.v1", token)
@@ -61,20 +66,35 @@ pub(crate) fn select(
     let available: Vec<Version> = listed.iter().map(|(v, _)| v.clone()).collect();
     let selectable = constraints.selectable(&available);
     if let Some(policy) = cooldown.filter(|p| p.applies_to(&forms(m))) {
-        let dated: Vec<(Version, Option<crate::Published>)> = selectable
-            .iter()
-            .map(|v| {
-                let at = listed.iter().find(|(l, _)| l == *v).and_then(|(_, at)| *at);
-                let published = at.map(|at| crate::Published {
-                    at,
-                    source: crate::AgeSource::Registry,
-                });
-                ((*v).clone(), published)
-            })
-            .collect();
+        // Newest first, each dated by the strongest source that has a date (the module
+        // mirror's first sighting, then the registry's own), until one is old enough: older
+        // versions are never asked about.
+        let now = crate::cooldown::now();
+        let mut dated: Vec<(Version, Option<crate::Published>)> = Vec::new();
+        let mut vouched_h1 = None;
+        for v in &selectable {
+            let (published, h1) = match mirror_date(v) {
+                Some((at, h1)) => (
+                    Some(crate::Published::by(at, crate::AgeSource::Mirror)),
+                    Some(h1),
+                ),
+                None => {
+                    let at = listed.iter().find(|(l, _)| l == *v).and_then(|(_, at)| *at);
+                    (
+                        at.map(|at| crate::Published::by(at, crate::AgeSource::Registry)),
+                        None,
+                    )
+                }
+            };
+            dated.push(((*v).clone(), published));
+            if published.is_some_and(|p| policy.is_old_enough(p.at, now)) {
+                vouched_h1 = h1;
+                break;
+            }
+        }
         if !dated.is_empty() {
             let chosen = policy
-                .choose(&dated, crate::cooldown::now())
+                .choose(&dated, now)
                 .map_err(|held| FetchError::HeldBack {
                     module: format!("{}/{}", m.host, m.path),
                     constraint: constraints.to_go_string(),
@@ -89,6 +109,7 @@ pub(crate) fn select(
                 download,
                 published: chosen.published,
                 held_back: chosen.held_back,
+                vouched_h1,
             });
         }
     }
@@ -109,6 +130,7 @@ pub(crate) fn select(
         download,
         published: None,
         held_back: Vec::new(),
+        vouched_h1: None,
     })
 }
 
@@ -121,6 +143,9 @@ pub(crate) struct Selected {
     pub(crate) published: Option<crate::Published>,
     /// Under the cooldown, the newer versions held back.
     pub(crate) held_back: Vec<crate::HeldBack>,
+    /// When the chosen version's date is the module mirror's: the package (`h1:`) its
+    /// resolution names, the only one that date is for.
+    pub(crate) vouched_h1: Option<String>,
 }
 
 /// The forms of a registry module an exclusion pattern may match: in full, and without

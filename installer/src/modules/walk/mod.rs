@@ -466,6 +466,8 @@ impl<'a> Walker<'a> {
                         .release_age
                         .as_ref()
                         .filter(|_| !self.pins.read_pins(&c.key, &source, commit));
+                    let session = &mut self.session;
+                    let reference = addr.reference.as_deref().unwrap_or("HEAD");
                     tag_published = crate::modules::getters::git_first_seen::check(
                         &self.opts.run,
                         &c.call.source,
@@ -473,6 +475,9 @@ impl<'a> Walker<'a> {
                         commit,
                         self.opts.reach_records.as_deref(),
                         policy,
+                        &mut |policy| {
+                            session.mirror_first_seen(&addr.repo, reference, commit, policy)
+                        },
                     )?;
                 }
                 fetched

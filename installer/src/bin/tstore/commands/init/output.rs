@@ -128,11 +128,12 @@ fn write_modules(
                 writeln!(out, "    version/commit from {from}")?;
             }
             match c.published {
-                Some(p) if p.source == tstore_installer::AgeSource::FirstSeen => writeln!(
+                Some(p) if c.kind == "git" => writeln!(
                     out,
                     "    old enough under min_release_age: the tag has named this commit since \
-                     {} (this machine's first sighting)",
-                    tstore_installer::published_day(p.at)
+                     {} ({}'s first sighting)",
+                    tstore_installer::published_day(p.at),
+                    p.source.who()
                 )?,
                 Some(p) => writeln!(
                     out,
