@@ -279,36 +279,14 @@ impl RegistryDates {
 /// under the old one. An unreadable record is no record; a failure to write changes
 /// nothing else.
 pub fn policy_seen_before(state_file: &Path, file: &Path, age: Option<Duration>) -> Option<String> {
-    let mut known: std::collections::BTreeMap<String, String> =
-        tstore_tofu::read::read_own_capped(state_file, 1 << 20)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
+    let mut known = crate::state_record::read(state_file);
     let now = age.map_or_else(|| "none".to_owned(), age_text);
     let key = file.display().to_string();
     let before = known.insert(key, now.clone());
     if before.as_deref() == Some(now.as_str()) {
         return None;
     }
-    let written = (|| -> std::io::Result<()> {
-        let dir = state_file.parent().unwrap_or(Path::new("."));
-        {
-            use std::os::unix::fs::DirBuilderExt as _;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-        }
-        let mut temp = tempfile::Builder::new()
-            .prefix(".policy-seen-")
-            .tempfile_in(dir)?;
-        std::io::Write::write_all(&mut temp, serde_json::to_string_pretty(&known)?.as_bytes())?;
-        temp.persist(state_file).map_err(|e| e.error)?;
-        Ok(())
-    })();
-    if let Err(e) = written {
-        tracing::debug!("cannot record the policy in {}: {e}", state_file.display());
-    }
+    crate::state_record::write(state_file, &known);
     before
 }
 

@@ -30,6 +30,7 @@ mod publish;
 mod redact;
 mod report;
 mod run;
+mod state_record;
 mod workdir;
 
 pub use crate::cooldown::{
@@ -80,3 +81,4 @@ pub use crate::workdir::link::LinkOutcome;
 pub use crate::workdir::{interrupt, plugin_path};
 
 pub use crate::run::Run;
+pub use state_record::first_said_on_this_machine;

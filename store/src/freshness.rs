@@ -14,14 +14,18 @@
 //! a blob in place changes its mtime; restoring the mtime by hand is not defended
 //! against (a user who can do that can also rewrite the index).
 //!
+//! The stat covers the view's directories too: a file added to a view changes its
+//! directory's mtime, so a package that grew is stale as well.
+//!
 //! A [`Freshness::Stale`] package is re-verified by [`Store::reverify_package`]: every
 //! blob file is re-hashed (BLAKE3 against its name, SHA-256 for `h1:`), the view checked,
 //! and what the index claims recomputed from the bytes, never taken from the index: the
 //! tree row must hash to its id and record the `h1:` its files have, the package must
 //! record that `h1:` as verified, a kept archive must have its `zh:`. If all is well the
-//! new stat is recorded; if a file is damaged, the package row, its source memos, its view
-//! and the damaged blob files are removed (rows first, then files), so the next install
-//! fetches and ingests it again; if a claim is false, the tree row goes too, with every
+//! new stat is recorded. A view that is not its tree while every blob is intact is rebuilt
+//! from the blobs under the same path (`damaged.rs`). A blob whose bytes changed or are gone
+//! takes every tree that holds it and every package of those trees, so the next install
+//! fetches each again (`damaged.rs`). If a claim is false, the tree row goes, with every
 //! package of it (a later ingest of the same content would believe it).
 
 use std::fmt::Write as _;
@@ -59,7 +63,12 @@ pub enum Freshness {
 pub enum Reverified {
     /// Every blob and the view match the tree; the new stat is recorded.
     Intact,
-    /// Something did not match; the package was removed from the store (see the module
+    /// The blobs were intact but the view was not its tree (a file added, removed, replaced
+    /// or made writable) or a twin file was changed: the view was rebuilt from the tree under
+    /// the same path, and the new stat recorded. One line per problem.
+    Restored(Vec<String>),
+    /// A blob file was changed or is gone, or the index's claims are false: the package was
+    /// removed from the store, with every package that shares the blob (see the module
     /// docs). One line per problem.
     Removed(Vec<String>),
     /// No such package.
@@ -88,6 +97,20 @@ pub(crate) fn content_stat(layout: &Layout, tree: &Tree, view: &Path) -> String 
         }
     }
     let mut listing = String::new();
+    // Every directory of the view: a file added to (or removed from, or renamed in) one
+    // changes its mtime, so a package that grew is stale too.
+    let mut dirs = std::collections::BTreeSet::from([String::new()]);
+    for entry in tree.entries() {
+        let mut parent = Path::new(&entry.path).parent();
+        while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
+            dirs.insert(dir.to_string_lossy().into_owned());
+            parent = dir.parent();
+        }
+    }
+    for dir in &dirs {
+        let _ = writeln!(listing, "dir {dir:?}");
+        stat(&mut listing, "view", &view.join(dir));
+    }
     for entry in tree.entries() {
         let _ = writeln!(listing, "{:?}", entry.path);
         stat(&mut listing, "view", &view.join(&entry.path));
@@ -102,7 +125,7 @@ pub(crate) fn content_stat(layout: &Layout, tree: &Tree, view: &Path) -> String 
             }
         }
     }
-    format!("s1:{}", blake3::hash(listing.as_bytes()).to_hex())
+    format!("s2:{}", blake3::hash(listing.as_bytes()).to_hex())
 }
 
 impl Store {
@@ -136,39 +159,58 @@ impl Store {
         };
         let tree = &row.tree;
         let view = self.view_dir(key)?;
-        let (mut problems, damaged_files, sha_of) = self.rehash_blobs(tree)?;
+        let Rehashed {
+            mut problems,
+            broken,
+            damaged_twins,
+            sha_of,
+        } = self.rehash_blobs(tree)?;
         problems.extend(check_view(&self.layout, tree, &view, &self.bytes_hashed)?);
         problems.sort();
         problems.dedup();
-        if problems.is_empty() {
-            let lies = self.false_claims(&row, &sha_of)?;
-            if !lies.is_empty() {
-                tracing::warn!(
-                    "the store's index says of {key} what its files contradict ({}); removing its tree and every package of it",
-                    lies.join("; ")
-                );
-                self.remove_lying_tree(&row.tree_id)?;
-                return Ok(Reverified::Removed(lies));
-            }
-            let stat = content_stat(&self.layout, tree, &view);
-            let index = self.index();
-            index
-                .conn
-                .execute(
-                    "INSERT INTO package_stats (package, stat)
-                     SELECT id, ?5 FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4
-                     ON CONFLICT (package) DO UPDATE SET stat = excluded.stat",
-                    rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), stat],
-                )
-                .map_err(index.err("recording a package stat"))?;
-            return Ok(Reverified::Intact);
+        if !broken.is_empty() {
+            // The blob's bytes are lost: every view that links it was changed by the same
+            // write, so every package of every tree that holds it goes, to be fetched again.
+            tracing::warn!(
+                "{key} changed on disk since it was verified ({}); removing it, and every package sharing the changed files, from the store; it will be fetched again",
+                problems.join("; ")
+            );
+            self.drop_broken_blobs(&broken)?;
+            return Ok(Reverified::Removed(problems));
         }
-        tracing::warn!(
-            "{key} changed on disk since it was verified ({}); removing it from the store",
-            problems.join("; ")
-        );
-        self.remove_damaged_package(key, &view, &damaged_files)?;
-        Ok(Reverified::Removed(problems))
+        let lies = self.false_claims(&row, &sha_of)?;
+        if !lies.is_empty() {
+            tracing::warn!(
+                "the store's index says of {key} what its files contradict ({}); removing its tree and every package of it",
+                lies.join("; ")
+            );
+            self.remove_lying_tree(&row.tree_id)?;
+            return Ok(Reverified::Removed(lies));
+        }
+        if !problems.is_empty() {
+            // Every blob is intact: the view is rebuilt from them, under the same name.
+            tracing::warn!(
+                "{key} changed on disk since it was verified ({}); restored it from its verified files",
+                problems.join("; ")
+            );
+            self.rebuild_view(tree, &view, &damaged_twins)?;
+        }
+        let stat = content_stat(&self.layout, tree, &view);
+        let index = self.index();
+        index
+            .conn
+            .execute(
+                "INSERT INTO package_stats (package, stat)
+                 SELECT id, ?5 FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4
+                 ON CONFLICT (package) DO UPDATE SET stat = excluded.stat",
+                rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), stat],
+            )
+            .map_err(index.err("recording a package stat"))?;
+        Ok(if problems.is_empty() {
+            Reverified::Intact
+        } else {
+            Reverified::Restored(problems)
+        })
     }
 
     /// What the index claims about a package that its bytes (every blob intact, SHA-256 of
@@ -268,16 +310,9 @@ impl Store {
     }
 
     /// Re-hash the primary file and the twin of every blob of `tree` against the blob's
-    /// name: one problem line per modified file or missing primary (twins are optional),
-    /// the modified files, and the SHA-256 of each intact primary.
-    #[allow(clippy::type_complexity)]
-    fn rehash_blobs(
-        &self,
-        tree: &Tree,
-    ) -> Result<(Vec<String>, Vec<PathBuf>, HashMap<BlobId, [u8; 32]>)> {
-        let mut problems = Vec::new();
-        let mut damaged_files = Vec::new();
-        let mut sha_of = HashMap::new();
+    /// name: one problem line per modified file or missing primary (twins are optional).
+    fn rehash_blobs(&self, tree: &Tree) -> Result<Rehashed> {
+        let mut out = Rehashed::default();
         let mut seen = std::collections::HashSet::new();
         for entry in tree.entries() {
             let EntryKind::File { blob, exec } = &entry.kind else {
@@ -299,71 +334,33 @@ impl Store {
                 match hashed {
                     Ok((actual, sha)) if actual == *blob.as_bytes() => {
                         if let Some(sha) = sha {
-                            sha_of.insert(*blob, sha);
+                            out.sha_of.insert(*blob, sha);
                         }
                     }
                     Ok(_) => {
-                        problems.push(format!("{}: blob {blob} was modified", entry.path));
-                        damaged_files.push(path);
+                        out.problems
+                            .push(format!("{}: blob {blob} was modified", entry.path));
+                        if is_primary {
+                            out.broken.insert(*blob);
+                        } else {
+                            out.damaged_twins.push(path);
+                        }
                     }
                     Err(StoreError::Io { source, .. })
                         if source.kind() == std::io::ErrorKind::NotFound =>
                     {
-                        // Twins are optional; a missing primary shows in the view check
-                        // (hardlinks) or here.
-                        if path == self.layout.blob_path(blob) {
-                            problems.push(format!("{}: blob {blob} is missing", entry.path));
+                        // Twins are optional.
+                        if is_primary {
+                            out.problems
+                                .push(format!("{}: blob {blob} is missing", entry.path));
+                            out.broken.insert(*blob);
                         }
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
-        Ok((problems, damaged_files, sha_of))
-    }
-
-    /// Remove a damaged package: rows first (the package and the source memos of its tree),
-    /// then files (its view, the damaged blob files), so the index never points at nothing.
-    fn remove_damaged_package(
-        &self,
-        key: &PackageKey,
-        view: &Path,
-        damaged_files: &[PathBuf],
-    ) -> Result<()> {
-        {
-            let mut index = self.index();
-            let (tx, op) = index.write(format!("removing damaged package {key}"))?;
-            let err = op.err();
-            let tree_id: Option<String> = tx
-                .query_row(
-                    "SELECT tree FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
-                    [key.kind(), key.name(), key.version(), key.platform()],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(err)?;
-            if let Some(tree_id) = tree_id {
-                tx.execute("DELETE FROM sources WHERE tree = ?1", [&tree_id])
-                    .map_err(err)?;
-            }
-            tx.execute(
-                "DELETE FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4",
-                [key.kind(), key.name(), key.version(), key.platform()],
-            )
-            .map_err(err)?;
-            tx.commit().map_err(err)?;
-        }
-        if crate::blob::exists(view)? {
-            remove_view(&self.layout, view)?;
-        }
-        for path in damaged_files {
-            match fs_err::remove_file(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(StoreError::io(path, e)),
-            }
-        }
-        Ok(())
+        Ok(out)
     }
 
     /// The package `key` if its files may be trusted without reading them: fresh by the
@@ -385,14 +382,9 @@ impl Store {
             }
             Freshness::Missing => return Ok(None),
             Freshness::Stale => match self.reverify_package(key)? {
-                Reverified::Intact => {}
-                Reverified::Removed(problems) => {
-                    tracing::warn!(
-                        "{key} changed in the store ({}); it will be fetched again",
-                        problems.join("; ")
-                    );
-                    return Ok(None);
-                }
+                Reverified::Intact | Reverified::Restored(_) => {}
+                // Said by the re-verification, with what it removed.
+                Reverified::Removed(_) => return Ok(None),
                 Reverified::Missing => return Ok(None),
             },
         }
@@ -463,6 +455,19 @@ impl Store {
             stat,
         }))
     }
+}
+
+/// What re-hashing a tree's blob files found.
+#[derive(Default)]
+struct Rehashed {
+    /// One line per modified file or missing primary.
+    problems: Vec<String>,
+    /// Blobs whose primary file was modified or is gone: their bytes are lost.
+    broken: std::collections::BTreeSet<BlobId>,
+    /// Twin files that were modified (made again from their intact primary).
+    damaged_twins: Vec<PathBuf>,
+    /// The SHA-256 of each intact primary.
+    sha_of: HashMap<BlobId, [u8; 32]>,
 }
 
 /// A committed package as the index describes it.

@@ -73,6 +73,7 @@
 
 mod blob;
 mod blob_files;
+mod damaged;
 mod error;
 mod file_facts;
 mod fingerprint;

@@ -2,7 +2,8 @@
 //!
 //! - A blob is content-addressed, so a blob whose file is damaged or missing is bad for
 //!   every package whose tree references it: all those packages are quarantined. Their
-//!   rows go (with the source memos and rows of their trees, and the bad blobs' rows), so
+//!   rows go (with the source memos and rows of their trees, every other tree that holds a
+//!   bad blob, and the bad blobs' rows), so
 //!   the next `tstore init` fetches them again and commits good blobs, and the mount stops
 //!   serving them; then their views go, so a checkout's symlink into a view dangles
 //!   instead of reaching bad bytes.
@@ -506,6 +507,17 @@ impl Store {
                 .map_err(&err)?;
         }
         for blob in bad_blobs {
+            // A tree that holds a bad blob cannot be materialized: it goes even when no
+            // package names it any more (a later ingest, or an install by a lock's `h1:`,
+            // would believe it), and the blob's rows with it.
+            tx.execute(
+                "DELETE FROM trees WHERE id IN (SELECT tree FROM tree_blobs WHERE blob = ?1)
+                 AND NOT EXISTS (SELECT 1 FROM packages p WHERE p.tree = trees.id)",
+                [blob.to_string()],
+            )
+            .map_err(&err)?;
+            tx.execute("DELETE FROM archives WHERE blob = ?1", [blob.to_string()])
+                .map_err(&err)?;
             tx.execute(
                 "DELETE FROM blobs WHERE id = ?1
                  AND NOT EXISTS (SELECT 1 FROM tree_blobs WHERE blob = ?1)",

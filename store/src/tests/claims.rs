@@ -13,24 +13,12 @@ fn sql(root: &Path, statements: &str) {
 
 /// Commit provider `name` holding one executable that says `says`; its tree and `h1:`.
 fn provider(f: &Fixture, store: &Store, name: &str, says: &str) -> (TreeId, Hash) {
-    let got = store
-        .ingest_dir(&f.dir(
-            name,
-            &[(
-                "terraform-provider-x",
-                format!("#!/bin/sh\necho {says}\n").as_bytes(),
-                true,
-            )],
-        ))
-        .unwrap();
-    store
-        .commit_package(
-            &key(name),
-            &got.tree,
-            &[HashRecord::verified_locally(got.h1.clone())],
-            None,
-        )
-        .unwrap();
+    let script = format!("#!/bin/sh\necho {says}\n");
+    let got = f.commit_verified(
+        store,
+        name,
+        &[("terraform-provider-x", script.as_bytes(), true)],
+    );
     (got.tree, got.h1)
 }
 

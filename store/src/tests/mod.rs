@@ -14,6 +14,7 @@ use crate::{GcOptions, GcReport, PackageKey, Store};
 
 mod archives;
 mod claims;
+mod damage;
 mod packages;
 mod provenance;
 mod repair;
@@ -73,6 +74,26 @@ impl Fixture {
         }
         fs_err::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// Ingest `files` as the directory `name` and commit it as package `name`, its `h1:`
+    /// verified.
+    fn commit_verified(
+        &self,
+        store: &Store,
+        name: &str,
+        files: &[(&str, &[u8], bool)],
+    ) -> crate::Ingested {
+        let got = store.ingest_dir(&self.dir(name, files)).unwrap();
+        store
+            .commit_package(
+                &key(name),
+                &got.tree,
+                &[crate::HashRecord::verified_locally(got.h1.clone())],
+                None,
+            )
+            .unwrap();
+        got
     }
 
     fn zip_path(&self, name: &str) -> PathBuf {

@@ -181,20 +181,7 @@ fn write(run: &RunRecords, path: &Path, change: impl FnOnce(&mut Known)) -> std:
         change(known);
         serde_json::to_string_pretty(known)
     })?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    {
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let mut temp = tempfile::Builder::new()
-        .prefix(".git-reach-")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut temp, text.as_bytes())?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::state_record::replace(path, text.as_bytes())
 }
 
 #[cfg(test)]

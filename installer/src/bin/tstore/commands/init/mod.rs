@@ -210,9 +210,27 @@ impl InitHooks for Hooks<'_> {
 }
 
 /// Without FUSE the packages are read-only by their mode bits alone, which root ignores: say
-/// once per run what that means and what still holds (docs/reference/fuse-mount.md).
+/// what that means and what still holds (docs/reference/fuse-mount.md). Where FUSE was
+/// turned off on purpose (`--no-fuse`, `TSTORE_NO_FUSE`) one line, once on this machine;
+/// where it was not to be had, the whole warning, once per run.
 fn warn_root_without_fuse(settings: &Settings) {
     if !nix::unistd::geteuid().is_root() || !settings.run.first_time("root without FUSE") {
+        return;
+    }
+    if settings.no_fuse {
+        if tstore_installer::first_said_on_this_machine(
+            settings.state_dir.as_deref(),
+            "root without FUSE",
+        ) {
+            errln!(
+                "{}",
+                crate::style::warning(
+                    "without FUSE root can write into the store's packages; every init checks \
+                     a package before linking it and repairs a changed one \
+                     (docs/reference/fuse-mount.md)"
+                )
+            );
+        }
         return;
     }
     errln!(
@@ -222,8 +240,8 @@ fn warn_root_without_fuse(settings: &Settings) {
              stop root, and a write through one working directory's link changes the package \
              for every directory that links it (and, through shared files, other packages) \
              until the next tstore init, which checks every package against its files before \
-             linking it and installs a changed one again. Mount the store with FUSE for \
-             read-only packages, or run init as an ordinary user."
+             linking it and repairs a changed one. Mount the store with FUSE for read-only \
+             packages, or run init as an ordinary user."
         )
     );
 }
