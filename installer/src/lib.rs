@@ -16,6 +16,7 @@
 
 #![allow(clippy::result_large_err)] // errors carry their context (paths, versions) by value; they are cold.
 
+mod ci_cache;
 mod cooldown;
 mod facts;
 #[doc(hidden)]
@@ -81,4 +82,5 @@ pub use crate::workdir::link::LinkOutcome;
 pub use crate::workdir::{interrupt, plugin_path};
 
 pub use crate::run::Run;
+pub use ci_cache::{ci_keep, CiCacheError, CiKeep};
 pub use state_record::first_said_on_this_machine;

@@ -15,6 +15,8 @@
 //!    package uses and first recorded before the grace period (`tree_times`); then blobs no
 //!    tree uses whose file's ctime is older than the grace period. Foreign keys (a package's
 //!    tree, a tree's blobs) make a wrong delete fail instead of dangling.
+//!    With a size budget, unlinked packages then go least recently used first until the
+//!    store fits (`gc_budget.rs`).
 //! 4. **Sweep files**, only after the rows are committed (the index never points at
 //!    nothing): views of removed packages (made writable first), blob files and their
 //!    `.x`/`.r` twins.
@@ -61,6 +63,13 @@ pub struct GcOptions {
     /// running from it): kept whatever their roots say, since the kernel may read them
     /// again at any time and the daemon serves only what the store still holds.
     pub in_use: HashSet<PackageKey>,
+    /// A size the store must fit: unlinked packages go, least recently used first
+    /// (`gc_budget.rs`).
+    pub budget: Option<crate::SizeBudget>,
+    /// Packages kept whatever their roots and age say (what a CI cache's lock files pin).
+    pub pinned: HashSet<PackageKey>,
+    /// Keep the git cache whatever its age (a pinned git call still needs it).
+    pub keep_git_cache: bool,
 }
 
 impl Default for GcOptions {
@@ -69,6 +78,9 @@ impl Default for GcOptions {
             min_age: Duration::from_secs(3600),
             in_use: HashSet::new(),
             dry_run: false,
+            budget: None,
+            pinned: HashSet::new(),
+            keep_git_cache: false,
         }
     }
 }
@@ -93,6 +105,8 @@ pub struct GcReport {
     /// Unreferenced packages kept because a process has one of their files open or mapped
     /// through the mount.
     pub packages_in_use: u64,
+    /// Unreferenced packages kept because they are pinned ([`GcOptions::pinned`]).
+    pub packages_pinned: u64,
     /// Trees removed.
     pub trees_removed: u64,
     /// Blobs removed.
@@ -101,6 +115,8 @@ pub struct GcReport {
     pub bytes_freed: u64,
     /// Leftovers found and removed.
     pub leftovers: Leftovers,
+    /// What the size budget made gc drop, when one was given.
+    pub budget: Option<crate::BudgetReport>,
     /// Wall time in milliseconds.
     pub millis: u64,
 }
@@ -221,6 +237,51 @@ pub(crate) fn link_is_live(root: &str, link: &str, target: &str) -> bool {
     Path::new(root).is_dir() && std::fs::read_link(link).is_ok_and(|t| t == Path::new(target))
 }
 
+/// A package no root links.
+pub(crate) struct Unlinked {
+    /// Its row id.
+    pub(crate) id: i64,
+    pub(crate) key: PackageKey,
+    /// Its tree's id.
+    pub(crate) tree: String,
+    /// Its last use: `max(created_at, used_at)`.
+    pub(crate) used: i64,
+}
+
+/// Every package no root links, least recently used first.
+pub(crate) fn unlinked_packages(tx: &Transaction<'_>, op: &IndexOp) -> Result<Vec<Unlinked>> {
+    type Row = (i64, String, String, String, String, String, i64);
+    let rows: Vec<Row> = query_vec(
+        tx,
+        "SELECT id, kind, name, version, platform, tree, MAX(created_at, used_at) AS used
+         FROM packages p WHERE NOT EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)
+         ORDER BY used, id",
+        [],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        },
+    )
+    .map_err(op.err())?;
+    rows.into_iter()
+        .map(|(id, kind, name, version, platform, tree, used)| {
+            Ok(Unlinked {
+                id,
+                key: PackageKey::from_columns(&kind, name, version, platform)?,
+                tree,
+                used,
+            })
+        })
+        .collect()
+}
+
 /// A root's link that no longer points where it was recorded: (root id, link path).
 pub(crate) type DeadLink = (i64, String);
 
@@ -247,7 +308,11 @@ impl Store {
         let (views, blobs) = self.gc_rows(&dead_links, &dead_roots, cutoff, opts, &mut report)?;
         self.gc_files(&views, &blobs, opts, &mut report)?;
         // Leftovers last: files the index no longer knows.
-        report.leftovers = self.leftovers(Some(cutoff), (!opts.dry_run).then_some(lock))?;
+        report.leftovers = self.leftovers_keeping(
+            Some(cutoff),
+            (!opts.dry_run).then_some(lock),
+            opts.keep_git_cache,
+        )?;
         report.bytes_freed += report.leftovers.blob_bytes;
         report.millis = started.elapsed().as_millis() as u64;
         Ok(report)
@@ -324,9 +389,20 @@ impl Store {
         let (tx, op) = index.write("collecting garbage")?;
         let err = op.err();
         drop_dead_roots(&tx, dead_links, dead_roots).map_err(err)?;
-        let views = self.sweep_packages(&tx, &op, cutoff, &opts.in_use, report)?;
+        let mut views = self.sweep_packages(&tx, &op, cutoff, opts, report)?;
         report.trees_removed = sweep_trees(&tx, cutoff).map_err(err)?;
-        let blobs = self.sweep_blobs(&tx, &op, cutoff)?;
+        let mut blobs = self.sweep_blobs(&tx, &op, cutoff)?;
+        if let Some(budget) = &opts.budget {
+            let freeing = blobs.iter().map(|(_, bytes)| bytes).sum();
+            let (done, (more_views, more_blobs)) =
+                self.sweep_to_budget(&tx, &op, budget, freeing, opts)?;
+            report
+                .packages_removed
+                .extend(done.packages_dropped.iter().cloned());
+            views.extend(more_views);
+            blobs.extend(more_blobs);
+            report.budget = Some(done);
+        }
         report.blobs_removed = blobs.len() as u64;
         // Facts live as long as the store holds their content (file_facts.rs).
         tx.execute(
@@ -350,7 +426,7 @@ impl Store {
         tx: &Transaction<'_>,
         op: &IndexOp,
         cutoff: i64,
-        in_use: &HashSet<PackageKey>,
+        opts: &GcOptions,
         report: &mut GcReport,
     ) -> Result<Vec<PathBuf>> {
         let err = op.err();
@@ -361,32 +437,19 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(err)?;
-        let unreferenced = query_vec(
-            tx,
-            "SELECT id, kind, name, version, platform, MAX(created_at, used_at) FROM packages p
-                 WHERE NOT EXISTS (SELECT 1 FROM root_links l WHERE l.package = p.id)",
-            [],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, i64>(5)?,
-                ))
-            },
-        )
-        .map_err(err)?;
+        let unreferenced = unlinked_packages(tx, op)?;
         let mut views = Vec::new();
-        for (id, kind, name, version, platform, at) in unreferenced {
-            if at > cutoff {
+        for Unlinked { id, key, used, .. } in unreferenced {
+            if used > cutoff {
                 report.packages_young += 1;
                 continue;
             }
-            let key = PackageKey::from_columns(&kind, name, version, platform)?;
-            if in_use.contains(&key) {
+            if opts.in_use.contains(&key) {
                 report.packages_in_use += 1;
+                continue;
+            }
+            if opts.pinned.contains(&key) {
+                report.packages_pinned += 1;
                 continue;
             }
             tx.execute("DELETE FROM packages WHERE id = ?1", [id])
@@ -477,6 +540,16 @@ impl Store {
     /// given). With the exclusive lock they are removed; otherwise (a shared lock or none)
     /// they are only reported, since a running init may be about to commit them.
     pub fn leftovers(&self, cutoff: Option<i64>, clean: Option<&StoreLock>) -> Result<Leftovers> {
+        self.leftovers_keeping(cutoff, clean, false)
+    }
+
+    /// [`Store::leftovers`], the git cache left out with `keep_git_cache`.
+    fn leftovers_keeping(
+        &self,
+        cutoff: Option<i64>,
+        clean: Option<&StoreLock>,
+        keep_git_cache: bool,
+    ) -> Result<Leftovers> {
         if let Some(lock) = clean {
             assert_exclusive(lock, "cleaning leftovers");
         }
@@ -484,8 +557,8 @@ impl Store {
         let views = self.leftover_views()?;
         let (blobs, blob_bytes) = self.leftover_blobs(cutoff)?;
         let git_caches = match cutoff {
-            Some(cutoff) => self.stale_git_caches(cutoff)?,
-            None => Vec::new(),
+            Some(cutoff) if !keep_git_cache => self.stale_git_caches(cutoff)?,
+            _ => Vec::new(),
         };
         let out = Leftovers {
             tmp,

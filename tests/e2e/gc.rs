@@ -26,14 +26,14 @@ fn knob(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-struct Fixture {
-    env: TestEnv,
+pub(crate) struct Fixture {
+    pub(crate) env: TestEnv,
     cfg: PathBuf,
 }
 
 impl Fixture {
     /// A packed mirror of [`PROVIDERS`] providers of `size` bytes each.
-    fn new(size: usize) -> Fixture {
+    pub(crate) fn new(size: usize) -> Fixture {
         let env = TestEnv::new();
         let mirror_dir = env.root.path().join("mirror");
         for i in 0..PROVIDERS {
@@ -69,14 +69,14 @@ impl Fixture {
         Fixture { env, cfg }
     }
 
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut cmd = tstore(&self.env, Some(&self.cfg));
         cmd.env("TSTORE_NO_FUSE", "1");
         cmd
     }
 
     /// (Re)create checkout `name` requiring the given providers.
-    fn checkout(&self, name: &str, providers: &[usize]) -> PathBuf {
+    pub(crate) fn checkout(&self, name: &str, providers: &[usize]) -> PathBuf {
         let mut tf = String::from("terraform {\n  required_providers {\n");
         for p in providers {
             tf.push_str(&format!(
@@ -87,11 +87,11 @@ impl Fixture {
         self.env.checkout(name, &[("main.tf", &tf)])
     }
 
-    fn init(&self, dir: &Path) -> std::process::Output {
+    pub(crate) fn init(&self, dir: &Path) -> std::process::Output {
         Tstore::from_command(self.cmd()).init(dir).output()
     }
 
-    fn gc_json(&self, args: &[&str]) -> serde_json::Value {
+    pub(crate) fn gc_json(&self, args: &[&str]) -> serde_json::Value {
         json(&run_ok(self.cmd().arg("gc").arg("--json").args(args)))
     }
 

@@ -20,6 +20,8 @@ mod file_facts;
 mod flavor;
 mod fuse;
 mod gc;
+mod gc_budget;
+mod gc_ci;
 mod git_cache;
 mod git_submodules;
 mod hardening;

@@ -15,6 +15,7 @@ use crate::{GcOptions, GcReport, PackageKey, Store};
 mod archives;
 mod claims;
 mod damage;
+mod gc_budget;
 mod packages;
 mod provenance;
 mod repair;
@@ -22,6 +23,18 @@ mod trust;
 
 fn key(name: &str) -> PackageKey {
     PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64")
+}
+
+/// The store's package keys, sorted.
+fn present(store: &Store) -> Vec<PackageKey> {
+    let mut keys: Vec<_> = store
+        .packages()
+        .unwrap()
+        .into_iter()
+        .map(|p| p.key)
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// gc with no grace period, under the exclusive lock.
@@ -33,7 +46,7 @@ fn gc_now(store: &Store) -> GcReport {
             &GcOptions {
                 min_age: std::time::Duration::ZERO,
                 dry_run: false,
-                in_use: Default::default(),
+                ..GcOptions::default()
             },
         )
         .unwrap()

@@ -339,7 +339,8 @@ fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
     let hour = GcOptions {
         min_age: std::time::Duration::from_secs(3600),
         dry_run: true,
-        in_use: Default::default(),
+        budget: None,
+        ..GcOptions::default()
     };
     let shared = store.lock_shared().unwrap();
     let preview = store.gc(&shared, &hour).unwrap();

@@ -4,18 +4,7 @@
 use std::os::unix::fs::PermissionsExt as _;
 
 use super::{key, Fixture};
-use crate::{BlobId, PackageKey, Store};
-
-fn keys(store: &Store) -> Vec<PackageKey> {
-    let mut keys: Vec<_> = store
-        .packages()
-        .unwrap()
-        .into_iter()
-        .map(|p| p.key)
-        .collect();
-    keys.sort();
-    keys
-}
+use crate::{BlobId, Store};
 
 /// Packages `a` and `b` share the blob of `shared.txt`; `c` does not.
 fn three_packages(f: &Fixture, store: &Store) -> BlobId {
@@ -69,7 +58,7 @@ fn a_bad_shared_blob_quarantines_every_package_that_references_it() {
     );
     assert_eq!(plan.blobs.len(), 1);
     assert_eq!(plan.blobs[0].to, None);
-    assert_eq!(keys(&store), vec![key("a"), key("b"), key("c")]);
+    assert_eq!(super::present(&store), vec![key("a"), key("b"), key("c")]);
     assert_eq!(fs_err::read(&path).unwrap(), b"Shared\n");
 
     let lock = store.try_lock_exclusive().unwrap().unwrap();
@@ -77,7 +66,7 @@ fn a_bad_shared_blob_quarantines_every_package_that_references_it() {
     drop(lock);
     assert!(!done.dry_run);
     assert_eq!(done.packages, plan.packages);
-    assert_eq!(keys(&store), vec![key("c")]);
+    assert_eq!(super::present(&store), vec![key("c")]);
     assert!(!path.exists(), "the bad blob is still in blobs-v1");
     let moved = done.blobs[0].to.clone().expect("moved");
     assert!(moved.starts_with(store.layout.root.join("quarantine")));
@@ -125,7 +114,7 @@ fn a_missing_blob_quarantines_its_packages_and_a_second_repair_keeps_the_first_e
         .find(|p| p.package == key("c"))
         .unwrap();
     assert!(c.reasons[0].contains("is missing"), "{c:?}");
-    assert!(keys(&store).is_empty());
+    assert!(super::present(&store).is_empty());
     assert!(store.verify().unwrap().is_clean());
 
     // The same damage again: the earlier quarantined file is kept, the new one beside it.

@@ -180,7 +180,7 @@ pub(crate) enum Command {
     CliConfig(CliConfigArgs),
     /// Remove what no live working directory links (safe from cron: waits its turn beside running inits).
     #[command(
-        after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --json             # the report for scripts"
+        after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --max-size 20G     # and keep the store under 20 GiB, least recently used first\n  tstore gc --min-free 10G     # or keep 10 GiB free on its filesystem\n  tstore gc --ci .             # before saving a CI cache: only what the locks pin\n  tstore gc --json             # the report for scripts"
     )]
     Gc(GcArgs),
     /// Run the inits of this store's working directories in one process that stays: each
@@ -307,6 +307,22 @@ pub(crate) struct GcArgs {
     /// and gc skips (exit 0) if the store is still busy then.
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
     pub wait: Duration,
+    /// Then drop packages no checkout links, least recently used first, until the store's
+    /// files take at most SIZE (`500M`, `20G`, `1T`; powers of 1024).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_size: Option<u64>,
+    /// Then drop packages no checkout links, least recently used first, until the store's
+    /// filesystem has SIZE free.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub min_free: Option<u64>,
+    /// Before a CI cache is saved: keep only what the lock files of the roots under each
+    /// DIR pin (default: the current directory) and what checkouts link; everything else
+    /// goes whatever its age, the git cache too when every git call is pinned.
+    #[arg(long)]
+    pub ci: bool,
+    /// With --ci: the directories whose roots' lock files say what to keep.
+    #[arg(value_name = "DIR", requires = "ci")]
+    pub dirs: Vec<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -807,6 +823,24 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         _ => None,
     };
     secs.map(Duration::from_secs).ok_or_else(bad)
+}
+
+/// `1048576`, `512K`, `500M`, `20G`, `1T` (powers of 1024; `KiB`, `GB` … read alike).
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    let bad = || format!("{text:?} is not a size like 500M, 20G or 1T");
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let unit = unit.trim().to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1 << shift).ok_or_else(bad)
 }
 
 /// A target platform `OS_ARCH`.

@@ -202,3 +202,22 @@ fn unknown_single_dash_words_are_left_alone() {
     assert_eq!(args[2], "-x");
     assert_eq!(args[4], "-upgrade");
 }
+
+#[test]
+fn sizes_read_as_powers_of_1024() {
+    use super::parse_size;
+    assert_eq!(parse_size("1048576"), Ok(1 << 20));
+    for (text, bytes) in [
+        ("512K", 512u64 << 10),
+        ("500M", 500 << 20),
+        ("20G", 20 << 30),
+        ("20GiB", 20 << 30),
+        ("1t", 1 << 40),
+        ("2 GB", 2 << 30),
+    ] {
+        assert_eq!(parse_size(text), Ok(bytes), "{text}");
+    }
+    for bad in ["", "G", "1.5G", "20X", "-1G", "99999999999T"] {
+        assert!(parse_size(bad).is_err(), "{bad}");
+    }
+}

@@ -6,7 +6,8 @@
 //!   "links_dropped","packages_removed":[KEY],"packages_live","packages_young",
 //!   "packages_in_use",
 //!   "trees_removed","blobs_removed","bytes_freed","leftovers":{"tmp","views","blobs",
-//!   "blob_bytes","git_caches","removed"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
+//!   "blob_bytes","git_caches","removed"},"budget":null|{"target","size_before","size_after",
+//!   "packages_dropped":[KEY],"met","linked_bytes","in_use"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
 //!   busy for `--wait`.
 
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ use std::process::ExitCode;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use tstore_store::{GcOptions, PackageKey};
+use tstore_store::{GcOptions, PackageKey, SizeBudget};
 
 use crate::json;
 use crate::units;
@@ -22,31 +23,63 @@ use crate::Settings;
 
 /// `tstore gc`.
 pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitCode> {
-    let min_age = args.min_age;
+    let budget = (args.max_size.is_some() || args.min_free.is_some()).then_some(SizeBudget {
+        max_size: args.max_size,
+        min_free: args.min_free,
+    });
     let store = crate::commands::open_store(settings)?;
+    // `--ci`: what the lock files of the roots under the directories pin stays, with what
+    // is linked; nothing else is young enough to keep.
+    let ci = if args.ci {
+        let dirs = if args.dirs.is_empty() {
+            vec![std::path::PathBuf::from(".")]
+        } else {
+            args.dirs.clone()
+        };
+        let _shared = crate::commands::lock_store(&store)?;
+        Some(tstore_installer::ci_keep(&store, &dirs)?)
+    } else {
+        None
+    };
+    let options = |dry_run: bool| GcOptions {
+        min_age: if ci.is_some() {
+            std::time::Duration::ZERO
+        } else {
+            args.min_age
+        },
+        dry_run,
+        // Looked up right before the sweep (under the exclusive lock for a real run).
+        in_use: packages_in_use(settings),
+        budget,
+        pinned: ci.as_ref().map(|k| k.pinned.clone()).unwrap_or_default(),
+        keep_git_cache: ci.as_ref().is_some_and(|k| k.git_cache_needed.is_some()),
+    };
+    let git_cache_before = git_cache_sizes(&store);
     if args.dry_run {
         // A dry run changes nothing (its transaction rolls back): the shared lock, beside
         // running inits, is enough.
         let shared = crate::commands::lock_store(&store)?;
-        let preview = store.gc(
-            &shared,
-            &GcOptions {
-                min_age,
-                dry_run: true,
-                in_use: packages_in_use(settings),
-            },
-        )?;
-        return print_report(&preview, args.json);
+        let preview = store.gc(&shared, &options(true))?;
+        return print_report(&preview, ci.as_ref(), &git_cache_before, args.json);
     }
     // First a read-only check under the shared lock, beside running inits: a run that would
     // remove nothing (the common case from cron) holds neither the exclusive lock nor the
-    // index's write lock, so it does not hold inits back.
+    // index's write lock, so it does not hold inits back. A store over its budget, and a CI
+    // cache's prune, always have work.
     let idle = {
         let _shared = crate::commands::lock_store(&store)?;
-        store.gc_idle_report(min_age, &packages_in_use(settings))?
+        let over_budget = match &budget {
+            Some(b) => store.budget_target(b, store.content_bytes()?, 0)?.is_some(),
+            None => false,
+        };
+        if over_budget || ci.is_some() {
+            None
+        } else {
+            store.gc_idle_report(args.min_age, &packages_in_use(settings))?
+        }
     };
     if let Some(report) = idle {
-        return print_report(&report, args.json);
+        return print_report(&report, None, &git_cache_before, args.json);
     }
     let Some(lock) = store.lock_exclusive_within(args.wait)? else {
         // Cron-friendly: the store stayed busy (a long install); the next run will collect.
@@ -57,20 +90,37 @@ pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitC
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let report = store.gc(
-        &lock,
-        &GcOptions {
-            min_age,
-            dry_run: false,
-            // Looked up under the exclusive lock, right before the sweep.
-            in_use: packages_in_use(settings),
-        },
-    )?;
+    let report = store.gc(&lock, &options(false))?;
     drop(lock);
     if !report.packages_removed.is_empty() {
         crate::commands::refresh_cli_configs(settings, &store);
     }
-    print_report(&report, args.json)
+    print_report(&report, ci.as_ref(), &git_cache_before, args.json)
+}
+
+/// The bytes of each cached git repository now.
+fn git_cache_sizes(
+    store: &tstore_store::Store,
+) -> std::collections::BTreeMap<std::path::PathBuf, u64> {
+    let Ok(dir) = store.git_cache_dir() else {
+        return Default::default();
+    };
+    let Ok(entries) = fs_err::read_dir(&dir) else {
+        return Default::default();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let bytes = walkdir::WalkDir::new(e.path())
+                .into_iter()
+                .filter_map(|f| f.ok())
+                .filter_map(|f| f.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum();
+            (e.path(), bytes)
+        })
+        .collect()
 }
 
 /// The packages some process has a file of open or mapped through the mount now (a
@@ -87,9 +137,29 @@ fn packages_in_use(settings: &Settings) -> HashSet<PackageKey> {
         .collect()
 }
 
-fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitCode> {
+fn print_report(
+    report: &tstore_store::GcReport,
+    ci: Option<&tstore_installer::CiKeep>,
+    git_cache_before: &std::collections::BTreeMap<std::path::PathBuf, u64>,
+    json_out: bool,
+) -> Result<ExitCode> {
+    let git_cache_freed: u64 = report
+        .leftovers
+        .git_caches
+        .iter()
+        .filter_map(|p| git_cache_before.get(p))
+        .sum();
     if json_out {
-        json::print(report)?;
+        let mut doc = serde_json::to_value(report)?;
+        if let Some(ci) = ci {
+            doc["ci"] = serde_json::json!({
+                "roots": ci.roots,
+                "pinned": ci.pinned.len(),
+                "git_cache_kept_because": ci.git_cache_needed,
+                "bytes_saved": report.bytes_freed + git_cache_freed,
+            });
+        }
+        json::print(&doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     let verb = if report.dry_run {
@@ -154,6 +224,56 @@ fn print_report(report: &tstore_store::GcReport, json_out: bool) -> Result<ExitC
             }
         );
     }
+    if let Some(b) = &report.budget {
+        print_budget(b, report.dry_run);
+    }
+    if let Some(ci) = ci {
+        outln!(
+            "  ci: kept {} the lock files of {} pin; {} {} in all",
+            units::count(ci.pinned.len() as u64, "package"),
+            units::count(ci.roots.len() as u64, "root"),
+            if report.dry_run {
+                "would save"
+            } else {
+                "saved"
+            },
+            units::bytes(report.bytes_freed + git_cache_freed),
+        );
+        match &ci.git_cache_needed {
+            Some(why) => outln!("  git cache kept: {}", crate::escape::line(why)),
+            None if !report.leftovers.git_caches.is_empty() => {
+                outln!(
+                "  git cache: every git call is pinned and held by its lock entry's hash; {} {}",
+                if report.dry_run { "would free" } else { "freed" },
+                units::bytes(git_cache_freed)
+            )
+            }
+            None => {}
+        }
+    }
     outln!("  took {} ms", report.millis);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the size budget did: the store's size against its target, and what could not go.
+fn print_budget(b: &tstore_store::BudgetReport, dry_run: bool) {
+    let dropped = units::count(b.packages_dropped.len() as u64, "package");
+    let verb = if dry_run { "would drop" } else { "dropped" };
+    outln!(
+        "  budget: {} of packages before, {} after (target {}); {verb} {dropped} no checkout links, least recently used first",
+        units::bytes(b.size_before),
+        units::bytes(b.size_after),
+        units::bytes(b.target),
+    );
+    if !b.met {
+        outln!(
+            "  the store does not fit: {} are linked by live checkouts{} (never dropped); remove checkouts, or see them with `tstore roots ls`",
+            units::bytes(b.linked_bytes),
+            if b.in_use > 0 {
+                format!(", and {} are open by running processes", units::count(b.in_use, "package"))
+            } else {
+                String::new()
+            }
+        );
+    }
 }
