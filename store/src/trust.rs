@@ -198,7 +198,7 @@ impl Store {
                     String::new()
                 } else {
                     format!(
-                        "; {} module packages forgotten (their source cannot be checked from their files; they are fetched again)",
+                        "; {} module packages' names forgotten (their files cannot confirm their source): a call a lock file pins by their h1: still installs from the store, any other asks its origin",
                         adopted.forgotten.len()
                     )
                 },

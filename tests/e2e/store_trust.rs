@@ -328,7 +328,7 @@ fn a_poisoned_module_in_a_restored_store_is_fetched_again_not_linked() {
     let main = std::fs::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
     assert!(main.contains("\"good\""), "{main}");
     assert!(
-        stderr(&out).contains("module packages forgotten"),
+        stderr(&out).contains("module packages' names forgotten"),
         "{}",
         stderr(&out)
     );
@@ -375,4 +375,66 @@ fn a_consistently_swapped_provider_gives_way_to_the_verified_package() {
     );
     assert_eq!(lock_file(&dir), lock);
     run_ok(tstore(&victim, None).args(["store", "verify"]));
+}
+
+/// A restored cache with every origin gone: a call its lock file pins installs from the
+/// store's files found by the lock's `h1:` (its copy without dot entries made there too),
+/// and the report says so: nothing fetched, every package from the store, no word of an
+/// origin or of fetching again.
+#[test]
+fn a_restored_cache_with_every_origin_gone_reports_what_the_run_did() {
+    let writer = TestEnv::new();
+    let base = writer.root.path().join("repos");
+    let repo = GitRepo::init(
+        base.join("m-src"),
+        &[
+            ("main.tf", "output \"who\" {\n  value = \"m\"\n}\n"),
+            (".hidden", "a dot entry, left out of the linked copy\n"),
+        ],
+    )
+    .commit("init")
+    .tag("v1.0.0")
+    .clone_bare(base.join("m.git"))
+    .path()
+    .to_owned();
+    // Two calls of one source: the second installs a copy without dot entries (as
+    // terraform copies an installed module), made from the first in the store.
+    let calls = format!(
+        "{}{}",
+        module_call(&repo),
+        module_call(&repo).replace("module \"m\"", "module \"n\"")
+    );
+    let dir = writer.checkout("a", &[("main.tf", &calls)]);
+    run_ok(tstore_nf(&writer, None).arg("init").arg(&dir));
+    let lock = std::fs::read_to_string(dir.join(".tstore.lock.hcl")).unwrap();
+
+    let runner = TestEnv::new();
+    restore(&writer.store, &runner.store);
+    std::fs::rename(&base, writer.root.path().join("gone")).unwrap();
+    let dir = runner.checkout("a", &[("main.tf", &calls), (".tstore.lock.hcl", &lock)]);
+    let out = run_ok(
+        tstore_nf(&runner, None)
+            .env("TSTORE_TRUST_LOCK", "1")
+            .args(["init", "--json"])
+            .arg(&dir),
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["module_packages"]["fetched"],
+        serde_json::json!([]),
+        "{report}"
+    );
+    for key in ["m", "n"] {
+        let call = report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["key"] == key)
+            .unwrap_or_else(|| panic!("no call {key}: {report}"));
+        assert_eq!(call["obtained"], "store", "{report}");
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("fetched again"), "{said}");
+    assert!(!dir.join(".terraform/modules/n/.hidden").exists());
+    assert!(dir.join(".terraform/modules/n/main.tf").exists());
 }

@@ -457,7 +457,9 @@ impl Fetcher<'_> {
                 ..self.fetched(&id, provenance)?
             });
         }
-        log.fetched.push(id.clone());
+        // Made here from a package the store holds: nothing was fetched for it (a report
+        // that counted it would say an origin was asked when none was).
+        log.reused.push(id.clone());
         let tmp = self.tmpdir()?;
         let dest = tmp.path().join("package");
         copy_without_dot_entries(&fetched.view, &dest)?;
