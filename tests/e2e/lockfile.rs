@@ -488,3 +488,136 @@ fn teammates_with_different_zips_keep_one_lock() {
     init_in("c", &tofu_cfg, "tofu", &d);
     assert!(!lock_of(&d).contains("zh:"), "a store hit: {}", lock_of(&d));
 }
+
+/// `init -upgrade` to a new version from a filesystem mirror: the new version's entry holds
+/// only the checksum computed here, whatever the old version's entry held (the tools start
+/// each version's hashes afresh: terraform's installer keeps prior hashes only for the same
+/// version). terraform 1.11.4 warns "Incomplete lock file information" again; 1.0.3 says
+/// nothing. tstore follows each judge (judged on twin checkouts).
+#[test]
+fn an_upgrade_to_a_new_version_from_a_mirror_warns_of_an_incomplete_lock_as_each_terraform_does() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    let add = |version: &str| {
+        let exe = format!("terraform-provider-p_v{version}");
+        let script = format!("#!/bin/sh\necho {version}\n");
+        mirror::write_unpacked(
+            &mirror_dir,
+            "example.com/test/p",
+            version,
+            "linux_amd64",
+            &[mirror::PkgFile {
+                path: &exe,
+                contents: script.as_bytes(),
+                executable: true,
+            }],
+        );
+    };
+    add("1.0.0");
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let config = |constraint: &str| {
+        format!(
+            "terraform {{\n  required_providers {{\n    p = {{\n      source  = \"example.com/test/p\"\n      version = \"{constraint}\"\n    }}\n  }}\n}}\n"
+        )
+    };
+    let words = |out: &std::process::Output| {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        all.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let warning = "Incomplete lock file information for providers";
+    let peers = tstore_test_support::peers();
+    let judges = [
+        (&peers.terraform, "terraform 1.0.3", false),
+        (&peers.terraform_current, "terraform 1.11.4", true),
+    ];
+    let mut dirs = Vec::new();
+    for (_, tool, _) in &judges {
+        let name = tool.replace(' ', "-");
+        for who in ["theirs", "ours"] {
+            dirs.push(env.checkout(
+                &format!("{who}-{name}"),
+                &[("main.tf", config("1.0.0").as_str())],
+            ));
+        }
+    }
+    let our_init = |dir: &std::path::Path, tool: &str, args: &[&str]| {
+        run_ok(
+            tstore(&env, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .args(args)
+                .arg(dir),
+        )
+    };
+    for (i, (judge, tool, _)) in judges.iter().enumerate() {
+        run_ok(&mut env.judge_init(judge, &dirs[2 * i], &cfg));
+        our_init(&dirs[2 * i + 1], tool, &[]);
+    }
+    add("2.0.0");
+    for (i, (judge, tool, warns)) in judges.iter().enumerate() {
+        let (theirs, ours) = (&dirs[2 * i], &dirs[2 * i + 1]);
+        for dir in [theirs, ours] {
+            fs_err::write(dir.join("main.tf"), config(">= 1.0.0")).unwrap();
+        }
+        let their_out = run_ok(env.judge_init(judge, theirs, &cfg).arg("-upgrade"));
+        let our_out = our_init(ours, tool, &["-upgrade"]);
+        let lock = |dir: &std::path::Path| {
+            fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap()
+        };
+        assert!(lock(theirs).contains("\"2.0.0\""), "{}", lock(theirs));
+        assert_eq!(lock(ours), lock(theirs), "{tool}");
+        for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
+            assert_eq!(
+                words(out).contains(warning),
+                *warns,
+                "{who} under {tool}:\n{}",
+                words(out)
+            );
+        }
+    }
+}
+
+/// An unpacked filesystem mirror against a lock entry of only `zh:` checksums: terraform
+/// 1.11.4 installs the directory unchecked (a `zh:` is a zip's hash; a directory has none);
+/// tstore refuses, links nothing, and its hint says why and what to do (a deliberate
+/// difference, docs/decisions.md).
+#[test]
+fn an_unpacked_mirror_against_a_lock_of_only_zip_hashes_is_refused_unlike_terraform() {
+    let env = TestEnv::new();
+    let mirror_dir = env.root.path().join("mirror");
+    mirror::null_unpacked(&mirror_dir);
+    let cfg = env.cli_config_fs_mirror(&mirror_dir);
+    let lock = "# This file is maintained automatically by \"terraform init\".\n\
+                # Manual edits may be lost in future updates.\n\n\
+                provider \"registry.terraform.io/hashicorp/null\" {\n  \
+                version     = \"2.1.2\"\n  \
+                constraints = \">= 2.0.0, ~> 2.1\"\n  \
+                hashes = [\n    \
+                \"zh:00000000000000000000000000000000000000000000000000000000000000aa\",\n  \
+                ]\n}\n";
+    let files = [("main.tf", NULL_CONFIG), (".terraform.lock.hcl", lock)];
+    let theirs = env.checkout("theirs", &files);
+    let ours = env.checkout("ours", &files);
+    let peers = tstore_test_support::peers();
+    run_ok(&mut env.judge_init(&peers.terraform_current, &theirs, &cfg));
+    assert!(theirs.join(".terraform/providers").exists());
+
+    let out = tstore(&env, Some(&cfg))
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
+        .arg("init")
+        .arg(&ours)
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("records only zh: checksums"), "{said}");
+    assert!(said.contains("docs/decisions.md"), "{said}");
+    assert!(!ours.join(".terraform/providers").exists());
+    assert_eq!(
+        fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
+        lock,
+        "the lock file is left as it was"
+    );
+}

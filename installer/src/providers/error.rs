@@ -326,6 +326,19 @@ impl Diagnostic for InstallError {
                  lock a version by hand (its entry in .terraform.lock.hcl), which is installed \
                  as locked."
             )),
+            InstallError::ChecksumMismatch {
+                origin: "local",
+                recorded,
+                ..
+            } if recorded.split(", ").all(|h| h.starts_with("zh:")) => Some(
+                "the lock file records only zh: checksums, of the provider's zip, and an \
+                 unpacked mirror holds a directory, which only an h1: checksum vouches for; \
+                 tstore links nothing it could not check (terraform and tofu install it \
+                 unchecked: docs/decisions.md). Serve the zip (a packed mirror), or add the \
+                 directory's h1: to the lock entry once you trust it (`tstore providers lock` \
+                 from a source of the zip records both)"
+                    .into(),
+            ),
             InstallError::ChecksumMismatch { .. } => Some(
                 "if the new package is expected, remove this provider's entry from the lock \
                  file (or run init with -upgrade after changing the version) and run init again"

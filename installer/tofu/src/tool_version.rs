@@ -289,6 +289,27 @@ pub const TRUSTED_MIRROR_HASHES: Rule = Rule {
     tofu: Some((1, 12, 0)),
 };
 
+/// A registry module's pre-release is selected by a constraint that names it with `=`
+/// (`=1.2.0-rc.1`, no space), not only by its bare version: the module installer asks
+/// apparentlymart/go-versions whether the pre-release was requested exactly (upstream:
+/// internal/initwd/module_install.go, hashicorp/terraform#32377, v1.4.0). Judged: 1.0.3
+/// refuses `=1.2.0-rc.1`, 1.11.4 installs it; both refuse `= 1.2.0-rc.1`, `v1.2.0-rc.1`
+/// and `=v1.2.0-rc.1` (conformance cases `registry-module-version-17…20`).
+pub const EXACT_PRERELEASE_WITH_EQUALS: Rule = Rule {
+    what: "a registry module's pre-release is selected by `=X` (no space) as by the bare `X`",
+    terraform: Some((1, 4, 0)),
+    tofu: ALWAYS,
+};
+
+/// OpenTofu also takes a `v`-prefixed exact pre-release (`v0.0.3-alpha.1`, `=v0.0.3-alpha.1`;
+/// its fixtures internal/initwd/testdata/prerelease-constraint-v-match, -v-eq-match);
+/// terraform refuses both (judged, 1.0.3 and 1.11.4).
+pub const EXACT_PRERELEASE_WITH_V: Rule = Rule {
+    what: "a registry module's pre-release is selected by `vX` and `=vX` as by the bare `X`",
+    terraform: None,
+    tofu: ALWAYS,
+};
+
 /// The block types that arrived after terraform 1.0 (top level, and `cloud` inside
 /// `terraform`), each known from the release that introduced it.
 const BLOCK_TYPES: &[(&str, Rule)] = &[
@@ -381,6 +402,8 @@ pub fn rules() -> Vec<&'static Rule> {
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,
+        &EXACT_PRERELEASE_WITH_EQUALS,
+        &EXACT_PRERELEASE_WITH_V,
     ]
     .into_iter()
     .chain(BLOCK_TYPES.iter().map(|(_, r)| r))
@@ -407,6 +430,14 @@ pub fn rules_table() -> String {
 }
 
 impl ToolVersion {
+    /// The spellings of an exact pre-release module constraint this release accepts.
+    pub fn exact_prerelease(&self) -> crate::version::ExactPrerelease {
+        crate::version::ExactPrerelease {
+            equals: self.follows(&EXACT_PRERELEASE_WITH_EQUALS),
+            v_prefix: self.follows(&EXACT_PRERELEASE_WITH_V),
+        }
+    }
+
     /// Whether this release follows `rule`.
     pub fn follows(&self, rule: &Rule) -> bool {
         let since = match self.flavor {

@@ -92,7 +92,8 @@ impl<'a> Walker<'a> {
                         FetchError::Package(format!("invalid version constraint: {e}"))
                     })?,
                     None => ModuleVersionConstraints::default(),
-                };
+                }
+                .naming_prereleases(self.opts.workdir.tool.exact_prerelease());
                 let module = RegistryModule {
                     host,
                     path: format!("{namespace}/{name}/{system}"),

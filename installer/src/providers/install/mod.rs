@@ -497,8 +497,10 @@ pub fn display_name(addr: &ProviderAddr, flavor: Flavor) -> String {
 
 /// Whether the tool would call `p`'s new lock entry incomplete: nothing signed its
 /// checksums (under tofu, a registry's unsigned checksums count as signed), and the entry
-/// held nothing before or only the checksum computed here (terraform's `getProviders`
-/// `ProvidersLockUpdated` callback; OpenTofu's at v1.12.x).
+/// held nothing before for this version, or only the checksum computed here (terraform's
+/// `getProviders` `ProvidersLockUpdated` callback; OpenTofu's at v1.12.x). An entry of
+/// another version (`-upgrade` moved it) holds nothing for this one: the tools start each
+/// version's hashes afresh.
 fn only_local_checksum(
     p: &Planned,
     hashes: &[HashRecord],
@@ -517,7 +519,10 @@ fn only_local_checksum(
         .filter(|r| r.disposition.verified_locally && matches!(r.hash, Hash::H1(_)))
         .map(|r| r.hash.to_string())
         .collect();
-    match pins.and_then(|l| l.providers.get(&p.addr)) {
+    match pins
+        .and_then(|l| l.providers.get(&p.addr))
+        .filter(|prior| prior.version == p.version)
+    {
         None => true,
         Some(prior) => prior.hashes.is_empty() || prior.hashes == local,
     }

@@ -248,7 +248,7 @@ mod constraint;
 mod module;
 mod scan;
 pub use self::constraint::{newest_matching, Constraint, Op, VersionConstraints};
-pub use self::module::ModuleVersionConstraints;
+pub use self::module::{ExactPrerelease, ModuleVersionConstraints};
 
 #[cfg(test)]
 mod tests;

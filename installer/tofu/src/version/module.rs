@@ -34,6 +34,18 @@ struct Term {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModuleVersionConstraints {
     terms: Vec<Term>,
+    /// The spellings that name a pre-release exactly, beside its bare version.
+    prerelease: ExactPrerelease,
+}
+
+/// How a constraint may name a registry module's pre-release exactly, beside its bare
+/// version text (the tool and release decide: `tool_version`'s `EXACT_PRERELEASE_*` rules).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExactPrerelease {
+    /// `=1.2.0-rc.1` (no space after `=`).
+    pub equals: bool,
+    /// `v1.2.0-rc.1` and `=v1.2.0-rc.1`.
+    pub v_prefix: bool,
 }
 
 impl ModuleVersionConstraints {
@@ -80,7 +92,27 @@ impl ModuleVersionConstraints {
                 original: original.to_owned(),
             });
         }
-        Ok(ModuleVersionConstraints { terms })
+        Ok(ModuleVersionConstraints {
+            terms,
+            prerelease: ExactPrerelease::default(),
+        })
+    }
+
+    /// The constraint, naming pre-releases exactly in the spellings `prerelease` allows.
+    pub fn naming_prereleases(self, prerelease: ExactPrerelease) -> Self {
+        ModuleVersionConstraints { prerelease, ..self }
+    }
+
+    /// Whether the constraint's text names the pre-release `v` exactly: its bare version,
+    /// or a spelling the tool and release accept (`=X`, `vX`, `=vX`).
+    fn names_exactly(&self, v: &Version) -> bool {
+        let text = self.to_go_string();
+        let bare = v.to_string();
+        text == bare
+            || (self.prerelease.equals && text == format!("={bare}"))
+            || (self.prerelease.v_prefix
+                && (text == format!("v{bare}")
+                    || (self.prerelease.equals && text == format!("=v{bare}"))))
     }
 
     /// Whether `v` satisfies every term (go-version's `Check`).
@@ -111,16 +143,15 @@ impl ModuleVersionConstraints {
     }
 
     /// The version terraform's module installer selects from a registry's list: the
-    /// newest one that matches, skipping every pre-release whose version is not exactly
-    /// the constraint text.
+    /// newest one that matches, skipping every pre-release the constraint does not name
+    /// exactly ([`ExactPrerelease`]).
     pub fn select<'a>(
         &self,
         available: impl IntoIterator<Item = &'a Version>,
     ) -> Option<&'a Version> {
-        let text = self.to_go_string();
         available
             .into_iter()
-            .filter(|v| !v.is_prerelease() || text == v.to_string())
+            .filter(|v| !v.is_prerelease() || self.names_exactly(v))
             .filter(|v| self.matches(v))
             .max_by(|a, b| a.cmp_precedence(b))
     }
@@ -133,10 +164,9 @@ impl ModuleVersionConstraints {
         &self,
         available: impl IntoIterator<Item = &'a Version>,
     ) -> Vec<&'a Version> {
-        let text = self.to_go_string();
         let mut versions: Vec<&Version> = available
             .into_iter()
-            .filter(|v| !v.is_prerelease() || text == v.to_string())
+            .filter(|v| !v.is_prerelease() || self.names_exactly(v))
             .filter(|v| self.matches(v))
             .collect();
         versions.sort_by(|a, b| b.cmp_precedence(a));
@@ -184,6 +214,47 @@ fn prerelease_check(v: &Version, c: &Version) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// How each tool and release names a pre-release exactly (judged: terraform 1.0.3 and
+    /// 1.11.4 in the conformance cases; OpenTofu by its own fixtures).
+    #[test]
+    fn an_exact_prerelease_is_named_in_the_spellings_each_release_accepts() {
+        let available: Vec<Version> = ["0.0.1", "0.0.2", "0.0.3-alpha.1"]
+            .iter()
+            .map(|v| Version::parse(v).unwrap())
+            .collect();
+        let terraform_1_0 = ExactPrerelease::default();
+        let terraform_1_4 = ExactPrerelease {
+            equals: true,
+            v_prefix: false,
+        };
+        let tofu = ExactPrerelease {
+            equals: true,
+            v_prefix: true,
+        };
+        for (text, rules, selected) in [
+            ("0.0.3-alpha.1", terraform_1_0, Some("0.0.3-alpha.1")),
+            ("=0.0.3-alpha.1", terraform_1_0, None),
+            ("=0.0.3-alpha.1", terraform_1_4, Some("0.0.3-alpha.1")),
+            ("= 0.0.3-alpha.1", terraform_1_4, None),
+            ("v0.0.3-alpha.1", terraform_1_4, None),
+            ("=v0.0.3-alpha.1", terraform_1_4, None),
+            ("v0.0.3-alpha.1", tofu, Some("0.0.3-alpha.1")),
+            ("=v0.0.3-alpha.1", tofu, Some("0.0.3-alpha.1")),
+            ("<=0.0.3-alpha.1", tofu, Some("0.0.2")),
+            (">=0.0.3-alpha.1", tofu, None),
+            ("0.0.3-alpha.1, >=0.0.2", tofu, None),
+        ] {
+            let c = ModuleVersionConstraints::parse(text)
+                .unwrap()
+                .naming_prereleases(rules);
+            assert_eq!(
+                c.select(&available).map(ToString::to_string).as_deref(),
+                selected,
+                "{text} under {rules:?}"
+            );
+        }
+    }
 
     /// The versions a registry lists in the e2e judge, and what terraform 1.0.3 selects
     /// for each constraint (`None`: "Unresolvable module version constraint").
