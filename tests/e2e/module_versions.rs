@@ -122,3 +122,62 @@ fn constraints_select_what_terraform_selects() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// The line a user compares: a registry module's "Downloading" names its address (the
+/// host included) and the version chosen, as terraform 1.0.3 and 1.11.4 write it (judged
+/// on twin checkouts, with two calls so that tstore's prefetch runs too; each judge against
+/// an empty store, since tstore says "Downloading" only for what it downloads).
+#[test]
+fn the_downloading_line_of_a_registry_module_names_its_version_as_terraform_does() {
+    let env = TestEnv::new();
+    let base = env.root.path().join("git");
+    fs_err::create_dir_all(&base).unwrap();
+    let git = module_repo(&base);
+    let reg = ModuleRegistry::start();
+    for v in ["1.0.0", "1.1.0"] {
+        reg.publish("acme/mod/null", v, &git);
+        reg.publish("acme/other/null", v, &git);
+    }
+    let cfg = reg.write_cli_config(&env.root.path().join("cli-config/modules.tfrc"), "");
+    let host = reg.host();
+    let main = format!(
+        "module \"m\" {{\n  source  = \"{host}/acme/mod/null\"\n  version = \"~> 1.0\"\n}}\n\
+         module \"o\" {{\n  source  = \"{host}/acme/other/null\"\n  version = \"1.0.0\"\n}}\n"
+    );
+    let lines = |out: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("Downloading "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let peers = tstore_test_support::peers();
+    for (judge, tool) in peers.judges() {
+        let name = tool.replace(' ', "-");
+        let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
+        let store = TestEnv::new();
+        let ours = store.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
+        let their_out = tstore_test_support::run_ok(&mut env.judge_init(judge, &theirs, &cfg));
+        let our_out = tstore_test_support::run_ok(
+            tstore(&store, Some(&cfg))
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_NO_SERVER", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .args(["--flavor", "terraform", "init"])
+                .arg(&ours),
+        );
+        let mut theirs_said = lines(&their_out);
+        let mut ours_said = lines(&our_out);
+        assert_eq!(
+            theirs_said,
+            vec![
+                format!("Downloading {host}/acme/mod/null 1.1.0 for m..."),
+                format!("Downloading {host}/acme/other/null 1.0.0 for o..."),
+            ],
+            "{tool}"
+        );
+        theirs_said.sort();
+        ours_said.sort();
+        assert_eq!(ours_said, theirs_said, "tstore under {tool}");
+    }
+}

@@ -60,6 +60,8 @@ pub(in crate::modules) struct FetchSession<'a> {
     resolved: HashMap<String, Resolved>,
     /// The keys of `resolved` asked of the registry without the store's memo.
     asked_fresh: HashSet<String>,
+    /// The keys of `resolved` whose version the registry's listing chose (not the store).
+    asked_registry: HashSet<String>,
     /// A pinned package's lookup in the store, by address and pin.
     stored_pins: HashMap<String, Option<Fetched>>,
     /// The package ids fetched and found in the store so far.
@@ -100,6 +102,7 @@ impl<'a> FetchSession<'a> {
             packages: HashMap::new(),
             resolved: HashMap::new(),
             asked_fresh: HashSet::new(),
+            asked_registry: HashSet::new(),
             stored_pins: HashMap::new(),
             log: FetchLog::default(),
         }
@@ -188,6 +191,7 @@ impl<'a> FetchSession<'a> {
             self.fetcher()
                 .registry_from_store(m, constraints, &mut log)?
         };
+        let asked = from_store.is_none();
         let result = match from_store {
             Some(resolved) => Ok(resolved),
             None => {
@@ -203,8 +207,20 @@ impl<'a> FetchSession<'a> {
         if fresh {
             self.asked_fresh.insert(key.clone());
         }
+        if asked {
+            self.asked_registry.insert(key.clone());
+        }
         self.resolved.insert(key, r.clone());
         Ok(r)
+    }
+
+    /// Whether this init asked the registry to choose `m`'s version at `constraints`.
+    pub(in crate::modules) fn asked_registry(
+        &self,
+        m: &RegistryModule<'_>,
+        constraints: &ModuleVersionConstraints,
+    ) -> bool {
+        self.asked_registry.contains(&resolve_key(m, constraints))
     }
 
     /// Whether this init has a resolution of `m` at `constraints`, or can make one from the
@@ -496,6 +512,7 @@ impl<'a> FetchSession<'a> {
                 if fresh {
                     self.asked_fresh.insert(k.clone());
                 }
+                self.asked_registry.insert(k.clone());
                 self.resolved.insert(k, r);
             }
             if let Some((addr, f)) = fetched {

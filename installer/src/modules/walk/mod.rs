@@ -69,6 +69,7 @@ pub(super) fn walk(
             &opts.run,
         ),
         installed_addrs: HashSet::new(),
+        said_downloading: HashSet::new(),
         linked_installs: HashSet::new(),
         tree: ModuleTree::default(),
     };
@@ -139,6 +140,8 @@ struct Walker<'a> {
     /// walk order (depth first, calls by name). A later call of the same address gets the
     /// package without its dot entries, as terraform and tofu copy an earlier install.
     installed_addrs: HashSet<String>,
+    /// The registry modules (`HOST/PATH CONSTRAINTS`) whose "Downloading" line was said.
+    said_downloading: HashSet<String>,
     /// Installs of a directory named by absolute path that terraform and tofu make a link
     /// to it (the first install of each directory; later ones are copies), by call key.
     linked_installs: HashSet<String>,
@@ -286,15 +289,6 @@ impl<'a> Walker<'a> {
             self.session
                 .registry_pinned(&m, &selection, version, entry)?;
         }
-        if !self
-            .session
-            .has_resolution(&m, &selection, self.opts.workdir.upgrade)
-        {
-            self.reporter.event(Event::DownloadingModule {
-                source: &c.call.source,
-                key: &c.key,
-            });
-        }
         // The cooldown governs choosing: a version the lock names is installed as locked.
         let cooldown = if pinned.is_some() {
             None
@@ -317,6 +311,19 @@ impl<'a> Walker<'a> {
                 resolved = self.session.registry(&m, &selection, true, None)?;
                 hashes = locked::package_hashes(self.store, &resolved.fetched)?;
             }
+        }
+        // As the tools say it once the version is chosen: the module's address (its host
+        // named) and the version, for a call whose resolution asked the registry.
+        if self.session.asked_registry(&m, &selection)
+            && self
+                .said_downloading
+                .insert(crate::modules::fetch::resolve_key(&m, &selection))
+        {
+            let address = format!("{}/{} {}", m.host, m.path, resolved.version);
+            self.reporter.event(Event::DownloadingModule {
+                source: &address,
+                key: &c.key,
+            });
         }
         let Resolved {
             version,

@@ -82,8 +82,8 @@ impl<'a> Walker<'a> {
                         Some(_) => None,
                         None => self.opts.workdir.release_age.clone(),
                     };
+                    // Its "Downloading" line names the version chosen: the walk says it.
                     jobs.push(Job::Registry(plan.module, plan.selection, cooldown));
-                    asked.push((call.source.as_str(), key.as_str()));
                 }
                 Ok(Plan::Local(_) | Plan::Directory { .. } | Plan::Unsupported(_)) | Err(_) => {}
             }
