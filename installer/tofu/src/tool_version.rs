@@ -289,6 +289,26 @@ pub const TRUSTED_MIRROR_HASHES: Rule = Rule {
     tofu: Some((1, 12, 0)),
 };
 
+/// An override file may hold no check rule: from 1.2.0 (where `precondition` and
+/// `postcondition` came) every kind is refused as "Can't override KIND blocks"; before,
+/// only a variable's `validation`, as "Can't override variable validation rules"
+/// (upstream: internal/configs/checks.go `decodeCheckRuleBlock`, v1.2.0).
+pub const CHECK_RULE_OVERRIDE_WORDS: Rule = Rule {
+    what: "an override file's `precondition` and `postcondition` blocks refused, and its `validation` blocks as \"Can't override validation blocks\"",
+    terraform: Some((1, 2, 0)),
+    tofu: ALWAYS,
+};
+
+/// An override file's `module` block may not set `depends_on` ("Unsupported override");
+/// before 1.5.0 terraform checked the overridden (primary) block's `depends_on` instead, so it
+/// took the override's and refused any override of a call whose primary block had one
+/// (upstream: internal/configs/module_merge.go, hashicorp/terraform#32796, v1.5.0).
+pub const OVERRIDE_MODULE_DEPENDS_ON: Rule = Rule {
+    what: "an override file's `module` block may not set `depends_on` (before: a module call with `depends_on` may not be overridden)",
+    terraform: Some((1, 5, 0)),
+    tofu: ALWAYS,
+};
+
 /// A registry module's pre-release is selected by a constraint that names it with `=`
 /// (`=1.2.0-rc.1`, no space), not only by its bare version: the module installer asks
 /// apparentlymart/go-versions whether the pre-release was requested exactly (upstream:
@@ -404,6 +424,8 @@ pub fn rules() -> Vec<&'static Rule> {
         &CONST_MODULE_SOURCES,
         &EXACT_PRERELEASE_WITH_EQUALS,
         &EXACT_PRERELEASE_WITH_V,
+        &OVERRIDE_MODULE_DEPENDS_ON,
+        &CHECK_RULE_OVERRIDE_WORDS,
     ]
     .into_iter()
     .chain(BLOCK_TYPES.iter().map(|(_, r)| r))

@@ -30,7 +30,7 @@ use super::FileContent;
 use crate::flavor::Flavor;
 
 /// The version of the facts' form and of the rules that derive them.
-pub const FACTS_FORMAT: u32 = 1;
+pub const FACTS_FORMAT: u32 = 2;
 
 /// A content's name in the cache: its BLAKE3 (as the store names blobs).
 pub type ContentId = [u8; 32];

@@ -259,7 +259,7 @@ pub(super) fn parse_hcl(
         };
         check_block_header(&f, block, flavor)?;
         match block.ident.as_str() {
-            "resource" | "data" | "module" | "output" => {
+            "resource" | "data" | "output" => {
                 if let Some(a) = block.body.get_attribute("depends_on") {
                     if let Expression::Array(items) = &a.value {
                         if let Some(first) = items.iter().next() {
@@ -272,6 +272,7 @@ pub(super) fn parse_hcl(
             "import" => out.import_at.push(f.at(block)),
             _ => {}
         }
+        note_check_rules(&f, block, &mut out);
         out.note_block_type(block.ident.as_str(), f.at(block));
         if block.ident.as_str() == "terraform" {
             for inner in block.body.blocks() {
@@ -448,12 +449,48 @@ pub(super) fn parse_hcl(
                         .into_iter()
                         .find(|k| has(k))
                         .map(super::name::Name),
+                    depends_on: block.body.get_attribute("depends_on").and_then(|a| {
+                        match &a.value {
+                            Expression::Array(items) => {
+                                items.iter().next().map(|first| f.value_at(first, a))
+                            }
+                            _ => None,
+                        }
+                    }),
                 });
             }
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// Remember the check rules `block` holds (a variable's `validation`, an output's
+/// `precondition`, a resource's or data source's `lifecycle` `precondition` and
+/// `postcondition`) and a `check` block itself: an override file may hold none of them.
+fn note_check_rules(f: &HclFile<'_>, block: &Block, out: &mut FileContent) {
+    let inner: &[&str] = match block.ident.as_str() {
+        "variable" => &["validation"],
+        "output" => &["precondition", "postcondition"],
+        "check" => {
+            out.check_rules.push(("check".to_owned(), f.at(block)));
+            return;
+        }
+        _ => &[],
+    };
+    for b in block.body.blocks() {
+        if inner.contains(&b.ident.as_str()) {
+            out.check_rules.push((b.ident.as_str().to_owned(), f.at(b)));
+        }
+        if b.ident.as_str() == "lifecycle" && matches!(block.ident.as_str(), "resource" | "data") {
+            for rule in b.body.blocks() {
+                if matches!(rule.ident.as_str(), "precondition" | "postcondition") {
+                    out.check_rules
+                        .push((rule.ident.as_str().to_owned(), f.at(rule)));
+                }
+            }
+        }
+    }
 }
 
 /// A top-level block must be of a type the flavor's tool knows, with the labels that type

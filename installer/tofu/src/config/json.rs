@@ -109,7 +109,7 @@ pub(super) fn parse_json(
                 .flat_map(|names| names.values())
                 .flat_map(json_items)
                 .collect(),
-            "module" | "output" => json_items(value)
+            "output" => json_items(value)
                 .into_iter()
                 .flat_map(|by_name| by_name.values())
                 .flat_map(json_items)
@@ -384,6 +384,11 @@ pub(super) fn parse_json(
                                 .into_iter()
                                 .find(|k| body.contains_key(*k))
                                 .map(super::name::Name),
+                            depends_on: body
+                                .get("depends_on")
+                                .and_then(Value::as_array)
+                                .is_some_and(|a| !a.is_empty())
+                                .then(|| at.clone()),
                         });
                     }
                 }

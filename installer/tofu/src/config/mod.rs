@@ -136,6 +136,12 @@ pub struct ModuleRequirements {
     pub required_versions: Vec<RequiredVersion>,
     /// Its blocks of types only some releases know (`moved`, `import`, `cloud`, …), by type.
     pub newer_blocks: Vec<(String, SourcePos)>,
+    /// `depends_on` of module calls that override files override (`tool_rules.rs`).
+    pub module_override_depends_on: ModuleOverrideDependsOn,
+    /// The check rules and `check` blocks of override files, by kind (`tool_rules.rs`).
+    pub override_check_rules: Vec<(String, SourcePos)>,
+    /// Every `precondition` and `postcondition` block (releases before 1.2.0 know none).
+    pub condition_blocks: Vec<(String, SourcePos)>,
     /// Where its `terraform` block says the state is kept (`backend`, `cloud`,
     /// `state_store`); `None` when it does not say, which is the local backend for a root.
     pub state_storage: Option<StateStorage>,
@@ -257,9 +263,39 @@ pub fn load_module_requirements_shown_as(
         .rev()
         .chain(primary.iter().rev())
         .find_map(|f| f.state_storage.clone());
+    // `depends_on` of overridden module calls: the release decides which side is refused.
+    let base_calls: BTreeMap<&str, &FileModuleCall> = primary
+        .iter()
+        .flat_map(|f| &f.module_calls)
+        .map(|c| (c.name.as_str(), c))
+        .collect();
+    let override_calls: Vec<&FileModuleCall> =
+        overrides.iter().flat_map(|f| &f.module_calls).collect();
+    let module_override_depends_on = ModuleOverrideDependsOn {
+        in_overrides: override_calls
+            .iter()
+            .filter_map(|c| c.depends_on.clone())
+            .collect(),
+        in_overridden_bases: override_calls
+            .iter()
+            .filter_map(|c| base_calls.get(c.name.as_str())?.depends_on.clone())
+            .collect(),
+    };
     let mut reqs = ModuleRequirements {
         required_versions,
         state_storage,
+        module_override_depends_on,
+        override_check_rules: overrides
+            .iter()
+            .flat_map(|f| f.check_rules.iter().cloned())
+            .collect(),
+        condition_blocks: primary
+            .iter()
+            .chain(&overrides)
+            .flat_map(|f| &f.check_rules)
+            .filter(|(kind, _)| matches!(kind.as_str(), "precondition" | "postcondition"))
+            .cloned()
+            .collect(),
         newer_blocks: primary
             .iter()
             .chain(&overrides)
@@ -615,12 +651,17 @@ struct FileContent {
     imports: Vec<imports::ImportBlock>,
     /// The state storage its `terraform` blocks declare (the last one).
     state_storage: Option<StateStorage>,
-    /// Where a non-empty `depends_on` of a resource, data, module or output block is.
+    /// Where a non-empty `depends_on` of a resource, data or output block is (a module
+    /// block's is its call's).
     depends_on: Vec<SourcePos>,
     /// Where its `moved` blocks are.
     moved: Vec<SourcePos>,
     /// Where its `import` blocks are.
     import_at: Vec<SourcePos>,
+    /// Its check rules (`validation`, `precondition`, `postcondition`) and `check` blocks,
+    /// by kind: an override file may hold none.
+    #[serde(default)]
+    check_rules: Vec<(String, SourcePos)>,
     /// Its `variable` blocks, for their defaults and types.
     variables: Vec<variables::VariableFacts>,
     module_calls: Vec<FileModuleCall>,
@@ -643,6 +684,16 @@ impl FileContent {
     }
 }
 
+/// Where `depends_on` meets module calls an override file overrides: the releases refuse
+/// one side or the other (`tool_version::OVERRIDE_MODULE_DEPENDS_ON`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModuleOverrideDependsOn {
+    /// A non-empty `depends_on` in an override file's `module` block.
+    pub in_overrides: Vec<SourcePos>,
+    /// A non-empty `depends_on` of a primary `module` block that an override file overrides.
+    pub in_overridden_bases: Vec<SourcePos>,
+}
+
 /// A `module` block as one file writes it. An override file may leave any argument out;
 /// a primary file must give `source`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -653,6 +704,9 @@ struct FileModuleCall {
     at: SourcePos,
     /// `count` or `for_each`, if the block has it.
     repeated_by: Option<name::Name>,
+    /// Where a non-empty `depends_on` is (its first item).
+    #[serde(default)]
+    depends_on: Option<SourcePos>,
 }
 
 /// A module call's `source` or `version` as a file writes it.

@@ -36,6 +36,65 @@ pub fn check_tool_version(
             ));
         }
     }
+    // `depends_on` may not be overridden: from terraform 1.5.0 (and in OpenTofu) the
+    // override's own is refused; before, the check read the base call's by mistake, so an
+    // override of a call whose primary block has one was refused instead.
+    let overridden = &module.module_override_depends_on;
+    let refused = if tool.follows(&crate::tool_version::OVERRIDE_MODULE_DEPENDS_ON) {
+        overridden.in_overrides.first()
+    } else {
+        overridden.in_overridden_bases.first()
+    };
+    if let Some(at) = refused {
+        return Err(invalid(
+            at,
+            "Unsupported override",
+            "The depends_on argument may not be overridden.".into(),
+        ));
+    }
+    // `precondition` and `postcondition` came in 1.2.0: before, an unknown block type.
+    if !tool.follows(&crate::tool_version::CHECK_RULE_OVERRIDE_WORDS) {
+        if let Some((kind, at)) = module.condition_blocks.first() {
+            return Err(invalid(
+                at,
+                "Unsupported block type",
+                format!(
+                    "Blocks of type {kind:?} are not expected here. ({tool} does not know them.)"
+                ),
+            ));
+        }
+    }
+    // No check rule may be overridden: the words changed when preconditions came (1.2.0).
+    for (kind, at) in &module.override_check_rules {
+        let known = match kind.as_str() {
+            "check" => tool.follows(
+                crate::tool_version::block_type_rule("check").expect("a newer block type"),
+            ),
+            "precondition" | "postcondition" => {
+                tool.follows(&crate::tool_version::CHECK_RULE_OVERRIDE_WORDS)
+            }
+            _ => true,
+        };
+        if !known {
+            // A release that does not know the block refuses it elsewhere, or ignores it.
+            continue;
+        }
+        let (summary, detail) = match kind.as_str() {
+            "validation" if !tool.follows(&crate::tool_version::CHECK_RULE_OVERRIDE_WORDS) => (
+                "Can't override variable validation rules".to_owned(),
+                "Variable \"validation\" blocks cannot be used in override files.".to_owned(),
+            ),
+            "check" => (
+                "Can't override check blocks".to_owned(),
+                "Override files cannot override check blocks.".to_owned(),
+            ),
+            _ => (
+                format!("Can't override {kind} blocks"),
+                format!("Override files cannot override {kind:?} blocks."),
+            ),
+        };
+        return Err(invalid(at, summary, detail));
+    }
     let product = tool.product();
     for required in &module.required_versions {
         let meets = tool.meets(&required.constraint).map_err(|e| {

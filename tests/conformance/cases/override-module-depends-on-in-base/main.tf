@@ -1,0 +1,8 @@
+module "m" {
+  source     = "./mod"
+  depends_on = [module.o]
+}
+
+module "o" {
+  source = "./mod"
+}

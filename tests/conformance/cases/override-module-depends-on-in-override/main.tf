@@ -1,0 +1,7 @@
+module "m" {
+  source = "./mod"
+}
+
+module "o" {
+  source = "./mod"
+}

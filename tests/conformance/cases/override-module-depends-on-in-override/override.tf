@@ -1,0 +1,3 @@
+module "m" {
+  depends_on = [module.o]
+}

@@ -1,0 +1,6 @@
+output "o" {
+  precondition {
+    condition     = true
+    error_message = "Never."
+  }
+}
