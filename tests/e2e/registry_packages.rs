@@ -295,6 +295,12 @@ fn a_provider_without_signing_keys_is_installed_from_opentofus_registry_only() {
         "{}",
         stderr(&out)
     );
+    // The install line says it; tofu writes no other line about it.
+    assert!(
+        !stderr(&out).contains("signature check"),
+        "{}",
+        stderr(&out)
+    );
     let installed = pkgs.iter().find(|(p, ..)| *p == "linux_amd64").unwrap();
     let mut locked: Vec<String> = pkgs.iter().map(|(_, z, _)| zh(z)).collect();
     locked.push(installed.2.clone());

@@ -1,6 +1,6 @@
 //! A filesystem mirror's package into the store: from the source memo, or ingested.
 
-use tstore_store::{Disposition, Hash, HashRecord, SourceFingerprint, Store, StoreError, TreeId};
+use tstore_store::{Disposition, HashRecord, SourceFingerprint, Store, StoreError, TreeId};
 
 use crate::providers::sources::fs_mirror::MirrorLocation;
 use crate::providers::{Obtained, Obtainment};
@@ -33,19 +33,15 @@ pub(crate) fn obtain_fs(
         .first()
         .map(|r| r.hash.clone())
         .expect("ingest records the directory h1 first");
-    // The zh: of a zip read and verified now (not one the store's memo recalls), which the
-    // tofu flavor locks (`Obtainment::verified_zh`).
-    let verified_zh = hashes
-        .iter()
-        .filter(|_| obtained == Obtained::Ingested)
-        .find(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
-        .map(|r| r.hash.to_string());
+    // A local archive adds no zh: to the lock under either flavor: OpenTofu (1.12.6) locks
+    // only the h1: it computes after installing, since nothing authenticates a local
+    // archive (`installer.go`: the auth result of a filesystem mirror package is empty).
     Ok(Obtainment {
         tree,
         hashes,
         dir_h1,
         lock_extra: Vec::new(),
-        verified_zh,
+        verified_zh: None,
         source: format!("filesystem_mirror:{}", path.display()),
         memo: Some((path, fingerprint)),
         auth: "unauthenticated".into(),

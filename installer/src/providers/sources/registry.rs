@@ -348,7 +348,9 @@ impl Registry {
             })
             .collect();
         let key_id = if keys.is_empty() && keyless == KeylessSigning::Skipped {
-            tracing::warn!(
+            // The install line says it, in OpenTofu's words (`ProviderInstalledSkippedSignature`);
+            // tofu writes nothing more.
+            tracing::debug!(
                 "skipping the signature check of {addr} {version}: the registry gave no signing keys"
             );
             None
