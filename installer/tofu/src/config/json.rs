@@ -114,6 +114,7 @@ pub(super) fn parse_json(
                 .flat_map(|by_name| by_name.values())
                 .flat_map(json_items)
                 .collect(),
+            "variable" => Vec::new(),
             "moved" => {
                 out.moved
                     .extend(json_items(value).iter().map(|_| at.clone()));
@@ -126,7 +127,7 @@ pub(super) fn parse_json(
             }
             _ => Vec::new(),
         };
-        for body in bodies {
+        for body in &bodies {
             if body
                 .get("depends_on")
                 .and_then(Value::as_array)
@@ -135,6 +136,7 @@ pub(super) fn parse_json(
                 out.depends_on.push(at.clone());
             }
         }
+        note_check_rules(key, value, &bodies, &at, &mut out);
     }
     for (key, value) in roots.into_iter().flatten() {
         // "//" is JSON syntax's comment property.
@@ -416,4 +418,57 @@ pub(super) fn parse_json(
         }
     }
     Ok(out)
+}
+
+/// Remember the check rules a JSON file's blocks hold (a variable's `validation`, an
+/// output's `precondition`/`postcondition`, a resource's or data source's `lifecycle`
+/// ones) and its `check` blocks: an override file may hold none (`tool_rules.rs`).
+fn note_check_rules(
+    key: &str,
+    value: &Value,
+    bodies: &[&serde_json::Map<String, Value>],
+    at: &SourcePos,
+    out: &mut FileContent,
+) {
+    let mut note = |kind: &str, found: Option<&Value>| {
+        if found.is_some_and(|v| !json_items(v).is_empty()) {
+            out.check_rules.push((kind.to_owned(), at.clone()));
+        }
+    };
+    match key {
+        "variable" => {
+            for body in json_items(value)
+                .into_iter()
+                .flat_map(|by_name| by_name.values())
+                .flat_map(json_items)
+            {
+                note("validation", body.get("validation"));
+            }
+        }
+        "output" => {
+            for body in bodies {
+                note("precondition", body.get("precondition"));
+                note("postcondition", body.get("postcondition"));
+            }
+        }
+        "resource" | "data" => {
+            for lifecycle in bodies
+                .iter()
+                .filter_map(|b| b.get("lifecycle"))
+                .flat_map(json_items)
+            {
+                note("precondition", lifecycle.get("precondition"));
+                note("postcondition", lifecycle.get("postcondition"));
+            }
+        }
+        "check" => {
+            for _ in json_items(value)
+                .into_iter()
+                .flat_map(|by_name| by_name.values())
+            {
+                out.check_rules.push(("check".to_owned(), at.clone()));
+            }
+        }
+        _ => {}
+    }
 }

@@ -17,13 +17,25 @@ pub fn check_tool_version(
     for (kind, at) in &module.newer_blocks {
         let known = crate::tool_version::block_type_rule(kind).is_none_or(|r| tool.follows(r));
         if !known {
-            return Err(invalid(
-                at,
-                "Unsupported block type",
-                format!(
-                    "Blocks of type {kind:?} are not expected here. ({tool} does not know them.)"
-                ),
-            ));
+            // A JSON file's unknown top-level name is a property its syntax rejects.
+            let json = at.file.extension().is_some_and(|e| e == "json");
+            return Err(if json {
+                invalid(
+                    at,
+                    "Extraneous JSON object property",
+                    format!(
+                        "No argument or block type is named {kind:?}. ({tool} does not know it.)"
+                    ),
+                )
+            } else {
+                invalid(
+                    at,
+                    "Unsupported block type",
+                    format!(
+                        "Blocks of type {kind:?} are not expected here. ({tool} does not know them.)"
+                    ),
+                )
+            });
         }
         if kind == "symbols" {
             // OpenTofu 1.13's symbol libraries are an experiment whose install (packages
