@@ -401,6 +401,11 @@ pub(super) fn parse_json(
                         let kind = match key.as_str() {
                             "variable" => {
                                 validate::check_variable_name(name, &at)?;
+                                for body in json_items(&items[name]) {
+                                    let facts = variable_facts(name, body, &at);
+                                    super::variables::check_block(&facts)?;
+                                    out.variables.push(facts);
+                                }
                                 DeclKind::Variable
                             }
                             "output" => DeclKind::Output,
@@ -418,6 +423,40 @@ pub(super) fn parse_json(
         }
     }
     Ok(out)
+}
+
+/// One JSON `variable` block's type and default, as far as `variables.rs` judges them: the
+/// `type` string is a type expression (as the JSON syntax reads it); a default is the JSON
+/// value, a string holding a template sequence being an expression (not judged).
+fn variable_facts(
+    name: &str,
+    body: &serde_json::Map<String, Value>,
+    at: &SourcePos,
+) -> super::variables::VariableFacts {
+    use super::variables::{DefaultValue, TypeConstraint};
+    let ty = body.get("type").map(|t| match t.as_str() {
+        Some(text) => hcl::edit::parser::parse_expr(text)
+            .map(|e| super::hcl_exprs::type_constraint(&e))
+            .unwrap_or(TypeConstraint::Other),
+        None => TypeConstraint::Other,
+    });
+    let default = body.get("default").map(|v| match v {
+        Value::String(s) if s.contains("${") || s.contains("%{") => DefaultValue::Other,
+        Value::String(s) => DefaultValue::String(s.clone()),
+        Value::Number(_) => DefaultValue::Number,
+        Value::Bool(_) => DefaultValue::Bool,
+        Value::Null => DefaultValue::Null,
+        Value::Array(_) => DefaultValue::Tuple,
+        Value::Object(_) => DefaultValue::Object,
+    });
+    super::variables::VariableFacts {
+        name: name.to_owned(),
+        ty,
+        default,
+        nullable: body.get("nullable").and_then(Value::as_bool),
+        at: at.clone(),
+        default_at: body.get("default").map(|_| at.clone()),
+    }
 }
 
 /// Remember the check rules a JSON file's blocks hold (a variable's `validation`, an

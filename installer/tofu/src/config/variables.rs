@@ -4,7 +4,7 @@
 //! OpenTofu alike. Only what is certain without an evaluator is judged: a literal default
 //! against a primitive type or a collection of one, and a null default where
 //! `nullable = false`; anything else is left to the tool's `plan`. The syntaxes' readers
-//! (`hcl.rs`) make these values from what a file writes.
+//! (`hcl.rs`, `json.rs`) make these values from what a file writes.
 
 use super::{invalid, ConfigError, SourcePos};
 
