@@ -27,8 +27,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::blob::BlobId;
-use crate::gc::{ctime_and_len, GcReport, Leftovers};
+use crate::gc::{ctime_and_len, GcReport};
 use crate::index::{now, query_vec};
+use crate::leftovers::Leftovers;
 use crate::{Result, Store};
 
 /// How long a check trusts a walk that found no leftover view or blob file, at most (and
