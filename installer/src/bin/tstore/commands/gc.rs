@@ -10,19 +10,56 @@
 //!   "packages_dropped":[KEY],"met","linked_bytes","in_use"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
 //!   busy for `--wait`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use std::collections::HashSet;
 
 use anyhow::Result;
+use clap::Args;
 use tstore_store::{GcOptions, PackageKey, SizeBudget};
 
 use crate::json;
 use crate::units;
 use crate::Settings;
 
+// Arguments of `tstore gc` (a plain comment: clap would take a doc comment as help).
+#[derive(Debug, Args)]
+pub(crate) struct GcArgs {
+    /// Keep anything younger than this (`30s`, `15m`, `1h`, `7d`; a bare number is seconds).
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::parse_duration)]
+    pub min_age: Duration,
+    /// Report what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How long to wait for running inits to finish; new inits wait behind gc meanwhile,
+    /// and gc skips (exit 0) if the store is still busy then.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::cli::parse_duration)]
+    pub wait: Duration,
+    /// Then drop packages no checkout links, least recently used first, until the store's
+    /// files take at most SIZE (`500M`, `20G`, `1T`; powers of 1024).
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_size)]
+    pub max_size: Option<u64>,
+    /// Then drop packages no checkout links, least recently used first, until the store's
+    /// filesystem has SIZE free.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_size)]
+    pub min_free: Option<u64>,
+    /// Before a CI cache is saved: keep only what the lock files of the roots under each
+    /// DIR pin (default: the current directory) and what checkouts link; everything else
+    /// goes whatever its age, the git cache too when every git call is pinned.
+    #[arg(long)]
+    pub ci: bool,
+    /// With --ci: the directories whose roots' lock files say what to keep.
+    #[arg(value_name = "DIR", requires = "ci")]
+    pub dirs: Vec<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `tstore gc`.
-pub(crate) fn gc(settings: &Settings, args: &crate::cli::GcArgs) -> Result<ExitCode> {
+pub(crate) fn gc(settings: &Settings, args: &GcArgs) -> Result<ExitCode> {
     let budget = (args.max_size.is_some() || args.min_free.is_some()).then_some(SizeBudget {
         max_size: args.max_size,
         min_free: args.min_free,

@@ -43,7 +43,7 @@
 
 mod cli_config;
 mod fetch;
-mod gc;
+pub(crate) mod gc;
 mod init;
 pub(crate) mod man;
 mod modules;
