@@ -8,7 +8,7 @@ pub(crate) mod oci;
 pub(crate) mod signing;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use tstore_tofu::cliconfig::{CliConfig, HostServices};
@@ -35,6 +35,8 @@ pub struct NetworkSettings {
     /// `OPENTOFU_ENFORCE_GPG_VALIDATION=true`: what only a signature covers is trusted, even
     /// from OpenTofu's registry (its unsigned `packages` hashes are not locked).
     pub enforce_gpg_validation: bool,
+    /// The keys that make a provider's signature HashiCorp's or a partner's.
+    pub trust_roots: signing::TrustRoots,
 }
 
 /// The HTTP client of one run, built on first use: building one (its TLS roots) costs
@@ -95,6 +97,9 @@ impl NetworkSettings {
             },
             login_dirs: oci::auth::LoginDirs::from_env(|k| var(k).map(str::to_owned)),
             enforce_gpg_validation: var("OPENTOFU_ENFORCE_GPG_VALIDATION") == Some("true"),
+            trust_roots: var("TSTORE_TEST_TRUST_ROOTS")
+                .and_then(|dir| signing::TrustRoots::from_dir(Path::new(dir)))
+                .unwrap_or_default(),
         }
     }
 

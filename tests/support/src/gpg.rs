@@ -81,6 +81,27 @@ impl GpgKey {
         out.stdout
     }
 
+    /// The public key in OpenPGP's binary form (what a trust signature is made over).
+    pub fn export_binary(&self) -> Vec<u8> {
+        self.gpg(&["--export"])
+    }
+
+    /// An ASCII-armored detached signature over `data` (a registry's `trust_signature`).
+    pub fn sign_armored(&self, data: &[u8]) -> String {
+        String::from_utf8(self.gpg_stdin(
+            &[
+                "--passphrase",
+                "",
+                "--armor",
+                "--detach-sign",
+                "--output",
+                "-",
+            ],
+            data,
+        ))
+        .unwrap()
+    }
+
     /// A binary detached signature over `data`.
     pub fn sign(&self, data: &[u8]) -> Vec<u8> {
         self.gpg_stdin(

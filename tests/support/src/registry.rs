@@ -32,6 +32,8 @@ pub struct TestRegistry {
     mirror_versions: Mutex<BTreeMap<String, Vec<String>>>,
     /// Publish dates given in the versions list, by (NS/TYPE, version).
     dates: Mutex<BTreeMap<(String, String), String>>,
+    /// The signing key's `trust_signature` in later publications (empty: none).
+    trust_signature: Mutex<String>,
 }
 
 impl TestRegistry {
@@ -43,6 +45,7 @@ impl TestRegistry {
             versions: Mutex::default(),
             mirror_versions: Mutex::default(),
             dates: Mutex::default(),
+            trust_signature: Mutex::default(),
         }
     }
 
@@ -57,6 +60,7 @@ impl TestRegistry {
             versions: Mutex::default(),
             mirror_versions: Mutex::default(),
             dates: Mutex::default(),
+            trust_signature: Mutex::default(),
         };
         reg.server.route(
             "/.well-known/terraform.json",
@@ -181,7 +185,7 @@ impl TestRegistry {
                 "signing_keys": {"gpg_public_keys": [{
                     "key_id": self.key.key_id,
                     "ascii_armor": self.key.armor,
-                    "trust_signature": "",
+                    "trust_signature": *self.trust_signature.lock().unwrap(),
                     "source": "tstore tests",
                     "source_url": null
                 }]}
@@ -209,6 +213,12 @@ impl TestRegistry {
             );
         self.route_versions(ns_type);
         sums
+    }
+
+    /// Give the signing key `trust_signature` (an armored detached signature over the key's
+    /// binary form, as HashiCorp's partners key makes one) in later publications.
+    pub fn set_trust_signature(&self, trust_signature: &str) {
+        *self.trust_signature.lock().unwrap() = trust_signature.to_owned();
     }
 
     /// List `ns_type` `version` with `published_at` (RFC 3339), as the public registries'

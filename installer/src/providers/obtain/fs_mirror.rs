@@ -1,6 +1,6 @@
 //! A filesystem mirror's package into the store: from the source memo, or ingested.
 
-use tstore_store::{Disposition, HashRecord, SourceFingerprint, Store, StoreError, TreeId};
+use tstore_store::{Disposition, Hash, HashRecord, SourceFingerprint, Store, StoreError, TreeId};
 
 use crate::providers::sources::fs_mirror::MirrorLocation;
 use crate::providers::{Obtained, Obtainment};
@@ -33,15 +33,20 @@ pub(crate) fn obtain_fs(
         .first()
         .map(|r| r.hash.clone())
         .expect("ingest records the directory h1 first");
-    // A local archive adds no zh: to the lock under either flavor: OpenTofu (1.12.6) locks
-    // only the h1: it computes after installing, since nothing authenticates a local
-    // archive (`installer.go`: the auth result of a filesystem mirror package is empty).
+    // The zh: of a zip read and verified now (not one the store's memo recalls), which
+    // `providers lock` records (`Obtainment::verified_zh`; `init` does not: `local_archive`).
+    let verified_zh = hashes
+        .iter()
+        .filter(|_| obtained == Obtained::Ingested)
+        .find(|r| matches!(r.hash, Hash::Zh(_)) && r.disposition.verified_locally)
+        .map(|r| r.hash.to_string());
     Ok(Obtainment {
         tree,
         hashes,
         dir_h1,
         lock_extra: Vec::new(),
-        verified_zh: None,
+        verified_zh,
+        local_archive: matches!(location, MirrorLocation::Packed(_)),
         source: format!("filesystem_mirror:{}", path.display()),
         memo: Some((path, fingerprint)),
         auth: "unauthenticated".into(),

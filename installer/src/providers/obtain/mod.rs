@@ -107,6 +107,10 @@ pub(crate) struct Obtainment {
     /// at v1.12);
     /// terraform records only the `h1:` from a mirror.
     pub(crate) verified_zh: Option<String>,
+    /// A filesystem mirror's zip: `tofu init` locks none of its hashes but the `h1:` it
+    /// computes (nothing authenticates a local archive, so nothing else counts as verified
+    /// locally: OpenTofu 1.12.6 `installer.go`); `providers lock` still records its `zh:`.
+    pub(crate) local_archive: bool,
     pub(crate) memo: Option<(PathBuf, SourceFingerprint)>,
     pub(crate) source: String,
     pub(crate) auth: String,
@@ -133,6 +137,7 @@ impl Obtainment {
             ],
             lock_extra: Vec::new(),
             verified_zh: None,
+            local_archive: false,
             dir_h1,
             memo: None,
             source,
@@ -160,6 +165,7 @@ impl Obtainment {
             dir_h1: ingested.ingested.h1.clone(),
             lock_extra: Vec::new(),
             verified_zh: Some(ingested.zh.to_string()),
+            local_archive: false,
             hashes,
             memo: None,
             source,
@@ -317,7 +323,14 @@ impl ProviderJob<'_> {
                         cx.opts.workdir.network.enforce_gpg_validation,
                     );
                     let verified = registry
-                        .verified_package(http, addr, version, platform, keyless)
+                        .verified_package(
+                            http,
+                            addr,
+                            version,
+                            platform,
+                            keyless,
+                            &cx.opts.workdir.network.trust_roots,
+                        )
                         .map_err(|e| remote_err("origin registry", e.into()))?;
                     Some(obtain_registry(cx, http, package, verified)?)
                 }
@@ -437,7 +450,8 @@ impl ProviderJob<'_> {
             source,
         })?;
         let mut lock_hashes: BTreeSet<String> = got.lock_extra.into_iter().collect();
-        if self.cx.opts.workdir.flavor == Flavor::Tofu {
+        let local_archive_in_init = got.local_archive && self.mode == ObtainMode::Init;
+        if self.cx.opts.workdir.flavor == Flavor::Tofu && !local_archive_in_init {
             lock_hashes.extend(got.verified_zh);
         }
         lock_hashes.insert(got.dir_h1.to_string());

@@ -6,14 +6,12 @@ use tstore_tofu::flavor::Flavor;
 use super::download::fetch_and_ingest;
 use super::{ObtainContext, SelectedPackage, SIGNING_SKIPPED};
 use crate::net::http::HttpClient;
+use crate::net::signing::Signer;
 use crate::providers::sources::registry::{
     check_package_size, registry_packages, RegistryError, RegistryPackages, VerifiedPackage,
 };
 use crate::providers::RemoteError;
 use crate::providers::{record, reuse, InstallError, Obtained, Obtainment};
-
-/// The long ID of HashiCorp's release-signing key, the key terraform calls official.
-const HASHICORP_KEY_ID: &str = "34365D9472D7468F";
 
 /// A registry package: SHA256SUMS already verified; reuse the store's copy when it holds the
 /// signed archive hash, else download, check and ingest.
@@ -64,12 +62,15 @@ pub(crate) fn obtain_registry(
     }
     lock_extra.extend(reported.hashes);
     let auth = match (key_id, cx.opts.workdir.flavor) {
-        // terraform names HashiCorp's own signature, and shows a key ID for third parties
-        // only (internal/getproviders/package_authentication.go, `officialProvider`).
-        (Some(key_id), Flavor::Terraform) if key_id.eq_ignore_ascii_case(HASHICORP_KEY_ID) => {
-            "signed by HashiCorp".to_owned()
-        }
-        (Some(key_id), Flavor::Terraform) => format!("self-signed, key ID {key_id}"),
+        // terraform names HashiCorp's own signature (one its release key verifies, whatever
+        // ID the registry gives the key), a partner's (a trust signature by the partners key)
+        // and shows a key ID for the others (internal/getproviders/package_authentication.go,
+        // `signatureAuthentication`).
+        (Some(key_id), Flavor::Terraform) => match verified.signer {
+            Some(Signer::HashiCorp) => "signed by HashiCorp".to_owned(),
+            Some(Signer::Partner) => format!("signed by a HashiCorp partner, key ID {key_id}"),
+            _ => format!("self-signed, key ID {key_id}"),
+        },
         (Some(key_id), Flavor::Tofu) => format!("signed, key ID {key_id}"),
         (None, _) => SIGNING_SKIPPED.to_owned(),
     };
@@ -79,6 +80,7 @@ pub(crate) fn obtain_registry(
         dir_h1,
         lock_extra,
         verified_zh: None,
+        local_archive: false,
         memo: None,
         source: format!(
             "registry:{}",

@@ -94,6 +94,8 @@ pub(crate) struct VerifiedPackage {
     /// The key that verified the signature (`key_id` as the registry gave it); `None` when
     /// the registry gave no keys and the signature was not checked ([`KeylessSigning`]).
     pub key_id: Option<String>,
+    /// Who vouches for the signature (`None` when it was not checked).
+    pub(crate) signer: Option<signing::Signer>,
     /// The download metadata's `packages` as given (OpenTofu ≥ 1.12's every-platform
     /// hashes, not covered by the signature): read by [`registry_packages`] only for the
     /// releases that read it.
@@ -286,6 +288,9 @@ struct SigningKeys {
 struct KeyEntry {
     key_id: String,
     ascii_armor: String,
+    /// A detached signature over the key by HashiCorp's partners key (empty: none).
+    #[serde(default)]
+    trust_signature: Option<String>,
 }
 
 /// A registry's `providers.v1` endpoint.
@@ -326,6 +331,7 @@ impl Registry {
         version: &Version,
         platform: &Platform,
         keyless: KeylessSigning,
+        roots: &signing::TrustRoots,
     ) -> Result<VerifiedPackage, RegistryError> {
         let meta_url = self.url(&format!(
             "{}/{}/{version}/download/{}/{}",
@@ -345,25 +351,31 @@ impl Registry {
             .map(|k| SigningKey {
                 key_id: k.key_id,
                 ascii_armor: k.ascii_armor,
+                trust_signature: k.trust_signature.filter(|t| !t.trim().is_empty()),
             })
             .collect();
-        let key_id = if keys.is_empty() && keyless == KeylessSigning::Skipped {
+        let signature_err = |source| RegistryError::Signature {
+            provider: addr.to_string(),
+            version: version.clone(),
+            url: signature_url.clone(),
+            source,
+        };
+        let (key_id, signer) = if keys.is_empty() && keyless == KeylessSigning::Skipped {
             // The install line says it, in OpenTofu's words (`ProviderInstalledSkippedSignature`);
             // tofu writes nothing more.
             tracing::debug!(
                 "skipping the signature check of {addr} {version}: the registry gave no signing keys"
             );
-            None
+            (None, None)
         } else {
-            let key_id = signing::verify_detached(&keys, &sums, &signature).map_err(|source| {
-                RegistryError::Signature {
-                    provider: addr.to_string(),
-                    version: version.clone(),
-                    url: signature_url.clone(),
-                    source,
-                }
-            })?;
-            Some(key_id)
+            let key_id =
+                signing::verify_detached(&keys, &sums, &signature).map_err(signature_err)?;
+            let key = keys
+                .iter()
+                .find(|k| k.key_id == key_id)
+                .expect("the verifying key is one of the registry's");
+            let signer = signing::signer(roots, key, &sums, &signature).map_err(signature_err)?;
+            (Some(key_id), Some(signer))
         };
         let signed_sums = parse_sha256sums(&sums).map_err(|message| RegistryError::Malformed {
             url: shasums_url.clone(),
@@ -386,6 +398,7 @@ impl Registry {
             shasum,
             signed_sums,
             key_id,
+            signer,
             packages: doc.packages,
             meta_url: meta_url.to_string(),
         })
