@@ -3,8 +3,9 @@
 //! `values.rs`, the single-dash rewriting in `command_line.rs`, the tests in `tests.rs`.
 //!
 //! A command's arguments move beside its code, as cargo keeps a command's `cli()` with its
-//! `exec()`: `tstore gc`'s are in `commands/gc.rs`. Until the rest follow, this file is over
-//! 700 lines, in the order `tstore --help` lists the commands.
+//! `exec()`: `gc`, `fetch`, `push`, `mount`/`umount`, `man`, `version` and `cli-config`
+//! already have (`commands/NAME.rs`); `init`, `modules`, `providers`, `store`, `roots` and
+//! `serve` follow. The command list stays here, in the order `tstore --help` lists it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -142,12 +143,12 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore mount                 # start the daemon\n  tstore mount --status --json # exit 0 when the mount path serves this store, 32 when not\n  tstore mount --foreground    # for systemd (contrib/systemd/tstore-mount.service)"
     )]
-    Mount(MountArgs),
+    Mount(crate::commands::mount::MountArgs),
     /// Unmount the FUSE mount at the mount path and stop its daemon.
     #[command(
         after_help = "Examples:\n  tstore umount          # stop the daemon init or `tstore mount` started\n  tstore umount --lazy   # detach now even while a provider runs from it"
     )]
-    Umount(UmountArgs),
+    Umount(crate::commands::mount::UmountArgs),
     /// Provider commands (like `tofu providers …`).
     #[command(
         subcommand,
@@ -165,7 +166,7 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore fetch --recursive -platform=linux_amd64 -platform=darwin_arm64   # a CI image's bake step\n  tstore fetch stacks/app --json"
     )]
-    Fetch(FetchArgs),
+    Fetch(crate::commands::fetch::FetchArgs),
     /// Print a CLI configuration with which a plain `tofu init` installs every provider the
     /// store holds from the store (offline), and others as your own configuration says.
     ///
@@ -177,7 +178,7 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore cli-config                              # print it\n  tstore cli-config --out ~/.tstore.tfrc         # write it; tstore keeps it current\n  TF_CLI_CONFIG_FILE=~/.tstore.tfrc tofu init    # the providers come from the store"
     )]
-    CliConfig(CliConfigArgs),
+    CliConfig(crate::commands::cli_config::CliConfigArgs),
     /// Remove what no live working directory links (safe from cron: waits its turn beside running inits).
     #[command(
         after_help = "Examples:\n  tstore gc --dry-run          # what would go\n  tstore gc --min-age 1h       # from cron: keep anything younger than an hour\n  tstore gc --max-size 20G     # and keep the store under 20 GiB, least recently used first\n  tstore gc --min-free 10G     # or keep 10 GiB free on its filesystem\n  tstore gc --ci .             # before saving a CI cache: only what the locks pin\n  tstore gc --json             # the report for scripts"
@@ -198,7 +199,7 @@ pub(crate) enum Command {
     /// Publish the store's providers, or its module packages (a module mirror), to an OCI
     /// registry in OpenTofu's layout (what `oci_mirror`, `oci://` module sources and
     /// `module_mirror` read).
-    Push(PushArgs),
+    Push(crate::commands::push::PushArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  mkdir -p ~/.local/share/bash-completion/completions\n  tstore completions bash > ~/.local/share/bash-completion/completions/tstore\n  mkdir -p ~/.zfunc && tstore completions zsh > ~/.zfunc/_tstore\n  mkdir -p ~/.config/fish/completions\n  tstore completions fish > ~/.config/fish/completions/tstore.fish"
@@ -214,7 +215,7 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore man | man -l -                         # read it now\n  mkdir -p ~/.local/share/man/man1\n  tstore man --dir ~/.local/share/man/man1      # then: man tstore-init"
     )]
-    Man(ManArgs),
+    Man(crate::commands::man::ManArgs),
     /// Show tstore's version, commit and platform (like `tofu version`).
     ///
     /// Then the provider versions the lock file of the current directory selects, as `tofu
@@ -222,76 +223,7 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore version         # tstore v0.1.0 (commit date), on linux_amd64\n  tstore version -json   # the same for scripts"
     )]
-    Version(VersionArgs),
-}
-
-// Arguments of `tstore man`.
-#[derive(Debug, Args)]
-pub(crate) struct ManArgs {
-    /// Write `tstore.1` and one page per command (`tstore-init.1`, …) into this directory
-    /// (created if missing) instead of printing the top page, so that every page a page
-    /// refers to exists.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-}
-
-// Arguments of `tstore version`.
-#[derive(Debug, Args)]
-pub(crate) struct VersionArgs {
-    /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
-    pub json: bool,
-}
-
-// Arguments of `tstore push`.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2\n  tstore push --modules oci://registry.example.com/modules\n  tstore push --modules oci://registry.example.com/modules --recursive stacks"
-)]
-pub(crate) struct PushArgs {
-    /// `oci://REGISTRY/PATH` with `${hostname}`, `${namespace}` and `${type}`, as an
-    /// `oci_mirror`'s `repository_template` (quote it for the shell). A part may be left out
-    /// when every `--provider` names the same value for it, as when each `include` pattern
-    /// of an `oci_mirror` does. With --modules: `oci://REGISTRY/REPOSITORY`.
-    pub target: String,
-    /// Only this provider (`[HOST/]NAMESPACE/TYPE`, optionally `@VERSION`); repeatable.
-    /// Default: every provider package in the store.
-    #[arg(long = "provider", value_name = "ADDR[@VERSION]")]
-    pub providers: Vec<String>,
-    /// Push this module package (its id as `tstore store ls` shows it) instead of providers;
-    /// the target is then `oci://REGISTRY/REPOSITORY?tag=TAG`, as `oci://` sources name it.
-    #[arg(long, value_name = "PACKAGE_ID", conflicts_with_all = ["providers", "modules"])]
-    pub module: Option<String>,
-    /// Push module packages to a module mirror instead of providers: the target is
-    /// `oci://REGISTRY/REPOSITORY`, each package tagged by its h1: hash, so that runners with
-    /// `module_mirror` set install locked calls from it. Default: every module package in the
-    /// store.
-    #[arg(long, conflicts_with = "providers")]
-    pub modules: bool,
-    /// With --modules: only what the module lock files (.tstore.lock.hcl) of the roots under
-    /// each DIR pin, as `init --recursive` finds the roots; fails, pushing nothing, when the
-    /// store lacks one of them.
-    #[arg(long, requires = "modules")]
-    pub recursive: bool,
-    /// With --modules --recursive: the directories to search (default: the current one).
-    #[arg(value_name = "DIR", requires = "recursive")]
-    pub dirs: Vec<PathBuf>,
-    /// With --recursive: leave out the roots whose path relative to DIR matches this glob.
-    #[arg(long, value_name = "GLOB", requires = "recursive")]
-    pub exclude: Vec<String>,
-    /// Build provider layers from the stored files instead of first fetching, from the
-    /// installation sources, the zips the store did not keep. No source is asked, but plain
-    /// tofu refuses such a layer where a lock file's hashes came from the source's zip.
-    #[arg(long)]
-    pub rebuild_layers: bool,
-    /// Replace what a tag already names when it is another package (another zip for a
-    /// platform of that provider version, or another module manifest). Without it such a
-    /// push fails and leaves the tag as it is.
-    #[arg(long)]
-    pub force: bool,
-    /// Print a JSON report on stdout.
-    #[arg(long)]
-    pub json: bool,
+    Version(crate::commands::version::VersionArgs),
 }
 
 // Arguments of `tstore serve`.
@@ -440,27 +372,6 @@ pub(crate) struct ModulesLockArgs {
     pub json: bool,
 }
 
-// Arguments of `tstore fetch`.
-#[derive(Debug, Args)]
-pub(crate) struct FetchArgs {
-    /// The working directories whose lock files to read (default: the current directory).
-    #[arg(value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// Every root under each DIR, as `init --recursive` finds them.
-    #[arg(long)]
-    pub recursive: bool,
-    /// With --recursive: leave out the roots whose path relative to DIR matches this glob;
-    /// repeatable.
-    #[arg(long, value_name = "GLOB", requires = "recursive")]
-    pub exclude: Vec<String>,
-    /// A platform `OS_ARCH` to fetch providers for; repeatable (default: the current one).
-    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = parse_platform)]
-    pub platforms: Vec<Platform>,
-    /// Print a JSON report on stdout instead of human-readable lines.
-    #[arg(long)]
-    pub json: bool,
-}
-
 /// Arguments of `tstore providers lock`.
 #[derive(Debug, Args)]
 pub(crate) struct ProvidersLockArgs {
@@ -478,37 +389,6 @@ pub(crate) struct ProvidersLockArgs {
     /// Print a JSON report on stdout instead of human-readable progress.
     #[arg(long)]
     pub json: bool,
-}
-
-// Arguments of `tstore mount`.
-#[derive(Debug, Args)]
-pub(crate) struct MountArgs {
-    /// Serve the mount in this process until it is unmounted (for systemd and tests).
-    #[arg(long, conflicts_with = "status")]
-    pub foreground: bool,
-    /// Keep the mount up across reboots: write the systemd user unit `tstore-mount.service`
-    /// (this binary, this store and mount path) and enable it where systemd runs; where it
-    /// does not, say what to do instead.
-    #[arg(long, conflicts_with_all = ["foreground", "status", "disable"])]
-    pub enable: bool,
-    /// Stop and remove the unit `--enable` wrote.
-    #[arg(long, conflicts_with_all = ["foreground", "status"])]
-    pub disable: bool,
-    /// Report whether the mount path serves this store instead of mounting (exit 0 when
-    /// it does, 32 when not, like `mountpoint -q`).
-    #[arg(long)]
-    pub status: bool,
-    /// With --status: print JSON.
-    #[arg(long, requires = "status")]
-    pub json: bool,
-}
-
-// Arguments of `tstore umount`.
-#[derive(Debug, Args)]
-pub(crate) struct UmountArgs {
-    /// Detach the mount even if it is in use (`fusermount3 -u -z`).
-    #[arg(long)]
-    pub lazy: bool,
 }
 
 // Arguments of `tstore init`.
@@ -740,15 +620,6 @@ pub(crate) enum StoreCommand {
     },
 }
 
-// `tstore cli-config`.
-#[derive(Debug, Args)]
-pub(crate) struct CliConfigArgs {
-    /// Write the configuration to FILE (0600) instead of printing it, and rewrite it whenever
-    /// providers enter or leave the store.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-}
-
 /// `-lockfile=MODE` of `tstore init`, as tofu names its modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum LockfileMode {
@@ -762,5 +633,5 @@ mod tests;
 mod values;
 
 pub(crate) use command_line::{parse_from, parse_served, UsageError};
-use values::{flavor_parser, go_bool, parse_platform};
+pub(crate) use values::{flavor_parser, go_bool, parse_platform};
 pub(crate) use values::{parse_duration, parse_size};

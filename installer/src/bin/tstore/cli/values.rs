@@ -8,7 +8,7 @@ use tstore_tofu::addr::Platform;
 use tstore_tofu::flavor::Flavor;
 
 /// The flavors by the names users type (`tofu`, `terraform`).
-pub(super) fn flavor_parser() -> impl TypedValueParser<Value = Flavor> {
+pub(crate) fn flavor_parser() -> impl TypedValueParser<Value = Flavor> {
     PossibleValuesParser::new(["tofu", "terraform"]).map(|s| {
         s.parse::<Flavor>()
             .expect("every possible value is a flavor")
@@ -18,7 +18,7 @@ pub(super) fn flavor_parser() -> impl TypedValueParser<Value = Flavor> {
 /// A boolean flag's value as tofu reads `-flag=VALUE` (Go's `strconv.ParseBool`: `1`, `t`,
 /// `T`, `TRUE`, `true`, `True`, and the same for false), so `-upgrade=true` and
 /// `-get=0` mean what they mean to `tofu init`.
-pub(super) fn go_bool(text: &str) -> Result<bool, String> {
+pub(crate) fn go_bool(text: &str) -> Result<bool, String> {
     match text {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
@@ -61,7 +61,7 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// A target platform `OS_ARCH`.
-pub(super) fn parse_platform(text: &str) -> Result<Platform, String> {
+pub(crate) fn parse_platform(text: &str) -> Result<Platform, String> {
     text.parse()
         .map_err(|e| format!("{e}; use OS_ARCH, e.g. linux_amd64"))
 }

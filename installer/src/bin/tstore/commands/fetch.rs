@@ -7,9 +7,11 @@
 //! `tstore push` publishes them.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use clap::Args;
 use tstore_installer::{
     CallLock, FetchedProvider, ModuleOptions, Obtained, Reporter, WorkdirOptions,
 };
@@ -17,9 +19,29 @@ use tstore_tofu::addr::Platform;
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
-use crate::cli::FetchArgs;
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
+
+// Arguments of `tstore fetch`.
+#[derive(Debug, Args)]
+pub(crate) struct FetchArgs {
+    /// The working directories whose lock files to read (default: the current directory).
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Every root under each DIR, as `init --recursive` finds them.
+    #[arg(long)]
+    pub recursive: bool,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob;
+    /// repeatable.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
+    /// A platform `OS_ARCH` to fetch providers for; repeatable (default: the current one).
+    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = crate::cli::parse_platform)]
+    pub platforms: Vec<Platform>,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
     let roots = super::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;

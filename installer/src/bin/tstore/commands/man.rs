@@ -2,13 +2,23 @@
 //! lists its subcommands as `tstore-init(1)`, `tstore-store-verify(1)`, …, so `--dir`
 //! writes one page per command under those names and every reference resolves.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::CommandFactory;
+use clap::{Args, CommandFactory};
 
 use crate::cli::Cli;
+
+// Arguments of `tstore man`.
+#[derive(Debug, Args)]
+pub(crate) struct ManArgs {
+    /// Write `tstore.1` and one page per command (`tstore-init.1`, …) into this directory
+    /// (created if missing) instead of printing the top page, so that every page a page
+    /// refers to exists.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
 
 /// The command tree as the pages show it: no `help` subcommand (clap adds one to every
 /// command with subcommands; it has no page), built so that each subcommand knows its

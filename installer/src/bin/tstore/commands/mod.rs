@@ -41,16 +41,16 @@
 //!   `{"pushed_modules":{"packages":[{"package","reference","digest","blobs_uploaded",
 //!   "blobs_present"}],"resolutions":[{"module","version","reference","written"}]}}`
 
-mod cli_config;
-mod fetch;
+pub(crate) mod cli_config;
+pub(crate) mod fetch;
 pub(crate) mod gc;
 mod init;
 pub(crate) mod man;
 mod modules;
-mod mount;
+pub(crate) mod mount;
 mod parallel;
 mod providers;
-mod push;
+pub(crate) mod push;
 mod roots;
 mod store;
 mod store_rm;

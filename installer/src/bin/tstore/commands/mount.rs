@@ -14,13 +14,44 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use clap::Args;
 use tstore_store::Store;
 
-use crate::cli::{MountArgs, UmountArgs};
 use crate::json;
 use crate::mount::systemd_unit::{self, Disabled, Enabled, UNIT};
 use crate::mount::{self, Ensured, State, Unmounted};
 use crate::Settings;
+
+// Arguments of `tstore umount`.
+#[derive(Debug, Args)]
+pub(crate) struct UmountArgs {
+    /// Detach the mount even if it is in use (`fusermount3 -u -z`).
+    #[arg(long)]
+    pub lazy: bool,
+}
+
+// Arguments of `tstore mount`.
+#[derive(Debug, Args)]
+pub(crate) struct MountArgs {
+    /// Serve the mount in this process until it is unmounted (for systemd and tests).
+    #[arg(long, conflicts_with = "status")]
+    pub foreground: bool,
+    /// Keep the mount up across reboots: write the systemd user unit `tstore-mount.service`
+    /// (this binary, this store and mount path) and enable it where systemd runs; where it
+    /// does not, say what to do instead.
+    #[arg(long, conflicts_with_all = ["foreground", "status", "disable"])]
+    pub enable: bool,
+    /// Stop and remove the unit `--enable` wrote.
+    #[arg(long, conflicts_with_all = ["foreground", "status"])]
+    pub disable: bool,
+    /// Report whether the mount path serves this store instead of mounting (exit 0 when
+    /// it does, 32 when not, like `mountpoint -q`).
+    #[arg(long)]
+    pub status: bool,
+    /// With --status: print JSON.
+    #[arg(long, requires = "status")]
+    pub json: bool,
+}
 
 /// `tstore mount …`
 pub(crate) fn mount(settings: &Settings, args: &MountArgs) -> Result<ExitCode> {

@@ -4,9 +4,11 @@
 //! is checked as an `oci_mirror`'s template is (the `--provider` selections as its
 //! `include` patterns), and a tag naming another package is replaced only with `--force`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use clap::Args;
 use tstore_installer::{
     check_push_target, keep_source_archive, oci_client, packages_without_source_zip, push_module,
     push_providers, DataDir, ExistingTag, ModuleMirror, ModulePush, ModuleSelection, OciClient,
@@ -16,11 +18,61 @@ use tstore_tofu::addr::Platform;
 use tstore_tofu::cliconfig::CliConfig;
 
 use super::{lock_store, open_existing_store};
-use crate::cli::PushArgs;
 use crate::json;
 use crate::reporter::{DownloadsOnly, HumanReporter, Silent};
 use crate::units;
 use crate::Settings;
+
+// Arguments of `tstore push`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  tstore push 'oci://registry.example.com/mirror/${hostname}/${namespace}/${type}'\n  tstore push 'oci://registry.example.com/mirror/${namespace}/${type}' --provider hashicorp/null@2.1.2\n  tstore push --modules oci://registry.example.com/modules\n  tstore push --modules oci://registry.example.com/modules --recursive stacks"
+)]
+pub(crate) struct PushArgs {
+    /// `oci://REGISTRY/PATH` with `${hostname}`, `${namespace}` and `${type}`, as an
+    /// `oci_mirror`'s `repository_template` (quote it for the shell). A part may be left out
+    /// when every `--provider` names the same value for it, as when each `include` pattern
+    /// of an `oci_mirror` does. With --modules: `oci://REGISTRY/REPOSITORY`.
+    pub target: String,
+    /// Only this provider (`[HOST/]NAMESPACE/TYPE`, optionally `@VERSION`); repeatable.
+    /// Default: every provider package in the store.
+    #[arg(long = "provider", value_name = "ADDR[@VERSION]")]
+    pub providers: Vec<String>,
+    /// Push this module package (its id as `tstore store ls` shows it) instead of providers;
+    /// the target is then `oci://REGISTRY/REPOSITORY?tag=TAG`, as `oci://` sources name it.
+    #[arg(long, value_name = "PACKAGE_ID", conflicts_with_all = ["providers", "modules"])]
+    pub module: Option<String>,
+    /// Push module packages to a module mirror instead of providers: the target is
+    /// `oci://REGISTRY/REPOSITORY`, each package tagged by its h1: hash, so that runners with
+    /// `module_mirror` set install locked calls from it. Default: every module package in the
+    /// store.
+    #[arg(long, conflicts_with = "providers")]
+    pub modules: bool,
+    /// With --modules: only what the module lock files (.tstore.lock.hcl) of the roots under
+    /// each DIR pin, as `init --recursive` finds the roots; fails, pushing nothing, when the
+    /// store lacks one of them.
+    #[arg(long, requires = "modules")]
+    pub recursive: bool,
+    /// With --modules --recursive: the directories to search (default: the current one).
+    #[arg(value_name = "DIR", requires = "recursive")]
+    pub dirs: Vec<PathBuf>,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
+    /// Build provider layers from the stored files instead of first fetching, from the
+    /// installation sources, the zips the store did not keep. No source is asked, but plain
+    /// tofu refuses such a layer where a lock file's hashes came from the source's zip.
+    #[arg(long)]
+    pub rebuild_layers: bool,
+    /// Replace what a tag already names when it is another package (another zip for a
+    /// platform of that provider version, or another module manifest). Without it such a
+    /// push fails and leaves the tag as it is.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Run `tstore push`.
 pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {

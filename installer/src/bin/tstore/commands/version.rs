@@ -8,10 +8,19 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Args;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::lockfile::LockFile;
 
 use crate::json;
+
+// Arguments of `tstore version`.
+#[derive(Debug, Args)]
+pub(crate) struct VersionArgs {
+    /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = crate::cli::go_bool)]
+    pub json: bool,
+}
 
 pub(crate) fn version(as_json: bool) -> Result<ExitCode> {
     let platform = Platform::current().to_string();
