@@ -10,7 +10,8 @@
 //!   `.tstore.lock.hcl` (under every name the store gives that content: its origin's, a
 //!   lock's, a mirror's), with the copy made without dot entries (`ID-nodot`).
 //! - The git cache is needed when some root's git calls are not all pinned: a root with
-//!   module calls but no module lock file, a git entry without a commit, or one whose
+//!   remote module calls (in its configuration, or installed deeper by its last init) but no
+//!   module lock file, a git entry without a commit, or one whose
 //!   package the store does not hold. Otherwise every install comes from the store by the
 //!   lock's hash and the git cache can go.
 //! - Everything read is read as tofu reads it: a lock file that does not parse is an error
@@ -127,9 +128,17 @@ pub fn ci_keep(store: &Store, dirs: &[PathBuf]) -> Result<CiKeep, CiCacheError> 
     Ok(keep)
 }
 
-/// Whether the root's last init installed a module call that is not a local directory
-/// (its `modules.json` says so).
+/// Whether the root calls a module that is not a local directory: its own configuration
+/// does (a root never initialized has no record), or its last init installed one deeper
+/// (its `modules.json` says so). A configuration that cannot be read counts as calling one:
+/// the git cache is kept rather than dropped on a guess.
 fn has_remote_calls(root: &Path) -> bool {
+    let local = |source: &str| source.starts_with("./") || source.starts_with("../");
+    match tstore_tofu::config::load_module_requirements(root, tstore_tofu::flavor::Flavor::Tofu) {
+        Ok(module) if module.module_calls.values().any(|c| !local(&c.source)) => return true,
+        Ok(_) => {}
+        Err(_) => return true,
+    }
     let Ok(text) =
         tstore_tofu::read::read_own_capped(&root.join(".terraform/modules/modules.json"), 16 << 20)
     else {
@@ -140,6 +149,6 @@ fn has_remote_calls(root: &Path) -> bool {
     };
     doc["Modules"].as_array().into_iter().flatten().any(|m| {
         let source = m["Source"].as_str().unwrap_or_default();
-        !source.is_empty() && !source.starts_with("./") && !source.starts_with("../")
+        !source.is_empty() && !local(source)
     })
 }

@@ -148,3 +148,31 @@ fn a_root_with_git_calls_and_no_module_lock_keeps_the_git_cache_and_says_why() {
     );
     assert_eq!(git_cache_repos(&env.store), 1);
 }
+
+/// A root the job never initialized (no `.terraform`, no module lock) that calls a git
+/// module keeps the git cache too: its configuration says so.
+#[test]
+fn a_root_never_initialized_with_git_calls_keeps_the_git_cache() {
+    let (env, base) = env_with_git_dir();
+    let module = one_module_repo(&base, "net", "output \"x\" {\n  value = 1\n}\n", None);
+    let call = format!("module \"m\" {{\n  source = \"{module}\"\n}}\n");
+    let dir = env.checkout("repo/stack", &[("main.tf", call.as_str())]);
+    run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .arg("init")
+            .arg(&dir),
+    );
+    env.checkout("repo/new", &[("main.tf", call.as_str())]);
+    let out = run_ok(
+        tstore(&env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["gc", "--ci"])
+            .arg(env.work.join("repo")),
+    );
+    let said = stdout(&out);
+    assert!(said.contains("git cache kept: "), "{said}");
+    assert!(said.contains("new has module calls"), "{said}");
+    assert_eq!(git_cache_repos(&env.store), 1);
+}
