@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use tstore_test_support::{mirror, run_ok, stdout};
+use tstore_test_support::{mirror, run_ok, stdout, TestEnv};
 
 use crate::common::{json, tstore, NULL_CONFIG};
 use crate::modules_fixture::{env_with_git_dir, one_module_repo};
@@ -115,6 +115,27 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
     assert!(next.join("stack/.terraform/modules/m/main.tf").exists());
 }
 
+/// `tstore init` of `dir`, no FUSE, no server.
+fn init(env: &TestEnv, dir: &Path) {
+    run_ok(
+        tstore(env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .arg("init")
+            .arg(dir),
+    );
+}
+
+/// What `tstore gc --ci DIR` says.
+fn gc_ci(env: &TestEnv, dir: &Path) -> String {
+    stdout(&run_ok(
+        tstore(env, None)
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["gc", "--ci"])
+            .arg(dir),
+    ))
+}
+
 #[test]
 fn a_root_with_git_calls_and_no_module_lock_keeps_the_git_cache_and_says_why() {
     let (env, base) = env_with_git_dir();
@@ -126,21 +147,9 @@ fn a_root_with_git_calls_and_no_module_lock_keeps_the_git_cache_and_says_why() {
             &format!("module \"m\" {{\n  source = \"{module}\"\n}}\n"),
         )],
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_NO_SERVER", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    init(&env, &dir);
     fs_err::remove_file(dir.join(".tstore.lock.hcl")).unwrap();
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["gc", "--ci"])
-            .arg(env.work.join("repo")),
-    );
-    let said = stdout(&out);
+    let said = gc_ci(&env, &env.work.join("repo"));
     assert!(said.contains("git cache kept: "), "{said}");
     assert!(
         said.contains("has module calls but no .tstore.lock.hcl"),
@@ -157,21 +166,9 @@ fn a_root_never_initialized_with_git_calls_keeps_the_git_cache() {
     let module = one_module_repo(&base, "net", "output \"x\" {\n  value = 1\n}\n", None);
     let call = format!("module \"m\" {{\n  source = \"{module}\"\n}}\n");
     let dir = env.checkout("repo/stack", &[("main.tf", call.as_str())]);
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_NO_SERVER", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    init(&env, &dir);
     env.checkout("repo/new", &[("main.tf", call.as_str())]);
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["gc", "--ci"])
-            .arg(env.work.join("repo")),
-    );
-    let said = stdout(&out);
+    let said = gc_ci(&env, &env.work.join("repo"));
     assert!(said.contains("git cache kept: "), "{said}");
     assert!(said.contains("new has module calls"), "{said}");
     assert_eq!(git_cache_repos(&env.store), 1);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use tstore_test_support::gpg::GpgKey;
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{run_ok, stdout, TestEnv};
+use tstore_test_support::{stdout, TestEnv};
 
 use crate::common::tstore;
 
@@ -64,6 +64,20 @@ fn init(env: &TestEnv, cfg: &Path, roots: Option<&Path>, dir: &Path) -> std::pro
     cmd.output().unwrap()
 }
 
+/// The init succeeded and its install line says `auth`, in terraform's words.
+fn installed(out: &std::process::Output, auth: &str) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = stdout(out);
+    assert!(
+        said.contains(&format!("- Installed hashicorp/thing v1.0.0 ({auth})")),
+        "{said}"
+    );
+}
+
 #[test]
 fn hashicorps_own_key_partners_and_everyone_else_are_named_as_terraform_names_them() {
     let partners = GpgKey::generate();
@@ -74,32 +88,14 @@ fn hashicorps_own_key_partners_and_everyone_else_are_named_as_terraform_names_th
     let (reg, cfg) = registry(&env, |_| String::new());
     let roots = trust_roots(&env, &reg.key, &partners);
     let dir = env.checkout("official", &[("main.tf", CONFIG)]);
-    let out = run_ok(&mut {
-        let mut c = tstore(&env, Some(&cfg));
-        c.env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_FLAVOR", "terraform")
-            .env("TSTORE_TEST_TRUST_ROOTS", &roots)
-            .arg("init")
-            .arg(&dir);
-        c
-    });
-    assert!(
-        stdout(&out).contains("- Installed hashicorp/thing v1.0.0 (signed by HashiCorp)"),
-        "{}",
-        stdout(&out)
-    );
+    installed(&init(&env, &cfg, Some(&roots), &dir), "signed by HashiCorp");
     // Without the stand-ins, the embedded HashiCorp keys: the same key is a third party's
     // (an empty store, so the package is downloaded and its signature judged again).
     let other = TestEnv::new();
     let dir = other.checkout("embedded", &[("main.tf", CONFIG)]);
-    let out = init(&other, &cfg, None, &dir);
-    assert!(
-        stdout(&out).contains(&format!(
-            "- Installed hashicorp/thing v1.0.0 (self-signed, key ID {})",
-            reg.key.key_id
-        )),
-        "{}",
-        stdout(&out)
+    installed(
+        &init(&other, &cfg, None, &dir),
+        &format!("self-signed, key ID {}", reg.key.key_id),
     );
 
     // A partner: the registry's key carries a trust signature by the partners key.
@@ -107,19 +103,9 @@ fn hashicorps_own_key_partners_and_everyone_else_are_named_as_terraform_names_th
     let (reg, cfg) = registry(&env, |key| partners.sign_armored(&key.export_binary()));
     let roots = trust_roots(&env, &unrelated, &partners);
     let dir = env.checkout("partner", &[("main.tf", CONFIG)]);
-    let out = init(&env, &cfg, Some(&roots), &dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout(&out).contains(&format!(
-            "- Installed hashicorp/thing v1.0.0 (signed by a HashiCorp partner, key ID {})",
-            reg.key.key_id
-        )),
-        "{}",
-        stdout(&out)
+    installed(
+        &init(&env, &cfg, Some(&roots), &dir),
+        &format!("signed by a HashiCorp partner, key ID {}", reg.key.key_id),
     );
 
     // A trust signature the partners key did not make fails the install, as in terraform.

@@ -17,6 +17,7 @@
 
 mod decls;
 pub(crate) mod facts;
+mod file_content;
 pub(crate) mod files;
 mod hcl;
 mod hcl_exprs;
@@ -30,6 +31,10 @@ mod tool_rules;
 pub mod tree;
 mod validate;
 mod variables;
+
+use self::file_content::{
+    CallArg, FileContent, FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry,
+};
 
 pub use self::facts::{
     derive as derive_facts, set_facts_cache, ContentId, FactsCache, FACTS_FORMAT,
@@ -610,80 +615,6 @@ fn invalid(at: &SourcePos, summary: impl Into<Cow<'static, str>>, detail: String
     }
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct RequiredEntry {
-    name: String,
-    source: Option<String>,
-    version: Option<String>,
-    at: SourcePos,
-    /// Where the `version` value is, when known (else `at`).
-    version_at: Option<SourcePos>,
-}
-
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct RequiredBlock {
-    at: SourcePos,
-    entries: Vec<RequiredEntry>,
-}
-
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct ProviderConfig {
-    name: String,
-    alias: String,
-    version: Option<String>,
-    at: SourcePos,
-}
-
-/// What one file contributes.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
-struct FileContent {
-    required_blocks: Vec<RequiredBlock>,
-    /// `terraform { required_version = … }`, one per `terraform` block that has it.
-    required_versions: Vec<RequiredVersion>,
-    /// Blocks of the types only some releases know (`tool_version::block_type_rule`).
-    newer_blocks: Vec<(String, SourcePos)>,
-    provider_configs: Vec<ProviderConfig>,
-    /// Local provider names used by resources (from `provider =` or the type prefix).
-    resource_providers: Vec<String>,
-    /// Each managed resource (`TYPE.NAME`) and its `provider` argument.
-    managed: Vec<(String, Option<imports::ProviderRef>)>,
-    /// `import` blocks.
-    imports: Vec<imports::ImportBlock>,
-    /// The state storage its `terraform` blocks declare (the last one).
-    state_storage: Option<StateStorage>,
-    /// Where a non-empty `depends_on` of a resource, data or output block is (a module
-    /// block's is its call's).
-    depends_on: Vec<SourcePos>,
-    /// Where its `moved` blocks are.
-    moved: Vec<SourcePos>,
-    /// Where its `import` blocks are.
-    import_at: Vec<SourcePos>,
-    /// Its check rules (`validation`, `precondition`, `postcondition`) and `check` blocks,
-    /// by kind: an override file may hold none.
-    #[serde(default)]
-    check_rules: Vec<(String, SourcePos)>,
-    /// Its `variable` blocks, for their defaults and types.
-    variables: Vec<variables::VariableFacts>,
-    module_calls: Vec<FileModuleCall>,
-    /// Variables, locals, outputs, resources and data sources, for the uniqueness rule.
-    declarations: Vec<validate::Declaration>,
-}
-
-impl FileContent {
-    fn note_state_storage(&mut self, storage: Option<StateStorage>) {
-        if storage.is_some() {
-            self.state_storage = storage;
-        }
-    }
-
-    /// Remember a block of type `kind` at `at` when only some releases know the type.
-    fn note_block_type(&mut self, kind: &str, at: SourcePos) {
-        if crate::tool_version::block_type_rule(kind).is_some() {
-            self.newer_blocks.push((kind.to_owned(), at));
-        }
-    }
-}
-
 /// Where `depends_on` meets module calls an override file overrides: the releases refuse
 /// one side or the other (`tool_version::OVERRIDE_MODULE_DEPENDS_ON`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -692,35 +623,6 @@ pub struct ModuleOverrideDependsOn {
     pub in_overrides: Vec<SourcePos>,
     /// A non-empty `depends_on` of a primary `module` block that an override file overrides.
     pub in_overridden_bases: Vec<SourcePos>,
-}
-
-/// A `module` block as one file writes it. An override file may leave any argument out;
-/// a primary file must give `source`.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct FileModuleCall {
-    name: String,
-    source: Option<CallArg>,
-    version: Option<CallArg>,
-    at: SourcePos,
-    /// `count` or `for_each`, if the block has it.
-    repeated_by: Option<name::Name>,
-    /// Where a non-empty `depends_on` is (its first item).
-    #[serde(default)]
-    depends_on: Option<SourcePos>,
-}
-
-/// A module call's `source` or `version` as a file writes it.
-#[derive(Clone, Debug)]
-enum CallArg {
-    /// A literal string.
-    Literal(String),
-    /// Anything else: evaluated early by tofu; refused by terraform with `refusal`
-    /// (summary, detail) as its diagnostic.
-    Expr {
-        expr: ::hcl::Expression,
-        at: SourcePos,
-        refusal: (&'static str, &'static str),
-    },
 }
 
 /// The local provider name a resource type implies: the part before the first `_`.
