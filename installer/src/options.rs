@@ -73,16 +73,24 @@ impl WorkdirOptions {
         )
     }
     /// The root module's inputs as the tool version evaluates a module's `source` and
-    /// `version`: terraform ≥ 1.15 knows only `const` variables there
-    /// (`tool_version::CONST_MODULE_SOURCES`).
+    /// `version` and a provider requirement's: terraform ≥ 1.15 knows only `const`
+    /// variables in the former (`tool_version::CONST_MODULE_SOURCES`), and from 1.17
+    /// evaluates the latter (`tool_version::CONST_PROVIDER_REQUIREMENTS`).
     pub(crate) fn root_inputs(&self) -> Arc<RootInputs> {
-        let constant_only = self
-            .tool
-            .follows(&tstore_tofu::tool_version::CONST_MODULE_SOURCES);
-        if self.variables.constant_only() == constant_only {
+        use tstore_tofu::tool_version::{CONST_MODULE_SOURCES, CONST_PROVIDER_REQUIREMENTS};
+        let constant_only = self.tool.follows(&CONST_MODULE_SOURCES);
+        let provider_requirements = self.tool.follows(&CONST_PROVIDER_REQUIREMENTS);
+        if self.variables.constant_only() == constant_only
+            && self.variables.provider_requirements() == provider_requirements
+        {
             return Arc::clone(&self.variables);
         }
-        Arc::new((*self.variables).clone().with_constant_only(constant_only))
+        Arc::new(
+            (*self.variables)
+                .clone()
+                .with_constant_only(constant_only)
+                .with_provider_requirements(provider_requirements),
+        )
     }
 
     /// The root module's test directory when the tool version installs the modules its

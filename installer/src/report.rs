@@ -14,6 +14,8 @@ pub enum Event<'a> {
     ReusingLocked {
         /// Provider as tofu displays it.
         provider: &'a str,
+        /// The locked version.
+        version: &'a Version,
     },
     /// Looking for the newest version matching the constraints (empty: any).
     Finding {

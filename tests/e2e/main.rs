@@ -60,6 +60,7 @@ mod packages;
 mod permissions;
 mod plugin_dir;
 mod process_isolation;
+mod provider_requirement_vars;
 mod provider_signers;
 mod providers;
 mod providers_implied;

@@ -121,6 +121,17 @@ fn second_checkout_reuses_the_store_without_rehashing() {
         "{again}"
     );
     assert!(again.contains("Reusing previous version"), "{again}");
+    // terraform 1.17 names the version it reuses (hashicorp/terraform#38918).
+    let again = stdout(&run_ok(
+        tstore(&env, Some(&cfg))
+            .env("TSTORE_TOOL_VERSION", "terraform 1.17.2")
+            .arg("init")
+            .arg(&a),
+    ));
+    assert!(
+        again.contains("- Reusing version 2.1.2 of hashicorp/null from the dependency lock file"),
+        "{again}"
+    );
 }
 
 /// Rewrite the null provider's package in the mirror with one byte changed.

@@ -7,7 +7,11 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use tstore_tofu::config::load_module_requirements_shown_as;
 use tstore_tofu::flavor::Flavor;
+use tstore_tofu::static_eval::{Inputs, RootInputs};
 
 /// Why the roots under a directory could not be found.
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +63,12 @@ pub fn find_roots(top: &Path, exclude: &[String]) -> Result<Vec<PathBuf>, RootSe
     // What the tree calls as a local module is a module, not a root.
     let mut called = HashSet::new();
     for dir in &candidates {
-        let Ok(module) = tstore_tofu::config::load_module_requirements(dir, Flavor::Tofu) else {
+        // Provider requirements are evaluated (as terraform ≥ 1.17 does) so that a root
+        // whose requirements use variables still names the modules it calls.
+        let inputs = Inputs::Root(Arc::new(
+            RootInputs::default().with_provider_requirements(true),
+        ));
+        let Ok(module) = load_module_requirements_shown_as(dir, dir, Flavor::Tofu, inputs) else {
             continue;
         };
         for call in module.module_calls.values() {

@@ -79,6 +79,22 @@ pub enum AddrError {
     },
 }
 
+impl AddrError {
+    /// The summary terraform's diagnostic gives the error (terraform-registry-address's
+    /// `ParserError`).
+    pub fn summary(&self) -> &'static str {
+        match self {
+            AddrError::Format { .. } => "Invalid provider source string",
+            AddrError::Host { .. } => "Invalid provider source hostname",
+            AddrError::Namespace { .. } => "Invalid provider namespace",
+            AddrError::Type { .. } => "Invalid provider type",
+            AddrError::NotFullyQualified { .. } => "Invalid provider source address",
+            AddrError::NotNormalized { .. } => "Non-normalized provider source address",
+            AddrError::Platform { .. } => "Invalid platform",
+        }
+    }
+}
+
 /// A fully-qualified provider address, always normalized (lower case).
 ///
 /// Ordering compares host, then namespace, then type, which is how OpenTofu

@@ -280,6 +280,25 @@ pub const CONST_MODULE_SOURCES: Rule = Rule {
     tofu: None,
 };
 
+/// A `required_providers` entry's `source` and `version` may use `const = true` variables
+/// and locals built from them, evaluated at init; any other reference is refused
+/// (upstream: internal/terraform/node_resolve_provider_requirement.go, hashicorp/terraform
+/// #39153, 1.17.0). OpenTofu takes only literal strings there.
+pub const CONST_PROVIDER_REQUIREMENTS: Rule = Rule {
+    what: "`const = true` variables (and locals built from them) in a `required_providers` entry's `source` and `version`",
+    terraform: Some((1, 17, 0)),
+    tofu: None,
+};
+
+/// init names the version it reuses from the lock file: "- Reusing version V of P from
+/// the dependency lock file" (upstream: internal/command/views/init.go, hashicorp/terraform
+/// #38918, 1.17.0); before, and in OpenTofu, "- Reusing previous version of P …".
+pub const REUSED_VERSION_NAMED: Rule = Rule {
+    what: "init's line for a provider version reused from the lock file names the version",
+    terraform: Some((1, 17, 0)),
+    tofu: None,
+};
+
 /// `network_mirror { trust_all_hashes = true }`: every platform's hashes the mirror lists
 /// are trusted (one must match the archive) and, for `registry.opentofu.org` providers,
 /// locked.
@@ -422,6 +441,8 @@ pub fn rules() -> Vec<&'static Rule> {
         &REGISTRY_PACKAGE_HASHES,
         &TRUSTED_MIRROR_HASHES,
         &CONST_MODULE_SOURCES,
+        &CONST_PROVIDER_REQUIREMENTS,
+        &REUSED_VERSION_NAMED,
         &EXACT_PRERELEASE_WITH_EQUALS,
         &EXACT_PRERELEASE_WITH_V,
         &OVERRIDE_MODULE_DEPENDS_ON,

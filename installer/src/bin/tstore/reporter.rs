@@ -13,6 +13,8 @@ pub(crate) struct HumanReporter {
     active: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
     /// The bar of a batch of parallel module fetches and the packages in flight.
     module_fetches: std::sync::Mutex<Option<(indicatif::ProgressBar, Vec<String>)>>,
+    /// The line for a version reused from the lock file names it (the tool's release).
+    names_reused_version: bool,
 }
 
 impl HumanReporter {
@@ -24,7 +26,14 @@ impl HumanReporter {
                 .then(indicatif::MultiProgress::new),
             active: Default::default(),
             module_fetches: Default::default(),
+            names_reused_version: false,
         }
+    }
+
+    /// Lines in the words of `tool`'s release where they changed between releases.
+    pub(crate) fn for_tool(mut self, tool: &tstore_tofu::tool_version::ToolVersion) -> Self {
+        self.names_reused_version = tool.follows(&tstore_tofu::tool_version::REUSED_VERSION_NAMED);
+        self
     }
 
     /// Module fetch events; `true` if `event` was one. One bar on a terminal (stderr)
@@ -171,7 +180,10 @@ impl Reporter for HumanReporter {
             Event::DownloadingModule { source, key } => {
                 format!("Downloading {source} for {key}...")
             }
-            Event::ReusingLocked { provider } => {
+            Event::ReusingLocked { provider, version } if self.names_reused_version => {
+                format!("- Reusing version {version} of {provider} from the dependency lock file")
+            }
+            Event::ReusingLocked { provider, .. } => {
                 format!("- Reusing previous version of {provider} from the dependency lock file")
             }
             Event::Finding {

@@ -70,7 +70,10 @@ pub(crate) fn from_store_by_lock(
     };
     // Said when linked (phase 3): "Using … from the store" for a new link, as the tools say
     // "from the shared cache directory", or "Using previously-installed" for one in place.
-    reporter.event(Event::ReusingLocked { provider: display });
+    reporter.event(Event::ReusingLocked {
+        provider: display,
+        version: &version,
+    });
     // A package from the store is a cache hit: the lock gets its directory h1: beside what
     // it already records, and nothing an earlier run verified or a source once reported, as
     // the tools lock a package from their plugin cache (the same lock on every runner,

@@ -243,6 +243,7 @@ impl ProviderJob<'_> {
             Some(locked) if !opts.workdir.upgrade => {
                 reporter.event(Event::ReusingLocked {
                     provider: &self.display,
+                    version: &locked.version,
                 });
                 if !constraints.matches(&locked.version) {
                     return Err(InstallError::LockedVersionExcluded {

@@ -8,8 +8,8 @@ use crate::state::StateStorage;
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct RequiredEntry {
     pub(super) name: String,
-    pub(super) source: Option<String>,
-    pub(super) version: Option<String>,
+    pub(super) source: Option<CallArg>,
+    pub(super) version: Option<CallArg>,
     pub(super) at: SourcePos,
     /// Where the `version` value is, when known (else `at`).
     pub(super) version_at: Option<SourcePos>,
@@ -94,16 +94,24 @@ pub(super) struct FileModuleCall {
     pub(super) depends_on: Option<SourcePos>,
 }
 
-/// A module call's `source` or `version` as a file writes it.
+/// An argument init reads before anything else is evaluated (a module call's or a provider
+/// requirement's `source` and `version`) as a file writes it.
 #[derive(Clone, Debug)]
 pub(super) enum CallArg {
     /// A literal string.
     Literal(String),
-    /// Anything else: evaluated early by tofu; refused by terraform with `refusal`
-    /// (summary, detail) as its diagnostic.
+    /// Anything else: evaluated early where the tool does (`tool_rules`), else refused with
+    /// `refusal` (summary, detail) as its diagnostic.
     Expr {
         expr: ::hcl::Expression,
         at: SourcePos,
         refusal: (&'static str, &'static str),
+        /// The names at the roots of its references (`var`, `local`, `path`, a resource
+        /// type), as HCL's `Variables()` gives them.
+        refers_to: Vec<String>,
+        /// A JSON string's text: what terraform takes where it does not evaluate the
+        /// argument, as HCL's JSON syntax reads a template without an evaluation context
+        /// (literally, `${` and all).
+        as_written: Option<String>,
     },
 }

@@ -6,11 +6,11 @@ use hcl::edit::expr::{Expression, ObjectKey};
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
-use super::hcl_exprs::literal_string;
 use super::hcl_exprs::{
     default_value, import_target, non_literal, provider_ref, provider_ref_root, type_constraint,
     NonLiteral,
 };
+use super::hcl_exprs::{literal_string, references};
 use super::imports::ImportBlock;
 use super::schema;
 use super::validate::{self, DeclKind, Declaration};
@@ -63,6 +63,8 @@ impl HclFile<'_> {
             expr: ::hcl::Expression::from(a.value.clone()),
             at: self.at(a),
             refusal,
+            refers_to: references(&a.value),
+            as_written: None,
         })
     }
 
@@ -97,7 +99,7 @@ impl HclFile<'_> {
                 Expression::String(v) => RequiredEntry {
                     name,
                     source: None,
-                    version: Some(v.as_str().to_owned()),
+                    version: Some(CallArg::Literal(v.as_str().to_owned())),
                     at,
                     version_at: None,
                 },
@@ -120,18 +122,34 @@ impl HclFile<'_> {
                             file: self.path.to_owned(),
                             line: Some(self.lines.line(r.start)),
                         });
-                        let as_string = |what: &'static str| {
-                            match v.expr() {
-                            Expression::String(s) => Ok(s.as_str().to_owned()),
-                            _ => Err(invalid(&value_at, what, format!("The {key:?} of a provider requirement must be a literal string."))),
-                        }
+                        // A literal string; anything else is kept for the tool's rule:
+                        // refused in its words, or evaluated (`tool_rules`).
+                        let arg = |refusal: (&'static str, &'static str)| match literal_string(
+                            v.expr(),
+                        ) {
+                            Some(s) => CallArg::Literal(s),
+                            None => CallArg::Expr {
+                                expr: ::hcl::Expression::from(v.expr().clone()),
+                                at: value_at.clone(),
+                                refusal,
+                                refers_to: references(v.expr()),
+                                as_written: None,
+                            },
                         };
                         match key.as_str() {
                             "version" => {
-                                entry.version = Some(as_string("Invalid version constraint")?);
+                                entry.version = Some(arg((
+                                    "Invalid version constraint",
+                                    "Version must be specified as a string.",
+                                )));
                                 entry.version_at = Some(value_at.clone());
                             }
-                            "source" => entry.source = Some(as_string("Invalid source")?),
+                            "source" => {
+                                entry.source = Some(arg((
+                                    "Invalid source",
+                                    "Source must be specified as a string.",
+                                )))
+                            }
                             "configuration_aliases" => {}
                             other => {
                                 return Err(invalid(

@@ -2,7 +2,11 @@
 //! why an expression is not one, a provider reference, an import target, a variable's type
 //! constraint and literal default.
 
-use hcl::edit::expr::{Expression, TraversalOperator};
+use std::collections::BTreeSet;
+
+use hcl::edit::expr::{Expression, ForExpr, ObjectKey, TraversalOperator};
+use hcl::edit::template::Template;
+use hcl::edit::visit::{self, Visit};
 
 use super::imports::{ImportTo, ProviderRef};
 use super::local_name_from_ref;
@@ -170,5 +174,89 @@ pub(super) fn non_literal(expr: &Expression) -> NonLiteral {
             found => found,
         },
         _ => NonLiteral::Other,
+    }
+}
+
+/// The names at the roots of the references in `expr` (`var`, `local`, `path`, a resource
+/// type…), as HCL's `Variables()` gives them: a `for` expression's own names and an
+/// object's identifier keys are not references.
+pub(super) fn references(expr: &Expression) -> Vec<String> {
+    let mut roots = Roots::default();
+    roots.visit_expr(expr);
+    roots.names.into_iter().collect()
+}
+
+/// [`references`] of a JSON string, which terraform reads as a template (`None`: it is not
+/// a valid one).
+pub(super) fn template_references(text: &str) -> Option<Vec<String>> {
+    let template: Template = hcl::edit::parser::parse_template(text).ok()?;
+    let mut roots = Roots::default();
+    roots.visit_template(&template);
+    Some(roots.names.into_iter().collect())
+}
+
+#[derive(Default)]
+struct Roots {
+    names: BTreeSet<String>,
+    /// The names `for` expressions around the current node bind.
+    bound: Vec<String>,
+}
+
+impl Visit for Roots {
+    fn visit_expr(&mut self, expr: &Expression) {
+        if let Expression::Variable(v) = expr {
+            if !self.bound.iter().any(|b| b == v.as_str()) {
+                self.names.insert(v.as_str().to_owned());
+            }
+            return;
+        }
+        visit::visit_expr(self, expr);
+    }
+
+    fn visit_object_key(&mut self, key: &ObjectKey) {
+        if let ObjectKey::Expression(e) = key {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_for_expr(&mut self, node: &ForExpr) {
+        self.visit_expr(&node.intro.collection_expr);
+        let outer = self.bound.len();
+        self.bound
+            .extend(node.intro.key_var.iter().map(|k| k.as_str().to_owned()));
+        self.bound.push(node.intro.value_var.as_str().to_owned());
+        if let Some(key) = &node.key_expr {
+            self.visit_expr(key);
+        }
+        self.visit_expr(&node.value_expr);
+        if let Some(cond) = &node.cond {
+            self.visit_expr(&cond.expr);
+        }
+        self.bound.truncate(outer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(text: &str) -> Vec<String> {
+        references(&hcl::edit::parser::parse_expr(text).unwrap())
+    }
+
+    #[test]
+    fn references_are_the_roots_of_traversals() {
+        assert_eq!(refs(r#""hashicorp/aws""#), Vec::<String>::new());
+        assert_eq!(refs("var.a"), ["var"]);
+        assert_eq!(refs(r#""${var.ns}/${local.t}""#), ["local", "var"]);
+        assert_eq!(refs("lower(path.module)"), ["path"]);
+        assert_eq!(refs("test_instance.x.id"), ["test_instance"]);
+        assert_eq!(refs("{ a = var.x }"), ["var"]);
+        assert_eq!(
+            refs("[for k, v in local.m : v if k != each.key]"),
+            ["each", "local"]
+        );
+        assert_eq!(template_references("${var.x}/y").unwrap(), ["var"]);
+        assert_eq!(template_references("plain").unwrap(), Vec::<String>::new());
     }
 }

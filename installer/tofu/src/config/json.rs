@@ -191,13 +191,25 @@ pub(super) fn parse_json(
                                 version_at: None,
                             };
                             match v {
-                                Value::String(s) => entry.version = Some(s.clone()),
+                                Value::String(s) => {
+                                    entry.version = Some(CallArg::Literal(s.clone()))
+                                }
                                 Value::Object(o) => {
                                     check_local_name(name, &at)?;
                                     for (k, v) in o {
                                         match k.as_str() {
-                                            "version" => entry.version = Some(string(v, "version")?),
-                                            "source" => entry.source = Some(string(v, "source")?),
+                                            "version" => {
+                                                entry.version = Some(json_arg(v, &at, (
+                                                    "Invalid version constraint",
+                                                    "Version must be specified as a string.",
+                                                ))?)
+                                            }
+                                            "source" => {
+                                                entry.source = Some(json_arg(v, &at, (
+                                                    "Invalid source",
+                                                    "Source must be specified as a string.",
+                                                ))?)
+                                            }
                                             "configuration_aliases" => {}
                                             other => {
                                                 return Err(invalid(
@@ -344,16 +356,10 @@ pub(super) fn parse_json(
                                 Some(Value::String(s)) if !s.contains("${") => {
                                     Ok(Some(CallArg::Literal(s.clone())))
                                 }
-                                Some(Value::String(s)) => Ok(Some(CallArg::Expr {
-                                    expr: ::hcl::Expression::from(::hcl::expr::TemplateExpr::from(
-                                        s.as_str(),
-                                    )),
-                                    at: at.clone(),
-                                    refusal: (
-                                        "Variables not allowed",
-                                        "Variables may not be used here.",
-                                    ),
-                                })),
+                                Some(v @ Value::String(_)) => Ok(Some(json_arg(v, &at, (
+                                    "Variables not allowed",
+                                    "Variables may not be used here.",
+                                ))?)),
                                 Some(_) => Err(invalid(
                                     &at,
                                     "Invalid value",
@@ -509,5 +515,26 @@ fn note_check_rules(
             }
         }
         _ => {}
+    }
+}
+
+/// A JSON string init reads before anything else is evaluated: a template, so one with
+/// `${` is an expression (evaluated by the tool's rule, as a native one is, or else taken
+/// as written); any other JSON value is refused with `refusal`.
+fn json_arg(
+    v: &Value,
+    at: &SourcePos,
+    refusal: (&'static str, &'static str),
+) -> Result<CallArg, ConfigError> {
+    match v {
+        Value::String(s) if !s.contains("${") => Ok(CallArg::Literal(s.clone())),
+        Value::String(s) => Ok(CallArg::Expr {
+            expr: ::hcl::Expression::from(::hcl::expr::TemplateExpr::from(s.as_str())),
+            at: at.clone(),
+            refusal,
+            refers_to: super::hcl_exprs::template_references(s).unwrap_or_default(),
+            as_written: Some(s.clone()),
+        }),
+        _ => Err(invalid(at, refusal.0, refusal.1.to_owned())),
     }
 }

@@ -308,11 +308,25 @@ pub fn load_module_requirements_shown_as(
             .collect(),
         ..ModuleRequirements::default()
     };
+    // What `source`/`version` expressions (and module calls) may use, read when first needed.
+    let decls_dir = dir.to_owned();
+    let scope = Arc::new(Scope::lazy(
+        Box::new(move || decls::collect(&decls_dir, flavor)),
+        inputs,
+        path_module(shown_as),
+    ));
     let mut local_names: BTreeMap<String, ProviderAddr> = BTreeMap::new();
     for e in required.values() {
-        let addr = match &e.source {
+        let arg = |arg: &Option<CallArg>, name| {
+            arg.as_ref()
+                .map(|a| tool_rules::provider_requirement_arg(a, name, flavor, &scope))
+                .transpose()
+        };
+        let source = arg(&e.source, "source")?;
+        let version = arg(&e.version, "version")?;
+        let addr = match &source {
             Some(src) => ProviderAddr::parse_source(src, default_host)
-                .map_err(|err| invalid(&e.at, "Invalid provider source string", err.to_string()))?,
+                .map_err(|err| invalid(&e.at, err.summary(), err.to_string()))?,
             None => {
                 let kind = normalize_part(&e.name)
                     .map_err(|err| invalid(&e.at, "Invalid provider name", err))?;
@@ -320,7 +334,7 @@ pub fn load_module_requirements_shown_as(
             }
         };
         let constraints = parse_constraints(
-            e.version.as_deref(),
+            version.as_deref(),
             e.version_at.as_ref().unwrap_or(&e.at),
             &format!("provider {:?} ({addr})", e.name),
         )?;
@@ -403,12 +417,6 @@ pub fn load_module_requirements_shown_as(
             reqs.providers.entry(addr).or_default();
         }
     }
-    let decls_dir = dir.to_owned();
-    let scope = Arc::new(Scope::lazy(
-        Box::new(move || decls::collect(&decls_dir, flavor)),
-        inputs,
-        path_module(shown_as),
-    ));
     reqs.module_calls = merge_module_calls(&primary, &overrides, flavor, &scope)?;
     Ok(reqs)
 }
@@ -433,13 +441,22 @@ fn call_arg(
     flavor: Flavor,
     scope: &Scope,
 ) -> Result<String, ConfigError> {
-    let (expr, at, (summary, detail)) = match arg {
+    let (expr, at, (summary, detail), as_written) = match arg {
         CallArg::Literal(s) => return Ok(s.clone()),
-        CallArg::Expr { expr, at, refusal } => (expr, at, refusal),
+        CallArg::Expr {
+            expr,
+            at,
+            refusal,
+            as_written,
+            ..
+        } => (expr, at, refusal, as_written),
     };
     if flavor == Flavor::Terraform {
         if scope.constant_only() {
             return tool_rules::constant_call_arg(expr, at, name, scope);
+        }
+        if let Some(text) = as_written {
+            return Ok(text.clone());
         }
         return Err(invalid(
             at,

@@ -1,9 +1,10 @@
 //! What depends on the release of the tool that runs a configuration
 //! ([`ToolVersion`](crate::tool_version::ToolVersion)): the checks a module must pass for
-//! that release to load it, and terraform ≥ 1.15's evaluation of `const` variables in a
-//! module call's `source` and `version`.
+//! that release to load it, terraform ≥ 1.15's evaluation of `const` variables in a
+//! module call's `source` and `version`, and terraform ≥ 1.17's in a provider requirement's.
 
-use super::{invalid, ConfigError, ModuleRequirements, SourcePos};
+use super::{invalid, CallArg, ConfigError, ModuleRequirements, SourcePos};
+use crate::flavor::Flavor;
 use crate::static_eval::{Scope, StaticError};
 
 /// Refuse a module that the release `tool` would not load: a block of a type that release
@@ -149,19 +150,8 @@ pub(super) fn constant_call_arg(
     } else {
         "version"
     };
-    match scope.eval(expr) {
-        Ok(::hcl::Value::Null) => Err(invalid(
-            at,
-            format!("Unsuitable module {what}"),
-            "Unsuitable value: null value is not allowed.".into(),
-        )),
-        Ok(_) => scope.eval_string(expr, name).map_err(|e| {
-            invalid(
-                at,
-                "Incorrect value type",
-                format!("Invalid expression value: {e}."),
-            )
-        }),
+    match string_at_init(expr, at, name, &format!("module {what}"), scope) {
+        Ok(evaluated) => evaluated,
         Err(StaticError::NotConstant(_)) => Err(invalid(
             at,
             format!("Unknown module {what}"),
@@ -179,4 +169,96 @@ pub(super) fn constant_call_arg(
         )),
         Err(e) => Err(invalid(at, e.summary(), e.to_string())),
     }
+}
+
+/// A provider requirement's `source` or `version` (`name`) as the tool reads it: a literal
+/// string; an expression that refers to something (HCL's `Variables()`), evaluated from
+/// terraform 1.17 (upstream: internal/terraform/node_resolve_provider_requirement.go,
+/// #39153) where it refers only to variables and locals and they are `const`, refused in
+/// the tool's words otherwise; any other expression refused by every release ("Source
+/// must be specified as a string."), but a JSON string taken as written.
+pub(super) fn provider_requirement_arg(
+    arg: &CallArg,
+    name: &str,
+    flavor: Flavor,
+    scope: &Scope,
+) -> Result<String, ConfigError> {
+    let (expr, at, (summary, detail), refers_to, as_written) = match arg {
+        CallArg::Literal(s) => return Ok(s.clone()),
+        CallArg::Expr {
+            expr,
+            at,
+            refusal,
+            refers_to,
+            as_written,
+        } => (expr, at, refusal, refers_to, as_written),
+    };
+    let evaluated = scope.evaluates_provider_requirements();
+    if refers_to.is_empty() || !evaluated {
+        if let Some(text) = as_written {
+            return Ok(text.clone());
+        }
+        let hint = match flavor {
+            Flavor::Terraform if !refers_to.is_empty() => " (terraform ≥ 1.17 evaluates const variables and locals here: give --tool-version when a newer release runs this directory.)",
+            _ => "",
+        };
+        return Err(invalid(at, *summary, format!("{detail}{hint}")));
+    }
+    let what = if name == "source" {
+        "source"
+    } else {
+        "version"
+    };
+    let unknown = |why: Option<String>| {
+        let mut detail =
+            "Only literal values and const variables can be evaluated during init.".to_owned();
+        if let Some(why) = why {
+            detail.push_str(&format!(" ({why}.)"));
+        }
+        invalid(at, format!("Unknown provider {what}"), detail)
+    };
+    // Only input variables and local values may be referred to (not `path.*`, unlike a
+    // module call's `source`).
+    if refers_to.iter().any(|r| r != "var" && r != "local") {
+        return Err(unknown(None));
+    }
+    // terraform 1.17 stops on a null here without a diagnostic of its own; refused as a
+    // module call's null `source` is.
+    match string_at_init(expr, at, name, &format!("provider {what}"), scope) {
+        Ok(evaluated) => evaluated,
+        Err(StaticError::NotConstant(_)) => Err(unknown(None)),
+        Err(StaticError::Unavailable(why)) => Err(unknown(Some(why))),
+        Err(StaticError::RequiredVariable(var)) => Err(invalid(
+            at,
+            "No value for required variable",
+            format!("The root module input variable {var:?} is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable."),
+        )),
+        Err(e) => Err(invalid(at, e.summary(), e.to_string())),
+    }
+}
+
+/// `expr` (the argument `name` of `subject`, e.g. "module source") evaluated at init: a null
+/// is refused as "Unsuitable SUBJECT", a value that is no string as terraform refuses it;
+/// why it could not be evaluated is left to the caller to say in its rule's words.
+fn string_at_init(
+    expr: &::hcl::Expression,
+    at: &SourcePos,
+    name: &str,
+    subject: &str,
+    scope: &Scope,
+) -> Result<Result<String, ConfigError>, StaticError> {
+    if scope.eval(expr)? == ::hcl::Value::Null {
+        return Ok(Err(invalid(
+            at,
+            format!("Unsuitable {subject}"),
+            "Unsuitable value: null value is not allowed.".into(),
+        )));
+    }
+    Ok(scope.eval_string(expr, name).map_err(|e| {
+        invalid(
+            at,
+            "Incorrect value type",
+            format!("Invalid expression value: {e}."),
+        )
+    }))
 }

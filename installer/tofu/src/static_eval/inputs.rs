@@ -86,6 +86,9 @@ pub struct RootInputs {
     /// Only variables declared `const = true` (and what is built from them) are known
     /// early: terraform ≥ 1.15's rule (OpenTofu evaluates every variable).
     constant_only: bool,
+    /// A `required_providers` entry's `source` and `version` are evaluated too, under the
+    /// same rule: terraform ≥ 1.17's (OpenTofu takes only literal strings there).
+    provider_requirements: bool,
 }
 
 impl RootInputs {
@@ -99,6 +102,19 @@ impl RootInputs {
     /// Whether only `const` variables are known early ([`RootInputs::with_constant_only`]).
     pub fn constant_only(&self) -> bool {
         self.constant_only
+    }
+
+    /// These inputs, evaluated in a `required_providers` entry's `source` and `version`
+    /// too when `evaluated` (terraform ≥ 1.17, which also sets
+    /// [`RootInputs::with_constant_only`]).
+    pub fn with_provider_requirements(mut self, evaluated: bool) -> RootInputs {
+        self.provider_requirements = evaluated;
+        self
+    }
+
+    /// Whether provider requirements are evaluated ([`RootInputs::with_provider_requirements`]).
+    pub fn provider_requirements(&self) -> bool {
+        self.provider_requirements
     }
 
     /// `terraform.workspace`: `TF_WORKSPACE`, else `default`.
@@ -175,6 +191,7 @@ impl RootInputs {
             values,
             workspace,
             constant_only: false,
+            provider_requirements: false,
         })
     }
 

@@ -163,6 +163,15 @@ impl Scope {
         }
     }
 
+    /// Whether a `required_providers` entry's `source` and `version` may be evaluated
+    /// (terraform ≥ 1.17), as the root's inputs say.
+    pub fn evaluates_provider_requirements(&self) -> bool {
+        match &self.inputs {
+            Inputs::Root(root) => root.provider_requirements(),
+            Inputs::Call(call) => call.caller.evaluates_provider_requirements(),
+        }
+    }
+
     /// `terraform.workspace`, as the root's inputs say.
     fn workspace(&self) -> String {
         match &self.inputs {

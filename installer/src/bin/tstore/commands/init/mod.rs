@@ -77,7 +77,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, source: StoreSource) -> 
         flavor: &root.place.flavor,
         output: RefCell::new(Ok(())),
     };
-    let human = HumanReporter::new();
+    let human = HumanReporter::new().for_tool(&opts.providers.workdir.tool);
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let outcome = tstore_installer::init(store, &opts, &hooks, reporter).map_err(into_anyhow)?;
     hooks.output.into_inner()?;

@@ -1,0 +1,11 @@
+variable "namespace" {
+  default = "hashicorp"
+}
+
+terraform {
+  required_providers {
+    null = {
+      source = "${var.namespace}/null"
+    }
+  }
+}
