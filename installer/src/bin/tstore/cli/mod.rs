@@ -1,19 +1,14 @@
-//! Command-line arguments as clap parses them: the top-level `Cli`, the global flags, the
-//! command list, and (for now) most commands' arguments; the value parsers are in
-//! `values.rs`, the single-dash rewriting in `command_line.rs`, the tests in `tests.rs`.
-//!
-//! A command's arguments move beside its code, as cargo keeps a command's `cli()` with its
-//! `exec()`: `gc`, `fetch`, `push`, `mount`/`umount`, `man`, `version` and `cli-config`
-//! already have (`commands/NAME.rs`); `init`, `modules`, `providers`, `store`, `roots` and
-//! `serve` follow. The command list stays here, in the order `tstore --help` lists it.
+//! The command line as clap parses it: the top-level `Cli`, the global flags and the command
+//! list, in the order `tstore --help` lists it. Each command's own arguments live beside its
+//! code (`commands/NAME.rs`, `commands/init/args.rs`, `serve/server.rs`), as cargo keeps a
+//! command's `cli()` with its `exec()`; what several commands share is here: the value
+//! parsers (`values.rs`), `-var`/`-var-file` (`variables.rs`) and the single-dash rewriting
+//! (`command_line.rs`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use tstore_tofu::addr::Platform;
+use clap::{Parser, Subcommand};
 use tstore_tofu::flavor::Flavor;
-use tstore_tofu::static_eval::VarOption;
 
 /// Install OpenTofu/Terraform providers and modules from one shared, read-only store.
 #[derive(Debug, Parser)]
@@ -132,13 +127,13 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore init                    # the current directory\n  tstore init stacks/app -upgrade  # newest allowed versions, as `tofu init -upgrade`\n  tstore init --explain          # why each module is linked or copied\n  tstore init --json             # a report for scripts\n  tstore init --recursive infra --exclude 'legacy/**'   # every root under infra/, one process"
     )]
-    Init(InitArgs),
+    Init(crate::commands::init::InitArgs),
     /// Inspect and maintain the store.
     #[command(
         subcommand,
         after_help = "Examples:\n  tstore store ls                # the packages in the store\n  tstore store du                # its disk use, and what private copies would cost\n  tstore store verify            # re-hash everything; report only\n  tstore store import /srv/mirror  # a filesystem mirror into the store"
     )]
-    Store(StoreCommand),
+    Store(crate::commands::store::StoreCommand),
     /// Mount the store read-only at the mount path (FUSE; a daemon unless --foreground).
     #[command(
         after_help = "Examples:\n  tstore mount                 # start the daemon\n  tstore mount --status --json # exit 0 when the mount path serves this store, 32 when not\n  tstore mount --foreground    # for systemd (contrib/systemd/tstore-mount.service)"
@@ -154,13 +149,13 @@ pub(crate) enum Command {
         subcommand,
         after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64"
     )]
-    Providers(ProvidersCommand),
+    Providers(crate::commands::providers::ProvidersCommand),
     /// Module commands: the module lock file without an install.
     #[command(
         subcommand,
         after_help = "Examples:\n  tstore modules lock            # write .tstore.lock.hcl for this directory\n  tstore modules lock -upgrade   # resolve every call again"
     )]
-    Modules(ModulesCommand),
+    Modules(crate::commands::modules::ModulesCommand),
     /// Bring every provider and module package the lock files pin into the store, verified
     /// against them, changing nothing in the working directories (then `tstore push`).
     #[command(
@@ -189,13 +184,13 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  tstore serve &                    # then run the per-root inits (Terragrunt, Atlantis)\n  tstore serve --idle-timeout 10m   # in CI: stops once no init came for ten minutes\n  TSTORE_NO_SERVER=1 tstore init    # this init runs in its own process"
     )]
-    Serve(ServeArgs),
+    Serve(crate::serve::ServeArgs),
     /// The working directories that keep packages alive.
     #[command(
         subcommand,
         after_help = "Examples:\n  tstore roots ls          # each working directory and its links into the store\n  tstore roots ls --json"
     )]
-    Roots(RootsCommand),
+    Roots(crate::commands::roots::RootsCommand),
     /// Publish the store's providers, or its module packages (a module mirror), to an OCI
     /// registry in OpenTofu's layout (what `oci_mirror`, `oci://` module sources and
     /// `module_mirror` read).
@@ -226,412 +221,13 @@ pub(crate) enum Command {
     Version(crate::commands::version::VersionArgs),
 }
 
-// Arguments of `tstore serve`.
-#[derive(Debug, Args)]
-pub(crate) struct ServeArgs {
-    /// Stop once no init came for this long (`30s`, `15m`, `1h`; default: never).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub idle_timeout: Option<Duration>,
-    /// Serve clients that hold CAP_SYS_ADMIN (root's inits). Such a client can be confined
-    /// by Landlock without a trace in /proc, so a server does not serve it unless told to:
-    /// pass this only where no root job runs in such a sandbox.
-    #[arg(long)]
-    pub privileged_clients: bool,
-}
-
-/// `tstore roots …` subcommands.
-#[derive(Debug, Subcommand)]
-pub(crate) enum RootsCommand {
-    /// List the recorded roots and their links.
-    #[command(
-        after_help = "Examples:\n  tstore roots ls           # DIR, then each link it has into the mount\n  tstore roots ls --json    # for scripts"
-    )]
-    Ls {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-/// `tstore providers …` subcommands.
-#[derive(Debug, Subcommand)]
-pub(crate) enum ProvidersCommand {
-    /// Record the checksums of the required providers for several platforms in the lock
-    /// file (like `tofu providers lock`), and keep the packages in the store.
-    #[command(
-        after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64\n  tstore providers lock --fs-mirror /srv/mirror hashicorp/null"
-    )]
-    Lock(ProvidersLockArgs),
-    /// List the locked providers that `init -upgrade` would move, and the newer versions the
-    /// cooldown (min_release_age) holds back with the date each becomes eligible: asks the
-    /// CLI configuration's installation sources, changes nothing.
-    #[command(after_help = "Examples:
-  tstore providers outdated
-  tstore providers outdated infra/prod --json
-  tstore providers outdated -exit-code   # exit 2 when a provider is outdated")]
-    Outdated(ProvidersOutdatedArgs),
-}
-
-/// Arguments of `tstore providers outdated`.
-#[derive(Debug, Args)]
-pub(crate) struct ProvidersOutdatedArgs {
-    /// The working directory (default: the current directory).
-    pub dir: Option<PathBuf>,
-    /// Exit with status 2 when a provider is outdated (0 otherwise), for a CI job to act on.
-    #[arg(long)]
-    pub exit_code: bool,
-    /// Print a JSON report on stdout instead of human-readable lines.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `tstore modules …` subcommands.
-#[derive(Debug, Subcommand)]
-pub(crate) enum ModulesCommand {
-    /// Bring every remote module package into the store and write the module lock file
-    /// `.tstore.lock.hcl`, without changing `.terraform` (the module twin of `providers
-    /// lock`).
-    #[command(
-        after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -upgrade -module=vpc   # resolve one call (and those inside it) again\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
-    )]
-    Lock(ModulesLockArgs),
-    /// List the locked calls whose ref now names another commit, whose constraint now
-    /// selects a newer version, or whose repository has newer version tags than the one the
-    /// call names; with the versions the cooldown holds back: asks the remotes, changes
-    /// nothing in the working directory (`cargo update --dry-run` for modules, for a
-    /// scheduled CI job).
-    #[command(
-        after_help = "Examples:\n  tstore modules outdated\n  tstore modules outdated infra/prod --json\n  tstore modules outdated -exit-code   # exit 2 when a call is outdated\n  tstore modules outdated --recursive infra   # every root with a module lock file"
-    )]
-    Outdated(ModulesOutdatedArgs),
-}
-
-/// Arguments of `tstore modules outdated`.
-#[derive(Debug, Args)]
-pub(crate) struct ModulesOutdatedArgs {
-    /// The working directory (default: the current directory).
-    pub dir: Option<PathBuf>,
-    /// Every root under DIR (as `init --recursive` finds them) that has a module lock file.
-    #[arg(long)]
-    pub recursive: bool,
-    /// With --recursive: leave out the roots whose path relative to DIR matches this glob;
-    /// repeatable.
-    #[arg(long, value_name = "GLOB", requires = "recursive")]
-    pub exclude: Vec<String>,
-    /// Exit with status 2 when a call is outdated (0 otherwise), for a CI job to act on.
-    #[arg(long)]
-    pub exit_code: bool,
-    #[command(flatten)]
-    pub vars: RootVariableArgs,
-    /// Print a JSON report on stdout instead of human-readable lines.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `-var` and `-var-file` of the `modules` commands, for the sources and versions tofu
-/// evaluates early.
-#[derive(Debug, Args)]
-pub(crate) struct RootVariableArgs {
-    /// A root module variable (`NAME=VALUE`), for sources and versions tofu evaluates early;
-    /// repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
-    pub var: Vec<InOrder<String>>,
-    /// A file of root module variable values; repeatable.
-    #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
-    pub var_file: Vec<InOrder<PathBuf>>,
-}
-
-impl RootVariableArgs {
-    /// As [`InitArgs::var_options`].
-    pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
-        var_options(&self.var, &self.var_file, cwd)
-    }
-}
-
-/// Arguments of `tstore modules lock`.
-#[derive(Debug, Args)]
-pub(crate) struct ModulesLockArgs {
-    /// The working directory (default: the current directory).
-    pub dir: Option<PathBuf>,
-    /// Resolve every call again (the newest version its constraint allows, the commit its
-    /// ref names now) and rewrite the entries.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
-    pub upgrade: bool,
-    /// With -upgrade: resolve only this call again (a call path as the lock file keys it:
-    /// `vpc`, `vpc.label`), with the calls inside it; the others keep their entries.
-    /// Repeatable.
-    #[arg(long = "module", value_name = "CALL")]
-    pub modules: Vec<String>,
-    /// `readonly`: fail when an entry would be added, removed or changed.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub lockfile: Option<LockfileMode>,
-    #[command(flatten)]
-    pub vars: RootVariableArgs,
-    /// Print a JSON report on stdout instead of human-readable lines.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `tstore providers lock`.
-#[derive(Debug, Args)]
-pub(crate) struct ProvidersLockArgs {
-    /// Only these providers (`[HOST/]NAMESPACE/TYPE`); default: every required provider.
-    pub providers: Vec<String>,
-    /// A target platform `OS_ARCH`; repeatable (default: the current platform).
-    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = parse_platform)]
-    pub platforms: Vec<Platform>,
-    /// Fetch packages from this filesystem mirror instead of the origin registries.
-    #[arg(long, value_name = "DIR", conflicts_with = "net_mirror")]
-    pub fs_mirror: Option<PathBuf>,
-    /// Fetch packages from this network mirror instead of the origin registries.
-    #[arg(long, value_name = "URL")]
-    pub net_mirror: Option<String>,
-    /// Print a JSON report on stdout instead of human-readable progress.
-    #[arg(long)]
-    pub json: bool,
-}
-
-// Arguments of `tstore init`.
-#[derive(Clone, Debug, Args)]
-pub(crate) struct InitArgs {
-    /// The working directories (default: the current directory); several are initialised
-    /// one after the other in this process, each as a lone `tstore init` there.
-    #[arg(value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// Initialise every root under each DIR (default: the current directory): a directory
-    /// with configuration files that no other directory of the tree calls as a local
-    /// module; `.terraform` and hidden directories are skipped.
-    #[arg(long)]
-    pub recursive: bool,
-    /// With --recursive: leave out the roots whose path relative to DIR matches this glob
-    /// (`*` within a path component, `**` across them); repeatable.
-    #[arg(long, value_name = "GLOB", requires = "recursive")]
-    pub exclude: Vec<String>,
-    /// Ignore the versions recorded in the lock file and select the newest allowed ones.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
-    pub upgrade: bool,
-    /// Lock file mode; `readonly` fails instead of changing the lock file.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub lockfile: Option<LockfileMode>,
-    /// Print a JSON report on stdout instead of human-readable progress; an error is
-    /// printed there too, as JSON diagnostics (one object per line, as `tofu init -json`).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = go_bool)]
-    pub json: bool,
-    /// Say for each module call whether it was linked or copied, and why.
-    #[arg(long)]
-    pub explain: bool,
-    /// Link every module package that makes no read-only statement, even one that write
-    /// detection finds writing into its own directory (default: such a package is copied).
-    #[arg(long)]
-    pub assume_read_only: bool,
-    /// Set a root module variable (`NAME=VALUE`, repeatable), for module sources and
-    /// versions that OpenTofu evaluates early; later values win, in command-line order
-    /// with `-var-file`.
-    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = in_order::<String>)]
-    pub var: Vec<InOrder<String>>,
-    /// Read root module variables from a `.tfvars` or `.tfvars.json` file (repeatable).
-    #[arg(long = "var-file", value_name = "FILE", value_parser = in_order::<PathBuf>)]
-    pub var_file: Vec<InOrder<PathBuf>>,
-    /// Install providers only from this directory, a filesystem mirror (packed or unpacked
-    /// layout), instead of the CLI configuration's installation methods, as `tofu init
-    /// -plugin-dir` does; repeatable. Recorded in `.terraform/plugin_path` as tofu records it
-    /// (for the plugins later tofu commands look for); `-plugin-dir=` clears that record.
-    #[arg(long = "plugin-dir", value_name = "DIR")]
-    pub plugin_dir: Vec<String>,
-    /// The directory of test files whose run modules are installed too (tofu flavor),
-    /// relative to the working directory.
-    #[arg(long, value_name = "DIR", default_value = "tests")]
-    pub test_directory: String,
-    /// `-get=false`: do not install modules; use the ones `.terraform/modules` has.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
-    pub get: bool,
-    /// Backend flags of `tofu init`, accepted so that scripts written for it run
-    /// unchanged; tstore installs packages and never touches a backend or state.
-    #[command(flatten)]
-    pub tofu_compat: TofuInitFlags,
-}
-
-impl InitArgs {
-    /// `-var` and `-var-file` in the order they were given (a later one wins), with
-    /// file paths made absolute against `cwd`.
-    pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
-        var_options(&self.var, &self.var_file, cwd)
-    }
-}
-
-/// `-var` and `-var-file` values in the order they were given, file paths made absolute
-/// against `cwd`.
-fn var_options(
-    var: &[InOrder<String>],
-    var_file: &[InOrder<PathBuf>],
-    cwd: &std::path::Path,
-) -> Vec<VarOption> {
-    let vars = var.iter().map(|v| (v.seq, VarOption::Var(v.value.clone())));
-    let files = var_file
-        .iter()
-        .map(|f| (f.seq, VarOption::File(cwd.join(&f.value))));
-    let mut all: Vec<(usize, VarOption)> = vars.chain(files).collect();
-    all.sort_by_key(|(seq, _)| *seq);
-    all.into_iter().map(|(_, o)| o).collect()
-}
-
-/// A value of a repeatable option with its position among all such values, so that
-/// options of different names keep the order they were given in.
-#[derive(Clone, Debug)]
-pub(crate) struct InOrder<T> {
-    /// Position in parse order.
-    pub seq: usize,
-    /// The value.
-    pub value: T,
-}
-
-/// clap parses values in command-line order; numbering them here records that order.
-fn in_order<T: From<String>>(text: &str) -> Result<InOrder<T>, String> {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    Ok(InOrder {
-        seq: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        value: T::from(text.to_owned()),
-    })
-}
-
-// `tofu init` flags about backends, state and prompts: accepted and ignored.
-#[derive(Clone, Debug, Args)]
-pub(crate) struct TofuInitFlags {
-    /// Ignored (tstore never prompts).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub input: Option<bool>,
-    /// tstore configures no backend; `false` also means no state is read for the providers
-    /// it needs, under OpenTofu from 1.13.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub backend: Option<bool>,
-    /// Ignored (tstore does not configure backends).
-    #[arg(long, value_name = "KEY=VALUE|FILE", hide = true)]
-    pub backend_config: Vec<String>,
-    /// Ignored (tstore does not configure backends; tofu's alias of `-backend`).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub cloud: Option<bool>,
-    /// Ignored (tstore does not configure backends).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub reconfigure: Option<bool>,
-    /// Ignored (tstore does not migrate state).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub migrate_state: Option<bool>,
-    /// Ignored (tstore does not migrate state).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub force_copy: Option<bool>,
-    /// Ignored (tstore does not talk to a remote backend).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub ignore_remote_version: Option<bool>,
-    /// Ignored (tstore takes no state lock).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool, hide = true)]
-    pub lock: Option<bool>,
-    /// Ignored (tstore takes no state lock).
-    #[arg(long, value_name = "DURATION", hide = true)]
-    pub lock_timeout: Option<String>,
-}
-
-/// `tstore store …` subcommands.
-#[derive(Debug, Subcommand)]
-pub(crate) enum StoreCommand {
-    /// Ingest every provider package of a filesystem mirror directory (packed or unpacked layout).
-    #[command(
-        after_help = "Examples:\n  tstore store import /srv/terraform-mirror       # e.g. made by `tofu providers mirror`\n  tstore store import ~/.terraform.d/plugins --json"
-    )]
-    Import {
-        /// The mirror directory.
-        path: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// List the packages in the store.
-    #[command(
-        after_help = "Examples:\n  tstore store ls                                 # kind, name, version, platform, size\n  tstore store ls --json | jq -r '.packages[].name'"
-    )]
-    Ls {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Show how much disk the store uses, and what copies per checkout would cost.
-    #[command(
-        after_help = "Examples:\n  tstore store du           # on disk, and what a private copy per link would cost\n  tstore store du --json    # the counts for scripts"
-    )]
-    Du {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Check the recorded facts of configuration files against a fresh parse of their bytes.
-    ///
-    /// An init records what each configuration file it parses says (module calls,
-    /// provider requirements, versions, declarations) by the file's content, so that no
-    /// later process parses those bytes again. This derives every recorded fact whose
-    /// content the store holds again and compares; exits non-zero when one differs.
-    #[command(
-        after_help = "Examples:\n  tstore store facts          # recorded, matching, mismatched\n  tstore store facts --json"
-    )]
-    Facts {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Re-hash every blob and check that every tree is complete; report only, unless --repair.
-    ///
-    /// Hashes are recomputed from the bytes (each blob's BLAKE3, each package's h1:, each
-    /// kept zip's zh:), never taken from the index. Exits non-zero when anything is bad (a
-    /// damaged or missing blob, a bad view, an index record the bytes contradict, an index
-    /// SQLite cannot read) or leftovers are found.
-    #[command(
-        after_help = "Examples:\n  tstore store verify             # report only; exit 1 names what is damaged\n  tstore store verify --dry-run   # what --repair would do\n  tstore store verify --repair    # quarantine damaged packages, rebuild a damaged index"
-    )]
-    Verify {
-        /// Quarantine every package with a bad or missing blob, a bad view or a record its
-        /// bytes contradict (the next `tstore init` fetches it again), move bad blob files
-        /// to `quarantine/` in the store, and remove leftovers. A damaged index is moved
-        /// aside (kept) and rebuilt from the blobs and views. Waits for the exclusive store
-        /// lock.
-        #[arg(long)]
-        repair: bool,
-        /// Show what --repair would do and change nothing (implies --repair).
-        #[arg(long)]
-        dry_run: bool,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Delete the whole store and take down its mount (`rm -rf` fails on its read-only
-    /// directories).
-    ///
-    /// Removes only a directory that is a tstore store owned by you, after running inits
-    /// finish. Without --yes it says what it would remove, and which working directories
-    /// link into the store (each needs `tstore init` or `tofu init` again), and removes
-    /// nothing.
-    #[command(
-        after_help = "Examples:\n  tstore store rm          # what would go\n  tstore store rm --yes    # remove it"
-    )]
-    Rm {
-        /// Remove it.
-        #[arg(long)]
-        yes: bool,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-/// `-lockfile=MODE` of `tstore init`, as tofu names its modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum LockfileMode {
-    /// Fail instead of changing the lock file.
-    Readonly,
-}
-
 mod command_line;
 #[cfg(test)]
 mod tests;
 mod values;
+mod variables;
 
 pub(crate) use command_line::{parse_from, parse_served, UsageError};
 pub(crate) use values::{flavor_parser, go_bool, parse_platform};
-pub(crate) use values::{parse_duration, parse_size};
+pub(crate) use values::{parse_duration, parse_size, LockfileMode};
+pub(crate) use variables::{in_order, var_options, InOrder, RootVariableArgs};

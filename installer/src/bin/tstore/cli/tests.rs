@@ -1,6 +1,7 @@
 //! The command line's definitions and tofu's flag forms, parsed.
 
 use std::ffi::OsString;
+use std::time::Duration;
 
 use clap::CommandFactory as _;
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::ValueEnum;
 use tstore_tofu::addr::Platform;
 use tstore_tofu::flavor::Flavor;
 
@@ -64,4 +65,11 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
 pub(crate) fn parse_platform(text: &str) -> Result<Platform, String> {
     text.parse()
         .map_err(|e| format!("{e}; use OS_ARCH, e.g. linux_amd64"))
+}
+
+/// `-lockfile=MODE` of `tstore init`, as tofu names its modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LockfileMode {
+    /// Fail instead of changing the lock file.
+    Readonly,
 }

@@ -44,15 +44,15 @@
 pub(crate) mod cli_config;
 pub(crate) mod fetch;
 pub(crate) mod gc;
-mod init;
+pub(crate) mod init;
 pub(crate) mod man;
-mod modules;
+pub(crate) mod modules;
 pub(crate) mod mount;
 mod parallel;
-mod providers;
+pub(crate) mod providers;
 pub(crate) mod push;
-mod roots;
-mod store;
+pub(crate) mod roots;
+pub(crate) mod store;
 mod store_rm;
 mod verify;
 pub(crate) mod version;
@@ -63,7 +63,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use tstore_store::Store;
 
-use crate::cli::{Command, ModulesCommand, ProvidersCommand, RootsCommand, StoreCommand};
+use self::modules::ModulesCommand;
+use self::providers::ProvidersCommand;
+use self::roots::RootsCommand;
+use self::store::StoreCommand;
+use crate::cli::Command;
 use crate::Settings;
 
 /// Run one command (an init the server runs uses its kept store).

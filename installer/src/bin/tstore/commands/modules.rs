@@ -2,6 +2,9 @@
 //! into the store, `.terraform` untouched; `tstore modules outdated`: what moved upstream
 //! since, nothing written.
 
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -10,7 +13,7 @@ use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, Workdi
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
-use crate::cli::{LockfileMode, ModulesLockArgs, ModulesOutdatedArgs, RootVariableArgs};
+use crate::cli::{LockfileMode, RootVariableArgs};
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
 
@@ -236,4 +239,71 @@ fn write_outdated_calls(
         }
     }
     Ok(())
+}
+
+/// `tstore modules …` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModulesCommand {
+    /// Bring every remote module package into the store and write the module lock file
+    /// `.tstore.lock.hcl`, without changing `.terraform` (the module twin of `providers
+    /// lock`).
+    #[command(
+        after_help = "Examples:\n  tstore modules lock\n  tstore modules lock -upgrade infra/prod\n  tstore modules lock -upgrade -module=vpc   # resolve one call (and those inside it) again\n  tstore modules lock -lockfile=readonly --json   # fail when the file would change"
+    )]
+    Lock(ModulesLockArgs),
+    /// List the locked calls whose ref now names another commit, whose constraint now
+    /// selects a newer version, or whose repository has newer version tags than the one the
+    /// call names; with the versions the cooldown holds back: asks the remotes, changes
+    /// nothing in the working directory (`cargo update --dry-run` for modules, for a
+    /// scheduled CI job).
+    #[command(
+        after_help = "Examples:\n  tstore modules outdated\n  tstore modules outdated infra/prod --json\n  tstore modules outdated -exit-code   # exit 2 when a call is outdated\n  tstore modules outdated --recursive infra   # every root with a module lock file"
+    )]
+    Outdated(ModulesOutdatedArgs),
+}
+
+/// Arguments of `tstore modules outdated`.
+#[derive(Debug, Args)]
+pub(crate) struct ModulesOutdatedArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Every root under DIR (as `init --recursive` finds them) that has a module lock file.
+    #[arg(long)]
+    pub recursive: bool,
+    /// With --recursive: leave out the roots whose path relative to DIR matches this glob;
+    /// repeatable.
+    #[arg(long, value_name = "GLOB", requires = "recursive")]
+    pub exclude: Vec<String>,
+    /// Exit with status 2 when a call is outdated (0 otherwise), for a CI job to act on.
+    #[arg(long)]
+    pub exit_code: bool,
+    #[command(flatten)]
+    pub vars: RootVariableArgs,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tstore modules lock`.
+#[derive(Debug, Args)]
+pub(crate) struct ModulesLockArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Resolve every call again (the newest version its constraint allows, the commit its
+    /// ref names now) and rewrite the entries.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = crate::cli::go_bool)]
+    pub upgrade: bool,
+    /// With -upgrade: resolve only this call again (a call path as the lock file keys it:
+    /// `vpc`, `vpc.label`), with the calls inside it; the others keep their entries.
+    /// Repeatable.
+    #[arg(long = "module", value_name = "CALL")]
+    pub modules: Vec<String>,
+    /// `readonly`: fail when an entry would be added, removed or changed.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lockfile: Option<LockfileMode>,
+    #[command(flatten)]
+    pub vars: RootVariableArgs,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
 }

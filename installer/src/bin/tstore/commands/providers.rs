@@ -9,6 +9,9 @@
 //! `{"providers":[{"provider","version","platforms":[{"platform","source","auth",
 //! "obtained","hashes":[…]}]}],"lock_file":"created"|"updated"|"unchanged"}`.
 
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -21,7 +24,6 @@ use tstore_tofu::tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE;
 
 use super::workdir::Place;
 use super::{lock_store, open_store};
-use crate::cli::{ProvidersLockArgs, ProvidersOutdatedArgs};
 use crate::json;
 use crate::reporter::{HumanReporter, Silent};
 use crate::Settings;
@@ -192,4 +194,55 @@ pub(super) fn outdated(settings: &Settings, args: ProvidersOutdatedArgs) -> Resu
         }
     )?;
     Ok(status)
+}
+
+/// `tstore providers …` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProvidersCommand {
+    /// Record the checksums of the required providers for several platforms in the lock
+    /// file (like `tofu providers lock`), and keep the packages in the store.
+    #[command(
+        after_help = "Examples:\n  tstore providers lock -platform=linux_amd64 -platform=darwin_arm64\n  tstore providers lock --fs-mirror /srv/mirror hashicorp/null"
+    )]
+    Lock(ProvidersLockArgs),
+    /// List the locked providers that `init -upgrade` would move, and the newer versions the
+    /// cooldown (min_release_age) holds back with the date each becomes eligible: asks the
+    /// CLI configuration's installation sources, changes nothing.
+    #[command(after_help = "Examples:
+  tstore providers outdated
+  tstore providers outdated infra/prod --json
+  tstore providers outdated -exit-code   # exit 2 when a provider is outdated")]
+    Outdated(ProvidersOutdatedArgs),
+}
+
+/// Arguments of `tstore providers outdated`.
+#[derive(Debug, Args)]
+pub(crate) struct ProvidersOutdatedArgs {
+    /// The working directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Exit with status 2 when a provider is outdated (0 otherwise), for a CI job to act on.
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Print a JSON report on stdout instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tstore providers lock`.
+#[derive(Debug, Args)]
+pub(crate) struct ProvidersLockArgs {
+    /// Only these providers (`[HOST/]NAMESPACE/TYPE`); default: every required provider.
+    pub providers: Vec<String>,
+    /// A target platform `OS_ARCH`; repeatable (default: the current platform).
+    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = crate::cli::parse_platform)]
+    pub platforms: Vec<Platform>,
+    /// Fetch packages from this filesystem mirror instead of the origin registries.
+    #[arg(long, value_name = "DIR", conflicts_with = "net_mirror")]
+    pub fs_mirror: Option<PathBuf>,
+    /// Fetch packages from this network mirror instead of the origin registries.
+    #[arg(long, value_name = "URL")]
+    pub net_mirror: Option<String>,
+    /// Print a JSON report on stdout instead of human-readable progress.
+    #[arg(long)]
+    pub json: bool,
 }

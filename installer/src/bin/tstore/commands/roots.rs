@@ -5,6 +5,7 @@
 //! `roots ls --json`: `{"roots":[{"path","created_at","updated_at","links":[{"link",
 //! "target","package"}]}]}`.
 
+use clap::Subcommand;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -36,4 +37,18 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tstore roots …` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum RootsCommand {
+    /// List the recorded roots and their links.
+    #[command(
+        after_help = "Examples:\n  tstore roots ls           # DIR, then each link it has into the mount\n  tstore roots ls --json    # for scripts"
+    )]
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }

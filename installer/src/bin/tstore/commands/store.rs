@@ -1,5 +1,8 @@
 //! `tstore store import|ls|du` (`store verify` is in verify.rs).
 
+use std::path::PathBuf;
+
+use clap::Subcommand;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -216,4 +219,94 @@ mod tests {
             "https://h.test/m.zip?X-Amz-Signature=redacted&archive=zip"
         );
     }
+}
+
+/// `tstore store …` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum StoreCommand {
+    /// Ingest every provider package of a filesystem mirror directory (packed or unpacked layout).
+    #[command(
+        after_help = "Examples:\n  tstore store import /srv/terraform-mirror       # e.g. made by `tofu providers mirror`\n  tstore store import ~/.terraform.d/plugins --json"
+    )]
+    Import {
+        /// The mirror directory.
+        path: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the packages in the store.
+    #[command(
+        after_help = "Examples:\n  tstore store ls                                 # kind, name, version, platform, size\n  tstore store ls --json | jq -r '.packages[].name'"
+    )]
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show how much disk the store uses, and what copies per checkout would cost.
+    #[command(
+        after_help = "Examples:\n  tstore store du           # on disk, and what a private copy per link would cost\n  tstore store du --json    # the counts for scripts"
+    )]
+    Du {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the recorded facts of configuration files against a fresh parse of their bytes.
+    ///
+    /// An init records what each configuration file it parses says (module calls,
+    /// provider requirements, versions, declarations) by the file's content, so that no
+    /// later process parses those bytes again. This derives every recorded fact whose
+    /// content the store holds again and compares; exits non-zero when one differs.
+    #[command(
+        after_help = "Examples:\n  tstore store facts          # recorded, matching, mismatched\n  tstore store facts --json"
+    )]
+    Facts {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-hash every blob and check that every tree is complete; report only, unless --repair.
+    ///
+    /// Hashes are recomputed from the bytes (each blob's BLAKE3, each package's h1:, each
+    /// kept zip's zh:), never taken from the index. Exits non-zero when anything is bad (a
+    /// damaged or missing blob, a bad view, an index record the bytes contradict, an index
+    /// SQLite cannot read) or leftovers are found.
+    #[command(
+        after_help = "Examples:\n  tstore store verify             # report only; exit 1 names what is damaged\n  tstore store verify --dry-run   # what --repair would do\n  tstore store verify --repair    # quarantine damaged packages, rebuild a damaged index"
+    )]
+    Verify {
+        /// Quarantine every package with a bad or missing blob, a bad view or a record its
+        /// bytes contradict (the next `tstore init` fetches it again), move bad blob files
+        /// to `quarantine/` in the store, and remove leftovers. A damaged index is moved
+        /// aside (kept) and rebuilt from the blobs and views. Waits for the exclusive store
+        /// lock.
+        #[arg(long)]
+        repair: bool,
+        /// Show what --repair would do and change nothing (implies --repair).
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete the whole store and take down its mount (`rm -rf` fails on its read-only
+    /// directories).
+    ///
+    /// Removes only a directory that is a tstore store owned by you, after running inits
+    /// finish. Without --yes it says what it would remove, and which working directories
+    /// link into the store (each needs `tstore init` or `tofu init` again), and removes
+    /// nothing.
+    #[command(
+        after_help = "Examples:\n  tstore store rm          # what would go\n  tstore store rm --yes    # remove it"
+    )]
+    Rm {
+        /// Remove it.
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -40,7 +40,7 @@ mod wire;
 use std::path::{Path, PathBuf};
 
 pub(crate) use kept_store::KeptStore;
-pub(crate) use server::serve;
+pub(crate) use server::{serve, ServeArgs};
 
 /// The server's socket, in the store's directory.
 pub(crate) fn socket_path(store: &Path) -> PathBuf {

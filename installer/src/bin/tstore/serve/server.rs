@@ -1,6 +1,7 @@
 //! `tstore serve`: the socket, the loop that takes one request at a time, the server's own
 //! log (its stderr as it started: a request's output is its client's), and the stop.
 
+use clap::Args;
 use std::fs::File;
 use std::io::Write as _;
 use std::os::fd::AsFd;
@@ -19,7 +20,6 @@ use super::admit::{self, Confinement, Refusal};
 use super::peer::PeerProcess;
 use super::session::{self, Own, Ran};
 use super::wire::{self, Answer};
-use crate::cli::ServeArgs;
 use crate::Settings;
 
 /// How long a client may take to send its whole request (it sends it at once; a stuck or
@@ -319,4 +319,17 @@ fn say(log: &Mutex<File>, line: &str) {
     if let Ok(mut log) = log.lock() {
         let _ = writeln!(log, "{line}");
     }
+}
+
+// Arguments of `tstore serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Stop once no init came for this long (`30s`, `15m`, `1h`; default: never).
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Serve clients that hold CAP_SYS_ADMIN (root's inits). Such a client can be confined
+    /// by Landlock without a trace in /proc, so a server does not serve it unless told to:
+    /// pass this only where no root job runs in such a sandbox.
+    #[arg(long)]
+    pub privileged_clients: bool,
 }

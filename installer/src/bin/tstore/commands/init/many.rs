@@ -13,7 +13,7 @@ use anyhow::Result;
 use tstore_installer::{ModuleOptions, WorkdirOptions};
 use tstore_store::Store;
 
-use crate::cli::InitArgs;
+use super::InitArgs;
 use crate::commands::workdir::Place;
 use crate::diagnostics::{print_error, ErrorReport};
 use crate::reporter::Silent;

@@ -16,11 +16,14 @@ use tstore_installer::{
 use tstore_store::Store;
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
+mod args;
 pub(super) mod many;
 mod output;
 
+pub(crate) use args::InitArgs;
+
 use super::workdir::{Configured, Place};
-use crate::cli::{InitArgs, LockfileMode};
+use crate::cli::LockfileMode;
 use crate::reporter::{HumanReporter, Silent};
 use crate::{mount, Settings};
 
