@@ -22,6 +22,7 @@ use crate::flavor::Flavor;
 mod json;
 mod methods;
 mod parse;
+pub mod render;
 use self::methods::parse_pattern;
 pub use self::methods::{
     check_repository_template, implied_plugin_dirs, InstallMethod, InstallMethodKind,

@@ -17,7 +17,7 @@ use tstore_installer::{
 };
 use tstore_tofu::addr::Platform;
 
-use super::workdir::Place;
+use super::place::Place;
 use super::{lock_store, open_store};
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
@@ -44,7 +44,7 @@ pub(crate) struct FetchArgs {
 }
 
 pub(crate) fn fetch(settings: &Settings, args: FetchArgs) -> Result<ExitCode> {
-    let roots = super::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
+    let roots = super::place::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
     let platforms = if args.platforms.is_empty() {
         vec![Platform::current()]
     } else {

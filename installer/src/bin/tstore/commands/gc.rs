@@ -130,7 +130,7 @@ pub(crate) fn gc(settings: &Settings, args: &GcArgs) -> Result<ExitCode> {
     let report = store.gc(&lock, &options(false))?;
     drop(lock);
     if !report.packages_removed.is_empty() {
-        crate::commands::refresh_cli_configs(settings, &store);
+        super::cli_config::refresh_cli_configs(settings, &store);
     }
     print_report(&report, ci.as_ref(), &git_cache_before, args.json)
 }

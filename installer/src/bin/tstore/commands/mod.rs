@@ -49,6 +49,7 @@ pub(crate) mod man;
 pub(crate) mod modules;
 pub(crate) mod mount;
 mod parallel;
+mod place;
 pub(crate) mod providers;
 pub(crate) mod push;
 pub(crate) mod roots;
@@ -56,7 +57,6 @@ pub(crate) mod store;
 mod store_rm;
 mod verify;
 pub(crate) mod version;
-mod workdir;
 
 use std::process::ExitCode;
 
@@ -112,8 +112,6 @@ pub(crate) fn run(settings: &Settings, command: Command, host: crate::Host) -> R
         }
     }
 }
-
-pub(crate) use cli_config::refresh_outputs as refresh_cli_configs;
 
 /// Take the store lock shared, saying on stderr when it has to wait (gc holds the lock
 /// exclusively while it sweeps), as cargo does for its package lock.

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, WorkdirOptions};
 
-use super::workdir::Place;
+use super::place::Place;
 use super::{lock_store, open_store};
 use crate::cli::{LockfileMode, RootVariableArgs};
 use crate::reporter::{HumanReporter, Silent};
@@ -111,7 +111,7 @@ pub(crate) fn outdated(settings: &Settings, args: ModulesOutdatedArgs) -> Result
     let reporter: &dyn Reporter = if args.json { &Silent } else { &human };
     let dirs: Vec<Option<std::path::PathBuf>> = if args.recursive {
         let tops: Vec<std::path::PathBuf> = args.dir.iter().cloned().collect();
-        crate::commands::workdir::roots_of(settings, &tops, true, &args.exclude)?
+        crate::commands::place::roots_of(settings, &tops, true, &args.exclude)?
             .into_iter()
             .filter(|root| root.join(tstore_tofu::module_lock::FILE_NAME).exists())
             .map(Some)

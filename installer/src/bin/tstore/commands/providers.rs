@@ -22,7 +22,7 @@ use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE;
 
-use super::workdir::Place;
+use super::place::Place;
 use super::{lock_store, open_store};
 use crate::json;
 use crate::reporter::{HumanReporter, Silent};

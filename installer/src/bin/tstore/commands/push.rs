@@ -100,8 +100,8 @@ pub(super) fn push(settings: &Settings, args: &PushArgs) -> Result<ExitCode> {
     } else {
         ExistingTag::Refuse
     };
-    let cli_config = super::workdir::load_cli_config(settings, flavor)?;
-    let network = super::workdir::network_settings(settings, &cli_config);
+    let cli_config = super::place::load_cli_config(settings, flavor)?;
+    let network = super::place::network_settings(settings, &cli_config);
     let client = oci_client(&network)?;
     let store = open_existing_store(settings)?;
     let _lock = lock_store(&store)?;
@@ -189,7 +189,7 @@ fn fetch_source_zips(
             DataDir::resolve(&cwd, None),
             flavor,
             settings.mount.clone(),
-            super::workdir::network_settings(settings, cli_config),
+            super::place::network_settings(settings, cli_config),
         ),
         platform: Platform::current(),
         methods: cli_config.effective_methods(
@@ -239,7 +239,7 @@ fn push_modules(
         ModuleMirror::parse(&args.target, "the push target").map_err(anyhow::Error::msg)?;
     debug_assert_eq!(template, args.target.trim_start_matches("oci://"));
     let selection = if args.recursive {
-        let roots = super::workdir::roots_of(settings, &args.dirs, true, &args.exclude)?;
+        let roots = super::place::roots_of(settings, &args.dirs, true, &args.exclude)?;
         let mut locks = Vec::new();
         for root in roots {
             let path = root.join(tstore_tofu::module_lock::FILE_NAME);

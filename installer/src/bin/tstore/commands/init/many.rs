@@ -14,14 +14,14 @@ use tstore_installer::{ModuleOptions, WorkdirOptions};
 use tstore_store::Store;
 
 use super::InitArgs;
-use crate::commands::workdir::Place;
+use crate::commands::place::Place;
 use crate::diagnostics::{print_error, ErrorReport};
 use crate::reporter::Silent;
 use crate::{json, units, Settings};
 
 pub(crate) fn init_many(settings: &Settings, args: InitArgs) -> Result<ExitCode> {
     let roots =
-        crate::commands::workdir::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
+        crate::commands::place::roots_of(settings, &args.dirs, args.recursive, &args.exclude)?;
 
     // One store for every root: opened once, and a package found fresh for one root is not
     // stat'ed again for the next.

@@ -22,7 +22,7 @@ mod output;
 
 pub(crate) use args::InitArgs;
 
-use super::workdir::{Configured, Place};
+use super::place::{Configured, Place};
 use crate::cli::LockfileMode;
 use crate::reporter::{HumanReporter, Silent};
 use crate::{mount, Settings};
@@ -57,7 +57,7 @@ pub(crate) fn init(settings: &Settings, args: InitArgs, source: StoreSource) -> 
     }
     // The store is opened once the CLI configuration reads (a command that fails on its
     // input creates nothing), and before the tool's version is asked.
-    let cli_config = super::workdir::load_cli_config(settings, place.flavor.flavor)?;
+    let cli_config = super::place::load_cli_config(settings, place.flavor.flavor)?;
     let opened;
     let _facts;
     let store = match source {
@@ -208,7 +208,7 @@ impl InitHooks for Hooks<'_> {
     fn providers_changed(&self, store: &Store) {
         // A provider that entered the store is excluded from the network methods of the
         // files `tstore cli-config --out` keeps.
-        super::refresh_cli_configs(self.settings, store);
+        super::cli_config::refresh_cli_configs(self.settings, store);
     }
 }
 

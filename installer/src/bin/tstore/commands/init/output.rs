@@ -12,7 +12,7 @@ use tstore_installer::{
 use tstore_store::Provenance;
 use tstore_tofu::flavor::{Flavor, FlavorChoice};
 
-use crate::commands::workdir::Configured;
+use crate::commands::place::Configured;
 use crate::json;
 
 /// The tool's name as its messages say it.
