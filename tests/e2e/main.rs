@@ -32,6 +32,7 @@ mod hostile_servers;
 mod https;
 mod init_many;
 mod invalid_config;
+mod json_reference;
 mod lock_reach;
 mod lockfile;
 mod mirror_names;

@@ -1,14 +1,5 @@
 //! `tstore gc` (the protocol with concurrent inits is in ARCHITECTURE.md, "Concurrency").
-//!
-//! # JSON formats
-//!
-//! - `gc --json`: the store's `GcReport` (`{"dry_run","roots_live","roots_dropped":[PATH],
-//!   "links_dropped","packages_removed":[KEY],"packages_live","packages_young",
-//!   "packages_in_use",
-//!   "trees_removed","blobs_removed","bytes_freed","leftovers":{"tmp","views","blobs",
-//!   "blob_bytes","git_caches","removed"},"budget":null|{"target","size_before","size_after",
-//!   "packages_dropped":[KEY],"met","linked_bytes","in_use"},"millis"}`), or `{"skipped":"store busy"}` when the store stayed
-//!   busy for `--wait`.
+//! `gc --json`'s fields: `docs/reference/json.md`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

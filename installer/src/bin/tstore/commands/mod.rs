@@ -1,45 +1,8 @@
 //! One function per command. Human output goes to stdout in tofu's words; `--json`
 //! replaces it with one JSON document; errors go to stderr.
 //!
-//! # JSON formats
-//!
-//! Every document is an object starting with `"format_version": 1` (see `json.rs`).
-//!
-//! - `init --json`: [`InitReport`]: `{"providers":[{"provider","version","platform",
-//!   "source" (`filesystem_mirror:PATH`, `registry:URL`, `network_mirror:URL`),"auth",
-//!   "obtained":"ingested"|"memoized"|"downloaded"|"in_store"|"store_by_lock",
-//!   "hashes":[{"hash","disposition":{"verified_locally","reported_by_registry",
-//!   "signed_by_key_ids"}}],
-//!   "link","target","link_outcome"}],"lock_file":"created"|"updated"|"unchanged",
-//!   "bytes_hashed":N,"lock_entries_rewritten":[{"from","to"}] (only when any),
-//!   "modules":[CallReport…] (per remote call "obtained":"store"|"mirror"|"origin" and
-//!   "vouched_by":"origin"|"lock"|"mirror", and
-//!   with a module mirror "origin_why"),
-//!   "module_packages":{"fetched":[package id…],"reused":[package id…],
-//!   "mirrored":[package id…]},"module_mirror":"oci://REGISTRY/REPOSITORY"|null,
-//!   "flavor":{"name":"tofu"|"terraform","decided_by":"--flavor"|"TSTORE_FLAVOR"|
-//!   ".tstore.hcl"|"lock file header"|"lock file hosts"|"module lock file hosts"|
-//!   ".tofu files"|"PATH"|"default"|
-//!   "tool version"},
-//!   "tool_version":{"name":"terraform 1.11.4","decided_by":"--tool-version"|
-//!   "TSTORE_TOOL_VERSION"|"PATH"|"newest","binary" (PATH only)}}`
-//! - `init --json DIR...` / `init --json --recursive`: `{"roots":[{"dir","ok","report"
-//!   (the lone init's document)|"error":{"summary","detail"}}],"failed":N}`
-//! - `fetch --json`: `{"roots":[{"dir","providers":[{"provider","version","platform",
-//!   "obtained"}],"modules":[{"key","source","verified"}]}]}`
-//! - `store ls --json`: `{"packages":[Package…]}`
-//! - `store du --json`: the store's `DiskUsage`
-//! - `store facts --json`: `{"recorded","matching","mismatched":[{"blob","rules"}],
-//!   "not_held","other_builds"}`
-//! - `store verify --json`: the store's `VerifyReport`
-//! - `store import --json`: `{"imported":[Package…]}`
-//! - `version --json`: `{"tstore_version","commit","commit_date","platform",
-//!   "provider_selections":{ADDRESS: VERSION}}`
-//! - `push --json`: `{"pushed":[{"provider","version","reference","digest","platforms":[…],
-//!   "blobs_uploaded","blobs_present"}]}`; with `--module`: `{"pushed_module":{"package",
-//!   "reference","digest","blobs_uploaded","blobs_present"}}`; with `--modules`:
-//!   `{"pushed_modules":{"packages":[{"package","reference","digest","blobs_uploaded",
-//!   "blobs_present"}],"resolutions":[{"module","version","reference","written"}]}}`
+//! `--json` documents' fields are listed in `docs/reference/json.md` (its one home,
+//! checked by `tests/e2e/json_reference.rs`).
 
 pub(crate) mod cli_config;
 pub(crate) mod fetch;
