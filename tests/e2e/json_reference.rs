@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use tstore_test_support::{json, mirror, run_ok, TestEnv};
+use tstore_test_support::{json, mirror, run_fail, run_ok, TestEnv};
 
 use crate::common::{tstore, NULL_CONFIG};
 
@@ -76,7 +76,26 @@ fn every_json_field_a_command_prints_is_in_the_reference() {
         ("gc", run(&["gc", "--dry-run", "--json"])),
         ("mount --status", run(&["mount", "--status", "--json"])),
         ("version", run(&["version", "-json"])),
+        (
+            "providers lock",
+            json(&run_ok(
+                tstore(&env, Some(&cfg))
+                    .current_dir(&a)
+                    .args(["providers", "lock", "--json", "--fs-mirror"])
+                    .arg(&mirror_dir),
+            )),
+        ),
+        // Last: without --yes it reports, removes nothing and exits 1.
+        (
+            "store rm",
+            json(&run_fail(
+                tstore(&env, Some(&cfg))
+                    .current_dir(&a)
+                    .args(["store", "rm", "--json"]),
+            )),
+        ),
     ];
+    assert_eq!(documents[13].1["removed"], serde_json::Value::Null);
     let rows = rows();
     let mut undocumented = Vec::new();
     // `init DIR...`'s `report` is the lone init's document, checked against its row.

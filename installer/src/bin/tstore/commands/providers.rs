@@ -1,13 +1,5 @@
 //! `tstore providers lock` and `tstore providers outdated`.
-//!
-//! # JSON format
-//!
-//! `providers outdated --json`: `{"lock_file","checked","providers":[{"provider","locked",
-//! "latest","moved","held_back":[{"version","published","eligible_at"}]}]}`.
-//!
-//! `providers lock --json`: the installer's `LockReport`:
-//! `{"providers":[{"provider","version","platforms":[{"platform","source","auth",
-//! "obtained","hashes":[…]}]}],"lock_file":"created"|"updated"|"unchanged"}`.
+//! The `--json` fields: `docs/reference/json.md`.
 
 use std::path::PathBuf;
 

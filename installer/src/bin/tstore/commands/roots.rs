@@ -1,9 +1,5 @@
 //! `tstore roots ls`.
-//!
-//! # JSON format
-//!
-//! `roots ls --json`: `{"roots":[{"path","created_at","updated_at","links":[{"link",
-//! "target","package"}]}]}`.
+//! `roots ls --json`'s fields: `docs/reference/json.md`.
 
 use clap::Subcommand;
 use std::process::ExitCode;

@@ -8,9 +8,7 @@
 //! store is touched except the mount path tstore made (a FUSE mount point left empty, or the
 //! symlink to the views).
 //!
-//! # JSON format
-//!
-//! `store rm --json`: `{"removed": PATH|null, "bytes": N, "roots": [PATH…], "mount": PATH}`.
+//! `store rm --json`'s fields: `docs/reference/json.md`.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -89,6 +87,11 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
             }
         }
         errln!("Nothing was removed. Run `tstore store rm --yes` to remove it.");
+        if json_out {
+            json::print(&serde_json::json!({
+                "removed": null, "bytes": bytes, "roots": roots, "mount": settings.mount,
+            }))?;
+        }
         return Ok(ExitCode::FAILURE);
     }
     // Running inits finish first; new ones wait and then make a new store.

@@ -9,17 +9,7 @@
 //! (`Store::rebuild_damaged_index`), stops a mount serving the old file, then verifies and
 //! repairs the rebuilt store as usual.
 //!
-//! # JSON format
-//!
-//! `{"index":{"state"[,"reason"]},"index_rebuilt":{"damaged","blobs","bytes_checked",
-//! "bad_blobs","packages","skipped":[{"path","reason"}]}|null,"blobs_checked",
-//! "bytes_checked","corrupt":[{"blob","path"}],"missing":[{"blob","referenced_by"}],
-//! "views_bad":[{"package","path","problems"}],"claims_bad":[{"kind",…}],"trusted","clean",
-//! "repair":{"dry_run","packages":[{"package","tree","reasons"}],"blobs":[{"blob","from",
-//! "to"}],"leftovers":{"tmp","views","blobs","blob_bytes","removed"},"adopted",
-//! "forgotten"},"repaired"}`. `repair` describes what --repair did or (without it, or with
-//! --dry-run) would do; `repaired` says whether it was done. With a damaged index and no
-//! `--repair`, only `index`, `clean` and `repaired` are printed.
+//! `--json`'s fields: `docs/reference/json.md`.
 
 use std::process::ExitCode;
 
