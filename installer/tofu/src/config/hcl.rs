@@ -6,22 +6,16 @@ use hcl::edit::expr::{Expression, ObjectKey};
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use hcl::edit::Span;
 
-use super::hcl_exprs::{
-    default_value, import_target, non_literal, provider_ref, provider_ref_root, type_constraint,
-    NonLiteral,
-};
-use super::hcl_exprs::{literal_string, references};
-use super::imports::ImportBlock;
+use super::hcl_exprs::{literal_string, non_literal, provider_ref_root, references, NonLiteral};
 use super::schema;
-use super::validate::{self, DeclKind, Declaration};
-use super::variables::{self, VariableFacts};
 use super::{
     check_local_name, implied_local_name, invalid, CallArg, ConfigError, FileContent,
-    FileModuleCall, ProviderConfig, RequiredBlock, RequiredEntry, RequiredVersion, SourcePos,
+    RequiredBlock, RequiredEntry, SourcePos,
 };
 use crate::flavor::Flavor;
 use crate::span::LineIndex;
-use crate::state::StateStorage;
+
+mod blocks;
 
 struct HclFile<'a> {
     path: &'a Path,
@@ -298,185 +292,15 @@ pub(super) fn parse_hcl(
             }
         }
         match block.ident.as_str() {
-            "terraform" => {
-                if let Some(a) = block.body.get_attribute("required_version") {
-                    out.required_versions.push(RequiredVersion {
-                        constraint: f.string_value(a)?,
-                        at: f.at(a),
-                    });
-                }
-                for inner in block.body.blocks() {
-                    match inner.ident.as_str() {
-                        "backend" => {
-                            let kind = inner.labels.first().map(|l| l.as_str()).unwrap_or("");
-                            out.note_state_storage(Some(if kind == "local" {
-                                let arg = |name| {
-                                    inner
-                                        .body
-                                        .get_attribute(name)
-                                        .and_then(|a| literal_string(&a.value))
-                                };
-                                match (arg("path"), arg("workspace_dir")) {
-                                    (None, None) => StateStorage::Local,
-                                    (path, workspace_dir) => StateStorage::LocalAt {
-                                        path,
-                                        workspace_dir,
-                                    },
-                                }
-                            } else {
-                                StateStorage::Remote(kind.to_owned())
-                            }));
-                        }
-                        "cloud" | "state_store" => out.note_state_storage(Some(
-                            StateStorage::Remote(inner.ident.as_str().to_owned()),
-                        )),
-                        "required_providers" => {
-                            out.required_blocks.push(f.required_providers(inner)?);
-                        }
-                        "provider_meta" => {
-                            check_local_name(inner.labels[0].as_str(), &f.at(inner))?;
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            "provider" => {
-                let Some(name) = block.labels.first() else {
-                    continue;
-                };
-                check_local_name(name.as_str(), &f.at(block))?;
-                check_provider_arguments(&f, block, flavor)?;
-                out.provider_configs.push(ProviderConfig {
-                    name: name.as_str().to_owned(),
-                    alias: f.string_attr(&block.body, "alias")?.unwrap_or_default(),
-                    version: f.string_attr(&block.body, "version")?,
-                    at: f.at(block),
-                });
-            }
-            "action" => {
-                if let Some(local) = f.resource_provider(block)? {
-                    out.resource_providers.push(local);
-                }
-            }
-            "resource" | "data" | "ephemeral" => {
-                if let Some(local) = f.resource_provider(block)? {
-                    out.resource_providers.push(local);
-                }
-                let has = |arg: &str| block.body.get_attribute(arg).is_some();
-                let at = f.at(block);
-                let kind = block.ident.as_str();
-                let what = if kind == "data" {
-                    "data resources"
-                } else {
-                    "resources"
-                };
-                validate::check_repetition(what, has("count"), has("for_each"), &at)?;
-                if let [rtype, name] = &block.labels[..] {
-                    let (rtype, name) = (rtype.as_str().to_owned(), name.as_str().to_owned());
-                    if kind == "resource" {
-                        let provider = block
-                            .body
-                            .get_attribute("provider")
-                            .and_then(|a| provider_ref(&a.value));
-                        out.managed.push((format!("{rtype}.{name}"), provider));
-                    }
-                    let kind = match kind {
-                        "data" => DeclKind::Data(rtype),
-                        "resource" => DeclKind::Resource(rtype),
-                        _ => continue,
-                    };
-                    out.declarations.push(Declaration { kind, name, at });
-                }
-            }
-            "import" => {
-                let to = block
-                    .body
-                    .get_attribute("to")
-                    .and_then(|a| import_target(&a.value));
-                let provider = block
-                    .body
-                    .get_attribute("provider")
-                    .and_then(|a| Some((provider_ref(&a.value)?, f.at(a))));
-                out.imports.push(ImportBlock { to, provider });
-            }
-            "check" => {
-                // A check block's nested data source uses a provider like any other.
-                for inner in block.body.blocks() {
-                    if inner.ident.as_str() == "data" {
-                        if let Some(local) = f.resource_provider(inner)? {
-                            out.resource_providers.push(local);
-                        }
-                    }
-                }
-            }
-            "variable" | "output" => {
-                let Some(name) = block.labels.first() else {
-                    continue;
-                };
-                let at = f.at(block);
-                let kind = if block.ident.as_str() == "variable" {
-                    validate::check_variable_name(name.as_str(), &at)?;
-                    let attr = |n| block.body.get_attribute(n);
-                    let facts = VariableFacts {
-                        name: name.as_str().to_owned(),
-                        ty: attr("type").map(|a| type_constraint(&a.value)),
-                        default: attr("default").map(|a| default_value(&a.value)),
-                        nullable: attr("nullable").and_then(|a| match &a.value {
-                            Expression::Bool(b) => Some(*b.value()),
-                            _ => None,
-                        }),
-                        at: at.clone(),
-                        default_at: attr("default").map(|a| f.at(a)),
-                    };
-                    variables::check_block(&facts)?;
-                    out.variables.push(facts);
-                    DeclKind::Variable
-                } else {
-                    DeclKind::Output
-                };
-                let name = name.as_str().to_owned();
-                out.declarations.push(Declaration { kind, name, at });
-            }
-            "locals" => {
-                for a in block.body.attributes() {
-                    out.declarations.push(Declaration {
-                        kind: DeclKind::Local,
-                        name: a.key.as_str().to_owned(),
-                        at: f.at(a),
-                    });
-                }
-            }
-            "module" => {
-                let Some(name) = block.labels.first() else {
-                    continue;
-                };
-                let has = |arg: &str| block.body.get_attribute(arg).is_some();
-                validate::check_repetition(
-                    "module instances",
-                    has("count"),
-                    has("for_each"),
-                    &f.at(block),
-                )?;
-                f.check_module_providers(block)?;
-                out.module_calls.push(FileModuleCall {
-                    name: name.as_str().to_owned(),
-                    source: f.static_string_attr(&block.body, "source"),
-                    version: f.static_string_attr(&block.body, "version"),
-                    at: f.at(block),
-                    repeated_by: ["count", "for_each"]
-                        .into_iter()
-                        .find(|k| has(k))
-                        .map(super::name::Name),
-                    depends_on: block.body.get_attribute("depends_on").and_then(|a| {
-                        match &a.value {
-                            Expression::Array(items) => {
-                                items.iter().next().map(|first| f.value_at(first, a))
-                            }
-                            _ => None,
-                        }
-                    }),
-                });
-            }
+            "terraform" => f.terraform_block(block, &mut out)?,
+            "provider" => f.provider_block(block, flavor, &mut out)?,
+            "action" => f.action_block(block, &mut out)?,
+            "resource" | "data" | "ephemeral" => f.resource_block(block, &mut out)?,
+            "import" => f.import_block(block, &mut out)?,
+            "check" => f.check_block(block, &mut out)?,
+            "variable" | "output" => f.declaration_block(block, &mut out)?,
+            "locals" => f.locals_block(block, &mut out)?,
+            "module" => f.module_block(block, &mut out)?,
             _ => {}
         }
     }
