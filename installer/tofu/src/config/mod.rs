@@ -23,6 +23,7 @@ mod hcl;
 mod hcl_exprs;
 mod imports;
 mod json;
+mod module_files;
 mod name;
 pub(crate) mod parsed;
 mod schema;
@@ -59,6 +60,7 @@ pub(crate) use self::files::module_files;
 use self::hcl::parse_hcl;
 pub(crate) use self::json::json_root_bodies;
 use self::json::parse_json;
+use self::module_files::ModuleFiles;
 
 /// Errors from loading a module's configuration.
 #[derive(Debug, thiserror::Error)]
@@ -184,130 +186,10 @@ pub fn load_module_requirements_shown_as(
     inputs: Inputs,
 ) -> Result<ModuleRequirements, ConfigError> {
     let default_host = flavor.default_registry_host();
-    let (primary, overrides) = module_files(dir, flavor)?;
-    let parse_all = |paths: &[PathBuf]| -> Result<Vec<Arc<FileContent>>, ConfigError> {
-        paths
-            .iter()
-            .map(|p| {
-                let shown = match p.file_name() {
-                    Some(name) => shown_as.join(name),
-                    None => p.clone(),
-                };
-                parsed::parse_file(p, &shown, flavor)
-            })
-            .collect()
-    };
-    let primary = parse_all(&primary)?;
-    let overrides = parse_all(&overrides)?;
-    validate::check_unique(primary.iter().flat_map(|f| &f.declarations))?;
-    for file in &overrides {
-        validate::check_override(
-            primary.iter().flat_map(|f| &f.declarations),
-            &validate::OverrideFacts {
-                declarations: &file.declarations,
-                depends_on: &file.depends_on,
-                moved: &file.moved,
-                imports: &file.import_at,
-            },
-        )?;
-    }
-    // Override files merge into the primary declaration of each variable, in order.
-    let mut declared: BTreeMap<&str, variables::VariableFacts> = BTreeMap::new();
-    for v in primary.iter().flat_map(|f| &f.variables) {
-        declared.entry(v.name.as_str()).or_insert_with(|| v.clone());
-    }
-    for over in overrides.iter().flat_map(|f| &f.variables) {
-        if let Some(base) = declared.get_mut(over.name.as_str()) {
-            *base = variables::merge(base, over)?;
-        }
-    }
-
-    // One required_providers block per module, then override files replace
-    // whole entries by local name (tofu's configs.NewModule).
-    let mut required: BTreeMap<String, RequiredEntry> = BTreeMap::new();
-    let mut first_block: Option<&SourcePos> = None;
-    for file in &primary {
-        for block in &file.required_blocks {
-            if let Some(first) = first_block {
-                return Err(invalid(
-                    &block.at,
-                    "Duplicate required providers configuration",
-                    format!("A module may have only one required providers configuration. The required providers were previously configured at {first}."),
-                ));
-            }
-            first_block = Some(&block.at);
-            for e in &block.entries {
-                required.insert(e.name.clone(), e.clone());
-            }
-        }
-    }
-    for file in &overrides {
-        for block in &file.required_blocks {
-            for e in &block.entries {
-                required.insert(e.name.clone(), e.clone());
-            }
-        }
-    }
-
-    // Override files replace the module's core version constraints (terraform's
-    // configs.Module mergeFile), the last one that has any winning.
-    let required_versions = overrides
-        .iter()
-        .rev()
-        .find(|f| !f.required_versions.is_empty())
-        .map(|f| f.required_versions.clone())
-        .unwrap_or_else(|| {
-            primary
-                .iter()
-                .flat_map(|f| f.required_versions.iter().cloned())
-                .collect()
-        });
-    // An override file's backend replaces the primary files' (configs.Module mergeFile).
-    let state_storage = overrides
-        .iter()
-        .rev()
-        .chain(primary.iter().rev())
-        .find_map(|f| f.state_storage.clone());
-    // `depends_on` of overridden module calls: the release decides which side is refused.
-    let base_calls: BTreeMap<&str, &FileModuleCall> = primary
-        .iter()
-        .flat_map(|f| &f.module_calls)
-        .map(|c| (c.name.as_str(), c))
-        .collect();
-    let override_calls: Vec<&FileModuleCall> =
-        overrides.iter().flat_map(|f| &f.module_calls).collect();
-    let module_override_depends_on = ModuleOverrideDependsOn {
-        in_overrides: override_calls
-            .iter()
-            .filter_map(|c| c.depends_on.clone())
-            .collect(),
-        in_overridden_bases: override_calls
-            .iter()
-            .filter_map(|c| base_calls.get(c.name.as_str())?.depends_on.clone())
-            .collect(),
-    };
-    let mut reqs = ModuleRequirements {
-        required_versions,
-        state_storage,
-        module_override_depends_on,
-        override_check_rules: overrides
-            .iter()
-            .flat_map(|f| f.check_rules.iter().cloned())
-            .collect(),
-        condition_blocks: primary
-            .iter()
-            .chain(&overrides)
-            .flat_map(|f| &f.check_rules)
-            .filter(|(kind, _)| matches!(kind.as_str(), "precondition" | "postcondition"))
-            .cloned()
-            .collect(),
-        newer_blocks: primary
-            .iter()
-            .chain(&overrides)
-            .flat_map(|f| f.newer_blocks.iter().cloned())
-            .collect(),
-        ..ModuleRequirements::default()
-    };
+    let files = ModuleFiles::parse(dir, shown_as, flavor)?;
+    files.check_declarations()?;
+    let required = files.required_entries()?;
+    let mut reqs = files.module_facts();
     // What `source`/`version` expressions (and module calls) may use, read when first needed.
     let decls_dir = dir.to_owned();
     let scope = Arc::new(Scope::lazy(
@@ -317,29 +199,8 @@ pub fn load_module_requirements_shown_as(
     ));
     let mut local_names: BTreeMap<String, ProviderAddr> = BTreeMap::new();
     for e in required.values() {
-        let arg = |arg: &Option<CallArg>, name| {
-            arg.as_ref()
-                .map(|a| tool_rules::provider_requirement_arg(a, name, flavor, &scope))
-                .transpose()
-        };
-        let source = arg(&e.source, "source")?;
-        let version = arg(&e.version, "version")?;
-        let addr = match &source {
-            Some(src) => ProviderAddr::parse_source(src, default_host)
-                .map_err(|err| invalid(&e.at, err.summary(), err.to_string()))?,
-            None => {
-                let kind = normalize_part(&e.name)
-                    .map_err(|err| invalid(&e.at, "Invalid provider name", err))?;
-                ProviderAddr::implied(&kind, default_host)
-            }
-        };
-        let constraints = parse_constraints(
-            version.as_deref(),
-            e.version_at.as_ref().unwrap_or(&e.at),
-            &format!("provider {:?} ({addr})", e.name),
-        )?;
-        local_names.insert(e.name.clone(), addr.clone());
-        add(&mut reqs, addr, &constraints, &e.at, flavor)?;
+        let addr = add_required_entry(&mut reqs, e, flavor, &scope)?;
+        local_names.insert(e.name.clone(), addr);
     }
     let resolve = |local: &str| -> ProviderAddr {
         local_names
@@ -347,40 +208,7 @@ pub fn load_module_requirements_shown_as(
             .cloned()
             .unwrap_or_else(|| ProviderAddr::implied(local, default_host))
     };
-
-    // Provider configurations keyed by (name, alias): an override's version
-    // replaces the primary one, as tofu merges provider blocks.
-    let mut provider_cfgs: BTreeMap<(String, String), ProviderConfig> = BTreeMap::new();
-    for (i, file) in primary.iter().chain(&overrides).enumerate() {
-        let is_override = i >= primary.len();
-        for pc in &file.provider_configs {
-            let key = (pc.name.clone(), pc.alias.clone());
-            match provider_cfgs.get_mut(&key) {
-                Some(existing) if is_override => {
-                    if pc.version.is_some() {
-                        existing.version.clone_from(&pc.version);
-                        existing.at = pc.at.clone();
-                    }
-                }
-                // An absent default configuration is an empty one, so an override may
-                // create it; an aliased one must exist, which catches alias typos.
-                None if is_override && !pc.alias.is_empty() => {
-                    return Err(invalid(
-                        &pc.at,
-                        "Missing base provider configuration for override",
-                        format!(
-                            "There is no {} provider configuration with the alias {:?}. An override file can only override an aliased provider configuration that was already defined in a primary configuration file.",
-                            pc.name, pc.alias
-                        ),
-                    ));
-                }
-                _ => {
-                    provider_cfgs.insert(key, pc.clone());
-                }
-            }
-        }
-    }
-    for pc in provider_cfgs.values() {
+    for pc in files.provider_configs()?.values() {
         let constraints = parse_constraints(
             pc.version.as_deref(),
             &pc.at,
@@ -388,37 +216,49 @@ pub fn load_module_requirements_shown_as(
         )?;
         add(&mut reqs, resolve(&pc.name), &constraints, &pc.at, flavor)?;
     }
-    for file in primary.iter().chain(&overrides) {
-        for local in &file.resource_providers {
-            // A resource of a built-in provider needs nothing installed.
-            let addr = resolve(local);
-            if !addr.is_builtin() {
-                reqs.providers.entry(addr).or_default();
-            }
-        }
-    }
-    // An override's resource block replaces only the arguments it writes.
-    let mut managed: BTreeMap<String, Option<imports::ProviderRef>> = BTreeMap::new();
-    for (i, file) in primary.iter().chain(&overrides).enumerate() {
-        for (resource, provider) in &file.managed {
-            if i < primary.len() || provider.is_some() {
-                managed.insert(resource.clone(), provider.clone());
-            }
-        }
-    }
-    let import_blocks: Vec<imports::ImportBlock> = primary
-        .iter()
-        .chain(&overrides)
-        .flat_map(|f| f.imports.iter().cloned())
-        .collect();
-    for local in imports::required_by_imports(&import_blocks, &managed, flavor)? {
+    // What resources and `import` blocks use; a built-in provider needs nothing installed.
+    for local in files.used_provider_names(flavor)? {
         let addr = resolve(&local);
         if !addr.is_builtin() {
             reqs.providers.entry(addr).or_default();
         }
     }
-    reqs.module_calls = merge_module_calls(&primary, &overrides, flavor, &scope)?;
+    reqs.module_calls = merge_module_calls(&files.primary, &files.overrides, flavor, &scope)?;
     Ok(reqs)
+}
+
+/// Add one `required_providers` entry to `reqs`, its `source` and `version` as the tool
+/// reads them (`tool_rules`); returns the provider its local name stands for.
+fn add_required_entry(
+    reqs: &mut ModuleRequirements,
+    e: &RequiredEntry,
+    flavor: Flavor,
+    scope: &Scope,
+) -> Result<ProviderAddr, ConfigError> {
+    let default_host = flavor.default_registry_host();
+    let arg = |arg: &Option<CallArg>, name| {
+        arg.as_ref()
+            .map(|a| tool_rules::provider_requirement_arg(a, name, flavor, scope))
+            .transpose()
+    };
+    let source = arg(&e.source, "source")?;
+    let version = arg(&e.version, "version")?;
+    let addr = match &source {
+        Some(src) => ProviderAddr::parse_source(src, default_host)
+            .map_err(|err| invalid(&e.at, err.summary(), err.to_string()))?,
+        None => {
+            let kind = normalize_part(&e.name)
+                .map_err(|err| invalid(&e.at, "Invalid provider name", err))?;
+            ProviderAddr::implied(&kind, default_host)
+        }
+    };
+    let constraints = parse_constraints(
+        version.as_deref(),
+        e.version_at.as_ref().unwrap_or(&e.at),
+        &format!("provider {:?} ({addr})", e.name),
+    )?;
+    add(reqs, addr.clone(), &constraints, &e.at, flavor)?;
+    Ok(addr)
 }
 
 /// `path.module` as tofu gives it: the module's directory relative to the working
