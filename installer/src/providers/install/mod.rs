@@ -22,7 +22,6 @@ use std::path::PathBuf;
 use tstore_store::{Hash, HashRecord, Package, PackageKey, SourceFingerprint, Store, TreeId};
 use tstore_tofu::addr::{Platform, ProviderAddr};
 use tstore_tofu::cliconfig::{InstallMethod, InstallMethodKind};
-use tstore_tofu::config::tree;
 use tstore_tofu::flavor::Flavor;
 use tstore_tofu::lockfile::{LockFile, LockedProvider};
 use tstore_tofu::version::{Version, VersionConstraints};
@@ -89,7 +88,10 @@ pub(crate) enum ObtainMode {
     Lock,
 }
 
-/// Run the provider install for `opts.workdir.dir`.
+/// Run the provider install for `opts.workdir.dir`: what the configuration and the state
+/// need, then three phases (obtain and verify everything, decide the new lock file, then
+/// commit, link and write), so that a failure before the last leaves the working directory
+/// as it was.
 pub fn install(
     store: &Store,
     opts: &ProviderOptions,
@@ -98,53 +100,22 @@ pub fn install(
     if opts.workdir.upgrade && opts.workdir.lockfile_readonly {
         return Err(InstallError::UpgradeConflictsWithReadonlyLock);
     }
-    // A module linked into the mount is read from the store's copy of the same files: no
-    // FUSE round trip per file, and the module phase's parse of each file is reused.
-    let modules_dir = opts.workdir.data_dir.modules();
-    let requirements = tree::load_configuration_requirements_reading(
-        &opts.workdir.dir,
-        &modules_dir,
-        opts.workdir.flavor,
-        opts.workdir.root_module(),
-        &|installed| link::module_view_behind(store, &modules_dir, &opts.workdir.mount, installed),
-    )?;
-    let mut requirements = requirements;
-    let (in_state, mut state) = state_providers(&opts.workdir, &requirements.state_storage);
-    for addr in in_state {
-        if let std::collections::btree_map::Entry::Vacant(slot) = requirements.providers.entry(addr)
-        {
-            state.only_in_state.push(slot.key().to_string());
-            slot.insert(VersionConstraints::default());
-        }
-    }
+    let (requirements, state) = steps::required_providers(store, opts)?;
     let lock_path = opts.workdir.dir.join(LOCK_FILE_NAME);
-    let old_lock = LockFile::load(&lock_path)?;
-    // The pins this install follows: the lock file, and under tofu the entries OpenTofu
-    // adds for terraform's (`LockFile::upgrade_from_predecessor`), never silently: each
-    // one the configuration uses is reported and the binary warns.
-    let mut pins = old_lock.clone();
-    let mut rewritten = Vec::new();
-    if let (Some(pins), Flavor::Tofu) = (&mut pins, opts.workdir.flavor) {
-        rewritten = pins.upgrade_from_predecessor();
-    }
+    let steps::LockPins {
+        old: old_lock,
+        pins,
+        mut rewritten,
+    } = steps::lock_pins(&lock_path, opts.workdir.flavor)?;
     let http = LazyHttpClient::new(&opts.workdir.network);
 
     // Phase 1: obtain and verify everything before touching the working directory.
-    // Providers are independent, so they are obtained in parallel (downloads overlap);
-    // the first error in configuration order wins.
-    // `dev_overrides` providers: installed like any other by the releases before they were
-    // skipped (tool_version::DEV_OVERRIDES_NOT_INSTALLED).
     let overrides = dev_overrides(opts);
     let skip_overridden = opts
         .workdir
         .tool
         .follows(&tstore_tofu::tool_version::DEV_OVERRIDES_NOT_INSTALLED);
-    let wanted: Vec<_> = requirements
-        .providers
-        .iter()
-        .filter(|(addr, _)| !addr.is_builtin())
-        .filter(|(addr, _)| !(skip_overridden && overrides.iter().any(|o| &o.addr == *addr)))
-        .collect();
+    let wanted = steps::wanted(&requirements, &overrides, skip_overridden);
     rewritten.retain(|(_, new)| wanted.iter().any(|(addr, _)| *addr == new));
     let cx = ObtainContext {
         store,
@@ -152,173 +123,23 @@ pub fn install(
         http: &http,
         reporter,
     };
-    let obtain_one = |&(addr, constraints): &(&ProviderAddr, &VersionConstraints)| {
-        let locked = pins.as_ref().and_then(|l| l.providers.get(addr));
-        let provider = ProviderRequest {
-            addr,
-            constraints,
-            locked,
-        };
-        obtain(cx, provider, ObtainMode::Init)
-    };
-    // The first provider is obtained on this thread: the common warm init has one, and a
-    // thread (its stack and its own malloc arena) cost more than the rest of its work.
-    // The threads log to the run's log (the server's request has its own).
-    let log = tracing::dispatcher::get_default(Clone::clone);
-    let results: Vec<Result<Planned, InstallError>> = std::thread::scope(|scope| {
-        let Some((first, rest)) = wanted.split_first() else {
-            return Vec::new();
-        };
-        let handles: Vec<_> = rest
-            .iter()
-            .map(|wanted| {
-                scope.spawn(|| tracing::dispatcher::with_default(&log, || obtain_one(wanted)))
-            })
-            .collect();
-        let mut results = vec![obtain_one(first)];
-        results.extend(
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("provider thread panicked")),
-        );
-        results
-    });
-    let planned = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let planned = steps::obtain_all(cx, &wanted, pins.as_ref())?;
 
     // Phase 2: the new lock file.
-    let mut new_lock = next_lock_file(
+    let (new_lock, change) = steps::next_lock(
+        opts,
+        &lock_path,
+        old_lock.as_ref(),
         pins.as_ref(),
-        planned.iter().map(Planned::selection),
-        !opts
-            .workdir
-            .tool
-            .follows(&tstore_tofu::tool_version::DROPS_UNUSED_LOCK_ENTRIES),
-    );
-    if opts
-        .workdir
-        .tool
-        .follows(&tstore_tofu::tool_version::DEV_OVERRIDE_LOCK_ENTRIES_KEPT)
-    {
-        for o in &overrides {
-            if let Some(entry) = pins.as_ref().and_then(|l| l.providers.get(&o.addr)) {
-                new_lock.providers.insert(o.addr.clone(), entry.clone());
-            }
-        }
-    }
-    if !rewritten.is_empty() {
-        // Entries moved to OpenTofu's registry are maintained by tofu from now on: its
-        // header says so (as `tofu init` writes it), so the next init, by the lock file's
-        // header, stays with tofu instead of moving them back.
-        new_lock.header = None;
-    }
-    let mut change = match &old_lock {
-        None if planned.is_empty() => LockFileChange::Unchanged,
-        None => LockFileChange::Created,
-        // Only a change of what the lock records rewrites it, as the tools decide: a
-        // loosened constraint the locked version still meets leaves the file byte for byte.
-        Some(old) if old.records_the_same(&new_lock) => LockFileChange::Unchanged,
-        Some(_) => LockFileChange::Updated,
-    };
-    if opts.workdir.lockfile_readonly && change != LockFileChange::Unchanged {
-        // Only a change of the selected providers or versions is an error; new
-        // checksums (or constraints) are not recorded, and the binary warns.
-        match readonly_conflict(old_lock.as_ref(), &new_lock) {
-            Some(what) => {
-                return Err(InstallError::LockFileReadonly {
-                    lock_path: lock_path.display().to_string(),
-                    what,
-                })
-            }
-            None => change = LockFileChange::NotUpdated,
-        }
-    }
+        &planned,
+        &overrides,
+        !rewritten.is_empty(),
+    )?;
 
     // Phase 3: commit to the store, link, write the lock file; an interrupt waits for it.
     let _writing = crate::workdir::interrupt::Writing::begin();
-    let mut reports = Vec::new();
-    let lock_written = matches!(change, LockFileChange::Created | LockFileChange::Updated)
-        && opts
-            .workdir
-            .tool
-            .follows(&tstore_tofu::tool_version::INCOMPLETE_LOCK_WARNING);
-    let mut incomplete_lock_entries = Vec::new();
-    // Links are made below the data directory opened once, never through a symlink
-    // (`workdir::safe_fs`); it is created only when there is something to link.
-    let mut data_dir = None;
-    for p in planned {
-        // A package taken from the store by the lock is committed already, with the
-        // hashes it was read with, and its files were just checked against their stat:
-        // committing it again would only repeat a write transaction.
-        let hashes = match p.obtained {
-            Obtained::StoreByLock => p.hashes.clone(),
-            _ => p.commit(store)?.hashes,
-        };
-        let link_err = |e| LinkError::new(e, p.link.clone(), &p.target);
-        let dir = match &mut data_dir {
-            Some(d) => d,
-            None => data_dir.insert(
-                opts.workdir
-                    .data_dir
-                    .open(true)
-                    .map_err(link_err)?
-                    .expect("created"),
-            ),
-        };
-        let rel = p
-            .link
-            .strip_prefix(&opts.workdir.data_dir.path)
-            .map_err(|_| SafeFsError::NotPlain {
-                path: p.link.display().to_string(),
-                why: "not below the data directory",
-            })
-            .and_then(RelPath::new)
-            .map_err(link_err)?;
-        let link_outcome = link::ensure_symlink(dir, &rel, &p.target)?;
-        if link_outcome != LinkOutcome::Unchanged
-            && lock_written
-            && only_local_checksum(&p, &hashes, pins.as_ref(), opts.workdir.flavor)
-        {
-            incomplete_lock_entries.push(p.display.clone());
-        }
-        let provider = p.display.as_str();
-        if link_outcome == LinkOutcome::Unchanged {
-            reporter.event(Event::UsingPreviouslyInstalled {
-                provider,
-                version: &p.version,
-            });
-        } else if p.obtained == Obtained::StoreByLock {
-            reporter.event(Event::UsingFromStore {
-                provider,
-                version: &p.version,
-            });
-        } else {
-            reporter.event(Event::Installing {
-                provider,
-                version: &p.version,
-            });
-            reporter.event(Event::Installed {
-                provider,
-                version: &p.version,
-                auth: &p.auth,
-                from_store: matches!(
-                    p.obtained,
-                    Obtained::Memoized | Obtained::InStore | Obtained::StoreByLock
-                ),
-            });
-        }
-        reports.push(ProviderReport {
-            provider: p.addr.to_string(),
-            version: p.version.to_string(),
-            platform: opts.platform.to_string(),
-            source: p.source,
-            auth: p.auth,
-            obtained: p.obtained,
-            hashes,
-            link: p.link,
-            target: p.target,
-            link_outcome,
-        });
-    }
+    let (reports, mut incomplete_lock_entries) =
+        steps::commit_and_link(store, opts, reporter, planned, pins.as_ref(), change)?;
     if matches!(change, LockFileChange::Created | LockFileChange::Updated) {
         let text = render(&new_lock, opts.workdir.flavor);
         write_atomic(&lock_path, text.as_bytes()).map_err(|source| {
@@ -559,5 +380,6 @@ fn dev_overrides(opts: &ProviderOptions) -> Vec<Overridden> {
     out
 }
 
+mod steps;
 #[cfg(test)]
 mod tests;
