@@ -237,6 +237,10 @@ fn h1_of(lock: &str, key: &str) -> String {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario: each check reads the store and checkouts the steps before it built"
+)]
 fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     let oci = OciRegistry::start_with_login(USER, PASSWORD);
     let mirror = format!("oci://{}/team/modules", oci.host());

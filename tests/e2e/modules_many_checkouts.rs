@@ -41,6 +41,10 @@ fn explained(text: &str) -> std::collections::BTreeMap<String, (String, String)>
 /// that resolve, the `self = false` one is a private writable copy, and local modules are read in place. `--explain` names each call, its
 /// decision and the reason; `terraform validate` passes offline.
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario: each check reads the store and checkouts the steps before it built"
+)]
 fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package() {
     let (env, base) = env_with_git_dir();
     let (reg, cfg, extra) = full_fixture(&env, &base, Some("# every module is read-only\n"));
