@@ -32,10 +32,9 @@ use tstore_store::Store;
 mod slot;
 
 use super::decide::Decision;
+use super::options::STATE_FILE;
 use super::tree::Node;
-use super::{
-    chain, manifest, CallReport, ModuleInstallError, ModuleOptions, ModuleWarning, STATE_FILE,
-};
+use super::{chain, manifest, CallReport, ModuleInstallError, ModuleOptions, ModuleWarning};
 use crate::workdir::guard::is_module_key;
 use crate::workdir::safe_fs::{Durability, Kind, RelPath, SafeDir, SafeFsError};
 

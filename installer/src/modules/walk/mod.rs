@@ -14,11 +14,11 @@ use tstore_tofu::version::Version;
 
 use super::fetch::{bad_location, join_subdirs, FetchSession, Fetched, Resolved};
 use super::locked::{self, Pins};
+use super::options::{MAX_DEPTH, MAX_MODULE_INSTANCES};
 use super::package_meta::Meta;
 use super::tree::Node;
 use super::{
     package_dirs, package_meta, FetchError, ModuleInstallError, ModuleOptions, ModuleWarning,
-    MAX_DEPTH, MAX_MODULE_INSTANCES,
 };
 use crate::report::Event;
 use plan::{Plan, RegistryPlan, RemotePlan};
