@@ -178,11 +178,10 @@ impl ReleaseAge {
     /// and in full): off, or an exclusion pattern matches one of them.
     pub fn applies_to(&self, forms: &[String]) -> bool {
         !self.min_age.is_zero()
-            && !self.exclude.iter().any(|p| {
-                forms
-                    .iter()
-                    .any(|f| crate::modules::policy::glob_match(p, f))
-            })
+            && !self
+                .exclude
+                .iter()
+                .any(|p| forms.iter().any(|f| crate::wildcard::matches(p, f)))
     }
 
     /// Whether a version published at `published` is old enough at `now`.

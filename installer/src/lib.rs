@@ -32,6 +32,7 @@ mod redact;
 mod report;
 mod run;
 mod state_record;
+mod wildcard;
 mod workdir;
 
 pub use crate::cooldown::{
@@ -44,9 +45,10 @@ pub use crate::init::{
 };
 pub use crate::modules::policy::{
     find_repository_flavor, find_repository_module_mirror, find_repository_rules,
-    parse_machine_rules, ModulePolicy, PolicyError,
+    parse_machine_rules, ModulePolicy,
 };
 pub use crate::modules::repository_file::{find_repository_release_age, RepositoryReleaseAge};
+pub use crate::modules::PolicyError;
 pub use crate::modules::{
     claims_origin as module_id_claims_origin, install as install_modules, lock as lock_modules,
     outdated as outdated_modules, prefetch as prefetch_modules, Action, CallLock, CallReport,

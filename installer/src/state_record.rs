@@ -56,7 +56,10 @@ pub fn first_said_on_this_machine(state_dir: Option<&Path>, key: &str) -> bool {
     if said.contains_key(key) {
         return false;
     }
-    said.insert(key.to_owned(), crate::cooldown::now().to_string());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    said.insert(key.to_owned(), now.to_string());
     write(&path, &said);
     true
 }

@@ -121,17 +121,6 @@ pub struct GcReport {
     pub millis: u64,
 }
 
-pub(crate) fn remove_file_if_exists(path: &Path) -> Result<u64> {
-    match fs_err::symlink_metadata(path) {
-        Ok(m) => {
-            fs_err::remove_file(path).map_err(|e| StoreError::io(path, e))?;
-            Ok(m.len())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(StoreError::io(path, e)),
-    }
-}
-
 /// Unlink `path`; whether it existed. No `stat` first: a sweep unlinks 50k blobs and
 /// tries two twin names each, most of which do not exist.
 fn unlink_if_exists(path: &Path) -> Result<bool> {

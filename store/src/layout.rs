@@ -225,6 +225,19 @@ pub(crate) fn create_private_dir_all(dir: &Path) -> crate::Result<()> {
         .map_err(|e| crate::StoreError::io(dir, e))
 }
 
+/// Remove the file (or link, as itself) at `path` if there is one; the bytes it held (0:
+/// there was none).
+pub(crate) fn remove_file_if_exists(path: &Path) -> crate::Result<u64> {
+    match fs_err::symlink_metadata(path) {
+        Ok(m) => {
+            fs_err::remove_file(path).map_err(|e| crate::StoreError::io(path, e))?;
+            Ok(m.len())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(crate::StoreError::io(path, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

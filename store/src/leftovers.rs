@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use crate::blob::BlobId;
 use crate::blob_files::blob_file_id;
-use crate::gc::remove_file_if_exists;
 use crate::index::{package_keys, query_vec};
+use crate::layout::remove_file_if_exists;
 use crate::lock::{assert_exclusive, StoreLock};
 use crate::view::remove_view;
 use crate::{Result, Store, StoreError};

@@ -14,12 +14,12 @@ const PROCESS_FACTS: &[(&str, &str, &str)] = &[
         "the changes this process has in progress, which Ctrl-C waits for",
     ),
     (
-        "installer/src/modules/apply.rs",
+        "installer/src/modules/apply/slot.rs",
         "NEXT",
         "a counter that makes this process's temporary names unique",
     ),
     (
-        "installer/src/bin/tstore/cli/mod.rs",
+        "installer/src/bin/tstore/cli/variables.rs",
         "NEXT",
         "the order clap parses values in, within one parse",
     ),

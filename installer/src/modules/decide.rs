@@ -119,7 +119,7 @@ pub(super) fn decide(
                                     Action::Copy,
                                     format!(
                                         "{unknown}; copied: {who} (a read_only pattern in {} or --assume-read-only links it)",
-                                        super::policy::REPOSITORY_FILE
+                                        super::repository_file::REPOSITORY_FILE
                                     ),
                                 ),
                                 (Fallback::Auto, who) => {

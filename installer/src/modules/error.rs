@@ -430,3 +430,27 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     }
     s
 }
+
+/// Why a policy cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file cannot be read: a symlink, not a regular file, or larger than tstore reads.
+    #[error("{}: {}", .0.display(), .1)]
+    Read(PathBuf, #[source] crate::own_files::OwnFileError),
+    /// It is not valid HCL (said without quoting the file: it may not be what it seems).
+    #[error("{origin}: {message}")]
+    Syntax {
+        /// The file or block.
+        origin: String,
+        /// The parser's message and position.
+        message: String,
+    },
+    /// It breaks a rule of the format.
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// The file or block.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+}

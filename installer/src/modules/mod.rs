@@ -64,8 +64,8 @@ mod test_repos;
 mod tree;
 mod walk;
 
-pub use self::error::ModuleInstallError;
 pub(crate) use self::error::{chain, FetchError};
+pub use self::error::{ModuleInstallError, PolicyError};
 pub use self::fetch::claims_origin;
 pub use self::mirror::ModuleMirror;
 pub use self::operations::{install, lock, outdated, prefetch};

@@ -37,11 +37,8 @@ use hcl::{Body, Expression, Structure};
 
 use tstore_tofu::module_source::ModuleSource;
 
-/// The repository policy file's name.
-pub(crate) const REPOSITORY_FILE: &str = ".tstore.hcl";
-
-/// The largest policy file read.
-const MAX_POLICY_FILE: u64 = 1 << 20;
+use super::error::PolicyError;
+use super::repository_file::find_repository_file;
 
 /// What to do with packages nobody made a statement about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -117,7 +114,7 @@ impl ModulePolicy {
             let hit = |patterns: &[String]| {
                 patterns
                     .iter()
-                    .find(|p| forms.iter().any(|f| glob_match(p, f)))
+                    .find(|p| forms.iter().any(|f| crate::wildcard::matches(p, f)))
                     .cloned()
             };
             if let Some(p) = hit(&level.copy) {
@@ -171,102 +168,6 @@ fn source_forms(source: &str, default_host: &str) -> Vec<String> {
         forms.push(format!("{host}/{namespace}/{name}/{system}"));
     }
     forms
-}
-
-/// `*` any run of characters, `?` one character.
-pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    // Iterative wildcard matching with one backtrack point: linear in practice.
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
-/// Why a policy cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    /// The file cannot be read: a symlink, not a regular file, or larger than tstore reads.
-    #[error("{}: {}", .0.display(), .1)]
-    Read(PathBuf, #[source] crate::own_files::OwnFileError),
-    /// It is not valid HCL (said without quoting the file: it may not be what it seems).
-    #[error("{origin}: {message}")]
-    Syntax {
-        /// The file or block.
-        origin: String,
-        /// The parser's message and position.
-        message: String,
-    },
-    /// It breaks a rule of the format.
-    #[error("{origin}: {message}")]
-    Invalid {
-        /// The file or block.
-        origin: String,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-/// The repository file: `.tstore.hcl` in `dir` or the nearest directory above it, with
-/// its parsed body.
-///
-/// The search stops at the repository's root (the nearest directory holding `.git`): a
-/// parent of the checkout belongs to someone else's decisions. On the way, as git's
-/// `safe.directory` judges a repository, an entry owned by neither the user nor root is
-/// ignored (a shared host's world-writable parent cannot set the flavor or module policy of
-/// the checkouts below it), and so is a directory of that name (it must not fail every init
-/// below it). A symlink, FIFO or device of the user's is an error, never followed.
-pub(super) fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
-    use std::os::unix::fs::MetadataExt as _;
-    let me = nix::unistd::geteuid().as_raw();
-    for d in dir.ancestors() {
-        let path = d.join(REPOSITORY_FILE);
-        let usable = match std::fs::symlink_metadata(&path) {
-            Ok(meta) => {
-                let owner_ok = meta.uid() == me || meta.uid() == 0;
-                if !owner_ok {
-                    tracing::debug!(
-                        "ignoring {}: owned by user id {}, neither you nor root",
-                        path.display(),
-                        meta.uid()
-                    );
-                }
-                owner_ok && !meta.is_dir()
-            }
-            Err(_) => false,
-        };
-        if usable {
-            if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
-                .map_err(|e| PolicyError::Read(path.clone(), e))?
-            {
-                let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
-                    origin: path.display().to_string(),
-                    message: crate::own_files::syntax_error(&e),
-                })?;
-                super::repository_file::check(&path, &text, &body)?;
-                return Ok(Some((path, body)));
-            }
-        }
-        if std::fs::symlink_metadata(d.join(".git")).is_ok() {
-            break;
-        }
-    }
-    Ok(None)
 }
 
 /// The repository policy: the `modules` block of `.tstore.hcl` in `dir` or the nearest
@@ -414,6 +315,7 @@ fn parse_rules(body: Body, origin: String) -> Result<SourceRules, PolicyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::modules::repository_file::REPOSITORY_FILE;
 
     #[test]
     fn globs() {
@@ -446,7 +348,7 @@ mod tests {
             ("", "", true),
             ("exact", "exactly", false),
         ] {
-            assert_eq!(glob_match(p, t), want, "{p} ~ {t}");
+            assert_eq!(crate::wildcard::matches(p, t), want, "{p} ~ {t}");
         }
     }
 

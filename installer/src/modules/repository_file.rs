@@ -5,10 +5,63 @@
 //! the nearest known name, as terraform says "Unsupported argument"; a name a later
 //! release of tstore reads is said to need that release.
 
-use super::policy::PolicyError;
+use super::error::PolicyError;
 use hcl::{Body, Expression, Structure};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The repository policy file's name.
+pub(crate) const REPOSITORY_FILE: &str = ".tstore.hcl";
+
+/// The largest policy file read.
+const MAX_POLICY_FILE: u64 = 1 << 20;
+
+/// The repository file: `.tstore.hcl` in `dir` or the nearest directory above it, with
+/// its parsed body.
+///
+/// The search stops at the repository's root (the nearest directory holding `.git`): a
+/// parent of the checkout belongs to someone else's decisions. On the way, as git's
+/// `safe.directory` judges a repository, an entry owned by neither the user nor root is
+/// ignored (a shared host's world-writable parent cannot set the flavor or module policy of
+/// the checkouts below it), and so is a directory of that name (it must not fail every init
+/// below it). A symlink, FIFO or device of the user's is an error, never followed.
+pub(super) fn find_repository_file(dir: &Path) -> Result<Option<(PathBuf, Body)>, PolicyError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let me = nix::unistd::geteuid().as_raw();
+    for d in dir.ancestors() {
+        let path = d.join(REPOSITORY_FILE);
+        let usable = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => {
+                let owner_ok = meta.uid() == me || meta.uid() == 0;
+                if !owner_ok {
+                    tracing::debug!(
+                        "ignoring {}: owned by user id {}, neither you nor root",
+                        path.display(),
+                        meta.uid()
+                    );
+                }
+                owner_ok && !meta.is_dir()
+            }
+            Err(_) => false,
+        };
+        if usable {
+            if let Some(text) = crate::own_files::read_own_file(&path, MAX_POLICY_FILE)
+                .map_err(|e| PolicyError::Read(path.clone(), e))?
+            {
+                let body: Body = hcl::parse(&text).map_err(|e| PolicyError::Syntax {
+                    origin: path.display().to_string(),
+                    message: crate::own_files::syntax_error(&e),
+                })?;
+                check(&path, &text, &body)?;
+                return Ok(Some((path, body)));
+            }
+        }
+        if std::fs::symlink_metadata(d.join(".git")).is_ok() {
+            break;
+        }
+    }
+    Ok(None)
+}
 
 /// The shape of a top-level setting.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -79,7 +132,7 @@ pub struct RepositoryReleaseAge {
 pub fn find_repository_release_age(
     dir: &Path,
 ) -> Result<Option<RepositoryReleaseAge>, PolicyError> {
-    let Some((path, body)) = super::policy::find_repository_file(dir)? else {
+    let Some((path, body)) = find_repository_file(dir)? else {
         return Ok(None);
     };
     let origin = path.display().to_string();

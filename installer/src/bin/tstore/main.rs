@@ -81,7 +81,10 @@ pub(crate) fn run(env: Environment, cli: cli::Cli, host: Host<'_>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         cli::Command::Man(args) => {
-            return match commands::man::man(args.dir.as_deref()) {
+            return match commands::man::man(
+                <cli::Cli as clap::CommandFactory>::command(),
+                args.dir.as_deref(),
+            ) {
                 Ok(code) => code,
                 Err(err) => {
                     diagnostics::print_error(&err);

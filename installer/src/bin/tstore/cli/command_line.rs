@@ -6,7 +6,8 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{go_bool, Cli};
+use super::values::go_bool;
+use super::Cli;
 
 /// A command line that does not parse, said as tofu says it: `Error: Failed to parse
 /// command-line flags`, then what is wrong (`flag provided but not defined: -foo` for a flag

@@ -224,10 +224,8 @@ pub(crate) enum Command {
 mod command_line;
 #[cfg(test)]
 mod tests;
-mod values;
-mod variables;
+pub(crate) mod values;
+pub(crate) mod variables;
 
 pub(crate) use command_line::{parse_from, parse_served, UsageError};
-pub(crate) use values::{flavor_parser, go_bool, parse_platform};
-pub(crate) use values::{parse_duration, parse_size, LockfileMode};
-pub(crate) use variables::{in_order, var_options, InOrder, RootVariableArgs};
+use values::flavor_parser;

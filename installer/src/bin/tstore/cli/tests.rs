@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::CommandFactory as _;
 
 use super::command_line::{parse_from, with_double_dashes};
+use super::values::*;
 use super::*;
 
 #[test]
@@ -206,7 +207,7 @@ fn unknown_single_dash_words_are_left_alone() {
 
 #[test]
 fn sizes_read_as_powers_of_1024() {
-    use super::parse_size;
+    use super::values::parse_size;
     assert_eq!(parse_size("1048576"), Ok(1 << 20));
     for (text, bytes) in [
         ("512K", 512u64 << 10),

@@ -36,7 +36,7 @@ pub(crate) struct FetchArgs {
     #[arg(long, value_name = "GLOB", requires = "recursive")]
     pub exclude: Vec<String>,
     /// A platform `OS_ARCH` to fetch providers for; repeatable (default: the current one).
-    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = crate::cli::parse_platform)]
+    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = crate::cli::values::parse_platform)]
     pub platforms: Vec<Platform>,
     /// Print a JSON report on stdout instead of human-readable lines.
     #[arg(long)]

@@ -19,22 +19,22 @@ use crate::Settings;
 #[derive(Debug, Args)]
 pub(crate) struct GcArgs {
     /// Keep anything younger than this (`30s`, `15m`, `1h`, `7d`; a bare number is seconds).
-    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::parse_duration)]
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = crate::cli::values::parse_duration)]
     pub min_age: Duration,
     /// Report what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// How long to wait for running inits to finish; new inits wait behind gc meanwhile,
     /// and gc skips (exit 0) if the store is still busy then.
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::cli::parse_duration)]
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::cli::values::parse_duration)]
     pub wait: Duration,
     /// Then drop packages no checkout links, least recently used first, until the store's
     /// files take at most SIZE (`500M`, `20G`, `1T`; powers of 1024).
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::values::parse_size)]
     pub max_size: Option<u64>,
     /// Then drop packages no checkout links, least recently used first, until the store's
     /// filesystem has SIZE free.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::values::parse_size)]
     pub min_free: Option<u64>,
     /// Before a CI cache is saved: keep only what the lock files of the roots under each
     /// DIR pin (default: the current directory) and what checkouts link; everything else

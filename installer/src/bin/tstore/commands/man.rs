@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Args, CommandFactory};
-
-use crate::cli::Cli;
+use clap::Args;
 
 // Arguments of `tstore man`.
 #[derive(Debug, Args)]
@@ -23,18 +21,18 @@ pub(crate) struct ManArgs {
 /// The command tree as the pages show it: no `help` subcommand (clap adds one to every
 /// command with subcommands; it has no page), built so that each subcommand knows its
 /// full name (`tstore-store-verify`).
-fn documented_command() -> clap::Command {
+fn documented_command(cli: clap::Command) -> clap::Command {
     fn without_help(cmd: clap::Command) -> clap::Command {
         cmd.disable_help_subcommand(true)
             .mut_subcommands(without_help)
     }
-    let mut cmd = without_help(Cli::command());
+    let mut cmd = without_help(cli);
     cmd.build();
     cmd
 }
 
 /// Every page: the top one first, then each command's, depth first.
-fn pages() -> Vec<clap_mangen::Man> {
+fn pages(cli: clap::Command) -> Vec<clap_mangen::Man> {
     fn add(cmd: &clap::Command, out: &mut Vec<clap_mangen::Man>) {
         out.push(clap_mangen::Man::new(cmd.clone()));
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -42,13 +40,13 @@ fn pages() -> Vec<clap_mangen::Man> {
         }
     }
     let mut out = Vec::new();
-    add(&documented_command(), &mut out);
+    add(&documented_command(cli), &mut out);
     out
 }
 
 /// Print the top page on stdout, or write every page into `dir`.
-pub(crate) fn man(dir: Option<&Path>) -> Result<ExitCode> {
-    let pages = pages();
+pub(crate) fn man(cli: clap::Command, dir: Option<&Path>) -> Result<ExitCode> {
+    let pages = pages(cli);
     let Some(dir) = dir else {
         let mut out = crate::say::stdout();
         return match pages[0].render(&mut out) {

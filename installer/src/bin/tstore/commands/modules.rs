@@ -13,7 +13,8 @@ use tstore_installer::{CallLock, LockFileChange, ModuleOptions, Reporter, Workdi
 
 use super::place::Place;
 use super::{lock_store, open_store};
-use crate::cli::{LockfileMode, RootVariableArgs};
+use crate::cli::values::LockfileMode;
+use crate::cli::variables::RootVariableArgs;
 use crate::reporter::{HumanReporter, Silent};
 use crate::{json, Settings};
 
@@ -291,7 +292,7 @@ pub(crate) struct ModulesLockArgs {
     pub dir: Option<PathBuf>,
     /// Resolve every call again (the newest version its constraint allows, the commit its
     /// ref names now) and rewrite the entries.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = crate::cli::go_bool)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = crate::cli::values::go_bool)]
     pub upgrade: bool,
     /// With -upgrade: resolve only this call again (a call path as the lock file keys it:
     /// `vpc`, `vpc.label`), with the calls inside it; the others keep their entries.

@@ -226,7 +226,7 @@ pub(crate) struct ProvidersLockArgs {
     /// Only these providers (`[HOST/]NAMESPACE/TYPE`); default: every required provider.
     pub providers: Vec<String>,
     /// A target platform `OS_ARCH`; repeatable (default: the current platform).
-    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = crate::cli::parse_platform)]
+    #[arg(long = "platform", value_name = "OS_ARCH", value_parser = crate::cli::values::parse_platform)]
     pub platforms: Vec<Platform>,
     /// Fetch packages from this filesystem mirror instead of the origin registries.
     #[arg(long, value_name = "DIR", conflicts_with = "net_mirror")]

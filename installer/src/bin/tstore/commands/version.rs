@@ -18,7 +18,7 @@ use crate::json;
 #[derive(Debug, Args)]
 pub(crate) struct VersionArgs {
     /// Print JSON (`tstore_version`, `commit`, `platform`, `provider_selections`).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = crate::cli::go_bool)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", hide_default_value = true, value_parser = crate::cli::values::go_bool)]
     pub json: bool,
 }
 

@@ -130,9 +130,6 @@ struct Outcome {
     line: String,
 }
 
-/// Take one request, admit it or decline it, run it, answer. The log line names the client
-/// by pid and says how it ended: never its arguments or environment (they may hold
-/// secrets).
 /// What the server holds for every request.
 struct Server<'a> {
     confinement: &'a Confinement,
@@ -142,6 +139,9 @@ struct Server<'a> {
     kept: &'a super::KeptStore,
 }
 
+/// Take one request, admit it or decline it, run it, answer. The log line names the client
+/// by pid and says how it ended: never its arguments or environment (they may hold
+/// secrets).
 fn handle(mut stream: UnixStream, server: &Server<'_>) -> Outcome {
     let started = Instant::now();
     let line = |text: String| Outcome { line: text };
@@ -325,7 +325,7 @@ fn say(log: &Mutex<File>, line: &str) {
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// Stop once no init came for this long (`30s`, `15m`, `1h`; default: never).
-    #[arg(long, value_name = "DURATION", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::values::parse_duration)]
     pub idle_timeout: Option<Duration>,
     /// Serve clients that hold CAP_SYS_ADMIN (root's inits). Such a client can be confined
     /// by Landlock without a trace in /proc, so a server does not serve it unless told to:

@@ -123,8 +123,9 @@ pub(super) fn run(request: Request, own: &Own, kept: &super::KeptStore) -> Ran {
 }
 
 /// Make the process environment `vars`, in their order (of two equal names the first, as
-/// `getenv` finds it). The server runs one request at a time, and its only other thread
-/// (the signal handler's) reads no variable.
+/// `getenv` finds it). The server runs one request at a time, and its other threads (the
+/// acceptor, which declines a client arriving meanwhile, and a request's stream relays)
+/// read no variable.
 fn replace_env(vars: &[(OsString, OsString)]) {
     let current: Vec<OsString> = std::env::vars_os().map(|(name, _)| name).collect();
     for name in current {

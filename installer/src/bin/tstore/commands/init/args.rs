@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use tstore_tofu::static_eval::VarOption;
 
-use crate::cli::{go_bool, in_order, InOrder, LockfileMode};
+use crate::cli::values::{go_bool, LockfileMode};
+use crate::cli::variables::{in_order, InOrder};
 
 // Arguments of `tstore init`.
 #[derive(Clone, Debug, Args)]
@@ -72,7 +73,7 @@ impl InitArgs {
     /// `-var` and `-var-file` in the order they were given (a later one wins), with
     /// file paths made absolute against `cwd`.
     pub(crate) fn var_options(&self, cwd: &std::path::Path) -> Vec<VarOption> {
-        crate::cli::var_options(&self.var, &self.var_file, cwd)
+        crate::cli::variables::var_options(&self.var, &self.var_file, cwd)
     }
 }
 

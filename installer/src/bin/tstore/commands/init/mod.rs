@@ -23,7 +23,7 @@ mod output;
 pub(crate) use args::InitArgs;
 
 use super::place::{Configured, Place};
-use crate::cli::LockfileMode;
+use crate::cli::values::LockfileMode;
 use crate::reporter::{HumanReporter, Silent};
 use crate::{mount, Settings};
 
