@@ -135,7 +135,7 @@ pub fn module_location(bytes: &[u8]) -> Result<String, String> {
 }
 
 /// The thread whose panics the module archive extraction contains (the xz decoder's).
-pub use crate::modules::getters::archive::XZ_DECODER_THREAD;
+pub const XZ_DECODER_THREAD: &str = crate::modules::getters::archive::XZ_DECODER_THREAD;
 
 /// Extract the module archive at `archive`, of the format its name `kind` says (`tar`,
 /// `tar.gz`, `tar.bz2`, `tar.xz`), into the empty directory `dest` within `limits`.

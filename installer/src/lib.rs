@@ -19,6 +19,7 @@
 mod ci_cache;
 mod cooldown;
 mod facts;
+#[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzz_entry;
 mod init;

@@ -238,6 +238,19 @@ pub(crate) fn remove_file_if_exists(path: &Path) -> crate::Result<u64> {
     }
 }
 
+/// The bytes of the regular files under `dir`, links not followed: what the directory takes
+/// on disk without reflinks (a private copy of a package, a whole store).
+pub fn regular_file_bytes(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

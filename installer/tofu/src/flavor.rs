@@ -27,6 +27,14 @@ pub enum Flavor {
 }
 
 impl Flavor {
+    /// The product name the tool prints in its own messages (`OpenTofu`, `Terraform`).
+    pub fn product_name(self) -> &'static str {
+        match self {
+            Flavor::Tofu => "OpenTofu",
+            Flavor::Terraform => "Terraform",
+        }
+    }
+
     /// Host used for provider source addresses written as `NAMESPACE/TYPE`.
     pub fn default_registry_host(self) -> &'static str {
         match self {

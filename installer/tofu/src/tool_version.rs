@@ -101,10 +101,7 @@ impl ToolVersion {
 
     /// The product name the tools print in their own messages.
     pub fn product(&self) -> &'static str {
-        match self.flavor {
-            Flavor::Tofu => "OpenTofu",
-            Flavor::Terraform => "Terraform",
-        }
+        self.flavor.product_name()
     }
 }
 

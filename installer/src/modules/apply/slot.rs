@@ -114,7 +114,7 @@ pub(super) fn fill(
                     Some(_) => n.dir.clone(),
                     None => opts.workdir.data_dir.module_dir_shown(&n.key),
                 },
-                copy_bytes: Some(tree_bytes(src.path())),
+                copy_bytes: Some(tstore_store::regular_file_bytes(src.path())),
             })
         }
         Action::InPlace => match &n.link_to {
@@ -126,19 +126,6 @@ pub(super) fn fill(
             }),
         },
     }
-}
-
-/// The bytes of the regular files under `dir` (links not followed): what a private copy
-/// of it costs on a filesystem without reflinks.
-fn tree_bytes(dir: &Path) -> u64 {
-    walkdir::WalkDir::new(dir)
-        .follow_links(false)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
 }
 
 /// Move aside the directory in `key`'s slot when tstore did not create it and it holds

@@ -165,7 +165,7 @@ fn meta_terraform_get(html: &str) -> Option<String> {
 /// The name of the thread that decodes an xz stream: a panic there is contained (the
 /// extraction fails with [`FetchError::CorruptArchive`]), which the fuzz harness's panic
 /// hook needs to know.
-pub const XZ_DECODER_THREAD: &str = "tstore-xz-decoder";
+pub(crate) const XZ_DECODER_THREAD: &str = "tstore-xz-decoder";
 
 /// Extract a tar archive of `kind` (plain, gzip, xz or bzip2 compressed) into `dest` with
 /// the store's archive checks. Decompression streams: sizes are enforced on what the tar

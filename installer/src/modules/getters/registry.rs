@@ -205,6 +205,7 @@ fn listed_dated(list: &Versions) -> Vec<Listed> {
 }
 
 /// The versions a `versions` answer lists (those that do not parse left out).
+#[cfg(any(fuzzing, test))]
 pub(crate) fn listed_versions(list: &Versions) -> Vec<Version> {
     list.modules
         .first()

@@ -424,10 +424,7 @@ fn add(
         reqs.providers.entry(addr).or_default().merge(c);
         return Ok(());
     }
-    let tool = match flavor {
-        Flavor::Tofu => "OpenTofu",
-        Flavor::Terraform => "Terraform",
-    };
+    let tool = flavor.product_name();
     let why = if addr.kind != "terraform" {
         format!(
             "this {tool} release has no built-in provider named {:?}",

@@ -114,37 +114,6 @@ impl fmt::Display for SelfWrite {
     }
 }
 
-/// Why a module directory cannot be inspected.
-#[derive(Debug, thiserror::Error)]
-pub enum WritesError {
-    /// The directory cannot be listed.
-    #[error("module directory {} cannot be read", dir.display())]
-    ReadDir {
-        /// The directory.
-        dir: PathBuf,
-        /// The I/O error.
-        #[source]
-        err: io::Error,
-    },
-    /// A configuration file cannot be read.
-    #[error("cannot read {}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        err: io::Error,
-    },
-    /// HCL or JSON syntax error.
-    #[error("{at}: {message}")]
-    Syntax {
-        /// Where.
-        at: SourcePos,
-        /// The parser's message.
-        message: String,
-    },
-}
-
 /// Resource types whose arguments name a file they write: (mode, type, argument).
 const PATH_WRITERS: &[(&str, &str, &str)] = &[
     ("resource", "archive_file", "output_path"),
@@ -184,20 +153,20 @@ const PROGRAMS: &[(&str, &str, &str, &[&str])] = &[
 pub fn detect_self_writes(
     module_dir: &Path,
     flavor: Flavor,
-) -> Result<Vec<SelfWrite>, WritesError> {
+) -> Result<Vec<SelfWrite>, ConfigError> {
     let (primary, overrides) = module_files(module_dir, flavor).map_err(|err| {
         let err = match err {
             ConfigError::ReadDir { err, .. } => err,
             other => io::Error::other(other.to_string()),
         };
-        WritesError::ReadDir {
+        ConfigError::ReadDir {
             dir: module_dir.to_owned(),
             err,
         }
     })?;
     let paths: Vec<&PathBuf> = primary.iter().chain(&overrides).collect();
     let read = |path: &PathBuf| {
-        read_capped(path, MAX_CONFIG_FILE).map_err(|err| WritesError::Read {
+        read_capped(path, MAX_CONFIG_FILE).map_err(|err| ConfigError::Read {
             path: path.clone(),
             err,
         })

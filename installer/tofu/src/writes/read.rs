@@ -10,8 +10,8 @@ use hcl::edit::Span;
 use serde_json::Value;
 
 use super::expr::Values;
-use super::WritesError;
 use crate::config::json_root_bodies;
+use crate::config::ConfigError;
 use crate::span::{LineIndex, SourcePos};
 
 /// An argument with where it is written.
@@ -57,8 +57,8 @@ pub(super) fn hcl_file(
     path: &Path,
     resources: &mut Vec<Resource>,
     values: &mut Values,
-) -> Result<(), WritesError> {
-    let body = hcl::edit::parser::parse_body(src).map_err(|e| WritesError::Syntax {
+) -> Result<(), ConfigError> {
+    let body = hcl::edit::parser::parse_body(src).map_err(|e| ConfigError::Syntax {
         at: SourcePos {
             file: path.to_owned(),
             line: Some(e.location().line()),
@@ -164,8 +164,8 @@ pub(super) fn json_file(
     path: &Path,
     resources: &mut Vec<Resource>,
     values: &mut Values,
-) -> Result<(), WritesError> {
-    let root: Value = serde_json::from_str(src).map_err(|e| WritesError::Syntax {
+) -> Result<(), ConfigError> {
+    let root: Value = serde_json::from_str(src).map_err(|e| ConfigError::Syntax {
         at: SourcePos {
             file: path.to_owned(),
             line: Some(e.line()),
@@ -177,7 +177,7 @@ pub(super) fn json_file(
         line: None,
     };
     let Some(roots) = json_root_bodies(&root) else {
-        return Err(WritesError::Syntax {
+        return Err(ConfigError::Syntax {
             at,
             message:
                 "the root of a JSON configuration file must be an object, or an array of objects"

@@ -243,10 +243,10 @@ fn errors_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     fs_err::write(dir.path().join("main.tf"), "resource \"x\" {\n").unwrap();
     let err = detect_self_writes(dir.path(), Flavor::Terraform).unwrap_err();
-    assert!(matches!(err, WritesError::Syntax { .. }), "{err}");
+    assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
     assert!(err.to_string().contains("main.tf"), "{err}");
     let missing = detect_self_writes(&dir.path().join("nope"), Flavor::Terraform).unwrap_err();
-    assert!(matches!(missing, WritesError::ReadDir { .. }), "{missing}");
+    assert!(matches!(missing, ConfigError::ReadDir { .. }), "{missing}");
 }
 
 /// Minimal cases written after constructs found in public modules.

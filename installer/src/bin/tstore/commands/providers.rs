@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use tstore_installer::{Event, ProviderOptions, Reporter, WorkdirOptions};
 use tstore_installer::{LockOptions, LockSource};
 use tstore_tofu::addr::{Platform, ProviderAddr};
-use tstore_tofu::flavor::Flavor;
 use tstore_tofu::tool_version::PROVIDERS_LOCK_SAYS_NO_CHANGE;
 
 use super::place::Place;
@@ -101,10 +100,7 @@ pub(super) fn lock(settings: &Settings, args: ProvidersLockArgs) -> Result<ExitC
         json::print(&report)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let tool = match flavor {
-        Flavor::Tofu => "OpenTofu",
-        Flavor::Terraform => "Terraform",
-    };
+    let tool = flavor.product_name();
     // terraform before 1.2.6 says it updated the lock file whatever it found.
     let no_change = if root.tool.tool.follows(&PROVIDERS_LOCK_SAYS_NO_CHANGE) {
         !report.new_checksums

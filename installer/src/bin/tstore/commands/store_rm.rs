@@ -64,7 +64,7 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
                 .collect()
         })
         .unwrap_or_default();
-    let bytes = tree_bytes(root);
+    let bytes = tstore_store::regular_file_bytes(root);
     if !yes {
         errln!(
             "This removes the store at {} ({}) and the mount at {}.",
@@ -149,16 +149,4 @@ fn make_directories_writable(root: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Bytes of the regular files under `root` (links not followed).
-fn tree_bytes(root: &Path) -> u64 {
-    walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
 }

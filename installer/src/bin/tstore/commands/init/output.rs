@@ -15,14 +15,6 @@ use tstore_tofu::flavor::{Flavor, FlavorChoice};
 use crate::commands::place::Configured;
 use crate::json;
 
-/// The tool's name as its messages say it.
-fn tool_name(flavor: Flavor) -> &'static str {
-    match flavor {
-        Flavor::Tofu => "OpenTofu",
-        Flavor::Terraform => "Terraform",
-    }
-}
-
 /// A directory without configuration files: nothing installed, nothing written.
 pub(super) fn empty_directory(
     flavor: &FlavorChoice,
@@ -39,7 +31,7 @@ pub(super) fn empty_directory(
             "module_packages": { "fetched": [], "reused": [], "mirrored": [] },
         }));
     }
-    let tool = tool_name(flavor.flavor);
+    let tool = flavor.flavor.product_name();
     let files = format!("{tool} configuration files");
     outln!(
         "{tool} initialized in an empty directory!\n\nThe directory has no {files}. \
@@ -269,7 +261,7 @@ pub(super) fn finished(
         explain_hashes(&mut out, &report.providers)?;
         explain_state(&mut out, &report.state)?;
     }
-    let tool = tool_name(flavor);
+    let tool = flavor.product_name();
     match report.lock_file {
         LockFileChange::Created => writeln!(
             out,
@@ -403,7 +395,7 @@ fn warn_incomplete_lock(report: &tstore_installer::InitReport, flavor: Flavor) {
     if report.incomplete_lock_entries.is_empty() {
         return;
     }
-    let tool = tool_name(flavor);
+    let tool = flavor.product_name();
     let platform = &first.platform;
     errln!(
         "\n{}\n\n\
