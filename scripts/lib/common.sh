@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The preamble the scripts share. Sourced, not executed: a script starts with
 #
-#   . "$(dirname "$0")/lib.sh"
+#   . "$(dirname "$0")/lib/common.sh"          (scripts/bench/*: "$(dirname "$0")/../lib/common.sh")
 #
 # Sourcing it sets `set -euo pipefail`, changes to the workspace root and sets:
 #
@@ -13,7 +13,7 @@
 # and defines the functions below. It starts nothing and writes nothing by itself.
 
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo="$(pwd)"
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$repo/$target"
