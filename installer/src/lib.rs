@@ -19,7 +19,7 @@
 mod ci_cache;
 mod cooldown;
 mod facts;
-#[cfg(fuzzing)]
+#[cfg(any(fuzzing, test))]
 #[doc(hidden)]
 pub mod fuzz_entry;
 mod init;

@@ -17,7 +17,7 @@ pub mod addr;
 pub mod cliconfig;
 pub mod config;
 pub mod flavor;
-#[cfg(fuzzing)]
+#[cfg(any(fuzzing, test))]
 #[doc(hidden)]
 pub mod fuzz_entry;
 mod hclwrite;

@@ -150,7 +150,7 @@ fn settled(ctime: (i64, i64), reading_from: std::time::SystemTime) -> bool {
 }
 
 /// Forget every parsed file (for the fuzz harness, which parses a new file per input).
-#[cfg(fuzzing)]
+#[cfg(any(fuzzing, test))]
 pub(crate) fn forget_all() {
     *PARSED.lock().unwrap_or_else(PoisonError::into_inner) = None;
     *BY_CONTENT.lock().unwrap_or_else(PoisonError::into_inner) = None;
