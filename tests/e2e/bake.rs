@@ -5,6 +5,7 @@
 
 use tstore_test_support::{lock_file, run_ok, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 use crate::oci_fixture::{RunnerA, RunnerB};
 
@@ -20,7 +21,11 @@ fn a_store_fetched_from_lock_files_is_pushed_and_installs_a_runner_from_oci_alon
     // The lock file, written on a developer's machine.
     let dev = TestEnv::new();
     let dev_dir = dev.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&dev, Some(&origin_cfg)).arg("init").arg(&dev_dir));
+    dev.tstore()
+        .cli_config(&origin_cfg)
+        .arg("init")
+        .arg(&dev_dir)
+        .ok();
     let lock = lock_file(&dev_dir);
 
     // Runner A: the checkout with its lock file, an empty store, fetch then push.

@@ -565,7 +565,7 @@ fn gc_keeps_what_a_running_provider_maps_from_the_mount() {
     let dir = m
         .env
         .checkout("stack", &[("main.tf", crate::common::NULL_CONFIG)]);
-    tstore_test_support::run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&dir));
+    m.env.tstore().cli_config(&m.cfg).arg("init").arg(&dir).ok();
     let bin = dir
         .join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
         .join(tstore_test_support::NULL_PROVIDER_FILE);

@@ -5,6 +5,7 @@
 
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 #[test]
@@ -57,7 +58,7 @@ fn an_init_blocked_by_gc_says_it_is_waiting() {
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     // A first init creates the store (and its lock file).
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
 
     // Hold the store lock exclusively, as gc does while it sweeps.
     let lock = fs_err::File::open(env.store.join(".lock")).unwrap();
@@ -120,7 +121,7 @@ fn a_provider_under_the_other_flavors_host_gets_a_hint() {
         "{err}"
     );
     assert!(!dir.join(".terraform.lock.hcl").exists());
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
 }
 
 /// A directory without configuration: terraform's message, exit 0, nothing written.
@@ -132,8 +133,8 @@ fn an_empty_directory_is_initialized_with_nothing_to_install() {
     let want =
         String::from_utf8_lossy(&run_ok(env.terraform(&theirs).args(["init", "-no-color"])).stdout)
             .into_owned();
-    let got = String::from_utf8_lossy(&run_ok(tstore(&env, None).arg("init").arg(&ours)).stdout)
-        .into_owned();
+    let got =
+        String::from_utf8_lossy(&env.tstore().arg("init").arg(&ours).ok().stdout).into_owned();
     assert!(
         want.contains("Terraform initialized in an empty directory!"),
         "{want}"
@@ -166,7 +167,7 @@ fn read_only_commands_name_a_missing_store_and_create_nothing() {
         &["store", "verify"],
         &["roots", "ls"],
     ] {
-        let out = run_fail(tstore(&env, None).env("TSTORE_HOME", &typo).args(args));
+        let out = env.tstore().env("TSTORE_HOME", &typo).args(args).fails();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(
@@ -196,7 +197,12 @@ fn read_only_commands_name_a_missing_store_and_create_nothing() {
 fn every_json_document_carries_its_format_version() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    let init = run_ok(tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&dir));
+    let init = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "--json"])
+        .arg(&dir)
+        .ok();
     let mut documents = vec![("init", init)];
     for args in [
         &["store", "ls", "--json"][..],
@@ -295,7 +301,7 @@ fn an_unknown_flag_is_named_with_the_commands_help() {
         ),
         (&["gc", "--now"], "--now", "tstore gc --help"),
     ] {
-        let out = run_fail(tstore(&env, None).current_dir(&dir).args(args));
+        let out = env.tstore().current_dir(&dir).args(args).fails();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(
@@ -340,7 +346,12 @@ fn init_json_errors_are_json_diagnostics_on_stdout() {
         ),
     ];
     for (args, summary, detail) in cases {
-        let out = run_fail(tstore(&env, Some(&cfg)).current_dir(&dir).args(args));
+        let out = env
+            .tstore()
+            .cli_config(&cfg)
+            .current_dir(&dir)
+            .args(args)
+            .fails();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(!err.contains("Error"), "{args:?}: stderr: {err}");
@@ -400,7 +411,7 @@ fn version_names_the_build_the_platform_and_the_locked_providers() {
     let out = crate::common::stdout_of(tstore(&env, None).arg("version"));
     assert_eq!(out, format!("tstore v{long}\non linux_amd64\n"));
 
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let out = crate::common::stdout_of(tstore(&env, None).args(["-chdir=work/stack", "version"]));
     assert_eq!(
         out,

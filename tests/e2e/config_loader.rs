@@ -9,6 +9,7 @@ use tstore_test_support::{
     GitRepo, TestEnv,
 };
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module with an output.
@@ -102,7 +103,7 @@ fn tofu_files_are_read_only_by_the_tofu_flavor() {
             .env("TF_CLI_CONFIG_FILE", &cfg)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     assert_eq!(
         fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
         fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap(),
@@ -147,7 +148,7 @@ fn json_cli_configuration_and_a_missing_one() {
             .env("TF_CLI_CONFIG_FILE", &cfg)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     assert_eq!(
         fs_err::read_to_string(ours.join(".terraform.lock.hcl")).unwrap(),
         fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap()
@@ -162,7 +163,11 @@ fn json_cli_configuration_and_a_missing_one() {
             .env("TF_CLI_CONFIG_FILE", &missing)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(tstore(&env, Some(&missing)).arg("init").arg(&ours));
+    env.tstore()
+        .cli_config(&missing)
+        .arg("init")
+        .arg(&ours)
+        .ok();
 }
 
 /// A local module reached through a symlinked directory is recorded with the symlink

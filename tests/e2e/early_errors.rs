@@ -9,6 +9,7 @@ use std::path::Path;
 use tstore_test_support::registry::TestRegistry;
 use tstore_test_support::{json, run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 #[test]
@@ -58,7 +59,7 @@ fn a_repository_top_without_configuration_names_the_roots_below() {
             ("stacks/b/main.tf", "output \"b\" {\n  value = 2\n}\n"),
         ],
     );
-    let out = run_ok(tstore(&env, None).arg("init").arg(&top));
+    let out = env.tstore().arg("init").arg(&top).ok();
     let said = stdout(&out);
     assert!(
         said.contains("initialized in an empty directory!"),
@@ -74,7 +75,7 @@ fn a_repository_top_without_configuration_names_the_roots_below() {
     assert_eq!(report["roots_below"], 2, "{report}");
     // A directory that is not a repository's top is not searched.
     let plain = env.checkout("plain", &[("notes.txt", "x\n"), ("sub/main.tf", "")]);
-    let said = stdout(&run_ok(tstore(&env, None).arg("init").arg(&plain)));
+    let said = stdout(&env.tstore().arg("init").arg(&plain).ok());
     assert!(!said.contains("--recursive"), "{said}");
 }
 
@@ -160,7 +161,7 @@ fn fetch_words_a_lock_that_would_change_for_itself() {
     );
     // A second call the lock does not pin yet.
     fs_err::write(dir.join("main.tf"), format!("{}{}", call("a"), call("b"))).unwrap();
-    let err = stderr(&run_fail(tstore(&env, None).arg("fetch").arg(&dir)));
+    let err = stderr(&env.tstore().arg("fetch").arg(&dir).fails());
     assert!(!err.contains("-lockfile=readonly"), "{err}");
     assert!(
         err.contains("tstore fetch installs only what a lock file pins and never writes one")

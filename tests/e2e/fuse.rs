@@ -7,6 +7,7 @@ use tstore_test_support::{
     mirror, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
 };
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 
 const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
@@ -111,7 +112,7 @@ fn init_mounts_fuse_files_match_blobs_mutations_fail_and_terraform_plans() {
 #[test]
 fn package_ingested_while_mounted_is_visible_at_once() {
     let env = TestEnv::new();
-    let out = run_ok(tstore(&env, None).arg("mount"));
+    let out = env.tstore().arg("mount").ok();
     assert!(
         stdout(&out).contains("Mounted the store"),
         "{}",
@@ -150,7 +151,7 @@ fn package_ingested_while_mounted_is_visible_at_once() {
     let ran = std::process::Command::new(&file).output().unwrap();
     assert_eq!(stdout(&ran), "thing\n");
 
-    let out = run_ok(tstore(&env, None).arg("umount"));
+    let out = env.tstore().arg("umount").ok();
     assert!(stdout(&out).contains("Unmounted"), "{}", stdout(&out));
     assert_eq!(status(&env)["state"], "not-mounted");
     assert!(!env.store.join("mount.pid").exists());
@@ -166,7 +167,7 @@ fn killed_daemon_is_detected_and_the_next_init_remounts() {
         assert!(start.elapsed().as_secs() < 10, "mount never went stale");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     assert!(stderr(&out).contains("remounted"), "{}", stderr(&out));
     assert_eq!(status(&env)["state"], "mounted");
     assert!(dir.join(NULL_LINK).join(NULL_PROVIDER_FILE).is_file());
@@ -188,13 +189,13 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
     env.assert_terraform_plans_null(&dir);
 
     // Fallback → FUSE: the symlink becomes the mount; the link is unchanged and resolves.
-    run_ok(tstore(&env, None).arg("mount"));
+    env.tstore().arg("mount").ok();
     assert_eq!(status(&env)["state"], "mounted");
     assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
     env.assert_terraform_plans_null(&dir);
 
     // FUSE → fallback.
-    run_ok(tstore(&env, None).arg("umount"));
+    env.tstore().arg("umount").ok();
     run_ok(
         tstore(&env, Some(&cfg))
             .arg("--no-fuse")
@@ -266,7 +267,11 @@ fn a_repaired_blob_is_served_fresh_through_the_mount() {
     );
 
     // init notices (its freshness check re-hashes a file whose ctime changed) and repairs.
-    run_ok(tstore(env, Some(&fixture.cfg)).arg("init").arg(&dir));
+    env.tstore()
+        .cli_config(&fixture.cfg)
+        .arg("init")
+        .arg(&dir)
+        .ok();
     assert!(
         std::fs::read(&view_file).unwrap() == good,
         "init did not repair the store's copy"

@@ -6,10 +6,9 @@
 
 use tstore_test_support::mirror;
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{
-    lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1,
-};
+use tstore_test_support::{lock_file, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 /// The real null 2.1.2 for linux_amd64 and a stand-in for darwin_amd64, published on an
@@ -35,7 +34,7 @@ fn https_registry_lock_is_byte_identical_to_terraform_then_validate_and_plan_off
 
     // Without the CA the server is not trusted: a clear error, nothing changes.
     let before = snapshot(&ours);
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&ours).fails();
     let err = stderr(&out);
     for expect in [
         format!("cannot list the versions of {host}/hashicorp/null"),

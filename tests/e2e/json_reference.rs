@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use tstore_test_support::{json, mirror, run_fail, run_ok, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 /// The rows of the reference's table: the command (the first cell's code, `init`,
@@ -51,7 +52,15 @@ fn every_json_field_a_command_prints_is_in_the_reference() {
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
-    let run = |args: &[&str]| json(&run_ok(tstore(&env, Some(&cfg)).current_dir(&a).args(args)));
+    let run = |args: &[&str]| {
+        json(
+            &env.tstore()
+                .cli_config(&cfg)
+                .current_dir(&a)
+                .args(args)
+                .ok(),
+        )
+    };
     let documents = [
         ("init", run(&["init", "--json"])),
         (

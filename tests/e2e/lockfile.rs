@@ -3,6 +3,7 @@
 
 use tstore_test_support::{mirror, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 /// A lock file recording only the zip's `zh:` for the pinned version: verifying the
@@ -111,7 +112,7 @@ fn providers_no_longer_required_stay_in_terraforms_lock() {
     mirror::null_unpacked(&mirror_dir);
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let first = env.checkout("first", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
+    env.tstore().cli_config(&cfg).arg("init").arg(&first).ok();
     let lock = fs_err::read_to_string(first.join(".terraform.lock.hcl")).unwrap();
     let unused = lock.replace("hashicorp/null", "hashicorp/unused");
     let both = format!("{lock}\n{}", &unused[unused.find("provider").unwrap()..]);
@@ -126,7 +127,7 @@ fn providers_no_longer_required_stay_in_terraforms_lock() {
             .env("TF_CLI_CONFIG_FILE", &cfg)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     let want = fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
     assert!(want.contains("hashicorp/unused"), "{want}");
     assert_eq!(

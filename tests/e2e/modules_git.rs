@@ -7,6 +7,7 @@ use std::process::Command;
 
 use tstore_test_support::{run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, sh, tstore};
 use crate::modules_fixture::{checkout, env_with_git_dir, no_fuse, package_repo, records};
 
@@ -168,14 +169,14 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
         .file_type()
         .is_symlink()
     {
-        run_ok(tstore(&env, None).arg("umount"));
+        env.tstore().arg("umount").ok();
         assert!(!gita.join("main.tf").exists(), "dangling after umount");
         let err = stderr(&run_fail(env.terraform(&dir).arg("init").arg("-no-color")));
         assert!(err.contains("gita"), "{err}");
         assert_eq!(init(tstore(&env, None)), id);
         assert!(gita.join("main.tf").is_file());
         run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
-        run_ok(tstore(&env, None).arg("umount"));
+        env.tstore().arg("umount").ok();
     }
 
     // 2. Without FUSE: the package's view in the store is removed.

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
 use crate::modules_fixture::{checkout, env_with_git_dir, json_str, one_module_repo, package_repo};
 
@@ -20,7 +21,7 @@ fn read_only_packages_are_linked_once_for_many_checkouts() {
     let mut ids = BTreeSet::new();
     for i in 0..10 {
         let dir = checkout(&env, &format!("c{i}"), &base, None);
-        let out = run_ok(tstore(&env, None).arg("init").arg("--json").arg(&dir));
+        let out = env.tstore().arg("init").arg("--json").arg(&dir).ok();
         let report = json(&out);
         for call in report["modules"].as_array().unwrap() {
             if call["kind"] == "git" {
@@ -37,7 +38,7 @@ fn read_only_packages_are_linked_once_for_many_checkouts() {
     // gita gets the package, gitb (a later call of the same address) its variant without
     // dot entries; both shared by all ten checkouts.
     assert_eq!(ids.len(), 2, "{ids:?}");
-    let ls = stdout(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    let ls = stdout(&env.tstore().args(["store", "ls", "--json"]).ok());
     let modules = json_str(&ls)["packages"]
         .as_array()
         .unwrap()
@@ -55,7 +56,7 @@ fn read_only_packages_are_linked_once_for_many_checkouts() {
         let err = fs_err::write(linked.join("scratch"), "x").unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::ReadOnlyFilesystem, "{err}");
     }
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
 }
 
 /// A module whose apply writes `written.txt` into its own directory (null provider,
@@ -146,7 +147,7 @@ fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
     let err = stderr(&out);
     assert!(err.contains("Read-only file system"), "{err}");
     assert!(!c.join(".terraform/modules/w/written.txt").exists());
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
 }
 
 /// With no statement anywhere, the default policy (`auto`) finds the write into the
@@ -307,7 +308,7 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
     ));
     assert_eq!(report["modules"][0]["action"], "copy", "{report}");
     let modules = || {
-        let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+        let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
         ls["packages"]
             .as_array()
             .unwrap()
@@ -335,9 +336,9 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
             .arg("init")
             .arg(&again),
     );
-    run_ok(tstore(&env, None).args(["gc", "--min-age", "1h"]));
+    env.tstore().args(["gc", "--min-age", "1h"]).ok();
     assert_eq!(modules(), 1, "kept within the grace period");
-    run_ok(tstore(&env, None).args(["gc", "--min-age", "0"]));
+    env.tstore().args(["gc", "--min-age", "0"]).ok();
     assert_eq!(modules(), 0, "no link keeps it past the grace period");
 }
 

@@ -10,6 +10,7 @@ use std::path::Path;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{run_fail, run_ok, stderr, stdout, ModuleRecord, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, sh, tstore};
 use crate::modules_fixture::{
     checkout, env_with_git_dir, full_fixture, module_packages, no_fuse, package_repo, records,
@@ -229,7 +230,7 @@ fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
     assert_eq!(statuses, [200, 304, 200, 304], "{log:?}");
     assert_eq!(log[0].if_none_match, None, "the first GET is plain");
     assert_eq!(log[2].if_none_match.as_deref(), Some(etag_one.as_str()));
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
 }
 
 /// A registry version that does not exist, a 404 archive and a corrupt archive name the

@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
-use tstore_test_support::{run_ok, stderr, stdout, Layout, TestEnv};
+use tstore_test_support::{stderr, stdout, Layout, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 fn readme_troubleshooting() -> String {
@@ -22,7 +23,7 @@ fn readme_troubleshooting() -> String {
 fn a_dead_mount_is_recognised_from_terraforms_message_and_recovered_as_documented() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
     let dir = m.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&dir));
+    m.env.tstore().cli_config(&m.cfg).arg("init").arg(&dir).ok();
     let section = readme_troubleshooting();
     // The daemon dies (a reboot leaves the same: links into a mount nothing serves).
     let pid = fs_err::read_to_string(m.env.store.join("mount.pid")).unwrap();
@@ -82,9 +83,9 @@ fn a_dead_mount_is_recognised_from_terraforms_message_and_recovered_as_documente
         .unwrap();
     assert_eq!(status.status.code(), Some(32), "{}", stdout(&status));
     assert!(stdout(&status).contains("stale"), "{}", stdout(&status));
-    run_ok(tstore(&m.env, None).arg("mount"));
+    m.env.tstore().arg("mount").ok();
     m.env.assert_terraform_plans_null(&dir);
-    run_ok(tstore(&m.env, None).arg("umount"));
+    m.env.tstore().arg("umount").ok();
 }
 
 #[test]
@@ -94,7 +95,7 @@ fn mount_enable_writes_the_user_unit_and_says_what_to_do_without_systemd() {
         .root
         .path()
         .join("xdg/config/systemd/user/tstore-mount.service");
-    let out = run_ok(tstore(&env, None).args(["mount", "--enable"]));
+    let out = env.tstore().args(["mount", "--enable"]).ok();
     let text = fs_err::read_to_string(&unit).unwrap();
     let bin = crate::common::tstore_bin().display().to_string();
     assert!(
@@ -117,9 +118,9 @@ fn mount_enable_writes_the_user_unit_and_says_what_to_do_without_systemd() {
         stdout(&out)
     );
     // Again: the same file.
-    run_ok(tstore(&env, None).args(["mount", "--enable"]));
+    env.tstore().args(["mount", "--enable"]).ok();
     assert_eq!(fs_err::read_to_string(&unit).unwrap(), text);
-    run_ok(tstore(&env, None).args(["mount", "--disable"]));
+    env.tstore().args(["mount", "--disable"]).ok();
     assert!(!unit.exists());
     // A unit of the user's own is never overwritten.
     fs_err::write(&unit, "[Service]\nExecStart=/bin/true\n").unwrap();
@@ -146,7 +147,12 @@ fn mount_enable_writes_the_user_unit_and_says_what_to_do_without_systemd() {
 fn an_init_right_after_the_daemon_died_mounts_the_store_again() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
     let first = m.env.checkout("first", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&first));
+    m.env
+        .tstore()
+        .cli_config(&m.cfg)
+        .arg("init")
+        .arg(&first)
+        .ok();
     let pid = fs_err::read_to_string(m.env.store.join("mount.pid")).unwrap();
     let pid = pid.trim().to_owned();
     assert!(std::process::Command::new("kill")
@@ -156,9 +162,14 @@ fn an_init_right_after_the_daemon_died_mounts_the_store_again() {
         .success());
     // At once: its threads may still be exiting, the kernel caching the root's attributes.
     let second = m.env.checkout("second", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&second));
+    m.env
+        .tstore()
+        .cli_config(&m.cfg)
+        .arg("init")
+        .arg(&second)
+        .ok();
     m.env.assert_terraform_plans_null(&second);
-    run_ok(tstore(&m.env, None).arg("umount"));
+    m.env.tstore().arg("umount").ok();
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::Path;
 use tstore_test_support::oci_registry::OciRegistry;
 use tstore_test_support::{lock_file, run_fail, run_ok, stderr, TestEnv, NULL_H1};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 use crate::oci_fixture::{null_zips, oci_cli_config};
 
@@ -189,7 +190,12 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
         "  direct {}",
     );
     let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
+    runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
+        .arg("init")
+        .arg(&dir_a)
+        .ok();
     fs_err::create_dir_all(runner_a.home.join(".docker")).unwrap();
     fs_err::write(
         runner_a.home.join(".docker/config.json"),

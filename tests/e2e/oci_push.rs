@@ -6,6 +6,7 @@
 use tstore_test_support::oci_registry::{sha256_digest, OciRegistry};
 use tstore_test_support::{lock_file, mirror, run_ok, TestEnv, NULL_H1};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 use crate::oci_fixture::{RunnerA, RunnerB};
 
@@ -22,7 +23,12 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
         origin_cfg,
     } = RunnerA::start();
     let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
+    runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
+        .arg("init")
+        .arg(&dir_a)
+        .ok();
     let lock_a = lock_file(&dir_a);
 
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
@@ -186,7 +192,12 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
         origin_cfg,
     } = RunnerA::start();
     let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&runner_a, Some(&origin_cfg)).arg("init").arg(&dir_a));
+    runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
+        .arg("init")
+        .arg(&dir_a)
+        .ok();
     let lock_a = lock_file(&dir_a);
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
 
@@ -268,7 +279,7 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
     let oci = OciRegistry::start();
     let ca = oci.write_ca(&env.root.path().join("ca.pem"));
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let zip =
         mirror
             .join(mirror::NULL_ADDR)

@@ -200,7 +200,7 @@ fn an_upload_location_on_another_origin_gets_no_credentials() {
     let tstore_test_support::NullMirror { env, cfg, .. } =
         TestEnv::with_null_mirror(Layout::Packed);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let split = Split::in_env(env, StorageAuth::Anonymous);
     let mut push = tstore(&split.env, Some(&cfg));
     push.env("SSL_CERT_FILE", &split.ca)
@@ -315,7 +315,7 @@ impl Pusher {
         let tstore_test_support::NullMirror { env, mirror, cfg } =
             TestEnv::with_null_mirror(Layout::Packed);
         let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-        run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+        env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
         let zip = fs_err::read(mirror.join(mirror::NULL_ADDR).join(mirror::packed_name(
             "null",
             "2.1.2",

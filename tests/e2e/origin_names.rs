@@ -48,7 +48,7 @@ fn forged_lock(trusted: &Path, attacker: &Path) -> String {
 /// Module packages whose id claims an origin (`git-`, `http-`, `oci-`) but whose provenance
 /// is not that origin, as `store ls --json` lists them.
 fn origin_names_not_of_their_origin(env: &TestEnv) -> Vec<String> {
-    let ls = json(&run_ok(tstore(env, None).args(["store", "ls", "--json"])));
+    let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     ls["packages"]
         .as_array()
         .unwrap()
@@ -103,7 +103,7 @@ fn a_lock_entry_alone_never_puts_other_files_under_a_trusted_commit() {
     env.tstore().no_fuse().init(&pr).arg("-upgrade").ok();
     assert!(installed(&pr).contains("trusted"));
     assert_eq!(origin_names_not_of_their_origin(&env), Vec::<String>::new());
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
 }
 
 /// What an older tstore left after the attack above: the trusted commit's name holding the
@@ -149,7 +149,7 @@ fn a_store_an_older_tstore_poisoned_is_found_by_verify_and_repaired_by_the_upgra
 
     // The upgrade classifies the name: vouched for by a lock's hash only. `verify` says so
     // and fails; the poisoned name answers no lookup by its origin.
-    let out = run_fail(tstore(&env, None).args(["store", "verify"]));
+    let out = env.tstore().args(["store", "verify"]).fails();
     let said = stdout(&out);
     assert!(
         said.contains(&format!("unsupported name: module {trusted_id}")),
@@ -169,7 +169,7 @@ fn a_store_an_older_tstore_poisoned_is_found_by_verify_and_repaired_by_the_upgra
     assert!(installed(&teammate).contains("trusted"));
     // The origin's answer took the name back: the store is sound again.
     assert_eq!(origin_names_not_of_their_origin(&env), Vec::<String>::new());
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
     run_ok(env.terraform(&teammate).args(["validate", "-no-color"]));
 }
 
@@ -198,7 +198,7 @@ fn verify_repair_drops_a_name_no_origin_supports() {
     );
     assert_eq!(repaired["repaired"], true);
     assert_eq!(origin_names_not_of_their_origin(&env), Vec::<String>::new());
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
     // With its origin gone, a lock-free init fails instead of finding the author's files.
     let moved = base.join("trusted-gone.git");
     fs_err::rename(&trusted, &moved).unwrap();

@@ -4,7 +4,7 @@
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::{run_fail, snapshot, stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const CONFIG: &str = "terraform {\n  required_providers {\n    package = {\n      source  = \"acme/package\"\n      version = \"1.0.0\"\n    }\n  }\n}\n";
 
@@ -43,7 +43,7 @@ fn a_package_without_its_executable_is_refused() {
 
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", CONFIG)]);
         let before = snapshot(&ours);
-        let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+        let out = env.tstore().cli_config(&cfg).arg("init").arg(&ours).fails();
         let err = stderr(&out);
         assert!(err.contains("Failed to install provider"), "{err}");
         assert!(words(&err).contains(want), "{err}");

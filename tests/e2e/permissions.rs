@@ -7,8 +7,9 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::Path;
 use std::process::Command;
 
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{mirror, run_ok, stderr, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 /// `nobody`: a user that owns nothing here.
@@ -102,12 +103,17 @@ fn a_store_of_another_user_or_open_to_others_is_refused_with_a_hint() {
     mirror::null_unpacked(&mirror_dir);
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
 
     // `sudo tstore init` against a user's store is this case seen from the other side.
     std::os::unix::fs::chown(&env.store, Some(OTHER_UID), Some(OTHER_UID)).unwrap();
     let again = env.checkout("again", &[("main.tf", NULL_CONFIG)]);
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&again));
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .arg("init")
+        .arg(&again)
+        .fails();
     let err = stderr(&out);
     assert!(
         err.contains("belongs to user id 65534") && err.contains("chown -R 0"),
@@ -118,14 +124,14 @@ fn a_store_of_another_user_or_open_to_others_is_refused_with_a_hint() {
     std::os::unix::fs::chown(&env.store, Some(0), Some(0)).unwrap();
 
     fs_err::set_permissions(&env.store, std::fs::Permissions::from_mode(0o775)).unwrap();
-    let out = run_fail(tstore(&env, Some(&cfg)).args(["store", "ls"]));
+    let out = env.tstore().cli_config(&cfg).args(["store", "ls"]).fails();
     let err = stderr(&out);
     assert!(
         err.contains("can be written by other users") && err.contains("chmod 700"),
         "{err}"
     );
     fs_err::set_permissions(&env.store, std::fs::Permissions::from_mode(0o700)).unwrap();
-    run_ok(tstore(&env, Some(&cfg)).args(["store", "ls"]));
+    env.tstore().cli_config(&cfg).args(["store", "ls"]).ok();
 }
 
 #[test]

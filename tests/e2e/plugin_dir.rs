@@ -7,6 +7,7 @@ use tstore_test_support::{
     lock_file, mirror, run_fail, run_ok, stderr, Layout, NullMirror, TestEnv,
 };
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 
 /// The CLI configuration names a mirror that holds null; an empty `-plugin-dir` replaces
@@ -39,11 +40,13 @@ fn plugin_dirs_replace_the_cli_configurations_methods() {
 
     // A relative directory is taken from the current directory, as tofu takes it.
     let plugins = mirror::null_unpacked(&env.root.path().join("plugins"));
-    let report = json(&run_ok(tstore(&env, Some(&cfg)).current_dir(&dir).args([
-        "init",
-        "-plugin-dir=../../plugins",
-        "-json",
-    ])));
+    let report = json(
+        &env.tstore()
+            .cli_config(&cfg)
+            .current_dir(&dir)
+            .args(["init", "-plugin-dir=../../plugins", "-json"])
+            .ok(),
+    );
     let source = report["providers"][0]["source"]
         .as_str()
         .unwrap_or_default();
@@ -106,7 +109,7 @@ fn plugin_dirs_install_from_the_mirrors_given_and_are_recorded_as_terraform_does
 
     // Without the flag the record stays, and the CLI configuration is used again: the
     // lock file's package is in the store, so the empty configured mirror does not matter.
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     assert_eq!(
         fs_err::read(ours.join(".terraform/plugin_path")).unwrap(),
         want

@@ -8,6 +8,7 @@ use tstore_test_support::{
     TestEnv, NULL_H1,
 };
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 
 const NULL_LINK: &str =
@@ -19,7 +20,7 @@ fn init_then_terraform_accepts(layout: Layout) {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(layout);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
 
-    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let text = stdout(&out);
     assert!(text.contains("- Installed hashicorp/null v2.1.2"), "{text}");
     assert!(text.contains("has created a lock file"), "{text}");
@@ -55,7 +56,7 @@ fn lock_file_matches_terraform(layout: Layout) {
     let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
     let (ours, theirs) = env.ours_and_theirs(&[("main.tf", NULL_CONFIG)]);
 
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     run_ok(&mut env.terraform_init(&theirs, &cfg));
     let ours = lock_file(&ours);
     let theirs = lock_file(&theirs);
@@ -106,7 +107,7 @@ fn second_checkout_reuses_the_store_without_rehashing() {
     let ib = std::fs::metadata(b.join(NULL_LINK).join(&bin)).unwrap();
     use std::os::unix::fs::MetadataExt;
     assert_eq!((ia.dev(), ia.ino()), (ib.dev(), ib.ino()));
-    let du = json(&run_ok(tstore(&env, None).args(["store", "du", "--json"])));
+    let du = json(&env.tstore().args(["store", "du", "--json"]).ok());
     assert_eq!(du["packages"], 1, "{du}");
     assert_eq!(du["blobs"], 1, "{du}");
     assert!(du["blob_bytes"].as_u64().unwrap() < 2 * 20_373_856, "{du}");
@@ -115,7 +116,7 @@ fn second_checkout_reuses_the_store_without_rehashing() {
     assert_eq!(du["linked_bytes"], 2 * 20_373_856, "{du}");
 
     // A re-init of an installed checkout changes nothing.
-    let again = stdout(&run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a)));
+    let again = stdout(&env.tstore().cli_config(&cfg).arg("init").arg(&a).ok());
     assert!(
         again.contains("- Using previously-installed hashicorp/null v2.1.2"),
         "{again}"
@@ -161,7 +162,7 @@ fn tamper(mirror_dir: &Path, layout: Layout) {
 fn tampered_package_is_refused(layout: Layout) {
     let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
+    env.tstore().cli_config(&cfg).arg("init").arg(&a).ok();
     let lock = lock_file(&a);
     let with_lock = |name: &str| {
         env.checkout(
@@ -178,7 +179,7 @@ fn tampered_package_is_refused(layout: Layout) {
     tamper(&mirror, layout);
 
     // The store has the locked package: it is linked, and it is the good one.
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&c));
+    env.tstore().cli_config(&cfg).arg("init").arg(&c).ok();
     let installed = fs_err::read(
         c.join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
             .join(tstore_test_support::NULL_PROVIDER_FILE),
@@ -242,7 +243,7 @@ fn a_tampered_package_is_refused_in_each_terraforms_words() {
     for layout in [Layout::Packed, Layout::Unpacked] {
         let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(layout);
         let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-        run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
+        env.tstore().cli_config(&cfg).arg("init").arg(&a).ok();
         let lock = lock_file(&a);
         tamper(&mirror, layout);
         let words = |out: &std::process::Output| {
@@ -353,7 +354,7 @@ module "grandchild" { source = "../grandchild" }
         ),
     ];
     let (ours, theirs) = env.ours_and_theirs(&files);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     run_ok(&mut env.terraform_init(&theirs, &cfg));
     let ours = lock_file(&ours);
     let theirs = lock_file(&theirs);
@@ -372,12 +373,12 @@ module "grandchild" { source = "../grandchild" }
 fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
     let NullMirror { env, mirror, cfg } = TestEnv::with_null_mirror(Layout::Packed);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let link = dir.join(NULL_LINK);
     let target = std::fs::read_link(&link).unwrap();
     let lock = lock_file(&dir);
 
-    let printed = stdout(&run_ok(tstore(&env, None).arg("cli-config")));
+    let printed = stdout(&env.tstore().arg("cli-config").ok());
     let providers_view = env.mount.join("providers");
     assert!(
         printed.contains(&format!("path = \"{}\"", providers_view.display())),
@@ -433,7 +434,7 @@ fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
 fn a_locked_package_in_the_store_skips_the_mirror_unless_upgrading() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&a));
+    env.tstore().cli_config(&cfg).arg("init").arg(&a).ok();
     let lock = lock_file(&a);
     let init_json = |dir: &Path, extra: &[&str]| {
         json(&run_ok(

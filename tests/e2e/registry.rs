@@ -6,8 +6,9 @@
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
+use tstore_test_support::{lock_file, run_ok, snapshot, stderr, stdout, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
 
 /// A synthetic two-file package; terraform 1.0.3 records its `h1:` as
@@ -165,7 +166,7 @@ fn registry_install_lock_file_is_byte_identical_to_terraform() {
 fn refused(env: &TestEnv, cfg: &std::path::Path, expect: &[&str]) {
     let dir = env.checkout("refused", &[("main.tf", FAKE_CONFIG)]);
     let before = snapshot(&dir);
-    let out = run_fail(tstore(env, Some(cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(cfg).arg("init").arg(&dir).fails();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     for e in expect {
@@ -288,7 +289,7 @@ fn network_mirror_lock_has_the_h1_as_terraforms() {
     let cfg = reg.write_mirror_cli_config(&env.root.path().join("cli-config/mirror.tfrc"));
     let config = FAKE_CONFIG.replace("tstore.test/test/fake", "example.com/test/fake");
     let dir = env.checkout("mirror", &[("main.tf", config.as_str())]);
-    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     assert!(
         stdout(&out).contains("- Installed example.com/test/fake v1.0.0 (verified checksum)"),
         "{}",
@@ -315,7 +316,7 @@ fn network_mirror_lock_has_the_h1_as_terraforms() {
     );
     let dir2 = env.checkout("mirror2", &[("main.tf", config.as_str())]);
     let before = snapshot(&dir2);
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir2));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir2).fails();
     assert!(
         stderr(&out).contains("does not match the checksums"),
         "{}",
@@ -342,7 +343,7 @@ fn filter_lock(lock: &str, keep: impl Fn(&str) -> bool) -> String {
 fn locked_packages_are_verified_from_the_store_without_network() {
     let (env, reg, cfg) = registry_with_providers();
     let first = env.checkout("first", &[("main.tf", CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
+    env.tstore().cli_config(&cfg).arg("init").arg(&first).ok();
     let lock = lock_file(&first);
 
     let variants = [
@@ -395,7 +396,7 @@ fn locked_packages_are_verified_from_the_store_without_network() {
             (".terraform.lock.hcl", variants[1].1.as_str()),
         ],
     );
-    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let text = stdout(&out);
     assert!(
         text.contains("- Using hashicorp/null v2.1.2 from the store"),
@@ -426,7 +427,7 @@ fn locked_packages_are_verified_from_the_store_without_network() {
             (".terraform.lock.hcl", other_zh_only.as_str()),
         ],
     );
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).fails();
     assert!(
         stderr(&out).contains("Failed to query available provider packages"),
         "{}",
@@ -441,7 +442,7 @@ fn stale_store_package_is_reverified_or_fetched_again() {
     use std::os::unix::fs::PermissionsExt;
     let (env, reg, cfg) = registry_with_providers();
     let first = env.checkout("first", &[("main.tf", CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&first));
+    env.tstore().cli_config(&cfg).arg("init").arg(&first).ok();
     let lock = lock_file(&first);
     let view = env
         .store
@@ -494,7 +495,7 @@ fn stale_store_package_is_reverified_or_fetched_again() {
         "{requests:?}"
     );
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "world\n");
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
     // And the repaired package is trusted from the store again.
     let (report, fake, requests) = init_json("repaired");
     assert_eq!(fake["obtained"], "store_by_lock", "{report}");
@@ -596,7 +597,7 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
     }
     assert_eq!(lock_file(&ours), ours_lock, "the lock file did not change");
     // Both platforms' packages are in the store.
-    let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     let darwin = ls["packages"]
         .as_array()
         .unwrap()
@@ -620,7 +621,7 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
 fn lock_pin_upgrade_excluded_and_removed_provider() {
     let (env, reg, cfg) = registry_with_providers();
     let dir = env.checkout("stack", &[("main.tf", CONFIG)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     reg.publish(
         "test/fake",
         "1.1.0",
@@ -632,7 +633,7 @@ fn lock_pin_upgrade_excluded_and_removed_provider() {
         lock[at..].lines().nth(1).unwrap().trim().to_owned()
     };
     // The pin holds.
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let lock = std::fs::read_to_string(&lock_path).unwrap();
     assert_eq!(version_of(&lock), "version     = \"1.0.0\"", "{lock}");
     // -upgrade moves it, and says the lock changed.
@@ -656,7 +657,7 @@ fn lock_pin_upgrade_excluded_and_removed_provider() {
     // A constraint excluding the pinned version is an error, nothing changes.
     std::fs::write(dir.join("main.tf"), CONFIG.replace(">= 1.0.0", "< 1.1.0")).unwrap();
     let before = snapshot(&dir);
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).fails();
     assert!(
         stderr(&out).contains("locked provider tstore.test/test/fake 1.1.0 does not match configured version constraint < 1.1.0"),
         "{}",
@@ -674,7 +675,7 @@ fn lock_pin_upgrade_excluded_and_removed_provider() {
     )
     .unwrap();
     let before = std::fs::read_to_string(&lock_path).unwrap();
-    let out = run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     assert!(
         !stdout(&out).contains("has made some changes"),
         "{}",

@@ -8,13 +8,14 @@ use std::process::Command;
 
 use tstore_test_support::{run_ok, stderr, Layout, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 
 #[test]
 fn store_rm_removes_the_store_and_the_mount_and_terraform_init_takes_over() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
     let dir = m.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore(&m.env, Some(&m.cfg)).arg("init").arg(&dir));
+    m.env.tstore().cli_config(&m.cfg).arg("init").arg(&dir).ok();
     assert!(m.env.store.join("views").is_dir());
 
     // Without --yes: says what would go, removes nothing, exits 1.
@@ -28,7 +29,7 @@ fn store_rm_removes_the_store_and_the_mount_and_terraform_init_takes_over() {
     );
     assert!(m.env.store.join("index.sqlite").is_file());
 
-    let out = run_ok(tstore(&m.env, None).args(["store", "rm", "--yes", "--json"]));
+    let out = m.env.tstore().args(["store", "rm", "--yes", "--json"]).ok();
     let report = json(&out);
     assert_eq!(
         report["roots"].as_array().map(Vec::len),
@@ -41,7 +42,7 @@ fn store_rm_removes_the_store_and_the_mount_and_terraform_init_takes_over() {
         "the mount path is still there"
     );
     // Again: nothing to do, success.
-    run_ok(tstore(&m.env, None).args(["store", "rm", "--yes"]));
+    m.env.tstore().args(["store", "rm", "--yes"]).ok();
 
     // Back to plain terraform: drop the links, terraform init installs its own copy.
     fs_err::remove_dir_all(dir.join(".terraform")).unwrap();
@@ -185,7 +186,7 @@ fn a_half_deleted_store_is_rebuilt_without_a_second_copy() {
         }
     }
     assert!(files > 0);
-    let out = run_ok(tstore(&m.env, None).args(["store", "verify", "--json"]));
+    let out = m.env.tstore().args(["store", "verify", "--json"]).ok();
     assert_eq!(json(&out)["clean"], true, "{}", json(&out));
     m.env.assert_terraform_plans_null(&dir);
 }

@@ -7,6 +7,7 @@ use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::{lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const FAKE: &str = "example.com/test/fake";
 const OTHER: &str = "example.com/test/other";
@@ -66,7 +67,7 @@ fn linked_marker(dir: &Path, addr: &str, version: &str) -> String {
 fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
     let (env, cfg) = env_with_mirror(&[(FAKE, "1.0.0", "fake"), (OTHER, "2.0.0", "other")]);
     let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     // Unchanged lock: readonly is fine.
     run_ok(
         tstore(&env, Some(&cfg))
@@ -98,7 +99,7 @@ fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
     );
 
     // Without readonly the same change is recorded.
-    let out = stdout(&run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir)));
+    let out = stdout(&env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok());
     assert!(out.contains("has made some changes"), "{out}");
     let lock = lock_file(&dir);
     assert!(
@@ -140,7 +141,7 @@ fn include_and_exclude_patterns_choose_the_mirror() {
         "stack",
         &[("main.tf", &config(&[("fake", "1.0.0"), ("other", "1.0.0")]))],
     );
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     assert_eq!(linked_marker(&dir, FAKE, "1.0.0"), "from-b");
     assert_eq!(linked_marker(&dir, OTHER, "1.0.0"), "other-from-a");
 }
@@ -156,7 +157,12 @@ fn implied_local_plugin_directory_is_used_without_a_provider_installation_block(
     publish(&dir.join("terraform.d/plugins"), FAKE, "1.2.0", "implied");
     let empty_cfg = env.root.path().join("empty.tfrc");
     std::fs::write(&empty_cfg, "").unwrap();
-    let out = run_ok(tstore(&env, Some(&empty_cfg)).arg("init").current_dir(&dir));
+    let out = env
+        .tstore()
+        .cli_config(&empty_cfg)
+        .arg("init")
+        .current_dir(&dir)
+        .ok();
     assert!(
         stdout(&out).contains("- Installed example.com/test/fake v1.2.0"),
         "{}",
@@ -179,7 +185,7 @@ fn override_file_constraint_change_takes_effect_like_terraform() {
     ]);
     let main = config(&[("fake", ">= 1.0.0")]);
     let (ours, theirs) = env.ours_and_theirs(&[("main.tf", &main)]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    env.tstore().cli_config(&cfg).arg("init").arg(&ours).ok();
     assert_eq!(linked_marker(&ours, FAKE, "2.0.0"), "two");
     let tf_init = |upgrade: bool| {
         let mut cmd = env.terraform_init(&theirs, &cfg);
@@ -195,7 +201,7 @@ fn override_file_constraint_change_takes_effect_like_terraform() {
         std::fs::write(dir.join("override.tf"), over).unwrap();
     }
     let before = snapshot(&ours);
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&ours));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&ours).fails();
     let err = stderr(&out);
     assert!(
         err.contains(
@@ -236,14 +242,14 @@ fn override_file_constraint_change_takes_effect_like_terraform() {
 fn invalid_constraint_string_is_a_clear_error_and_nothing_changes() {
     let (env, cfg) = env_with_mirror(&[(FAKE, "1.0.0", "one")]);
     let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
-    run_ok(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     std::fs::write(
         dir.join("main_override.tf"),
         "terraform {\n  required_providers {\n    fake = {\n      source  = \"example.com/test/fake\"\n      version = \"~> banana\"\n    }\n  }\n}\n",
     )
     .unwrap();
     let before = snapshot(&dir);
-    let out = run_fail(tstore(&env, Some(&cfg)).arg("init").arg(&dir));
+    let out = env.tstore().cli_config(&cfg).arg("init").arg(&dir).fails();
     let err = stderr(&out);
     eprintln!("ERR: {err}");
     assert_eq!(out.status.code(), Some(1), "{err}");

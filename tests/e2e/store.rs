@@ -3,6 +3,7 @@
 use tstore_test_support::hostile::HostileKind;
 use tstore_test_support::{run_fail, run_ok, stderr, Layout, NullMirror, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
 
 /// Two separate processes importing the same package at the same time both succeed,
@@ -25,11 +26,11 @@ fn concurrent_imports_of_the_same_package_both_succeed() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "import failed: {}", stderr(&out));
     }
-    let du = json(&run_ok(tstore(&env, None).args(["store", "du", "--json"])));
+    let du = json(&env.tstore().args(["store", "du", "--json"]).ok());
     assert_eq!(du["packages"], 1, "{du}");
     assert_eq!(du["trees"], 1, "{du}");
     assert_eq!(du["blobs"], 1, "{du}");
-    let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     assert_eq!(ls["packages"].as_array().unwrap().len(), 1, "{ls}");
     let verify = json(&run_ok(
         tstore(&env, None).args(["store", "verify", "--json"]),
@@ -62,7 +63,7 @@ fn hostile_archives_are_rejected() {
             "{}: error names the archive: {err}",
             kind.name()
         );
-        let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+        let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
         assert_eq!(
             ls["packages"],
             serde_json::json!([]),
@@ -79,7 +80,7 @@ fn hostile_archives_are_rejected() {
 fn verify_reports_a_corrupted_blob() {
     use std::os::unix::fs::PermissionsExt;
     let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
-    run_ok(tstore(&env, None).args(["store", "import"]).arg(&mirror));
+    env.tstore().args(["store", "import"]).arg(&mirror).ok();
     let clean = json(&run_ok(
         tstore(&env, None).args(["store", "verify", "--json"]),
     ));
@@ -96,7 +97,7 @@ fn verify_reports_a_corrupted_blob() {
     bytes[100] ^= 0xff;
     std::fs::write(&blob, bytes).unwrap();
 
-    let out = run_fail(tstore(&env, None).args(["store", "verify", "--json"]));
+    let out = env.tstore().args(["store", "verify", "--json"]).fails();
     let report = json(&out);
     assert_eq!(report["corrupt"].as_array().unwrap().len(), 1, "{report}");
 }
@@ -117,7 +118,7 @@ fn archive_limits_come_from_the_environment() {
         "{}",
         stderr(&out)
     );
-    let ls = json(&run_ok(tstore(&env, None).args(["store", "ls", "--json"])));
+    let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     assert_eq!(ls["packages"], serde_json::json!([]), "{ls}");
 
     let out = run_fail(

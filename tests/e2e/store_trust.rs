@@ -9,10 +9,11 @@ use std::process::Command;
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::{
-    lock_file, run_fail, run_ok, stderr, stdout, GitRepo, Layout, NullMirror, TestEnv, NULL_H1,
+    lock_file, run_ok, stderr, stdout, GitRepo, Layout, NullMirror, TestEnv, NULL_H1,
     NULL_PROVIDER_FILE,
 };
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 
 const NULL_ADDR: &str = "registry.terraform.io/hashicorp/null";
@@ -122,7 +123,7 @@ fn writer_with_an_evil_package(fixture: &NullMirror) -> String {
             executable: true,
         }],
     );
-    run_ok(tstore(env, None).args(["store", "import"]).arg(&evil));
+    env.tstore().args(["store", "import"]).arg(&evil).ok();
     lock_file(&dir)
 }
 
@@ -145,7 +146,7 @@ fn a_poisoned_provider_in_a_restored_store_is_quarantined_not_linked() {
         false,
     );
 
-    let out = run_fail(tstore(&victim, None).args(["store", "verify"]));
+    let out = victim.tstore().args(["store", "verify"]).fails();
     let text = stdout(&out);
     assert!(text.contains("false record: tree "), "{text}");
     assert!(text.contains(&format!("it records {NULL_H1}")), "{text}");
@@ -193,7 +194,7 @@ fn a_poisoned_provider_in_a_restored_store_is_quarantined_not_linked() {
         "{report}"
     );
     assert_eq!(report["bytes_hashed"], 0, "{report}");
-    run_ok(tstore(&victim, None).args(["store", "verify"]));
+    victim.tstore().args(["store", "verify"]).ok();
 }
 
 /// An honest cache: the first init re-hashes the package once and then uses it from the
@@ -322,7 +323,7 @@ fn a_poisoned_module_in_a_restored_store_is_fetched_again_not_linked() {
         true,
     );
     // No hash of the store contradicts its index.
-    run_ok(tstore(&victim, None).args(["store", "verify"]));
+    victim.tstore().args(["store", "verify"]).ok();
     let dir = victim.checkout("a", &[("main.tf", &module_call(&good))]);
     let out = run_ok(tstore_nf(&victim, None).arg("init").arg(&dir));
     let main = std::fs::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
@@ -356,7 +357,7 @@ fn a_consistently_swapped_provider_gives_way_to_the_verified_package() {
         (NULL_REL, EVIL_REL),
         true,
     );
-    run_ok(tstore(&victim, None).args(["store", "verify"]));
+    victim.tstore().args(["store", "verify"]).ok();
 
     let dir = victim.checkout(
         "stack",
@@ -374,7 +375,7 @@ fn a_consistently_swapped_provider_gives_way_to_the_verified_package() {
         "the link serves other bytes"
     );
     assert_eq!(lock_file(&dir), lock);
-    run_ok(tstore(&victim, None).args(["store", "verify"]));
+    victim.tstore().args(["store", "verify"]).ok();
 }
 
 /// A restored cache with every origin gone: a call its lock file pins installs from the

@@ -44,7 +44,7 @@ fn rot(path: &Path) {
 }
 
 fn package_count(env: &TestEnv) -> usize {
-    let ls = json(&run_ok(tstore(env, None).args(["store", "ls", "--json"])));
+    let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     ls["packages"].as_array().unwrap().len()
 }
 
@@ -77,7 +77,7 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
     assert_ne!(damaged, good);
 
     // Plain verify: reports the package, the file and the remedy; changes nothing.
-    let out = run_fail(tstore(env, None).args(["store", "verify"]));
+    let out = env.tstore().args(["store", "verify"]).fails();
     let text = stdout(&out);
     assert!(
         text.contains("provider registry.terraform.io/hashicorp/null 2.1.2 (linux_amd64)"),
@@ -121,7 +121,7 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
     }
 
     // Repair: the package is quarantined, the blob moved out of blobs-v1.
-    let out = run_ok(tstore(env, None).args(["store", "verify", "--repair"]));
+    let out = env.tstore().args(["store", "verify", "--repair"]).ok();
     let text = stdout(&out);
     assert!(
         text.contains("quarantined: provider registry.terraform.io/hashicorp/null 2.1.2"),
@@ -159,7 +159,7 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    run_ok(tstore(env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
 
     // The next init fetches it again and links good bytes.
     init(&fixture, &dir, no_fuse);
@@ -176,7 +176,7 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
         let served = std::fs::read(env.mount.join(NULL_REL).join(NULL_PROVIDER_FILE)).unwrap();
         assert!(served == good, "the mount serves other bytes");
     }
-    run_ok(tstore(env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
 }
 
 /// Bit rot (same size, same mtime) in the views-symlink layout.
@@ -195,13 +195,13 @@ fn store_verify_bit_rot_is_repaired_through_the_mount() {
 #[test]
 fn store_verify_leftovers_are_reported_then_removed() {
     let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
-    run_ok(tstore(&env, None).args(["store", "import"]).arg(&mirror));
+    env.tstore().args(["store", "import"]).arg(&mirror).ok();
     let tmp_file = env.store.join("tmp").join("crashed-ingest");
     let tmp_dir = env.store.join("tmp").join("crashed-dir");
     std::fs::write(&tmp_file, b"half").unwrap();
     std::fs::create_dir_all(tmp_dir.join("sub")).unwrap();
 
-    let out = run_fail(tstore(&env, None).args(["store", "verify"]));
+    let out = env.tstore().args(["store", "verify"]).fails();
     assert!(
         stdout(&out).contains(&tmp_file.display().to_string()),
         "{}",
@@ -236,7 +236,7 @@ fn store_verify_leftovers_are_reported_then_removed() {
         "leftovers not removed"
     );
     assert_eq!(v["repair"]["packages"], serde_json::json!([]), "{v}");
-    run_ok(tstore(&env, None).args(["store", "verify"]));
+    env.tstore().args(["store", "verify"]).ok();
     assert_eq!(package_count(&env), 1);
 }
 
@@ -292,7 +292,7 @@ fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
             &["store", "verify"][..],
             &["store", "verify", "--repair", "--dry-run"],
         ] {
-            let out = run_fail(tstore(env, None).args(args));
+            let out = env.tstore().args(args).fails();
             assert!(
                 stdout(&out).contains("damaged: the index"),
                 "{damage}: {}",
@@ -300,7 +300,7 @@ fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
             );
         }
         assert!(
-            stderr(&run_fail(tstore(env, None).args(["store", "verify"])))
+            stderr(&env.tstore().args(["store", "verify"]).fails())
                 .contains("tstore store verify --repair"),
             "{damage}"
         );
@@ -315,7 +315,7 @@ fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
             "{damage}: a refusal changed the checkout"
         );
 
-        let out = run_ok(tstore(env, None).args(["store", "verify", "--repair"]));
+        let out = env.tstore().args(["store", "verify", "--repair"]).ok();
         let text = stdout(&out);
         assert!(
             text.contains("rebuilt: provider registry.terraform.io/hashicorp/null 2.1.2"),
@@ -352,6 +352,6 @@ fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
         assert_eq!(report["bytes_hashed"], 0, "{damage}: {report}");
         let linked = std::fs::read(other.join(NULL_LINK).join(NULL_PROVIDER_FILE)).unwrap();
         assert!(linked == mirror::null_provider_bytes(), "{damage}");
-        run_ok(tstore(env, None).args(["store", "verify"]));
+        env.tstore().args(["store", "verify"]).ok();
     }
 }

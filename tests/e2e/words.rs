@@ -4,6 +4,7 @@
 
 use tstore_test_support::{run_fail, run_ok, stderr, stdout, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 #[test]
@@ -22,7 +23,7 @@ fn counts_agree_and_store_rm_names_only_directories_still_linked() {
                 .arg(dir),
         );
     }
-    let ls = stdout(&run_ok(tstore(&env, None).args(["roots", "ls"])));
+    let ls = stdout(&env.tstore().args(["roots", "ls"]).ok());
     assert!(ls.contains("  (1 link)") && !ls.contains("links)"), "{ls}");
 
     // b's links are gone: it needs nothing after the store is removed.
