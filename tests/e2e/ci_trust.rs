@@ -589,9 +589,13 @@ fn gc_keeps_what_a_running_provider_maps_from_the_mount() {
     // The working directory goes away: nothing links the package any more.
     fs_err::remove_dir_all(dir.join(".terraform")).unwrap();
     let gc = || {
-        crate::common::json(&tstore_test_support::run_ok(
-            tstore(&m.env, Some(&m.cfg)).args(["gc", "--min-age", "0", "--json"]),
-        ))
+        crate::common::json(
+            &m.env
+                .tstore()
+                .cli_config(&m.cfg)
+                .args(["gc", "--min-age", "0", "--json"])
+                .ok(),
+        )
     };
     let rounds: usize = std::env::var("TSTORE_STRESS_ROUNDS")
         .ok()

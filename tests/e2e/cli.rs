@@ -3,7 +3,7 @@
 //! not take is answered in tofu's words, `-json` errors are tofu's JSON diagnostics, and
 //! `tstore version` answers as `tofu version`.
 
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
+use tstore_test_support::{mirror, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
 
 use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
@@ -15,21 +15,21 @@ fn tofu_init_flags_and_chdir_work_as_in_ci_scripts() {
     mirror::null_unpacked(&mirror_dir);
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .current_dir(&env.work)
-            .arg("-chdir=stack")
-            .args([
-                "init",
-                "-input=false",
-                "-no-color",
-                "-backend=false",
-                "-backend-config=bucket=x",
-                "-reconfigure",
-                "-get=true",
-                "-lock=false",
-            ]),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .current_dir(&env.work)
+        .arg("-chdir=stack")
+        .args([
+            "init",
+            "-input=false",
+            "-no-color",
+            "-backend=false",
+            "-backend-config=bucket=x",
+            "-reconfigure",
+            "-get=true",
+            "-lock=false",
+        ])
+        .ok();
     assert!(dir.join(".terraform.lock.hcl").is_file());
     assert!(dir
         .join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")
@@ -37,11 +37,12 @@ fn tofu_init_flags_and_chdir_work_as_in_ci_scripts() {
     // terraform accepts what was installed.
     run_ok(env.terraform(&dir).args(["validate", "-no-color"]));
 
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .current_dir(&env.work)
-            .args(["-chdir=nowhere", "init"]),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .current_dir(&env.work)
+        .args(["-chdir=nowhere", "init"])
+        .fails();
     let err = stderr(&out);
     assert!(err.contains("-chdir") && err.contains("nowhere"), "{err}");
 }
@@ -109,12 +110,13 @@ fn a_provider_under_the_other_flavors_host_gets_a_hint() {
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let main = "terraform {\n  required_providers {\n    null = {\n      source = \"hashicorp/null\"\n    }\n  }\n}\n";
     let dir = env.checkout("stack", &[("main.tf", main)]);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_FLAVOR", "tofu")
-            .arg("init")
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_FLAVOR", "tofu")
+        .arg("init")
+        .arg(&dir)
+        .fails();
     let err = stderr(&out);
     assert!(
         err.contains("registry.terraform.io/hashicorp/null") && err.contains("--flavor terraform"),
@@ -145,12 +147,12 @@ fn an_empty_directory_is_initialized_with_nothing_to_install() {
     );
     let entries: Vec<_> = fs_err::read_dir(&ours).unwrap().flatten().collect();
     assert_eq!(entries.len(), 1, "only README.md: {entries:?}");
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_FLAVOR", "tofu")
-            .args(["init", "--json"])
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_FLAVOR", "tofu")
+        .args(["init", "--json"])
+        .arg(&ours)
+        .ok();
     let report = crate::common::json(&out);
     assert_eq!(report["empty_directory"], true, "{report}");
 }
@@ -178,11 +180,11 @@ fn read_only_commands_name_a_missing_store_and_create_nothing() {
     }
     // `cli-config` prints a configuration for an empty store (the view lists nothing yet)
     // and creates nothing either.
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_HOME", &typo)
-            .arg("cli-config"),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_HOME", &typo)
+        .arg("cli-config")
+        .ok();
     assert!(
         stdout(&out).contains("filesystem_mirror"),
         "{}",
@@ -230,48 +232,51 @@ fn every_json_document_carries_its_format_version() {
 fn boolean_init_flags_take_true_or_false() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .arg("init")
-            .args([
-                "-upgrade=false",
-                "--get=true",
-                "-input=false",
-                "-backend=false",
-                "-cloud=false",
-                "-reconfigure=true",
-                "--migrate-state=false",
-                "-force-copy=false",
-                "-lock=false",
-                "-ignore-remote-version=true",
-                "-json=1",
-            ])
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .arg("init")
+        .args([
+            "-upgrade=false",
+            "--get=true",
+            "-input=false",
+            "-backend=false",
+            "-cloud=false",
+            "-reconfigure=true",
+            "--migrate-state=false",
+            "-force-copy=false",
+            "-lock=false",
+            "-ignore-remote-version=true",
+            "-json=1",
+        ])
+        .arg(&dir)
+        .ok();
     assert_eq!(crate::common::json(&out)["lock_file"], "created");
     // `-upgrade=true` is `-upgrade`: refused beside a read-only lock file, as tofu refuses
     // it; `=false` is no upgrade at all.
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-lockfile=readonly", "-upgrade=true"])
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "-lockfile=readonly", "-upgrade=true"])
+        .arg(&dir)
+        .fails();
     assert!(stderr(&out).contains("Invalid flags"), "{}", stderr(&out));
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .args([
-                "init",
-                "-lockfile=readonly",
-                "--upgrade=false",
-                "-json=false",
-            ])
-            .arg(&dir),
-    );
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-upgrade=maybe"])
-            .arg(&dir),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .args([
+            "init",
+            "-lockfile=readonly",
+            "--upgrade=false",
+            "-json=false",
+        ])
+        .arg(&dir)
+        .ok();
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "-upgrade=maybe"])
+        .arg(&dir)
+        .fails();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("\"maybe\" is not a boolean"),
@@ -420,11 +425,12 @@ fn version_names_the_build_the_platform_and_the_locked_providers() {
         )
     );
 
-    let report = crate::common::json(&run_ok(
-        tstore(&env, None)
+    let report = crate::common::json(
+        &env.tstore()
             .current_dir(&dir)
-            .args(["version", "-json"]),
-    ));
+            .args(["version", "-json"])
+            .ok(),
+    );
     assert_eq!(report["format_version"], 1, "{report}");
     assert_eq!(report["platform"], "linux_amd64", "{report}");
     let version = report["tstore_version"].as_str().unwrap();

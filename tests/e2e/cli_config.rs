@@ -8,6 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use tstore_test_support::{mirror, run_ok, stderr, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const NULL_AND_P0: &str = r#"terraform {
   required_providers {
@@ -92,12 +93,12 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
             "terraform {\n  required_providers {\n    p0 = { source = \"example.com/test/p0\" }\n  }\n}\n",
         )],
     );
-    run_ok(
-        tstore(&env, Some(&other_cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&b),
-    );
+    env.tstore()
+        .cli_config(&other_cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&b)
+        .ok();
     let text = fs_err::read_to_string(&generated).unwrap();
     assert!(
         text.contains("\"example.com/test/p0\""),
@@ -132,19 +133,17 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
 
     // The provider leaves the store: the file follows.
     fs_err::remove_dir_all(&b).unwrap();
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["gc", "--min-age", "0"]),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["gc", "--min-age", "0"])
+        .ok();
     let text = fs_err::read_to_string(&generated).unwrap();
     assert!(!text.contains("example.com/test/p0"), "{text}");
 
     // A file the user took over (first line changed) is theirs: never rewritten.
     let mine = text.replacen("# Generated", "# Mine, once generated", 1);
     fs_err::write(&generated, &mine).unwrap();
-    run_ok(
-        tstore(&env, Some(&other_cfg))
+    env.tstore().cli_config(&other_cfg)
             .env("TSTORE_NO_FUSE", "1")
             .arg("init")
             .arg(env.checkout(
@@ -153,8 +152,7 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
                     "main.tf",
                     "terraform {\n  required_providers {\n    p0 = { source = \"example.com/test/p0\" }\n  }\n}\n",
                 )],
-            )),
-    );
+            )).ok();
     assert_eq!(fs_err::read_to_string(&generated).unwrap(), mine);
 }
 
@@ -175,12 +173,12 @@ fn the_tools_own_second_init_keeps_tstores_links_and_lock_file() {
         )
     });
     let generated = env.root.path().join("home/.tstore.tfrc");
-    run_ok(
-        tstore(&env, Some(&user))
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["cli-config", "--out"])
-            .arg(&generated),
-    );
+    env.tstore()
+        .cli_config(&user)
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["cli-config", "--out"])
+        .arg(&generated)
+        .ok();
     let peers = tstore_test_support::peers();
     for (name, judge) in [
         ("1.0.3", &peers.terraform),
@@ -193,12 +191,12 @@ fn the_tools_own_second_init_keeps_tstores_links_and_lock_file() {
                 "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\" }\n  }\n}\n",
             )],
         );
-        run_ok(
-            tstore(&env, Some(&user))
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(&dir),
-        );
+        env.tstore()
+            .cli_config(&user)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&dir)
+            .ok();
         let link =
             dir.join(".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64");
         let target = fs_err::read_link(&link).unwrap();

@@ -5,12 +5,11 @@ use std::path::Path;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{
-    mirror, module_records, modules_json_path, read_modules_json, run_fail, run_ok, stderr,
-    GitRepo, TestEnv,
+    mirror, module_records, modules_json_path, read_modules_json, run_ok, stderr, GitRepo, TestEnv,
 };
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module with an output.
 pub(crate) fn module_repo(base: &Path) -> String {
@@ -66,12 +65,12 @@ fn an_override_file_sets_a_module_version() {
             .env("TF_CLI_CONFIG_FILE", &cfg)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let want = records(&theirs);
     assert!(
         want.iter()
@@ -111,12 +110,13 @@ fn tofu_files_are_read_only_by_the_tofu_flavor() {
     );
 
     let tofu = env.checkout("tofu", &files);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_FLAVOR", "tofu")
-            .arg("init")
-            .arg(&tofu),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_FLAVOR", "tofu")
+        .arg("init")
+        .arg(&tofu)
+        .fails();
     let err = stderr(&out);
     assert!(err.contains("broken.tofu:1"), "{err}");
 }
@@ -192,12 +192,11 @@ fn a_symlinked_local_module_gets_terraforms_dir() {
         env.terraform(&theirs)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let want = records(&theirs);
     assert!(
         want.contains(&("l".to_owned(), "./link".to_owned(), None)),
@@ -242,12 +241,11 @@ fn an_archive_subdir_glob_selects_the_single_top_level_directory() {
         env.terraform(&theirs)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let text = |d: &Path| fs_err::read_to_string(modules_json_path(d)).unwrap();
     assert!(
         text(&theirs).contains(".terraform/modules/a/pkg-1.0"),
@@ -290,13 +288,13 @@ fn tf_data_dir_moves_the_data_directory() {
             .env("TF_DATA_DIR", "data")
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TF_DATA_DIR", "data")
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TF_DATA_DIR", "data")
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     assert!(!ours.join(".terraform").exists(), "tstore wrote .terraform");
     assert!(ours
         .join("data/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64")

@@ -7,10 +7,10 @@
 use std::path::Path;
 
 use tstore_test_support::registry::TestRegistry;
-use tstore_test_support::{json, run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
+use tstore_test_support::{json, stderr, stdout, GitRepo, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 #[test]
 fn a_missing_cli_configuration_file_is_warned_of_and_named_in_a_network_hint() {
@@ -19,12 +19,13 @@ fn a_missing_cli_configuration_file_is_warned_of_and_named_in_a_network_hint() {
     // A provider whose registry is a closed loopback port: the install fails on the network.
     let main = "terraform {\n  required_providers {\n    x = {\n      source = \"127.0.0.1:1/ns/x\"\n    }\n  }\n}\n";
     let dir = env.checkout("w", &[("main.tf", main)]);
-    let out = run_fail(
-        tstore(&env, Some(&missing))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&missing)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .fails();
     let err = stderr(&out);
     assert_eq!(
         err.matches("Unable to open CLI configuration file").count(),
@@ -69,9 +70,7 @@ fn a_repository_top_without_configuration_names_the_roots_below() {
         said.contains("2 working directories with Terraform configuration files lie below it: \"tstore init --recursive\" initializes every one."),
         "{said}"
     );
-    let report = json(&run_ok(
-        tstore(&env, None).args(["init", "--json"]).arg(&top),
-    ));
+    let report = json(&env.tstore().args(["init", "--json"]).arg(&top).ok());
     assert_eq!(report["roots_below"], 2, "{report}");
     // A directory that is not a repository's top is not searched.
     let plain = env.checkout("plain", &[("notes.txt", "x\n"), ("sub/main.tf", "")]);
@@ -118,12 +117,13 @@ fn a_working_directory_that_cannot_be_written_is_refused_before_any_fetch() {
     let src = env.checkout("src", &[("main.tf", NULL_CONFIG)]);
     let at = env.root.path().join("ro");
     let _ro = ReadOnly::mount(&src, &at);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&at),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&at)
+        .fails();
     let err = stderr(&out);
     assert!(
         err.contains(&format!("cannot write {}", at.display()))
@@ -153,12 +153,11 @@ fn fetch_words_a_lock_that_would_change_for_itself() {
         )
     };
     let dir = env.checkout("w", &[("main.tf", call("a").as_str())]);
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     // A second call the lock does not pin yet.
     fs_err::write(dir.join("main.tf"), format!("{}{}", call("a"), call("b"))).unwrap();
     let err = stderr(&env.tstore().arg("fetch").arg(&dir).fails());

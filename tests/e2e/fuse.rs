@@ -135,11 +135,7 @@ fn package_ingested_while_mounted_is_visible_at_once() {
         "linux_amd64",
         &files,
     );
-    run_ok(
-        tstore(&env, None)
-            .args(["store", "import"])
-            .arg(&mirror_dir),
-    );
+    env.tstore().args(["store", "import"]).arg(&mirror_dir).ok();
     let file =
         providers.join("example.com/acme/thing/1.0.0/linux_amd64/terraform-provider-thing_v1.0.0");
     assert_eq!(std::fs::read(&file).unwrap(), files[0].contents);
@@ -196,12 +192,12 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
 
     // FUSE → fallback.
     env.tstore().arg("umount").ok();
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .arg("--no-fuse")
-            .arg("init")
-            .arg(&dir),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .arg("--no-fuse")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     assert!(env.mount.is_symlink());
     assert_eq!(std::fs::read_link(dir.join(NULL_LINK)).unwrap(), link);
     env.assert_terraform_plans_null(&dir);

@@ -6,9 +6,10 @@
 
 use std::path::Path;
 
-use tstore_test_support::{mirror, run_ok, stdout, TestEnv};
+use tstore_test_support::{mirror, stdout, TestEnv};
 
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::TstoreEnv as _;
+use crate::common::{json, NULL_CONFIG};
 use crate::modules_fixture::{env_with_git_dir, one_module_repo};
 
 fn git_cache_repos(store: &Path) -> usize {
@@ -34,13 +35,13 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
     let call =
         |source: &str| format!("{NULL_CONFIG}\nmodule \"m\" {{\n  source = \"{source}\"\n}}\n");
     let init = |dir: &Path| {
-        run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_NO_SERVER", "1")
-                .arg("init")
-                .arg(dir),
-        )
+        env.tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .arg("init")
+            .arg(dir)
+            .ok()
     };
     // A job on the main branch, and one on an old branch whose checkout is gone since.
     let job = env.checkout("job/stack", &[("main.tf", call(&current).as_str())]);
@@ -59,13 +60,12 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
     fs_err::remove_dir_all(env.work.join("job")).unwrap();
 
     let gc = |args: &[&str]| {
-        run_ok(
-            tstore(&env, None)
-                .env("TSTORE_NO_FUSE", "1")
-                .args(["gc", "--ci"])
-                .args(args)
-                .arg(&next),
-        )
+        env.tstore()
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["gc", "--ci"])
+            .args(args)
+            .arg(&next)
+            .ok()
     };
     let preview = json(&gc(&["--dry-run", "--json"]));
     assert_eq!(
@@ -98,13 +98,15 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
     // The next job, with every origin gone: everything comes from the kept store.
     fs_err::rename(&base, env.root.path().join("gone")).unwrap();
     fs_err::remove_dir_all(&mirror_dir).unwrap();
-    let report = json(&run_ok(
-        tstore(&env, Some(&cfg))
+    let report = json(
+        &env.tstore()
+            .cli_config(&cfg)
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_NO_SERVER", "1")
             .args(["init", "--json"])
-            .arg(next.join("stack")),
-    ));
+            .arg(next.join("stack"))
+            .ok(),
+    );
     assert!(
         report["module_packages"]["fetched"]
             .as_array()
@@ -117,23 +119,23 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
 
 /// `tstore init` of `dir`, no FUSE, no server.
 fn init(env: &TestEnv, dir: &Path) {
-    run_ok(
-        tstore(env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_NO_SERVER", "1")
-            .arg("init")
-            .arg(dir),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TSTORE_NO_SERVER", "1")
+        .arg("init")
+        .arg(dir)
+        .ok();
 }
 
 /// What `tstore gc --ci DIR` says.
 fn gc_ci(env: &TestEnv, dir: &Path) -> String {
-    stdout(&run_ok(
-        tstore(env, None)
+    stdout(
+        &env.tstore()
             .env("TSTORE_NO_FUSE", "1")
             .args(["gc", "--ci"])
-            .arg(dir),
-    ))
+            .arg(dir)
+            .ok(),
+    )
 }
 
 #[test]

@@ -7,9 +7,9 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tstore_test_support::{run_ok, GitRepo, TestEnv};
+use tstore_test_support::{GitRepo, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// A bare repository `NAME.git` with `commits` commits, each changing a 4 KiB file of
 /// random bytes (so each brings new objects), tagged `v1` at the middle and `v2` at the
@@ -82,12 +82,11 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
             format!("module \"a\" {{\n  source = \"{url}?ref=v1\"\n}}\n").as_str(),
         )],
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&one),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&one)
+        .ok();
     let repos = cached_repos(&env);
     assert_eq!(repos.len(), 1, "{repos:?}");
     let first = objects(&repos[0]);
@@ -111,12 +110,11 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
             .as_str(),
         )],
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&two),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&two)
+        .ok();
     assert_eq!(cached_repos(&env), repos, "one repository per URL");
     let second = objects(&repos[0]);
     assert!(
@@ -129,11 +127,10 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
     assert!(!config.contains("pkg.git"), "{config}");
 
     // gc drops a cached repository unused for its grace period, not one used within it.
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["gc", "--min-age", "1h"]),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["gc", "--min-age", "1h"])
+        .ok();
     assert_eq!(cached_repos(&env), repos, "used a moment ago: kept");
     let stamp = repos[0].join("tstore-used");
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
@@ -143,11 +140,10 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
         .unwrap()
         .set_modified(old)
         .unwrap();
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["gc", "--min-age", "1h"]),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["gc", "--min-age", "1h"])
+        .ok();
     assert!(
         cached_repos(&env).is_empty(),
         "unused for two hours: dropped"
@@ -172,12 +168,11 @@ fn a_depth_the_call_asks_for_is_fetched() {
             .as_str(),
         )],
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     let repos = cached_repos(&env);
     let commits = Command::new("git")
         .arg("--git-dir")

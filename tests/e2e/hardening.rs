@@ -221,12 +221,12 @@ fn symlinked_entries_are_replaced_as_links_not_followed() {
     let link = dir.join(NULL_LINK);
     fs_err::create_dir_all(link.parent().unwrap()).unwrap();
     symlink(victim.join("linux_amd64"), &link).unwrap();
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     assert!(fs_err::read_link(&link).unwrap().starts_with(&env.mount));
 
     // A real OS_ARCH directory holding links and a hard link out: removed, not followed.
@@ -431,13 +431,13 @@ fn a_tf_data_dir_outside_the_checkout_is_the_users_choice() {
     mirror::null_unpacked(&mirror_dir);
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let dir = env.checkout("with-data", &[("main.tf", NULL_CONFIG)]);
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TF_DATA_DIR", "../shared-data")
-            .arg("init")
-            .arg(&dir),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TF_DATA_DIR", "../shared-data")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     let link = env.work.join("shared-data").join(
         NULL_LINK
             .strip_prefix(".terraform/")

@@ -9,7 +9,7 @@ use tstore_test_support::registry::TestRegistry;
 use tstore_test_support::{lock_file, run_ok, snapshot, stderr, stdout, TestEnv, NULL_H1};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 /// The real null 2.1.2 for linux_amd64 and a stand-in for darwin_amd64, published on an
 /// HTTPS registry under `localhost:PORT/hashicorp/null` (real service discovery).
@@ -49,12 +49,13 @@ fn https_registry_lock_is_byte_identical_to_terraform_then_validate_and_plan_off
         "a failed init changed the checkout"
     );
 
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .env("SSL_CERT_FILE", &ca)
-            .arg("init")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let text = stdout(&out);
     assert!(
         text.contains(&format!(
@@ -103,12 +104,13 @@ fn https_network_mirror_lock_is_terraforms_then_validate_and_plan_offline() {
     let cfg = reg.write_mirror_cli_config(&env.root.path().join("cli-config/mirror.tfrc"));
     let (ours, theirs) = env.ours_and_theirs(&[("main.tf", NULL_CONFIG)]);
 
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .env("SSL_CERT_FILE", &ca)
-            .arg("init")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&ours)
+        .ok();
     assert!(
         stdout(&out).contains("- Installed hashicorp/null v2.1.2 (verified checksum)"),
         "{}",

@@ -7,6 +7,7 @@ use std::path::Path;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{run_fail, run_ok, GitRepo, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, sh, tstore};
 
 /// Everything a lone init leaves in `dir` that a user would compare.
@@ -251,20 +252,20 @@ fn a_pathological_exclude_glob_does_not_hold_the_search() {
         "mono",
         &[(&format!("{long}/main.tf"), ""), ("b/main.tf", "")],
     );
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args([
-                "init",
-                "--recursive",
-                "--json",
-                "--exclude",
-                "*a*a*a*a*a*a*a*a*a*a*a*a*b",
-                "--exclude",
-                "b",
-            ])
-            .arg(&top),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args([
+            "init",
+            "--recursive",
+            "--json",
+            "--exclude",
+            "*a*a*a*a*a*a*a*a*a*a*a*a*b",
+            "--exclude",
+            "b",
+        ])
+        .arg(&top)
+        .ok();
     let report = json(&out);
     let roots: Vec<String> = report["roots"]
         .as_array()
@@ -345,12 +346,12 @@ fn a_recursive_init_shows_its_fetch_phase_and_failures_so_far() {
         ("c/main.tf", call.as_str()),
     ];
     let top = env.checkout("top", &files);
-    let out = run_fail(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "--recursive"])
-            .arg(&top),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "--recursive"])
+        .arg(&top)
+        .fails();
     let err = tstore_test_support::stderr(&out);
     assert!(
         err.contains("tstore: fetching the module packages of 3 roots..."),
@@ -370,12 +371,12 @@ fn a_recursive_init_shows_its_fetch_phase_and_failures_so_far() {
     );
 
     let other = env.checkout("other", &files);
-    let out = run_fail(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "--recursive", "--json"])
-            .arg(&other),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "--recursive", "--json"])
+        .arg(&other)
+        .fails();
     serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("one JSON document");
     assert!(!tstore_test_support::stderr(&out).contains("fetching the module packages"));
 }

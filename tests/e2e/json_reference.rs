@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use tstore_test_support::{json, mirror, run_fail, run_ok, TestEnv};
+use tstore_test_support::{json, mirror, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 /// The rows of the reference's table: the command (the first cell's code, `init`,
 /// `store ls`, …) and the text naming its fields.
@@ -65,12 +65,14 @@ fn every_json_field_a_command_prints_is_in_the_reference() {
         ("init", run(&["init", "--json"])),
         (
             "init DIR...",
-            json(&run_ok(
-                tstore(&env, Some(&cfg))
+            json(
+                &env.tstore()
+                    .cli_config(&cfg)
                     .args(["init", "--json"])
                     .arg(&a)
-                    .arg(&b),
-            )),
+                    .arg(&b)
+                    .ok(),
+            ),
         ),
         ("fetch", run(&["fetch", "--json"])),
         (
@@ -87,21 +89,25 @@ fn every_json_field_a_command_prints_is_in_the_reference() {
         ("version", run(&["version", "-json"])),
         (
             "providers lock",
-            json(&run_ok(
-                tstore(&env, Some(&cfg))
+            json(
+                &env.tstore()
+                    .cli_config(&cfg)
                     .current_dir(&a)
                     .args(["providers", "lock", "--json", "--fs-mirror"])
-                    .arg(&mirror_dir),
-            )),
+                    .arg(&mirror_dir)
+                    .ok(),
+            ),
         ),
         // Last: without --yes it reports, removes nothing and exits 1.
         (
             "store rm",
-            json(&run_fail(
-                tstore(&env, Some(&cfg))
+            json(
+                &env.tstore()
+                    .cli_config(&cfg)
                     .current_dir(&a)
-                    .args(["store", "rm", "--json"]),
-            )),
+                    .args(["store", "rm", "--json"])
+                    .fails(),
+            ),
         ),
     ];
     assert_eq!(documents[13].1["removed"], serde_json::Value::Null);

@@ -90,11 +90,12 @@ fn upgrade_conflicts_with_readonly() {
     );
     let ours = env.checkout("ours", &[("main.tf", NULL_CONFIG)]);
     let before = snapshot(&ours);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-upgrade", "-lockfile=readonly"])
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "-upgrade", "-lockfile=readonly"])
+        .arg(&ours)
+        .fails();
     assert!(
         stderr(&out).contains("The -upgrade flag conflicts with -lockfile=readonly."),
         "{}",
@@ -166,13 +167,13 @@ fn a_loosened_constraint_leaves_the_lock_as_both_terraforms_leave_it() {
             run_ok(&mut cmd)
         };
         let our_init = |dir: &std::path::Path| {
-            run_ok(
-                tstore(&env, Some(&cfg))
-                    .env("TSTORE_NO_FUSE", "1")
-                    .env("TSTORE_TOOL_VERSION", tool)
-                    .arg("init")
-                    .arg(dir),
-            )
+            env.tstore()
+                .cli_config(&cfg)
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(dir)
+                .ok()
         };
         judge_init(&theirs);
         our_init(&ours);
@@ -229,13 +230,14 @@ fn a_mirror_install_warns_of_an_incomplete_lock_as_each_terraform_does() {
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
         for round in ["first", "second"] {
             let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
-            let our_out = run_ok(
-                tstore(&env, Some(&cfg))
-                    .env("TSTORE_NO_FUSE", "1")
-                    .env("TSTORE_TOOL_VERSION", tool)
-                    .arg("init")
-                    .arg(&ours),
-            );
+            let our_out = env
+                .tstore()
+                .cli_config(&cfg)
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours)
+                .ok();
             let expected = warns && round == "first";
             for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
                 let said = words(out);
@@ -286,13 +288,14 @@ fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", NULL_CONFIG)]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
         let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
-        let our_out = run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
-                .arg("init")
-                .arg(&ours),
-        );
+        let our_out = env
+            .tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .arg("init")
+            .arg(&ours)
+            .ok();
         for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
             let said = words(out);
             assert!(
@@ -318,13 +321,14 @@ fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
                 (".terraform.lock.hcl", locked.as_str()),
             ],
         );
-        let out = run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
-                .arg("init")
-                .arg(&dir),
-        );
+        let out = env
+            .tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .arg("init")
+            .arg(&dir)
+            .ok();
         let said = words(&out);
         assert!(
             said.contains(&overrides) && said.contains(not_installed),
@@ -367,18 +371,19 @@ fn the_provider_lines_of_a_first_init_are_each_terraforms() {
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", NULL_CONFIG)]);
         let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
         // A store of its own: a first install, as the judge's is.
-        let our_out = run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
-                .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
-                .env(
-                    "TSTORE_MOUNT",
-                    env.root.path().join(format!("mount-{name}")),
-                )
-                .arg("init")
-                .arg(&ours),
-        );
+        let our_out = env
+            .tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
+            .env(
+                "TSTORE_MOUNT",
+                env.root.path().join(format!("mount-{name}")),
+            )
+            .arg("init")
+            .arg(&ours)
+            .ok();
         assert_eq!(part(&our_out), part(&their_out), "{tool}");
     }
 }
@@ -421,21 +426,21 @@ fn teammates_with_different_zips_keep_one_lock() {
         mirror_of("mirror-b", &stored),
     );
     let init_in = |store: &str, cfg: &std::path::Path, flavor: &str, dir: &std::path::Path| {
-        run_ok(
-            tstore(&env, Some(cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_FLAVOR", flavor)
-                .env(
-                    "TSTORE_HOME",
-                    env.root.path().join(format!("store-{store}")),
-                )
-                .env(
-                    "TSTORE_MOUNT",
-                    env.root.path().join(format!("mount-{store}")),
-                )
-                .arg("init")
-                .arg(dir),
-        )
+        env.tstore()
+            .cli_config(cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_FLAVOR", flavor)
+            .env(
+                "TSTORE_HOME",
+                env.root.path().join(format!("store-{store}")),
+            )
+            .env(
+                "TSTORE_MOUNT",
+                env.root.path().join(format!("mount-{store}")),
+            )
+            .arg("init")
+            .arg(dir)
+            .ok()
     };
     let lock_of =
         |dir: &std::path::Path| fs_err::read_to_string(dir.join(".terraform.lock.hcl")).unwrap();
@@ -544,14 +549,14 @@ fn an_upgrade_to_a_new_version_from_a_mirror_warns_of_an_incomplete_lock_as_each
         }
     }
     let our_init = |dir: &std::path::Path, tool: &str, args: &[&str]| {
-        run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
-                .arg("init")
-                .args(args)
-                .arg(dir),
-        )
+        env.tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .arg("init")
+            .args(args)
+            .arg(dir)
+            .ok()
     };
     for (i, (judge, tool, _)) in judges.iter().enumerate() {
         run_ok(&mut env.judge_init(judge, &dirs[2 * i], &cfg));

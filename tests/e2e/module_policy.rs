@@ -7,6 +7,7 @@ use std::path::Path;
 
 use tstore_test_support::{run_ok, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
 use crate::config_loader::module_repo;
 
@@ -56,12 +57,12 @@ fn repository_and_machine_rules_decide_unstated_packages() {
     .unwrap();
     let (action, reason) = decision(&env, None, &repo.join("stacks/a"), "m");
     assert_eq!(action, "copy", "{reason}");
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "--explain"])
-            .arg(repo.join("stacks/a")),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "--explain"])
+        .arg(repo.join("stacks/a"))
+        .ok();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("private copy (0.0 MiB"), "{text}");
     assert!(text.contains("sets default = \"copy\""), "{text}");
@@ -112,12 +113,12 @@ fn repository_and_machine_rules_decide_unstated_packages() {
         "modules {\n  default = \"sometimes\"\n}\n",
     )
     .unwrap();
-    let out = tstore_test_support::run_fail(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(broken.join("stacks/a")),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(broken.join("stacks/a"))
+        .fails();
     let err = tstore_test_support::stderr(&out);
     assert!(
         err.contains(".tstore.hcl") && err.contains("default"),

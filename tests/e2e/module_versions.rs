@@ -8,6 +8,7 @@ use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{module_records, GitRepo, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module.
 fn module_repo(base: &Path) -> String {
@@ -158,14 +159,15 @@ fn the_downloading_line_of_a_registry_module_names_its_version_as_terraform_does
         let store = TestEnv::new();
         let ours = store.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
         let their_out = tstore_test_support::run_ok(&mut env.judge_init(judge, &theirs, &cfg));
-        let our_out = tstore_test_support::run_ok(
-            tstore(&store, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_NO_SERVER", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
-                .args(["--flavor", "terraform", "init"])
-                .arg(&ours),
-        );
+        let our_out = store
+            .tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_NO_SERVER", "1")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .args(["--flavor", "terraform", "init"])
+            .arg(&ours)
+            .ok();
         let mut theirs_said = lines(&their_out);
         let mut ours_said = lines(&our_out);
         assert_eq!(

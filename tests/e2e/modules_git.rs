@@ -225,12 +225,13 @@ fn module_downloads_are_said_before_they_happen() {
 
     let ours = env.checkout("ours", &[("main.tf", main.as_str())]);
     let init = || {
-        stdout(&run_ok(
-            tstore(&env, None)
+        stdout(
+            &env.tstore()
                 .env("TSTORE_NO_FUSE", "1")
                 .arg("init")
-                .arg(&ours),
-        ))
+                .arg(&ours)
+                .ok(),
+        )
     };
     let out = init();
     let header = out.find("Initializing modules...").expect("the header");
@@ -240,11 +241,11 @@ fn module_downloads_are_said_before_they_happen() {
     let again = init();
     assert!(!again.contains("Downloading"), "{again}");
     let other = env.checkout("json", &[("main.tf", main.as_str())]);
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "--json"])
-            .arg(&other),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "--json"])
+        .arg(&other)
+        .ok();
     serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout is one JSON document");
 }

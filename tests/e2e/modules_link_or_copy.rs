@@ -7,8 +7,8 @@ use std::path::Path;
 
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, stdout};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
 use crate::modules_fixture::{checkout, env_with_git_dir, json_str, one_module_repo, package_repo};
 
 /// With a meta file every remote call links to one store package; ten checkouts share it;
@@ -98,9 +98,14 @@ fn self_modifying_module_applies_in_its_copy_and_fails_when_linked() {
         )
     };
     let init = |dir: &Path, action: &str| {
-        let report = json(&run_ok(
-            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(dir),
-        ));
+        let report = json(
+            &env.tstore()
+                .cli_config(&cfg)
+                .arg("init")
+                .arg("--json")
+                .arg(dir)
+                .ok(),
+        );
         let call = &report["modules"][0];
         assert_eq!(call["action"], action, "{report}");
     };
@@ -170,13 +175,15 @@ fn auto_copies_what_writes_into_itself_and_links_the_rest() {
         "module \"w\" {{\n  source = \"{writer}\"\n}}\nmodule \"r\" {{\n  source = \"{reader}\"\n}}\n"
     );
     let init = |dir: &Path, extra: &[&str]| -> serde_json::Value {
-        json(&run_ok(
-            tstore(&env, Some(&cfg))
+        json(
+            &env.tstore()
+                .cli_config(&cfg)
                 .arg("init")
                 .arg("--json")
                 .args(extra)
-                .arg(dir),
-        ))
+                .arg(dir)
+                .ok(),
+        )
     };
     let action = |report: &serde_json::Value, key: &str| {
         let call = report["modules"]
@@ -244,12 +251,13 @@ fn a_self_modifying_module_under_count_or_for_each_is_warned_of() {
     let cfg = env.cli_config_fs_mirror(&mirror);
     let run = |name: &str, main: String| {
         let dir = env.checkout(name, &[("main.tf", main.as_str())]);
-        let out = run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(&dir),
-        );
+        let out = env
+            .tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&dir)
+            .ok();
         stderr(&out)
     };
     let counted = run(
@@ -300,12 +308,14 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
             &format!("module \"w\" {{\n  source = \"{writer}\"\n}}\n"),
         )],
     );
-    let report = json(&run_ok(
-        tstore(&env, Some(&cfg))
+    let report = json(
+        &env.tstore()
+            .cli_config(&cfg)
             .env("TSTORE_NO_FUSE", "1")
             .args(["init", "--json"])
-            .arg(&dir),
-    ));
+            .arg(&dir)
+            .ok(),
+    );
     assert_eq!(report["modules"][0]["action"], "copy", "{report}");
     let modules = || {
         let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
@@ -330,12 +340,12 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
             &format!("module \"w\" {{\n  source = \"{writer}\"\n}}\n"),
         )],
     );
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&again),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&again)
+        .ok();
     env.tstore().args(["gc", "--min-age", "1h"]).ok();
     assert_eq!(modules(), 1, "kept within the grace period");
     env.tstore().args(["gc", "--min-age", "0"]).ok();
@@ -367,9 +377,14 @@ fn state_files_emptied_by_a_power_loss_are_written_again() {
     let modules = dir.join(".terraform/modules");
     let state_files = ["modules.json", ".tstore-installs.json"];
     let init = || {
-        json(&run_ok(
-            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(&dir),
-        ))
+        json(
+            &env.tstore()
+                .cli_config(&cfg)
+                .arg("init")
+                .arg("--json")
+                .arg(&dir)
+                .ok(),
+        )
     };
     let actions = |report: &serde_json::Value| -> Vec<(String, String)> {
         report["modules"]

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use tstore_test_support::{run_ok, stdout, ModuleRecord};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
 use crate::modules_fixture::{
     checkout, env_with_git_dir, full_fixture, json_str, module_packages, one_module_repo, records,
 };
@@ -112,9 +112,14 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
         let dir = checkout(&env, &format!("c{i}"), &base, None);
         fs_err::write(dir.join("remote.tf"), &extra).unwrap();
         fs_err::write(dir.join("rw.tf"), &rw_tf).unwrap();
-        let report = json(&run_ok(
-            tstore(&env, Some(&cfg)).arg("init").arg("--json").arg(&dir),
-        ));
+        let report = json(
+            &env.tstore()
+                .cli_config(&cfg)
+                .arg("init")
+                .arg("--json")
+                .arg(&dir)
+                .ok(),
+        );
         let calls = report["modules"].as_array().unwrap();
         let listed = |what: &str| -> BTreeSet<String> {
             module_packages(&report, what).into_iter().collect()
@@ -220,9 +225,7 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
     assert_eq!(format!("{}-nodot", repo[0]), *repo[1], "{repo:?}");
     let ids: BTreeSet<String> = packages.values().flatten().cloned().collect();
     assert_eq!(ids.len(), 8, "{packages:?}");
-    let ls = json_str(&stdout(&run_ok(
-        tstore(&env, None).args(["store", "ls", "--json"]),
-    )));
+    let ls = json_str(&stdout(&env.tstore().args(["store", "ls", "--json"]).ok()));
     let stored: BTreeSet<String> = ls["packages"]
         .as_array()
         .unwrap()
@@ -287,12 +290,14 @@ fn ten_checkouts_of_the_full_fixture_share_one_store_package_per_remote_package(
 
     // `--explain` (a re-init of c0): each call, its decision and the reason.
     let dir = env.work.join("c0");
-    let text = stdout(&run_ok(
-        tstore(&env, Some(&cfg))
+    let text = stdout(
+        &env.tstore()
+            .cli_config(&cfg)
             .arg("init")
             .arg("--explain")
-            .arg(&dir),
-    ));
+            .arg(&dir)
+            .ok(),
+    );
     let explain = explained(&text);
     let keys: BTreeSet<&str> = explain.keys().map(String::as_str).collect();
     let want: BTreeSet<&str> = linked

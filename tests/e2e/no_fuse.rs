@@ -10,6 +10,7 @@ use std::path::Path;
 
 use tstore_test_support::{mirror, run_ok, stderr};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 use crate::modules_fixture::{env_with_git_dir, one_module_repo};
 
@@ -32,12 +33,12 @@ fn a_write_through_one_checkout_never_reaches_another_after_an_init() {
     let main = format!("{NULL_CONFIG}\nmodule \"m\" {{\n  source = \"{module}\"\n}}\n");
     let files = [("main.tf", main.as_str())];
     let init = |dir: &Path| {
-        run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(dir),
-        )
+        env.tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(dir)
+            .ok()
     };
     let a = env.checkout("a", &files);
     let said = stderr(&init(&a));
@@ -178,12 +179,12 @@ fn the_said_once_record_is_never_read_or_written_through_a_link() {
     fs_err::write(&target, planted).unwrap();
     std::os::unix::fs::symlink(&target, state.join("said.json")).unwrap();
     let dir = env.checkout("a", &[("main.tf", "output \"x\" {\n  value = 1\n}\n")]);
-    let out = run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     assert!(
         stderr(&out).contains("without FUSE root can write into the store's packages"),
         "{}",

@@ -14,9 +14,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tstore_test_support::{run_fail, run_ok, stdout, GitRepo, TestEnv};
+use tstore_test_support::{run_ok, stdout, GitRepo, TestEnv};
 
-use crate::common::{first_h1, json, tstore, TstoreEnv};
+use crate::common::{first_h1, json, TstoreEnv};
 use crate::lock_reach::{call, installed, output_tf, LOCK};
 
 /// A bare repository `<name>.git` under `base` whose tag `v1` holds one output saying `who`.
@@ -155,9 +155,7 @@ fn a_store_an_older_tstore_poisoned_is_found_by_verify_and_repaired_by_the_upgra
         said.contains(&format!("unsupported name: module {trusted_id}")),
         "{said}"
     );
-    let verify = json(&run_fail(
-        tstore(&env, None).args(["store", "verify", "--json"]),
-    ));
+    let verify = json(&env.tstore().args(["store", "verify", "--json"]).fails());
     assert_eq!(
         verify["names_unsupported"][0]["package"],
         trusted_id.as_str()
@@ -189,9 +187,11 @@ fn verify_repair_drops_a_name_no_origin_supports() {
     let attacker_id = init_id(&theirs);
     poison_as_an_older_tstore_did(&env, &trusted_id, &attacker_id);
 
-    let repaired = json(&run_ok(
-        tstore(&env, None).args(["store", "verify", "--repair", "--json"]),
-    ));
+    let repaired = json(
+        &env.tstore()
+            .args(["store", "verify", "--repair", "--json"])
+            .ok(),
+    );
     assert_eq!(
         repaired["names_unsupported"][0]["package"],
         trusted_id.as_str()

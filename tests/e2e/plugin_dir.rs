@@ -3,12 +3,10 @@
 //! directories are recorded in `.terraform/plugin_path` byte for byte as terraform records
 //! them.
 
-use tstore_test_support::{
-    lock_file, mirror, run_fail, run_ok, stderr, Layout, NullMirror, TestEnv,
-};
+use tstore_test_support::{lock_file, mirror, run_ok, stderr, Layout, NullMirror, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 
 /// The CLI configuration names a mirror that holds null; an empty `-plugin-dir` replaces
 /// it, so init fails naming the directory it searched and writes nothing.
@@ -18,12 +16,13 @@ fn plugin_dirs_replace_the_cli_configurations_methods() {
     let empty = env.root.path().join("empty-plugins");
     fs_err::create_dir_all(&empty).unwrap();
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .arg("init")
-            .arg(format!("-plugin-dir={}", empty.display()))
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .arg("init")
+        .arg(format!("-plugin-dir={}", empty.display()))
+        .arg(&dir)
+        .fails();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -79,13 +78,14 @@ fn plugin_dirs_install_from_the_mirrors_given_and_are_recorded_as_terraform_does
     ];
     let (ours, theirs) = env.ours_and_theirs(&[("main.tf", NULL_CONFIG)]);
 
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .arg("init")
-            .args(&flags)
-            .arg("-json")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .arg("init")
+        .args(&flags)
+        .arg("-json")
+        .arg(&ours)
+        .ok();
     let report = json(&out);
     let provider = &report["providers"][0];
     assert_eq!(provider["provider"], "registry.terraform.io/hashicorp/null");
@@ -114,10 +114,10 @@ fn plugin_dirs_install_from_the_mirrors_given_and_are_recorded_as_terraform_does
         fs_err::read(ours.join(".terraform/plugin_path")).unwrap(),
         want
     );
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-plugin-dir="])
-            .arg(&ours),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .args(["init", "-plugin-dir="])
+        .arg(&ours)
+        .ok();
     assert!(!ours.join(".terraform/plugin_path").exists());
 }

@@ -85,18 +85,26 @@ fn second_checkout_reuses_the_store_without_rehashing() {
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
 
-    let first = json(&run_ok(
-        tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&a),
-    ));
+    let first = json(
+        &env.tstore()
+            .cli_config(&cfg)
+            .args(["init", "--json"])
+            .arg(&a)
+            .ok(),
+    );
     assert_eq!(first["providers"][0]["obtained"], "ingested", "{first}");
     assert!(
         first["bytes_hashed"].as_u64().unwrap() > 20_000_000,
         "{first}"
     );
 
-    let second = json(&run_ok(
-        tstore(&env, Some(&cfg)).args(["init", "-json"]).arg(&b),
-    ));
+    let second = json(
+        &env.tstore()
+            .cli_config(&cfg)
+            .args(["init", "-json"])
+            .arg(&b)
+            .ok(),
+    );
     assert_eq!(second["providers"][0]["obtained"], "memoized", "{second}");
     assert_eq!(second["bytes_hashed"], 0, "{second}");
     assert_eq!(second["lock_file"], "created", "{second}");
@@ -123,12 +131,14 @@ fn second_checkout_reuses_the_store_without_rehashing() {
     );
     assert!(again.contains("Reusing previous version"), "{again}");
     // terraform 1.17 names the version it reuses (hashicorp/terraform#38918).
-    let again = stdout(&run_ok(
-        tstore(&env, Some(&cfg))
+    let again = stdout(
+        &env.tstore()
+            .cli_config(&cfg)
             .env("TSTORE_TOOL_VERSION", "terraform 1.17.2")
             .arg("init")
-            .arg(&a),
-    ));
+            .arg(&a)
+            .ok(),
+    );
     assert!(
         again.contains("- Reusing version 2.1.2 of hashicorp/null from the dependency lock file"),
         "{again}"
@@ -308,11 +318,12 @@ fn lockfile_readonly_refuses_to_create_a_lock_file() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let before = snapshot(&dir);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-lockfile=readonly"])
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "-lockfile=readonly"])
+        .arg(&dir)
+        .fails();
     assert!(
         stderr(&out).contains("-lockfile=readonly"),
         "{}",
@@ -415,11 +426,13 @@ fn terraform_init_with_tstore_cli_config_keeps_links_and_lock() {
             (".terraform.lock.hcl", lock.as_str()),
         ],
     );
-    let report = json(&run_ok(
-        tstore(&env, Some(&store_cfg))
+    let report = json(
+        &env.tstore()
+            .cli_config(&store_cfg)
             .args(["init", "--json"])
-            .arg(&other),
-    ));
+            .arg(&other)
+            .ok(),
+    );
     assert_eq!(
         report["providers"][0]["obtained"], "store_by_lock",
         "{report}"
@@ -437,12 +450,14 @@ fn a_locked_package_in_the_store_skips_the_mirror_unless_upgrading() {
     env.tstore().cli_config(&cfg).arg("init").arg(&a).ok();
     let lock = lock_file(&a);
     let init_json = |dir: &Path, extra: &[&str]| {
-        json(&run_ok(
-            tstore(&env, Some(&cfg))
+        json(
+            &env.tstore()
+                .cli_config(&cfg)
                 .args(["init", "--json"])
                 .args(extra)
-                .arg(dir),
-        ))
+                .arg(dir)
+                .ok(),
+        )
     };
 
     let warm = env.checkout(

@@ -9,6 +9,7 @@ use std::path::Path;
 use tstore_test_support::{mirror, run_ok, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// A fake provider package for `hashicorp/TYPE` 1.0.0 in the unpacked mirror: installing
 /// it runs nothing, and both tools hash the same files.
@@ -91,13 +92,13 @@ fn import_and_check_blocks_add_the_providers_each_tool_adds() {
     let ours = env.checkout("ours", &files);
     let judge = &tstore_test_support::peers().terraform_current;
     run_ok(&mut env.judge_init(judge, &theirs, &cfg));
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let want = fs_err::read_to_string(theirs.join(".terraform.lock.hcl")).unwrap();
     assert_eq!(
         providers_in_lock(&theirs),
@@ -117,13 +118,13 @@ fn import_and_check_blocks_add_the_providers_each_tool_adds() {
 
     // OpenTofu adds the provider of an import into a child module as well.
     let tofu = env.checkout("tofu", &files);
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_FLAVOR", "tofu")
-            .arg("init")
-            .arg(&tofu),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TSTORE_FLAVOR", "tofu")
+        .arg("init")
+        .arg(&tofu)
+        .ok();
     assert_eq!(
         providers_in_lock(&tofu),
         [
@@ -154,13 +155,14 @@ fn an_import_provider_the_declared_target_does_not_use_is_refused_at_init() {
         err.split_whitespace().collect::<Vec<_>>().join(" ")
     };
     let their_err = words_of(&tstore_test_support::run_fail(&mut cmd));
-    let ours_out = tstore_test_support::run_fail(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
-            .arg("init")
-            .arg(&ours),
-    );
+    let ours_out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
+        .arg("init")
+        .arg(&ours)
+        .fails();
     let our_err = words_of(&ours_out);
     for words in [
         "Invalid import provider argument",
@@ -200,13 +202,13 @@ fn a_provider_only_the_state_needs_stays_locked_and_linked() {
             cmd
         };
         let our_init = |dir: &Path| {
-            run_ok(
-                tstore(&env, Some(&cfg))
-                    .env("TSTORE_NO_FUSE", "1")
-                    .env("TSTORE_TOOL_VERSION", tool)
-                    .args(["init", "--explain"])
-                    .arg(dir),
-            )
+            env.tstore()
+                .cli_config(&cfg)
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .args(["init", "--explain"])
+                .arg(dir)
+                .ok()
         };
         run_ok(&mut env.judge_init(judge, &theirs, &cfg));
         our_init(&ours);
@@ -303,14 +305,15 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
     );
     let tofu_cfg = env.cli_config_fs_mirror(&tofu_mirror);
     for (tool, reads) in [("tofu 1.13.0", false), ("tofu 1.12.2", true)] {
-        let out = run_ok(
-            tstore(&env, Some(&tofu_cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_FLAVOR", "tofu")
-                .env("TSTORE_TOOL_VERSION", tool)
-                .args(["init", "-backend=false", "--json"])
-                .arg(&tofu_state),
-        );
+        let out = env
+            .tstore()
+            .cli_config(&tofu_cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .env("TSTORE_FLAVOR", "tofu")
+            .env("TSTORE_TOOL_VERSION", tool)
+            .args(["init", "-backend=false", "--json"])
+            .arg(&tofu_state)
+            .ok();
         let report = crate::common::json(&out);
         let kind = &report["state"]["seen"]["kind"];
         assert_eq!(kind == "read", reads, "{tool}: {report}");
@@ -351,13 +354,14 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
     )
     .unwrap();
     // terraform before 1.1.2 keeps unused entries; a release that drops them is told.
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
-            .args(["init", "--explain"])
-            .arg(&remote),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
+        .args(["init", "--explain"])
+        .arg(&remote)
+        .ok();
     let err = tstore_test_support::stderr(&out);
     assert_eq!(
         err.matches("Providers of the state not checked").count(),

@@ -7,9 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tstore_test_support::{run_ok, GitRepo, TestEnv};
+use tstore_test_support::{GitRepo, TestEnv};
 
-use crate::common::{json, tstore};
+use crate::common::json;
+use crate::common::TstoreEnv as _;
 
 /// A loop-mounted XFS with reflinks, unmounted on drop.
 struct Xfs {
@@ -109,14 +110,14 @@ fn a_private_copy_shares_the_stores_extents_on_a_reflink_filesystem() {
         let dir = on_xfs(name);
         fs_err::create_dir_all(&dir).unwrap();
         fs_err::write(dir.join("main.tf"), &main).unwrap();
-        let out = run_ok(
-            tstore(&env, None)
-                .env("TSTORE_HOME", on_xfs("store"))
-                .env("TSTORE_MOUNT", on_xfs("mount"))
-                .env("TSTORE_NO_FUSE", "1")
-                .args(["init", "--json"])
-                .arg(&dir),
-        );
+        let out = env
+            .tstore()
+            .env("TSTORE_HOME", on_xfs("store"))
+            .env("TSTORE_MOUNT", on_xfs("mount"))
+            .env("TSTORE_NO_FUSE", "1")
+            .args(["init", "--json"])
+            .arg(&dir)
+            .ok();
         (dir, json(&out))
     };
     let (first, report) = init("first");

@@ -79,12 +79,13 @@ fn registry_install_lock_file_is_byte_identical_to_terraform() {
     let (env, reg, cfg) = registry_with_providers();
     let (ours, theirs) = env.ours_and_theirs(&[("main.tf", CONFIG)]);
 
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TF_TOKEN_tstore_test", "s3cret")
-            .arg("init")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TF_TOKEN_tstore_test", "s3cret")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let text = stdout(&out);
     let signed = format!("(self-signed, key ID {})", reg.key.key_id);
     assert!(
@@ -131,11 +132,13 @@ fn registry_install_lock_file_is_byte_identical_to_terraform() {
     // A second checkout: the signed zh: is in the store, so no archive is downloaded.
     let again = env.checkout("again", &[("main.tf", CONFIG)]);
     let before = reg.server.requests().len();
-    let report = json(&run_ok(
-        tstore(&env, Some(&cfg))
+    let report = json(
+        &env.tstore()
+            .cli_config(&cfg)
             .args(["init", "--json"])
-            .arg(&again),
-    ));
+            .arg(&again)
+            .ok(),
+    );
     let zips = reg.server.requests()[before..]
         .iter()
         .filter(|r| r.path.ends_with(".zip"))
@@ -360,9 +363,13 @@ fn locked_packages_are_verified_from_the_store_without_network() {
             ],
         );
         let before = reg.server.requests().len();
-        let report = json(&run_ok(
-            tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&dir),
-        ));
+        let report = json(
+            &env.tstore()
+                .cli_config(&cfg)
+                .args(["init", "--json"])
+                .arg(&dir)
+                .ok(),
+        );
         assert_eq!(
             reg.server.requests().len(),
             before,
@@ -453,9 +460,13 @@ fn stale_store_package_is_reverified_or_fetched_again() {
             &[("main.tf", CONFIG), (".terraform.lock.hcl", lock.as_str())],
         );
         let before = reg.server.requests().len();
-        let report = json(&run_ok(
-            tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&dir),
-        ));
+        let report = json(
+            &env.tstore()
+                .cli_config(&cfg)
+                .args(["init", "--json"])
+                .arg(&dir)
+                .ok(),
+        );
         let requests: Vec<String> = reg.server.requests()[before..]
             .iter()
             .map(|r| r.path.clone())
@@ -511,12 +522,13 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
     let (env, reg, cfg) = registry_with_providers();
     let (ours, theirs) = env.ours_and_theirs(&[("main.tf", CONFIG)]);
     let platforms = ["-platform=linux_amd64", "-platform=darwin_amd64"];
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .current_dir(&ours)
-            .args(["providers", "lock"])
-            .args(platforms),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .current_dir(&ours)
+        .args(["providers", "lock"])
+        .args(platforms)
+        .ok();
     let text = stdout(&out);
     for platform in ["linux_amd64", "darwin_amd64"] {
         for provider in ["hashicorp/null", "tstore.test/test/fake"] {
@@ -562,13 +574,14 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
                 .args(["providers", "lock", "-no-color"])
                 .args(platforms),
         );
-        let ours_out = run_ok(
-            tstore(&env, Some(&cfg))
-                .current_dir(&ours)
-                .env("TSTORE_TOOL_VERSION", tool)
-                .args(["providers", "lock"])
-                .args(platforms),
-        );
+        let ours_out = env
+            .tstore()
+            .cli_config(&cfg)
+            .current_dir(&ours)
+            .env("TSTORE_TOOL_VERSION", tool)
+            .args(["providers", "lock"])
+            .args(platforms)
+            .ok();
         assert_eq!(success(&ours_out), success(&theirs_out), "{tool}");
         assert_eq!(lock_file(&ours), lock_file(&theirs), "{tool}");
         // The per-package lines, as a set (terraform walks platforms in map order): from
@@ -607,9 +620,13 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
     assert_eq!(darwin, 2, "{ls}");
     // init after lock: the store has everything the lock pins; no source consulted.
     let before = reg.server.requests().len();
-    let report = json(&run_ok(
-        tstore(&env, Some(&cfg)).args(["init", "--json"]).arg(&ours),
-    ));
+    let report = json(
+        &env.tstore()
+            .cli_config(&cfg)
+            .args(["init", "--json"])
+            .arg(&ours)
+            .ok(),
+    );
     assert_eq!(reg.server.requests().len(), before, "{report}");
     assert_eq!(report["lock_file"], "unchanged", "{report}");
 }
@@ -637,11 +654,12 @@ fn lock_pin_upgrade_excluded_and_removed_provider() {
     let lock = std::fs::read_to_string(&lock_path).unwrap();
     assert_eq!(version_of(&lock), "version     = \"1.0.0\"", "{lock}");
     // -upgrade moves it, and says the lock changed.
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-upgrade"])
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "-upgrade"])
+        .arg(&dir)
+        .ok();
     assert!(
         stdout(&out).contains("- Installed tstore.test/test/fake v1.1.0"),
         "{}",
@@ -717,13 +735,14 @@ fn a_developer_signed_provider_is_followed_by_each_terraforms_signing_footer() {
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", CONFIG)]);
         for round in ["first", "second"] {
             let their_out = run_ok(&mut env.judge_init(judge, &theirs, &cfg));
-            let our_out = run_ok(
-                tstore(&env, Some(&cfg))
-                    .env("TSTORE_NO_FUSE", "1")
-                    .env("TSTORE_TOOL_VERSION", tool)
-                    .arg("init")
-                    .arg(&ours),
-            );
+            let our_out = env
+                .tstore()
+                .cli_config(&cfg)
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .arg("init")
+                .arg(&ours)
+                .ok();
             for (who, out) in [("terraform", &their_out), ("tstore", &our_out)] {
                 let said = words(out);
                 let want = format!("{footer} {url}");
@@ -746,12 +765,13 @@ fn a_developer_signed_provider_is_followed_by_each_terraforms_signing_footer() {
 fn explain_says_what_vouches_for_each_hash() {
     let (env, reg, cfg) = registry_with_providers();
     let dir = env.checkout("w", &[("main.tf", CONFIG)]);
-    let out = run_ok(
-        tstore(&env, Some(&cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "--explain"])
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "--explain"])
+        .arg(&dir)
+        .ok();
     let said = stdout(&out);
     let key = &reg.key.key_id;
     assert!(
@@ -804,12 +824,14 @@ fn explain_says_what_vouches_for_each_hash() {
         "plain",
         &[("main.tf", "resource \"null_resource\" \"x\" {}\n")],
     );
-    let said = stdout(&run_ok(
-        tstore(&env, Some(&mirror_cfg))
+    let said = stdout(
+        &env.tstore()
+            .cli_config(&mirror_cfg)
             .env("TSTORE_NO_FUSE", "1")
             .args(["init", "--explain"])
-            .arg(&plain),
-    ));
+            .arg(&plain)
+            .ok(),
+    );
     assert!(
         said.contains("- Installed hashicorp/null v2.1.2 (unauthenticated"),
         "{said}"

@@ -80,12 +80,13 @@ fn store_rm_removes_what_rm_rf_cannot_for_a_non_root_owner() {
     assert_eq!(uid, "0", "this test needs root to act as a second user");
     let m = TestEnv::with_null_mirror(Layout::Packed);
     let dir = m.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(
-        tstore(&m.env, Some(&m.cfg))
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&dir),
-    );
+    m.env
+        .tstore()
+        .cli_config(&m.cfg)
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     // A place the other user can reach, with two copies of the store they own.
     let shared = tempfile::Builder::new()
         .prefix("tstore-rm-")
@@ -156,12 +157,13 @@ fn a_half_deleted_store_is_rebuilt_without_a_second_copy() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
     let dir = m.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let init = || {
-        run_ok(
-            tstore(&m.env, Some(&m.cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(&dir),
-        )
+        m.env
+            .tstore()
+            .cli_config(&m.cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&dir)
+            .ok()
     };
     init();
     for gone in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"] {

@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use tstore_test_support::mirror::{self, PkgFile};
-use tstore_test_support::{lock_file, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
+use tstore_test_support::{lock_file, run_ok, snapshot, stderr, stdout, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 const FAKE: &str = "example.com/test/fake";
@@ -69,11 +68,11 @@ fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
     let dir = env.checkout("stack", &[("main.tf", &config(&[("fake", "1.0.0")]))]);
     env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     // Unchanged lock: readonly is fine.
-    run_ok(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-lockfile=readonly"])
-            .arg(&dir),
-    );
+    env.tstore()
+        .cli_config(&cfg)
+        .args(["init", "-lockfile=readonly"])
+        .arg(&dir)
+        .ok();
 
     std::fs::write(
         dir.join("main.tf"),
@@ -81,11 +80,12 @@ fn lockfile_readonly_refuses_an_update_and_changes_nothing() {
     )
     .unwrap();
     let before = snapshot(&dir);
-    let out = run_fail(
-        tstore(&env, Some(&cfg))
-            .args(["init", "-lockfile=readonly"])
-            .arg(&dir),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .args(["init", "-lockfile=readonly"])
+        .arg(&dir)
+        .fails();
     let err = stderr(&out);
     assert!(
         err.contains("Provider dependency changes detected"),
@@ -215,11 +215,13 @@ fn override_file_constraint_change_takes_effect_like_terraform() {
         "a refused init changed the directory"
     );
 
-    let out = stdout(&run_ok(
-        tstore(&env, Some(&cfg))
+    let out = stdout(
+        &env.tstore()
+            .cli_config(&cfg)
             .args(["init", "-upgrade"])
-            .arg(&ours),
-    ));
+            .arg(&ours)
+            .ok(),
+    );
     assert!(
         out.contains("- Installed example.com/test/fake v1.5.0"),
         "{out}"

@@ -9,6 +9,7 @@ use std::path::Path;
 use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 use crate::config_loader::module_repo;
 
 /// `(Key, Source, Dir)` of each `modules.json` record, sorted.
@@ -158,12 +159,12 @@ fn the_terraform_flavor_refuses_what_terraform_refuses() {
         "{}",
         stderr(&out)
     );
-    let out = run_fail(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&ours)
+        .fails();
     assert!(
         stderr(&out).contains("Variables not allowed"),
         "{}",

@@ -1,7 +1,7 @@
 //! The store commands: import, ls, du, verify; concurrency and hostile archives.
 
 use tstore_test_support::hostile::HostileKind;
-use tstore_test_support::{run_fail, run_ok, stderr, Layout, NullMirror, TestEnv};
+use tstore_test_support::{stderr, Layout, NullMirror, TestEnv};
 
 use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
@@ -32,9 +32,7 @@ fn concurrent_imports_of_the_same_package_both_succeed() {
     assert_eq!(du["blobs"], 1, "{du}");
     let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     assert_eq!(ls["packages"].as_array().unwrap().len(), 1, "{ls}");
-    let verify = json(&run_ok(
-        tstore(&env, None).args(["store", "verify", "--json"]),
-    ));
+    let verify = json(&env.tstore().args(["store", "verify", "--json"]).ok());
     assert_eq!(verify["blobs_checked"], 1, "{verify}");
 }
 
@@ -52,11 +50,11 @@ fn hostile_archives_are_rejected() {
             kind.zip_bytes(),
         )
         .unwrap();
-        let out = run_fail(
-            tstore(&env, None)
-                .args(["store", "import"])
-                .arg(&mirror_dir),
-        );
+        let out = env
+            .tstore()
+            .args(["store", "import"])
+            .arg(&mirror_dir)
+            .fails();
         let err = stderr(&out);
         assert!(
             err.contains("terraform-provider-evil_1.0.0_linux_amd64.zip"),
@@ -81,9 +79,7 @@ fn verify_reports_a_corrupted_blob() {
     use std::os::unix::fs::PermissionsExt;
     let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
     env.tstore().args(["store", "import"]).arg(&mirror).ok();
-    let clean = json(&run_ok(
-        tstore(&env, None).args(["store", "verify", "--json"]),
-    ));
+    let clean = json(&env.tstore().args(["store", "verify", "--json"]).ok());
     assert_eq!(clean["corrupt"], serde_json::json!([]), "{clean}");
 
     let blob = walkdir::WalkDir::new(env.store.join("blobs-v1"))
@@ -107,12 +103,12 @@ fn verify_reports_a_corrupted_blob() {
 #[test]
 fn archive_limits_come_from_the_environment() {
     let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Packed);
-    let out = run_fail(
-        tstore(&env, None)
-            .env("TSTORE_MAX_ENTRY_BYTES", "1000000")
-            .args(["store", "import"])
-            .arg(&mirror),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_MAX_ENTRY_BYTES", "1000000")
+        .args(["store", "import"])
+        .arg(&mirror)
+        .fails();
     assert!(
         stderr(&out).contains("terraform-provider-null_v2.1.2_x4"),
         "{}",
@@ -121,11 +117,11 @@ fn archive_limits_come_from_the_environment() {
     let ls = json(&env.tstore().args(["store", "ls", "--json"]).ok());
     assert_eq!(ls["packages"], serde_json::json!([]), "{ls}");
 
-    let out = run_fail(
-        tstore(&env, None)
-            .env("TSTORE_MAX_RATIO", "lots")
-            .args(["store", "ls"]),
-    );
+    let out = env
+        .tstore()
+        .env("TSTORE_MAX_RATIO", "lots")
+        .args(["store", "ls"])
+        .fails();
     assert!(
         stderr(&out).contains("TSTORE_MAX_RATIO"),
         "{}",

@@ -249,9 +249,7 @@ fn an_honest_restored_store_is_rehashed_once_then_used_from_the_store() {
     );
     assert_eq!(json(&out)["bytes_hashed"], 0, "{}", stdout(&out));
     assert!(!stderr(&out).contains("re-hashed"), "{}", stderr(&out));
-    let verify = json(&run_ok(
-        tstore(&victim, None).args(["store", "verify", "--json"]),
-    ));
+    let verify = json(&victim.tstore().args(["store", "verify", "--json"]).ok());
     assert_eq!(verify["trusted"], true, "{verify}");
 }
 
@@ -333,9 +331,7 @@ fn a_poisoned_module_in_a_restored_store_is_fetched_again_not_linked() {
         "{}",
         stderr(&out)
     );
-    let verify = json(&run_ok(
-        tstore(&victim, None).args(["store", "verify", "--json"]),
-    ));
+    let verify = json(&victim.tstore().args(["store", "verify", "--json"]).ok());
     assert_eq!(verify["claims_bad"], serde_json::json!([]), "{verify}");
     assert_eq!(verify["trusted"], true, "{verify}");
 }

@@ -211,9 +211,7 @@ fn store_verify_leftovers_are_reported_then_removed() {
         tmp_file.exists() && tmp_dir.exists(),
         "plain verify removed leftovers"
     );
-    let v = json(&run_fail(
-        tstore(&env, None).args(["store", "verify", "--json"]),
-    ));
+    let v = json(&env.tstore().args(["store", "verify", "--json"]).fails());
     assert_eq!(v["clean"], false, "{v}");
     assert_eq!(
         v["repair"]["leftovers"]["tmp"].as_array().unwrap().len(),
@@ -225,9 +223,11 @@ fn store_verify_leftovers_are_reported_then_removed() {
         "plain verify removed leftovers"
     );
 
-    let v = json(&run_ok(
-        tstore(&env, None).args(["store", "verify", "--repair", "--json"]),
-    ));
+    let v = json(
+        &env.tstore()
+            .args(["store", "verify", "--repair", "--json"])
+            .ok(),
+    );
     assert_eq!(v["repaired"], true, "{v}");
     let removed = v["repair"]["leftovers"]["tmp"].as_array().unwrap();
     assert_eq!(removed.len(), 2, "{v}");

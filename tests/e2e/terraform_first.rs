@@ -7,7 +7,7 @@ use std::path::Path;
 
 use tstore_test_support::{run_ok, stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 use crate::config_loader::module_repo;
 
 fn slot(dir: &Path) -> std::path::PathBuf {
@@ -31,12 +31,11 @@ fn a_terraform_copy_with_more_than_its_package_is_kept_aside() {
     let source = module_repo(&base);
     let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
     let tstore_init = |dir: &Path| {
-        run_ok(
-            tstore(&env, None)
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(dir),
-        )
+        env.tstore()
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(dir)
+            .ok()
     };
 
     // terraform's copy, as it left it: replaced by the link, nothing kept, nothing said.
@@ -91,12 +90,11 @@ fn terraform_upgrade_after_tstore_then_a_written_file_is_kept_not_deleted() {
     let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
     let dir = env.checkout("stack", &[("main.tf", main.as_str())]);
     let tstore_init = |dir: &Path| {
-        run_ok(
-            tstore(&env, None)
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(dir),
-        )
+        env.tstore()
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(dir)
+            .ok()
     };
     tstore_init(&dir);
     assert!(fs_err::symlink_metadata(slot(&dir)).unwrap().is_symlink());

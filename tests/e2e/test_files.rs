@@ -9,6 +9,7 @@ use std::path::Path;
 use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 use crate::config_loader::module_repo;
 
 fn keys_and_dirs(dir: &Path) -> Vec<(String, String)> {
@@ -40,13 +41,12 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
         ("tests/hidden.tofutest.hcl", "run \"new\" {\n  module {\n    source = \"./setup/inner\"\n  }\n}\n"),
     ];
     let ours = env.checkout("ours", &files);
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_FLAVOR", "tofu")
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .env("TSTORE_FLAVOR", "tofu")
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&ours)
+        .ok();
     assert_eq!(
         keys_and_dirs(&ours),
         [
@@ -83,13 +83,12 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
             ),
         ],
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_FLAVOR", "tofu")
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "-test-directory=spec/unit"])
-            .arg(&spec),
-    );
+    env.tstore()
+        .env("TSTORE_FLAVOR", "tofu")
+        .env("TSTORE_NO_FUSE", "1")
+        .args(["init", "-test-directory=spec/unit"])
+        .arg(&spec)
+        .ok();
     assert_eq!(
         keys_and_dirs(&spec),
         [
@@ -105,12 +104,11 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
         env.terraform(&theirs)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(
-        tstore(&env, None)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&terraform_flavor),
-    );
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
+        .arg("init")
+        .arg(&terraform_flavor)
+        .ok();
     assert!(!theirs.join(".terraform/modules/modules.json").exists());
     assert!(!terraform_flavor
         .join(".terraform/modules/modules.json")
@@ -134,13 +132,12 @@ fn a_test_file_whose_name_starts_with_a_digit_is_installed_and_locked() {
         ],
     );
     let init = || {
-        run_ok(
-            tstore(&env, None)
-                .env("TSTORE_FLAVOR", "tofu")
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(&ours),
-        )
+        env.tstore()
+            .env("TSTORE_FLAVOR", "tofu")
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(&ours)
+            .ok()
     };
     init();
     let key = "test.tests.001_remote.remote";

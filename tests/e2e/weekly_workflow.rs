@@ -9,7 +9,7 @@ use std::path::Path;
 use tstore_test_support::registry::TestRegistry;
 use tstore_test_support::{module_records, run_ok, stdout, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const MAIN: &str = r#"terraform {
   required_providers {
@@ -62,13 +62,13 @@ fn a_week_of_changes_writes_what_each_terraform_writes() {
             run_ok(&mut cmd)
         };
         let ours_cmd = |args: &[&str]| {
-            run_ok(
-                tstore(&env, Some(&cfg))
-                    .current_dir(&ours)
-                    .env("TSTORE_NO_FUSE", "1")
-                    .env("TSTORE_TOOL_VERSION", tool)
-                    .args(args),
-            )
+            env.tstore()
+                .cli_config(&cfg)
+                .current_dir(&ours)
+                .env("TSTORE_NO_FUSE", "1")
+                .env("TSTORE_TOOL_VERSION", tool)
+                .args(args)
+                .ok()
         };
         let init_both = || {
             run_ok(&mut env.judge_init(judge, &theirs, &cfg));

@@ -2,10 +2,10 @@
 //! `roots ls` says "1 link", `store rm` names only the working directories that still link
 //! into the store (and counts them in words).
 
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, TestEnv};
+use tstore_test_support::{stderr, stdout, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 #[test]
 fn counts_agree_and_store_rm_names_only_directories_still_linked() {
@@ -16,23 +16,24 @@ fn counts_agree_and_store_rm_names_only_directories_still_linked() {
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let b = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
     for dir in [&a, &b] {
-        run_ok(
-            tstore(&env, Some(&cfg))
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(dir),
-        );
+        env.tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_NO_FUSE", "1")
+            .arg("init")
+            .arg(dir)
+            .ok();
     }
     let ls = stdout(&env.tstore().args(["roots", "ls"]).ok());
     assert!(ls.contains("  (1 link)") && !ls.contains("links)"), "{ls}");
 
     // b's links are gone: it needs nothing after the store is removed.
     fs_err::remove_dir_all(b.join(".terraform")).unwrap();
-    let err = stderr(&run_fail(
-        tstore(&env, None)
+    let err = stderr(
+        &env.tstore()
             .env("TSTORE_NO_FUSE", "1")
-            .args(["store", "rm"]),
-    ));
+            .args(["store", "rm"])
+            .fails(),
+    );
     assert!(err.contains("1 working directory links into it"), "{err}");
     assert!(err.contains(&a.display().to_string()), "{err}");
     assert!(!err.contains(&b.display().to_string()), "{err}");
