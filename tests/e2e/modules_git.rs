@@ -27,12 +27,13 @@ fn modules_json_has_terraforms_records_and_terraform_trusts_it() {
         "modules {\n  default = \"copy\"\n}\n",
     )
     .unwrap();
-    let out = run_ok(
-        no_fuse(tstore(&env, None))
-            .arg("init")
-            .arg("--explain")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .no_fuse()
+        .arg("init")
+        .arg("--explain")
+        .arg(&ours)
+        .ok();
     let text = stdout(&out);
     assert!(
         text.contains("- gitsub in .terraform/modules/gitsub/sub"),
@@ -80,7 +81,7 @@ fn bad_module_sources_fail_clearly_and_write_nothing() {
                 &format!("\n\nmodule \"m\" {{\n  source = \"{source}\"\n}}\n"),
             )],
         );
-        let out = run_fail(no_fuse(tstore(&env, None)).arg("init").arg(&dir));
+        let out = env.tstore().no_fuse().arg("init").arg(&dir).fails();
         let err = stderr(&out);
         assert!(err.contains("main.tf:3"), "{err}");
         assert!(err.contains("module \"m\""), "{err}");
@@ -88,7 +89,7 @@ fn bad_module_sources_fail_clearly_and_write_nothing() {
         assert!(!dir.join(".terraform/modules").exists());
     }
     let dir = checkout(&env, "badmeta", &base, Some("module \"x\" {\n"));
-    let err = stderr(&run_fail(no_fuse(tstore(&env, None)).arg("init").arg(&dir)));
+    let err = stderr(&env.tstore().no_fuse().arg("init").arg(&dir).fails());
     assert!(err.contains("module-package.meta.hcl"), "{err}");
 }
 
@@ -124,7 +125,7 @@ fn syntax_errors_in_module_packages_name_the_path_the_user_sees() {
         )],
     );
     let before = tstore_test_support::snapshot(&dir);
-    let out = run_fail(no_fuse(tstore(&env, None)).arg("init").arg(&dir));
+    let out = env.tstore().no_fuse().arg("init").arg(&dir).fails();
     let err = stderr(&out);
     let shown = dir.join(".terraform/modules/net/modules/inner/main.tf:2");
     assert!(
@@ -195,7 +196,7 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
     assert_eq!(init(no_fuse(tstore(&env, None))), id);
     assert!(gita.join("main.tf").is_file(), "re-materialized");
     run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
-    run_ok(no_fuse(tstore(&env, None)).args(["store", "verify"]));
+    env.tstore().no_fuse().args(["store", "verify"]).ok();
 }
 
 /// A module download is said before it happens, in terraform's words: "Initializing

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, ModuleRecord, TestEnv};
+use tstore_test_support::{run_ok, stderr, stdout, ModuleRecord, TestEnv};
 
 use crate::common::TstoreEnv as _;
 use crate::common::{json, sh, tstore};
@@ -37,12 +37,14 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
     let ours = checkout(&env, "ours", &base, None);
     fs_err::write(ours.join("remote.tf"), &extra).unwrap();
     let before = reg.server.requests().len();
-    let out = run_ok(
-        no_fuse(tstore(&env, Some(&cfg)))
-            .arg("init")
-            .arg("--json")
-            .arg(&ours),
-    );
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg("--json")
+        .arg(&ours)
+        .ok();
     let report = json(&out);
     let theirs_records = records(&theirs);
     assert_eq!(records(&ours), theirs_records);
@@ -65,9 +67,13 @@ fn full_fixture_with_registry_and_archives_matches_terraform() {
         .collect();
     assert_eq!(downloads.len(), 5, "{downloads:?}");
     // `store ls` names module packages by the addresses they were installed for.
-    let listed = stdout(&run_ok(
-        no_fuse(tstore(&env, Some(&cfg))).args(["store", "ls"]),
-    ));
+    let listed = stdout(
+        &env.tstore()
+            .cli_config(&cfg)
+            .no_fuse()
+            .args(["store", "ls"])
+            .ok(),
+    );
     assert!(
         listed.contains(&format!("{}/acme/tarpkg/null 1.1.0", reg.host())),
         "{listed}"
@@ -177,13 +183,15 @@ fn a_changed_archive_at_the_same_url_is_fetched_and_ingested_again() {
     // -upgrade: the call is not pinned by the module lock file (which would install the
     // stored package without asking), so every init revalidates the URL.
     let init = || -> (Vec<String>, Vec<String>, String) {
-        let report = json(&run_ok(
-            no_fuse(tstore(&env, None))
+        let report = json(
+            &env.tstore()
+                .no_fuse()
                 .arg("init")
                 .arg("--json")
                 .arg("-upgrade")
-                .arg(&dir),
-        ));
+                .arg(&dir)
+                .ok(),
+        );
         let main = fs_err::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
         (
             module_packages(&report, "fetched"),
@@ -265,7 +273,13 @@ fn bad_registry_and_archive_sources_fail_clearly_and_write_nothing() {
                 &format!("\n\nmodule \"m\" {{\n  source = \"{source}\"\n{version}}}\n"),
             )],
         );
-        let out = run_fail(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&dir));
+        let out = env
+            .tstore()
+            .cli_config(&cfg)
+            .no_fuse()
+            .arg("init")
+            .arg(&dir)
+            .fails();
         let err = stderr(&out);
         assert!(err.contains("main.tf:3"), "{err}");
         assert!(err.contains("module \"m\""), "{err}");
@@ -294,11 +308,21 @@ fn an_exactly_pinned_registry_module_in_the_store_needs_no_registry() {
         )
     };
     let first = env.checkout("first", &[("main.tf", &root("1.0.0"))]);
-    run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&first));
+    env.tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg(&first)
+        .ok();
     let asked = reg.server.requests().len();
 
     let second = env.checkout("second", &[("main.tf", &root("1.0.0"))]);
-    run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&second));
+    env.tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg(&second)
+        .ok();
     assert_eq!(
         reg.server.requests().len(),
         asked,
@@ -308,7 +332,12 @@ fn an_exactly_pinned_registry_module_in_the_store_needs_no_registry() {
     assert_eq!(records(&second), records(&first));
 
     let ranged = env.checkout("ranged", &[("main.tf", &root(">= 1.0.0, < 1.1.0"))]);
-    run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&ranged));
+    env.tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg(&ranged)
+        .ok();
     assert!(
         reg.server.requests()[asked..]
             .iter()
@@ -355,12 +384,13 @@ fn registry_sources_are_recorded_as_each_terraform_records_them() {
         let theirs = env.checkout(&format!("theirs-{name}"), &[("main.tf", main.as_str())]);
         let ours = env.checkout(&format!("ours-{name}"), &[("main.tf", main.as_str())]);
         run_ok(&mut env.judge_init(judge, &theirs, &cfg));
-        run_ok(
-            no_fuse(tstore(&env, Some(&cfg)))
-                .env("TSTORE_TOOL_VERSION", tool)
-                .arg("init")
-                .arg(&ours),
-        );
+        env.tstore()
+            .cli_config(&cfg)
+            .no_fuse()
+            .env("TSTORE_TOOL_VERSION", tool)
+            .arg("init")
+            .arg(&ours)
+            .ok();
         let want = records(&theirs);
         assert_eq!(records(&ours), want, "{tool}");
         let short = want.iter().find(|r| r.key == "short").unwrap();

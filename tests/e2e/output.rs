@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
+use tstore_test_support::{stderr, stdout, Layout, NullMirror, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, NULL_CONFIG};
 
 /// `text` with the test environment's paths and the run's variable parts replaced.
@@ -52,12 +53,14 @@ fn both(env: &TestEnv, out: &std::process::Output) -> String {
 #[test]
 fn human_output_of_init_du_ls_and_gc() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
-    let no_fuse = |mut c: std::process::Command| {
-        c.env("TSTORE_NO_FUSE", "1");
-        c
-    };
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    let first = run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&a));
+    let first = env
+        .tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg(&a)
+        .ok();
     insta::assert_snapshot!("init-first", both(&env, &first));
 
     let lock = fs_err::read_to_string(a.join(".terraform.lock.hcl")).unwrap();
@@ -65,7 +68,13 @@ fn human_output_of_init_du_ls_and_gc() {
         "b",
         &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
     );
-    let warm = run_ok(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&b));
+    let warm = env
+        .tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg(&b)
+        .ok();
     insta::assert_snapshot!("init-warm", both(&env, &warm));
 
     let bad = env.checkout(
@@ -75,16 +84,26 @@ fn human_output_of_init_du_ls_and_gc() {
             "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = \">= 9.0\" }\n  }\n}\n",
         )],
     );
-    let failing = run_fail(no_fuse(tstore(&env, Some(&cfg))).arg("init").arg(&bad));
+    let failing = env
+        .tstore()
+        .cli_config(&cfg)
+        .no_fuse()
+        .arg("init")
+        .arg(&bad)
+        .fails();
     insta::assert_snapshot!("init-failing", both(&env, &failing));
 
-    let du = run_ok(no_fuse(tstore(&env, None)).args(["store", "du"]));
+    let du = env.tstore().no_fuse().args(["store", "du"]).ok();
     insta::assert_snapshot!("store-du", both(&env, &du));
-    let ls = run_ok(no_fuse(tstore(&env, None)).args(["store", "ls"]));
+    let ls = env.tstore().no_fuse().args(["store", "ls"]).ok();
     insta::assert_snapshot!("store-ls", both(&env, &ls));
 
     fs_err::remove_dir_all(&b).unwrap();
-    let gc = run_ok(no_fuse(tstore(&env, None)).args(["gc", "--min-age", "0", "--dry-run"]));
+    let gc = env
+        .tstore()
+        .no_fuse()
+        .args(["gc", "--min-age", "0", "--dry-run"])
+        .ok();
     insta::assert_snapshot!("gc-dry-run", both(&env, &gc));
     assert!(Path::new(&a).exists());
 }
@@ -109,39 +128,42 @@ fn shape(value: &serde_json::Value) -> serde_json::Value {
 #[test]
 fn json_shapes_of_every_command() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Packed);
-    let no_fuse = |mut c: std::process::Command| {
-        c.env("TSTORE_NO_FUSE", "1");
-        c
-    };
     let a = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
     let documents: Vec<(&str, std::process::Output)> = vec![
         (
             "init",
-            run_ok(
-                no_fuse(tstore(&env, Some(&cfg)))
-                    .args(["init", "--json"])
-                    .arg(&a),
-            ),
+            env.tstore()
+                .cli_config(&cfg)
+                .no_fuse()
+                .args(["init", "--json"])
+                .arg(&a)
+                .ok(),
         ),
         (
             "store-ls",
-            run_ok(no_fuse(tstore(&env, None)).args(["store", "ls", "--json"])),
+            env.tstore().no_fuse().args(["store", "ls", "--json"]).ok(),
         ),
         (
             "store-du",
-            run_ok(no_fuse(tstore(&env, None)).args(["store", "du", "--json"])),
+            env.tstore().no_fuse().args(["store", "du", "--json"]).ok(),
         ),
         (
             "store-verify",
-            run_ok(no_fuse(tstore(&env, None)).args(["store", "verify", "--json"])),
+            env.tstore()
+                .no_fuse()
+                .args(["store", "verify", "--json"])
+                .ok(),
         ),
         (
             "roots-ls",
-            run_ok(no_fuse(tstore(&env, None)).args(["roots", "ls", "--json"])),
+            env.tstore().no_fuse().args(["roots", "ls", "--json"]).ok(),
         ),
         (
             "gc",
-            run_ok(no_fuse(tstore(&env, None)).args(["gc", "--dry-run", "--json"])),
+            env.tstore()
+                .no_fuse()
+                .args(["gc", "--dry-run", "--json"])
+                .ok(),
         ),
     ];
     for (name, out) in documents {
