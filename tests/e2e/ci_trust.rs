@@ -105,14 +105,14 @@ fn syntax_errors_of_hostile_files_quote_nothing() {
         let link = dir.join("terraform.tfvars");
         let _ = fs_err::remove_file(&link);
         symlink(target, &link).unwrap();
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_FLAVOR", "tofu")
             .env("TF_TOKEN_private_example", SECRET)
             .arg("init")
             .arg(&dir)
-            .output()
-            .unwrap();
+            .output();
         assert!(!out.status.success(), "init succeeded: {}", stderr(&out));
         let case = format!("terraform.tfvars -> {}", target.display());
         assert_no_secret(&out, &case);
@@ -360,13 +360,13 @@ fn private_copies_of_any_depth_are_replaced_and_removed() {
     fs_err::create_dir_all(&deep).unwrap();
     fs_err::write(deep.join("leaf"), "x").unwrap();
     let run = |args: &[&str]| {
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .env("TSTORE_NO_FUSE", "1")
             .arg("init")
             .args(args)
             .arg(&dir)
-            .output()
-            .unwrap();
+            .output();
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     };
     run(&[]);
@@ -537,12 +537,12 @@ fn a_local_module_swapped_for_a_symlink_during_init_copies_nothing_from_outside(
             }
         });
         for _ in 0..60 {
-            let _ = tstore(&env, None)
+            let _ = env
+                .tstore()
                 .env("TSTORE_NO_FUSE", "1")
                 .args(["init", "-upgrade"])
                 .arg(&dir)
-                .output()
-                .unwrap();
+                .output();
             for entry in walkdir::WalkDir::new(dir.join(".terraform")).follow_links(false) {
                 let Ok(entry) = entry else { continue };
                 if entry.file_name() == "stolen.key" {

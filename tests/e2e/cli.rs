@@ -214,7 +214,7 @@ fn every_json_document_carries_its_format_version() {
         &["gc", "--dry-run", "--json"],
         &["mount", "--status", "--json"],
     ] {
-        let out = tstore(&env, Some(&cfg)).args(args).output().unwrap();
+        let out = env.tstore().cli_config(&cfg).args(args).output();
         documents.push((args[0], out));
     }
     for (what, out) in documents {

@@ -7,7 +7,6 @@ use std::os::unix::fs::PermissionsExt as _;
 
 use tstore_test_support::{mirror, run_ok, stderr, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 const NULL_AND_P0: &str = r#"terraform {
@@ -45,12 +44,13 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
 
     // An empty store (none at all yet): it works, and keeps the team's mirror and blocks.
     assert!(!env.store.join("index.sqlite").exists());
-    let out = tstore(&env, Some(&user))
+    let out = env
+        .tstore()
+        .cli_config(&user)
         .env("TSTORE_NO_FUSE", "1")
         .args(["cli-config", "--out"])
         .arg(&generated)
-        .output()
-        .unwrap();
+        .output();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = fs_err::read_to_string(&generated).unwrap();
     let view = env.mount.join("providers").display().to_string();
@@ -240,12 +240,13 @@ fn a_configuration_for_both_tools_generates_what_each_tool_reads() {
         )
     });
     let generate = |flavor: &str| {
-        let out = tstore(&env, Some(&user))
+        let out = env
+            .tstore()
+            .cli_config(&user)
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_FLAVOR", flavor)
             .arg("cli-config")
-            .output()
-            .unwrap();
+            .output();
         assert!(out.status.success(), "{}", stderr(&out));
         (tstore_test_support::stdout(&out), stderr(&out))
     };

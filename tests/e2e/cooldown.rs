@@ -11,6 +11,7 @@ use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{GitRepo, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const LOCK: &str = ".tstore.lock.hcl";
 
@@ -259,13 +260,13 @@ fn providers_are_chosen_under_the_cooldown_by_init_upgrade_and_providers_lock() 
         "  direct {}",
     );
     let run = |dir: &std::path::Path, args: &[&str]| -> Output {
-        tstore(&env, Some(&cfg))
+        env.tstore()
+            .cli_config(&cfg)
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .args(args)
             .output()
-            .unwrap()
     };
     let dir = env.checkout("w", &[("main.tf", PROVIDER_CONFIG)]);
     fs_err::write(dir.join(".tstore.hcl"), SEVEN_DAYS).unwrap();
@@ -367,14 +368,13 @@ fn a_git_tag_waits_from_when_this_machine_first_saw_it_name_its_commit() {
         )
     };
     let run = |dir: &std::path::Path, args: &[&str]| -> Output {
-        tstore(&env, None)
+        env.tstore()
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .arg("init")
             .args(args)
             .output()
-            .unwrap()
     };
     let checkout = |name: &str, reference: &str, policy: &str| {
         let dir = env.checkout(name, &[("main.tf", call(reference).as_str())]);
@@ -441,13 +441,14 @@ fn modules_outdated_lists_what_the_cooldown_holds_back_and_when_it_is_eligible()
     f.publish("1.1.0", Some(20));
     f.publish("1.2.0", Some(2));
     let outdated = |args: &[&str]| {
-        tstore(&f.env, Some(&f.cli_config))
+        f.env
+            .tstore()
+            .cli_config(&f.cli_config)
             .env("TSTORE_NO_FUSE", "1")
             .current_dir(&dir)
             .args(["modules", "outdated"])
             .args(args)
             .output()
-            .unwrap()
     };
     let out = outdated(&[]);
     let stdout = text(&out.stdout);
@@ -484,13 +485,12 @@ fn modules_outdated_lists_newer_version_tags_of_tag_pinned_calls_across_roots() 
         fs_err::write(top.join(root).join("main.tf"), &call).unwrap();
     }
     let tstore_in = |dir: &std::path::Path, args: &[&str]| -> Output {
-        tstore(&env, None)
+        env.tstore()
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .args(args)
             .output()
-            .unwrap()
     };
     let out = tstore_in(&top, &["init", "--recursive"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -10,6 +10,7 @@ use std::process::Command;
 
 use tstore_test_support::{run_fail, run_ok, stderr, GitRepo, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
 
 /// A module package with several files of every kind of fact the walk and the provider
@@ -24,10 +25,7 @@ fn init(env: &TestEnv, dir: &Path) -> Command {
 }
 
 fn facts(env: &TestEnv) -> (bool, serde_json::Value) {
-    let out = tstore(env, None)
-        .args(["store", "facts", "--json"])
-        .output()
-        .unwrap();
+    let out = env.tstore().args(["store", "facts", "--json"]).output();
     (out.status.success(), json(&out))
 }
 

@@ -215,12 +215,13 @@ fn a_mount_path_serves_one_store_only() {
     let other_store = env.root.path().join("store-b");
     let dir = env.checkout("other", &[("main.tf", NULL_CONFIG)]);
     let before = tstore_test_support::snapshot(&dir);
-    let out = tstore(env, Some(&fixture.cfg))
+    let out = env
+        .tstore()
+        .cli_config(&fixture.cfg)
         .env("TSTORE_HOME", &other_store)
         .arg("init")
         .arg(&dir)
-        .output()
-        .unwrap();
+        .output();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("serves another store"), "{err}");

@@ -8,6 +8,7 @@ use std::process::Command;
 use tstore_test_support::{snapshot, stderr, GitRepo, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// 2,000 nested brackets in 4 KB: a stack overflow for a naive recursive parser.
 fn deep_expression() -> String {
@@ -27,12 +28,12 @@ fn repo(base: &Path, name: &str, files: &[(&str, &str)]) -> String {
 /// and leave the directory unchanged.
 fn refused(env: &TestEnv, dir: &Path, file: &str, what: &str) {
     let before = snapshot(dir);
-    let out = tstore(env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_NO_FUSE", "1")
         .arg("init")
         .arg(dir)
-        .output()
-        .expect("run tstore");
+        .output();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{what}: {err}");
     assert!(
@@ -173,12 +174,12 @@ fn a_tar_gz_bomb_is_refused_and_leaves_nothing() {
         )],
     );
     let before = snapshot(&dir);
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_NO_FUSE", "1")
         .arg("init")
         .arg(&dir)
-        .output()
-        .expect("run tstore");
+        .output();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("bytes in total"), "{err}");
@@ -300,12 +301,12 @@ fn a_leftover_temporary_link_is_removed_as_a_link() {
     let planted = modules.join(".n.tstore-99999-8.tmp");
     std::os::unix::fs::symlink(&victim, &planted).unwrap();
     let before = snapshot(&victim);
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_NO_FUSE", "1")
         .arg("init")
         .arg(&dir)
-        .output()
-        .unwrap();
+        .output();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         fs_err::symlink_metadata(&leftover).is_err(),

@@ -3,7 +3,7 @@
 
 use tstore_test_support::{stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// A loopback HTTP server that answers every request with `head` and then writes `body`
 /// (chunk by chunk, `pause` between chunks, `rounds` times) until the client goes away.
@@ -65,13 +65,13 @@ fn an_endless_module_archive_stops_at_the_archive_cap() {
                 &format!("module \"m\" {{\n  source = \"http://{addr}/m.zip\"\n}}\n"),
             )],
         );
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_MAX_ARCHIVE_BYTES", "4000000")
             .arg("init")
             .arg(&dir)
-            .output()
-            .unwrap();
+            .output();
         assert!(!out.status.success(), "init succeeded");
         assert!(
             stderr(&out).contains("TSTORE_MAX_ARCHIVE_BYTES"),
@@ -121,13 +121,13 @@ fn a_trickling_server_does_not_hold_init_forever() {
             )],
         );
         let started = std::time::Instant::now();
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .env("TSTORE_NO_FUSE", "1")
             .env("TF_REGISTRY_CLIENT_TIMEOUT", "2")
             .arg("init")
             .arg(&dir)
-            .output()
-            .unwrap();
+            .output();
         assert!(!out.status.success(), "{source}: init succeeded");
         assert!(
             stderr(&out).to_lowercase().contains(expect),

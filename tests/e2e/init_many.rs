@@ -294,12 +294,12 @@ fn a_root_named_with_control_characters_cannot_forge_the_summary() {
             ("ok/main.tf", ""),
         ],
     );
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_NO_FUSE", "1")
         .args(["init", "--recursive"])
         .arg(&top)
-        .output()
-        .unwrap();
+        .output();
     assert!(!out.status.success());
     let all = format!(
         "{}{}",

@@ -4,7 +4,7 @@
 
 use tstore_test_support::{run_fail, snapshot, stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// A checkout's files: (path, content).
 type Files = &'static [(&'static str, &'static str)];
@@ -210,13 +210,13 @@ fn judge_cases(judge: &std::path::Path, tool: &str, cases: &[(&str, Files, &str)
         );
         let ours = env.checkout(&format!("ours-{i}"), files);
         let before = snapshot(&ours);
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .env("TSTORE_NO_FUSE", "1")
             .env("TSTORE_TOOL_VERSION", tool)
             .arg("init")
             .arg(&ours)
-            .output()
-            .expect("run tstore");
+            .output();
         let err = words(&stderr(&out));
         if out.status.success() || !err.contains(summary) {
             mismatches.push(format!(

@@ -611,13 +611,14 @@ fn an_unpacked_mirror_against_a_lock_of_only_zip_hashes_is_refused_unlike_terraf
     run_ok(&mut env.judge_init(&peers.terraform_current, &theirs, &cfg));
     assert!(theirs.join(".terraform/providers").exists());
 
-    let out = tstore(&env, Some(&cfg))
+    let out = env
+        .tstore()
+        .cli_config(&cfg)
         .env("TSTORE_NO_FUSE", "1")
         .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
         .arg("init")
         .arg(&ours)
-        .output()
-        .unwrap();
+        .output();
     let said = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("records only zh: checksums"), "{said}");

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use tstore_test_support::{run_ok, stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const PACKAGE: &str = "example.com/test/swap/1.0.0/linux_amd64";
 
@@ -60,11 +60,7 @@ fn a_file_swapped_for_a_link_during_import_never_brings_its_target_in() {
         .unwrap();
     let mut refused = 0;
     for _ in 0..10 {
-        let out = tstore(&env, None)
-            .args(["store", "import"])
-            .arg(&mirror)
-            .output()
-            .unwrap();
+        let out = env.tstore().args(["store", "import"]).arg(&mirror).output();
         if !out.status.success() {
             refused += 1;
         }
@@ -93,11 +89,7 @@ fn a_sparse_file_in_a_mirror_is_refused_as_a_bomb() {
             .args(["-s", "256M"])
             .arg(pkg.join("data.bin")),
     );
-    let out = tstore(&env, None)
-        .args(["store", "import"])
-        .arg(&mirror)
-        .output()
-        .unwrap();
+    let out = env.tstore().args(["store", "import"]).arg(&mirror).output();
     assert!(!out.status.success(), "a 256 MiB sparse file was imported");
     let err = stderr(&out);
     assert!(err.contains("data.bin"), "{err}");

@@ -7,7 +7,6 @@ use std::path::Path;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{module_records, GitRepo, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 /// A bare git repository `<base>/mod.git` (tag v1) holding one module.
@@ -86,12 +85,13 @@ fn constraints_select_what_terraform_selects() {
             .args(["init", "-backend=false", "-no-color"])
             .output()
             .unwrap();
-        let us = tstore(&env, Some(&cfg))
+        let us = env
+            .tstore()
+            .cli_config(&cfg)
             .env("TSTORE_NO_FUSE", "1")
             .arg("init")
             .arg(&ours)
-            .output()
-            .unwrap();
+            .output();
         let (want, got) = (selected(&theirs, &tf), selected(&ours, &us));
         let same = match (&want, &got) {
             (Ok(a), Ok(b)) => a == b,
@@ -107,12 +107,13 @@ fn constraints_select_what_terraform_selects() {
                 ours.join(".tstore.lock.hcl").is_file(),
                 "{c:?}: no lock file"
             );
-            let again = tstore(&env, Some(&cfg))
+            let again = env
+                .tstore()
+                .cli_config(&cfg)
                 .env("TSTORE_NO_FUSE", "1")
                 .arg("init")
                 .arg(&ours)
-                .output()
-                .unwrap();
+                .output();
             let locked = selected(&ours, &again);
             if locked.as_ref() != Ok(first) {
                 differences.push(format!(

@@ -7,7 +7,7 @@ use std::path::Path;
 use tstore_test_support::{stderr, stdout, Layout, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 fn readme_troubleshooting() -> String {
     let readme =
@@ -35,10 +35,7 @@ fn a_dead_mount_is_recognised_from_terraforms_message_and_recovered_as_documente
     // Its exit (all threads, then the FUSE connection) takes a moment.
     let started = std::time::Instant::now();
     loop {
-        let st = tstore(&m.env, None)
-            .args(["mount", "--status"])
-            .output()
-            .unwrap();
+        let st = m.env.tstore().args(["mount", "--status"]).output();
         if st.status.code() == Some(32) {
             break;
         }
@@ -77,10 +74,7 @@ fn a_dead_mount_is_recognised_from_terraforms_message_and_recovered_as_documente
         );
     }
     // The documented recovery.
-    let status = tstore(&m.env, None)
-        .args(["mount", "--status"])
-        .output()
-        .unwrap();
+    let status = m.env.tstore().args(["mount", "--status"]).output();
     assert_eq!(status.status.code(), Some(32), "{}", stdout(&status));
     assert!(stdout(&status).contains("stale"), "{}", stdout(&status));
     m.env.tstore().arg("mount").ok();
@@ -124,10 +118,7 @@ fn mount_enable_writes_the_user_unit_and_says_what_to_do_without_systemd() {
     assert!(!unit.exists());
     // A unit of the user's own is never overwritten.
     fs_err::write(&unit, "[Service]\nExecStart=/bin/true\n").unwrap();
-    let out = tstore(&env, None)
-        .args(["mount", "--enable"])
-        .output()
-        .unwrap();
+    let out = env.tstore().args(["mount", "--enable"]).output();
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("was not written by tstore"),
@@ -185,11 +176,11 @@ fn a_mount_path_with_a_newline_writes_no_directive_into_the_unit() {
         env.root.path().display(),
         marker.display()
     );
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_MOUNT", &hostile)
         .args(["mount", "--enable"])
-        .output()
-        .unwrap();
+        .output();
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(
         stderr(&out).contains("control character"),
@@ -199,11 +190,11 @@ fn a_mount_path_with_a_newline_writes_no_directive_into_the_unit() {
     assert!(!unit.exists(), "a unit was written");
     // Specifiers and a trailing backslash in the store path stay inside their quotes.
     let store = env.root.path().join("st%h\\");
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_HOME", &store)
         .args(["mount", "--enable"])
-        .output()
-        .unwrap();
+        .output();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = fs_err::read_to_string(&unit).unwrap();
     let description = text

@@ -132,11 +132,11 @@ fn a_damaged_package_is_repaired_for_every_checkout_that_links_it() {
                 dir.display()
             );
         }
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .env("TSTORE_NO_FUSE", "1")
             .args(["store", "verify"])
-            .output()
-            .unwrap();
+            .output();
         assert!(out.status.success(), "{when}: {}", stderr(&out));
     };
 

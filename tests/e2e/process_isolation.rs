@@ -12,6 +12,7 @@ use std::path::Path;
 use tstore_test_support::{GitRepo, TestEnv};
 
 use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// Plant a bare repository's files in `dir`: a `config` whose `core.sshCommand` (and
 /// `core.fsmonitor`, and a credential helper) would create `marker`.
@@ -45,11 +46,7 @@ fn a_bare_repository_committed_into_a_root_runs_nothing() {
     plant_bare_repository(&root, &marker);
 
     // tstore run in the root itself.
-    let out = tstore(&env, None)
-        .current_dir(&root)
-        .arg("init")
-        .output()
-        .unwrap();
+    let out = env.tstore().current_dir(&root).arg("init").output();
     assert!(!out.status.success(), "the source is unreachable: {out:?}");
     assert!(
         !marker.exists(),
@@ -58,12 +55,12 @@ fn a_bare_repository_committed_into_a_root_runs_nothing() {
     );
 
     // tstore reaching the root with -chdir.
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .current_dir(env.root.path())
         .arg(format!("-chdir={}", root.display()))
         .arg("init")
-        .output()
-        .unwrap();
+        .output();
     assert!(!out.status.success(), "{out:?}");
     assert!(
         !marker.exists(),
@@ -96,13 +93,13 @@ fn a_relative_path_entry_never_runs_a_file_of_the_checkout() {
     let mut path = std::ffi::OsString::from("bin:.:");
     path.push(std::env::var_os("PATH").unwrap_or_default());
     for flavor in ["terraform", "tofu"] {
-        let out = tstore(&env, None)
+        let out = env
+            .tstore()
             .current_dir(&root)
             .env("PATH", &path)
             .env("TSTORE_FLAVOR", flavor)
             .args(["init", "--json"])
-            .output()
-            .unwrap();
+            .output();
         assert!(out.status.success(), "{out:?}");
         assert!(!marker.exists(), "{flavor}: tstore ran ./bin/{flavor}");
         let report = crate::common::json(&out);

@@ -8,8 +8,8 @@ use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
 use tstore_test_support::{lock_file, run_ok, snapshot, stderr, stdout, TestEnv};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
 
 /// A synthetic two-file package; terraform 1.0.3 records its `h1:` as
 /// `h1:35PY4wC9sFJwKSdoMKp6Z739HYyCQpXb8mLZzT2du5I=` from any source.
@@ -900,13 +900,14 @@ fn provider_pre_releases_select_as_each_terraform_selects() {
                 .unwrap()
                 .status
                 .success();
-            let our_ok = tstore(&env, Some(&cfg))
+            let our_ok = env
+                .tstore()
+                .cli_config(&cfg)
                 .env("TSTORE_NO_FUSE", "1")
                 .env("TSTORE_TOOL_VERSION", tool)
                 .arg("init")
                 .arg(&ours)
                 .output()
-                .unwrap()
                 .status
                 .success();
             assert_eq!(our_ok, their_ok, "{constraint:?} under {tool}");

@@ -203,11 +203,12 @@ fn the_registry_of_generated_cli_configs_is_never_read_from_the_store() {
     let repo = git_package(&a.root.path().join("git"));
     // The user keeps ~/.tstore.tfrc current with tstore.
     let target = b.home.join(".tstore.tfrc");
-    let out = tstore(b, Some(&fixture.cfg))
+    let out = b
+        .tstore()
+        .cli_config(&fixture.cfg)
         .args(["cli-config", "--out"])
         .arg(&target)
-        .output()
-        .unwrap();
+        .output();
     assert!(out.status.success(), "{}", stderr(&out));
     restored(&a, b, &repo);
     // The cache writer's instructions: rewrite the user's ~/.tstore.tfrc from its file.

@@ -9,7 +9,7 @@ use std::process::Command;
 use tstore_test_support::{run_ok, stderr, Layout, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 
 #[test]
 fn store_rm_removes_the_store_and_the_mount_and_terraform_init_takes_over() {
@@ -19,7 +19,7 @@ fn store_rm_removes_the_store_and_the_mount_and_terraform_init_takes_over() {
     assert!(m.env.store.join("views").is_dir());
 
     // Without --yes: says what would go, removes nothing, exits 1.
-    let out = tstore(&m.env, None).args(["store", "rm"]).output().unwrap();
+    let out = m.env.tstore().args(["store", "rm"]).output();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(said.contains("Nothing was removed"), "{said}");
@@ -56,11 +56,11 @@ fn store_rm_refuses_what_is_not_a_store() {
     let precious = env.root.path().join("not-a-store");
     fs_err::create_dir_all(&precious).unwrap();
     fs_err::write(precious.join("notes.txt"), "keep\n").unwrap();
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_HOME", &precious)
         .args(["store", "rm", "--yes"])
-        .output()
-        .unwrap();
+        .output();
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("is not a tstore store"),
@@ -203,11 +203,11 @@ fn store_rm_refuses_a_directory_that_is_not_a_store() {
     fs_err::create_dir_all(home.join("projects")).unwrap();
     fs_err::write(home.join("notes.txt"), "mine").unwrap();
     fs_err::write(home.join("index.sqlite"), "SQLite format 3\0").unwrap();
-    let out = tstore(&env, None)
+    let out = env
+        .tstore()
         .env("TSTORE_HOME", &home)
         .args(["store", "rm", "--yes"])
-        .output()
-        .unwrap();
+        .output();
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("is not a tstore store"),

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use tstore_test_support::{run_ok, Layout, NullMirror, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{tstore, tstore_bin};
 
 /// A running `tstore serve` for a test environment's store; killed when dropped.
@@ -400,7 +401,7 @@ fn the_socket_is_the_servers_own_and_nothing_else() {
     std::os::unix::fs::symlink(&elsewhere.socket, m.env.store.join("serve.sock")).unwrap();
     assert!(init().status.success());
     assert_eq!(elsewhere.log().lines().count(), 1, "{}", elsewhere.log());
-    let refused = tstore(&m.env, None).arg("serve").output().unwrap();
+    let refused = m.env.tstore().arg("serve").output();
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is not a socket this user made"));
     assert!(fs_err::symlink_metadata(m.env.store.join("serve.sock"))
@@ -424,7 +425,7 @@ fn the_socket_is_the_servers_own_and_nothing_else() {
 
     // A socket a killed server left: the client runs alone; a new server replaces it.
     let mut first = Server::start(&m.env, &[]);
-    let second = tstore(&m.env, None).arg("serve").output().unwrap();
+    let second = m.env.tstore().arg("serve").output();
     assert_eq!(second.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&second.stderr).contains("another tstore server serves"));
     first.child.kill().unwrap();
@@ -471,10 +472,7 @@ fn an_index_replaced_under_the_server_is_opened_again() {
         String::from_utf8_lossy(&out.stderr)
     );
     server.wait_for(|s| s.count("init exited 0") == 2);
-    let out = tstore(&m.env, None)
-        .args(["roots", "ls", "--json"])
-        .output()
-        .unwrap();
+    let out = m.env.tstore().args(["roots", "ls", "--json"]).output();
     let roots = String::from_utf8_lossy(&out.stdout).into_owned();
     for dir in [first, second] {
         let dir = dir.canonicalize().unwrap().display().to_string();

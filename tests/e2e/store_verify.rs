@@ -106,7 +106,7 @@ fn bit_rot_is_reported_then_quarantined_and_refetched(no_fuse: bool) {
         &["store", "verify", "--repair", "--dry-run", "--json"][..],
         &["store", "verify", "-dry-run", "-json"][..],
     ] {
-        let out = tstore(env, None).args(args).output().unwrap();
+        let out = env.tstore().args(args).output();
         let v = json(&out);
         assert_eq!(v["repaired"], false, "{v}");
         assert_eq!(v["repair"]["dry_run"], true, "{v}");
