@@ -51,6 +51,10 @@ struct Case {
     /// Fields that differ for one judge, by its version.
     #[serde(default)]
     by_judge: BTreeMap<String, JudgeOverride>,
+    /// A fixture under `tests/` copied byte for byte as the case's `main.tf`: the HCL syntax
+    /// cases are the files `tests/hcl-syntax/` holds for the e2e syntax test too.
+    #[serde(default)]
+    main_tf_from: Option<String>,
 }
 
 /// What a case expects of one judge where it differs from the case's own fields.
@@ -194,8 +198,16 @@ fn run_case(
     let src = cases_dir().join(name);
     let theirs = env.work.join(format!("{name}-terraform-{}", judge.version));
     let ours = env.work.join(format!("{name}-tstore-{}", judge.version));
-    materialize(&src, &theirs, world);
-    materialize(&src, &ours, world);
+    for dest in [&theirs, &ours] {
+        materialize(&src, dest, world);
+        if let Some(fixture) = &case.main_tf_from {
+            let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests")
+                .join(fixture);
+            fs_err::create_dir_all(dest).unwrap();
+            fs_err::copy(from, dest.join("main.tf")).unwrap();
+        }
+    }
     let terraform = |dir: &Path| {
         let mut cmd = env.command(&judge.binary);
         cmd.current_dir(dir);

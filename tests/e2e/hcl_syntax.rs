@@ -1,4 +1,4 @@
-//! Native HCL syntax: every case under `tests/e2e/hcl-syntax/accept` must parse and every
+//! Native HCL syntax: every case under `tests/hcl-syntax/accept` must parse and every
 //! case under `reject` must fail, both in tstore's configuration loader and in the real
 //! terraform 1.0.3 (`terraform fmt`, which parses without needing providers). terraform
 //! judging each case first proves the case is what its folder says; the cases are the
@@ -10,7 +10,7 @@ use tstore_test_support::TestEnv;
 
 fn cases(verdict: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/e2e/hcl-syntax")
+        .join("../tests/hcl-syntax")
         .join(verdict);
     let mut cases: Vec<PathBuf> = fs_err::read_dir(&dir)
         .expect("list syntax cases")

@@ -1,3 +1,0 @@
-locals {
-  x = true && true ? [true ? "b" : ""] : []
-}

@@ -1,4 +1,0 @@
-locals {
-  x = true ? 1 :
-  2
-}

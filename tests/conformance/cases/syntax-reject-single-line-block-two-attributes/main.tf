@@ -1,1 +1,0 @@
-variable "a" { default = 1, type = number }
