@@ -39,6 +39,7 @@ mod mirror_names;
 mod mirror_reach;
 mod mirror_trust;
 mod module_lock;
+mod module_lock_workflow;
 mod module_mirror;
 mod module_policy;
 mod module_versions;
