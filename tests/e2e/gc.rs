@@ -6,14 +6,15 @@
 //! `TSTORE_FAULT_ROUNDS` (default 50); `scripts/soak` raises them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tstore_test_support::{mirror, run_fail, run_ok, stdout, TestEnv, Tstore};
+use tstore_test_support::{mirror, stdout, TestEnv, Tstore};
 
-use crate::common::{json, tstore};
+use crate::common::json;
+use crate::common::TstoreEnv as _;
 
 /// Providers of the fixtures: `example.com/test/pN` 1.0.0, each an executable with its own
 /// content plus a file shared by all.
@@ -69,10 +70,9 @@ impl Fixture {
         Fixture { env, cfg }
     }
 
-    pub(crate) fn cmd(&self) -> Command {
-        let mut cmd = tstore(&self.env, Some(&self.cfg));
-        cmd.env("TSTORE_NO_FUSE", "1");
-        cmd
+    /// `tstore` with this fixture's CLI configuration and no FUSE.
+    pub(crate) fn cmd(&self) -> Tstore {
+        self.env.tstore().cli_config(&self.cfg).no_fuse()
     }
 
     /// (Re)create checkout `name` requiring the given providers.
@@ -88,11 +88,11 @@ impl Fixture {
     }
 
     pub(crate) fn init(&self, dir: &Path) -> std::process::Output {
-        Tstore::from_command(self.cmd()).init(dir).output()
+        self.cmd().init(dir).output()
     }
 
     pub(crate) fn gc_json(&self, args: &[&str]) -> serde_json::Value {
-        json(&run_ok(self.cmd().arg("gc").arg("--json").args(args)))
+        json(&self.cmd().arg("gc").arg("--json").args(args).ok())
     }
 
     /// `store verify --repair --json` (removes leftovers); panics unless no package had
@@ -101,8 +101,7 @@ impl Fixture {
         let out = self
             .cmd()
             .args(["store", "verify", "--repair", "--json"])
-            .output()
-            .unwrap();
+            .output();
         let v = json(&out);
         assert!(out.status.success(), "store verify failed: {v}");
         assert_eq!(v["repair"]["packages"], serde_json::json!([]), "{v}");
@@ -163,9 +162,9 @@ fn gc_sweeps_what_no_live_root_links() {
     let b = f.checkout("b", &[1, 2]);
     let c = f.checkout("c", &[3]);
     for d in [&a, &b, &c] {
-        run_ok(f.cmd().arg("init").arg(d));
+        f.cmd().arg("init").arg(d).ok();
     }
-    let roots = json(&run_ok(f.cmd().args(["roots", "ls", "--json"])));
+    let roots = json(&f.cmd().args(["roots", "ls", "--json"]).ok());
     let roots = roots["roots"].as_array().unwrap();
     assert_eq!(roots.len(), 3, "{roots:?}");
     assert_eq!(roots[0]["links"].as_array().unwrap().len(), 2, "{roots:?}");
@@ -189,7 +188,7 @@ fn gc_sweeps_what_no_live_root_links() {
         ["example.com/test/p2", "example.com/test/p3"],
         "{r}"
     );
-    let ls = json(&run_ok(f.cmd().args(["store", "ls", "--json"])));
+    let ls = json(&f.cmd().args(["store", "ls", "--json"]).ok());
     assert_eq!(ls["packages"].as_array().unwrap().len(), 4, "{ls}");
     // For real.
     let r = f.gc_json(&["--min-age", "0"]);
@@ -201,7 +200,7 @@ fn gc_sweeps_what_no_live_root_links() {
     assert_eq!(r["blobs_removed"], 2, "{r}"); // the shared LICENSE stays
     assert!(r["bytes_freed"].as_u64().unwrap() >= 2000, "{r}");
     assert_eq!(r["roots_live"], 1, "{r}");
-    let ls = json(&run_ok(f.cmd().args(["store", "ls", "--json"])));
+    let ls = json(&f.cmd().args(["store", "ls", "--json"]).ok());
     assert_eq!(
         package_names(&ls, "packages"),
         ["example.com/test/p0", "example.com/test/p1"]
@@ -214,7 +213,7 @@ fn gc_sweeps_what_no_live_root_links() {
         .exists());
     f.verify_clean();
     // A re-init of c brings p3 back.
-    run_ok(f.cmd().arg("init").arg(&c));
+    f.cmd().arg("init").arg(&c).ok();
     assert!(provider_link(&c, 3).join("LICENSE").exists());
 }
 
@@ -224,10 +223,10 @@ fn gc_sweeps_what_no_live_root_links() {
 fn gc_skips_when_the_store_stays_busy() {
     let f = Fixture::new(100);
     let a = f.checkout("a", &[0]);
-    run_ok(f.cmd().arg("init").arg(&a));
+    f.cmd().arg("init").arg(&a).ok();
     // Something to collect: a checkout that went away.
     let b = f.checkout("b", &[1]);
-    run_ok(f.cmd().arg("init").arg(&b));
+    f.cmd().arg("init").arg(&b).ok();
     fs_err::remove_dir_all(&b).unwrap();
     let lock = std::fs::OpenOptions::new()
         .read(true)
@@ -235,18 +234,18 @@ fn gc_skips_when_the_store_stays_busy() {
         .open(f.env.store.join(".lock"))
         .unwrap();
     lock.lock_shared().unwrap();
-    let out = run_ok(f.cmd().args(["gc", "--min-age", "0", "--wait", "1"]));
+    let out = f.cmd().args(["gc", "--min-age", "0", "--wait", "1"]).ok();
     assert_eq!(stdout(&out).trim(), "store busy, skipped");
     // It let go of its turnstile: a new init is not held back.
-    run_ok(f.cmd().arg("init").arg(&a));
+    f.cmd().arg("init").arg(&a).ok();
     lock.unlock().unwrap();
-    let out = run_ok(f.cmd().args(["gc", "--min-age", "0"]));
+    let out = f.cmd().args(["gc", "--min-age", "0"]).ok();
     assert!(
         stdout(&out).contains("gc removed 1 package"),
         "{}",
         stdout(&out)
     );
-    run_fail(f.cmd().args(["gc", "--min-age", "1y"]));
+    f.cmd().args(["gc", "--min-age", "1y"]).fails();
 }
 
 /// N processes run `tstore init` in random checkouts while another deletes checkouts and
@@ -323,7 +322,7 @@ fn stress_concurrent_inits_and_gc() {
             let dir = f.env.work.join(&checkouts[i].0);
             let _ = std::fs::remove_dir_all(&dir);
         }
-        let out = run_ok(f.cmd().args(["gc", "--min-age", "0", "--json"]));
+        let out = f.cmd().args(["gc", "--min-age", "0", "--json"]).ok();
         let v = json(&out);
         if v.get("skipped").is_some() {
             gc_skips += 1;
@@ -366,14 +365,14 @@ fn stress_concurrent_inits_and_gc() {
             }
         }
     }
-    let ls = json(&run_ok(f.cmd().args(["store", "ls", "--json"])));
+    let ls = json(&f.cmd().args(["store", "ls", "--json"]).ok());
     let have: std::collections::BTreeSet<String> =
         package_names(&ls, "packages").into_iter().collect();
     assert_eq!(
         have, expected,
         "the store holds exactly what checkouts link"
     );
-    let du = json(&run_ok(f.cmd().args(["store", "du", "--json"])));
+    let du = json(&f.cmd().args(["store", "du", "--json"]).ok());
     let blobs = expected.len() as u64 + u64::from(!expected.is_empty()); // + shared LICENSE
     assert_eq!(du["blobs"], blobs, "{du}");
     assert_eq!(du["trees"], expected.len() as u64, "{du}");
@@ -401,7 +400,7 @@ fn kill_9_during_ingest_and_gc_leaves_a_sound_store() {
             (round as usize + 2) % PROVIDERS,
         ];
         let dir = f.checkout(&format!("r{round}"), &providers);
-        let mut cmd = f.cmd();
+        let mut cmd = f.cmd().command();
         if round % 3 == 2 {
             // Make garbage for gc to sweep, then kill gc mid-sweep.
             for old in 0..round {
@@ -435,7 +434,7 @@ fn kill_9_during_ingest_and_gc_leaves_a_sound_store() {
         std::fs::remove_dir_all(&fresh).unwrap();
         if round % 3 != 2 {
             // The killed init's checkout: a re-init repairs whatever it left.
-            run_ok(f.cmd().arg("init").arg(&dir));
+            f.cmd().arg("init").arg(&dir).ok();
             assert!(dangling_links(&dir).is_empty(), "round {round}");
         }
     }
@@ -451,7 +450,7 @@ fn kill_9_during_ingest_and_gc_leaves_a_sound_store() {
 fn corrupt_blob_is_reported_and_not_linked() {
     let f = Fixture::new(50_000);
     let a = f.checkout("a", &[0]);
-    run_ok(f.cmd().arg("init").arg(&a));
+    f.cmd().arg("init").arg(&a).ok();
     let bin = provider_link(&a, 0).join("terraform-provider-p0_v1.0.0");
     let good = std::fs::read(&bin).unwrap();
     // Find the blob file by content and flip a byte in place.
@@ -465,18 +464,14 @@ fn corrupt_blob_is_reported_and_not_linked() {
     bad[1234] ^= 0xff;
     std::fs::write(&blob, &bad).unwrap();
 
-    let out = f
-        .cmd()
-        .args(["store", "verify", "--json"])
-        .output()
-        .unwrap();
+    let out = f.cmd().args(["store", "verify", "--json"]).output();
     assert!(!out.status.success());
     let v = json(&out);
     assert_eq!(v["corrupt"].as_array().unwrap().len(), 1, "{v}");
 
     // A new checkout: the memo would name the corrupt tree; init re-ingests instead.
     let b = f.checkout("b", &[0]);
-    let out = run_ok(f.cmd().args(["init", "--json"]).arg(&b));
+    let out = f.cmd().args(["init", "--json"]).arg(&b).ok();
     let report = json(&out);
     assert_eq!(report["providers"][0]["obtained"], "ingested", "{report}");
     let linked = std::fs::read(provider_link(&b, 0).join("terraform-provider-p0_v1.0.0")).unwrap();
@@ -512,9 +507,9 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
 fn gc_gets_its_turn_while_inits_keep_coming() {
     let f = Fixture::new(100);
     let a = f.checkout("a", &[0]);
-    run_ok(f.cmd().arg("init").arg(&a));
+    f.cmd().arg("init").arg(&a).ok();
     let b = f.checkout("b", &[1]);
-    run_ok(f.cmd().arg("init").arg(&b));
+    f.cmd().arg("init").arg(&b).ok();
     fs_err::remove_dir_all(&b).unwrap();
     let running = std::fs::OpenOptions::new()
         .read(true)
@@ -526,6 +521,7 @@ fn gc_gets_its_turn_while_inits_keep_coming() {
     let gc = f
         .cmd()
         .args(["gc", "--min-age", "0", "--wait", "30", "--json"])
+        .command()
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -551,6 +547,7 @@ fn gc_gets_its_turn_while_inits_keep_coming() {
         .cmd()
         .arg("init")
         .arg(&a)
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -587,17 +584,17 @@ fn gc_gets_its_turn_while_inits_keep_coming() {
 fn gc_with_nothing_to_collect_runs_beside_a_running_init() {
     let f = Fixture::new(100);
     let a = f.checkout("a", &[0]);
-    run_ok(f.cmd().arg("init").arg(&a));
+    f.cmd().arg("init").arg(&a).ok();
     let running = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(f.env.store.join(".lock"))
         .unwrap();
     running.lock_shared().unwrap();
-    let out = run_ok(
-        f.cmd()
-            .args(["gc", "--min-age", "0", "--wait", "0", "--json"]),
-    );
+    let out = f
+        .cmd()
+        .args(["gc", "--min-age", "0", "--wait", "0", "--json"])
+        .ok();
     let report = json(&out);
     assert!(report.get("skipped").is_none(), "{report}");
     assert_eq!(report["dry_run"], false, "{report}");
@@ -605,18 +602,14 @@ fn gc_with_nothing_to_collect_runs_beside_a_running_init() {
     // And a dry run never waits, whatever there is to collect.
     let b = f.checkout("b", &[1]);
     running.unlock().unwrap();
-    run_ok(f.cmd().arg("init").arg(&b));
+    f.cmd().arg("init").arg(&b).ok();
     fs_err::remove_dir_all(&b).unwrap();
     running.lock_shared().unwrap();
-    let preview = json(&run_ok(f.cmd().args([
-        "gc",
-        "--min-age",
-        "0",
-        "--wait",
-        "0",
-        "--dry-run",
-        "--json",
-    ])));
+    let preview = json(
+        &f.cmd()
+            .args(["gc", "--min-age", "0", "--wait", "0", "--dry-run", "--json"])
+            .ok(),
+    );
     assert_eq!(
         preview["roots_dropped"].as_array().unwrap().len(),
         1,

@@ -83,7 +83,7 @@ fn gc_keeps_the_store_under_its_budget_oldest_unlinked_first_and_never_a_linked_
     assert_eq!(tight["budget"]["met"], false, "{tight}");
     assert!(tight["budget"]["linked_bytes"].as_u64().unwrap() >= 256 * KIB);
     assert!(f.init(&dirs[2]).status.success());
-    let words = run_ok(f.cmd().args(["gc", "--max-size", "1K"]));
+    let words = f.cmd().args(["gc", "--max-size", "1K"]).ok();
     let text = String::from_utf8_lossy(&words.stdout);
     assert!(text.contains("the store does not fit"), "{text}");
     assert!(text.contains("linked by live checkouts"), "{text}");
