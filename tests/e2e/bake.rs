@@ -6,7 +6,7 @@
 use tstore_test_support::{lock_file, run_ok, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 use crate::oci_fixture::{RunnerA, RunnerB};
 
 #[test]
@@ -45,14 +45,16 @@ fn a_store_fetched_from_lock_files_is_pushed_and_installs_a_runner_from_oci_alon
         .ok();
     assert!(!dir_a.join(".terraform").exists(), "fetch links nothing");
     assert_eq!(lock_file(&dir_a), lock, "fetch writes no lock file");
-    let mut push = tstore(&runner_a, Some(&origin_cfg));
-    push.env("SSL_CERT_FILE", &ca)
+    let push = runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
+        .env("SSL_CERT_FILE", &ca)
         .args(["push", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             oci.host()
         ));
-    run_ok(&mut push);
+    push.ok();
 
     // Runner B: the OCI registry is its only source.
     let RunnerB {

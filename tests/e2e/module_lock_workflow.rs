@@ -8,7 +8,7 @@ use std::path::Path;
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
 
-use crate::common::{json, sh, tstore, TstoreEnv};
+use crate::common::{json, sh, TstoreEnv};
 
 use crate::module_lock::{
     calls, module_repo, modules_lock, move_tag, one_git_call, output_tarball, output_tf, state,
@@ -371,12 +371,13 @@ fn secrets_from_variables_stay_out_of_the_lock_and_the_report() {
 fn modules_outdated_lists_a_moved_ref_and_changes_nothing() {
     let (env, base, repo, _main, dir) = one_git_call();
     let outdated = |args: &[&str]| {
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_NO_FUSE", "1")
+        let cmd = env
+            .tstore()
+            .env("TSTORE_NO_FUSE", "1")
             .args(["modules", "outdated"])
             .args(args)
             .arg(&dir);
-        cmd.output().unwrap()
+        cmd.output()
     };
     let none = outdated(&[]);
     assert!(

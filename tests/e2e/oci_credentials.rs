@@ -225,9 +225,13 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
     let ca_b = trust(&runner_b);
     let cfg_b = oci_cli_config(&runner_b, &oci.host());
     let dir_b = runner_b.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let mut init_b = tstore(&runner_b, Some(&cfg_b));
-    init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
-    run_ok(&mut init_b);
+    let init_b = runner_b
+        .tstore()
+        .cli_config(&cfg_b)
+        .env("SSL_CERT_FILE", &ca_b)
+        .arg("init")
+        .arg(&dir_b);
+    init_b.ok();
     assert!(lock_file(&dir_b).contains(NULL_H1));
     let pulls = tokens.requests()[pushes.len()..].to_vec();
     assert!(
@@ -239,12 +243,13 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
     run_ok(&mut plan);
 
     // An anonymous token carries no push: the registry refuses, and tstore says so.
-    let mut push_b = tstore(&runner_b, Some(&cfg_b));
-    push_b
+    let push_b = runner_b
+        .tstore()
+        .cli_config(&cfg_b)
         .env("SSL_CERT_FILE", &ca_b)
         .args(["push", "--provider", "hashicorp/null"])
         .arg(&target);
-    let err = stderr(&run_fail(&mut push_b));
+    let err = stderr(&push_b.fails());
     assert!(err.contains(&oci.host()), "{err}");
     assert!(
         err.contains("anonymous access does not allow this"),

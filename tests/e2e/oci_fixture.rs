@@ -3,9 +3,10 @@
 //! tests ([`RunnerA`] installs from an origin registry, [`RunnerB`] from the OCI registry).
 
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{mirror, run_ok, TestEnv};
+use tstore_test_support::{mirror, TestEnv};
 
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::TstoreEnv as _;
+use crate::common::NULL_CONFIG;
 
 /// A CLI config with one `oci_mirror` whose repositories are `REGISTRY/mirror/NS/TYPE` for
 /// the providers of the terraform flavor's default host (the template may leave out
@@ -87,9 +88,13 @@ impl RunnerB {
             dir_b.join(".terraform.lock.hcl"),
         )
         .unwrap();
-        let mut init_b = tstore(&runner_b, Some(&cfg_b));
-        init_b.env("SSL_CERT_FILE", &ca_b).arg("init").arg(&dir_b);
-        run_ok(&mut init_b);
+        let init_b = runner_b
+            .tstore()
+            .cli_config(&cfg_b)
+            .env("SSL_CERT_FILE", &ca_b)
+            .arg("init")
+            .arg(&dir_b);
+        init_b.ok();
         RunnerB {
             runner_b,
             cfg_b,

@@ -6,6 +6,7 @@ use std::path::Path;
 use tstore_test_support::oci_registry::{sha256_digest, OciRegistry};
 use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore};
 
 /// A module package as a zip: one file declaring an output.
@@ -114,9 +115,8 @@ fn oci_module_sources_install_by_tag_and_by_digest_and_reuse_the_stored_layer() 
             &module_root(&format!("oci://{host}/modules/greeting?tag=1.0.0")),
         )],
     );
-    let mut cmd = tstore(&env, None);
-    cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(&tf);
-    let err = stderr(&run_fail(&mut cmd));
+    let cmd = env.tstore().env("SSL_CERT_FILE", &ca).arg("init").arg(&tf);
+    let err = stderr(&cmd.fails());
     assert!(err.contains("--flavor tofu"), "{err}");
 }
 

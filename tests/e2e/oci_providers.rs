@@ -8,6 +8,7 @@ use std::path::Path;
 use tstore_test_support::oci_registry::{sha256_digest, OciRegistry};
 use tstore_test_support::{lock_file, mirror, run_fail, run_ok, stderr, TestEnv, NULL_H1};
 
+use crate::common::TstoreEnv as _;
 use crate::common::{json, tstore, NULL_CONFIG};
 use crate::oci_fixture::{null_zips, oci_cli_config};
 
@@ -65,9 +66,13 @@ fn init_installs_from_an_oci_mirror_and_terraform_plans() {
     };
     assert_eq!(count(&registry), 1, "{:#?}", registry.requests());
     let unlocked = env.checkout("c", &[("main.tf", NULL_CONFIG)]);
-    let mut fresh = tstore(&env, Some(&cfg));
-    fresh.env("SSL_CERT_FILE", &ca).arg("init").arg(&unlocked);
-    run_ok(&mut fresh);
+    let fresh = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&unlocked);
+    fresh.ok();
     assert_eq!(lock_file(&unlocked), lock);
     assert_eq!(count(&registry), 1, "the zip was downloaded again");
     assert!(registry.requests().iter().any(|l| l.contains("/tags/list")));
@@ -81,9 +86,13 @@ fn init_installs_from_an_oci_mirror_and_terraform_plans() {
         dir2.join(".terraform.lock.hcl"),
     )
     .unwrap();
-    let mut again = tstore(&env, Some(&cfg));
-    again.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir2);
-    run_ok(&mut again);
+    let again = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&dir2);
+    again.ok();
     assert_eq!(lock_file(&dir2), lock);
 }
 
@@ -94,9 +103,13 @@ fn an_oci_mirror_without_the_provider_says_where_it_looked() {
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
     let cfg = oci_cli_config(&env, &registry.host());
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    let mut init = tstore(&env, Some(&cfg));
-    init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
-    let out = run_fail(&mut init);
+    let init = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&dir);
+    let out = init.fails();
     let err = stderr(&out);
     assert!(
         err.contains(&format!("{}/mirror/hashicorp/null", registry.host())),
@@ -128,9 +141,8 @@ fn an_oci_mirror_template_must_name_each_provider() {
         "provider_installation {\n  oci_mirror {\n    repository_template = \"r.example.test/mirror/${type}\"\n    include = [\"example.test/hashicorp/*\", \"example.test/other/*\"]\n  }\n}\n",
     )
     .unwrap();
-    let mut init = tstore(&env, Some(&cfg));
-    init.arg("init").arg(&dir);
-    let err = stderr(&run_fail(&mut init));
+    let init = env.tstore().cli_config(&cfg).arg("init").arg(&dir);
+    let err = stderr(&init.fails());
     assert!(err.contains("must use ${namespace}"), "{err}");
     assert!(!Path::new(&dir.join(".terraform")).exists());
 }

@@ -33,11 +33,13 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
 
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
     let push = |env: &TestEnv| {
-        let mut cmd = tstore(env, Some(&origin_cfg));
-        cmd.env("SSL_CERT_FILE", &ca)
+        let cmd = env
+            .tstore()
+            .cli_config(&origin_cfg)
+            .env("SSL_CERT_FILE", &ca)
             .args(["push", "--json", "--provider", "hashicorp/null"])
             .arg(&target);
-        json(&run_ok(&mut cmd))
+        json(&cmd.ok())
     };
     let first = push(&runner_a);
     let pushed = &first["pushed"][0];
@@ -98,12 +100,13 @@ fn a_runner_pushes_its_store_and_another_installs_from_the_oci_registry_alone() 
 
     // A checkout without a lock file on B gets the same version and h1: from the OCI mirror.
     let fresh = runner_b.checkout("fresh", &[("main.tf", NULL_CONFIG)]);
-    let mut init_fresh = tstore(&runner_b, Some(&cfg_b));
-    init_fresh
+    let init_fresh = runner_b
+        .tstore()
+        .cli_config(&cfg_b)
         .env("SSL_CERT_FILE", &ca_b)
         .arg("init")
         .arg(&fresh);
-    run_ok(&mut init_fresh);
+    init_fresh.ok();
     assert!(lock_file(&fresh).contains(NULL_H1));
 }
 
@@ -141,12 +144,13 @@ fn a_store_that_keeps_archives_pushes_the_origins_zip() {
         origin_cfg,
     } = RunnerA::start();
     let dir_a = runner_a.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let mut init_a = tstore(&runner_a, Some(&origin_cfg));
-    init_a
+    let init_a = runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
         .env("TSTORE_KEEP_ARCHIVES", "1")
         .arg("init")
         .arg(&dir_a);
-    run_ok(&mut init_a);
+    init_a.ok();
     let lock_a = lock_file(&dir_a);
     let mut push = tstore(&runner_a, Some(&origin_cfg));
     push.env("SSL_CERT_FILE", &ca)
@@ -316,15 +320,16 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
     assert_eq!(manifest["layers"][0]["digest"], mirror_digest.as_str());
 
     // Kept now: a second push fetches nothing and uploads nothing.
-    let mut again = tstore(&env, Some(&cfg));
-    again
+    let again = env
+        .tstore()
+        .cli_config(&cfg)
         .env("SSL_CERT_FILE", &ca)
         .args(["push", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             oci.host()
         ));
-    let said = String::from_utf8_lossy(&run_ok(&mut again).stdout).into_owned();
+    let said = String::from_utf8_lossy(&again.ok().stdout).into_owned();
     assert!(!said.contains("Fetching"), "{said}");
     assert!(said.contains("0 blobs uploaded"), "{said}");
 }

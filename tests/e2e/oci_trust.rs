@@ -202,14 +202,17 @@ fn an_upload_location_on_another_origin_gets_no_credentials() {
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
     let split = Split::in_env(env, StorageAuth::Anonymous);
-    let mut push = tstore(&split.env, Some(&cfg));
-    push.env("SSL_CERT_FILE", &split.ca)
+    let push = split
+        .env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &split.ca)
         .args(["push", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             split.registry.host()
         ));
-    let out = run_ok(&mut push);
+    let out = push.ok();
     split.assert_no_secret(&String::from_utf8_lossy(&out.stdout));
     assert!(split.registry.tag(REPO, "2.1.2").is_some());
     let uploads = split
@@ -287,9 +290,13 @@ fn an_endless_tag_list_is_refused_at_its_bound() {
         .write_pem(&env.root.path().join("ca2.pem"));
     let cfg = oci_cli_config(&env, &host);
     let dir = env.checkout("b", &[("main.tf", NULL_CONFIG)]);
-    let mut init = tstore(&env, Some(&cfg));
-    init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
-    let err = stderr(&run_fail(&mut init));
+    let init = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&dir);
+    let err = stderr(&init.fails());
     assert!(!err.contains("tag list"), "{err}");
     assert!(
         server

@@ -9,7 +9,7 @@ use tstore_test_support::{
 };
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 
 const NULL_LINK: &str =
     ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
@@ -202,13 +202,15 @@ fn tampered_package_is_refused(layout: Layout) {
     let other = env.root.path().join("other-store");
     for dir in [&a, &b] {
         let before = snapshot(dir);
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_HOME", &other)
+        let cmd = env
+            .tstore()
+            .cli_config(&cfg)
+            .env("TSTORE_HOME", &other)
             .env("TSTORE_MOUNT", env.root.path().join("other-mount"))
             .env("TSTORE_NO_FUSE", "1")
             .arg("init")
             .arg(dir);
-        let out = run_fail(&mut cmd);
+        let out = cmd.fails();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("Error: Failed to install provider"), "{err}");
@@ -271,8 +273,10 @@ fn a_tampered_package_is_refused_in_each_terraforms_words() {
             let theirs = env.checkout(&format!("theirs-{name}"), &files);
             let ours = env.checkout(&format!("ours-{name}"), &files);
             let their_err = words(&run_fail(&mut env.judge_init(judge, &theirs, &cfg)));
-            let mut cmd = tstore(&env, Some(&cfg));
-            cmd.env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
+            let cmd = env
+                .tstore()
+                .cli_config(&cfg)
+                .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
                 .env(
                     "TSTORE_MOUNT",
                     env.root.path().join(format!("mount-{name}")),
@@ -281,7 +285,7 @@ fn a_tampered_package_is_refused_in_each_terraforms_words() {
                 .env("TSTORE_TOOL_VERSION", tool)
                 .arg("init")
                 .arg(&ours);
-            let our_err = words(&run_fail(&mut cmd));
+            let our_err = words(&cmd.fails());
             // The sentence, from the package's origin to the end of what the tool says of it.
             let sentence = |err: &str| -> String {
                 let start = err
