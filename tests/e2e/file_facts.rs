@@ -8,20 +8,19 @@
 use std::path::Path;
 use std::process::Command;
 
-use tstore_test_support::{run_fail, run_ok, stderr, GitRepo, TestEnv};
+use tstore_test_support::{run_ok, stderr, GitRepo, TestEnv};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
+use tstore_test_support::Tstore;
 
 /// A module package with several files of every kind of fact the walk and the provider
 /// phase read.
 const MODULE_MAIN: &str = "terraform {\n  required_version = \">= 0.13\"\n}\n\nvariable \"names\" {\n  type    = list(string)\n  default = [\"a\"]\n}\n\nmodule \"inner\" {\n  source = \"./inner\"\n}\n\noutput \"v\" {\n  value = module.inner.v\n}\n";
 const MODULE_INNER: &str = "output \"v\" {\n  value = \"inner\"\n}\n";
 
-fn init(env: &TestEnv, dir: &Path) -> Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("TSTORE_NO_FUSE", "1").arg("init").arg(dir);
-    cmd
+fn init(env: &TestEnv, dir: &Path) -> Tstore {
+    env.tstore().env("TSTORE_NO_FUSE", "1").arg("init").arg(dir)
 }
 
 fn facts(env: &TestEnv) -> (bool, serde_json::Value) {
@@ -42,7 +41,7 @@ fn facts_are_recorded_by_content_read_back_checked_and_dropped_on_adoption() {
         repo.display()
     );
     let first = env.checkout("first", &[("main.tf", main.as_str())]);
-    run_ok(&mut init(&env, &first));
+    init(&env, &first).ok();
     let (ok, report) = facts(&env);
     assert!(ok, "{report}");
     // The package's two files, checked again from their bytes; the root's own file, and
@@ -73,7 +72,7 @@ fn facts_are_recorded_by_content_read_back_checked_and_dropped_on_adoption() {
     .unwrap();
     drop(conn);
     let second = env.checkout("second", &[("main.tf", main.as_str())]);
-    let refused = stderr(&run_fail(&mut init(&env, &second)));
+    let refused = stderr(&init(&env, &second).fails());
     assert!(
         refused.contains(".terraform/modules/m/main.tf:2")
             && refused.contains("required_version = \"< 0.1\""),
@@ -95,7 +94,7 @@ fn facts_are_recorded_by_content_read_back_checked_and_dropped_on_adoption() {
             .arg(&restored.store),
     );
     let third = restored.checkout("third", &[("main.tf", main.as_str())]);
-    run_ok(&mut init(&restored, &third));
+    init(&restored, &third).ok();
     let (ok, report) = facts(&restored);
     assert!(ok, "{report}");
     assert_eq!(report["mismatched"], serde_json::json!([]));

@@ -12,13 +12,14 @@
 //! - a push that cannot check a pinned call's reach fails before anything is uploaded.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{run_ok, stderr, TestEnv};
+use tstore_test_support::{stderr, TestEnv};
 
-use crate::common::{first_h1, json, said, tstore};
+use crate::common::TstoreEnv as _;
+use crate::common::{first_h1, json, said};
 use crate::lock_reach::{output_tf, repository, rev, LOCK};
+use tstore_test_support::Tstore;
 
 /// Calls `m` (`?ref=main`) and `t` (`?ref=v1`, a tag) of `repo`.
 fn two_calls(repo: &Path) -> String {
@@ -30,10 +31,10 @@ fn two_calls(repo: &Path) -> String {
 }
 
 /// `tstore` on `env`, trusting `mirror`'s certificate (`ca`), without FUSE.
-fn on(env: &TestEnv, ca: &Path) -> Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("SSL_CERT_FILE", ca).env("TSTORE_NO_FUSE", "1");
-    cmd
+fn on(env: &TestEnv, ca: &Path) -> Tstore {
+    env.tstore()
+        .env("SSL_CERT_FILE", ca)
+        .env("TSTORE_NO_FUSE", "1")
 }
 
 fn installed(dir: &Path, call: &str) -> String {
@@ -66,7 +67,7 @@ fn setup() -> Setup {
     let pusher_ca = oci.write_ca(&pusher.root.path().join("ca.pem"));
     let repo = repository(&pusher.root.path().join("git"));
     let pushed = pusher.checkout("stack", &[("main.tf", &two_calls(&repo))]);
-    run_ok(on(&pusher, &pusher_ca).arg("init").arg(&pushed));
+    on(&pusher, &pusher_ca).arg("init").arg(&pushed).ok();
     let feature = pusher.checkout(
         "feature",
         &[(
@@ -77,9 +78,11 @@ fn setup() -> Setup {
             ),
         )],
     );
-    run_ok(on(&pusher, &pusher_ca).arg("init").arg(&feature));
+    on(&pusher, &pusher_ca).arg("init").arg(&feature).ok();
     // Every package of the store, then what the stack's lock pins with its reach checks.
-    run_ok(on(&pusher, &pusher_ca).args(["push", "--modules", &mirror]));
+    on(&pusher, &pusher_ca)
+        .args(["push", "--modules", &mirror])
+        .ok();
     Setup {
         oci,
         mirror,
@@ -93,11 +96,10 @@ fn setup() -> Setup {
 #[test]
 fn a_runner_that_reaches_only_the_mirror_keeps_the_reach_rule() {
     let s = setup();
-    let out = run_ok(
-        on(&s.pusher, &s.pusher_ca)
-            .args(["push", "--json", "--modules", "--recursive", &s.mirror])
-            .arg(&s.pushed),
-    );
+    let out = on(&s.pusher, &s.pusher_ca)
+        .args(["push", "--json", "--modules", "--recursive", &s.mirror])
+        .arg(&s.pushed)
+        .ok();
     let pushed = json(&out);
     let records = pushed["pushed_modules"]["reach_records"]
         .as_array()
@@ -131,7 +133,6 @@ fn a_runner_that_reaches_only_the_mirror_keeps_the_reach_rule() {
             .args(["init", "-lockfile=readonly"])
             .arg(dir)
             .output()
-            .unwrap()
     };
     let out = init(&dir, &s.mirror);
     assert!(out.status.success(), "{}", said(&out));
@@ -189,8 +190,7 @@ fn a_push_that_cannot_check_a_pinned_ref_uploads_nothing() {
     let out = on(&s.pusher, &s.pusher_ca)
         .args(["push", "--modules", "--recursive", &s.mirror])
         .arg(&s.pushed)
-        .output()
-        .unwrap();
+        .output();
     assert!(!out.status.success(), "{}", said(&out));
     let err = stderr(&out);
     assert!(err.contains("cannot check that the ref of module"), "{err}");

@@ -5,13 +5,14 @@
 //! `module_lock_workflow.rs`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
 use tstore_test_support::{mirror, run_ok, stderr, GitRepo, TestEnv};
 
-use crate::common::{json, sh, tstore, TstoreEnv};
+use tstore_test_support::Tstore;
+
+use crate::common::{json, sh, TstoreEnv};
 
 pub(crate) const LOCK: &str = ".tstore.lock.hcl";
 
@@ -50,13 +51,12 @@ pub(crate) fn output_tarball(env: &TestEnv, value: &str) -> Vec<u8> {
     fs_err::read(env.root.path().join("m.tar.gz")).unwrap()
 }
 
-pub(crate) fn modules_lock(env: &TestEnv, dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("TSTORE_NO_FUSE", "1")
+pub(crate) fn modules_lock(env: &TestEnv, dir: &Path, args: &[&str]) -> Tstore {
+    env.tstore()
+        .env("TSTORE_NO_FUSE", "1")
         .args(["modules", "lock"])
         .args(args)
-        .arg(dir);
-    cmd
+        .arg(dir)
 }
 
 /// `text` with every run of spaces as one space (the lock aligns `=` per block).

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
+use tstore_test_support::{stderr, stdout, GitRepo, TestEnv};
 
 use crate::common::{json, sh, TstoreEnv};
 
@@ -19,7 +19,7 @@ use crate::module_lock::{
 fn modules_lock_writes_the_file_without_touching_terraform_dir() {
     let (env, base, _, _, dir) = one_git_call();
     let lock = |args: &[&str]| modules_lock(&env, &dir, args);
-    let report = json(&run_ok(&mut lock(&["--json"])));
+    let report = json(&lock(&["--json"]).ok());
     assert_eq!(report["lock_file"], "created", "{report}");
     assert_eq!(report["calls"][0]["key"], "m");
     assert_eq!(report["calls"][0]["lock"], "added");
@@ -39,12 +39,12 @@ fn modules_lock_writes_the_file_without_touching_terraform_dir() {
 
     // readonly after the tag moved: -upgrade would change it, readonly says so.
     move_tag(&base, "pkg", "two");
-    let err = stderr(&run_fail(&mut lock(&["-upgrade", "-lockfile=readonly"])));
+    let err = stderr(&lock(&["-upgrade", "-lockfile=readonly"]).fails());
     assert!(
         err.contains("module \"m\": commit, hashes would change"),
         "{err}"
     );
-    let human = run_ok(&mut lock(&["-upgrade"]));
+    let human = lock(&["-upgrade"]).ok();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("Updated module \"m\""), "{text}");
 }
@@ -181,7 +181,7 @@ fn an_upgrade_scoped_to_one_call_keeps_the_other_entries() {
     );
     let dir = env.checkout("w", &[("main.tf", main.as_str())]);
     let lock = |args: &[&str]| modules_lock(&env, &dir, args);
-    run_ok(&mut lock(&[]));
+    lock(&[]).ok();
     let before = fs_err::read_to_string(dir.join(LOCK)).unwrap();
     let entry = |text: &str, call: &str| {
         let start = text.find(&format!("module \"{call}\"")).unwrap();
@@ -192,13 +192,13 @@ fn an_upgrade_scoped_to_one_call_keeps_the_other_entries() {
     move_tag(&base, "b", "b2");
 
     // -module needs -upgrade; an unknown call is refused; neither writes anything.
-    let err = stderr(&run_fail(&mut lock(&["-module=a"])));
+    let err = stderr(&lock(&["-module=a"]).fails());
     assert!(err.contains("needs -upgrade"), "{err}");
-    let err = stderr(&run_fail(&mut lock(&["-upgrade", "-module=c"])));
+    let err = stderr(&lock(&["-upgrade", "-module=c"]).fails());
     assert!(err.contains("no module call \"c\""), "{err}");
     assert_eq!(fs_err::read_to_string(dir.join(LOCK)).unwrap(), before);
 
-    let report = json(&run_ok(&mut lock(&["-upgrade", "-module=a", "--json"])));
+    let report = json(&lock(&["-upgrade", "-module=a", "--json"]).ok());
     let by_call: Vec<(String, String)> = report["calls"]
         .as_array()
         .unwrap()
@@ -386,7 +386,7 @@ fn modules_outdated_lists_a_moved_ref_and_changes_nothing() {
         stderr(&none)
     );
 
-    run_ok(&mut modules_lock(&env, &dir, &[]));
+    modules_lock(&env, &dir, &[]).ok();
     let locked = GitRepo::open(&repo).rev("v1").trim().to_owned();
     let out = outdated(&["-exit-code"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

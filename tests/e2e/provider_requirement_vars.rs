@@ -10,21 +10,22 @@
 
 use std::path::{Path, PathBuf};
 
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{mirror, stderr, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
+use tstore_test_support::Tstore;
 
 const TERRAFORM_1_17: &str = "terraform 1.17.2";
 
-fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut cmd = tstore(env, Some(cfg));
-    cmd.env("TSTORE_NO_FUSE", "1")
+fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path, args: &[&str]) -> Tstore {
+    env.tstore()
+        .cli_config(cfg)
+        .env("TSTORE_NO_FUSE", "1")
         .env("TSTORE_FLAVOR", "terraform")
         .env("TSTORE_TOOL_VERSION", tool)
         .current_dir(dir)
         .arg("init")
-        .args(args);
-    cmd
+        .args(args)
 }
 
 /// A test environment whose CLI configuration installs from a filesystem mirror holding
@@ -137,7 +138,7 @@ fn terraform_1_17_evaluates_const_variables_and_locals_in_provider_requirements(
     ];
     for (name, files, args, constraints) in cases {
         let dir = env.checkout(name, &files);
-        run_ok(&mut init(&env, &cfg, TERRAFORM_1_17, &dir, &args));
+        init(&env, &cfg, TERRAFORM_1_17, &dir, &args).ok();
         let lock = lock(&dir);
         assert!(
             lock.contains("provider \"registry.terraform.io/hashicorp/null\""),
@@ -222,7 +223,7 @@ fn what_terraform_1_17_cannot_evaluate_is_refused_in_its_words_with_nothing_writ
     ];
     for (name, main, args, says) in cases {
         let dir = env.checkout(name, &[("main.tf", main)]);
-        let err = stderr(&run_fail(&mut init(&env, &cfg, TERRAFORM_1_17, &dir, args)));
+        let err = stderr(&init(&env, &cfg, TERRAFORM_1_17, &dir, args).fails());
         assert!(err.contains(says), "{name}: {err}");
         assert!(!dir.join(".terraform").exists(), "{name}: nothing written");
         assert!(!dir.join(".terraform.lock.hcl").exists(), "{name}: no lock");
@@ -249,9 +250,8 @@ fn before_terraform_1_17_and_in_tofu_a_provider_requirement_is_a_literal_string(
             &format!("{flavor}-{}", tool.replace(' ', "-")),
             &[("main.tf", &main)],
         );
-        let mut cmd = init(&env, &cfg, tool, &dir, &[]);
-        cmd.env("TSTORE_FLAVOR", flavor);
-        let err = stderr(&run_fail(&mut cmd));
+        let cmd = init(&env, &cfg, tool, &dir, &[]).env("TSTORE_FLAVOR", flavor);
+        let err = stderr(&cmd.fails());
         assert!(
             err.contains("Invalid source") && err.contains("Source must be specified as a string."),
             "{tool}: {err}"
@@ -267,9 +267,8 @@ fn before_terraform_1_17_and_in_tofu_a_provider_requirement_is_a_literal_string(
             &format!("v-{flavor}-{}", tool.replace(' ', "-")),
             &[("main.tf", &version)],
         );
-        let mut cmd = init(&env, &cfg, tool, &dir, &[]);
-        cmd.env("TSTORE_FLAVOR", flavor);
-        let err = stderr(&run_fail(&mut cmd));
+        let cmd = init(&env, &cfg, tool, &dir, &[]).env("TSTORE_FLAVOR", flavor);
+        let err = stderr(&cmd.fails());
         assert!(
             err.contains("Invalid version constraint")
                 && err.contains("Version must be specified as a string."),
@@ -279,7 +278,7 @@ fn before_terraform_1_17_and_in_tofu_a_provider_requirement_is_a_literal_string(
     // A const variable's default installs once the release evaluates it.
     let main = main.replace("default =", "const   = true\n  default =");
     let dir = env.checkout("new", &[("main.tf", &main)]);
-    run_ok(&mut init(&env, &cfg, TERRAFORM_1_17, &dir, &[]));
+    init(&env, &cfg, TERRAFORM_1_17, &dir, &[]).ok();
     assert!(lock(&dir).contains("registry.terraform.io/hashicorp/null"));
 }
 
@@ -298,21 +297,23 @@ fn a_provider_source_from_a_variable_cannot_pass_a_read_only_lock() {
         &mirror::null_files(),
     );
     let dir = env.checkout("locked", &[("main.tf", &main)]);
-    run_ok(&mut init(
+    init(
         &env,
         &cfg,
         TERRAFORM_1_17,
         &dir,
         &["-var", "src=hashicorp/null"],
-    ));
+    )
+    .ok();
     let before = lock(&dir);
-    let out = run_fail(&mut init(
+    let out = init(
         &env,
         &cfg,
         TERRAFORM_1_17,
         &dir,
         &["-lockfile=readonly", "-var", "src=attacker/null"],
-    ));
+    )
+    .fails();
     let err = stderr(&out);
     assert!(
         err.contains("attacker/null") && err.contains("-lockfile=readonly"),

@@ -16,12 +16,12 @@ use std::process::Command;
 
 use tstore_test_support::{run_ok, stderr, GitRepo, Layout, TestEnv};
 
-use crate::common::{tstore, TstoreEnv, NULL_CONFIG};
+use tstore_test_support::Tstore;
 
-fn tstore_nf(env: &TestEnv) -> Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("TSTORE_NO_FUSE", "1");
-    cmd
+use crate::common::{TstoreEnv, NULL_CONFIG};
+
+fn tstore_nf(env: &TestEnv) -> Tstore {
+    env.tstore().env("TSTORE_NO_FUSE", "1")
 }
 
 /// A bare repository `pkg.git` under `base` whose `v1` holds one output; its working copy
@@ -105,10 +105,7 @@ fn a_layout_entry_that_is_a_link_is_refused_and_nothing_behind_it_is_touched() {
         }
         std::os::unix::fs::symlink(&victim, &planted).unwrap();
 
-        let out = tstore_nf(&b)
-            .args(["gc", "--min-age", "0"])
-            .output()
-            .unwrap();
+        let out = tstore_nf(&b).args(["gc", "--min-age", "0"]).output();
         assert!(!out.status.success(), "{entry}: gc followed the link");
         let err = stderr(&out);
         assert!(
@@ -248,7 +245,7 @@ fn the_git_cache_is_private_whatever_the_umask() {
     let repo = git_package(&env.root.path().join("git"));
     let dir = git_root(&env, "stack", &repo);
     // `tstore init DIR` run by a shell that set umask 000 first, same environment.
-    let plain = tstore_nf(&env);
+    let plain = tstore_nf(&env).command();
     let mut umasked = Command::new("sh");
     umasked
         .arg("-c")

@@ -11,6 +11,7 @@ use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
 use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 use crate::config_loader::module_repo;
+use tstore_test_support::Tstore;
 
 /// `(Key, Source, Dir)` of each `modules.json` record, sorted.
 fn records(dir: &Path) -> Vec<(String, String, String)> {
@@ -67,17 +68,22 @@ module "g" {{
     )
 }
 
-fn tofu(env: &TestEnv) -> std::process::Command {
-    let mut cmd = tstore(env, None);
-    cmd.env("TSTORE_FLAVOR", "tofu").env("TSTORE_NO_FUSE", "1");
-    cmd
+fn tofu(env: &TestEnv) -> Tstore {
+    env.tstore()
+        .env("TSTORE_FLAVOR", "tofu")
+        .env("TSTORE_NO_FUSE", "1")
 }
 
 #[test]
 fn module_sources_are_evaluated_from_variables_locals_and_calling_blocks() {
     let env = TestEnv::new();
     let dir = checkout(&env, "ours");
-    run_ok(tofu(&env).arg("init").arg("-var").arg("src=./a").arg(&dir));
+    tofu(&env)
+        .arg("init")
+        .arg("-var")
+        .arg("src=./a")
+        .arg(&dir)
+        .ok();
     let git_source =
         |r: &[(String, String, String)]| r.iter().find(|m| m.0 == "g").unwrap().1.clone();
     let got = records(&dir);
@@ -98,21 +104,22 @@ fn module_sources_are_evaluated_from_variables_locals_and_calling_blocks() {
 
     // TF_VAR_ is read too, and a later -var-file wins over an earlier -var.
     let dir = checkout(&env, "env");
-    run_ok(tofu(&env).env("TF_VAR_src", "./a").arg("init").arg(&dir));
+    tofu(&env)
+        .env("TF_VAR_src", "./a")
+        .arg("init")
+        .arg(&dir)
+        .ok();
     assert_eq!(records(&dir).len(), 4);
     let dir = checkout(&env, "order");
-    let out = run_fail(tofu(&env).current_dir(&dir).args([
-        "init",
-        "-var",
-        "src=./a",
-        "-var-file=elsewhere.tfvars",
-    ]));
+    let out = tofu(&env)
+        .current_dir(&dir)
+        .args(["init", "-var", "src=./a", "-var-file=elsewhere.tfvars"])
+        .fails();
     assert!(stderr(&out).contains("missing"), "{}", stderr(&out));
-    run_ok(tofu(&env).current_dir(&dir).args([
-        "init",
-        "-var-file=elsewhere.tfvars",
-        "--var=src=./a",
-    ]));
+    tofu(&env)
+        .current_dir(&dir)
+        .args(["init", "-var-file=elsewhere.tfvars", "--var=src=./a"])
+        .ok();
     assert_eq!(records(&dir).len(), 4);
 }
 
@@ -121,7 +128,7 @@ fn a_source_that_cannot_be_evaluated_fails_with_its_place_and_changes_nothing() 
     let env = TestEnv::new();
     let dir = checkout(&env, "ours");
     // No value for `src`: tofu with -input=false fails the same way.
-    let out = run_fail(tofu(&env).arg("init").arg(&dir));
+    let out = tofu(&env).arg("init").arg(&dir).fails();
     let err = stderr(&out);
     assert!(err.contains("No value for required variable"), "{err}");
     assert!(err.contains("main.tf:11"), "{err}");
@@ -136,7 +143,7 @@ fn a_source_that_cannot_be_evaluated_fails_with_its_place_and_changes_nothing() 
             "module \"m\" {\n  source = null_resource.x.id\n}\n",
         )],
     );
-    let out = run_fail(tofu(&env).arg("init").arg(&dir));
+    let out = tofu(&env).arg("init").arg(&dir).fails();
     assert!(
         stderr(&out).contains("Unable to compute static value"),
         "{}",
