@@ -7,6 +7,8 @@ use std::path::Path;
 
 use tstore_test_support::{module_records, stderr, stdout, TestEnv};
 
+use tstore_test_support::Tstore;
+
 use crate::common::{tstore, TstoreEnv};
 
 /// A value that must never reach a job log.
@@ -223,14 +225,12 @@ fn absolute_path_modules_are_read_in_place_never_copied() {
     );
 }
 
-fn null_cmd(m: &tstore_test_support::NullMirror) -> std::process::Command {
-    let mut cmd = tstore(&m.env, Some(&m.cfg));
-    cmd.env("TSTORE_NO_FUSE", "1");
-    cmd
+fn null_cmd(m: &tstore_test_support::NullMirror) -> Tstore {
+    m.env.tstore().cli_config(&m.cfg).env("TSTORE_NO_FUSE", "1")
 }
 
 fn roots_listed(m: &tstore_test_support::NullMirror) -> Vec<String> {
-    let out = tstore_test_support::run_ok(null_cmd(m).args(["roots", "ls", "--json"]));
+    let out = null_cmd(m).args(["roots", "ls", "--json"]).ok();
     crate::common::json(&out)["roots"]
         .as_array()
         .unwrap()
@@ -249,16 +249,11 @@ fn a_root_initialised_through_a_symlinked_path_survives_its_alias() {
         .checkout("builds/app", &[("main.tf", crate::common::NULL_CONFIG)]);
     let alias = m.env.root.path().join("current");
     symlink(m.env.work.join("builds"), &alias).unwrap();
-    tstore_test_support::run_ok(null_cmd(&m).arg("init").arg(alias.join("app")));
+    null_cmd(&m).arg("init").arg(alias.join("app")).ok();
     let real = real.canonicalize().unwrap();
     assert_eq!(roots_listed(&m), [real.display().to_string()]);
     fs_err::remove_file(&alias).unwrap();
-    let gc = crate::common::json(&tstore_test_support::run_ok(null_cmd(&m).args([
-        "gc",
-        "--min-age",
-        "0",
-        "--json",
-    ])));
+    let gc = crate::common::json(&null_cmd(&m).args(["gc", "--min-age", "0", "--json"]).ok());
     assert_eq!(gc["roots_dropped"], serde_json::json!([]), "{gc}");
     assert_eq!(gc["packages_removed"], serde_json::json!([]), "{gc}");
     m.env.assert_terraform_plans_null(&real);
@@ -276,18 +271,13 @@ fn gc_drops_the_dead_roots_it_reports() {
         .env
         .checkout("b", &[("main.tf", crate::common::NULL_CONFIG)]);
     for d in [&a, &b] {
-        tstore_test_support::run_ok(null_cmd(&m).arg("init").arg(d));
+        null_cmd(&m).arg("init").arg(d).ok();
     }
     let b_path = b.canonicalize().unwrap().display().to_string();
     fs_err::remove_dir_all(&b).unwrap();
     // Both links named the same package, which a stays on: nothing else to collect.
     let gc = |m: &tstore_test_support::NullMirror| {
-        crate::common::json(&tstore_test_support::run_ok(null_cmd(m).args([
-            "gc",
-            "--min-age",
-            "0",
-            "--json",
-        ])))
+        crate::common::json(&null_cmd(m).args(["gc", "--min-age", "0", "--json"]).ok())
     };
     let first = gc(&m);
     assert_eq!(
@@ -310,7 +300,7 @@ fn a_working_directory_inside_the_store_is_refused() {
     let outside = m
         .env
         .checkout("first", &[("main.tf", crate::common::NULL_CONFIG)]);
-    tstore_test_support::run_ok(null_cmd(&m).arg("init").arg(&outside));
+    null_cmd(&m).arg("init").arg(&outside).ok();
     for inside in [
         m.env.store.join("tmp/work"),
         m.env.mount.join("providers/w"),
@@ -323,7 +313,7 @@ fn a_working_directory_inside_the_store_is_refused() {
             "{}",
             real.display()
         );
-        let out = null_cmd(&m).arg("init").arg(&inside).output().unwrap();
+        let out = null_cmd(&m).arg("init").arg(&inside).output();
         assert!(
             !out.status.success(),
             "{}: init succeeded",

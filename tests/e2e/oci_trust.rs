@@ -14,7 +14,9 @@ use std::process::Output;
 use tstore_test_support::oci_registry::{sha256_digest, tofu_layout, OciRegistry};
 use tstore_test_support::oci_split::{SplitRegistry, StorageAuth};
 use tstore_test_support::server::{Response, Server};
-use tstore_test_support::{lock_file, mirror, run_fail, run_ok, stderr, Layout, TestEnv, NULL_H1};
+use tstore_test_support::{lock_file, mirror, run_fail, stderr, Layout, TestEnv, NULL_H1};
+
+use tstore_test_support::Tstore;
 
 use crate::common::{tstore, TstoreEnv, NULL_CONFIG};
 use crate::oci_fixture::{null_zips, oci_cli_config};
@@ -341,13 +343,14 @@ impl Pusher {
     }
 
     /// `tstore push oci://REGISTRY/PATH` with `args` after it.
-    fn push(&self, path: &str, args: &[&str]) -> std::process::Command {
-        let mut cmd = tstore(&self.env, Some(&self.cfg));
-        cmd.env("SSL_CERT_FILE", &self.ca)
+    fn push(&self, path: &str, args: &[&str]) -> Tstore {
+        self.env
+            .tstore()
+            .cli_config(&self.cfg)
+            .env("SSL_CERT_FILE", &self.ca)
             .arg("push")
             .arg(format!("oci://{}/{path}", self.registry.host()))
-            .args(args);
-        cmd
+            .args(args)
     }
 
     /// The index `repo:2.1.2` names, and its digest.
@@ -413,7 +416,7 @@ fn a_push_target_must_give_each_provider_its_own_repository() {
             "must use ${type}",
         ),
     ] {
-        let err = stderr(&run_fail(&mut p.push(path, args)));
+        let err = stderr(&p.push(path, args).fails());
         assert!(err.contains(needle), "{path}: {err}");
         assert!(err.contains("--provider"), "{path}: {err}");
     }
@@ -425,7 +428,8 @@ fn a_push_target_must_give_each_provider_its_own_repository() {
         "the registry was asked: {:#?}",
         p.registry.requests()
     );
-    run_ok(&mut p.push("mirror/${namespace}", &["--provider", "hashicorp/null"]));
+    p.push("mirror/${namespace}", &["--provider", "hashicorp/null"])
+        .ok();
     let (index, _) = p.index("mirror/hashicorp");
     manifest_for(&index, "linux");
 }
@@ -456,9 +460,7 @@ fn a_push_does_not_replace_a_tag_naming_another_package() {
     );
     let (their_index, _) = p.index("taken/hashicorp/null");
     let uploads = p.uploads();
-    let err = stderr(&run_fail(
-        &mut p.push("taken/${namespace}/${type}", &provider),
-    ));
+    let err = stderr(&p.push("taken/${namespace}/${type}", &provider).fails());
     assert!(
         err.contains(&format!(
             "{}/taken/hashicorp/null:2.1.2 already names another package for linux_amd64",
@@ -469,10 +471,11 @@ fn a_push_does_not_replace_a_tag_naming_another_package() {
     assert_eq!(p.index("taken/hashicorp/null").1, theirs, "the tag moved");
     assert_eq!(p.uploads(), uploads, "something was uploaded");
 
-    run_ok(&mut p.push(
+    p.push(
         "taken/${namespace}/${type}",
         &["--force", "--provider", "hashicorp/null"],
-    ));
+    )
+    .ok();
     let (index, digest) = p.index("taken/hashicorp/null");
     assert_ne!(digest, theirs);
     let linux = manifest_for(&index, "linux");
@@ -491,14 +494,14 @@ fn a_push_does_not_replace_a_tag_naming_another_package() {
     p.registry
         .push_provider("partial/hashicorp/null", "2.1.2", &[darwin]);
     let (their_index, _) = p.index("partial/hashicorp/null");
-    run_ok(&mut p.push("partial/${namespace}/${type}", &provider));
+    p.push("partial/${namespace}/${type}", &provider).ok();
     let (index, digest) = p.index("partial/hashicorp/null");
     assert_eq!(index["manifests"].as_array().unwrap().len(), 2, "{index}");
     assert_eq!(
         manifest_for(&index, "darwin"),
         manifest_for(&their_index, "darwin")
     );
-    run_ok(&mut p.push("partial/${namespace}/${type}", &provider));
+    p.push("partial/${namespace}/${type}", &provider).ok();
     assert_eq!(p.index("partial/hashicorp/null").1, digest);
 
     // The same zip under another tool's manifest (and index, which lists linux_amd64
@@ -508,7 +511,7 @@ fn a_push_does_not_replace_a_tag_naming_another_package() {
         "2.1.2",
         &[("linux_amd64", p.zip.clone()), null_zips().remove(1)],
     );
-    run_ok(&mut p.push("same/${namespace}/${type}", &provider));
+    p.push("same/${namespace}/${type}", &provider).ok();
     assert_eq!(p.index("same/hashicorp/null").1, same);
 }
 
