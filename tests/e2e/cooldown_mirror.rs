@@ -14,13 +14,16 @@
 //!   code, it waits again.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{run_ok, GitRepo, TestEnv};
+use tstore_test_support::{GitRepo, TestEnv};
 
-use crate::common::{json, tstore};
+use tstore_test_support::Tstore;
+
+use crate::common::json;
+use crate::common::TstoreEnv as _;
 use crate::cooldown::locked;
 
 const LOCK: &str = ".tstore.lock.hcl";
@@ -109,16 +112,16 @@ impl Fixture {
     }
 
     /// `tstore` on `env`, with the registry's CLI configuration and the mirror's CA.
-    fn on(&self, env: &TestEnv) -> Command {
+    fn on(&self, env: &TestEnv) -> Tstore {
         let cli = self
             .reg
             .write_cli_config(&env.root.path().join("cli.tfrc"), "");
         let ca = self.oci.write_ca(&env.root.path().join("ca.pem"));
-        let mut cmd = tstore(env, Some(&cli));
-        cmd.env("SSL_CERT_FILE", ca)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_NO_SERVER", "1");
-        cmd
+        env.tstore()
+            .cli_config(&cli)
+            .env("SSL_CERT_FILE", ca)
+            .no_fuse()
+            .env("TSTORE_NO_SERVER", "1")
     }
 
     /// A checkout on `env` calling the module at `constraint`, with `.tstore.hcl` `file`.
@@ -137,8 +140,8 @@ impl Fixture {
     /// A fresh runner's init of `dir` under a seven-day policy set by the job, with the
     /// mirror named by the job when `with_mirror`.
     fn runner_init(&self, env: &TestEnv, dir: &Path, with_mirror: bool, args: &[&str]) -> Output {
-        let mut cmd = self.on(env);
-        cmd.env("TSTORE_MIN_RELEASE_AGE", "7d")
+        self.on(env)
+            .env("TSTORE_MIN_RELEASE_AGE", "7d")
             .env(
                 "TSTORE_MODULE_MIRROR",
                 if with_mirror {
@@ -149,8 +152,8 @@ impl Fixture {
             )
             .current_dir(dir)
             .arg("init")
-            .args(args);
-        cmd.output().unwrap()
+            .args(args)
+            .output()
     }
 
     /// Publish `version`, take it into the pusher's store and push it; the mirror's writer
@@ -158,7 +161,7 @@ impl Fixture {
     fn pushed_ten_days_ago(&self, version: &str) {
         self.publish(version);
         let dir = self.checkout(&self.pusher, "a", version, "");
-        run_ok(self.on(&self.pusher).current_dir(&dir).arg("init"));
+        self.on(&self.pusher).current_dir(&dir).arg("init").ok();
         self.push();
         let tag = &mirror_tags(&self.oci, &|a| a["tstore.version"] == version)[0];
         age_stamp(&self.oci, tag, 10);
@@ -166,12 +169,12 @@ impl Fixture {
 
     /// The pusher's `push --modules --json` of its whole store.
     fn push(&self) -> serde_json::Value {
-        json(&run_ok(self.on(&self.pusher).args([
-            "push",
-            "--json",
-            "--modules",
-            &self.mirror,
-        ])))
+        json(
+            &self
+                .on(&self.pusher)
+                .args(["push", "--json", "--modules", &self.mirror])
+                .ok(),
+        )
     }
 }
 
@@ -186,7 +189,7 @@ fn a_fresh_runner_chooses_by_when_the_mirror_first_held_a_version() {
     // The pusher takes both versions in, and pushes them: each resolution stamped now.
     for (name, version) in [("a", "1.0.0"), ("b", "1.1.0")] {
         let dir = f.checkout(&f.pusher, name, version, "");
-        run_ok(f.on(&f.pusher).current_dir(&dir).arg("init"));
+        f.on(&f.pusher).current_dir(&dir).arg("init").ok();
     }
     let pushed = f.push();
     let resolutions = pushed["pushed_modules"]["resolutions"].as_array().unwrap();
@@ -257,13 +260,12 @@ fn a_mirror_the_checkout_names_dates_nothing_under_the_jobs_policy() {
     // The job sets the policy; the checkout names the mirror: its dates are not believed.
     let runner = TestEnv::new();
     let dir = f.checkout(&runner, "stack", ">= 1.0.0", &named);
-    let mut cmd = f.on(&runner);
+    let cmd = f.on(&runner);
     let out = cmd
         .env("TSTORE_MIN_RELEASE_AGE", "7d")
         .current_dir(&dir)
         .arg("init")
-        .output()
-        .unwrap();
+        .output();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no publish date known"), "{stderr}");
@@ -275,12 +277,7 @@ fn a_mirror_the_checkout_names_dates_nothing_under_the_jobs_policy() {
         ">= 1.0.0",
         &format!("{named}min_release_age = \"7d\"\n"),
     );
-    let out = f
-        .on(&runner)
-        .current_dir(&own)
-        .arg("init")
-        .output()
-        .unwrap();
+    let out = f.on(&runner).current_dir(&own).arg("init").output();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(locked(&own).as_deref(), Some("1.0.0"));
 }
@@ -318,7 +315,7 @@ fn a_git_tag_the_mirror_has_seen_long_enough_installs_and_moved_waits_again() {
         f.repo.source("v1")
     );
     let dir = f.pusher.checkout("a", &[("main.tf", call.as_str())]);
-    run_ok(f.on(&f.pusher).current_dir(&dir).arg("init"));
+    f.on(&f.pusher).current_dir(&dir).arg("init").ok();
     let pushed = f.push();
     let records = pushed["pushed_modules"]["reach_records"]
         .as_array()
