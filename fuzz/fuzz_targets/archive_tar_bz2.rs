@@ -1,11 +1,10 @@
-//! A module package's `.tar.bz2` archive: extracted by `modules::archive::extract_tar`
-//! (installer/src/modules/getters/archive.rs, through `tstore_installer::fuzz_entry::extract_module_tar`)
-//! with small limits, then ingested as the module fetch does,
-//! `tstore_store::Store::ingest_module_dir`.
+//! A module package's `.tar.bz2` archive: the store's streamed tar ingest,
+//! `tstore_store::Store::ingest_module_tar` (store/src/ingest/tar_archive.rs), with small
+//! limits.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    tstore_fuzz::extract_module_archive("tar.bz2", data);
+    tstore_fuzz::ingest_module_tar(tstore_store::TarCompression::Bzip2, data);
 });

@@ -79,7 +79,7 @@ pub fn write_scratch(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
 
 /// libFuzzer's panic hook aborts on every panic, also one the code under test contains: the
 /// xz decoder runs on a thread of its own, whose panic (lzma-rs overflowing on a hostile
-/// header) becomes an extraction error. Panics there are left to that containment; every
+/// header) becomes an ingest error. Panics there are left to that containment; every
 /// other panic still aborts.
 fn contain_xz_decoder_panics() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -87,7 +87,7 @@ fn contain_xz_decoder_panics() {
         let aborting = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let contained = std::thread::current().name()
-                == Some(tstore_installer::fuzz_entry::XZ_DECODER_THREAD);
+                == Some(tstore_store::XZ_DECODER_THREAD);
             if !contained {
                 aborting(info);
             }
@@ -95,18 +95,12 @@ fn contain_xz_decoder_panics() {
     });
 }
 
-/// Extract `bytes` as a module archive of format `kind` (`tar`, `tar.gz`, …) into a fresh
-/// directory, and ingest what it gave as the module fetch does.
-pub fn extract_module_archive(kind: &str, bytes: &[u8]) {
+/// Ingest `bytes` as a module package tar archive compressed as `compression`, as the
+/// module fetch does (`tstore_store::Store::ingest_module_tar`).
+pub fn ingest_module_tar(compression: tstore_store::TarCompression, bytes: &[u8]) {
     contain_xz_decoder_panics();
-    let (dir, archive) = write_scratch(&format!("module.{kind}"), bytes);
-    let dest = dir.path().join("x");
-    std::fs::create_dir(&dest).expect("a destination");
+    let (_dir, archive) = write_scratch("module.tar", bytes);
     with_store(|store| {
-        let extracted =
-            tstore_installer::fuzz_entry::extract_module_tar(&archive, kind, &dest, store.limits());
-        if extracted.is_ok() {
-            let _ = store.ingest_module_dir(&dest);
-        }
+        let _ = store.ingest_module_tar(&archive, compression);
     });
 }

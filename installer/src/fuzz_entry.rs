@@ -3,11 +3,10 @@
 //! bytes instead of a response). Errors are given as their messages.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use tstore_tofu::addr::{Platform, ProviderAddr};
 
-use crate::modules::getters::{archive, registry as module_registry};
+use crate::modules::getters::registry as module_registry;
 use crate::net::discovery;
 use crate::net::oci::{single_zip_layer, FetchedManifest, OciClient};
 use crate::net::signing::{self, SigningKey};
@@ -134,21 +133,6 @@ pub fn module_location(bytes: &[u8]) -> Result<String, String> {
     module_registry::resolve_location(&download, body.location).map_err(|e| e.to_string())
 }
 
-/// The thread whose panics the module archive extraction contains (the xz decoder's).
-pub const XZ_DECODER_THREAD: &str = crate::modules::getters::archive::XZ_DECODER_THREAD;
-
-/// Extract the module archive at `archive`, of the format its name `kind` says (`tar`,
-/// `tar.gz`, `tar.bz2`, `tar.xz`), into the empty directory `dest` within `limits`.
-pub fn extract_module_tar(
-    archive: &Path,
-    kind: &str,
-    dest: &Path,
-    limits: &tstore_store::Limits,
-) -> Result<(), String> {
-    let kind = archive::ArchiveKind::from_name(kind).ok_or("no such archive format")?;
-    archive::extract_tar(archive, kind, dest, limits).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     //! Each entry point reaches past the parse on a well-formed document: the harness
@@ -218,24 +202,5 @@ mod tests {
             "https://registry.example.com/v1/modules/a/b/c/1.0.0/a.zip"
         );
         assert!(signature("not a key", b"data", b"not a signature").is_err());
-    }
-
-    #[test]
-    fn module_tar() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut b = tar::Builder::new(Vec::new());
-        let mut h = tar::Header::new_gnu();
-        h.set_size(3);
-        h.set_mode(0o644);
-        h.set_cksum();
-        b.append_data(&mut h, "main.tf", &b"# x"[..]).unwrap();
-        let archive = tmp.path().join("a.tar");
-        fs_err::write(&archive, b.into_inner().unwrap()).unwrap();
-        let dest = tmp.path().join("x");
-        fs_err::create_dir(&dest).unwrap();
-        let limits = tstore_store::Limits::default();
-        extract_module_tar(&archive, "tar", &dest, &limits).unwrap();
-        assert_eq!(fs_err::read(dest.join("main.tf")).unwrap(), b"# x");
-        assert!(extract_module_tar(&archive, "rar", &dest, &limits).is_err());
     }
 }

@@ -120,6 +120,16 @@ pub enum StoreError {
         source: zip::result::ZipError,
     },
 
+    /// A file could not be read as a tar archive (or its compression is corrupt).
+    #[error("{} is not a readable tar archive: {source}", archive.display())]
+    BadTar {
+        /// The archive.
+        archive: PathBuf,
+        /// What the tar reader or the decompressor said.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// An archive was refused before (or while) extracting it.
     #[error("refusing to unpack {}: entry {entry:?}: {reason}", archive.display())]
     HostileArchive {
@@ -272,6 +282,7 @@ impl Diagnostic for StoreError {
             | StoreError::Link { .. }
             | StoreError::Index { .. }
             | StoreError::BadZip { .. }
+            | StoreError::BadTar { .. }
             | StoreError::Unhashable { .. }
             | StoreError::UnknownTree(_)
             | StoreError::InvalidPackageKey { .. }
@@ -306,6 +317,12 @@ pub enum HostileReason {
     SpecialFile {
         /// The unix mode (file type bits included).
         mode: u32,
+    },
+    /// An archive entry of a kind no package holds: a hard link (two paths, one file), a
+    /// sparse file, or an unknown type.
+    UnsupportedKind {
+        /// What it is.
+        kind: String,
     },
     /// The same normalized path occurs twice (or as both a file and a directory).
     Duplicate,
@@ -369,6 +386,10 @@ impl fmt::Display for HostileReason {
                 f,
                 "it is a device, FIFO or socket (mode {mode:o}); packages may hold only files, directories and symlinks"
             ),
+            HostileReason::UnsupportedKind { kind } => write!(
+                f,
+                "it is a {kind} entry; packages may hold only files, directories and symlinks"
+            ),
             HostileReason::Duplicate => write!(
                 f,
                 "the same path occurs more than once (or as both a file and a directory)"
@@ -394,7 +415,7 @@ impl fmt::Display for HostileReason {
                 limit,
             } => write!(
                 f,
-                "it expands from {compressed} to {size} bytes, more than {limit} times its compressed size (a zip bomb?)"
+                "it expands from {compressed} to {size} bytes, more than {limit} times its compressed size (a decompression bomb?)"
             ),
             HostileReason::SizeMismatch { declared, actual } => write!(
                 f,

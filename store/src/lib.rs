@@ -114,7 +114,9 @@ pub use gc::{GcOptions, GcReport};
 pub use gc_budget::{BudgetReport, SizeBudget};
 pub use hash::{h1_of_files, h1_of_zip_names, Hash, NewlineInName};
 pub use ids::{PackageKey, TreeId};
-pub use ingest::{Ingested, IngestedArchive, IngestedModule, Limits};
+pub use ingest::{
+    Ingested, IngestedArchive, IngestedModule, Limits, TarCompression, XZ_DECODER_THREAD,
+};
 pub use layout::regular_file_bytes;
 pub use leftovers::Leftovers;
 pub use lock::{LockMode, StoreLock};

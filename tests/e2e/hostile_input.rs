@@ -142,8 +142,9 @@ fn oversized_files_read_whole_are_refused() {
 }
 
 /// A 512 MiB file of zeros in a tar.gz of well under 1 MiB: the whole archive may expand to
-/// at most `TSTORE_MAX_RATIO` (200) times its size, so extraction stops at about 100 MiB;
-/// init fails naming the limit, the store keeps no temp file and the directory is unchanged.
+/// at most `TSTORE_MAX_RATIO` (200) times its size, so its header is refused before its
+/// bytes are read; init fails naming the address and the limit, the store keeps no temp
+/// file and the directory is unchanged.
 #[test]
 fn a_tar_gz_bomb_is_refused_and_leaves_nothing() {
     use std::io::Read;
@@ -182,13 +183,96 @@ fn a_tar_gz_bomb_is_refused_and_leaves_nothing() {
         .output();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("bytes in total"), "{err}");
+    assert!(err.contains("decompression bomb"), "{err}");
+    assert!(err.contains(&format!("refusing to unpack {url}")), "{err}");
     assert_eq!(snapshot(&dir), before);
     let tmp = env.store.join("tmp");
     let left: Vec<_> = fs_err::read_dir(&tmp)
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "the store's tmp keeps {left:?}");
+}
+
+/// A module archive served over HTTP that would write outside its package (a `..` name, a
+/// symlink leading out, a hard link): the store refuses it while streaming it in, init
+/// fails naming the address (its query's secret redacted, never the temporary file the
+/// download went to) and the entry, nothing is written outside the store, the working
+/// directory is unchanged and the store's tmp is empty.
+#[test]
+fn a_module_tar_that_escapes_its_package_is_refused() {
+    use std::io::Write as _;
+
+    let env = TestEnv::new();
+    let reg = tstore_test_support::module_registry::ModuleRegistry::start();
+    // Old-style headers written one by one, so hostile names get through.
+    let tar_of = |entries: &[(&str, tar::EntryType, &str, &[u8])]| {
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, kind, link, data) in entries {
+            let mut h = tar::Header::new_old();
+            h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+            h.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
+            h.set_entry_type(*kind);
+            h.set_mode(0o644);
+            h.set_size(data.len() as u64);
+            h.set_cksum();
+            b.append(&h, *data).unwrap();
+        }
+        b.into_inner().unwrap()
+    };
+    let gz = |tar: Vec<u8>| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&tar).unwrap();
+        e.finish().unwrap()
+    };
+    use tar::EntryType as T;
+    let main: (&str, T, &str, &[u8]) = ("main.tf", T::Regular, "", b"output \"x\" {}\n");
+    let cases = [
+        (
+            "dotdot.tar.gz",
+            gz(tar_of(&[main, ("../../evil", T::Regular, "", b"pwned")])),
+            "../../evil",
+        ),
+        (
+            "link.tar.gz",
+            gz(tar_of(&[main, ("out", T::Symlink, "../../..", b"")])),
+            "out",
+        ),
+        (
+            "hard.tar",
+            tar_of(&[main, ("h", T::Link, "/etc/passwd", b"")]),
+            "h",
+        ),
+    ];
+    for (name, bytes, entry) in cases {
+        let url = reg.archive(name, bytes);
+        let dir = env.checkout(
+            name,
+            &[(
+                "main.tf",
+                &format!("module \"m\" {{\n  source = \"{url}?token=S3CRET\"\n}}\n"),
+            )],
+        );
+        let before = snapshot(&dir);
+        let out = env.tstore().no_fuse().arg("init").arg(&dir).output();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains(&format!("refusing to unpack {url}?token=")),
+            "{name}: {err}"
+        );
+        assert!(err.contains(&format!("entry {entry:?}")), "{name}: {err}");
+        assert!(!err.contains("S3CRET"), "{name}: {err}");
+        let store_tmp = env.store.join("tmp").display().to_string();
+        assert!(!err.contains(&store_tmp), "{name}: {err}");
+        assert_eq!(snapshot(&dir), before, "{name}");
+        for above in [env.root.path(), &env.work, &env.store] {
+            assert!(!above.join("evil").exists(), "{name}: {}", above.display());
+        }
+        let left: Vec<_> = fs_err::read_dir(env.store.join("tmp"))
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{name}: the store's tmp keeps {left:?}");
+    }
 }
 
 /// Ctrl-C during a large ingest: tstore says `Interrupted`, exits 130, leaves no temporary

@@ -1,4 +1,4 @@
-//! Ingest: turning a directory or a zip archive into blobs and a tree.
+//! Ingest: turning a directory, a zip or a tar archive into blobs and a tree.
 //!
 //! Ingested content is *not* a package yet: it becomes visible only through
 //! [`Store::commit_package`]. A failed ingest may leave unreferenced blobs behind (gc removes
@@ -28,7 +28,10 @@ use crate::{Result, Store, StoreError};
 
 mod dir_walk;
 mod rules;
+mod tar_archive;
 mod zip_archive;
+
+pub use tar_archive::{TarCompression, XZ_DECODER_THREAD};
 
 /// Limits applied to archives before anything is extracted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,7 +118,12 @@ impl Store {
     pub fn ingest_module_dir(&self, dir: &Path) -> Result<IngestedModule> {
         self.ensure_trusted()?;
         let (tree, blobs) = self.dir_tree(dir, true)?;
-        let (tree, h1, files, bytes) = self.record_tree_with(&tree, &blobs, false)?;
+        self.record_module_tree(&tree, &blobs)
+    }
+
+    /// Record a module package's tree: its `h1:` only where every symlink resolves to a file.
+    fn record_module_tree(&self, tree: &Tree, blobs: &[WrittenBlob]) -> Result<IngestedModule> {
+        let (tree, h1, files, bytes) = self.record_tree_with(tree, blobs, false)?;
         Ok(IngestedModule {
             tree,
             h1,

@@ -174,6 +174,11 @@ impl Claims {
         };
         !other.contains(path) && mine.insert(path.to_owned())
     }
+
+    /// Whether `path` was claimed as a directory.
+    pub(crate) fn is_dir(&self, path: &str) -> bool {
+        self.dirs.contains(path)
+    }
 }
 
 #[cfg(test)]

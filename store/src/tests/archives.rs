@@ -22,7 +22,13 @@ fn assert_hostile(store: &Store, zip: &Path, want: fn(&HostileReason) -> bool) {
         StoreError::HostileArchive { reason, .. } if want(reason) => {}
         other => panic!("unexpected result for {}: {other:?}", zip.display()),
     }
-    // The message says what and which entry; the hint, what to do.
+    says_what_and_what_to_do(&err);
+    assert!(store.packages().unwrap().is_empty());
+}
+
+/// A refused archive's message says what and which entry; its hint, what to do.
+#[track_caller]
+pub(super) fn says_what_and_what_to_do(err: &StoreError) {
     let msg = err.to_string();
     assert!(msg.contains("refusing to unpack"), "{msg}");
     assert!(
@@ -30,7 +36,6 @@ fn assert_hostile(store: &Store, zip: &Path, want: fn(&HostileReason) -> bool) {
             .is_some_and(|h| h.contains("corrupt or malicious")),
         "{err:?}"
     );
-    assert!(store.packages().unwrap().is_empty());
 }
 
 /// Central directory headers: (offset, name) for patching tests.

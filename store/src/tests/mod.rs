@@ -1,7 +1,8 @@
 //! Store-level tests through the public API, one file per topic: `archives` (zip and
-//! directory ingest, hostile archives, limits) and `packages` (commit, views, concurrency,
-//! verify, source memos, locks) and `repair` (quarantine). This module holds what they share: a [`Fixture`] (a store and
-//! a work directory) and the zip writer.
+//! directory ingest, hostile archives, limits), `tar_archives` (the streamed tar ingest),
+//! `packages` (commit, views, concurrency, verify, source memos, locks), `repair`
+//! (quarantine), …. This module holds what they share: a [`Fixture`] (a store and a work
+//! directory) and the zip writer.
 
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
@@ -19,6 +20,7 @@ mod gc_budget;
 mod packages;
 mod provenance;
 mod repair;
+mod tar_archives;
 mod trust;
 
 fn key(name: &str) -> PackageKey {

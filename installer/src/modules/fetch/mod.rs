@@ -205,7 +205,7 @@ impl Fetcher<'_> {
                             url: &package.url,
                             sha256: &sha256,
                         };
-                        let f = self.http_archive(&id, &download, tmp.path(), log)?;
+                        let f = self.http_archive(&id, &download, log)?;
                         // Remembered with or without validators: without, the next
                         // unpinned fetch is a plain GET; a pinned call finds its package by
                         // it with no request at all.
@@ -234,7 +234,6 @@ impl Fetcher<'_> {
         &self,
         id: &str,
         download: &Download<'_>,
-        tmp: &Path,
         log: &mut FetchLog,
     ) -> Result<Fetched, FetchError> {
         let Download {
@@ -247,23 +246,19 @@ impl Fetcher<'_> {
             log.reused.push(id.to_owned());
             return self.fetched(id, Provenance::Origin);
         }
-        let (tree, hashes) = match kind {
-            archive::ArchiveKind::Zip => {
-                let a = self.store.ingest_zip(file).map_err(FetchError::from)?;
+        // The store checks and ingests the archive; a refusal names the address, not the
+        // temporary file the download went to.
+        let named = |e| FetchError::Store(archive_named_by(e, url));
+        let (tree, hashes) = match kind.tar_compression() {
+            None => {
+                let a = self.store.ingest_zip(file).map_err(named)?;
                 (a.ingested.tree, vec![a.ingested.h1, a.zh])
             }
-            archive::ArchiveKind::TarGz
-            | archive::ArchiveKind::Tar
-            | archive::ArchiveKind::TarXz
-            | archive::ArchiveKind::TarBz2 => {
-                let dest = tmp.join("x");
-                fs_err::create_dir(&dest).map_err(FetchError::from)?;
-                archive::extract_tar(file, kind, &dest, self.store.limits())
-                    .map_err(|e| FetchError::Protocol(format!("{}: {e}", display_url(url))))?;
+            Some(compression) => {
                 let i = self
                     .store
-                    .ingest_module_dir(&dest)
-                    .map_err(FetchError::from)?;
+                    .ingest_module_tar(file, compression)
+                    .map_err(named)?;
                 let zh = tstore_store::Hash::zh_from_sha256(sha256);
                 (i.tree, i.h1.into_iter().chain([zh]).collect())
             }
@@ -618,3 +613,26 @@ pub(super) use resolution::{bad_location, resolve_key, Resolved};
 
 #[cfg(test)]
 mod tests;
+
+/// A store error about the archive downloaded from `url`, naming the address (credentials
+/// and query left out) instead of the temporary file it was downloaded to.
+fn archive_named_by(e: tstore_store::StoreError, url: &str) -> tstore_store::StoreError {
+    use tstore_store::StoreError as E;
+    let shown = || PathBuf::from(display_url(url));
+    match e {
+        E::HostileArchive { entry, reason, .. } => E::HostileArchive {
+            archive: shown(),
+            entry,
+            reason,
+        },
+        E::BadTar { source, .. } => E::BadTar {
+            archive: shown(),
+            source,
+        },
+        E::BadZip { source, .. } => E::BadZip {
+            archive: shown(),
+            source,
+        },
+        other => other,
+    }
+}
