@@ -1,5 +1,5 @@
 //! A module package's `.tar.gz` archive: the store's streamed tar ingest,
-//! `tstore_store::Store::ingest_module_tar` (store/src/ingest/tar_archive.rs), with small
+//! `tstore_store::Ingest::module_tar` (store/src/ingest/tar_archive.rs), with small
 //! limits.
 #![no_main]
 

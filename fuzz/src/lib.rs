@@ -96,11 +96,11 @@ fn contain_xz_decoder_panics() {
 }
 
 /// Ingest `bytes` as a module package tar archive compressed as `compression`, as the
-/// module fetch does (`tstore_store::Store::ingest_module_tar`).
+/// module fetch does (`tstore_store::Ingest::module_tar`).
 pub fn ingest_module_tar(compression: tstore_store::TarCompression, bytes: &[u8]) {
     contain_xz_decoder_panics();
     let (_dir, archive) = write_scratch("module.tar", bytes);
     with_store(|store| {
-        let _ = store.ingest_module_tar(&archive, compression);
+        let _ = store.ingest().module_tar(&archive, compression);
     });
 }

@@ -133,7 +133,8 @@ impl FactsCache for FactsInStore {
     fn get(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>> {
         match self
             .store
-            .file_facts(&BlobId::from_bytes(*id), &Self::rules(rules))
+            .file_facts()
+            .get(&BlobId::from_bytes(*id), &Self::rules(rules))
         {
             Ok(found) => found,
             Err(e) => {
@@ -146,7 +147,8 @@ impl FactsCache for FactsInStore {
     fn put(&self, rules: &str, id: &ContentId, facts: &[u8]) {
         if let Err(e) =
             self.store
-                .record_file_facts(&BlobId::from_bytes(*id), &Self::rules(rules), facts)
+                .file_facts()
+                .record(&BlobId::from_bytes(*id), &Self::rules(rules), facts)
         {
             tracing::debug!("cannot record a file's facts: {e}");
         }
@@ -208,7 +210,7 @@ pub struct FactsCheck {
 pub fn check_facts(store: &Store) -> Result<FactsCheck, tstore_store::StoreError> {
     let suffix = FactsInStore::rules("");
     let mut check = FactsCheck::default();
-    for (blob, rules, facts) in store.all_file_facts()? {
+    for (blob, rules, facts) in store.file_facts().all()? {
         check.recorded += 1;
         let Some(base) = rules.strip_suffix(&suffix) else {
             check.other_builds += 1;

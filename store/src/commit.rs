@@ -23,7 +23,7 @@ impl Store {
     ///
     /// Materializes its read-only view (if absent), then records the package row and its hashes
     /// (merged with any already recorded: one record per hash, dispositions OR-ed), and, given a
-    /// `source`, remembers `path -> (fingerprint, tree, hashes)` for [`Store::source_memo`].
+    /// `source`, remembers `path -> (fingerprint, tree, hashes)` for [`crate::Memos::source`].
     /// Idempotent. If the package exists with the same tree, the hashes are merged; with a
     /// different tree the result is [`StoreError::PackageConflict`].
     ///
@@ -215,7 +215,7 @@ fn merge_package_hashes(
 }
 
 /// Remember (replacing) what the source at `path_key` produced: its fingerprint, the tree
-/// and the hashes given with this commit, for [`Store::source_memo`].
+/// and the hashes given with this commit, for [`crate::Memos::source`].
 fn record_source_memo(
     tx: &rusqlite::Transaction<'_>,
     path_key: &str,

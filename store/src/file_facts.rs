@@ -25,11 +25,27 @@ use rusqlite::OptionalExtension as _;
 use crate::blob::BlobId;
 use crate::{Result, Store};
 
+impl Store {}
+
+/// Facts derived from configuration files, keyed by the content's BLAKE3 and the rules
+/// that derived them.
+#[derive(Clone, Copy)]
+pub struct FileFacts<'a> {
+    pub(crate) store: &'a Store,
+}
+
 impl Store {
+    /// Configuration files' facts ([`FileFacts`]).
+    pub fn file_facts(&self) -> FileFacts<'_> {
+        FileFacts { store: self }
+    }
+}
+
+impl FileFacts<'_> {
     /// The facts recorded for the content `blob` under `rules`.
-    pub fn file_facts(&self, blob: &BlobId, rules: &str) -> Result<Option<Vec<u8>>> {
-        self.ensure_trusted()?;
-        let index = self.index();
+    pub fn get(&self, blob: &BlobId, rules: &str) -> Result<Option<Vec<u8>>> {
+        self.store.ensure_trusted()?;
+        let index = self.store.index();
         crate::index::query_row_cached(
             &index.conn,
             "SELECT facts FROM file_facts WHERE blob = ?1 AND rules = ?2",
@@ -41,9 +57,9 @@ impl Store {
     }
 
     /// Record `facts` for the content `blob` under `rules` (the first record stays).
-    pub fn record_file_facts(&self, blob: &BlobId, rules: &str, facts: &[u8]) -> Result<()> {
-        self.ensure_trusted()?;
-        let mut index = self.index();
+    pub fn record(&self, blob: &BlobId, rules: &str, facts: &[u8]) -> Result<()> {
+        self.store.ensure_trusted()?;
+        let mut index = self.store.index();
         let (tx, op) = index.write("recording a file's facts")?;
         let err = op.err();
         tx.execute(
@@ -56,9 +72,9 @@ impl Store {
     }
 
     /// Every recorded fact: content, rules, facts (for `store verify --facts`).
-    pub fn all_file_facts(&self) -> Result<Vec<(BlobId, String, Vec<u8>)>> {
-        self.ensure_trusted()?;
-        let index = self.index();
+    pub fn all(&self) -> Result<Vec<(BlobId, String, Vec<u8>)>> {
+        self.store.ensure_trusted()?;
+        let index = self.store.index();
         let err = index.err("listing file facts");
         let mut stmt = index
             .conn
@@ -90,20 +106,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s")).unwrap();
         let blob = BlobId::of(b"variable \"x\" {}\n");
-        assert_eq!(store.file_facts(&blob, "tofu/1").unwrap(), None);
-        store.record_file_facts(&blob, "tofu/1", b"one").unwrap();
-        store.record_file_facts(&blob, "tofu/1", b"two").unwrap();
+        assert_eq!(store.file_facts().get(&blob, "tofu/1").unwrap(), None);
+        store.file_facts().record(&blob, "tofu/1", b"one").unwrap();
+        store.file_facts().record(&blob, "tofu/1", b"two").unwrap();
         store
-            .record_file_facts(&blob, "terraform/1", b"three")
+            .file_facts()
+            .record(&blob, "terraform/1", b"three")
             .unwrap();
         assert_eq!(
-            store.file_facts(&blob, "tofu/1").unwrap().as_deref(),
+            store.file_facts().get(&blob, "tofu/1").unwrap().as_deref(),
             Some(&b"one"[..])
         );
         assert_eq!(
-            store.file_facts(&blob, "terraform/1").unwrap().as_deref(),
+            store
+                .file_facts()
+                .get(&blob, "terraform/1")
+                .unwrap()
+                .as_deref(),
             Some(&b"three"[..])
         );
-        assert_eq!(store.all_file_facts().unwrap().len(), 2);
+        assert_eq!(store.file_facts().all().unwrap().len(), 2);
     }
 }

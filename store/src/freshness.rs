@@ -497,7 +497,7 @@ mod tests {
             fs_err::write(&p, content).unwrap();
             fs_err::set_permissions(&p, std::fs::Permissions::from_mode(*mode)).unwrap();
         }
-        let got = store.ingest_dir(&src).unwrap();
+        let got = store.ingest().dir(&src).unwrap();
         let key = PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64");
         store
             .commit_package(

@@ -1,7 +1,7 @@
 //! Garbage collection and leftover cleanup.
 //!
 //! [`Store::gc`] runs under the **exclusive** store lock (the caller took it with
-//! [`Store::try_lock_exclusive`], without waiting). No init, import or `providers lock` is
+//! [`Locks::try_exclusive`], without waiting). No init, import or `providers lock` is
 //! running then (they hold the lock shared from before they look packages up until their
 //! root is recorded), so nothing is half-ingested and every link a running init made is
 //! already recorded as a root. The FUSE daemon holds no lock; it only reads rows and blobs.

@@ -23,6 +23,7 @@ use rusqlite::Transaction;
 use crate::blob::BlobId;
 use crate::ids::PackageKey;
 use crate::index::{query_vec, IndexOp};
+use crate::{DiskUsage, StoreError};
 use crate::{Result, Store};
 
 /// The size the store must fit after gc.
@@ -57,38 +58,6 @@ pub struct BudgetReport {
 pub(crate) type Freed = (Vec<PathBuf>, Vec<(BlobId, u64)>);
 
 impl Store {
-    /// The bytes of the store's blobs as the index records them.
-    pub fn content_bytes(&self) -> Result<u64> {
-        let index = self.index();
-        index
-            .conn
-            .query_row("SELECT COALESCE(SUM(size), 0) FROM blobs", [], |r| r.get(0))
-            .map_err(index.err("measuring the store"))
-    }
-
-    /// Free bytes on the store's filesystem (for an unprivileged user).
-    pub fn free_bytes(&self) -> Result<u64> {
-        let stat = nix::sys::statvfs::statvfs(&self.layout.root)
-            .map_err(|e| crate::StoreError::io(&self.layout.root, std::io::Error::from(e)))?;
-        Ok(stat.blocks_available() as u64 * stat.fragment_size() as u64)
-    }
-
-    /// The size the store must come down to under `budget`, given that `freeing` bytes are
-    /// about to be freed; `None` when it fits already.
-    pub fn budget_target(
-        &self,
-        budget: &SizeBudget,
-        size: u64,
-        freeing: u64,
-    ) -> Result<Option<u64>> {
-        let mut target = budget.max_size.unwrap_or(u64::MAX);
-        if let Some(min_free) = budget.min_free {
-            let free = self.free_bytes()?.saturating_add(freeing);
-            target = target.min(size.saturating_sub(min_free.saturating_sub(free)));
-        }
-        Ok((size > target).then_some(target))
-    }
-
     /// Drop unlinked packages (see the module docs), least recently used first, until the
     /// store's blobs fit `budget`, in gc's transaction `tx`. `freeing`: bytes the sweep
     /// before it frees.
@@ -120,7 +89,7 @@ impl Store {
             ..BudgetReport::default()
         };
         let mut freed: Freed = Default::default();
-        let Some(target) = self.budget_target(budget, size, freeing)? else {
+        let Some(target) = self.space().budget_target(budget, size, freeing)? else {
             report.target = size;
             report.met = true;
             return Ok((report, freed));
@@ -204,5 +173,90 @@ impl Store {
             }
         }
         Ok(())
+    }
+}
+
+/// What the store takes on disk, what the disk has free, and what a size budget asks gc
+/// to reach.
+#[derive(Clone, Copy)]
+pub struct Space<'a> {
+    pub(crate) store: &'a Store,
+}
+
+impl Store {
+    /// Disk space ([`Space`]).
+    pub fn space(&self) -> Space<'_> {
+        Space { store: self }
+    }
+}
+
+impl Space<'_> {
+    /// The bytes of the store's blobs as the index records them.
+    pub fn content_bytes(&self) -> Result<u64> {
+        let index = self.store.index();
+        index
+            .conn
+            .query_row("SELECT COALESCE(SUM(size), 0) FROM blobs", [], |r| r.get(0))
+            .map_err(index.err("measuring the store"))
+    }
+
+    /// Free bytes on the store's filesystem (for an unprivileged user).
+    pub fn free_bytes(&self) -> Result<u64> {
+        let stat = nix::sys::statvfs::statvfs(&self.store.layout.root)
+            .map_err(|e| crate::StoreError::io(&self.store.layout.root, std::io::Error::from(e)))?;
+        Ok(stat.blocks_available() as u64 * stat.fragment_size() as u64)
+    }
+
+    /// The size the store must come down to under `budget`, given that `freeing` bytes are
+    /// about to be freed; `None` when it fits already.
+    pub fn budget_target(
+        &self,
+        budget: &SizeBudget,
+        size: u64,
+        freeing: u64,
+    ) -> Result<Option<u64>> {
+        let mut target = budget.max_size.unwrap_or(u64::MAX);
+        if let Some(min_free) = budget.min_free {
+            let free = self.store.space().free_bytes()?.saturating_add(freeing);
+            target = target.min(size.saturating_sub(min_free.saturating_sub(free)));
+        }
+        Ok((size > target).then_some(target))
+    }
+
+    /// Counts and sizes of what the store holds.
+    pub fn usage(&self) -> Result<DiskUsage> {
+        let mut usage = {
+            let index = self.store.index();
+            let count = |sql: &str| -> Result<u64> {
+                index
+                    .conn
+                    .query_row(sql, [], |r| r.get(0))
+                    .map_err(index.err("measuring disk usage"))
+            };
+            DiskUsage {
+                packages: count("SELECT COUNT(*) FROM packages")?,
+                trees: count("SELECT COUNT(*) FROM trees")?,
+                blobs: count("SELECT COUNT(*) FROM blobs")?,
+                blob_bytes: 0,
+                logical_bytes: count(
+                    "SELECT COALESCE(SUM(t.bytes), 0) FROM packages p JOIN trees t ON t.id = p.tree",
+                )?,
+                links: count("SELECT COUNT(*) FROM root_links")?,
+                linked_bytes: count(
+                    "SELECT COALESCE(SUM(t.bytes), 0) FROM root_links l
+                     JOIN packages p ON p.id = l.package JOIN trees t ON t.id = p.tree",
+                )?,
+            }
+        };
+        for entry in walkdir::WalkDir::new(&self.store.layout.blobs) {
+            let entry = entry.map_err(|e| StoreError::io(&self.store.layout.blobs, e.into()))?;
+            if entry.file_type().is_file() {
+                let meta = entry
+                    .metadata()
+                    .map_err(|e| StoreError::io(entry.path(), e.into()))?;
+                usage.blob_bytes += meta.len();
+            }
+        }
+        Ok(usage)
     }
 }

@@ -53,9 +53,9 @@
 //! use tstore_store::{HashRecord, PackageKey, Store};
 //! # fn main() -> tstore_store::Result<()> {
 //! let store = Store::open("/home/me/.local/share/tstore".as_ref())?;
-//! let _lock = store.lock_shared()?;
+//! let _lock = store.locks().shared()?;
 //! let zip = std::path::Path::new("terraform-provider-null_2.1.2_linux_amd64.zip");
-//! let got = store.ingest_zip(zip)?;
+//! let got = store.ingest().zip(zip)?;
 //! let key = PackageKey::provider("registry.terraform.io/hashicorp/null", "2.1.2", "linux_amd64");
 //! let hashes = [
 //!     HashRecord::verified_locally(got.ingested.h1.clone()),
@@ -108,25 +108,32 @@ mod view;
 
 pub use blob::BlobId;
 pub use error::{HostileReason, StoreError};
+pub use file_facts::FileFacts;
 pub use fingerprint::SourceFingerprint;
 pub use freshness::{Freshness, Reverified};
 pub use gc::{GcOptions, GcReport};
+pub use gc_budget::Space;
 pub use gc_budget::{BudgetReport, SizeBudget};
 pub use hash::{h1_of_files, h1_of_zip_names, Hash, NewlineInName};
 pub use ids::{PackageKey, TreeId};
+pub use ingest::Ingest;
 pub use ingest::{
     Ingested, IngestedArchive, IngestedModule, Limits, TarCompression, XZ_DECODER_THREAD,
 };
 pub use layout::regular_file_bytes;
 pub use leftovers::Leftovers;
+pub use lock::Locks;
 pub use lock::{LockMode, StoreLock};
 pub use marker::{identify_store, NotAStore};
+pub use module_sources::Memos;
 pub use module_sources::ModuleSourceMemo;
 pub use package::{Disposition, HashRecord, Package};
+pub use provenance::Provenances;
 pub use provenance::{Provenance, UnsupportedName};
 pub use read::PackageChange;
 pub use rebuild::{IndexHealth, RebuiltIndex, SkippedView};
 pub use repair::{QuarantinedBlob, QuarantinedPackage, RepairReport};
+pub use roots::Roots;
 pub use roots::{package_of_view_relpath, RecordedRoot, Root, RootLink};
 pub use store::{DiskUsage, SourceMemo, Store};
 pub use temp::{remove_own_temps, temp_prefix};

@@ -20,6 +20,7 @@ use std::path::Path;
 
 use fs_err::os::unix::fs::OpenOptionsExt as _;
 
+use crate::Store;
 use crate::{Result, StoreError};
 
 /// Whether a [`StoreLock`] is shared or exclusive.
@@ -204,4 +205,63 @@ pub(crate) fn assert_exclusive(lock: &StoreLock, what: &str) {
         LockMode::Exclusive,
         "{what} needs the exclusive store lock"
     );
+}
+
+/// The store's locks: shared for an install, exclusive for gc and repair, one per root for
+/// an init's records.
+#[derive(Clone, Copy)]
+pub struct Locks<'a> {
+    pub(crate) store: &'a Store,
+}
+
+impl Store {
+    /// The store's locks ([`Locks`]).
+    pub fn locks(&self) -> Locks<'_> {
+        Locks { store: self }
+    }
+}
+
+impl Locks<'_> {
+    /// Take the store lock shared (init, import, `providers lock`), waiting while gc holds it.
+    pub fn shared(&self) -> Result<StoreLock> {
+        StoreLock::shared(&self.store.layout.lock, || {})
+    }
+
+    /// [`Locks::shared`], calling `on_wait` once if it has to wait (gc holds the
+    /// lock), so a command can say why it blocks, as cargo does for its package lock.
+    pub fn shared_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        StoreLock::shared(&self.store.layout.lock, on_wait)
+    }
+
+    /// Take the lock of one root (a working directory, named by its canonical path)
+    /// exclusive, waiting while another process holds it; `on_wait` runs once before
+    /// waiting. Two inits of one directory would otherwise remove each other's private
+    /// copies and write each other's half of `modules.json`. The lock file is
+    /// `roots.lock.d/<BLAKE3 of the path>` (never the path itself): empty, one per directory
+    /// ever initialised, kept so that a waiter and a newcomer always lock the same inode.
+    pub fn root(&self, root: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = self.store.layout.root.join("roots.lock.d");
+        crate::layout::create_store_dir_all(&self.store.layout.root, &dir)?;
+        let name = blake3::hash(root.as_os_str().as_bytes()).to_hex();
+        StoreLock::exclusive(&dir.join(name.as_str()), on_wait)
+    }
+
+    /// Take the store lock exclusive (`store verify --repair`), waiting while other tstore
+    /// processes hold it; `on_wait` runs once before waiting.
+    pub fn exclusive_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {
+        StoreLock::exclusive(&self.store.layout.lock, on_wait)
+    }
+
+    /// Try to take the store lock exclusive without waiting; `None` if the store is busy.
+    pub fn try_exclusive(&self) -> Result<Option<StoreLock>> {
+        StoreLock::try_exclusive(&self.store.layout.lock)
+    }
+
+    /// Take the store lock exclusive for gc through the turnstile (see `lock.rs`): new
+    /// shared takers wait while the running ones finish, for at most `patience`; `None` if
+    /// the store stayed busy.
+    pub fn exclusive_within(&self, patience: std::time::Duration) -> Result<Option<StoreLock>> {
+        StoreLock::exclusive_within(&self.store.layout.lock, patience)
+    }
 }

@@ -17,6 +17,10 @@ use rusqlite::OptionalExtension as _;
 use crate::ids::PackageKey;
 use crate::index::{now, package_id};
 use crate::{Result, Store};
+use std::path::Path;
+
+use crate::ingest::source_key;
+use crate::{HashRecord, SourceFingerprint, SourceMemo, StoreError};
 
 /// What a module source resolved to when it was last fetched.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,11 +37,27 @@ pub struct ModuleSourceMemo {
     pub last_modified: Option<String>,
 }
 
+impl Store {}
+
+/// What a source gave before: a local directory's tree by its fingerprint, a module
+/// source's package.
+#[derive(Clone, Copy)]
+pub struct Memos<'a> {
+    pub(crate) store: &'a Store,
+}
+
 impl Store {
+    /// What sources gave before ([`Memos`]).
+    pub fn memos(&self) -> Memos<'_> {
+        Memos { store: self }
+    }
+}
+
+impl Memos<'_> {
     /// The memo recorded for `source`, if its package is still committed.
     pub fn module_source(&self, source: &str) -> Result<Option<ModuleSourceMemo>> {
-        self.ensure_trusted()?;
-        let index = self.index();
+        self.store.ensure_trusted()?;
+        let index = self.store.index();
         crate::index::query_row_cached(
             &index.conn,
             "SELECT p.name, m.location, m.subdir, m.etag, m.last_modified
@@ -61,7 +81,7 @@ impl Store {
     /// Every memo's source key with the package id it names, sorted by package then source
     /// (what `store ls` shows beside a module package: the addresses it was installed for).
     pub fn module_sources(&self) -> Result<Vec<(String, String)>> {
-        let index = self.index();
+        let index = self.store.index();
         let mut stmt = index
             .conn
             .prepare(
@@ -81,7 +101,7 @@ impl Store {
     /// meanwhile, or vouched for only by a lock or a mirror), nothing is recorded and `false`
     /// is returned.
     pub fn record_module_source(&self, source: &str, memo: &ModuleSourceMemo) -> Result<bool> {
-        let mut index = self.index();
+        let mut index = self.store.index();
         let (tx, op) = index.write("recording a module source memo")?;
         let err = op.err();
         let key = PackageKey::module(memo.package.clone());
@@ -116,6 +136,43 @@ impl Store {
         tx.commit().map_err(err)?;
         Ok(true)
     }
+
+    /// What `path` produced when it was last committed as a source, if its fingerprint then
+    /// equals `fp` (and the tree is still in the store).
+    pub fn source(&self, path: &Path, fp: &SourceFingerprint) -> Result<Option<SourceMemo>> {
+        self.store.ensure_trusted()?;
+        let key = source_key(path)?;
+        let index = self.store.index();
+        let row: Option<(String, String, String)> = index
+            .conn
+            .query_row(
+                "SELECT fingerprint, tree, hashes FROM sources WHERE path = ?1",
+                [&key],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(index.err("reading a source memo"))?;
+        let Some((stored_fp, tree, hashes)) = row else {
+            return Ok(None);
+        };
+        if stored_fp != fp.as_str() {
+            return Ok(None);
+        }
+        drop(index);
+        // Never hand out a tree whose files were damaged since it was verified.
+        if !self.store.tree_packages_intact(&tree)? {
+            return Ok(None);
+        }
+        let hashes: Vec<HashRecord> =
+            serde_json::from_str(&hashes).map_err(|e| StoreError::CorruptIndex {
+                what: format!("source memo hashes for {key}: {e}"),
+            })?;
+        Ok(Some(SourceMemo {
+            fingerprint: SourceFingerprint::from_stored(stored_fp),
+            tree: tree.parse()?,
+            hashes,
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -137,20 +194,32 @@ mod tests {
             last_modified: None,
         };
         // Not committed yet: nothing recorded.
-        assert!(!store.record_module_source("http\0u", &memo).unwrap());
-        assert_eq!(store.module_source("http\0u").unwrap(), None);
-        let ingested = store.ingest_module_dir(&dir).unwrap();
+        assert!(!store
+            .memos()
+            .record_module_source("http\0u", &memo)
+            .unwrap());
+        assert_eq!(store.memos().module_source("http\0u").unwrap(), None);
+        let ingested = store.ingest().module_dir(&dir).unwrap();
         let key = PackageKey::module("http-p-0123");
         store
             .commit_package(&key, &ingested.tree, &[], None)
             .unwrap();
-        assert!(store.record_module_source("http\0u", &memo).unwrap());
-        assert_eq!(store.module_source("http\0u").unwrap(), Some(memo.clone()));
+        assert!(store
+            .memos()
+            .record_module_source("http\0u", &memo)
+            .unwrap());
+        assert_eq!(
+            store.memos().module_source("http\0u").unwrap(),
+            Some(memo.clone())
+        );
         let newer = super::ModuleSourceMemo {
             etag: Some("\"e2\"".into()),
             ..memo
         };
-        assert!(store.record_module_source("http\0u", &newer).unwrap());
-        assert_eq!(store.module_source("http\0u").unwrap(), Some(newer));
+        assert!(store
+            .memos()
+            .record_module_source("http\0u", &newer)
+            .unwrap());
+        assert_eq!(store.memos().module_source("http\0u").unwrap(), Some(newer));
     }
 }

@@ -127,11 +127,27 @@ pub struct UnsupportedName {
     pub provenance: Provenance,
 }
 
+impl Store {}
+
+/// What vouches for each module package's name, and the names an older tstore wrote that
+/// nothing vouches for.
+#[derive(Clone, Copy)]
+pub struct Provenances<'a> {
+    pub(crate) store: &'a Store,
+}
+
 impl Store {
+    /// Module names' provenance ([`Provenances`]).
+    pub fn provenance(&self) -> Provenances<'_> {
+        Provenances { store: self }
+    }
+}
+
+impl Provenances<'_> {
     /// Every module package and its provenance, sorted by id: what the index records
     /// (a report, as `store verify` makes one: it does not adopt a restored store).
-    pub fn module_provenance(&self) -> Result<Vec<(String, Provenance)>> {
-        let index = self.index();
+    pub fn modules(&self) -> Result<Vec<(String, Provenance)>> {
+        let index = self.store.index();
         let mut stmt = index
             .conn
             .prepare("SELECT name, provenance FROM packages WHERE kind = 'module' ORDER BY name")
@@ -153,7 +169,9 @@ impl Store {
         claims_origin: impl Fn(&str) -> bool,
     ) -> Result<Vec<UnsupportedName>> {
         Ok(self
-            .module_provenance()?
+            .store
+            .provenance()
+            .modules()?
             .into_iter()
             .filter(|(name, p)| *p != Provenance::Origin && claims_origin(name))
             .map(|(package, provenance)| UnsupportedName {
@@ -163,18 +181,18 @@ impl Store {
             .collect())
     }
 
-    /// Drop the names [`Store::unsupported_names`] finds (their rows, hash records and memos;
+    /// Drop the names [`Provenances::unsupported_names`] finds (their rows, hash records and memos;
     /// their trees stay for gc, and for a lock that finds them by hash). Returns the ids
     /// dropped.
     pub fn drop_unsupported_names(
         &self,
         claims_origin: impl Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
-        let names = self.unsupported_names(claims_origin)?;
+        let names = self.store.provenance().unsupported_names(claims_origin)?;
         if names.is_empty() {
             return Ok(Vec::new());
         }
-        let mut index = self.index();
+        let mut index = self.store.index();
         let (tx, op) = index.write("dropping names their provenance does not support")?;
         let err = op.err();
         for name in &names {

@@ -12,7 +12,7 @@
 //! root_links(root → roots ON DELETE CASCADE, link, target, package → packages ON DELETE CASCADE)
 //! ```
 //!
-//! [`Store::record_root`] replaces a root's links and stamps the linked packages' `used_at`
+//! [`Roots::record`] replaces a root's links and stamps the linked packages' `used_at`
 //! in one `BEGIN IMMEDIATE` transaction. A root recorded with exactly these links, whose
 //! record and packages were stamped less than [`RESTAMP_AFTER`] ago, is left as it is: a
 //! re-init that changes nothing writes nothing to the index (no WAL frame, so no checkpoint
@@ -53,7 +53,7 @@ pub struct Root {
     pub links: Vec<RootLink>,
 }
 
-/// What [`Store::record_root`] recorded.
+/// What [`Roots::record`] recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RecordedRoot {
     /// Links recorded.
@@ -143,11 +143,34 @@ fn recorded_recently(
             .all(|((have, _), want)| have == want))
 }
 
+impl Store {}
+
+pub(crate) fn path_str(p: &Path) -> Result<String> {
+    p.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| StoreError::CorruptIndex {
+            what: format!("path {} is not UTF-8", p.display()),
+        })
+}
+
+/// The working directories that use packages (gc's roots).
+#[derive(Clone, Copy)]
+pub struct Roots<'a> {
+    pub(crate) store: &'a Store,
+}
+
 impl Store {
+    /// The roots ([`Roots`]).
+    pub fn roots(&self) -> Roots<'_> {
+        Roots { store: self }
+    }
+}
+
+impl Roots<'_> {
     /// Replace the links recorded for working directory `dir` (see the module docs). A root
     /// with no link left is forgotten. Links to packages the store does not hold are skipped
     /// and returned.
-    pub fn record_root(
+    pub fn record(
         &self,
         _lock: &StoreLock,
         dir: &Path,
@@ -155,7 +178,7 @@ impl Store {
     ) -> Result<RecordedRoot> {
         let dir = fs_err::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
         let dir_str = path_str(&dir)?;
-        let mut index = self.index();
+        let mut index = self.store.index();
         let t = now();
         // Unchanged and recently stamped: nothing to write (read without the write lock).
         let mut wanted = Vec::with_capacity(links.len());
@@ -227,7 +250,7 @@ impl Store {
         if keys.is_empty() {
             return Ok(());
         }
-        let mut index = self.index();
+        let mut index = self.store.index();
         let (tx, op) = index.write("stamping packages used".to_owned())?;
         let err = op.err();
         let t = now();
@@ -244,8 +267,8 @@ impl Store {
     }
 
     /// Every recorded root with its links, sorted by path.
-    pub fn roots(&self) -> Result<Vec<Root>> {
-        let index = self.index();
+    pub fn list(&self) -> Result<Vec<Root>> {
+        let index = self.store.index();
         let err = || index.err("listing roots");
         let rows = query_vec(
             &index.conn,
@@ -289,14 +312,6 @@ impl Store {
         }
         Ok(roots)
     }
-}
-
-pub(crate) fn path_str(p: &Path) -> Result<String> {
-    p.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| StoreError::CorruptIndex {
-            what: format!("path {} is not UTF-8", p.display()),
-        })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::hash::Hash;
 use crate::ids::PackageKey;
 use crate::ids::TreeId;
 use crate::index::{package_keys, query_vec, Index};
-use crate::ingest::{source_key, Limits};
+use crate::ingest::Limits;
 use crate::layout::Layout;
 use crate::lock::{assert_exclusive, StoreLock};
 use crate::package::{Disposition, HashRecord, Package};
@@ -221,52 +221,6 @@ impl Store {
         self.index.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Take the store lock shared (init, import, `providers lock`), waiting while gc holds it.
-    pub fn lock_shared(&self) -> Result<StoreLock> {
-        StoreLock::shared(&self.layout.lock, || {})
-    }
-
-    /// [`Store::lock_shared`], calling `on_wait` once if it has to wait (gc holds the
-    /// lock), so a command can say why it blocks, as cargo does for its package lock.
-    pub fn lock_shared_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {
-        StoreLock::shared(&self.layout.lock, on_wait)
-    }
-
-    /// Take the lock of one root (a working directory, named by its canonical path)
-    /// exclusive, waiting while another process holds it; `on_wait` runs once before
-    /// waiting. Two inits of one directory would otherwise remove each other's private
-    /// copies and write each other's half of `modules.json`. The lock file is
-    /// `roots.lock.d/<BLAKE3 of the path>` (never the path itself): empty, one per directory
-    /// ever initialised, kept so that a waiter and a newcomer always lock the same inode.
-    pub fn lock_root(&self, root: &Path, on_wait: impl FnOnce()) -> Result<StoreLock> {
-        use std::os::unix::ffi::OsStrExt as _;
-        let dir = self.layout.root.join("roots.lock.d");
-        crate::layout::create_store_dir_all(&self.layout.root, &dir)?;
-        let name = blake3::hash(root.as_os_str().as_bytes()).to_hex();
-        StoreLock::exclusive(&dir.join(name.as_str()), on_wait)
-    }
-
-    /// Take the store lock exclusive (`store verify --repair`), waiting while other tstore
-    /// processes hold it; `on_wait` runs once before waiting.
-    pub fn lock_exclusive_or_wait(&self, on_wait: impl FnOnce()) -> Result<StoreLock> {
-        StoreLock::exclusive(&self.layout.lock, on_wait)
-    }
-
-    /// Try to take the store lock exclusive without waiting; `None` if the store is busy.
-    pub fn try_lock_exclusive(&self) -> Result<Option<StoreLock>> {
-        StoreLock::try_exclusive(&self.layout.lock)
-    }
-
-    /// Take the store lock exclusive for gc through the turnstile (see `lock.rs`): new
-    /// shared takers wait while the running ones finish, for at most `patience`; `None` if
-    /// the store stayed busy.
-    pub fn lock_exclusive_within(
-        &self,
-        patience: std::time::Duration,
-    ) -> Result<Option<StoreLock>> {
-        StoreLock::exclusive_within(&self.layout.lock, patience)
-    }
-
     /// Remove everything under `tmp/`: leftovers of processes that crashed mid-ingest.
     ///
     /// Only safe while no other process is ingesting, hence the exclusive lock it demands
@@ -283,43 +237,6 @@ impl Store {
             removed += 1;
         }
         Ok(removed)
-    }
-
-    /// What `path` produced when it was last committed as a source, if its fingerprint then
-    /// equals `fp` (and the tree is still in the store).
-    pub fn source_memo(&self, path: &Path, fp: &SourceFingerprint) -> Result<Option<SourceMemo>> {
-        self.ensure_trusted()?;
-        let key = source_key(path)?;
-        let index = self.index();
-        let row: Option<(String, String, String)> = index
-            .conn
-            .query_row(
-                "SELECT fingerprint, tree, hashes FROM sources WHERE path = ?1",
-                [&key],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(index.err("reading a source memo"))?;
-        let Some((stored_fp, tree, hashes)) = row else {
-            return Ok(None);
-        };
-        if stored_fp != fp.as_str() {
-            return Ok(None);
-        }
-        drop(index);
-        // Never hand out a tree whose files were damaged since it was verified.
-        if !self.tree_packages_intact(&tree)? {
-            return Ok(None);
-        }
-        let hashes: Vec<HashRecord> =
-            serde_json::from_str(&hashes).map_err(|e| StoreError::CorruptIndex {
-                what: format!("source memo hashes for {key}: {e}"),
-            })?;
-        Ok(Some(SourceMemo {
-            fingerprint: SourceFingerprint::from_stored(stored_fp),
-            tree: tree.parse()?,
-            hashes,
-        }))
     }
 
     /// The package `key`, if committed.
@@ -369,43 +286,6 @@ impl Store {
                     })
             })
             .collect()
-    }
-
-    /// Counts and sizes of what the store holds.
-    pub fn disk_usage(&self) -> Result<DiskUsage> {
-        let mut usage = {
-            let index = self.index();
-            let count = |sql: &str| -> Result<u64> {
-                index
-                    .conn
-                    .query_row(sql, [], |r| r.get(0))
-                    .map_err(index.err("measuring disk usage"))
-            };
-            DiskUsage {
-                packages: count("SELECT COUNT(*) FROM packages")?,
-                trees: count("SELECT COUNT(*) FROM trees")?,
-                blobs: count("SELECT COUNT(*) FROM blobs")?,
-                blob_bytes: 0,
-                logical_bytes: count(
-                    "SELECT COALESCE(SUM(t.bytes), 0) FROM packages p JOIN trees t ON t.id = p.tree",
-                )?,
-                links: count("SELECT COUNT(*) FROM root_links")?,
-                linked_bytes: count(
-                    "SELECT COALESCE(SUM(t.bytes), 0) FROM root_links l
-                     JOIN packages p ON p.id = l.package JOIN trees t ON t.id = p.tree",
-                )?,
-            }
-        };
-        for entry in walkdir::WalkDir::new(&self.layout.blobs) {
-            let entry = entry.map_err(|e| StoreError::io(&self.layout.blobs, e.into()))?;
-            if entry.file_type().is_file() {
-                let meta = entry
-                    .metadata()
-                    .map_err(|e| StoreError::io(entry.path(), e.into()))?;
-                usage.blob_bytes += meta.len();
-            }
-        }
-        Ok(usage)
     }
 }
 

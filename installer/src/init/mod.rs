@@ -135,10 +135,12 @@ pub fn init<H: InitHooks>(
     let workdir = &opts.providers.workdir;
     check_writable(workdir)?;
     let _root_lock = store
-        .lock_root(&workdir.dir, || hooks.waiting_for_root(&workdir.dir))
+        .locks()
+        .root(&workdir.dir, || hooks.waiting_for_root(&workdir.dir))
         .map_err(InitError::LockRoot)?;
     let lock = store
-        .lock_shared_or_wait(|| hooks.waiting_for_store())
+        .locks()
+        .shared_or_wait(|| hooks.waiting_for_store())
         .map_err(InitError::LockStore)?;
     let installed = install(store, opts, hooks, reporter);
     let recorded = record_root(
@@ -159,7 +161,7 @@ pub fn init<H: InitHooks>(
         .filter(|c| c.action == crate::modules::Action::Copy)
         .filter_map(|c| c.package.as_deref().map(tstore_store::PackageKey::module))
         .collect();
-    if let Err(e) = store.mark_used(&lock, &copied) {
+    if let Err(e) = store.roots().mark_used(&lock, &copied) {
         tracing::warn!("cannot stamp the copied module packages as used: {e}");
     }
     Ok(outcome)
@@ -224,7 +226,8 @@ fn record_root<M: std::fmt::Display + std::fmt::Debug>(
     let links = root_links::scan_links(data_dir, mount, &store.views_dir());
     let recorded =
         store
-            .record_root(lock, dir, &links)
+            .roots()
+            .record(lock, dir, &links)
             .map_err(|source| InitError::RecordRoot {
                 dir: dir.to_path_buf(),
                 source,

@@ -87,7 +87,7 @@ impl Setup {
     /// The roots `store` records for the working directory, with their link counts.
     fn recorded_links(&self, store: &Store) -> Option<usize> {
         let dir = self.dir();
-        let roots = store.roots().unwrap();
+        let roots = store.roots().list().unwrap();
         roots.iter().find(|r| r.path == dir).map(|r| r.links.len())
     }
 }
@@ -129,7 +129,7 @@ impl InitHooks for Recording<'_> {
 
     fn ensure_mount(&self, _store: &Store) -> Result<(), &'static str> {
         if let Some(other) = self.store {
-            let gc = other.try_lock_exclusive().unwrap();
+            let gc = other.locks().try_exclusive().unwrap();
             assert!(
                 gc.is_none(),
                 "the store lock is held while the mount is ensured"
@@ -176,7 +176,7 @@ fn the_steps_run_in_order_under_both_locks_and_the_root_is_recorded() {
     let plugin_path = setup.dir().join(".terraform/plugin_path");
     assert!(plugin_path.is_file(), "-plugin-dir recorded");
     // Both locks are let go: gc can take the store, another init the root.
-    assert!(store.try_lock_exclusive().unwrap().is_some());
+    assert!(store.locks().try_exclusive().unwrap().is_some());
 }
 
 #[test]
@@ -209,8 +209,8 @@ fn a_failed_provider_phase_keeps_plugin_path_and_records_the_links_it_has() {
     opts.plugin_dirs.clear();
     init(&store, &opts, &Recording::new(Ok(())), &Quiet).unwrap();
     // The root forgotten: only a record made by the failing init brings it back.
-    let lock = store.lock_shared().unwrap();
-    store.record_root(&lock, &setup.dir(), &[]).unwrap();
+    let lock = store.locks().shared().unwrap();
+    store.roots().record(&lock, &setup.dir(), &[]).unwrap();
     drop(lock);
     assert_eq!(setup.recorded_links(&store), None);
     let mut opts = setup.options(true);
@@ -273,7 +273,7 @@ fn without_a_module_phase_the_modules_directory_is_left_as_it_is() {
 fn an_init_waiting_for_its_root_holds_nothing_gc_waits_for() {
     let setup = Setup::new();
     let store = setup.store();
-    let root_lock = store.lock_root(&setup.dir(), || {}).unwrap();
+    let root_lock = store.locks().root(&setup.dir(), || {}).unwrap();
     let (waiting, waited) = mpsc::channel();
     std::thread::scope(|s| {
         let second = s.spawn(|| {
@@ -292,7 +292,7 @@ fn an_init_waiting_for_its_root_holds_nothing_gc_waits_for() {
             init(&store, &setup.options(true), &hooks, &Quiet).map(|_| ())
         });
         waited.recv_timeout(Duration::from_secs(60)).unwrap();
-        let gc = store.try_lock_exclusive().unwrap();
+        let gc = store.locks().try_exclusive().unwrap();
         assert!(gc.is_some(), "the waiting init holds the store lock");
         drop(gc);
         drop(root_lock);

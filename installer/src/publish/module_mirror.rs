@@ -102,14 +102,14 @@ fn packages_by_h1(store: &Store) -> Result<BTreeMap<Hash, String>, PushError> {
 /// Every registry resolution the store's memos hold, by (module, version).
 fn resolutions(store: &Store) -> Result<BTreeMap<(String, String), Resolution>, PushError> {
     let mut found = BTreeMap::new();
-    for (package, source) in store.module_sources()? {
+    for (package, source) in store.memos().module_sources()? {
         let mut parts = source.split('\0');
         let (Some("registry"), Some(module), Some(version), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
-        let Some(memo) = store.module_source(&source)? else {
+        let Some(memo) = store.memos().module_source(&source)? else {
             continue;
         };
         let h1 = store

@@ -72,7 +72,7 @@ pub struct Ingested {
     pub bytes: u64,
 }
 
-/// Result of ingesting a module package directory ([`Store::ingest_module_dir`]).
+/// Result of ingesting a module package directory ([`Ingest::module_dir`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IngestedModule {
     /// The tree (recorded in the index).
@@ -100,27 +100,6 @@ pub struct IngestedArchive {
 }
 
 impl Store {
-    /// Ingest a directory: regular files become blobs (executable if any x bit is set),
-    /// symlinks are recorded as symlinks (they must stay inside the directory), directories are
-    /// implied, anything else is refused. A symlinked `dir` is resolved first (like Terraform's
-    /// `EvalSymlinks` on the root).
-    pub fn ingest_dir(&self, dir: &Path) -> Result<Ingested> {
-        // An ingest reuses blob files already in place: only once someone re-hashed them.
-        self.ensure_trusted()?;
-        let (tree, blobs) = self.dir_tree(dir, false)?;
-        self.record_tree(&tree, &blobs)
-    }
-
-    /// Ingest a module package directory: like [`Store::ingest_dir`], but every
-    /// entry named `.git` (directory or file, at any depth) is left out, and symlinks to
-    /// directories or to nothing are kept (only escaping ones are refused), so the `h1:` may be
-    /// absent.
-    pub fn ingest_module_dir(&self, dir: &Path) -> Result<IngestedModule> {
-        self.ensure_trusted()?;
-        let (tree, blobs) = self.dir_tree(dir, true)?;
-        self.record_module_tree(&tree, &blobs)
-    }
-
     /// Record a module package's tree: its `h1:` only where every symlink resolves to a file.
     fn record_module_tree(&self, tree: &Tree, blobs: &[WrittenBlob]) -> Result<IngestedModule> {
         let (tree, h1, files, bytes) = self.record_tree_with(tree, blobs, false)?;
@@ -337,4 +316,41 @@ impl Store {
 pub(crate) fn source_key(path: &Path) -> Result<String> {
     let canonical: PathBuf = fs_err::canonicalize(path).map_err(|e| StoreError::io(path, e))?;
     Ok(canonical.to_string_lossy().into_owned())
+}
+
+/// Content into blobs and a tree: directories, zips, tar archives; not a package until
+/// [`Store::commit_package`].
+#[derive(Clone, Copy)]
+pub struct Ingest<'a> {
+    pub(crate) store: &'a Store,
+}
+
+impl Store {
+    /// Ingest into blobs and a tree ([`Ingest`]).
+    pub fn ingest(&self) -> Ingest<'_> {
+        Ingest { store: self }
+    }
+}
+
+impl Ingest<'_> {
+    /// Ingest a directory: regular files become blobs (executable if any x bit is set),
+    /// symlinks are recorded as symlinks (they must stay inside the directory), directories are
+    /// implied, anything else is refused. A symlinked `dir` is resolved first (like Terraform's
+    /// `EvalSymlinks` on the root).
+    pub fn dir(&self, dir: &Path) -> Result<Ingested> {
+        // An ingest reuses blob files already in place: only once someone re-hashed them.
+        self.store.ensure_trusted()?;
+        let (tree, blobs) = self.store.dir_tree(dir, false)?;
+        self.store.record_tree(&tree, &blobs)
+    }
+
+    /// Ingest a module package directory: like [`Ingest::dir`], but every
+    /// entry named `.git` (directory or file, at any depth) is left out, and symlinks to
+    /// directories or to nothing are kept (only escaping ones are refused), so the `h1:` may be
+    /// absent.
+    pub fn module_dir(&self, dir: &Path) -> Result<IngestedModule> {
+        self.store.ensure_trusted()?;
+        let (tree, blobs) = self.store.dir_tree(dir, true)?;
+        self.store.record_module_tree(&tree, &blobs)
+    }
 }

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use super::rules::{check_link_target, check_sizes, check_whole_ratio, normalize_name, Claims};
+use super::Ingest;
 use super::IngestedModule;
 use crate::blob::{BlobBatch, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
@@ -95,31 +96,7 @@ struct TarIngest<'s, 'c> {
     blobs: Vec<WrittenBlob>,
 }
 
-impl Store {
-    /// Ingest an untrusted module package tar archive at `path`, compressed as `compression`
-    /// says, streamed into blobs (see the module docs). As for a module directory
-    /// ([`Store::ingest_module_dir`]), entries named `.git` at any depth are left out and
-    /// symlinks to directories or to nothing are kept (only escaping ones are refused), so
-    /// the `h1:` may be absent.
-    pub fn ingest_module_tar(
-        &self,
-        path: &Path,
-        compression: TarCompression,
-    ) -> Result<IngestedModule> {
-        self.ensure_trusted()?;
-        let file = fs_err::File::open(path).map_err(|e| StoreError::io(path, e))?;
-        let size = file.metadata().map_err(|e| StoreError::io(path, e))?.len();
-        let check = TarCheck {
-            path,
-            limits: &self.limits,
-            size,
-        };
-        let (tree, blobs) = decompressed(&check, file, compression, |reader| {
-            TarIngest::new(self, &check).run(reader)
-        })?;
-        self.record_module_tree(&tree, &blobs)
-    }
-}
+impl Store {}
 
 /// Run `ingest` on the decompressed stream of `file`. Decompression streams: the tar reader
 /// takes only what it needs, so a bomb stops where the rules stop it.
@@ -354,5 +331,27 @@ fn unsupported(kind: tar::EntryType, mode: u32) -> HostileReason {
         other => HostileReason::UnsupportedKind {
             kind: format!("{other:?}"),
         },
+    }
+}
+
+impl Ingest<'_> {
+    /// Ingest an untrusted module package tar archive at `path`, compressed as `compression`
+    /// says, streamed into blobs (see the module docs). As for a module directory
+    /// ([`Ingest::module_dir`]), entries named `.git` at any depth are left out and
+    /// symlinks to directories or to nothing are kept (only escaping ones are refused), so
+    /// the `h1:` may be absent.
+    pub fn module_tar(&self, path: &Path, compression: TarCompression) -> Result<IngestedModule> {
+        self.store.ensure_trusted()?;
+        let file = fs_err::File::open(path).map_err(|e| StoreError::io(path, e))?;
+        let size = file.metadata().map_err(|e| StoreError::io(path, e))?.len();
+        let check = TarCheck {
+            path,
+            limits: &self.store.limits,
+            size,
+        };
+        let (tree, blobs) = decompressed(&check, file, compression, |reader| {
+            TarIngest::new(self.store, &check).run(reader)
+        })?;
+        self.store.record_module_tree(&tree, &blobs)
     }
 }

@@ -13,6 +13,7 @@ use super::rules::{
     check_link_target, check_sizes, check_whole_ratio, classify, normalize_name, Claims,
     DeclaredKind,
 };
+use super::Ingest;
 use super::IngestedArchive;
 use crate::blob::{read_file_chunks, BlobBatch, BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
@@ -310,22 +311,6 @@ struct Extracted {
 }
 
 impl Store {
-    /// Ingest an untrusted zip archive. Its whole central directory is checked before anything
-    /// is extracted (no `..`, absolute paths, escaping symlinks, devices or duplicates; entry
-    /// count, sizes and compression ratios within [`Limits`]), and every entry must then have
-    /// exactly its declared size. A refused archive leaves at most unreferenced blobs.
-    pub fn ingest_zip(&self, zip_path: &Path) -> Result<IngestedArchive> {
-        self.ingest_zip_with(zip_path, false)
-    }
-
-    /// [`Store::ingest_zip`], and, when the store keeps archives
-    /// ([`Store::with_kept_archives`]), the zip itself written as a blob (its SHA-256, the
-    /// `zh:`, computed in that same pass) and recorded as the tree's archive. For archives
-    /// worth publishing as they came (a provider's, whose `zh:` lock files hold).
-    pub fn ingest_zip_keeping_it(&self, zip_path: &Path) -> Result<IngestedArchive> {
-        self.ingest_zip_with(zip_path, self.keep_archives)
-    }
-
     /// The zip as a whole (its `zh:`, and the zip kept as a blob with `keep`) and its
     /// entries are two reads of the file: for a large zip they run at once, on two threads.
     fn ingest_zip_with(&self, zip_path: &Path, keep: bool) -> Result<IngestedArchive> {
@@ -551,5 +536,24 @@ impl Store {
         self.bytes_hashed.fetch_add(written.size, Ordering::Relaxed);
         check.exact_size(name, declared, written.size)?;
         Ok(written)
+    }
+}
+
+impl Ingest<'_> {
+    /// Ingest an untrusted zip archive. Its whole central directory is checked before anything
+    /// is extracted (no `..`, absolute paths, escaping symlinks, devices or duplicates; entry
+    /// count, sizes and compression ratios within [`Limits`]), and every entry must then have
+    /// exactly its declared size. A refused archive leaves at most unreferenced blobs.
+    pub fn zip(&self, zip_path: &Path) -> Result<IngestedArchive> {
+        self.store.ingest_zip_with(zip_path, false)
+    }
+
+    /// [`Ingest::zip`], and, when the store keeps archives
+    /// ([`Store::with_kept_archives`]), the zip itself written as a blob (its SHA-256, the
+    /// `zh:`, computed in that same pass) and recorded as the tree's archive. For archives
+    /// worth publishing as they came (a provider's, whose `zh:` lock files hold).
+    pub fn zip_keeping_it(&self, zip_path: &Path) -> Result<IngestedArchive> {
+        self.store
+            .ingest_zip_with(zip_path, self.store.keep_archives)
     }
 }

@@ -17,7 +17,7 @@ fn sha(b: &[u8]) -> [u8; 32] {
 
 #[track_caller]
 fn assert_hostile(store: &Store, zip: &Path, want: fn(&HostileReason) -> bool) {
-    let err = store.ingest_zip(zip).unwrap_err();
+    let err = store.ingest().zip(zip).unwrap_err();
     match &err {
         StoreError::HostileArchive { reason, .. } if want(reason) => {}
         other => panic!("unexpected result for {}: {other:?}", zip.display()),
@@ -68,7 +68,7 @@ fn zip_and_dir_give_same_tree_and_h1_vectors() {
             Z::File("sub/data.txt", b"world\n", 0o644),
         ],
     );
-    let got = store.ingest_zip(&zip).unwrap();
+    let got = store.ingest().zip(&zip).unwrap();
     assert_eq!(got.ingested.h1.to_string(), V2_H1);
     assert_eq!(got.h1_zip.to_string(), V3_H1_ZIP);
     let sha = {
@@ -79,7 +79,7 @@ fn zip_and_dir_give_same_tree_and_h1_vectors() {
     assert_eq!((got.ingested.files, got.ingested.bytes), (2, 12));
 
     let dir = f.dir("v2", &v2_files());
-    let from_dir = store.ingest_dir(&dir).unwrap();
+    let from_dir = store.ingest().dir(&dir).unwrap();
     assert_eq!(from_dir, got.ingested);
 
     // Without directory entries both forms agree (V2).
@@ -91,10 +91,10 @@ fn zip_and_dir_give_same_tree_and_h1_vectors() {
             Z::File("terraform-provider-fake", b"hello\n", 0o755),
         ],
     );
-    let got2 = store.ingest_zip(&zip2).unwrap();
+    let got2 = store.ingest().zip(&zip2).unwrap();
     assert_eq!(got2.h1_zip.to_string(), V2_H1);
     assert_eq!(got2.ingested, got.ingested);
-    assert_eq!(store.disk_usage().unwrap().trees, 1);
+    assert_eq!(store.space().usage().unwrap().trees, 1);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn symlinks_inside_are_hashed_as_their_target_and_escapes_refused() {
     let store = f.store();
     let dir = f.dir("links", &[("bin/tool", b"hello\n", true)]);
     std::os::unix::fs::symlink("bin/tool", dir.join("terraform-provider-fake")).unwrap();
-    let got = store.ingest_dir(&dir).unwrap();
+    let got = store.ingest().dir(&dir).unwrap();
     let want = h1_of_files(&[
         ("bin/tool", sha(b"hello\n")),
         ("terraform-provider-fake", sha(b"hello\n")),
@@ -113,10 +113,10 @@ fn symlinks_inside_are_hashed_as_their_target_and_escapes_refused() {
     // A symlinked root is resolved first.
     let alias = f.work.join("alias");
     std::os::unix::fs::symlink(&dir, &alias).unwrap();
-    assert_eq!(store.ingest_dir(&alias).unwrap(), got);
+    assert_eq!(store.ingest().dir(&alias).unwrap(), got);
 
     std::os::unix::fs::symlink("../../etc/passwd", dir.join("bin/evil")).unwrap();
-    let err = store.ingest_dir(&dir).unwrap_err();
+    let err = store.ingest().dir(&dir).unwrap_err();
     assert!(
         matches!(&err, StoreError::HostileDirectory { reason: HostileReason::EscapingSymlink { .. }, entry, .. } if entry == "bin/evil"),
         "{err:?}"
@@ -291,7 +291,7 @@ fn archive_limits_are_enforced() {
         matches!(r, HostileReason::CompressionRatio { .. })
     });
     // Nothing was extracted before refusing.
-    assert_eq!(store.disk_usage().unwrap().blob_bytes, 0);
+    assert_eq!(store.space().usage().unwrap().blob_bytes, 0);
 }
 
 /// Many entries, each under the per-entry ratio floor, that together expand to far more than
@@ -361,7 +361,7 @@ fn a_kept_zip_is_found_by_its_zh_and_collected_with_its_tree() {
     let bytes = fs_err::read(&zip).unwrap();
 
     let plain = f.store();
-    let first = plain.ingest_zip(&zip).unwrap();
+    let first = plain.ingest().zip(&zip).unwrap();
     assert_eq!(
         first.zh.to_string(),
         format!("zh:{}", hex::encode(sha(&bytes)))
@@ -371,9 +371,9 @@ fn a_kept_zip_is_found_by_its_zh_and_collected_with_its_tree() {
 
     let store = f.store().with_kept_archives(true);
     // Only archives worth publishing are kept.
-    let module = store.ingest_zip(&zip).unwrap();
+    let module = store.ingest().zip(&zip).unwrap();
     assert!(store.kept_archive(&module.zh).unwrap().is_none());
-    let again = store.ingest_zip_keeping_it(&zip).unwrap();
+    let again = store.ingest().zip_keeping_it(&zip).unwrap();
     // The same hashes, computed in the pass that kept the zip.
     assert_eq!(again, first);
     let kept = store

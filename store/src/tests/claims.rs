@@ -81,7 +81,7 @@ fn verify_and_reverify_recompute_hashes_instead_of_reading_them() {
             .any(|c| matches!(c, BadClaim::Blob { .. })),
         "{report:?}"
     );
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     let done = store.repair(&lock, &report).unwrap();
     assert_eq!(
         done.packages

@@ -136,7 +136,7 @@ fn repair_drops_a_tree_whose_blob_is_gone_even_when_no_package_names_it() {
     assert_eq!(report.missing.len(), 1, "{:?}", report.missing);
     assert!(store.tree_with_h1(&a.h1).unwrap().is_some());
 
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     store.repair(&lock, &report).unwrap();
     drop(lock);
     let after = store.verify().unwrap();

@@ -13,7 +13,8 @@ fn four_packages(f: &Fixture, store: &Store) {
     for (name, used_at) in [("a", 100), ("b", 300), ("c", 200), ("d", 400)] {
         let content = vec![name.as_bytes()[0]; MIB as usize];
         let got = store
-            .ingest_dir(&f.dir(name, &[("terraform-provider-x", &content, true)]))
+            .ingest()
+            .dir(&f.dir(name, &[("terraform-provider-x", &content, true)]))
             .unwrap();
         store
             .commit_package(&key(name), &got.tree, &[], None)
@@ -30,9 +31,10 @@ fn four_packages(f: &Fixture, store: &Store) {
     let checkout = f.dir("checkout", &[("main.tf", b"", false)]);
     let view = store.view_dir(&key("d")).unwrap();
     std::os::unix::fs::symlink(&view, checkout.join("link")).unwrap();
-    let lock = store.lock_shared().unwrap();
+    let lock = store.locks().shared().unwrap();
     store
-        .record_root(
+        .roots()
+        .record(
             &lock,
             &checkout,
             &[RootLink {
@@ -53,10 +55,10 @@ fn gc(store: &Store, budget: SizeBudget, dry_run: bool) -> crate::GcReport {
         ..GcOptions::default()
     };
     if dry_run {
-        let lock = store.lock_shared().unwrap();
+        let lock = store.locks().shared().unwrap();
         store.gc(&lock, &opts).unwrap()
     } else {
-        let lock = store.try_lock_exclusive().unwrap().unwrap();
+        let lock = store.locks().try_exclusive().unwrap().unwrap();
         store.gc(&lock, &opts).unwrap()
     }
 }
@@ -66,7 +68,7 @@ fn unlinked_packages_go_least_recently_used_first_until_the_store_fits() {
     let f = Fixture::new();
     let store = f.store();
     four_packages(&f, &store);
-    assert_eq!(store.content_bytes().unwrap(), 4 * MIB);
+    assert_eq!(store.space().content_bytes().unwrap(), 4 * MIB);
     let budget = SizeBudget {
         max_size: Some(2 * MIB + MIB / 2),
         min_free: None,
@@ -86,7 +88,7 @@ fn unlinked_packages_go_least_recently_used_first_until_the_store_fits() {
         (4 * MIB, 2 * MIB, true)
     );
     assert_eq!(present(&store), vec![key("b"), key("d")]);
-    assert_eq!(store.content_bytes().unwrap(), 2 * MIB);
+    assert_eq!(store.space().content_bytes().unwrap(), 2 * MIB);
     assert!(run.bytes_freed >= 2 * MIB, "{}", run.bytes_freed);
     assert!(!store.view_dir(&key("a")).unwrap().exists());
     assert!(store.verify().unwrap().missing.is_empty());

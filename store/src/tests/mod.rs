@@ -41,7 +41,7 @@ fn present(store: &Store) -> Vec<PackageKey> {
 
 /// gc with no grace period, under the exclusive lock.
 fn gc_now(store: &Store) -> GcReport {
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     store
         .gc(
             &lock,
@@ -99,7 +99,7 @@ impl Fixture {
         name: &str,
         files: &[(&str, &[u8], bool)],
     ) -> crate::Ingested {
-        let got = store.ingest_dir(&self.dir(name, files)).unwrap();
+        let got = store.ingest().dir(&self.dir(name, files)).unwrap();
         store
             .commit_package(
                 &key(name),

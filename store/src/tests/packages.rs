@@ -16,7 +16,7 @@ fn running_as_root() -> bool {
 fn commit_is_idempotent_merges_hashes_and_detects_conflicts() {
     let f = Fixture::new();
     let store = f.store();
-    let a = store.ingest_dir(&f.dir("a", &v2_files())).unwrap();
+    let a = store.ingest().dir(&f.dir("a", &v2_files())).unwrap();
     let k = key("fake");
     let h1 = HashRecord::verified_locally(a.h1.clone());
     let p1 = store
@@ -53,7 +53,8 @@ fn commit_is_idempotent_merges_hashes_and_detects_conflicts() {
     assert_eq!(store.package(&k).unwrap().unwrap().hashes, p2.hashes);
 
     let b = store
-        .ingest_dir(&f.dir("b", &[("terraform-provider-fake", b"other\n", true)]))
+        .ingest()
+        .dir(&f.dir("b", &[("terraform-provider-fake", b"other\n", true)]))
         .unwrap();
     let err = store.commit_package(&k, &b.tree, &[], None).unwrap_err();
     assert!(
@@ -77,7 +78,8 @@ fn views_are_read_only_hardlinks_with_the_right_exec_bit() {
     let store = f.store();
     // The same content is executable in one package and not in the other.
     let a = store
-        .ingest_dir(&f.dir(
+        .ingest()
+        .dir(&f.dir(
             "a",
             &[
                 ("terraform-provider-a", b"#!/bin/sh\necho hi\n", true),
@@ -86,7 +88,8 @@ fn views_are_read_only_hardlinks_with_the_right_exec_bit() {
         ))
         .unwrap();
     let b = store
-        .ingest_dir(&f.dir(
+        .ingest()
+        .dir(&f.dir(
             "b",
             &[
                 ("script.sh", b"#!/bin/sh\necho hi\n", false),
@@ -124,7 +127,7 @@ fn views_are_read_only_hardlinks_with_the_right_exec_bit() {
     let rb = fs_err::metadata(vb.join("README")).unwrap();
     assert_eq!(ra.ino(), rb.ino());
     assert_eq!(ra.mode() & 0o777, 0o444);
-    let usage = store.disk_usage().unwrap();
+    let usage = store.space().usage().unwrap();
     assert_eq!((usage.packages, usage.trees, usage.blobs), (2, 2, 2));
     assert_eq!(usage.logical_bytes, 2 * (18 + 7));
     // Two blobs plus one twin.
@@ -157,7 +160,7 @@ fn concurrent_commits_of_the_same_package_both_succeed() {
                     s.spawn(|| {
                         let store = Store::open(&f.root).unwrap();
                         barrier.wait();
-                        let got = store.ingest_dir(&src).unwrap();
+                        let got = store.ingest().dir(&src).unwrap();
                         store
                             .commit_package(
                                 &k,
@@ -176,7 +179,7 @@ fn concurrent_commits_of_the_same_package_both_succeed() {
     }
     let store = f.store();
     assert_eq!(store.packages().unwrap().len(), 8);
-    let usage = store.disk_usage().unwrap();
+    let usage = store.space().usage().unwrap();
     assert_eq!((usage.trees, usage.blobs), (1, 2));
     assert!(store.verify().unwrap().is_clean());
     // Temp files and dirs were all cleaned up.
@@ -190,7 +193,7 @@ fn concurrent_commits_of_the_same_package_both_succeed() {
 fn verify_detects_a_flipped_byte() {
     let f = Fixture::new();
     let store = f.store();
-    let got = store.ingest_dir(&f.dir("a", &v2_files())).unwrap();
+    let got = store.ingest().dir(&f.dir("a", &v2_files())).unwrap();
     store
         .commit_package(&key("fake"), &got.tree, &[], None)
         .unwrap();
@@ -236,8 +239,8 @@ fn source_memo_avoids_rereading() {
     {
         let store = f.store();
         let fp = SourceFingerprint::of_path(&zip).unwrap();
-        assert!(store.source_memo(&zip, &fp).unwrap().is_none());
-        let got = store.ingest_zip(&zip).unwrap();
+        assert!(store.memos().source(&zip, &fp).unwrap().is_none());
+        let got = store.ingest().zip(&zip).unwrap();
         assert!(store.bytes_hashed() > 12);
         let hashes = [
             HashRecord::verified_locally(got.ingested.h1.clone()),
@@ -250,7 +253,7 @@ fn source_memo_avoids_rereading() {
     // A second run: the fingerprint matches, nothing is read.
     let store = f.store();
     let fp = SourceFingerprint::of_path(&zip).unwrap();
-    let memo = store.source_memo(&zip, &fp).unwrap().unwrap();
+    let memo = store.memos().source(&zip, &fp).unwrap().unwrap();
     assert_eq!(memo.fingerprint, fp);
     assert_eq!(memo.tree, store.package(&k).unwrap().unwrap().tree);
     assert_eq!(memo.hashes.len(), 2);
@@ -267,14 +270,14 @@ fn source_memo_avoids_rereading() {
     );
     let fp2 = SourceFingerprint::of_path(&zip).unwrap();
     assert_ne!(fp, fp2);
-    assert!(store.source_memo(&zip, &fp2).unwrap().is_none());
+    assert!(store.memos().source(&zip, &fp2).unwrap().is_none());
 }
 
 #[test]
 fn stale_view_from_an_interrupted_commit_is_replaced() {
     let f = Fixture::new();
     let store = f.store();
-    let got = store.ingest_dir(&f.dir("a", &v2_files())).unwrap();
+    let got = store.ingest().dir(&f.dir("a", &v2_files())).unwrap();
     let k = key("fake");
     let view = store.view_dir(&k).unwrap();
     fs_err::create_dir_all(&view).unwrap();
@@ -290,14 +293,14 @@ fn store_lock_shared_and_exclusive() {
     let f = Fixture::new();
     let a = f.store();
     let b = f.store();
-    let shared = a.lock_shared().unwrap();
-    let shared2 = b.lock_shared().unwrap();
-    assert!(b.try_lock_exclusive().unwrap().is_none());
+    let shared = a.locks().shared().unwrap();
+    let shared2 = b.locks().shared().unwrap();
+    assert!(b.locks().try_exclusive().unwrap().is_none());
     drop(shared);
     drop(shared2);
-    let excl = b.try_lock_exclusive().unwrap().unwrap();
+    let excl = b.locks().try_exclusive().unwrap().unwrap();
     assert_eq!(excl.mode(), LockMode::Exclusive);
-    assert!(a.try_lock_exclusive().unwrap().is_none());
+    assert!(a.locks().try_exclusive().unwrap().is_none());
 }
 
 #[test]
@@ -312,7 +315,7 @@ fn clean_tmp_removes_leftovers_under_the_exclusive_lock() {
     )
     .unwrap();
     fs_err::write(tmp.join("blob-crashed"), b"x").unwrap();
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     assert_eq!(store.clean_tmp(&lock).unwrap(), 2);
     assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0);
 }
@@ -342,7 +345,7 @@ fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
         budget: None,
         ..GcOptions::default()
     };
-    let shared = store.lock_shared().unwrap();
+    let shared = store.locks().shared().unwrap();
     let preview = store.gc(&shared, &hour).unwrap();
     assert_eq!(preview.leftovers.tmp, vec![old.clone()]);
     assert!(store
@@ -350,7 +353,7 @@ fn gc_leaves_young_tmp_entries_and_removes_old_ones() {
         .unwrap()
         .is_none());
     drop(shared);
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     let run = store
         .gc(
             &lock,
@@ -399,7 +402,7 @@ fn the_package_generation_moves_with_the_package_list_only() {
     let store = f.store();
     let start = store.package_generation().unwrap();
     let dir = f.dir("pkg", &[("terraform-provider-a", b"a", true)]);
-    let tree = store.ingest_dir(&dir).unwrap().tree;
+    let tree = store.ingest().dir(&dir).unwrap().tree;
     store.commit_package(&key("a"), &tree, &[], None).unwrap();
     let added = store.package_generation().unwrap();
     assert_ne!(added, start);
@@ -411,10 +414,11 @@ fn the_package_generation_moves_with_the_package_list_only() {
     let before = store.index_generation().unwrap();
     // Another connection (process) records a root that links the package.
     let other = Store::open(store.root()).unwrap();
-    let lock = other.lock_shared().unwrap();
+    let lock = other.locks().shared().unwrap();
     let checkout = f.dir("checkout", &[("main.tf", b"", false)]);
     other
-        .record_root(
+        .roots()
+        .record(
             &lock,
             &checkout,
             &[RootLink {
@@ -522,7 +526,7 @@ fn the_gc_check_rescans_blobs_only_after_the_blob_generation_moves() {
             .unwrap()
     };
     let dir = f.dir("pkg", &[("terraform-provider-a", b"a", true)]);
-    let tree = store.ingest_dir(&dir).unwrap().tree;
+    let tree = store.ingest().dir(&dir).unwrap().tree;
     store.commit_package(&key("a"), &tree, &[], None).unwrap();
     let added = generation();
     assert!(added > 0, "adding blobs moves the generation");
@@ -592,7 +596,7 @@ fn an_unchanged_root_is_not_written_again_until_its_stamp_ages() {
     let f = Fixture::new();
     let store = f.store();
     let dir = f.dir("pkg", &[("terraform-provider-a", b"a", true)]);
-    let tree = store.ingest_dir(&dir).unwrap().tree;
+    let tree = store.ingest().dir(&dir).unwrap().tree;
     store.commit_package(&key("a"), &tree, &[], None).unwrap();
     let checkout = f.dir("checkout", &[("main.tf", b"", false)]);
     let link = |target: std::path::PathBuf| RootLink {
@@ -601,9 +605,10 @@ fn an_unchanged_root_is_not_written_again_until_its_stamp_ages() {
         package: key("a"),
     };
     let view = store.view_dir(&key("a")).unwrap();
-    let lock = store.lock_shared().unwrap();
+    let lock = store.locks().shared().unwrap();
     store
-        .record_root(&lock, &checkout, &[link(view.clone())])
+        .roots()
+        .record(&lock, &checkout, &[link(view.clone())])
         .unwrap();
     // Another connection sees whether a commit happened.
     let watcher = Store::open(store.root()).unwrap();
@@ -618,7 +623,8 @@ fn an_unchanged_root_is_not_written_again_until_its_stamp_ages() {
     };
     let before = watcher.index_generation().unwrap();
     let recorded = store
-        .record_root(&lock, &checkout, &[link(view.clone())])
+        .roots()
+        .record(&lock, &checkout, &[link(view.clone())])
         .unwrap();
     assert_eq!(recorded.links, 1);
     assert_eq!(
@@ -632,7 +638,8 @@ fn an_unchanged_root_is_not_written_again_until_its_stamp_ages() {
     conn.execute("UPDATE packages SET used_at = 5", []).unwrap();
     let before = watcher.index_generation().unwrap();
     store
-        .record_root(&lock, &checkout, &[link(view.clone())])
+        .roots()
+        .record(&lock, &checkout, &[link(view.clone())])
         .unwrap();
     assert_ne!(watcher.index_generation().unwrap(), before);
     assert!(stamps().1 > 5, "{:?}", stamps());
@@ -640,16 +647,18 @@ fn an_unchanged_root_is_not_written_again_until_its_stamp_ages() {
     // The root's own stamp older than the window: written again.
     conn.execute("UPDATE roots SET updated_at = 5", []).unwrap();
     store
-        .record_root(&lock, &checkout, &[link(view.clone())])
+        .roots()
+        .record(&lock, &checkout, &[link(view.clone())])
         .unwrap();
     assert!(stamps().0 > 5, "{:?}", stamps());
 
     // Other links: written at once.
     let before = watcher.index_generation().unwrap();
     store
-        .record_root(&lock, &checkout, &[link(checkout.join("elsewhere"))])
+        .roots()
+        .record(&lock, &checkout, &[link(checkout.join("elsewhere"))])
         .unwrap();
     assert_ne!(watcher.index_generation().unwrap(), before);
-    let roots = store.roots().unwrap();
+    let roots = store.roots().list().unwrap();
     assert_eq!(roots[0].links[0].target, checkout.join("elsewhere"));
 }

@@ -6,7 +6,7 @@ use crate::{Hash, HashRecord, ModuleSourceMemo, PackageKey, Provenance, Store, T
 
 fn module_tree(f: &Fixture, name: &str, body: &[u8]) -> (TreeId, Hash) {
     let dir = f.dir(name, &[("main.tf", body, false)]);
-    let ingested = f.store().ingest_module_dir(&dir).unwrap();
+    let ingested = f.store().ingest().module_dir(&dir).unwrap();
     (ingested.tree, ingested.h1.unwrap())
 }
 
@@ -118,10 +118,12 @@ fn a_memo_names_only_an_origin_package() {
         ..ModuleSourceMemo::default()
     };
     assert!(!store
+        .memos()
         .record_module_source("registry\0h/ns/m/aws\u{0}1.0.0", &memo)
         .unwrap());
     assert_eq!(
         store
+            .memos()
             .module_source("registry\0h/ns/m/aws\u{0}1.0.0")
             .unwrap(),
         None
@@ -132,10 +134,12 @@ fn a_memo_names_only_an_origin_package() {
         ..memo
     };
     assert!(store
+        .memos()
         .record_module_source("registry\0h/ns/m/aws\u{0}1.0.0", &memo)
         .unwrap());
     assert_eq!(
         store
+            .memos()
             .module_source("registry\0h/ns/m/aws\u{0}1.0.0")
             .unwrap(),
         Some(memo)
@@ -169,7 +173,7 @@ fn the_upgrade_classifies_an_older_tstores_module_packages() {
                 ..ModuleSourceMemo::default()
             };
             let key = format!("git\0https://git.test/{id}?ref=v1\0{}", "c".repeat(40));
-            assert!(store.record_module_source(&key, &memo).unwrap());
+            assert!(store.memos().record_module_source(&key, &memo).unwrap());
         }
     }
     // The registry memo a mirror's resolution left, and the URL memo of a mirrored archive.
@@ -182,12 +186,12 @@ fn the_upgrade_classifies_an_older_tstores_module_packages() {
             package: package.to_owned(),
             ..ModuleSourceMemo::default()
         };
-        assert!(store.record_module_source(source, &memo).unwrap());
+        assert!(store.memos().record_module_source(source, &memo).unwrap());
     }
     drop(store);
     crate::index::rerun_legacy_classification(&f.root);
     let store = f.store();
-    let got: Vec<(String, Provenance)> = store.module_provenance().unwrap();
+    let got: Vec<(String, Provenance)> = store.provenance().modules().unwrap();
     let want = [
         ("git-aa-fetched-00", Provenance::Origin),
         ("git-aa-fetched-00-nodot", Provenance::Origin),
@@ -207,22 +211,26 @@ fn the_upgrade_classifies_an_older_tstores_module_packages() {
     );
     assert_eq!(
         store
+            .memos()
             .module_source("registry\0h/ns/vpc/aws\u{0}5.5.3")
             .unwrap(),
         None
     );
     assert_eq!(
         store
+            .memos()
             .module_source("http\0https://files.test/m.zip")
             .unwrap(),
         None
     );
     assert!(store
+        .memos()
         .module_source("http\0https://files.test/a.zip")
         .unwrap()
         .is_some());
     let claims = |id: &str| ["git-", "http-", "oci-"].iter().any(|p| id.starts_with(p));
     let unsupported: Vec<String> = store
+        .provenance()
         .unsupported_names(claims)
         .unwrap()
         .into_iter()
@@ -238,8 +246,19 @@ fn the_upgrade_classifies_an_older_tstores_module_packages() {
         ]
     );
     // Dropping them keeps their tree findable by its hash.
-    assert_eq!(store.drop_unsupported_names(claims).unwrap().len(), 4);
-    assert!(store.unsupported_names(claims).unwrap().is_empty());
+    assert_eq!(
+        store
+            .provenance()
+            .drop_unsupported_names(claims)
+            .unwrap()
+            .len(),
+        4
+    );
+    assert!(store
+        .provenance()
+        .unsupported_names(claims)
+        .unwrap()
+        .is_empty());
     assert_eq!(store.tree_with_h1(&h1).unwrap(), Some(tree));
     assert_eq!(
         provenance_of(&store, "mirror-vpc-00"),

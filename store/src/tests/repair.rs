@@ -19,7 +19,8 @@ fn three_packages(f: &Fixture, store: &Store) -> BlobId {
             b"shared\n"
         };
         let got = store
-            .ingest_dir(&f.dir(
+            .ingest()
+            .dir(&f.dir(
                 name,
                 &[("shared.txt", shared, false), ("own.txt", own, false)],
             ))
@@ -61,7 +62,7 @@ fn a_bad_shared_blob_quarantines_every_package_that_references_it() {
     assert_eq!(super::present(&store), vec![key("a"), key("b"), key("c")]);
     assert_eq!(fs_err::read(&path).unwrap(), b"Shared\n");
 
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     let done = store.repair(&lock, &report).unwrap();
     drop(lock);
     assert!(!done.dry_run);
@@ -80,7 +81,8 @@ fn a_bad_shared_blob_quarantines_every_package_that_references_it() {
 
     // Committing a again writes a good blob file for the shared content.
     let got = store
-        .ingest_dir(&f.dir(
+        .ingest()
+        .dir(&f.dir(
             "a2",
             &[
                 ("shared.txt", b"shared\n", false),
@@ -105,7 +107,7 @@ fn a_missing_blob_quarantines_its_packages_and_a_second_repair_keeps_the_first_e
     damage(&store, &shared);
     let report = store.verify().unwrap();
     assert_eq!(report.missing.len(), 1, "{report:?}");
-    let lock = store.try_lock_exclusive().unwrap().unwrap();
+    let lock = store.locks().try_exclusive().unwrap().unwrap();
     let done = store.repair(&lock, &report).unwrap();
     assert_eq!(done.packages.len(), 3, "{done:?}");
     let c = done

@@ -93,7 +93,7 @@ fn every_compression_gives_the_tree_of_the_same_directory() {
     );
     std::os::unix::fs::symlink("sub/run.sh", dir.join("run")).unwrap();
     std::os::unix::fs::symlink("sub", dir.join("alias")).unwrap();
-    let want = store.ingest_module_dir(&dir).unwrap();
+    let want = store.ingest().module_dir(&dir).unwrap();
     for compression in EVERY {
         let tar = f.tar(
             "m",
@@ -112,7 +112,7 @@ fn every_compression_gives_the_tree_of_the_same_directory() {
                 file("sub/.git", b"gitdir: x\n"),
             ],
         );
-        let got = store.ingest_module_tar(&tar, compression).unwrap();
+        let got = store.ingest().module_tar(&tar, compression).unwrap();
         assert_eq!(got, want, "{compression:?}");
         // A symlink to a directory has no `h1:` as a file: a module does not need one.
         assert_eq!(got.h1, None);
@@ -124,7 +124,8 @@ fn every_compression_gives_the_tree_of_the_same_directory() {
         &[file("a", b"x"), (b"b", T::Symlink, Some("a"), 0o777, b"")],
     );
     let got = store
-        .ingest_module_tar(&without_dir_link, TarCompression::Gzip)
+        .ingest()
+        .module_tar(&without_dir_link, TarCompression::Gzip)
         .unwrap();
     let sha = |b: &[u8]| -> [u8; 32] {
         use sha2::Digest as _;
@@ -224,7 +225,7 @@ fn hostile_entries_are_refused_in_every_compression() {
             let f = Fixture::new();
             let store = f.store();
             let tar = f.tar("evil", compression, entries);
-            let err = store.ingest_module_tar(&tar, compression).unwrap_err();
+            let err = store.ingest().module_tar(&tar, compression).unwrap_err();
             match &err {
                 StoreError::HostileArchive { entry, reason, .. }
                     if entry == entry_name && want(reason) => {}
@@ -252,7 +253,8 @@ fn the_limits_refuse_a_header_before_its_bytes() {
         let too_large = f.tar("large", compression, &[file("zeros", &three)]);
         let hashed = store.bytes_hashed();
         let err = store
-            .ingest_module_tar(&too_large, compression)
+            .ingest()
+            .module_tar(&too_large, compression)
             .unwrap_err();
         // Refused at the header: none of its bytes were read into a blob.
         assert_eq!(store.bytes_hashed(), hashed);
@@ -261,7 +263,10 @@ fn the_limits_refuse_a_header_before_its_bytes() {
             "{compression:?}: {err:?}"
         );
         let in_total = f.tar("total", compression, &[file("a", &two), file("b", &two)]);
-        let err = store.ingest_module_tar(&in_total, compression).unwrap_err();
+        let err = store
+            .ingest()
+            .module_tar(&in_total, compression)
+            .unwrap_err();
         assert!(
             matches!(&err, StoreError::HostileArchive { reason: HostileReason::TotalTooLarge { .. }, entry, .. } if entry == "b"),
             "{compression:?}: {err:?}"
@@ -276,7 +281,7 @@ fn the_limits_refuse_a_header_before_its_bytes() {
                 file("d", b""),
             ],
         );
-        let err = store.ingest_module_tar(&many, compression).unwrap_err();
+        let err = store.ingest().module_tar(&many, compression).unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -305,7 +310,8 @@ fn a_small_archive_that_expands_too_far_is_refused() {
     let entries: Vec<Entry<'_>> = names.iter().map(|n| file(n, &mib)).collect();
     let bomb = f.tar("bomb", TarCompression::Gzip, &entries);
     let err = store
-        .ingest_module_tar(&bomb, TarCompression::Gzip)
+        .ingest()
+        .module_tar(&bomb, TarCompression::Gzip)
         .unwrap_err();
     assert!(
         matches!(&err, StoreError::HostileArchive { reason: HostileReason::CompressionRatio { limit: 2, .. }, entry, .. } if entry.is_empty()),
@@ -330,7 +336,10 @@ fn corrupt_and_truncated_streams_are_errors() {
             bytes[n / 2..].iter_mut().for_each(|b| *b ^= 0x5a);
         }
         fs_err::write(&corrupt, &bytes).unwrap();
-        let err = store.ingest_module_tar(&corrupt, compression).unwrap_err();
+        let err = store
+            .ingest()
+            .module_tar(&corrupt, compression)
+            .unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -355,7 +364,8 @@ fn an_xz_stream_that_panics_the_decoder_is_an_error() {
     let path = f.work.join("a.tar.xz");
     fs_err::write(&path, include_bytes!("testdata/xz-header-overflow.tar.xz")).unwrap();
     let err = store
-        .ingest_module_tar(&path, TarCompression::Xz)
+        .ingest()
+        .module_tar(&path, TarCompression::Xz)
         .unwrap_err();
     assert!(matches!(err, StoreError::BadTar { .. }), "{err:?}");
 }
@@ -369,7 +379,8 @@ fn trailing_data_after_the_tar_is_ignored() {
         let store = f.store();
         let mut tar = tar_bytes(&[file("a", b"x")]);
         let clean = store
-            .ingest_module_tar(
+            .ingest()
+            .module_tar(
                 &f.tar("clean", compression, &[file("a", b"x")]),
                 compression,
             )
@@ -377,7 +388,7 @@ fn trailing_data_after_the_tar_is_ignored() {
         tar.extend_from_slice(&[0x41; 10240]);
         let path = f.work.join("trailing");
         fs_err::write(&path, compress(compression, &tar)).unwrap();
-        let got = store.ingest_module_tar(&path, compression).unwrap();
+        let got = store.ingest().module_tar(&path, compression).unwrap();
         assert_eq!(got, clean, "{compression:?}");
     }
 }

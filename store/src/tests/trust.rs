@@ -38,7 +38,8 @@ fn cache() -> Cache {
     let f = Fixture::new();
     let store = open(&f.root, &machine_key(&f, "writer"));
     let good = store
-        .ingest_dir(&f.dir(
+        .ingest()
+        .dir(&f.dir(
             "good",
             &[("terraform-provider-x", b"#!/bin/sh\necho good\n", true)],
         ))
@@ -52,7 +53,8 @@ fn cache() -> Cache {
         )
         .unwrap();
     let evil = store
-        .ingest_dir(&f.dir(
+        .ingest()
+        .dir(&f.dir(
             "evil",
             &[("terraform-provider-x", b"#!/bin/sh\necho pwned\n", true)],
         ))
@@ -66,7 +68,8 @@ fn cache() -> Cache {
         )
         .unwrap();
     let module = store
-        .ingest_module_dir(&f.dir("m", &[("main.tf", b"# module\n", false)]))
+        .ingest()
+        .module_dir(&f.dir("m", &[("main.tf", b"# module\n", false)]))
         .unwrap();
     store
         .commit_package(
@@ -154,7 +157,8 @@ fn a_restored_store_with_a_swapped_tree_is_adopted_and_the_package_quarantined()
     assert!(!views.join("x/1.0.0/linux_amd64").exists());
     // The good content can be committed again; the evil tree row is gone.
     let good = store
-        .ingest_dir(&cache.f.dir(
+        .ingest()
+        .dir(&cache.f.dir(
             "good",
             &[("terraform-provider-x", b"#!/bin/sh\necho good\n", true)],
         ))
@@ -205,7 +209,8 @@ fn an_honest_restored_store_is_adopted_once_keeping_only_what_its_bytes_confirm(
     assert_eq!(again.bytes_hashed(), 0);
     // Its name is the restored index's claim: content ingested here under it replaces it.
     let other = again
-        .ingest_dir(&cache.f.dir(
+        .ingest()
+        .dir(&cache.f.dir(
             "other",
             &[(
                 "terraform-provider-x",

@@ -267,7 +267,7 @@ impl Fetcher<'_> {
         self.reporter
             .event(crate::report::Event::DownloadedModuleArchive { package: &shown });
         downloaded.map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))?;
-        let archive = self.store.ingest_zip(&file).map_err(FetchError::from)?;
+        let archive = self.store.ingest().zip(&file).map_err(FetchError::from)?;
         if archive.ingested.h1 != *h1 {
             return Err(FetchError::MirrorMismatch {
                 mirror: mirror.to_string(),

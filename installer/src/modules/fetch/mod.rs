@@ -85,7 +85,12 @@ impl Fetcher<'_> {
     /// The store's memo for `source`, when the package it names is intact in the store (a
     /// memo is its origin's answer, and names only a package of its origin).
     pub(super) fn memo(&self, source: &str) -> Result<Option<ModuleSourceMemo>, FetchError> {
-        match self.store.module_source(source).map_err(FetchError::from)? {
+        match self
+            .store
+            .memos()
+            .module_source(source)
+            .map_err(FetchError::from)?
+        {
             Some(memo) if self.known(&memo.package, Provenance::Origin)? => Ok(Some(memo)),
             _ => Ok(None),
         }
@@ -93,6 +98,7 @@ impl Fetcher<'_> {
 
     pub(super) fn remember(&self, source: &str, memo: &ModuleSourceMemo) -> Result<(), FetchError> {
         self.store
+            .memos()
             .record_module_source(source, memo)
             .map(|_| ())
             .map_err(FetchError::from)
@@ -251,13 +257,14 @@ impl Fetcher<'_> {
         let named = |e| FetchError::Store(archive_named_by(e, url));
         let (tree, hashes) = match kind.tar_compression() {
             None => {
-                let a = self.store.ingest_zip(file).map_err(named)?;
+                let a = self.store.ingest().zip(file).map_err(named)?;
                 (a.ingested.tree, vec![a.ingested.h1, a.zh])
             }
             Some(compression) => {
                 let i = self
                     .store
-                    .ingest_module_tar(file, compression)
+                    .ingest()
+                    .module_tar(file, compression)
                     .map_err(named)?;
                 let zh = tstore_store::Hash::zh_from_sha256(sha256);
                 (i.tree, i.h1.into_iter().chain([zh]).collect())
@@ -295,7 +302,8 @@ impl Fetcher<'_> {
         let id = git_id(&addr.repo, &commit);
         let ingested = self
             .store
-            .ingest_module_dir(&dest)
+            .ingest()
+            .module_dir(&dest)
             .map_err(FetchError::from)?;
         log.fetched.push(id.clone());
         let fetched = Fetched {
@@ -460,7 +468,8 @@ impl Fetcher<'_> {
         copy_without_dot_entries(&fetched.view, &dest)?;
         let ingested = self
             .store
-            .ingest_module_dir(&dest)
+            .ingest()
+            .module_dir(&dest)
             .map_err(FetchError::from)?;
         let made = self.commit(
             &id,

@@ -44,7 +44,7 @@ impl Fetcher<'_> {
         self.reporter
             .event(crate::report::Event::DownloadedModuleArchive { package: &shown });
         downloaded.map_err(|e| oci_error(url, e))?;
-        let archive = self.store.ingest_zip(&file).map_err(FetchError::from)?;
+        let archive = self.store.ingest().zip(&file).map_err(FetchError::from)?;
         let f = self.commit(
             &id,
             &archive.ingested.tree,

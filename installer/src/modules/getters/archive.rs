@@ -4,7 +4,7 @@
 //! `X-Terraform-Get` address.
 //!
 //! This getter only downloads: the archive, zip or tar, is the store's to check and ingest
-//! (`Store::ingest_zip`, `Store::ingest_module_tar`).
+//! (`Ingest::zip`, `Ingest::module_tar`).
 
 use crate::modules::FetchError;
 use std::io::Read;

@@ -74,6 +74,7 @@ pub(crate) fn fetch_and_ingest(
         }
     }
     store
-        .ingest_zip_keeping_it(temp.path())
+        .ingest()
+        .zip_keeping_it(temp.path())
         .map_err(|e| package.store_error(e))
 }

@@ -15,7 +15,7 @@ pub(crate) fn obtain_fs(
         MirrorLocation::Unpacked(p) => (p.clone(), "local"),
     };
     let fingerprint = SourceFingerprint::of_path(&path)?;
-    let memo = match store.source_memo(&path, &fingerprint)? {
+    let memo = match store.memos().source(&path, &fingerprint)? {
         // A store that keeps archives ingests a zip again whose copy it lacks.
         Some(memo) if store.keeps_archives() && matches!(location, MirrorLocation::Packed(_)) => {
             store.kept_archive_of(&memo.hashes)?.map(|_| memo)
@@ -71,11 +71,11 @@ pub fn ingest_mirror_package(
     };
     match location {
         MirrorLocation::Unpacked(dir) => {
-            let ingested = store.ingest_dir(dir)?;
+            let ingested = store.ingest().dir(dir)?;
             Ok((ingested.tree, vec![local(ingested.h1)]))
         }
         MirrorLocation::Packed(zip) => {
-            let archive = store.ingest_zip_keeping_it(zip)?;
+            let archive = store.ingest().zip_keeping_it(zip)?;
             let mut hashes = vec![local(archive.ingested.h1.clone())];
             // A zip with directory entries has a different archive-form h1: tofu checks a
             // lock's h1: against an archive with dirhash.HashZip, which hashes the entries as

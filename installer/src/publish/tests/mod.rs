@@ -55,9 +55,9 @@ impl TestStore {
             .join(format!("{kind}_{version}_{platform}.zip"));
         fs_err::write(&path, &zip).unwrap();
         let archive = if keep_zip {
-            self.store.ingest_zip_keeping_it(&path).unwrap()
+            self.store.ingest().zip_keeping_it(&path).unwrap()
         } else {
-            self.store.ingest_zip(&path).unwrap()
+            self.store.ingest().zip(&path).unwrap()
         };
         let key = PackageKey::provider(format!("{HOST}/hashicorp/{kind}"), version, platform);
         let hashes = [
@@ -78,7 +78,7 @@ impl TestStore {
             fs_err::create_dir_all(path.parent().unwrap()).unwrap();
             fs_err::write(path, contents).unwrap();
         }
-        let ingested = self.store.ingest_module_dir(&dir).unwrap();
+        let ingested = self.store.ingest().module_dir(&dir).unwrap();
         let hashes: Vec<HashRecord> = ingested
             .h1
             .into_iter()

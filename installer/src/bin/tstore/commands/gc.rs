@@ -97,7 +97,10 @@ pub(crate) fn gc(settings: &Settings, args: &GcArgs) -> Result<ExitCode> {
     let idle = {
         let _shared = crate::commands::lock_store(&store)?;
         let over_budget = match &budget {
-            Some(b) => store.budget_target(b, store.content_bytes()?, 0)?.is_some(),
+            Some(b) => store
+                .space()
+                .budget_target(b, store.space().content_bytes()?, 0)?
+                .is_some(),
             None => false,
         };
         if over_budget || ci.is_some() {
@@ -109,7 +112,7 @@ pub(crate) fn gc(settings: &Settings, args: &GcArgs) -> Result<ExitCode> {
     if let Some(report) = idle {
         return print_report(&report, None, &git_cache_before, args.json);
     }
-    let Some(lock) = store.lock_exclusive_within(args.wait)? else {
+    let Some(lock) = store.locks().exclusive_within(args.wait)? else {
         // Cron-friendly: the store stayed busy (a long install); the next run will collect.
         if args.json {
             json::print(&serde_json::json!({ "skipped": "store busy" }))?;

@@ -79,7 +79,7 @@ pub(crate) fn run(settings: &Settings, command: Command, host: crate::Host) -> R
 /// Take the store lock shared, saying on stderr when it has to wait (gc holds the lock
 /// exclusively while it sweeps), as cargo does for its package lock.
 pub(crate) fn lock_store(store: &Store) -> Result<tstore_store::StoreLock> {
-    Ok(store.lock_shared_or_wait(say_waiting_for_store)?)
+    Ok(store.locks().shared_or_wait(say_waiting_for_store)?)
 }
 
 /// What a command says while gc holds the store lock.

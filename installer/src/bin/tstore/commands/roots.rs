@@ -13,7 +13,7 @@ use crate::Settings;
 /// `tstore roots ls`.
 pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_existing_store(settings)?;
-    let roots = store.roots()?;
+    let roots = store.roots().list()?;
     if json {
         json::print(&serde_json::json!({ "roots": roots }))?;
         return Ok(ExitCode::SUCCESS);

@@ -65,7 +65,7 @@ pub(crate) fn ls(settings: &Settings, json: bool) -> Result<ExitCode> {
     // remembers them (registry versions and archive URLs; a git package's id carries its
     // commit and repository name).
     let mut sources: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (package, source) in store.module_sources()? {
+    for (package, source) in store.memos().module_sources()? {
         sources
             .entry(package)
             .or_default()
@@ -164,7 +164,7 @@ pub(crate) fn facts(settings: &Settings, json: bool) -> Result<ExitCode> {
 
 pub(crate) fn du(settings: &Settings, json: bool) -> Result<ExitCode> {
     let store = open_existing_store(settings)?;
-    let du = store.disk_usage()?;
+    let du = store.space().usage()?;
     if json {
         json::print(&du)?;
     } else {

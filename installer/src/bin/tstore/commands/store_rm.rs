@@ -51,7 +51,7 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
         |target: &std::path::Path| target.starts_with(&settings.mount) || target.starts_with(root);
     let roots: Vec<PathBuf> = store
         .as_ref()
-        .and_then(|s| s.roots().ok())
+        .and_then(|s| s.roots().list().ok())
         .map(|roots| {
             roots
                 .into_iter()
@@ -96,7 +96,7 @@ pub(crate) fn rm(settings: &Settings, yes: bool, json_out: bool) -> Result<ExitC
     }
     // Running inits finish first; new ones wait and then make a new store.
     let _lock = match &store {
-        Some(s) => Some(s.lock_exclusive_or_wait(|| {
+        Some(s) => Some(s.locks().exclusive_or_wait(|| {
             errln!("tstore: waiting for running inits to finish...");
         })?),
         None => None,

@@ -52,7 +52,7 @@ pub(crate) fn verify(
     };
     let store = open_existing_store(settings)?;
     let lock = if act {
-        Some(store.lock_exclusive_or_wait(|| {
+        Some(store.locks().exclusive_or_wait(|| {
             errln!("tstore: waiting for the store lock (another tstore is running)...");
         })?)
     } else {
@@ -105,12 +105,15 @@ struct Names {
 impl Names {
     fn of(store: &Store, act: bool) -> Result<Names> {
         let mut counts = std::collections::BTreeMap::new();
-        for (_, provenance) in store.module_provenance()? {
+        for (_, provenance) in store.provenance().modules()? {
             *counts.entry(provenance).or_default() += 1;
         }
-        let unsupported = store.unsupported_names(tstore_installer::module_id_claims_origin)?;
+        let unsupported = store
+            .provenance()
+            .unsupported_names(tstore_installer::module_id_claims_origin)?;
         if act && !unsupported.is_empty() {
             store
+                .provenance()
                 .drop_unsupported_names(tstore_installer::module_id_claims_origin)
                 .context("cannot drop the names their provenance does not support")?;
         }
