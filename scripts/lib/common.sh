@@ -103,10 +103,11 @@ temp_bench_dir() {
 # XDG_DATA_HOME/XDG_CONFIG_HOME/XDG_CACHE_HOME=DIR/xdg/data|config|cache (all created),
 # TSTORE_HOME=DIR/store, TSTORE_MOUNT=DIR/mount (not created), CHECKPOINT_DISABLE=1
 # (terraform's version check is a network call), and none of the caller's
-# TF_PLUGIN_CACHE_DIR, TF_DATA_DIR, TF_CLI_ARGS, TF_CLI_ARGS_init, TF_CLI_ARGS_plan.
+# TF_PLUGIN_CACHE_DIR, TF_DATA_DIR, TF_CLI_ARGS, TF_CLI_ARGS_init, TF_CLI_ARGS_plan,
+# TF_CLI_CONFIG_FILE.
 isolate_env() {
     mkdir -p "$1"/{home,xdg/data,xdg/config,xdg/cache}
-    unset TF_PLUGIN_CACHE_DIR TF_DATA_DIR TF_CLI_ARGS TF_CLI_ARGS_init TF_CLI_ARGS_plan
+    unset TF_PLUGIN_CACHE_DIR TF_DATA_DIR TF_CLI_ARGS TF_CLI_ARGS_init TF_CLI_ARGS_plan TF_CLI_CONFIG_FILE
     export HOME="$1/home"
     export XDG_DATA_HOME="$1/xdg/data" XDG_CONFIG_HOME="$1/xdg/config" XDG_CACHE_HOME="$1/xdg/cache"
     export TSTORE_HOME="$1/store" TSTORE_MOUNT="$1/mount"
