@@ -10,23 +10,6 @@ pub(crate) fn tstore_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tstore"))
 }
 
-/// `tstore` with the test's isolated environment, the judge's flavor (`TSTORE_FLAVOR=terraform`)
-/// and the judge first on `PATH` (the peers' terraform 1.0.3, whose `version -json` then
-/// gives the tool version; a test that sets `TSTORE_FLAVOR=tofu` finds no `tofu` and follows
-/// the newest tofu), and the CLI config when given.
-pub(crate) fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
-    let mut cmd = env.command(&tstore_bin());
-    let judge = &tstore_test_support::peers().terraform;
-    let mut path = std::ffi::OsString::from(judge.parent().expect("the peers directory"));
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    cmd.env("TSTORE_FLAVOR", "terraform").env("PATH", path);
-    if let Some(cfg) = cli_config {
-        cmd.env("TF_CLI_CONFIG_FILE", cfg);
-    }
-    cmd
-}
-
 /// Parse stdout as JSON.
 pub(crate) use tstore_test_support::json;
 
