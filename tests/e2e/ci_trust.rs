@@ -9,7 +9,7 @@ use tstore_test_support::{module_records, stderr, stdout, TestEnv};
 
 use tstore_test_support::Tstore;
 
-use crate::common::{tstore, TstoreEnv};
+use crate::common::TstoreEnv;
 
 /// A value that must never reach a job log.
 const SECRET: &str = "tok-5ecret-do-not-print-7f3a";
@@ -404,10 +404,11 @@ fn concurrent_inits_of_one_directory_are_serialized() {
     for round in 0..rounds {
         let children: Vec<_> = (0..3)
             .map(|_| {
-                tstore(&env, None)
-                    .env("TSTORE_NO_FUSE", "1")
+                env.tstore()
+                    .no_fuse()
                     .args(["init", "-upgrade"])
                     .arg(&dir)
+                    .command()
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::piped())
                     .spawn()

@@ -6,7 +6,7 @@
 use tstore_test_support::{mirror, run_ok, stderr, stdout, Layout, NullMirror, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 #[test]
 fn tofu_init_flags_and_chdir_work_as_in_ci_scripts() {
@@ -64,9 +64,12 @@ fn an_init_blocked_by_gc_says_it_is_waiting() {
     // Hold the store lock exclusively, as gc does while it sweeps.
     let lock = fs_err::File::open(env.store.join(".lock")).unwrap();
     lock.file().lock().unwrap();
-    let mut child = tstore(&env, Some(&cfg))
+    let mut child = env
+        .tstore()
+        .cli_config(&cfg)
         .arg("init")
         .arg(&dir)
+        .command()
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -410,14 +413,14 @@ fn init_json_errors_are_json_diagnostics_on_stdout() {
 fn version_names_the_build_the_platform_and_the_locked_providers() {
     let NullMirror { env, cfg, .. } = TestEnv::with_null_mirror(Layout::Unpacked);
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let long = crate::common::stdout_of(tstore(&env, None).arg("--version"));
+    let long = crate::common::stdout_of(env.tstore().arg("--version"));
     let long = long.trim().strip_prefix("tstore ").unwrap().to_owned();
 
-    let out = crate::common::stdout_of(tstore(&env, None).arg("version"));
+    let out = crate::common::stdout_of(env.tstore().arg("version"));
     assert_eq!(out, format!("tstore v{long}\non linux_amd64\n"));
 
     env.tstore().cli_config(&cfg).arg("init").arg(&dir).ok();
-    let out = crate::common::stdout_of(tstore(&env, None).args(["-chdir=work/stack", "version"]));
+    let out = crate::common::stdout_of(env.tstore().args(["-chdir=work/stack", "version"]));
     assert_eq!(
         out,
         format!(

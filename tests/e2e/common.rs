@@ -10,29 +10,15 @@ pub(crate) fn tstore_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tstore"))
 }
 
-/// `tstore` with the test's isolated environment, the judge's flavor (`TSTORE_FLAVOR=terraform`)
-/// and the judge first on `PATH` (the peers' terraform 1.0.3, whose `version -json` then
-/// gives the tool version; a test that sets `TSTORE_FLAVOR=tofu` finds no `tofu` and follows
-/// the newest tofu), and the CLI config when given.
-pub(crate) fn tstore(env: &TestEnv, cli_config: Option<&Path>) -> Command {
-    let mut cmd = env.command(&tstore_bin());
-    let judge = &tstore_test_support::peers().terraform;
-    let mut path = std::ffi::OsString::from(judge.parent().expect("the peers directory"));
-    path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    cmd.env("TSTORE_FLAVOR", "terraform").env("PATH", path);
-    if let Some(cfg) = cli_config {
-        cmd.env("TF_CLI_CONFIG_FILE", cfg);
-    }
-    cmd
-}
-
 /// Parse stdout as JSON.
 pub(crate) use tstore_test_support::json;
 
 /// `env.tstore()`: the `tstore` command of a test's environment as a [`Tstore`] builder.
 pub(crate) trait TstoreEnv {
-    /// `tstore` as [`tstore`] makes it (the judge's flavor and `PATH`), no CLI config.
+    /// `tstore` with the test's isolated environment, the judge's flavor
+    /// (`TSTORE_FLAVOR=terraform`) and the judge first on `PATH` (the peers' terraform 1.0.3,
+    /// whose `version -json` then gives the tool version; a test that sets
+    /// `TSTORE_FLAVOR=tofu` finds no `tofu` and follows the newest tofu), no CLI config.
     fn tstore(&self) -> Tstore;
     /// The binary in the isolated environment alone ([`TestEnv::command`]): no flavor, the
     /// caller's `PATH`.
@@ -41,7 +27,13 @@ pub(crate) trait TstoreEnv {
 
 impl TstoreEnv for TestEnv {
     fn tstore(&self) -> Tstore {
-        Tstore::from_command(tstore(self, None))
+        let judge = &tstore_test_support::peers().terraform;
+        let mut path = std::ffi::OsString::from(judge.parent().expect("the peers directory"));
+        path.push(":");
+        path.push(std::env::var_os("PATH").unwrap_or_default());
+        self.tstore_plain()
+            .env("TSTORE_FLAVOR", "terraform")
+            .env("PATH", path)
     }
 
     fn tstore_plain(&self) -> Tstore {
@@ -63,10 +55,10 @@ pub(crate) const NULL_CONFIG: &str = r#"terraform {
 resource "null_resource" "x" {}
 "#;
 
-/// Run `cmd`, which must succeed, and return its stdout.
+/// Run `tstore`, which must succeed, and return its stdout.
 #[track_caller]
-pub(crate) fn stdout_of(cmd: &mut std::process::Command) -> String {
-    String::from_utf8_lossy(&tstore_test_support::run_ok(cmd).stdout).into_owned()
+pub(crate) fn stdout_of(tstore: Tstore) -> String {
+    String::from_utf8_lossy(&tstore.ok().stdout).into_owned()
 }
 
 /// Run `script` with `sh -e` in `dir`, git identified and dated, no system or user git

@@ -5,12 +5,11 @@
 //! setting is an error naming its line, with nothing written.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{GitRepo, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 const LOCK: &str = ".tstore.lock.hcl";
@@ -72,13 +71,15 @@ impl Fixture {
     }
 
     fn init(&self, dir: &std::path::Path, args: &[&str]) -> Output {
-        let mut cmd: Command = tstore(&self.env, Some(&self.cli_config));
-        cmd.env("TSTORE_NO_FUSE", "1")
+        self.env
+            .tstore()
+            .cli_config(&self.cli_config)
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .arg("init")
-            .args(args);
-        cmd.output().unwrap()
+            .args(args)
+            .output()
     }
 }
 

@@ -5,7 +5,7 @@
 //! looked at and read, the store and the mount path; a provider found nowhere names the
 //! CLI configuration file that was read.
 //!
-//! These tests run tstore with no `TSTORE_FLAVOR` (unlike `common::tstore`) and with a
+//! These tests run tstore with no `TSTORE_FLAVOR` (unlike `env.tstore()`) and with a
 //! `PATH` of one directory holding only the stubs a test puts there: a stub is never run,
 //! only its name is looked at.
 
@@ -13,21 +13,17 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tstore_test_support::{
-    lock_file, mirror, run_fail, run_ok, stderr, Layout, NullMirror, TestEnv,
-};
+use tstore_test_support::{lock_file, mirror, run_ok, stderr, Layout, NullMirror, TestEnv, Tstore};
 
-use crate::common::{json, tstore_bin, NULL_CONFIG};
+use crate::common::{json, TstoreEnv as _, NULL_CONFIG};
 
 /// `tstore` without any flavor setting, `PATH` = `path_dir` only, no FUSE, the CLI
 /// configuration `cfg` when given.
-fn tstore_plain(env: &TestEnv, path_dir: &Path, cfg: Option<&Path>) -> Command {
-    let mut cmd = env.command(&tstore_bin());
-    cmd.env("PATH", path_dir).env("TSTORE_NO_FUSE", "1");
-    if let Some(cfg) = cfg {
-        cmd.env("TF_CLI_CONFIG_FILE", cfg);
-    }
-    cmd
+fn tstore_plain(env: &TestEnv, path_dir: &Path, cfg: Option<&Path>) -> Tstore {
+    env.tstore_plain()
+        .env("PATH", path_dir)
+        .no_fuse()
+        .maybe_cli_config(cfg)
 }
 
 /// A directory for `PATH` holding an executable stub for each name in `tools`.
@@ -43,8 +39,8 @@ fn path_with_tools(env: &TestEnv, name: &str, tools: &[&str]) -> PathBuf {
 }
 
 /// `tstore init --json DIR`, which must succeed; its JSON document.
-fn init_json(mut cmd: Command, dir: &Path) -> serde_json::Value {
-    json(&run_ok(cmd.args(["init", "--json"]).arg(dir)))
+fn init_json(tstore: Tstore, dir: &Path) -> serde_json::Value {
+    json(&tstore.args(["init", "--json"]).arg(dir).ok())
 }
 
 #[track_caller]
@@ -159,11 +155,10 @@ fn the_repository_file_sets_the_flavor() {
     env.assert_terraform_plans_null(&dir);
 
     // --explain says it in words, naming the file.
-    let out = run_ok(
-        tstore_plain(&env, &only_tofu, Some(&cfg))
-            .args(["init", "--explain"])
-            .arg(&dir),
-    );
+    let out = tstore_plain(&env, &only_tofu, Some(&cfg))
+        .args(["init", "--explain"])
+        .arg(&dir)
+        .ok();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains(&format!(
@@ -238,9 +233,11 @@ fn the_flag_and_the_variable_override_every_rule() {
     ];
 
     let dir = env.checkout("flag", &files);
-    let mut cmd = tstore_plain(&env, &only_terraform, Some(&cfg));
-    cmd.args(["--flavor", "tofu"]);
-    let out = run_ok(cmd.args(["init", "--json"]).arg(&dir));
+    let out = tstore_plain(&env, &only_terraform, Some(&cfg))
+        .args(["--flavor", "tofu"])
+        .args(["init", "--json"])
+        .arg(&dir)
+        .ok();
     let report = json(&out);
     assert_flavor(&report, "tofu", "--flavor");
     assert_eq!(
@@ -269,9 +266,8 @@ fn the_flag_and_the_variable_override_every_rule() {
 
     // TSTORE_FLAVOR the same, named as the variable.
     let dir = env.checkout("variable", &files);
-    let mut cmd = tstore_plain(&env, &only_terraform, Some(&cfg));
-    cmd.env("TSTORE_FLAVOR", "terraform");
-    let report = init_json(cmd, &dir);
+    let tstore = tstore_plain(&env, &only_terraform, Some(&cfg)).env("TSTORE_FLAVOR", "terraform");
+    let report = init_json(tstore, &dir);
     assert_flavor(&report, "terraform", "TSTORE_FLAVOR");
     assert_eq!(lock_file(&dir), lock);
 }
@@ -288,12 +284,11 @@ fn the_debug_log_says_what_was_read() {
     fs_err::write(&tofurc, "# the user's OpenTofu settings\n").unwrap();
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let no_tools = path_with_tools(&env, "none", &[]);
-    let out = run_ok(
-        tstore_plain(&env, &no_tools, None)
-            .env("TSTORE_LOG", "debug")
-            .args(["--flavor", "terraform", "init"])
-            .arg(&dir),
-    );
+    let out = tstore_plain(&env, &no_tools, None)
+        .env("TSTORE_LOG", "debug")
+        .args(["--flavor", "terraform", "init"])
+        .arg(&dir)
+        .ok();
     let log = stderr(&out);
     for line in [
         format!(
@@ -331,11 +326,10 @@ fn a_provider_found_nowhere_names_the_configuration_read() {
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
     let no_tools = path_with_tools(&env, "none", &[]);
 
-    let out = run_fail(
-        tstore_plain(&env, &no_tools, None)
-            .args(["--flavor", "terraform", "init"])
-            .arg(&dir),
-    );
+    let out = tstore_plain(&env, &no_tools, None)
+        .args(["--flavor", "terraform", "init"])
+        .arg(&dir)
+        .fails();
     let said = stderr(&out);
     assert!(
         said.contains("was not found in any of the search locations"),
@@ -350,11 +344,10 @@ fn a_provider_found_nowhere_names_the_configuration_read() {
     );
     assert!(!said.contains("TF_CLI_CONFIG_FILE"), "{said}");
 
-    let out = run_fail(
-        tstore_plain(&env, &no_tools, Some(&cfg))
-            .args(["--flavor", "terraform", "init"])
-            .arg(&dir),
-    );
+    let out = tstore_plain(&env, &no_tools, Some(&cfg))
+        .args(["--flavor", "terraform", "init"])
+        .arg(&dir)
+        .fails();
     let said = stderr(&out);
     assert!(
         said.contains(&format!(
@@ -393,8 +386,7 @@ fn the_module_lock_hosts_decide_for_a_root_without_providers() {
     let git = String::from_utf8(run_ok(Command::new("sh").args(["-c", "command -v git"])).stdout)
         .unwrap();
     std::os::unix::fs::symlink(git.trim(), only_terraform.join("git")).unwrap();
-    let mut first = tstore_plain(&env, &only_terraform, Some(&cfg));
-    first.env("TSTORE_FLAVOR", "tofu");
+    let first = tstore_plain(&env, &only_terraform, Some(&cfg)).env("TSTORE_FLAVOR", "tofu");
     assert_flavor(&init_json(first, &dir), "tofu", "TSTORE_FLAVOR");
     let lock = fs_err::read_to_string(dir.join(".tstore.lock.hcl")).unwrap();
     assert!(

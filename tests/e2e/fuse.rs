@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use tstore_test_support::{
-    mirror, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
+    mirror, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, Tstore, NULL_PROVIDER_FILE,
 };
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 
 const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
 const NULL_LINK: &str =
@@ -19,18 +19,18 @@ const NULL_LINK: &str =
 fn init_null(no_fuse: bool) -> (NullMirror, PathBuf) {
     let fixture = TestEnv::with_null_mirror(Layout::Packed);
     let dir = fixture.env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    let mut cmd = tstore(&fixture.env, Some(&fixture.cfg));
+    let mut tstore = fixture.env.tstore().cli_config(&fixture.cfg);
     if no_fuse {
-        cmd.env("TSTORE_NO_FUSE", "1");
+        tstore = tstore.no_fuse();
     }
-    run_ok(cmd.arg("init").arg(&dir));
+    tstore.arg("init").arg(&dir).ok();
     (fixture, dir)
 }
 
 /// `mount --status --json`, checking that the exit status agrees with the state (0 when the
 /// mount path serves the store, 32 otherwise).
-fn status_of(cmd: &mut std::process::Command) -> serde_json::Value {
-    let out = cmd.args(["mount", "--status", "--json"]).output().unwrap();
+fn status_of(tstore: Tstore) -> serde_json::Value {
+    let out = tstore.args(["mount", "--status", "--json"]).output();
     let st = json(&out);
     let serving = st["state"] == "mounted" || st["state"] == "views-link";
     assert_eq!(
@@ -42,7 +42,7 @@ fn status_of(cmd: &mut std::process::Command) -> serde_json::Value {
 }
 
 fn status(env: &TestEnv) -> serde_json::Value {
-    status_of(&mut tstore(env, None))
+    status_of(env.tstore())
 }
 
 fn assert_erofs<T: std::fmt::Debug>(what: &str, result: std::io::Result<T>) {
@@ -178,7 +178,7 @@ fn fallback_without_fuse_gives_the_same_links_and_switching_keeps_them_valid() {
         std::fs::read_link(&env.mount).unwrap(),
         env.store.join("views")
     );
-    let st = status_of(tstore(&env, None).env("TSTORE_NO_FUSE", "1"));
+    let st = status_of(env.tstore().no_fuse());
     assert_eq!(st["state"], "views-link", "{st}");
     let link = std::fs::read_link(dir.join(NULL_LINK)).unwrap();
     assert_eq!(link, env.mount.join(NULL_REL));
@@ -227,7 +227,7 @@ fn a_mount_path_serves_one_store_only() {
     assert!(err.contains("serves another store"), "{err}");
     assert_eq!(tstore_test_support::snapshot(&dir), before);
 
-    let other = status_of(tstore(env, None).env("TSTORE_HOME", &other_store));
+    let other = status_of(env.tstore().env("TSTORE_HOME", &other_store));
     assert_eq!(other["state"], "other-store", "{other}");
 }
 

@@ -3,8 +3,7 @@
 //! the same budget on a copy of the store (a cache restored elsewhere) drops the same ones,
 //! since recency lives in the index.
 
-use tstore_test_support::run_ok;
-
+use crate::common::TstoreEnv as _;
 use crate::gc::Fixture;
 
 const KIB: u64 = 1024;
@@ -60,12 +59,14 @@ fn gc_keeps_the_store_under_its_budget_oldest_unlinked_first_and_never_a_linked_
         .status()
         .unwrap();
     assert!(cp.success());
-    let there = crate::common::json(&run_ok(
-        crate::common::tstore(&restored, None)
-            .env("TSTORE_NO_FUSE", "1")
+    let there = crate::common::json(
+        &restored
+            .tstore()
+            .no_fuse()
             .args(["gc", "--json", "--dry-run"])
-            .args(budget),
-    ));
+            .args(budget)
+            .ok(),
+    );
     assert_eq!(dropped(&there), dropped(&preview), "{there}");
 
     let run = f.gc_json(&budget);

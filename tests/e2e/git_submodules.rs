@@ -5,7 +5,7 @@ use std::path::Path;
 
 use tstore_test_support::{run_ok, GitRepo, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 /// Every file under `root`, `.git` entries aside, with its bytes.
 fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
@@ -74,13 +74,12 @@ fn a_git_module_with_submodules_installs_the_submodules_files() {
             .envs(git_env)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    run_ok(
-        tstore(&env, None)
-            .envs(git_env)
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(&ours),
-    );
+    env.tstore()
+        .envs(git_env)
+        .no_fuse()
+        .arg("init")
+        .arg(&ours)
+        .ok();
     let want = files(&theirs.join(".terraform/modules/m"));
     assert!(
         want.iter().any(|(p, _)| p == "vendor/inner/main.tf"),

@@ -8,9 +8,9 @@
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use tstore_test_support::{mirror, run_ok, snapshot, stderr, TestEnv};
+use tstore_test_support::{mirror, snapshot, stderr, TestEnv};
 
-use crate::common::{json, tstore, TstoreEnv, NULL_CONFIG};
+use crate::common::{json, TstoreEnv, NULL_CONFIG};
 
 const NULL_LINK: &str =
     ".terraform/providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
@@ -138,12 +138,11 @@ fn crafted_modules_json_keys_and_dirs_are_never_written_through() {
             { "Key": victim, "Source": "./x", "Dir": "../victim/nested" },
         ] });
         fs_err::write(modules.join("modules.json"), records.to_string()).unwrap();
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_NO_FUSE", "1").arg("init");
+        let mut tstore = env.tstore().no_fuse().arg("init");
         if !get {
-            cmd.arg("-get=false");
+            tstore = tstore.arg("-get=false");
         }
-        let out = cmd.arg(&dir).output().unwrap();
+        let out = tstore.arg(&dir).output();
         assert_ok(&out, &format!("get={get}"));
         assert_eq!(snapshot(&victim), before, "get={get}: the victim changed");
         if get {
@@ -307,12 +306,11 @@ fn stale_installs_are_removed_without_following_links() {
     plant_tree(&modules.join(".m.tstore-copy"), &victim);
     write_state(&modules, &["m"]);
     for upgrade in [false, true] {
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_NO_FUSE", "1").args(["init", "--json"]);
+        let mut tstore = env.tstore().no_fuse().args(["init", "--json"]);
         if upgrade {
-            cmd.arg("-upgrade");
+            tstore = tstore.arg("-upgrade");
         }
-        let report = json(&run_ok(cmd.arg(&dir)));
+        let report = json(&tstore.arg(&dir).ok());
         assert_eq!(report["modules"][0]["action"], "copy", "{report}");
         assert_eq!(
             snapshot(&victim),

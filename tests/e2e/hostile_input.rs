@@ -7,7 +7,6 @@ use std::process::Command;
 
 use tstore_test_support::{snapshot, stderr, GitRepo, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 /// 2,000 nested brackets in 4 KB: a stack overflow for a naive recursive parser.
@@ -314,10 +313,13 @@ fn an_interrupted_init_leaves_no_temp_files() {
     );
     let before = snapshot(&dir);
     let tmp = env.store.join("tmp");
-    let child = tstore(&env, Some(&cfg))
-        .env("TSTORE_NO_FUSE", "1")
+    let child = env
+        .tstore()
+        .cli_config(&cfg)
+        .no_fuse()
         .arg("init")
         .arg(&dir)
+        .command()
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()

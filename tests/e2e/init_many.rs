@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use tstore_test_support::module_registry::ModuleRegistry;
-use tstore_test_support::{run_fail, run_ok, GitRepo, TestEnv};
+use tstore_test_support::{GitRepo, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, sh, tstore};
+use crate::common::{json, sh};
 
 /// Everything a lone init leaves in `dir` that a user would compare.
 fn outcome(dir: &Path) -> (String, String, Vec<String>) {
@@ -62,17 +62,19 @@ fn many_roots_in_one_process_end_as_lone_inits_and_share_what_they_ask() {
     let lone = env.checkout("lone", &tree);
     let many = env.checkout("many", &tree);
     let init = |args: &[&str]| {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_NO_FUSE", "1").arg("init").args(args);
-        cmd
+        env.tstore()
+            .cli_config(&cfg)
+            .no_fuse()
+            .arg("init")
+            .args(args)
     };
     for root in ["stacks/a", "stacks/b", "stacks/c"] {
-        run_ok(&mut init(&[lone.join(root).to_str().unwrap()]));
+        init(&[lone.join(root).to_str().unwrap()]).ok();
     }
 
     // The whole tree: modules/local is called, so it is no root; broken fails alone.
     let before = reg.server.requests().len();
-    let out = run_fail(&mut init(&["--recursive", many.to_str().unwrap(), "-json"]));
+    let out = init(&["--recursive", many.to_str().unwrap(), "-json"]).fails();
     let report = json(&out);
     let dirs: Vec<(String, bool)> = report["roots"]
         .as_array()
@@ -120,19 +122,22 @@ fn many_roots_in_one_process_end_as_lone_inits_and_share_what_they_ask() {
 
     // Human output: a summary naming the failure; --exclude leaves it out.
     let text = String::from_utf8_lossy(
-        &run_fail(&mut init(&["--recursive", many.to_str().unwrap()])).stdout,
+        &init(&["--recursive", many.to_str().unwrap()])
+            .fails()
+            .stdout,
     )
     .into_owned();
     assert!(
         text.contains("4 roots, 3 initialised, 1 failed") && text.contains("stacks/broken"),
         "{text}"
     );
-    run_ok(&mut init(&[
+    init(&[
         "--recursive",
         many.to_str().unwrap(),
         "--exclude",
         "stacks/bro*",
-    ]));
+    ])
+    .ok();
 }
 
 /// `tstore fetch` fills an empty store from the lock files alone (providers and module
@@ -160,18 +165,15 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
     let tree = [("a/main.tf", uses_null), ("b/main.tf", calls.as_str())];
     let first = env.checkout("first", &tree);
     let run = |store: &Path, args: &[&str]| {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_NO_FUSE", "1")
+        env.tstore()
+            .cli_config(&cfg)
+            .no_fuse()
             .env("TSTORE_HOME", store)
             .env("TSTORE_MOUNT", store.with_extension("mount"))
-            .args(args);
-        cmd
+            .args(args)
     };
     let store1 = env.root.path().join("store1");
-    run_ok(&mut run(
-        &store1,
-        &["init", "--recursive", first.to_str().unwrap()],
-    ));
+    run(&store1, &["init", "--recursive", first.to_str().unwrap()]).ok();
 
     // A new runner: the checkout with its lock files only, an empty store.
     let ci = env.checkout("ci", &[]);
@@ -188,10 +190,13 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
             .map(|f| fs_err::read_to_string(dir.join(f)).unwrap())
     };
     let store2 = env.root.path().join("store2");
-    let report = json(&run_ok(&mut run(
-        &store2,
-        &["fetch", "--recursive", ci.to_str().unwrap(), "--json"],
-    )));
+    let report = json(
+        &run(
+            &store2,
+            &["fetch", "--recursive", ci.to_str().unwrap(), "--json"],
+        )
+        .ok(),
+    );
     let roots = report["roots"].as_array().unwrap();
     assert_eq!(roots.len(), 2, "{report}");
     assert_eq!(
@@ -203,10 +208,13 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
     assert!(!ci.join("a/.terraform").exists() && !ci.join("b/.terraform").exists());
 
     // Again: everything is in the store.
-    let again = json(&run_ok(&mut run(
-        &store2,
-        &["fetch", "--recursive", ci.to_str().unwrap(), "--json"],
-    )));
+    let again = json(
+        &run(
+            &store2,
+            &["fetch", "--recursive", ci.to_str().unwrap(), "--json"],
+        )
+        .ok(),
+    );
     assert_eq!(
         again["roots"][0]["providers"][0]["obtained"],
         "store_by_lock"
@@ -215,10 +223,7 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
     // The sources gone: every root installs from the store.
     fs_err::rename(&mirror, env.root.path().join("mirror.away")).unwrap();
     fs_err::rename(base.join("pkg.git"), base.join("pkg.away")).unwrap();
-    run_ok(&mut run(
-        &store2,
-        &["init", "--recursive", ci.to_str().unwrap()],
-    ));
+    run(&store2, &["init", "--recursive", ci.to_str().unwrap()]).ok();
     assert_eq!(locks(&ci), locks(&first));
     assert!(ci.join("b/.terraform/modules/m/main.tf").is_file());
 
@@ -235,10 +240,9 @@ fn fetch_fills_a_store_from_lock_files_then_every_root_installs_offline() {
     fs_err::write(&lock, tampered).unwrap();
     let store3 = env.root.path().join("store3");
     fs_err::rename(env.root.path().join("mirror.away"), &mirror).unwrap();
-    let err = tstore_test_support::stderr(&run_fail(&mut run(
-        &store3,
-        &["fetch", ci.join("a").to_str().unwrap()],
-    )));
+    let err = tstore_test_support::stderr(
+        &run(&store3, &["fetch", ci.join("a").to_str().unwrap()]).fails(),
+    );
     assert!(err.contains("checksum"), "{err}");
 }
 

@@ -4,7 +4,7 @@
 use tstore_test_support::{mirror, run_fail, run_ok, snapshot, stderr, stdout, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 /// A lock file recording only the zip's `zh:` for the pinned version: verifying the
 /// packed package would add its `h1:`, which readonly mode does not record. terraform and
@@ -45,9 +45,12 @@ fn readonly_with_only_new_checksums_warns_and_keeps_the_lock() {
             ]);
             c
         } else {
-            let mut c = tstore(&env, Some(&cfg));
-            c.arg("init").arg("-lockfile=readonly").arg(&dir);
-            c
+            env.tstore()
+                .cli_config(&cfg)
+                .arg("init")
+                .arg("-lockfile=readonly")
+                .arg(&dir)
+                .command()
         };
         let out = run_ok(&mut cmd);
         let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));

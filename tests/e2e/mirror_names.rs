@@ -18,14 +18,14 @@
 //! `origin_names.rs`.)
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use tstore_test_support::mirror::{zip_bytes, PkgFile};
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{run_ok, GitRepo, TestEnv};
+use tstore_test_support::{GitRepo, TestEnv, Tstore};
 
-use crate::common::{first_h1, json, said, tstore};
+use crate::common::{first_h1, json, said, TstoreEnv as _};
 
 const LOCK: &str = ".tstore.lock.hcl";
 /// The repository of the author's mirror.
@@ -92,30 +92,27 @@ impl Machine {
         }
     }
 
-    fn tstore(&self) -> Command {
-        let mut cmd = tstore(&self.env, Some(&self.cfg));
-        cmd.env("SSL_CERT_FILE", &self.ca)
-            .env("TSTORE_NO_FUSE", "1");
-        cmd
+    fn tstore(&self) -> Tstore {
+        self.env
+            .tstore()
+            .cli_config(&self.cfg)
+            .env("SSL_CERT_FILE", &self.ca)
+            .no_fuse()
     }
 
     /// `tstore init --json DIR`, whatever it exits with.
     fn init(&self, dir: &Path) -> Output {
-        self.tstore()
-            .args(["init", "--json"])
-            .arg(dir)
-            .output()
-            .expect("run tstore")
+        self.tstore().args(["init", "--json"]).arg(dir).output()
     }
 
     /// `tstore push --modules MIRROR`: every module package of this machine's store.
     fn push(&self, mirror: &str) -> serde_json::Value {
-        json(&run_ok(self.tstore().args([
-            "push",
-            "--json",
-            "--modules",
-            mirror,
-        ])))
+        json(
+            &self
+                .tstore()
+                .args(["push", "--json", "--modules", mirror])
+                .ok(),
+        )
     }
 
     /// The pull request's checkout: `main`, the module lock `lock`, and a `.tstore.hcl`
@@ -166,7 +163,7 @@ impl Machine {
     /// The store's module packages whose id starts with `prefix` (an origin's word) and
     /// whose provenance is not `origin`, as `store ls --json` lists them.
     fn origin_names_not_of_origin(&self, prefix: &str) -> Vec<String> {
-        let ls = json(&run_ok(self.tstore().args(["store", "ls", "--json"])));
+        let ls = json(&self.tstore().args(["store", "ls", "--json"]).ok());
         ls["packages"]
             .as_array()
             .unwrap()
@@ -207,7 +204,7 @@ impl Author {
             "mine",
             &[("main.tf", &call(&git_source(&mine, "v1"), None))],
         );
-        run_ok(self.machine.tstore().arg("init").arg(&dir));
+        self.machine.tstore().arg("init").arg(&dir).ok();
         self.machine.push(&self.mirror);
         first_h1(&fs_err::read_to_string(dir.join(LOCK)).unwrap())
     }
@@ -216,7 +213,7 @@ impl Author {
     /// what it fetches is not in the mirror), with its `h1:` swapped for `theirs`.
     fn forged_lock(&self, main: &str, theirs: &str) -> String {
         let dir = self.machine.env.checkout("honest", &[("main.tf", main)]);
-        run_ok(self.machine.tstore().arg("init").arg(&dir));
+        self.machine.tstore().arg("init").arg(&dir).ok();
         let honest = fs_err::read_to_string(dir.join(LOCK)).unwrap();
         let forged = honest.replace(&first_h1(&honest), theirs);
         assert_ne!(forged, honest);
@@ -348,7 +345,7 @@ fn a_mirrors_registry_resolution_answers_the_run_that_asked_only() {
         .machine
         .env
         .checkout("mine", &[("main.tf", registry_call.as_str())]);
-    run_ok(author.machine.tstore().arg("init").arg(&dir));
+    author.machine.tstore().arg("init").arg(&dir).ok();
     let pushed = author.machine.push(&author.mirror);
     let resolutions = &pushed["pushed_modules"]["resolutions"];
     assert_eq!(resolutions[0]["version"], VERSION, "{pushed}");

@@ -8,13 +8,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
+use tstore_test_support::{run_ok, stderr, stdout, GitRepo, TestEnv, Tstore};
 
-use crate::common::{json, sh, tstore};
+use crate::common::{json, sh, TstoreEnv as _};
 
 const LOCK: &str = ".tstore.lock.hcl";
 const USER: &str = "ci";
@@ -98,20 +97,20 @@ impl Runner {
         Runner { env, ca }
     }
 
-    fn tstore(&self, cfg: &Path) -> Command {
-        let mut cmd = tstore(&self.env, Some(cfg));
-        cmd.env("SSL_CERT_FILE", &self.ca)
-            .env("TSTORE_NO_FUSE", "1");
-        cmd
+    fn tstore(&self, cfg: &Path) -> Tstore {
+        self.env
+            .tstore()
+            .cli_config(cfg)
+            .env("SSL_CERT_FILE", &self.ca)
+            .no_fuse()
     }
 
     /// Runner B's side: only the mirror, and the git refs' reach left to the lock (the
     /// remotes cannot be asked).
-    fn tstore_with_mirror(&self, cfg: &Path, mirror: &str) -> Command {
-        let mut cmd = self.tstore(cfg);
-        cmd.env("TSTORE_MODULE_MIRROR", mirror)
-            .env("TSTORE_TRUST_LOCK", "1");
-        cmd
+    fn tstore_with_mirror(&self, cfg: &Path, mirror: &str) -> Tstore {
+        self.tstore(cfg)
+            .env("TSTORE_MODULE_MIRROR", mirror)
+            .env("TSTORE_TRUST_LOCK", "1")
     }
 
     /// A copy of A's roots with their lock files, nothing installed.
@@ -248,24 +247,22 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     let mono = Monorepo::new(&a);
 
     // Runner A: init every root from the origins, fill the store from the lock files, push.
-    run_ok(
-        a.tstore(&mono.cfg)
-            .args(["init", "--recursive"])
-            .arg(&mono.stacks),
-    );
-    run_ok(
-        a.tstore(&mono.cfg)
-            .args(["fetch", "--recursive"])
-            .arg(&mono.stacks),
-    );
+    a.tstore(&mono.cfg)
+        .args(["init", "--recursive"])
+        .arg(&mono.stacks)
+        .ok();
+    a.tstore(&mono.cfg)
+        .args(["fetch", "--recursive"])
+        .arg(&mono.stacks)
+        .ok();
     let push = |runner: &Runner, extra: &[&str]| {
-        let mut cmd = runner.tstore(&mono.cfg);
-        cmd.args(["push", "--json", "--modules", &mirror, "--recursive"])
+        runner
+            .tstore(&mono.cfg)
+            .args(["push", "--json", "--modules", &mirror, "--recursive"])
             .args(extra)
-            .arg(&mono.stacks);
-        cmd
+            .arg(&mono.stacks)
     };
-    let first = json(&run_ok(&mut push(&a, &[])));
+    let first = json(&push(&a, &[]).ok());
     let packages = first["pushed_modules"]["packages"].as_array().unwrap();
     // outer, inner (called twice, one package), net's repository, the label archive.
     assert_eq!(packages.len(), 4, "{first}");
@@ -279,7 +276,7 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
 
     // A second push uploads nothing: no blob, no manifest.
     let before = oci.requests().len();
-    let second = json(&run_ok(&mut push(&a, &[])));
+    let second = json(&push(&a, &[]).ok());
     for p in second["pushed_modules"]["packages"].as_array().unwrap() {
         assert_eq!(p["blobs_uploaded"], 0, "{second}");
     }
@@ -299,11 +296,11 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     // Runner B: an empty store, only the mirror.
     let b = Runner::new(&oci);
     let b_stacks = b.checkout_of(&mono.stacks);
-    let out = run_ok(
-        b.tstore_with_mirror(&mono.cfg, &mirror)
-            .args(["init", "--recursive"])
-            .arg(&b_stacks),
-    );
+    let out = b
+        .tstore_with_mirror(&mono.cfg, &mirror)
+        .args(["init", "--recursive"])
+        .arg(&b_stacks)
+        .ok();
     assert_eq!(installed(&b_stacks), a_installed);
     for root in ["app", "db"] {
         assert_eq!(
@@ -336,14 +333,13 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     // Where each package came from, in init's JSON. Again without the mirror: the registry
     // call fails, its registry unreachable (the mirror's resolution answered the run that
     // asked, and the store keeps only a registry's own answers).
-    let report = |cmd: &mut Command| json(&run_ok(cmd.arg("--json")));
     let fresh = b.checkout_of(&mono.stacks);
     let _ = fs_err::remove_dir_all(fresh.join("app/.terraform"));
-    let without = run_fail(
-        b.tstore_with_mirror(&mono.cfg, "")
-            .arg("init")
-            .arg(fresh.join("app")),
-    );
+    let without = b
+        .tstore_with_mirror(&mono.cfg, "")
+        .arg("init")
+        .arg(fresh.join("app"))
+        .fails();
     let err = format!("{}{}", stdout(&without), stderr(&without));
     assert!(
         err.contains("cannot install module \"net\"") && err.contains("503"),
@@ -351,11 +347,11 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     );
     // With the mirror: every package from the store, found by its lock entry's hash and
     // vouched for by the mirror, none of them under its origin's name.
-    let again = report(
-        b.tstore_with_mirror(&mono.cfg, &mirror)
-            .arg("init")
-            .arg(fresh.join("app")),
-    );
+    let again = b
+        .tstore_with_mirror(&mono.cfg, &mirror)
+        .arg("init")
+        .arg(fresh.join("app"))
+        .json();
     let calls = again["modules"].as_array().unwrap();
     let obtained: Vec<&str> = calls
         .iter()
@@ -377,12 +373,12 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
         format!("module_mirror = \"{mirror}\"\n"),
     )
     .unwrap();
-    let from_mirror = report(
-        c.tstore(&mono.cfg)
-            .env("TSTORE_TRUST_LOCK", "1")
-            .arg("init")
-            .arg(c_stacks.join("app")),
-    );
+    let from_mirror = c
+        .tstore(&mono.cfg)
+        .env("TSTORE_TRUST_LOCK", "1")
+        .arg("init")
+        .arg(c_stacks.join("app"))
+        .json();
     assert_eq!(from_mirror["module_mirror"], mirror.as_str());
     let obtained: Vec<(&str, &str)> = from_mirror["modules"]
         .as_array()
@@ -412,11 +408,12 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     oci.push_module("team/modules", &label_tag, &other);
     let d = Runner::new(&oci);
     let d_stacks = d.checkout_of(&mono.stacks);
-    let refused = stderr(&run_fail(
-        d.tstore_with_mirror(&mono.cfg, &mirror)
+    let refused = stderr(
+        &d.tstore_with_mirror(&mono.cfg, &mirror)
             .arg("init")
-            .arg(d_stacks.join("app")),
-    ));
+            .arg(d_stacks.join("app"))
+            .fails(),
+    );
     assert!(
         refused.contains("module.label") || refused.contains("\"label\""),
         "{refused}"
@@ -424,9 +421,9 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     assert!(refused.contains(&label_tag), "{refused}");
     assert!(refused.contains(&h1_of(&lock_app, "label")), "{refused}");
     assert!(!d_stacks.join("app/.terraform/modules").exists());
-    let taken = stderr(&run_fail(&mut push(&a, &[])));
+    let taken = stderr(&push(&a, &[]).fails());
     assert!(taken.contains("--force"), "{taken}");
-    run_ok(&mut push(&a, &["--force"]));
+    push(&a, &["--force"]).ok();
 
     // A tampered layer: the registry serves other bytes under the layer's digest.
     let outer_tag = tag_of(&h1_of(&lock_app, "outer"));
@@ -439,11 +436,12 @@ fn a_runner_without_origins_installs_every_locked_module_from_the_mirror() {
     fs_err::write(oci.blob_file(layer), b"tampered").unwrap();
     let e = Runner::new(&oci);
     let e_stacks = e.checkout_of(&mono.stacks);
-    let refused = stderr(&run_fail(
-        e.tstore_with_mirror(&mono.cfg, &mirror)
+    let refused = stderr(
+        &e.tstore_with_mirror(&mono.cfg, &mirror)
             .arg("init")
-            .arg(e_stacks.join("app")),
-    ));
+            .arg(e_stacks.join("app"))
+            .fails(),
+    );
     assert!(
         refused.contains(layer) || refused.contains("digest"),
         "{refused}"
@@ -464,9 +462,7 @@ fn a_module_mirror_setting_that_is_not_a_repository_is_refused() {
         "module_mirror = \"https://user:TOKEN123@reg.invalid/modules\"\n",
     )
     .unwrap();
-    let mut init = tstore(&env, None);
-    init.env("TSTORE_NO_FUSE", "1").arg("init").arg(&dir);
-    let err = stderr(&run_fail(&mut init));
+    let err = stderr(&env.tstore().no_fuse().arg("init").arg(&dir).fails());
     assert!(err.contains(".tstore.hcl"), "{err}");
     assert!(
         err.contains("module_mirror must be \"oci://REGISTRY/REPOSITORY\""),
@@ -475,12 +471,14 @@ fn a_module_mirror_setting_that_is_not_a_repository_is_refused() {
     assert!(!err.contains("TOKEN123"), "{err}");
     assert!(!dir.join(".terraform").exists());
 
-    let mut init = tstore(&env, None);
-    init.env("TSTORE_NO_FUSE", "1")
-        .env("TSTORE_MODULE_MIRROR", "oci://reg.invalid/modules?tag=x")
-        .arg("init")
-        .arg(&dir);
-    let err = stderr(&run_fail(&mut init));
+    let err = stderr(
+        &env.tstore()
+            .no_fuse()
+            .env("TSTORE_MODULE_MIRROR", "oci://reg.invalid/modules?tag=x")
+            .arg("init")
+            .arg(&dir)
+            .fails(),
+    );
     assert!(
         err.contains("TSTORE_MODULE_MIRROR: a module mirror is oci://REGISTRY/REPOSITORY"),
         "{err}"
@@ -511,27 +509,30 @@ fn a_package_the_mirror_lacks_comes_from_its_origin_and_the_output_says_why() {
     let dir_a = a
         .env
         .checkout("w", &[("main.tf", call("one", &one).as_str())]);
-    run_ok(a.tstore(&cfg).arg("init").arg(&dir_a));
-    run_ok(a.tstore(&cfg).args(["push", "--modules", &mirror]));
+    a.tstore(&cfg).arg("init").arg(&dir_a).ok();
+    a.tstore(&cfg).args(["push", "--modules", &mirror]).ok();
 
     // Runner B: `one` from the mirror, `two` (locked, not pushed) and `three` (not in the
     // lock) from their origins.
     let main = format!("{}{}", call("one", &one), call("two", &two));
     let dev = Runner::new(&oci);
     let dir_lock = dev.env.checkout("lock", &[("main.tf", main.as_str())]);
-    run_ok(dev.tstore(&cfg).args(["modules", "lock"]).arg(&dir_lock));
+    dev.tstore(&cfg)
+        .args(["modules", "lock"])
+        .arg(&dir_lock)
+        .ok();
     let b = Runner::new(&oci);
     let lock = fs_err::read_to_string(dir_lock.join(LOCK)).unwrap();
     let main3 = format!("{main}{}", call("three", &two));
     let dir_b = b
         .env
         .checkout("w", &[("main.tf", main3.as_str()), (LOCK, lock.as_str())]);
-    let out = run_ok(
-        b.tstore(&cfg)
-            .env("TSTORE_MODULE_MIRROR", &mirror)
-            .args(["init", "--explain"])
-            .arg(&dir_b),
-    );
+    let out = b
+        .tstore(&cfg)
+        .env("TSTORE_MODULE_MIRROR", &mirror)
+        .args(["init", "--explain"])
+        .arg(&dir_b)
+        .ok();
     let said = stdout(&out);
     assert!(
         said.contains(&format!(
@@ -564,12 +565,13 @@ fn a_package_the_mirror_lacks_comes_from_its_origin_and_the_output_says_why() {
     let dir_c = c
         .env
         .checkout("w", &[("main.tf", main3.as_str()), (LOCK, lock.as_str())]);
-    let report = json(&run_ok(
-        c.tstore(&cfg)
+    let report = json(
+        &c.tstore(&cfg)
             .env("TSTORE_MODULE_MIRROR", &mirror)
             .args(["init", "--json"])
-            .arg(&dir_c),
-    ));
+            .arg(&dir_c)
+            .ok(),
+    );
     let calls: Vec<(String, String, Option<String>)> = report["modules"]
         .as_array()
         .unwrap()
@@ -612,20 +614,20 @@ fn a_package_the_mirror_lacks_comes_from_its_origin_and_the_output_says_why() {
     let dir_d = d
         .env
         .checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
-    run_ok(
-        d.tstore(&cfg)
-            .env("TSTORE_MODULE_MIRROR", &mirror)
-            .env("TSTORE_TRUST_LOCK", "1")
-            .arg("fetch")
-            .arg(&dir_d),
-    );
+    d.tstore(&cfg)
+        .env("TSTORE_MODULE_MIRROR", &mirror)
+        .env("TSTORE_TRUST_LOCK", "1")
+        .arg("fetch")
+        .arg(&dir_d)
+        .ok();
     assert!(!dir_d.join(".terraform").exists());
-    let report = json(&run_ok(
-        d.tstore(&cfg)
+    let report = json(
+        &d.tstore(&cfg)
             .env("TSTORE_TRUST_LOCK", "1")
             .args(["init", "--json"])
-            .arg(&dir_d),
-    ));
+            .arg(&dir_d)
+            .ok(),
+    );
     let obtained: Vec<&str> = report["modules"]
         .as_array()
         .unwrap()

@@ -7,18 +7,19 @@ use std::path::Path;
 
 use tstore_test_support::{run_ok, TestEnv};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
 use crate::config_loader::module_repo;
 
 /// `(action, reason)` of call `key` in `tstore init --json`'s report.
 fn decision(env: &TestEnv, cli_config: Option<&Path>, dir: &Path, key: &str) -> (String, String) {
-    let out = run_ok(
-        tstore(env, cli_config)
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["init", "--json"])
-            .arg(dir),
-    );
+    let out = env
+        .tstore()
+        .maybe_cli_config(cli_config)
+        .no_fuse()
+        .args(["init", "--json"])
+        .arg(dir)
+        .ok();
     let report = json(&out);
     let call = report["modules"]
         .as_array()

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{modules_json_path, parse_modules_json, GitRepo, ModuleRecord, TestEnv};
@@ -88,11 +87,6 @@ pub(crate) fn module_packages(report: &serde_json::Value, what: &str) -> Vec<Str
         .iter()
         .map(|v| v.as_str().unwrap().to_owned())
         .collect()
-}
-
-pub(crate) fn no_fuse(mut cmd: Command) -> Command {
-    cmd.env("TSTORE_NO_FUSE", "1");
-    cmd
 }
 
 pub(crate) fn json_str(s: &str) -> serde_json::Value {

@@ -3,13 +3,11 @@
 //! terraform trusts; bad sources and syntax errors in a package name the call and the path
 //! the user sees and write nothing; dangling module links are repaired by `tstore init`.
 
-use std::process::Command;
-
-use tstore_test_support::{run_fail, run_ok, stderr, stdout, GitRepo, TestEnv};
+use tstore_test_support::{run_fail, run_ok, stderr, stdout, GitRepo, TestEnv, Tstore};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, sh, tstore};
-use crate::modules_fixture::{checkout, env_with_git_dir, no_fuse, package_repo, records};
+use crate::common::{json, sh};
+use crate::modules_fixture::{checkout, env_with_git_dir, package_repo, records};
 
 /// The same records as `terraform init`, then `validate`/`plan` offline, and
 /// a later plain `terraform init` trusts the install (nothing re-fetched).
@@ -149,8 +147,8 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
     let (env, base) = env_with_git_dir();
     package_repo(&base, Some("# read-only\n"));
     let dir = checkout(&env, "c", &base, None);
-    let init = |mut cmd: Command| {
-        let report = json(&run_ok(cmd.arg("init").arg("--json").arg(&dir)));
+    let init = |tstore: Tstore| {
+        let report = json(&tstore.arg("init").arg("--json").arg(&dir).ok());
         report["modules"]
             .as_array()
             .unwrap()
@@ -164,7 +162,7 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
     let gita = dir.join(".terraform/modules/gita");
 
     // 1. The FUSE mount goes away (if this machine has FUSE).
-    let id = init(tstore(&env, None));
+    let id = init(env.tstore());
     if !fs_err::symlink_metadata(&env.mount)
         .unwrap()
         .file_type()
@@ -174,14 +172,14 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
         assert!(!gita.join("main.tf").exists(), "dangling after umount");
         let err = stderr(&run_fail(env.terraform(&dir).arg("init").arg("-no-color")));
         assert!(err.contains("gita"), "{err}");
-        assert_eq!(init(tstore(&env, None)), id);
+        assert_eq!(init(env.tstore()), id);
         assert!(gita.join("main.tf").is_file());
         run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
         env.tstore().arg("umount").ok();
     }
 
     // 2. Without FUSE: the package's view in the store is removed.
-    assert_eq!(init(no_fuse(tstore(&env, None))), id);
+    assert_eq!(init(env.tstore().no_fuse()), id);
     assert!(gita.join("main.tf").is_file());
     let view = env.store.join("views/modules").join(&id);
     sh(
@@ -193,7 +191,7 @@ fn dangling_module_links_are_repaired_by_tstore_init() {
         ),
     );
     assert!(!gita.join("main.tf").exists(), "dangling without its view");
-    assert_eq!(init(no_fuse(tstore(&env, None))), id);
+    assert_eq!(init(env.tstore().no_fuse()), id);
     assert!(gita.join("main.tf").is_file(), "re-materialized");
     run_ok(env.terraform(&dir).arg("validate").arg("-no-color"));
     env.tstore().no_fuse().args(["store", "verify"]).ok();

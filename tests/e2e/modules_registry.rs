@@ -11,9 +11,9 @@ use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{run_ok, stderr, stdout, ModuleRecord, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, sh, tstore};
+use crate::common::{json, sh};
 use crate::modules_fixture::{
-    checkout, env_with_git_dir, full_fixture, module_packages, no_fuse, package_repo, records,
+    checkout, env_with_git_dir, full_fixture, module_packages, package_repo, records,
 };
 
 /// Registry modules with version constraints (`modules.v1` through a CLI-config `host`
@@ -446,12 +446,14 @@ fn pre_release_constraints_select_as_each_terraform_selects() {
                 .args(["init", "-backend=false", "-input=false", "-no-color"])
                 .output()
                 .unwrap();
-            let our = no_fuse(tstore(&env, Some(&cfg)))
+            let our = env
+                .tstore()
+                .cli_config(&cfg)
+                .no_fuse()
                 .env("TSTORE_TOOL_VERSION", tool)
                 .arg("init")
                 .arg(&ours)
-                .output()
-                .unwrap();
+                .output();
             assert_eq!(
                 our.status.success(),
                 their.status.success(),

@@ -8,10 +8,10 @@
 
 use std::path::Path;
 
-use tstore_test_support::{mirror, run_ok, stderr};
+use tstore_test_support::{mirror, stderr};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 use crate::modules_fixture::{env_with_git_dir, one_module_repo};
 
 const PROVIDER_FILE: &str =
@@ -104,12 +104,9 @@ fn a_damaged_package_is_repaired_for_every_checkout_that_links_it() {
     let module = one_module_repo(&base, "m", "output \"x\" {\n  value = 1\n}\n", None);
     let main = format!("{NULL_CONFIG}\nmodule \"m\" {{\n  source = \"{module}\"\n}}\n");
     let files = [("main.tf", main.as_str())];
-    let tstore_on = |args: &[&str], dir: &Path| {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_NO_FUSE", "1").args(args).arg(dir);
-        cmd
-    };
-    let init = |dir: &Path| run_ok(&mut tstore_on(&["init"], dir));
+    let tstore_on =
+        |args: &[&str], dir: &Path| env.tstore().cli_config(&cfg).no_fuse().args(args).arg(dir);
+    let init = |dir: &Path| tstore_on(&["init"], dir).ok();
     let (a, b) = (env.checkout("a", &files), env.checkout("b", &files));
     init(&a);
     init(&b);

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use tstore_test_support::oci_registry::OciRegistry;
-use tstore_test_support::{lock_file, run_fail, run_ok, stderr, TestEnv, NULL_H1};
+use tstore_test_support::{lock_file, run_ok, stderr, TestEnv, NULL_H1};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 use crate::oci_fixture::{null_zips, oci_cli_config};
 
 /// A registry behind htpasswd: the login comes from a docker-style config.json (as `docker
@@ -23,9 +23,11 @@ fn a_registry_login_comes_from_the_docker_config() {
     let ca = registry.write_ca(&env.root.path().join("ca.pem"));
     let cfg = oci_cli_config(&env, &registry.host());
     let init = |dir: &Path| {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(dir);
-        cmd
+        env.tstore()
+            .cli_config(&cfg)
+            .env("SSL_CERT_FILE", &ca)
+            .arg("init")
+            .arg(dir)
     };
 
     // A file found by searching that is not valid is skipped with a warning: it belongs to
@@ -34,7 +36,7 @@ fn a_registry_login_comes_from_the_docker_config() {
     fs_err::create_dir_all(xdg_auth.parent().unwrap()).unwrap();
     fs_err::write(&xdg_auth, "{not json").unwrap();
     let without = env.checkout("without", &[("main.tf", NULL_CONFIG)]);
-    let err = stderr(&run_fail(&mut init(&without)));
+    let err = stderr(&init(&without).fails());
     assert!(err.contains("requires authentication"), "{err}");
     assert!(
         err.contains("skipping registry credentials") && err.contains("auth.json"),
@@ -54,7 +56,7 @@ fn a_registry_login_comes_from_the_docker_config() {
     )
     .unwrap();
     let with = env.checkout("with", &[("main.tf", NULL_CONFIG)]);
-    run_ok(&mut init(&with));
+    init(&with).ok();
     assert!(lock_file(&with).contains(NULL_H1));
 
     // A credential helper named for the registry (`credHelpers`), run from PATH with
@@ -85,7 +87,7 @@ fn a_registry_login_comes_from_the_docker_config() {
     )
     .unwrap();
     let by_helper = env.checkout("helper", &[("main.tf", NULL_CONFIG)]);
-    run_ok(init(&by_helper).env("PATH", &path));
+    init(&by_helper).env("PATH", &path).ok();
     assert!(lock_file(&by_helper).contains(NULL_H1));
 
     // The CLI configuration's oci_credentials block wins over the files: here the files
@@ -101,9 +103,12 @@ fn a_registry_login_comes_from_the_docker_config() {
     )
     .unwrap();
     let by_block = env.checkout("block", &[("main.tf", NULL_CONFIG)]);
-    let mut cmd = tstore(&env, Some(&with_block));
-    cmd.env("SSL_CERT_FILE", &ca).arg("init").arg(&by_block);
-    run_ok(&mut cmd);
+    env.tstore()
+        .cli_config(&with_block)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&by_block)
+        .ok();
     assert!(lock_file(&by_block).contains(NULL_H1));
 
     // The oci_default_credentials block, as OpenTofu reads it. Each case is a CLI config
@@ -127,34 +132,32 @@ fn a_registry_login_comes_from_the_docker_config() {
         )
         .unwrap();
         let dir = env.checkout(name, &[("main.tf", NULL_CONFIG)]);
-        let mut cmd = tstore(&env, Some(&file));
-        cmd.env("SSL_CERT_FILE", &ca)
+        env.tstore()
+            .cli_config(&file)
+            .env("SSL_CERT_FILE", &ca)
             .env("PATH", &path)
             .arg("init")
-            .arg(&dir);
-        cmd
+            .arg(&dir)
     };
     // Discovery off: not even the helper the docker config names is asked.
-    let err = stderr(&run_fail(&mut with_defaults(
-        "off",
-        "  discover_ambient_credentials = false",
-    )));
+    let err = stderr(&with_defaults("off", "  discover_ambient_credentials = false").fails());
     assert!(err.contains("requires authentication"), "{err}");
     // Named files replace the default search (a relative name is beside the CLI config).
-    run_ok(&mut with_defaults(
-        "named",
-        "  docker_style_config_files = [\"ci-auth.json\"]",
-    ));
-    let err = stderr(&run_fail(&mut with_defaults(
-        "missing",
-        "  docker_style_config_files = [\"nowhere.json\"]",
-    )));
+    with_defaults("named", "  docker_style_config_files = [\"ci-auth.json\"]").ok();
+    let err = stderr(
+        &with_defaults(
+            "missing",
+            "  docker_style_config_files = [\"nowhere.json\"]",
+        )
+        .fails(),
+    );
     assert!(err.contains("nowhere.json"), "{err}");
     // A helper for every registry, with no file read at all.
-    run_ok(&mut with_defaults(
+    with_defaults(
         "global",
         "  docker_style_config_files = []\n  docker_credentials_helper = \"tstoretest\"",
-    ));
+    )
+    .ok();
 }
 
 /// The bearer flow against a real registry that trusts only a token service: runner A, with
@@ -207,11 +210,15 @@ fn the_bearer_flow_pushes_with_a_login_and_pulls_anonymously() {
     )
     .unwrap();
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
-    let mut push = tstore(&runner_a, Some(&origin_cfg));
-    push.env("SSL_CERT_FILE", &ca_a)
-        .args(["push", "--json", "--provider", "hashicorp/null"])
-        .arg(&target);
-    let pushed = json(&run_ok(&mut push));
+    let pushed = json(
+        &runner_a
+            .tstore()
+            .cli_config(&origin_cfg)
+            .env("SSL_CERT_FILE", &ca_a)
+            .args(["push", "--json", "--provider", "hashicorp/null"])
+            .arg(&target)
+            .ok(),
+    );
     assert_eq!(pushed["pushed"][0]["blobs_uploaded"], 2, "{pushed}");
     let pushes: Vec<_> = tokens.requests();
     assert!(

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use tstore_test_support::oci_registry::{sha256_digest, OciRegistry};
-use tstore_test_support::{mirror, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{mirror, run_ok, stderr, TestEnv};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
 
 /// A module package as a zip: one file declaring an output.
 fn greeting_module_zip(greeting: &str) -> Vec<u8> {
@@ -32,12 +32,12 @@ fn oci_module_sources_install_by_tag_and_by_digest_and_reuse_the_stored_layer() 
     let digest = registry.push_module("modules/greeting", "1.0.0", &zip);
     let host = registry.host();
     let init = |dir: &Path| {
-        let mut cmd = tstore(&env, None);
-        cmd.env("SSL_CERT_FILE", &ca)
+        env.tstore()
+            .env("SSL_CERT_FILE", &ca)
             .env("TSTORE_FLAVOR", "tofu")
             .arg("init")
-            .arg(dir);
-        run_ok(&mut cmd)
+            .arg(dir)
+            .ok()
     };
 
     let by_tag = env.checkout(
@@ -128,9 +128,9 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
     let host = registry.host();
     registry.push_module("src/greeting", "1.0.0", &greeting_module_zip("pushed"));
     let tofu = |env: &TestEnv, ca: &Path| {
-        let mut cmd = tstore(env, None);
-        cmd.env("SSL_CERT_FILE", ca).env("TSTORE_FLAVOR", "tofu");
-        cmd
+        env.tstore()
+            .env("SSL_CERT_FILE", ca)
+            .env("TSTORE_FLAVOR", "tofu")
     };
 
     let a = TestEnv::new();
@@ -142,8 +142,8 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
             &module_root(&format!("oci://{host}/src/greeting?tag=1.0.0")),
         )],
     );
-    run_ok(tofu(&a, &ca_a).arg("init").arg(&dir_a));
-    let listed = json(&run_ok(tofu(&a, &ca_a).args(["store", "ls", "--json"])));
+    tofu(&a, &ca_a).arg("init").arg(&dir_a).ok();
+    let listed = json(&tofu(&a, &ca_a).args(["store", "ls", "--json"]).ok());
     let id = listed["packages"]
         .as_array()
         .unwrap()
@@ -154,11 +154,12 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
         .to_owned();
     let target = format!("oci://{host}/published/greeting?tag=2.0.0");
     let push = || {
-        json(&run_ok(
-            tofu(&a, &ca_a)
+        json(
+            &tofu(&a, &ca_a)
                 .args(["push", "--json", "--module", &id])
-                .arg(&target),
-        ))
+                .arg(&target)
+                .ok(),
+        )
     };
     let first = push();
     assert_eq!(first["pushed_module"]["blobs_uploaded"], 2, "{first}");
@@ -176,9 +177,12 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
         &greeting_module_zip("someone else's"),
     );
     let taken = format!("oci://{host}/published/greeting?tag=3.0.0");
-    let err = stderr(&run_fail(
-        tofu(&a, &ca_a).args(["push", "--module", &id]).arg(&taken),
-    ));
+    let err = stderr(
+        &tofu(&a, &ca_a)
+            .args(["push", "--module", &id])
+            .arg(&taken)
+            .fails(),
+    );
     assert!(
         err.contains("published/greeting:3.0.0 already names another manifest")
             && err.contains("--force"),
@@ -191,11 +195,10 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
         ))
     };
     assert_eq!(tagged(), theirs);
-    run_ok(
-        tofu(&a, &ca_a)
-            .args(["push", "--force", "--module", &id])
-            .arg(&taken),
-    );
+    tofu(&a, &ca_a)
+        .args(["push", "--force", "--module", &id])
+        .arg(&taken)
+        .ok();
     assert_eq!(tagged(), first["pushed_module"]["digest"].as_str().unwrap());
 
     let b = TestEnv::new();
@@ -207,7 +210,7 @@ fn a_module_package_pushed_by_one_store_installs_in_another() {
             &module_root(&format!("oci://{host}/published/greeting?tag=2.0.0")),
         )],
     );
-    run_ok(tofu(&b, &ca_b).arg("init").arg(&dir_b));
+    tofu(&b, &ca_b).arg("init").arg(&dir_b).ok();
     assert_eq!(
         fs_err::read_to_string(dir_b.join(".terraform/modules/greeting/main.tf")).unwrap(),
         fs_err::read_to_string(dir_a.join(".terraform/modules/greeting/main.tf")).unwrap(),

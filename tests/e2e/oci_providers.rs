@@ -6,10 +6,10 @@
 use std::path::Path;
 
 use tstore_test_support::oci_registry::{sha256_digest, OciRegistry};
-use tstore_test_support::{lock_file, mirror, run_fail, run_ok, stderr, TestEnv, NULL_H1};
+use tstore_test_support::{lock_file, mirror, run_ok, stderr, TestEnv, NULL_H1};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 use crate::oci_fixture::{null_zips, oci_cli_config};
 
 #[test]
@@ -28,11 +28,13 @@ fn init_installs_from_an_oci_mirror_and_terraform_plans() {
     );
 
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    let mut init = tstore(&env, Some(&cfg));
-    init.env("SSL_CERT_FILE", &ca)
+    let init = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
         .args(["init", "--json"])
         .arg(&dir);
-    let report = json(&run_ok(&mut init));
+    let report = json(&init.ok());
     let lock = lock_file(&dir);
     assert!(lock.contains("version     = \"2.1.2\""), "{lock}");
     assert!(lock.contains(NULL_H1), "{lock}");
@@ -128,9 +130,8 @@ fn an_oci_mirror_template_must_name_each_provider() {
     )
     .unwrap();
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    let mut init = tstore(&env, Some(&cfg));
-    init.arg("init").arg(&dir);
-    let err = stderr(&run_fail(&mut init));
+    let init = env.tstore().cli_config(&cfg).arg("init").arg(&dir);
+    let err = stderr(&init.fails());
     assert!(err.contains("must use ${hostname}"), "{err}");
     assert!(!Path::new(&dir.join(".terraform")).exists());
 

@@ -7,7 +7,7 @@ use tstore_test_support::oci_registry::{sha256_digest, OciRegistry};
 use tstore_test_support::{lock_file, mirror, run_ok, TestEnv, NULL_H1};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 use crate::oci_fixture::{RunnerA, RunnerB};
 
 /// Two CI runners: A installs from the origin registry and pushes its store to an OCI
@@ -152,14 +152,16 @@ fn a_store_that_keeps_archives_pushes_the_origins_zip() {
         .arg(&dir_a);
     init_a.ok();
     let lock_a = lock_file(&dir_a);
-    let mut push = tstore(&runner_a, Some(&origin_cfg));
-    push.env("SSL_CERT_FILE", &ca)
+    let push = runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
+        .env("SSL_CERT_FILE", &ca)
         .args(["push", "--json", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             oci.host()
         ));
-    let out = json(&run_ok(&mut push));
+    let out = json(&push.ok());
     assert_eq!(out["pushed"][0]["rebuilt"], serde_json::json!([]), "{out}");
     let index = skopeo_raw(&oci, &runner_a, &ca, ":2.1.2");
     let manifest = skopeo_raw(
@@ -206,8 +208,9 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
     let target = format!("oci://{}/mirror/${{namespace}}/${{type}}", oci.host());
 
     // --rebuild-layers asks no source, and says what it built.
-    let mut rebuild = tstore(&runner_a, Some(&origin_cfg));
-    rebuild
+    let rebuild = runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
         .env("SSL_CERT_FILE", &ca)
         .args([
             "push",
@@ -217,7 +220,7 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
             "hashicorp/null",
         ])
         .arg(&target);
-    let out = rebuild.output().unwrap();
+    let out = rebuild.output();
     assert!(
         out.status.success(),
         "{}",
@@ -233,11 +236,13 @@ fn a_zip_that_cannot_be_fetched_is_rebuilt_with_a_warning() {
 
     // Without the flag, but with the origin gone: a warning, and the same rebuilt layer.
     drop(origin);
-    let mut push = tstore(&runner_a, Some(&origin_cfg));
-    push.env("SSL_CERT_FILE", &ca)
+    let push = runner_a
+        .tstore()
+        .cli_config(&origin_cfg)
+        .env("SSL_CERT_FILE", &ca)
         .args(["push", "--provider", "hashicorp/null"])
         .arg(&target);
-    let out = push.output().unwrap();
+    let out = push.output();
     assert!(
         out.status.success(),
         "{}",
@@ -290,14 +295,16 @@ fn the_zip_of_a_packed_filesystem_mirror_is_published_as_it_is() {
             .join(mirror::packed_name("null", "2.1.2", "linux_amd64"));
     let mirror_digest = sha256_digest(&fs_err::read(&zip).unwrap());
 
-    let mut push = tstore(&env, Some(&cfg));
-    push.env("SSL_CERT_FILE", &ca)
+    let push = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
         .args(["push", "--provider", "hashicorp/null"])
         .arg(format!(
             "oci://{}/mirror/${{namespace}}/${{type}}",
             oci.host()
         ));
-    let out = run_ok(&mut push);
+    let out = push.ok();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains(

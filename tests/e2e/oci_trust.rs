@@ -14,11 +14,11 @@ use std::process::Output;
 use tstore_test_support::oci_registry::{sha256_digest, tofu_layout, OciRegistry};
 use tstore_test_support::oci_split::{SplitRegistry, StorageAuth};
 use tstore_test_support::server::{Response, Server};
-use tstore_test_support::{lock_file, mirror, run_fail, stderr, Layout, TestEnv, NULL_H1};
+use tstore_test_support::{lock_file, mirror, stderr, Layout, TestEnv, NULL_H1};
 
 use tstore_test_support::Tstore;
 
-use crate::common::{tstore, TstoreEnv, NULL_CONFIG};
+use crate::common::{TstoreEnv, NULL_CONFIG};
 use crate::oci_fixture::{null_zips, oci_cli_config};
 
 const USER: &str = "ci";
@@ -265,9 +265,13 @@ fn an_endless_tag_list_is_refused_at_its_bound() {
         .write_pem(&env.root.path().join("ca.pem"));
     let cfg = oci_cli_config(&env, &host);
     let dir = env.checkout("a", &[("main.tf", NULL_CONFIG)]);
-    let mut init = tstore(&env, Some(&cfg));
-    init.env("SSL_CERT_FILE", &ca).arg("init").arg(&dir);
-    let err = stderr(&run_fail(&mut init));
+    let init = env
+        .tstore()
+        .cli_config(&cfg)
+        .env("SSL_CERT_FILE", &ca)
+        .arg("init")
+        .arg(&dir);
+    let err = stderr(&init.fails());
     assert!(
         err.contains(&format!("the tag list of {host}/{REPO}")) && err.contains("200 pages"),
         "{err}"

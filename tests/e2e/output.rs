@@ -8,7 +8,7 @@ use std::path::Path;
 use tstore_test_support::{stderr, stdout, Layout, NullMirror, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 /// `text` with the test environment's paths and the run's variable parts replaced.
 fn redact(env: &TestEnv, text: &str) -> String {
@@ -188,11 +188,12 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         )],
     );
     let on_a_terminal = |args: &str, extra_env: &[(&str, &str)]| -> String {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_NO_FUSE", "1");
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
+        let cmd = env
+            .tstore()
+            .cli_config(&cfg)
+            .no_fuse()
+            .envs(extra_env.iter().copied())
+            .command();
         // `script` runs the command on a pseudo-terminal and copies what it printed.
         let line = format!("{} {args}", crate::common::tstore_bin().display());
         let out = std::process::Command::new("script")

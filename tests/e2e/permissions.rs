@@ -10,7 +10,7 @@ use std::process::Command;
 use tstore_test_support::{mirror, run_ok, stderr, TestEnv};
 
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, NULL_CONFIG};
+use crate::common::NULL_CONFIG;
 
 /// `nobody`: a user that owns nothing here.
 const OTHER_UID: u32 = 65534;
@@ -65,7 +65,7 @@ fn the_store_is_private_whatever_the_umask_and_other_users_get_nothing() {
 
     // The store is created and a provider ingested and linked under umask 000: the same
     // command line and environment as `tstore`, through a shell that clears the umask.
-    let template = tstore(&env, Some(&cfg));
+    let template = env.tstore().cli_config(&cfg).command();
     let mut cmd = Command::new("sh");
     cmd.env_clear()
         .arg("-c")

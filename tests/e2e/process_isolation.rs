@@ -11,7 +11,6 @@ use std::path::Path;
 
 use tstore_test_support::{GitRepo, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 /// Plant a bare repository's files in `dir`: a `config` whose `core.sshCommand` (and
@@ -158,23 +157,20 @@ fn root_runs_no_program_from_another_users_path_directory() {
         )],
     );
 
-    let mut cmd = tstore(&env, None);
-    let inherited = cmd
-        .get_envs()
-        .find(|(k, _)| *k == "PATH")
-        .and_then(|(_, v)| v)
+    let tstore = env.tstore();
+    let inherited = tstore
+        .get_env("PATH")
         .map(OsStr::to_owned)
         .unwrap_or_default();
     let mut path = OsString::from(&theirs);
     path.push(":");
     path.push(inherited);
-    let out = cmd
+    let out = tstore
         .env("PATH", path)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .current_dir(&root)
         .arg("init")
-        .output()
-        .unwrap();
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !marker.exists(),

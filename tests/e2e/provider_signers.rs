@@ -13,7 +13,7 @@ use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::registry::TestRegistry;
 use tstore_test_support::{stdout, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 
 const CONFIG: &str = "terraform {\n  required_providers {\n    thing = {\n      source = \"hashicorp/thing\"\n    }\n  }\n}\n";
 
@@ -53,15 +53,17 @@ fn trust_roots(env: &TestEnv, official: &GpgKey, partners: &GpgKey) -> PathBuf {
 }
 
 fn init(env: &TestEnv, cfg: &Path, roots: Option<&Path>, dir: &Path) -> std::process::Output {
-    let mut cmd = tstore(env, Some(cfg));
-    cmd.env("TSTORE_NO_FUSE", "1")
+    let mut tstore = env
+        .tstore()
+        .cli_config(cfg)
+        .no_fuse()
         .env("TSTORE_FLAVOR", "terraform")
         .arg("init")
         .arg(dir);
     if let Some(roots) = roots {
-        cmd.env("TSTORE_TEST_TRUST_ROOTS", roots);
+        tstore = tstore.env("TSTORE_TEST_TRUST_ROOTS", roots);
     }
-    cmd.output().unwrap()
+    tstore.output()
 }
 
 /// The init succeeded and its install line says `auth`, in terraform's words.

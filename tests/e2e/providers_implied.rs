@@ -8,7 +8,6 @@ use std::path::Path;
 
 use tstore_test_support::{mirror, run_ok, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 
 /// A fake provider package for `hashicorp/TYPE` 1.0.0 in the unpacked mirror: installing
@@ -247,13 +246,11 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
     let cfg = env.cli_config_fs_mirror(&mirror_dir);
     let state = r#"{"version": 4, "serial": 1, "lineage": "x", "outputs": {"pw": {"value": "s3cr3t", "type": "string"}}, "resources": [{"mode": "managed", "type": "null_resource", "name": "a", "provider": "provider[\"registry.terraform.io/hashicorp/null\"]", "instances": []}]}"#;
     let init = |dir: &Path, workspace: Option<&str>| {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_NO_FUSE", "1");
+        let mut tstore = env.tstore().cli_config(&cfg).no_fuse();
         if let Some(w) = workspace {
-            cmd.env("TF_WORKSPACE", w);
+            tstore = tstore.env("TF_WORKSPACE", w);
         }
-        cmd.args(["init", "--json"]).arg(dir);
-        crate::common::json(&run_ok(&mut cmd))
+        crate::common::json(&tstore.args(["init", "--json"]).arg(dir).ok())
     };
     let main = ("main.tf", "output \"o\" {\n  value = 1\n}\n");
     let staged = ("terraform.tfstate.d/staging/terraform.tfstate", state);
@@ -400,12 +397,11 @@ fn a_symlinked_state_outside_the_checkout_is_not_followed() {
     fs_err::write(outside.join("secret"), "s3cr3t-token\n").unwrap();
     let main = ("main.tf", "output \"o\" {\n  value = 1\n}\n");
     let init = |dir: &Path, workspace: Option<&str>| {
-        let mut cmd = tstore(&env, Some(&cfg));
-        cmd.env("TSTORE_NO_FUSE", "1");
+        let mut tstore = env.tstore().cli_config(&cfg).no_fuse();
         if let Some(w) = workspace {
-            cmd.env("TF_WORKSPACE", w);
+            tstore = tstore.env("TF_WORKSPACE", w);
         }
-        run_ok(cmd.args(["init", "--json"]).arg(dir))
+        tstore.args(["init", "--json"]).arg(dir).ok()
     };
     let null_installed = |dir: &Path| {
         let lock = dir.join(".terraform.lock.hcl");

@@ -18,7 +18,7 @@ use std::process::Command;
 use serde_yaml::Value;
 use tstore_test_support::{mirror, peers, run_ok, stderr, TestEnv};
 
-use crate::common::{tstore_bin, NULL_CONFIG};
+use crate::common::{tstore_bin, TstoreEnv as _, NULL_CONFIG};
 
 fn recipe(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -143,9 +143,11 @@ fn repository(env: &TestEnv, cfg: &Path) -> PathBuf {
             ));
         }
         fs_err::write(dir.join("main.tf"), main).unwrap();
-        let mut init = crate::common::tstore(env, Some(cfg));
-        init.args(["init", "-input=false"]).arg(&dir);
-        run_ok(&mut init);
+        env.tstore()
+            .cli_config(cfg)
+            .args(["init", "-input=false"])
+            .arg(&dir)
+            .ok();
         // The developer's checkout keeps only what is committed.
         fs_err::remove_dir_all(dir.join(".terraform")).unwrap();
     }

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tstore_test_support::{run_ok, Layout, NullMirror, TestEnv};
+use tstore_test_support::{Layout, NullMirror, TestEnv, Tstore};
 
+use crate::common::tstore_bin;
 use crate::common::TstoreEnv as _;
-use crate::common::{tstore, tstore_bin};
 
 /// A running `tstore serve` for a test environment's store; killed when dropped.
 pub(crate) struct Server {
@@ -36,11 +36,8 @@ impl Server {
     /// `tstore serve ARGS`, as given.
     pub(crate) fn start_with(env: &TestEnv, args: &[&str]) -> Server {
         let log = env.root.path().join(format!("serve-{}.log", args.len()));
-        let mut cmd = tstore(env, None);
-        cmd.env("TSTORE_NO_FUSE", "1")
-            .arg("serve")
-            .args(args)
-            .stdout(Stdio::null())
+        let mut cmd = env.tstore().no_fuse().arg("serve").args(args).command();
+        cmd.stdout(Stdio::null())
             .stderr(fs_err::File::create(&log).unwrap().into_parts().0);
         let child = cmd.spawn().unwrap();
         let socket = env.store.join("serve.sock");
@@ -134,20 +131,20 @@ pub(crate) fn module_checkout(env: &TestEnv, name: &str) -> PathBuf {
     env.checkout(name, &[("main.tf", MODULE_CALL), ("mod/main.tf", "")])
 }
 
-/// `sh -c 'umask MASK; exec tstore ARGS'` in `dir`, with the test environment.
-pub(crate) fn init_with_umask(m: &NullMirror, dir: &Path, umask: &str, args: &[&str]) -> Command {
-    let mut cmd = tstore(&m.env, Some(&m.cfg));
-    let program = cmd.get_program().to_owned();
-    cmd.env("TSTORE_NO_FUSE", "1");
+/// `sh -c 'umask MASK; exec tstore ARGS'` in `dir`, with the test environment (no FUSE, the
+/// mirror's CLI configuration). Arguments added to it go to tstore after `ARGS`, environment
+/// variables to its environment.
+pub(crate) fn init_with_umask(m: &NullMirror, dir: &Path, umask: &str, args: &[&str]) -> Tstore {
+    let cmd = m.env.tstore().cli_config(&m.cfg).no_fuse().command();
     let mut sh = Command::new("sh");
     sh.arg("-c")
         .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
-        .arg(program)
+        .arg(cmd.get_program())
         .args(args)
         .current_dir(dir)
         .env_clear()
         .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))));
-    sh
+    Tstore::from_command(sh)
 }
 
 #[test]
@@ -167,7 +164,6 @@ fn a_served_init_ends_as_the_clients_own_process_ends_it() {
     let warm = m.env.checkout("warm", &files);
     assert!(init_with_umask(&m, &warm, "022", &["init"])
         .output()
-        .unwrap()
         .status
         .success());
     let server = Server::start(&m.env, &[]);
@@ -198,14 +194,14 @@ fn a_served_init_ends_as_the_clients_own_process_ends_it() {
                 fs_err::create_dir_all(path.parent().unwrap()).unwrap();
                 fs_err::write(path, text).unwrap();
             }
-            let mut cmd = init_with_umask(&m, &top, umask, args);
+            let mut tstore = init_with_umask(&m, &top, umask, args);
             if mode == "own" {
-                cmd.env("TSTORE_NO_SERVER", "1");
+                tstore = tstore.env("TSTORE_NO_SERVER", "1");
             }
             if let Some((k, v)) = var {
-                cmd.env(k, v);
+                tstore = tstore.env(k, v);
             }
-            let out = cmd.output().unwrap();
+            let out = tstore.output();
             ended(&out, &dir, var.map_or(".terraform", |(_, v)| v))
         };
         let own = run("own");
@@ -255,10 +251,9 @@ fn what_the_server_should_not_run_its_client_runs() {
     ] {
         let own = init_with_umask(&m, &dir, "022", args)
             .env("TSTORE_NO_SERVER", "1")
-            .output()
-            .unwrap();
+            .output();
         let before = server.count("declined: not an init");
-        let client = init_with_umask(&m, &dir, "022", args).output().unwrap();
+        let client = init_with_umask(&m, &dir, "022", args).output();
         server.wait_for(|s| s.count("declined: not an init") == before + 1);
         assert_eq!(
             (client.status.code(), &client.stdout, &client.stderr),
@@ -268,7 +263,9 @@ fn what_the_server_should_not_run_its_client_runs() {
     }
     // A log filter asks for this process's own log lines: never sent.
     let requests = server.log().lines().count();
-    run_ok(init_with_umask(&m, &dir, "022", &["init"]).env("TSTORE_LOG", "debug"));
+    init_with_umask(&m, &dir, "022", &["init"])
+        .env("TSTORE_LOG", "debug")
+        .ok();
     assert_eq!(server.log().lines().count(), requests);
 }
 
@@ -295,7 +292,7 @@ fn confined_clients_and_other_builds_get_nothing_from_the_server() {
     for (wrapper, refusal) in cases {
         // The tstore client, confined (or another build): it does not hand its init to a
         // server unlike itself, and runs it itself.
-        let mut inner = init_with_umask(&m, &dir, "022", &["init"]);
+        let mut inner = init_with_umask(&m, &dir, "022", &["init"]).command();
         let mut cmd = if wrapper.is_empty() {
             // The same command, with a copy of the executable.
             let args: Vec<_> = inner.get_args().map(|a| a.to_owned()).collect();
@@ -377,9 +374,7 @@ fn confined_clients_and_other_builds_get_nothing_from_the_server() {
         server.wait_for(|s| said(s) == n + 1);
     }
     assert_eq!(server.count("unreadable request"), 0, "{}", server.log());
-    let out = init_with_umask(&m, &dir, "022", &["init"])
-        .output()
-        .unwrap();
+    let out = init_with_umask(&m, &dir, "022", &["init"]).output();
     assert!(out.status.success());
     server.wait_for(|s| s.count("init exited 0") == 1);
 }
@@ -388,11 +383,7 @@ fn confined_clients_and_other_builds_get_nothing_from_the_server() {
 fn the_socket_is_the_servers_own_and_nothing_else() {
     let m = TestEnv::with_null_mirror(Layout::Packed);
     let dir = module_checkout(&m.env, "w");
-    let init = || {
-        init_with_umask(&m, &dir, "022", &["init"])
-            .output()
-            .unwrap()
-    };
+    let init = || init_with_umask(&m, &dir, "022", &["init"]).output();
 
     // A link at the socket's name (a restored cache, another store's server): not followed
     // by the client, not replaced by a server.
@@ -453,7 +444,7 @@ fn an_index_replaced_under_the_server_is_opened_again() {
     let first = m.env.checkout("first", &files);
     let second = m.env.checkout("second", &files);
     let server = Server::start(&m.env, &[]);
-    let init = |dir: &Path| init_with_umask(&m, dir, "022", &["init"]).output().unwrap();
+    let init = |dir: &Path| init_with_umask(&m, dir, "022", &["init"]).output();
     assert!(init(&first).status.success());
     server.wait_for(|s| s.count("init exited 0") == 1);
     // The index as a cache would hold it, extracted over the store: new files, same bytes.
@@ -509,12 +500,13 @@ fn a_busy_server_declines_and_the_client_runs_its_own_init() {
     let other = module_checkout(&m.env, "other");
     let server = Server::start(&m.env, &[]);
     let first = init_with_umask(&m, &stuck, "022", &["init"])
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_arrived.recv().unwrap();
-    run_ok(&mut init_with_umask(&m, &other, "022", &["init"]));
+    init_with_umask(&m, &other, "022", &["init"]).ok();
     server.wait_for(|s| s.count("declined: busy with another init") == 1);
     release.send(()).unwrap();
     stalling.join().unwrap();

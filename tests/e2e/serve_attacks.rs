@@ -105,8 +105,7 @@ fn a_listener_confined_elsewhere_gets_no_secret_and_no_directory() {
 
     let out = init_with_umask(&m, &dir, "022", &["init"])
         .env("TF_TOKEN_registry_example_test", SECRET)
-        .output()
-        .unwrap();
+        .output();
     let listened = listener.wait_with_output().unwrap();
     assert!(
         listened.status.success(),
@@ -213,6 +212,7 @@ fn a_confined_clients_pid_taken_by_an_unconfined_process_is_not_served() {
     let go = m.env.root.path().join("go");
     let answer = m.env.root.path().join("answer");
     let env: Vec<(String, String)> = init_with_umask(&m, &dir, "022", &[])
+        .command()
         .get_envs()
         .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
         .collect();
@@ -261,6 +261,7 @@ fn a_client_whose_reader_went_away_neither_panics_nor_stops_the_server() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = init_with_umask(&m, &dir, "022", &["init"])
+        .command()
         .stdout(writer.try_clone().unwrap())
         .stderr(writer)
         .status()
@@ -272,9 +273,7 @@ fn a_client_whose_reader_went_away_neither_panics_nor_stops_the_server() {
     assert!(dir.join(".terraform/modules/modules.json").exists());
     // The server still serves.
     let next = module_checkout(&m.env, "next");
-    let out = init_with_umask(&m, &next, "022", &["init"])
-        .output()
-        .unwrap();
+    let out = init_with_umask(&m, &next, "022", &["init"]).output();
     assert!(out.status.success());
     server.wait_for(|s| s.count("init exited 0") == 2);
 }
@@ -290,6 +289,7 @@ fn a_client_whose_pipe_is_full_does_not_hold_the_server() {
     while writer.write(&[b'x'; 4096]).is_ok() {}
     rustix::fs::fcntl_setfl(&writer, rustix::fs::OFlags::empty()).unwrap();
     let mut client = init_with_umask(&m, &dir, "022", &["init"])
+        .command()
         .stdout(writer)
         .stderr(Stdio::null())
         .spawn()
@@ -299,9 +299,7 @@ fn a_client_whose_pipe_is_full_does_not_hold_the_server() {
     assert!(client.wait().unwrap().success());
     assert!(dir.join(".terraform/modules/modules.json").exists());
     let next = module_checkout(&m.env, "next");
-    let out = init_with_umask(&m, &next, "022", &["init"])
-        .output()
-        .unwrap();
+    let out = init_with_umask(&m, &next, "022", &["init"]).output();
     assert!(out.status.success());
     server.wait_for(|s| s.count("init exited 0") == 2);
     drop(reader);
@@ -323,9 +321,7 @@ fn clients_holding_cap_sys_admin_are_served_only_when_the_server_is_told_to() {
         "{}",
         server.log()
     );
-    let out = init_with_umask(&m, &dir, "022", &["init"])
-        .output()
-        .unwrap();
+    let out = init_with_umask(&m, &dir, "022", &["init"]).output();
     assert!(out.status.success());
     server.wait_for(|s| s.count("CAP_SYS_ADMIN, so a Landlock sandbox") == 1);
     assert_eq!(server.count("init exited"), 0, "{}", server.log());
@@ -334,9 +330,7 @@ fn clients_holding_cap_sys_admin_are_served_only_when_the_server_is_told_to() {
     drop(server);
 
     let told = Server::start_with(&m.env, &["--privileged-clients"]);
-    let out = init_with_umask(&m, &dir, "022", &["init"])
-        .output()
-        .unwrap();
+    let out = init_with_umask(&m, &dir, "022", &["init"]).output();
     assert!(out.status.success());
     told.wait_for(|s| s.count("init exited 0") == 1);
 }

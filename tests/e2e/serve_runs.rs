@@ -6,12 +6,11 @@
 //! after `-upgrade`, or install a deleted tag.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tstore_test_support::module_registry::ModuleRegistry;
 use tstore_test_support::{GitRepo, TestEnv};
 
-use crate::common::tstore;
+use crate::common::TstoreEnv as _;
 use crate::serve::Server;
 
 /// `main.tf` of the package: one output.
@@ -53,15 +52,18 @@ impl World {
         fs_err::create_dir_all(&dir).unwrap();
         fs_err::write(dir.join("main.tf"), main_tf).unwrap();
         let served_before = self.served();
-        let mut cmd: Command = tstore(&self.env, Some(&self.cli_config));
-        cmd.env("TSTORE_NO_FUSE", "1")
+        let mut tstore = self
+            .env
+            .tstore()
+            .cli_config(&self.cli_config)
+            .no_fuse()
             .current_dir(&dir)
             .arg("init")
             .args(args);
         if self.server.is_none() {
-            cmd.env("TSTORE_NO_SERVER", "1");
+            tstore = tstore.env("TSTORE_NO_SERVER", "1");
         }
-        let out = cmd.output().unwrap();
+        let out = tstore.output();
         if let Some(server) = &self.server {
             server.wait_for(|_| self.served() == served_before + 1);
         }

@@ -6,9 +6,8 @@
 
 use std::path::Path;
 
-use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
+use tstore_test_support::{module_records, run_fail, stderr, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 use crate::config_loader::module_repo;
 use tstore_test_support::Tstore;
@@ -204,12 +203,11 @@ fn terraform_workspace_comes_from_tf_workspace() {
         ],
     );
     let init = |workspace: Option<&str>| {
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_FLAVOR", "tofu").env("TSTORE_NO_FUSE", "1");
+        let mut tstore = env.tstore().env("TSTORE_FLAVOR", "tofu").no_fuse();
         if let Some(w) = workspace {
-            cmd.env("TF_WORKSPACE", w);
+            tstore = tstore.env("TF_WORKSPACE", w);
         }
-        run_ok(cmd.arg("init").arg(&dir));
+        tstore.arg("init").arg(&dir).ok();
         records(&dir)
             .into_iter()
             .map(|(key, _, dir)| format!("{key}={dir}"))
@@ -251,12 +249,11 @@ fn terraform_1_15_evaluates_const_variables_in_module_sources() {
         )
     };
     let init = |dir: &Path, tool: &str| {
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_NO_FUSE", "1")
+        env.tstore()
+            .no_fuse()
             .env("TSTORE_TOOL_VERSION", tool)
             .arg("init")
-            .arg(dir);
-        cmd
+            .arg(dir)
     };
     let main = r#"variable "name" {
   type  = string
@@ -277,7 +274,7 @@ module "via_local" {
     let dir = checkout("ok", main);
     // The value from terraform.tfvars, as terraform's init reads it.
     fs_err::write(dir.join("terraform.tfvars"), "name = \"mod\"\n").unwrap();
-    run_ok(&mut init(&dir, "terraform 1.15.4"));
+    init(&dir, "terraform 1.15.4").ok();
     assert_eq!(
         records(&dir),
         [
@@ -296,7 +293,7 @@ module "via_local" {
     // Terraform before 1.15 refuses the variable, as terraform 1.0.3 does.
     let old = checkout("old", main);
     fs_err::write(old.join("terraform.tfvars"), "name = \"mod\"\n").unwrap();
-    let err = stderr(&run_fail(&mut init(&old, "terraform 1.14.9")));
+    let err = stderr(&init(&old, "terraform 1.14.9").fails());
     assert!(err.contains("Variables not allowed"), "{err}");
 
     // What terraform 1.15 refuses, with nothing written.
@@ -328,7 +325,7 @@ module "via_local" {
         ),
     ] {
         let dir = checkout(name, main);
-        let err = stderr(&run_fail(&mut init(&dir, "terraform 1.15.4")));
+        let err = stderr(&init(&dir, "terraform 1.15.4").fails());
         assert!(err.contains(says), "{name}: {err}");
         assert!(!dir.join(".terraform").exists(), "{name}: nothing written");
     }

@@ -3,8 +3,8 @@
 use tstore_test_support::hostile::HostileKind;
 use tstore_test_support::{stderr, Layout, NullMirror, TestEnv};
 
+use crate::common::json;
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore};
 
 /// Two separate processes importing the same package at the same time both succeed,
 /// and the store ends with one package, one tree and one view.
@@ -13,9 +13,10 @@ fn concurrent_imports_of_the_same_package_both_succeed() {
     let NullMirror { env, mirror, .. } = TestEnv::with_null_mirror(Layout::Packed);
     let children: Vec<_> = (0..2)
         .map(|_| {
-            tstore(&env, None)
+            env.tstore()
                 .args(["store", "import"])
                 .arg(&mirror)
+                .command()
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

@@ -9,12 +9,12 @@ use std::process::Command;
 
 use tstore_test_support::mirror::{self, PkgFile};
 use tstore_test_support::{
-    lock_file, run_ok, stderr, stdout, GitRepo, Layout, NullMirror, TestEnv, NULL_H1,
+    lock_file, run_ok, stderr, stdout, GitRepo, Layout, NullMirror, TestEnv, Tstore, NULL_H1,
     NULL_PROVIDER_FILE,
 };
 
 use crate::common::TstoreEnv as _;
-use crate::common::{json, tstore, NULL_CONFIG};
+use crate::common::{json, NULL_CONFIG};
 
 const NULL_ADDR: &str = "registry.terraform.io/hashicorp/null";
 const EVIL_ADDR: &str = "registry.terraform.io/hashicorp/evil";
@@ -25,10 +25,8 @@ const NULL_LINK: &str =
 const EVIL_BYTES: &[u8] = b"#!/bin/sh\necho pwned\n";
 
 /// `tstore` without FUSE (links go to the views), with `cfg` when given.
-fn tstore_nf(env: &TestEnv, cfg: Option<&Path>) -> Command {
-    let mut cmd = tstore(env, cfg);
-    cmd.env("TSTORE_NO_FUSE", "1");
-    cmd
+fn tstore_nf(env: &TestEnv, cfg: Option<&Path>) -> Tstore {
+    env.tstore().maybe_cli_config(cfg).no_fuse()
 }
 
 /// Restore `from` (a store) into `to` (an empty store directory) as a cache restore does.
@@ -110,7 +108,10 @@ pub(crate) fn swap_package(
 fn writer_with_an_evil_package(fixture: &NullMirror) -> String {
     let env = &fixture.env;
     let dir = env.checkout("stack", &[("main.tf", NULL_CONFIG)]);
-    run_ok(tstore_nf(env, Some(&fixture.cfg)).arg("init").arg(&dir));
+    tstore_nf(env, Some(&fixture.cfg))
+        .arg("init")
+        .arg(&dir)
+        .ok();
     let evil = env.root.path().join("evil-mirror");
     mirror::write_unpacked(
         &evil,
@@ -160,11 +161,10 @@ fn a_poisoned_provider_in_a_restored_store_is_quarantined_not_linked() {
         "stack",
         &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
     );
-    let out = run_ok(
-        tstore_nf(&victim, Some(&fixture.cfg))
-            .args(["init", "--json"])
-            .arg(&dir),
-    );
+    let out = tstore_nf(&victim, Some(&fixture.cfg))
+        .args(["init", "--json"])
+        .arg(&dir)
+        .ok();
     let report = json(&out);
     assert_eq!(report["providers"][0]["obtained"], "ingested", "{report}");
     let err = stderr(&out);
@@ -184,11 +184,12 @@ fn a_poisoned_provider_in_a_restored_store_is_quarantined_not_linked() {
         "again",
         &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
     );
-    let report = json(&run_ok(
-        tstore_nf(&victim, Some(&fixture.cfg))
+    let report = json(
+        &tstore_nf(&victim, Some(&fixture.cfg))
             .args(["init", "--json"])
-            .arg(&again),
-    ));
+            .arg(&again)
+            .ok(),
+    );
     assert_eq!(
         report["providers"][0]["obtained"], "store_by_lock",
         "{report}"
@@ -212,11 +213,10 @@ fn an_honest_restored_store_is_rehashed_once_then_used_from_the_store() {
         "stack",
         &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
     );
-    let out = run_ok(
-        tstore_nf(&victim, Some(&fixture.cfg))
-            .args(["init", "--json"])
-            .arg(&dir),
-    );
+    let out = tstore_nf(&victim, Some(&fixture.cfg))
+        .args(["init", "--json"])
+        .arg(&dir)
+        .ok();
     let report = json(&out);
     assert_eq!(
         report["providers"][0]["obtained"], "store_by_lock",
@@ -242,11 +242,10 @@ fn an_honest_restored_store_is_rehashed_once_then_used_from_the_store() {
         "again",
         &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
     );
-    let out = run_ok(
-        tstore_nf(&victim, Some(&fixture.cfg))
-            .args(["init", "--json"])
-            .arg(&again),
-    );
+    let out = tstore_nf(&victim, Some(&fixture.cfg))
+        .args(["init", "--json"])
+        .arg(&again)
+        .ok();
     assert_eq!(json(&out)["bytes_hashed"], 0, "{}", stdout(&out));
     assert!(!stderr(&out).contains("re-hashed"), "{}", stderr(&out));
     let verify = json(&victim.tstore().args(["store", "verify", "--json"]).ok());
@@ -302,7 +301,7 @@ fn a_poisoned_module_in_a_restored_store_is_fetched_again_not_linked() {
     let evil = module_repo(&base, "evil", "evil");
     for (name, repo) in [("a", &good), ("b", &evil)] {
         let dir = writer.checkout(name, &[("main.tf", &module_call(repo))]);
-        run_ok(tstore_nf(&writer, None).arg("init").arg(&dir));
+        tstore_nf(&writer, None).arg("init").arg(&dir).ok();
     }
     let (good_id, evil_id) = (
         module_id(&writer.store, "good"),
@@ -323,7 +322,7 @@ fn a_poisoned_module_in_a_restored_store_is_fetched_again_not_linked() {
     // No hash of the store contradicts its index.
     victim.tstore().args(["store", "verify"]).ok();
     let dir = victim.checkout("a", &[("main.tf", &module_call(&good))]);
-    let out = run_ok(tstore_nf(&victim, None).arg("init").arg(&dir));
+    let out = tstore_nf(&victim, None).arg("init").arg(&dir).ok();
     let main = std::fs::read_to_string(dir.join(".terraform/modules/m/main.tf")).unwrap();
     assert!(main.contains("\"good\""), "{main}");
     assert!(
@@ -359,11 +358,12 @@ fn a_consistently_swapped_provider_gives_way_to_the_verified_package() {
         "stack",
         &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
     );
-    let report = json(&run_ok(
-        tstore_nf(&victim, Some(&fixture.cfg))
+    let report = json(
+        &tstore_nf(&victim, Some(&fixture.cfg))
             .args(["init", "--json"])
-            .arg(&dir),
-    ));
+            .arg(&dir)
+            .ok(),
+    );
     assert_eq!(report["providers"][0]["obtained"], "ingested", "{report}");
     let linked = std::fs::read(dir.join(NULL_LINK).join(NULL_PROVIDER_FILE)).unwrap();
     assert!(
@@ -402,19 +402,18 @@ fn a_restored_cache_with_every_origin_gone_reports_what_the_run_did() {
         module_call(&repo).replace("module \"m\"", "module \"n\"")
     );
     let dir = writer.checkout("a", &[("main.tf", &calls)]);
-    run_ok(tstore_nf(&writer, None).arg("init").arg(&dir));
+    tstore_nf(&writer, None).arg("init").arg(&dir).ok();
     let lock = std::fs::read_to_string(dir.join(".tstore.lock.hcl")).unwrap();
 
     let runner = TestEnv::new();
     restore(&writer.store, &runner.store);
     std::fs::rename(&base, writer.root.path().join("gone")).unwrap();
     let dir = runner.checkout("a", &[("main.tf", &calls), (".tstore.lock.hcl", &lock)]);
-    let out = run_ok(
-        tstore_nf(&runner, None)
-            .env("TSTORE_TRUST_LOCK", "1")
-            .args(["init", "--json"])
-            .arg(&dir),
-    );
+    let out = tstore_nf(&runner, None)
+        .env("TSTORE_TRUST_LOCK", "1")
+        .args(["init", "--json"])
+        .arg(&dir)
+        .ok();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["module_packages"]["fetched"],

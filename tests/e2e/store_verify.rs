@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tstore_test_support::{
-    mirror, run_fail, run_ok, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
+    mirror, stderr, stdout, Layout, NullMirror, TestEnv, NULL_PROVIDER_FILE,
 };
 
-use crate::common::{json, tstore, TstoreEnv, NULL_CONFIG};
+use crate::common::{json, TstoreEnv, NULL_CONFIG};
 
 const NULL_REL: &str = "providers/registry.terraform.io/hashicorp/null/2.1.2/linux_amd64";
 const NULL_LINK: &str =
@@ -280,8 +280,13 @@ fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
         let store_before = tstore_test_support::snapshot(&env.store);
         let dir_before = tstore_test_support::snapshot(&dir);
 
-        let mut cmd = tstore(env, Some(&fixture.cfg));
-        let out = run_fail(cmd.env("TSTORE_NO_FUSE", "1").arg("init").arg(&dir));
+        let out = env
+            .tstore()
+            .cli_config(&fixture.cfg)
+            .no_fuse()
+            .arg("init")
+            .arg(&dir)
+            .fails();
         let err = stderr(&out);
         assert!(err.contains("is damaged"), "{damage}: {err}");
         assert!(
@@ -339,12 +344,14 @@ fn a_damaged_index_is_refused_then_rebuilt_without_downloading_again() {
             "other",
             &[("main.tf", NULL_CONFIG), (".terraform.lock.hcl", &lock)],
         );
-        let mut cmd = tstore(env, Some(&fixture.cfg));
-        let report = json(&run_ok(
-            cmd.env("TSTORE_NO_FUSE", "1")
+        let report = json(
+            &env.tstore()
+                .cli_config(&fixture.cfg)
+                .no_fuse()
                 .args(["init", "--json"])
-                .arg(&other),
-        ));
+                .arg(&other)
+                .ok(),
+        );
         assert_eq!(
             report["providers"][0]["obtained"], "store_by_lock",
             "{damage}: {report}"

@@ -8,7 +8,6 @@ use std::path::Path;
 
 use tstore_test_support::{module_records, run_fail, run_ok, stderr, TestEnv};
 
-use crate::common::tstore;
 use crate::common::TstoreEnv as _;
 use crate::config_loader::module_repo;
 
@@ -191,17 +190,16 @@ fn modules_run_by_test_files_are_installed_as_terraform_1_11_installs_them() {
         cmd
     };
     let ours_cmd = |dir: &Path| {
-        let mut cmd = tstore(&env, None);
-        cmd.env("TSTORE_NO_FUSE", "1")
+        env.tstore()
+            .no_fuse()
             .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
             .arg("init")
-            .arg(dir);
-        cmd
+            .arg(dir)
     };
     let theirs = env.checkout("theirs", &files);
     let ours = env.checkout("ours", &files);
     run_ok(&mut judge(&theirs));
-    run_ok(&mut ours_cmd(&ours));
+    ours_cmd(&ours).ok();
     let want = module_records(&theirs);
     assert!(
         want.iter().any(|r| r.key == "test.tests.both.tf"),
@@ -219,7 +217,7 @@ fn modules_run_by_test_files_are_installed_as_terraform_1_11_installs_them() {
     let detail = "Only local or registry module sources are currently supported from within";
     let their_err = stderr(&run_fail(&mut judge(&theirs)));
     assert!(their_err.contains(detail), "{their_err}");
-    let our_err = stderr(&run_fail(&mut ours_cmd(&ours)));
+    let our_err = stderr(&ours_cmd(&ours).fails());
     assert!(
         our_err.contains("Invalid module source address"),
         "{our_err}"

@@ -61,6 +61,15 @@ impl Tstore {
         self.env("TF_CLI_CONFIG_FILE", cfg)
     }
 
+    /// `TF_CLI_CONFIG_FILE=CFG` when a configuration is given; with `None`, nothing is set
+    /// (no CLI configuration: the isolated `HOME` has none).
+    pub fn maybe_cli_config(self, cfg: Option<&Path>) -> Tstore {
+        match cfg {
+            Some(cfg) => self.cli_config(cfg),
+            None => self,
+        }
+    }
+
     /// One argument (before [`Tstore::init`]'s directory).
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Tstore {
         self.cmd.arg(arg);
@@ -83,10 +92,31 @@ impl Tstore {
         self
     }
 
+    /// Environment variables ([`Command::envs`]).
+    pub fn envs<I, K, V>(mut self, vars: I) -> Tstore
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        self.cmd.envs(vars);
+        self
+    }
+
     /// The current directory (the [`TestEnv`]'s root unless set).
     pub fn current_dir(mut self, dir: &Path) -> Tstore {
         self.cmd.current_dir(dir);
         self
+    }
+
+    /// The value it sets for the environment variable `key` (`None`: not set, or removed),
+    /// to derive another from it (a `PATH` with one more directory first).
+    pub fn get_env(&self, key: impl AsRef<OsStr>) -> Option<&OsStr> {
+        let key = key.as_ref();
+        self.cmd
+            .get_envs()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v)
     }
 
     /// The command as it will run (the [`Tstore::init`] directory last), to run otherwise
@@ -153,6 +183,20 @@ mod tests {
         let line = command_line(&cmd);
         assert!(line.ends_with("tstore init -upgrade --json /w"), "{line}");
         assert!(line.contains("TSTORE_NO_FUSE=1 "), "{line}");
+    }
+
+    #[test]
+    fn get_env_reads_what_is_set() {
+        let env = TestEnv::new();
+        let tstore = Tstore::new(&env, Path::new("tstore")).no_fuse();
+        assert_eq!(tstore.get_env("TSTORE_NO_FUSE"), Some(OsStr::new("1")));
+        assert_eq!(tstore.get_env("HOME"), Some(env.home.as_os_str()));
+        assert_eq!(tstore.get_env("TF_CLI_CONFIG_FILE"), None);
+        let cfg = Path::new("/c.tfrc");
+        let with = Tstore::new(&env, Path::new("tstore")).maybe_cli_config(Some(cfg));
+        assert_eq!(with.get_env("TF_CLI_CONFIG_FILE"), Some(cfg.as_os_str()));
+        let without = Tstore::new(&env, Path::new("tstore")).maybe_cli_config(None);
+        assert_eq!(without.get_env("TF_CLI_CONFIG_FILE"), None);
     }
 
     #[test]
