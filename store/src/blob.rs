@@ -1,13 +1,15 @@
 //! Blobs: file contents addressed by their BLAKE3 hash, written once and never modified.
 //!
-//! Writing blobs, durably and atomically ([`BlobBatch`]):
+//! Writing blobs atomically ([`BlobBatch`]):
 //! 1. stream each content into a temp file in `tmp/`, hashing BLAKE3 (the address) and SHA-256
 //!    (for `h1:`) in the same read pass;
-//! 2. if `blobs-v1/ab/<rest>` already exists, drop the temp file: success (idempotent);
-//! 3. otherwise chmod (0444, or 0555 if executable), make the content durable (`sync_all`, or
-//!    one `syncfs` for a whole batch), move it into place without overwriting (another process
-//!    may have won: that is success too), and make the name durable (fsync of the parent
-//!    directory, or a second `syncfs`).
+//! 2. if `blobs-v1/ab/<rest>` already exists, drop the temp file: success (idempotent), unless
+//!    a deferred batch is told the file in place may have been lost in a machine crash: then
+//!    the temp file replaces it;
+//! 3. otherwise chmod (0444, or 0555 if executable) and move it into place without
+//!    overwriting (another process may have won: that is success too). Where writes are
+//!    synced (`durability.rs`), the content is made durable first (`sync_all`) and the name
+//!    after (fsync of the parent directory).
 //!
 //! The executable bit is not part of a blob's address. Views hardlink blob files, and a hardlink
 //! shares its mode, so the primary file keeps the mode it was first written with and a "twin"
@@ -116,6 +118,8 @@ pub(crate) struct WrittenBlob {
     pub(crate) id: BlobId,
     pub(crate) size: u64,
     pub(crate) sha256: [u8; 32],
+    /// Whether this batch put the file in place (else it kept the one there).
+    pub(crate) written_now: bool,
 }
 
 /// Why writing a blob failed: reading the source (the caller knows what it was) or the store.
@@ -152,6 +156,8 @@ const PER_FILE_SYNC_MAX: usize = 4;
 struct PendingBlob {
     tmp: tempfile::TempPath,
     dest: PathBuf,
+    /// The file in place is not to be reused: the temp file replaces it.
+    replace: bool,
 }
 
 /// Blobs written together (the files of one package), made durable together.
@@ -169,13 +175,20 @@ struct PendingBlob {
 /// device round trip after the other. Directories of blobs the batch found already in place
 /// are synced too, since the writer that placed them may not have done so yet.
 ///
-/// Decision: not `syncfs`. Two filesystem-wide syncs per package measured about the same
-/// here (11.0–11.7 s against 12.4 s for 30,000 files) but flush every other process's dirty
-/// data too, so one init would wait for a neighbouring job's gigabytes on a busy CI host.
+/// Where the kernel names the boot, the store's batches are deferred instead
+/// (`durability.rs`); this synced protocol remains where it cannot. (No `syncfs` per batch:
+/// it flushes every other process's dirty data too, so one init would wait for a
+/// neighbouring job's gigabytes on a busy CI host; gc's one `syncfs` runs from cron.)
+///
+/// A deferred batch ([`BlobBatch::deferred`], `durability.rs`) syncs nothing: its files are
+/// moved into place as they are, and a blob file already in place is reused only where the
+/// store says it is sound, else replaced by the content in hand.
 ///
 /// Dropping a batch without finishing it removes its temp files.
 pub(crate) struct BlobBatch<'a> {
     layout: &'a Layout,
+    /// Deferred: whether a blob file in place may be reused.
+    reuse: Option<BlobReuse<'a>>,
     pending: Vec<PendingBlob>,
     /// Blobs of this batch already pending: the same content twice is written once.
     seen: HashSet<BlobId>,
@@ -186,14 +199,28 @@ pub(crate) struct BlobBatch<'a> {
     existing: Vec<PathBuf>,
 }
 
+/// Whether a blob file already in place may be reused (else it is replaced).
+pub(crate) type BlobReuse<'a> = Box<dyn Fn(&BlobId) -> Result<bool> + 'a>;
+
 impl<'a> BlobBatch<'a> {
+    /// A batch that makes every blob durable before [`BlobBatch::finish`] returns.
     pub(crate) fn new(layout: &'a Layout) -> Self {
         BlobBatch {
             layout,
+            reuse: None,
             pending: Vec::new(),
             seen: HashSet::new(),
             shards: HashSet::new(),
             existing: Vec::new(),
+        }
+    }
+
+    /// A batch that leaves its files to the page cache, reusing a blob file in place only
+    /// where `reuse` says so.
+    pub(crate) fn deferred(layout: &'a Layout, reuse: BlobReuse<'a>) -> Self {
+        BlobBatch {
+            reuse: Some(reuse),
+            ..BlobBatch::new(layout)
         }
     }
 
@@ -217,19 +244,31 @@ impl<'a> BlobBatch<'a> {
             CopyError::Read(e) => BlobWriteError::Read(e),
             CopyError::Write(e) => StoreError::io(tmp.path(), e).into(),
         })?;
-        let written = WrittenBlob {
+        let mut written = WrittenBlob {
             id: BlobId(copied.blake3),
             size: copied.size,
             sha256: copied.sha256,
+            written_now: true,
         };
         if self.seen.contains(&written.id) {
             return Ok(written);
         }
         let dest = layout.blob_path(&written.id);
-        if exists(&dest)? {
-            self.existing
-                .push(dest.parent().expect("blob path has a parent").to_path_buf());
-            return Ok(written);
+        let replace = exists(&dest)?;
+        if replace {
+            match &self.reuse {
+                None => {
+                    self.existing
+                        .push(dest.parent().expect("blob path has a parent").to_path_buf());
+                    written.written_now = false;
+                    return Ok(written);
+                }
+                Some(reuse) if reuse(&written.id)? => {
+                    written.written_now = false;
+                    return Ok(written);
+                }
+                Some(_) => {}
+            }
         }
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(blob_mode(exec)))
@@ -238,12 +277,28 @@ impl<'a> BlobBatch<'a> {
         self.pending.push(PendingBlob {
             tmp: tmp.into_temp_path(),
             dest,
+            replace,
         });
         Ok(written)
     }
 
     /// Make every blob of the batch durable under its name (see [`BlobBatch`]).
     pub(crate) fn finish(mut self) -> Result<()> {
+        if self.reuse.is_some() {
+            for blob in std::mem::take(&mut self.pending) {
+                let parent = blob.dest.parent().expect("blob path has a parent");
+                ensure_dir(self.layout, &mut self.shards, parent)?;
+                if blob.replace {
+                    // A rename over the file in place: readers see the old file or the new.
+                    blob.tmp
+                        .persist(&blob.dest)
+                        .map_err(|e| StoreError::io(&blob.dest, e.error))?;
+                } else {
+                    place(blob.tmp, &blob.dest)?;
+                }
+            }
+            return Ok(());
+        }
         if self.pending.len() + self.existing.len() <= PER_FILE_SYNC_MAX {
             for dir in &self.existing {
                 sync_dir(dir)?;
@@ -437,7 +492,8 @@ mod tests {
         let (_d, layout) = layout();
         let a = write_blob(&layout, &mut &b"hello\n"[..], false).unwrap();
         let b = write_blob(&layout, &mut &b"hello\n"[..], true).unwrap();
-        assert_eq!(a, b);
+        assert_eq!((a.id, a.size, a.sha256), (b.id, b.size, b.sha256));
+        assert!(a.written_now && !b.written_now);
         assert_eq!(a.size, 6);
         assert_eq!(a.id.0, *blake3::hash(b"hello\n").as_bytes());
         assert_eq!(
@@ -488,10 +544,8 @@ mod tests {
             let content = format!("file {}", i % 10);
             written.push(batch.write(&mut content.as_bytes(), i % 2 == 0, 0).unwrap());
         }
-        assert_eq!(
-            batch.write(&mut &b"already here"[..], false, 0).unwrap(),
-            before
-        );
+        let again = batch.write(&mut &b"already here"[..], false, 0).unwrap();
+        assert_eq!((again.id, again.written_now), (before.id, false));
         // Nothing is visible before the batch finishes.
         assert!(written.iter().all(|w| !layout.blob_path(&w.id).exists()));
         batch.finish().unwrap();

@@ -15,7 +15,7 @@ use crate::package::{merge_hash_records, HashRecord, Package};
 use crate::provenance::Provenance;
 use crate::store::{read_hashes, read_package};
 use crate::tree::Tree;
-use crate::view::{check_view, materialize, remove_view};
+use crate::view::{check_view, remove_view};
 use crate::{Result, Store, StoreError};
 
 impl Store {
@@ -128,7 +128,7 @@ impl Store {
             Some((id, _, _)) => {
                 // Repair a view removed behind our back.
                 if !exists(&view)? {
-                    materialize(&self.layout, &self.linker, &decoded, &view)?;
+                    self.materialize_view(&decoded, &view)?;
                 }
                 id
             }
@@ -151,7 +151,15 @@ impl Store {
         // bless files changed since.
         tx.execute(
             "INSERT INTO package_stats (package, stat) VALUES (?1, ?2) ON CONFLICT (package) DO NOTHING",
-            rusqlite::params![package_id, crate::freshness::content_stat(&self.layout, &decoded, &view)],
+            rusqlite::params![
+                package_id,
+                crate::durability::recorded_stat(
+                    crate::freshness::content_stat(&self.layout, &decoded, &view),
+                    crate::durability::tree_mark(&tx, &tree_str, self.durability.boot())
+                        .map_err(err)?
+                        .as_deref()
+                )
+            ],
         )
         .map_err(err)?;
         let package = read_package(&tx, key).map_err(err)?;
@@ -175,7 +183,7 @@ impl Store {
                 remove_view(&self.layout, view)?;
             }
         }
-        materialize(&self.layout, &self.linker, tree, view)?;
+        self.materialize_view(tree, view)?;
         Ok(())
     }
 }

@@ -22,7 +22,7 @@ use crate::blob::BlobId;
 use crate::ids::PackageKey;
 use crate::index::package_keys;
 use crate::tree::Tree;
-use crate::view::{materialize, remove_view};
+use crate::view::remove_view;
 use crate::{Result, Store, StoreError};
 
 impl Store {
@@ -103,7 +103,7 @@ impl Store {
         if crate::blob::exists(view)? {
             remove_view(&self.layout, view)?;
         }
-        materialize(&self.layout, &self.linker, tree, view)?;
+        self.materialize_view(tree, view)?;
         Ok(())
     }
 }

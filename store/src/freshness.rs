@@ -37,6 +37,7 @@ use rusqlite::OptionalExtension as _;
 use std::collections::HashMap;
 
 use crate::blob::{hash_file, hash_file_both, BlobId};
+use crate::durability::split_recorded;
 use crate::hash::Hash;
 use crate::ids::PackageKey;
 use crate::index::{package_keys, query_vec};
@@ -141,8 +142,17 @@ impl Store {
         else {
             return Ok(Freshness::Missing);
         };
+        let Some(recorded) = recorded else {
+            return Ok(Freshness::Stale);
+        };
+        // Files left to another boot's page cache may have been lost with it
+        // (durability.rs): read them again from the disk before they are trusted.
+        let (mark, recorded) = split_recorded(&recorded);
+        if mark.is_some() && mark != self.durability.boot() {
+            return Ok(Freshness::Stale);
+        }
         let current = content_stat(&self.layout, &tree, &self.view_dir(key)?);
-        Ok(if recorded.as_deref() == Some(current.as_str()) {
+        Ok(if recorded == current {
             Freshness::Fresh
         } else {
             Freshness::Stale
@@ -196,16 +206,7 @@ impl Store {
             self.rebuild_view(tree, &view, &damaged_twins)?;
         }
         let stat = content_stat(&self.layout, tree, &view);
-        let index = self.index();
-        index
-            .conn
-            .execute(
-                "INSERT INTO package_stats (package, stat)
-                 SELECT id, ?5 FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4
-                 ON CONFLICT (package) DO UPDATE SET stat = excluded.stat",
-                rusqlite::params![key.kind(), key.name(), key.version(), key.platform(), stat],
-            )
-            .map_err(index.err("recording a package stat"))?;
+        self.record_reverified_stat(key, &row.tree_id, stat)?;
         Ok(if problems.is_empty() {
             Reverified::Intact
         } else {
@@ -361,6 +362,39 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// Record the stat of package `key` of tree `tree_id`, just re-hashed intact. Its blobs
+    /// marked by another boot were read from the disk (that boot's page cache is gone), so
+    /// their marks go; a blob of this boot's keeps its mark, and so does the package
+    /// (durability.rs).
+    fn record_reverified_stat(&self, key: &PackageKey, tree_id: &str, stat: String) -> Result<()> {
+        let boot = self.durability.boot();
+        let mut index = self.index();
+        let (tx, op) = index.write(format!("recording the stat of {key}"))?;
+        let err = op.err();
+        tx.execute(
+            "UPDATE blobs SET written_boot = NULL
+             WHERE written_boot IS NOT NULL AND written_boot IS NOT ?2
+               AND id IN (SELECT blob FROM tree_blobs WHERE tree = ?1)",
+            rusqlite::params![tree_id, boot],
+        )
+        .map_err(err)?;
+        let mark = crate::durability::tree_mark(&tx, tree_id, boot).map_err(err)?;
+        tx.execute(
+            "INSERT INTO package_stats (package, stat)
+             SELECT id, ?5 FROM packages WHERE kind = ?1 AND name = ?2 AND version = ?3 AND platform = ?4
+             ON CONFLICT (package) DO UPDATE SET stat = excluded.stat",
+            rusqlite::params![
+                key.kind(),
+                key.name(),
+                key.version(),
+                key.platform(),
+                crate::durability::recorded_stat(stat, mark.as_deref())
+            ],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)
     }
 
     /// The package `key` if its files may be trusted without reading them: fresh by the

@@ -275,6 +275,11 @@ impl Store {
             opts.keep_git_cache,
         )?;
         report.bytes_freed += report.leftovers.blob_bytes;
+        // What inits of this boot left to the page cache is made durable here, once, with
+        // no writer running (durability.rs).
+        if !opts.dry_run {
+            self.make_durable()?;
+        }
         report.millis = started.elapsed().as_millis() as u64;
         Ok(report)
     }

@@ -252,6 +252,12 @@ const MIGRATIONS: &[&str] = &[
     // v15: the classification itself, run once on a store v14 found (a new store has no
     // packages to classify).
     crate::provenance::CLASSIFY_LEGACY_MODULE_PACKAGES,
+    // v16 (durability.rs): the boot whose page cache held a blob file when it was written
+    // without fsync; NULL once it is known to be on disk.
+    "
+    ALTER TABLE blobs ADD COLUMN written_boot TEXT;
+    CREATE INDEX blobs_unsynced ON blobs(written_boot) WHERE written_boot IS NOT NULL;
+    ",
 ];
 
 /// The settings of every connection, after WAL mode: foreign keys, and

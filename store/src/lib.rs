@@ -75,6 +75,7 @@ mod blob;
 mod blob_files;
 mod commit;
 mod damaged;
+mod durability;
 mod error;
 mod file_facts;
 mod fingerprint;
@@ -107,6 +108,7 @@ mod verify;
 mod view;
 
 pub use blob::BlobId;
+pub use durability::TEST_BOOT_ID_VAR;
 pub use error::{HostileReason, StoreError};
 pub use file_facts::FileFacts;
 pub use fingerprint::SourceFingerprint;

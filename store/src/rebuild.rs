@@ -162,6 +162,7 @@ impl Store {
             index: Mutex::new(Index::open(&new_index, || false)?),
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
+            durability: crate::durability::Durability::current(),
             trust: crate::trust::Trust::with_key_file(machine_key.map(Path::to_path_buf)),
             found_fresh: Mutex::default(),
             // A builder is never reused ([`Store::reuse`]).
@@ -245,10 +246,19 @@ impl Store {
         let err = op.err();
         let at = now();
         let result: rusqlite::Result<()> = (|| {
-            let mut put_blob =
-                tx.prepare("INSERT OR IGNORE INTO blobs (id, size, sha256) VALUES (?1, ?2, ?3)")?;
+            // What the disk holds was read through this boot's page cache: marked as this
+            // boot's (durability.rs).
+            let boot = self.durability.boot();
+            let mut put_blob = tx.prepare(
+                "INSERT OR IGNORE INTO blobs (id, size, sha256, written_boot) VALUES (?1, ?2, ?3, ?4)",
+            )?;
             for (blob, sha) in &sha_of {
-                put_blob.execute(rusqlite::params![blob.to_string(), size_of[blob], &sha[..]])?;
+                put_blob.execute(rusqlite::params![
+                    blob.to_string(),
+                    size_of[blob],
+                    &sha[..],
+                    boot
+                ])?;
             }
             drop(put_blob);
             for (key, (tree, h1)) in &packages {
@@ -289,7 +299,10 @@ impl Store {
                     "INSERT INTO package_stats (package, stat) VALUES (?1, ?2)",
                     rusqlite::params![
                         package,
-                        crate::freshness::content_stat(&self.layout, tree, &view)
+                        crate::durability::recorded_stat(
+                            crate::freshness::content_stat(&self.layout, tree, &view),
+                            boot
+                        )
                     ],
                 )?;
             }

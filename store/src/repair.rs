@@ -203,11 +203,17 @@ impl Store {
                         rusqlite::params![id, h1.to_string()],
                     )?;
                 }
+                // What was adopted was read through this boot's page cache (a restored
+                // cache may not be on disk yet): marked as this boot's (durability.rs).
+                let boot = self.durability.boot();
+                if let Some(boot) = boot {
+                    tx.execute("UPDATE blobs SET written_boot = ?1", [boot])?;
+                }
                 for (id, stat) in &stats {
                     tx.execute(
                         "INSERT INTO package_stats (package, stat) VALUES (?1, ?2)
                          ON CONFLICT (package) DO UPDATE SET stat = excluded.stat",
-                        rusqlite::params![id, stat],
+                        rusqlite::params![id, crate::durability::recorded_stat(stat.clone(), boot)],
                     )?;
                 }
                 tx.execute("DELETE FROM sources", [])?;

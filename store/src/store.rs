@@ -62,6 +62,8 @@ pub struct Store {
     pub(crate) index: Mutex<Index>,
     pub(crate) bytes_hashed: AtomicU64,
     pub(crate) linker: Linker,
+    /// How blob files and views reach the disk (durability.rs).
+    pub(crate) durability: crate::durability::Durability,
     /// Whether the index may be believed (trust.rs).
     pub(crate) trust: crate::trust::Trust,
     /// Packages this handle found fresh ([`Store::trusted_package`]): their files are
@@ -120,6 +122,7 @@ impl Store {
             index: Mutex::new(index),
             bytes_hashed: AtomicU64::new(0),
             linker: Linker::new(),
+            durability: crate::durability::Durability::current(),
             trust: Default::default(),
             found_fresh: Mutex::default(),
             identity,

@@ -111,12 +111,15 @@ pub(crate) enum Materialized {
     AlreadyThere,
 }
 
-/// Build the view of `tree` at `dest` (see the module docs).
+/// Build the view of `tree` at `dest` (see the module docs); with `sync`, its directories
+/// are made durable before and after it is renamed into place (else a machine crash may
+/// lose them: the package's marked stat has it re-checked, `durability.rs`).
 pub(crate) fn materialize(
     layout: &Layout,
     linker: &Linker,
     tree: &Tree,
     dest: &Path,
+    sync: bool,
 ) -> Result<Materialized> {
     if exists(dest)? {
         // A view another process just made links the blobs. One left by a store deleted
@@ -163,8 +166,10 @@ pub(crate) fn materialize(
         }
     }
     // Make the directory entries durable before the view becomes visible.
-    for dir in dirs_of(&build)? {
-        sync_dir(&dir)?;
+    if sync {
+        for dir in dirs_of(&build)? {
+            sync_dir(&dir)?;
+        }
     }
     let parent = dest.parent().expect("view path has a parent");
     crate::layout::create_store_dir_all(&layout.root, parent)?;
@@ -179,7 +184,9 @@ pub(crate) fn materialize(
         }
         Err(e) => return Err(StoreError::io(dest, e)),
     }
-    sync_dir(parent)?;
+    if sync {
+        sync_dir(parent)?;
+    }
     set_dirs_read_only(dest)?;
     Ok(Materialized::Created)
 }

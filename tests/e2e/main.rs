@@ -15,6 +15,7 @@ mod config_loader;
 mod cooldown;
 mod cooldown_mirror;
 mod dist;
+mod durability;
 mod early_errors;
 mod file_facts;
 mod flavor;

@@ -127,8 +127,13 @@ fn poison_as_an_older_tstore_did(env: &TestEnv, trusted_id: &str, attacker_id: &
         [trusted_id],
     )
     .unwrap();
-    conn.execute_batch("ALTER TABLE packages DROP COLUMN provenance; PRAGMA user_version = 13;")
-        .unwrap();
+    conn.execute_batch(
+        "ALTER TABLE packages DROP COLUMN provenance;
+         DROP INDEX blobs_unsynced;
+         ALTER TABLE blobs DROP COLUMN written_boot;
+         PRAGMA user_version = 13;",
+    )
+    .unwrap();
 }
 
 #[test]

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 /// The statics that are process facts: (file, name, why).
 const PROCESS_FACTS: &[(&str, &str, &str)] = &[
     (
+        "store/src/durability.rs",
+        "CURRENT",
+        "the boot the machine is in, which no run changes",
+    ),
+    (
         "installer/src/workdir/interrupt.rs",
         "WRITING",
         "the changes this process has in progress, which Ctrl-C waits for",

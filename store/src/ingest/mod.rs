@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use crate::blob::{BlobBatch, BlobId, BlobWriteError, WrittenBlob};
+use crate::blob::{BlobId, BlobWriteError, WrittenBlob};
 use crate::error::HostileReason;
 use crate::hash::Hash;
 use crate::ids::TreeId;
@@ -131,7 +131,7 @@ impl Store {
         let limits = &self.limits;
         let mut entries = Vec::new();
         let mut blobs = Vec::new();
-        let mut batch = BlobBatch::new(&self.layout);
+        let mut batch = self.blob_batch();
         let (mut count, mut total) = (0u64, 0u64);
         let skip = |name: &std::ffi::OsStr| skip_git && name == ".git";
         dir_walk::walk(&root, &skip, &mut |found| {
@@ -259,6 +259,24 @@ impl Store {
         let size_of: HashMap<BlobId, u64> = blobs.iter().map(|b| (b.id, b.size)).collect();
         let mut index = self.index();
         if let Some(row) = tree_row(&index.conn, &id_str).map_err(index.err("reading a tree"))? {
+            // Files this ingest put in place (replacing ones another boot left) are this
+            // boot's now, whatever the tree's row (durability.rs).
+            if let Some(boot) = self
+                .durability
+                .boot()
+                .filter(|_| blobs.iter().any(|b| b.written_now))
+            {
+                let (tx, op) = index.write(format!("marking the files of tree {id}"))?;
+                let err = op.err();
+                for b in blobs.iter().filter(|b| b.written_now) {
+                    tx.execute(
+                        crate::durability::PUT_BLOB,
+                        rusqlite::params![b.id.to_string(), b.size, &b.sha256[..], boot],
+                    )
+                    .map_err(err)?;
+                }
+                tx.commit().map_err(err)?;
+            }
             let h1 = if row.h1.is_empty() {
                 if require_h1 {
                     // Recorded by a module ingest as unhashable: say why.
@@ -284,13 +302,18 @@ impl Store {
                 bytes += size_of[blob];
             }
         }
+        let boot = self.durability.boot();
         let (tx, op) = index.write(format!("recording tree {id}"))?;
         let err = op.err();
         let result: rusqlite::Result<()> = (|| {
-            let mut put_blob =
-                tx.prepare("INSERT OR IGNORE INTO blobs (id, size, sha256) VALUES (?1, ?2, ?3)")?;
+            let mut put_blob = tx.prepare(crate::durability::PUT_BLOB)?;
             for b in blobs {
-                put_blob.execute(rusqlite::params![b.id.to_string(), b.size, &b.sha256[..]])?;
+                put_blob.execute(rusqlite::params![
+                    b.id.to_string(),
+                    b.size,
+                    &b.sha256[..],
+                    b.written_now.then_some(boot).flatten()
+                ])?;
             }
             drop(put_blob);
             let inserted = tx.execute(

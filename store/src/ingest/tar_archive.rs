@@ -150,7 +150,7 @@ impl<'s, 'c> TarIngest<'s, 'c> {
         TarIngest {
             store,
             check,
-            batch: BlobBatch::new(&store.layout),
+            batch: store.blob_batch(),
             claims: Claims::default(),
             count: 0,
             total: 0,

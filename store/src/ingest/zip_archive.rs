@@ -384,7 +384,7 @@ impl Store {
     /// Write the zip at `zip_path` as a durable blob, hashing it in the same pass.
     fn keep_zip(&self, zip_path: &Path, size: u64) -> Result<WrittenBlob> {
         let mut file = fs_err::File::open(zip_path).map_err(|e| StoreError::io(zip_path, e))?;
-        let mut batch = BlobBatch::new(&self.layout);
+        let mut batch = self.blob_batch();
         let written = batch
             .write(&mut file, false, size)
             .map_err(|err| match err {
@@ -400,13 +400,19 @@ impl Store {
     /// row so that the tree keeps it alive (gc) and checked (verify, repair).
     fn record_archive(&self, tree: &TreeId, blob: &WrittenBlob, zh: &Hash) -> Result<()> {
         let mut index = self.index();
+        let boot = self.durability.boot();
         let (tx, op) = index.write(format!("recording the archive {zh} of tree {tree}"))?;
         let err = op.err();
         let (tree, id) = (tree.to_string(), blob.id.to_string());
         let result: rusqlite::Result<()> = (|| {
             tx.execute(
-                "INSERT OR IGNORE INTO blobs (id, size, sha256) VALUES (?1, ?2, ?3)",
-                rusqlite::params![id, blob.size, &blob.sha256[..]],
+                crate::durability::PUT_BLOB,
+                rusqlite::params![
+                    id,
+                    blob.size,
+                    &blob.sha256[..],
+                    blob.written_now.then_some(boot).flatten()
+                ],
             )?;
             tx.execute(
                 "INSERT OR IGNORE INTO tree_blobs (tree, blob) VALUES (?1, ?2)",
@@ -478,7 +484,7 @@ impl Store {
         let mut tree_entries = Vec::new();
         let mut blobs = Vec::new();
         let mut zip_lines: Vec<(String, [u8; 32])> = Vec::with_capacity(entries.len());
-        let mut batch = BlobBatch::new(&self.layout);
+        let mut batch = self.blob_batch();
         for e in entries {
             let sha256 = match e.kind {
                 ZipKind::Symlink { target } => {

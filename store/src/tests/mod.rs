@@ -16,6 +16,7 @@ use crate::{GcOptions, GcReport, PackageKey, Store};
 mod archives;
 mod claims;
 mod damage;
+mod durability;
 mod gc_budget;
 mod packages;
 mod provenance;

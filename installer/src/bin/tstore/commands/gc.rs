@@ -110,6 +110,9 @@ pub(crate) fn gc(settings: &Settings, args: &GcArgs) -> Result<ExitCode> {
         }
     };
     if let Some(report) = idle {
+        // Nothing to collect: what inits of this boot left to the page cache is still made
+        // durable, beside them (durability.rs).
+        store.make_durable()?;
         return print_report(&report, None, &git_cache_before, args.json);
     }
     let Some(lock) = store.locks().exclusive_within(args.wait)? else {
