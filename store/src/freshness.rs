@@ -78,8 +78,9 @@ pub enum Reverified {
 
 /// The content stat of `tree` as materialized at `view` (see the module docs).
 pub(crate) fn content_stat(layout: &Layout, tree: &Tree, view: &Path) -> String {
-    fn stat(listing: &mut String, what: &str, path: &Path) {
-        match fs_err::symlink_metadata(path) {
+    /// One line of the listing; the metadata it was made from, for a caller that needs more.
+    fn stat(listing: &mut String, what: &str, path: &Path) -> Option<std::fs::Metadata> {
+        match std::fs::symlink_metadata(path) {
             Ok(m) => {
                 let _ = writeln!(
                     listing,
@@ -91,9 +92,11 @@ pub(crate) fn content_stat(layout: &Layout, tree: &Tree, view: &Path) -> String 
                     m.dev(),
                     m.mode()
                 );
+                Some(m)
             }
             Err(e) => {
                 let _ = writeln!(listing, "{what}\tmissing\t{:?}", e.kind());
+                None
             }
         }
     }
@@ -117,10 +120,9 @@ pub(crate) fn content_stat(layout: &Layout, tree: &Tree, view: &Path) -> String 
         stat(&mut listing, "view", &view.join(&entry.path));
         if let EntryKind::File { blob, exec } = &entry.kind {
             let primary = layout.blob_path(blob);
-            stat(&mut listing, "blob", &primary);
             // The twin exists only when the primary's mode is not the one needed.
-            let primary_exec = fs_err::symlink_metadata(&primary)
-                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+            let primary_exec = stat(&mut listing, "blob", &primary)
+                .is_some_and(|m| m.permissions().mode() & 0o111 != 0);
             if primary_exec != *exec {
                 stat(&mut listing, "twin", &layout.blob_twin_path(blob, *exec));
             }

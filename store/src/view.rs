@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
@@ -145,15 +145,13 @@ pub(crate) fn materialize(
     let build = tmp.path().join("v");
     fs_err::create_dir(&build).map_err(|e| StoreError::io(&build, e))?;
     // Entries come sorted, so the files of one directory follow each other: make each
-    // directory once.
-    let mut made_dir = build.clone();
+    // directory once. `build` is this process's fresh private directory: what is made in
+    // it needs no check of the components above (`layout::create_store_dir_all`'s).
+    let mut made = std::collections::HashSet::from([build.clone()]);
     for entry in tree.entries() {
         let path = build.join(&entry.path);
         let parent = path.parent().expect("entry has a parent");
-        if parent != made_dir {
-            crate::layout::create_store_dir_all(&layout.root, parent)?;
-            made_dir = parent.to_path_buf();
-        }
+        make_dir_in(&mut made, parent)?;
         match &entry.kind {
             EntryKind::File { blob, exec } => {
                 let src = blob_file_with_mode(layout, blob, *exec)?;
@@ -189,6 +187,23 @@ pub(crate) fn materialize(
     }
     set_dirs_read_only(dest)?;
     Ok(Materialized::Created)
+}
+
+/// Make `dir` and its parents up to one in `made` (private, 0700), remembering each.
+fn make_dir_in(made: &mut std::collections::HashSet<PathBuf>, dir: &Path) -> Result<()> {
+    if made.contains(dir) {
+        return Ok(());
+    }
+    make_dir_in(
+        made,
+        dir.parent().expect("a directory under the build root"),
+    )?;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| StoreError::io(dir, e))?;
+    made.insert(dir.to_path_buf());
+    Ok(())
 }
 
 /// Whether every entry of `tree` is in the view at `view` as the blob's own file (same
