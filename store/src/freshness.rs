@@ -483,8 +483,13 @@ impl Store {
         )
         .map_err(index.err("reading a package's hashes"))?;
         drop(index);
+        let tree = match tree_id.parse::<crate::TreeId>() {
+            Ok(id) => crate::decoded_trees::decoded(&id, &encoding)?,
+            // Not an id: decoded as it is (re-verification finds the row's lie).
+            Err(_) => std::sync::Arc::new(Tree::decode(&encoding)?),
+        };
         Ok(Some(PackageRow {
-            tree: Tree::decode(&encoding)?,
+            tree,
             tree_id,
             memo_h1,
             verified_h1,
@@ -509,7 +514,7 @@ struct Rehashed {
 /// A committed package as the index describes it.
 struct PackageRow {
     /// Its tree, decoded.
-    tree: Tree,
+    tree: std::sync::Arc<Tree>,
     /// The tree row's id, as recorded.
     tree_id: String,
     /// The tree row's `h1:` memo (empty: none).

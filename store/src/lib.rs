@@ -75,6 +75,7 @@ mod blob;
 mod blob_files;
 mod commit;
 mod damaged;
+mod decoded_trees;
 mod durability;
 mod error;
 mod file_facts;

@@ -14,12 +14,13 @@ use crate::{Result, Store, StoreError};
 pub type PackageChange = (PackageKey, Option<TreeId>);
 
 impl Store {
-    /// The tree `id`, decoded from the index.
-    pub fn tree(&self, id: &TreeId) -> Result<Tree> {
+    /// The tree `id` the index holds, decoded (once per process: `decoded_trees.rs`).
+    pub fn tree(&self, id: &TreeId) -> Result<std::sync::Arc<Tree>> {
         let index = self.index();
         let row = tree_row(&index.conn, &id.to_string()).map_err(index.err("reading a tree"))?;
         let row = row.ok_or(StoreError::UnknownTree(*id))?;
-        Tree::decode(&row.encoding)
+        drop(index);
+        crate::decoded_trees::decoded(id, &row.encoding)
     }
 
     /// The primary file of a blob: `blobs-v1/ab/<rest>`. Its content is the blob's whatever its

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 /// The statics that are process facts: (file, name, why).
 const PROCESS_FACTS: &[(&str, &str, &str)] = &[
     (
+        "store/src/decoded_trees.rs",
+        "DECODED",
+        "trees kept by the hash of their encoding: an id names the same files for every run",
+    ),
+    (
         "store/src/durability.rs",
         "CURRENT",
         "the boot the machine is in, which no run changes",
