@@ -7,8 +7,9 @@
 //! Which flavor applies to a working directory is decided by the first rule that
 //! answers, in this order: `--flavor` / `TSTORE_FLAVOR`; `flavor = "…"` in the
 //! repository's `.tstore.hcl`; the existing lock file
-//! ([`crate::lockfile::flavor_evidence`]: its header, then its provider hosts); `.tofu`/`.tofu.json` files in the directory
-//! ([`from_tofu_files`]); the one of `tofu`/`terraform` found on `PATH`; the default,
+//! ([`crate::lockfile::flavor_evidence`]: its header, then its provider hosts);
+//! `.tofu`/`.tofu.json` files in the directory ([`from_tofu_files`]); the one of
+//! `tofu`/`terraform` found on `PATH`; the default,
 //! tofu. The rules that read only the working directory live here; the environment,
 //! `PATH` and tstore's own file are read by the installer and the binary.
 
