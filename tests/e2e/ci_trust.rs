@@ -109,7 +109,7 @@ fn syntax_errors_of_hostile_files_quote_nothing() {
         symlink(target, &link).unwrap();
         let out = env
             .tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_FLAVOR", "tofu")
             .env("TF_TOKEN_private_example", SECRET)
             .arg("init")
@@ -226,7 +226,7 @@ fn absolute_path_modules_are_read_in_place_never_copied() {
 }
 
 fn null_cmd(m: &tstore_test_support::NullMirror) -> Tstore {
-    m.env.tstore().cli_config(&m.cfg).env("TSTORE_NO_FUSE", "1")
+    m.env.tstore().cli_config(&m.cfg).no_fuse()
 }
 
 fn roots_listed(m: &tstore_test_support::NullMirror) -> Vec<String> {
@@ -352,7 +352,7 @@ fn private_copies_of_any_depth_are_replaced_and_removed() {
     let run = |args: &[&str]| {
         let out = env
             .tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .args(args)
             .arg(&dir)
@@ -530,7 +530,7 @@ fn a_local_module_swapped_for_a_symlink_during_init_copies_nothing_from_outside(
         for _ in 0..60 {
             let _ = env
                 .tstore()
-                .env("TSTORE_NO_FUSE", "1")
+                .no_fuse()
                 .args(["init", "-upgrade"])
                 .arg(&dir)
                 .output();

@@ -47,7 +47,7 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
     let out = env
         .tstore()
         .cli_config(&user)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["cli-config", "--out"])
         .arg(&generated)
         .output();
@@ -95,7 +95,7 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
     );
     env.tstore()
         .cli_config(&other_cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&b)
         .ok();
@@ -133,10 +133,7 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
 
     // The provider leaves the store: the file follows.
     fs_err::remove_dir_all(&b).unwrap();
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .args(["gc", "--min-age", "0"])
-        .ok();
+    env.tstore().no_fuse().args(["gc", "--min-age", "0"]).ok();
     let text = fs_err::read_to_string(&generated).unwrap();
     assert!(!text.contains("example.com/test/p0"), "{text}");
 
@@ -144,7 +141,7 @@ fn cli_config_keeps_the_users_methods_and_follows_the_store() {
     let mine = text.replacen("# Generated", "# Mine, once generated", 1);
     fs_err::write(&generated, &mine).unwrap();
     env.tstore().cli_config(&other_cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(env.checkout(
                 "d",
@@ -175,7 +172,7 @@ fn the_tools_own_second_init_keeps_tstores_links_and_lock_file() {
     let generated = env.root.path().join("home/.tstore.tfrc");
     env.tstore()
         .cli_config(&user)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["cli-config", "--out"])
         .arg(&generated)
         .ok();
@@ -193,7 +190,7 @@ fn the_tools_own_second_init_keeps_tstores_links_and_lock_file() {
         );
         env.tstore()
             .cli_config(&user)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(&dir)
             .ok();
@@ -243,7 +240,7 @@ fn a_configuration_for_both_tools_generates_what_each_tool_reads() {
         let out = env
             .tstore()
             .cli_config(&user)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_FLAVOR", flavor)
             .arg("cli-config")
             .output();

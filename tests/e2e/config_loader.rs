@@ -67,7 +67,7 @@ fn an_override_file_sets_a_module_version() {
     );
     env.tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&ours)
         .ok();
@@ -192,11 +192,7 @@ fn a_symlinked_local_module_gets_terraforms_dir() {
         env.terraform(&theirs)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&ours)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&ours).ok();
     let want = records(&theirs);
     assert!(
         want.contains(&("l".to_owned(), "./link".to_owned(), None)),
@@ -241,11 +237,7 @@ fn an_archive_subdir_glob_selects_the_single_top_level_directory() {
         env.terraform(&theirs)
             .args(["init", "-backend=false", "-no-color"]),
     );
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&ours)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&ours).ok();
     let text = |d: &Path| fs_err::read_to_string(modules_json_path(d)).unwrap();
     assert!(
         text(&theirs).contains(".terraform/modules/a/pkg-1.0"),
@@ -291,7 +283,7 @@ fn tf_data_dir_moves_the_data_directory() {
     env.tstore()
         .cli_config(&cfg)
         .env("TF_DATA_DIR", "data")
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&ours)
         .ok();

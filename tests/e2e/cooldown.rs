@@ -263,7 +263,7 @@ fn providers_are_chosen_under_the_cooldown_by_init_upgrade_and_providers_lock() 
     let run = |dir: &std::path::Path, args: &[&str]| -> Output {
         env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .args(args)
@@ -370,7 +370,7 @@ fn a_git_tag_waits_from_when_this_machine_first_saw_it_name_its_commit() {
     };
     let run = |dir: &std::path::Path, args: &[&str]| -> Output {
         env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .arg("init")
@@ -445,7 +445,7 @@ fn modules_outdated_lists_what_the_cooldown_holds_back_and_when_it_is_eligible()
         f.env
             .tstore()
             .cli_config(&f.cli_config)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .current_dir(&dir)
             .args(["modules", "outdated"])
             .args(args)
@@ -487,7 +487,7 @@ fn modules_outdated_lists_newer_version_tags_of_tag_pinned_calls_across_roots() 
     }
     let tstore_in = |dir: &std::path::Path, args: &[&str]| -> Output {
         env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
             .current_dir(dir)
             .args(args)

@@ -22,7 +22,7 @@ fn a_missing_cli_configuration_file_is_warned_of_and_named_in_a_network_hint() {
     let out = env
         .tstore()
         .cli_config(&missing)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&dir)
         .fails();
@@ -120,7 +120,7 @@ fn a_working_directory_that_cannot_be_written_is_refused_before_any_fetch() {
     let out = env
         .tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&at)
         .fails();
@@ -153,11 +153,7 @@ fn fetch_words_a_lock_that_would_change_for_itself() {
         )
     };
     let dir = env.checkout("w", &[("main.tf", call("a").as_str())]);
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&dir).ok();
     // A second call the lock does not pin yet.
     fs_err::write(dir.join("main.tf"), format!("{}{}", call("a"), call("b"))).unwrap();
     let err = stderr(&env.tstore().arg("fetch").arg(&dir).fails());

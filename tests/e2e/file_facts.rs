@@ -20,7 +20,7 @@ const MODULE_MAIN: &str = "terraform {\n  required_version = \">= 0.13\"\n}\n\nv
 const MODULE_INNER: &str = "output \"v\" {\n  value = \"inner\"\n}\n";
 
 fn init(env: &TestEnv, dir: &Path) -> Tstore {
-    env.tstore().env("TSTORE_NO_FUSE", "1").arg("init").arg(dir)
+    env.tstore().no_fuse().arg("init").arg(dir)
 }
 
 fn facts(env: &TestEnv) -> (bool, serde_json::Value) {

@@ -37,7 +37,7 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
     let init = |dir: &Path| {
         env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
             .arg("init")
             .arg(dir)
@@ -61,7 +61,7 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
 
     let gc = |args: &[&str]| {
         env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .args(["gc", "--ci"])
             .args(args)
             .arg(&next)
@@ -101,7 +101,7 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
     let report = json(
         &env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
             .args(["init", "--json"])
             .arg(next.join("stack"))
@@ -120,7 +120,7 @@ fn a_ci_cache_keeps_exactly_what_the_locks_pin_and_the_next_job_installs_offline
 /// `tstore init` of `dir`, no FUSE, no server.
 fn init(env: &TestEnv, dir: &Path) {
     env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_NO_SERVER", "1")
         .arg("init")
         .arg(dir)
@@ -129,13 +129,7 @@ fn init(env: &TestEnv, dir: &Path) {
 
 /// What `tstore gc --ci DIR` says.
 fn gc_ci(env: &TestEnv, dir: &Path) -> String {
-    stdout(
-        &env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["gc", "--ci"])
-            .arg(dir)
-            .ok(),
-    )
+    stdout(&env.tstore().no_fuse().args(["gc", "--ci"]).arg(dir).ok())
 }
 
 #[test]

@@ -82,11 +82,7 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
             format!("module \"a\" {{\n  source = \"{url}?ref=v1\"\n}}\n").as_str(),
         )],
     );
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&one)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&one).ok();
     let repos = cached_repos(&env);
     assert_eq!(repos.len(), 1, "{repos:?}");
     let first = objects(&repos[0]);
@@ -110,11 +106,7 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
             .as_str(),
         )],
     );
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&two)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&two).ok();
     assert_eq!(cached_repos(&env), repos, "one repository per URL");
     let second = objects(&repos[0]);
     assert!(
@@ -127,10 +119,7 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
     assert!(!config.contains("pkg.git"), "{config}");
 
     // gc drops a cached repository unused for its grace period, not one used within it.
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .args(["gc", "--min-age", "1h"])
-        .ok();
+    env.tstore().no_fuse().args(["gc", "--min-age", "1h"]).ok();
     assert_eq!(cached_repos(&env), repos, "used a moment ago: kept");
     let stamp = repos[0].join("tstore-used");
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
@@ -140,10 +129,7 @@ fn tags_are_fetched_shallow_into_one_cached_repository_per_url() {
         .unwrap()
         .set_modified(old)
         .unwrap();
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .args(["gc", "--min-age", "1h"])
-        .ok();
+    env.tstore().no_fuse().args(["gc", "--min-age", "1h"]).ok();
     assert!(
         cached_repos(&env).is_empty(),
         "unused for two hours: dropped"
@@ -168,11 +154,7 @@ fn a_depth_the_call_asks_for_is_fetched() {
             .as_str(),
         )],
     );
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&dir).ok();
     let repos = cached_repos(&env);
     let commits = Command::new("git")
         .arg("--git-dir")

@@ -222,7 +222,7 @@ fn symlinked_entries_are_replaced_as_links_not_followed() {
     symlink(victim.join("linux_amd64"), &link).unwrap();
     env.tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&dir)
         .ok();
@@ -431,7 +431,7 @@ fn a_tf_data_dir_outside_the_checkout_is_the_users_choice() {
     let dir = env.checkout("with-data", &[("main.tf", NULL_CONFIG)]);
     env.tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TF_DATA_DIR", "../shared-data")
         .arg("init")
         .arg(&dir)

@@ -27,12 +27,7 @@ fn repo(base: &Path, name: &str, files: &[(&str, &str)]) -> String {
 /// and leave the directory unchanged.
 fn refused(env: &TestEnv, dir: &Path, file: &str, what: &str) {
     let before = snapshot(dir);
-    let out = env
-        .tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(dir)
-        .output();
+    let out = env.tstore().no_fuse().arg("init").arg(dir).output();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{what}: {err}");
     assert!(
@@ -174,12 +169,7 @@ fn a_tar_gz_bomb_is_refused_and_leaves_nothing() {
         )],
     );
     let before = snapshot(&dir);
-    let out = env
-        .tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .output();
+    let out = env.tstore().no_fuse().arg("init").arg(&dir).output();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("decompression bomb"), "{err}");
@@ -387,12 +377,7 @@ fn a_leftover_temporary_link_is_removed_as_a_link() {
     let planted = modules.join(".n.tstore-99999-8.tmp");
     std::os::unix::fs::symlink(&victim, &planted).unwrap();
     let before = snapshot(&victim);
-    let out = env
-        .tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .output();
+    let out = env.tstore().no_fuse().arg("init").arg(&dir).output();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         fs_err::symlink_metadata(&leftover).is_err(),

@@ -67,7 +67,7 @@ fn an_endless_module_archive_stops_at_the_archive_cap() {
         );
         let out = env
             .tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_MAX_ARCHIVE_BYTES", "4000000")
             .arg("init")
             .arg(&dir)
@@ -123,7 +123,7 @@ fn a_trickling_server_does_not_hold_init_forever() {
         let started = std::time::Instant::now();
         let out = env
             .tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TF_REGISTRY_CLIENT_TIMEOUT", "2")
             .arg("init")
             .arg(&dir)

@@ -258,7 +258,7 @@ fn a_pathological_exclude_glob_does_not_hold_the_search() {
     );
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args([
             "init",
             "--recursive",
@@ -300,7 +300,7 @@ fn a_root_named_with_control_characters_cannot_forge_the_summary() {
     );
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "--recursive"])
         .arg(&top)
         .output();
@@ -352,7 +352,7 @@ fn a_recursive_init_shows_its_fetch_phase_and_failures_so_far() {
     let top = env.checkout("top", &files);
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "--recursive"])
         .arg(&top)
         .fails();
@@ -377,7 +377,7 @@ fn a_recursive_init_shows_its_fetch_phase_and_failures_so_far() {
     let other = env.checkout("other", &files);
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "--recursive", "--json"])
         .arg(&other)
         .fails();

@@ -212,8 +212,8 @@ fn judge_cases(judge: &std::path::Path, tool: &str, cases: &[(&str, Files, &str)
         let before = snapshot(&ours);
         let out = env
             .tstore()
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .no_fuse()
+            .tool_version(tool)
             .arg("init")
             .arg(&ours)
             .output();

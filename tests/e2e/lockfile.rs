@@ -172,8 +172,8 @@ fn a_loosened_constraint_leaves_the_lock_as_both_terraforms_leave_it() {
         let our_init = |dir: &std::path::Path| {
             env.tstore()
                 .cli_config(&cfg)
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .arg("init")
                 .arg(dir)
                 .ok()
@@ -236,8 +236,8 @@ fn a_mirror_install_warns_of_an_incomplete_lock_as_each_terraform_does() {
             let our_out = env
                 .tstore()
                 .cli_config(&cfg)
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .arg("init")
                 .arg(&ours)
                 .ok();
@@ -294,8 +294,8 @@ fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
         let our_out = env
             .tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .no_fuse()
+            .tool_version(tool)
             .arg("init")
             .arg(&ours)
             .ok();
@@ -327,8 +327,8 @@ fn dev_overrides_are_installed_dropped_or_kept_as_each_release_does() {
         let out = env
             .tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .no_fuse()
+            .tool_version(tool)
             .arg("init")
             .arg(&dir)
             .ok();
@@ -377,8 +377,8 @@ fn the_provider_lines_of_a_first_init_are_each_terraforms() {
         let our_out = env
             .tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .no_fuse()
+            .tool_version(tool)
             .env("TSTORE_HOME", env.root.path().join(format!("store-{name}")))
             .env(
                 "TSTORE_MOUNT",
@@ -431,7 +431,7 @@ fn teammates_with_different_zips_keep_one_lock() {
     let init_in = |store: &str, cfg: &std::path::Path, flavor: &str, dir: &std::path::Path| {
         env.tstore()
             .cli_config(cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_FLAVOR", flavor)
             .env(
                 "TSTORE_HOME",
@@ -554,8 +554,8 @@ fn an_upgrade_to_a_new_version_from_a_mirror_warns_of_an_incomplete_lock_as_each
     let our_init = |dir: &std::path::Path, tool: &str, args: &[&str]| {
         env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .no_fuse()
+            .tool_version(tool)
             .arg("init")
             .args(args)
             .arg(dir)
@@ -617,7 +617,7 @@ fn an_unpacked_mirror_against_a_lock_of_only_zip_hashes_is_refused_unlike_terraf
     let out = env
         .tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
         .arg("init")
         .arg(&ours)

@@ -32,9 +32,7 @@ fn two_calls(repo: &Path) -> String {
 
 /// `tstore` on `env`, trusting `mirror`'s certificate (`ca`), without FUSE.
 fn on(env: &TestEnv, ca: &Path) -> Tstore {
-    env.tstore()
-        .env("SSL_CERT_FILE", ca)
-        .env("TSTORE_NO_FUSE", "1")
+    env.tstore().env("SSL_CERT_FILE", ca).no_fuse()
 }
 
 fn installed(dir: &Path, call: &str) -> String {

@@ -53,7 +53,7 @@ pub(crate) fn output_tarball(env: &TestEnv, value: &str) -> Vec<u8> {
 
 pub(crate) fn modules_lock(env: &TestEnv, dir: &Path, args: &[&str]) -> Tstore {
     env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["modules", "lock"])
         .args(args)
         .arg(dir)

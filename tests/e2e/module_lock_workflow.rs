@@ -373,7 +373,7 @@ fn modules_outdated_lists_a_moved_ref_and_changes_nothing() {
     let outdated = |args: &[&str]| {
         let cmd = env
             .tstore()
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .args(["modules", "outdated"])
             .args(args)
             .arg(&dir);

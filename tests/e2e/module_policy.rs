@@ -60,7 +60,7 @@ fn repository_and_machine_rules_decide_unstated_packages() {
     assert_eq!(action, "copy", "{reason}");
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "--explain"])
         .arg(repo.join("stacks/a"))
         .ok();
@@ -116,7 +116,7 @@ fn repository_and_machine_rules_decide_unstated_packages() {
     .unwrap();
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(broken.join("stacks/a"))
         .fails();

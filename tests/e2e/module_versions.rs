@@ -88,7 +88,7 @@ fn constraints_select_what_terraform_selects() {
         let us = env
             .tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(&ours)
             .output();
@@ -110,7 +110,7 @@ fn constraints_select_what_terraform_selects() {
             let again = env
                 .tstore()
                 .cli_config(&cfg)
-                .env("TSTORE_NO_FUSE", "1")
+                .no_fuse()
                 .arg("init")
                 .arg(&ours)
                 .output();
@@ -163,9 +163,9 @@ fn the_downloading_line_of_a_registry_module_names_its_version_as_terraform_does
         let our_out = store
             .tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_NO_SERVER", "1")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .tool_version(tool)
             .args(["--flavor", "terraform", "init"])
             .arg(&ours)
             .ok();

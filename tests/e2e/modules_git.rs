@@ -223,15 +223,7 @@ fn module_downloads_are_said_before_they_happen() {
     assert!(out.contains(&said), "terraform 1.11.4 says: {out}");
 
     let ours = env.checkout("ours", &[("main.tf", main.as_str())]);
-    let init = || {
-        stdout(
-            &env.tstore()
-                .env("TSTORE_NO_FUSE", "1")
-                .arg("init")
-                .arg(&ours)
-                .ok(),
-        )
-    };
+    let init = || stdout(&env.tstore().no_fuse().arg("init").arg(&ours).ok());
     let out = init();
     let header = out.find("Initializing modules...").expect("the header");
     let downloading = out.find(&said).unwrap_or_else(|| panic!("{out}"));
@@ -242,7 +234,7 @@ fn module_downloads_are_said_before_they_happen() {
     let other = env.checkout("json", &[("main.tf", main.as_str())]);
     let out = env
         .tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "--json"])
         .arg(&other)
         .ok();

@@ -254,7 +254,7 @@ fn a_self_modifying_module_under_count_or_for_each_is_warned_of() {
         let out = env
             .tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(&dir)
             .ok();
@@ -311,7 +311,7 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
     let report = json(
         &env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .args(["init", "--json"])
             .arg(&dir)
             .ok(),
@@ -342,7 +342,7 @@ fn a_copied_module_package_is_kept_by_gc_within_the_grace_period() {
     );
     env.tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&again)
         .ok();

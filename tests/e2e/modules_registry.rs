@@ -387,7 +387,7 @@ fn registry_sources_are_recorded_as_each_terraform_records_them() {
         env.tstore()
             .cli_config(&cfg)
             .no_fuse()
-            .env("TSTORE_TOOL_VERSION", tool)
+            .tool_version(tool)
             .arg("init")
             .arg(&ours)
             .ok();
@@ -450,7 +450,7 @@ fn pre_release_constraints_select_as_each_terraform_selects() {
                 .tstore()
                 .cli_config(&cfg)
                 .no_fuse()
-                .env("TSTORE_TOOL_VERSION", tool)
+                .tool_version(tool)
                 .arg("init")
                 .arg(&ours)
                 .output();

@@ -35,7 +35,7 @@ fn a_write_through_one_checkout_never_reaches_another_after_an_init() {
     let init = |dir: &Path| {
         env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(dir)
             .ok()
@@ -129,11 +129,7 @@ fn a_damaged_package_is_repaired_for_every_checkout_that_links_it() {
                 dir.display()
             );
         }
-        let out = env
-            .tstore()
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["store", "verify"])
-            .output();
+        let out = env.tstore().no_fuse().args(["store", "verify"]).output();
         assert!(out.status.success(), "{when}: {}", stderr(&out));
     };
 
@@ -176,12 +172,7 @@ fn the_said_once_record_is_never_read_or_written_through_a_link() {
     fs_err::write(&target, planted).unwrap();
     std::os::unix::fs::symlink(&target, state.join("said.json")).unwrap();
     let dir = env.checkout("a", &[("main.tf", "output \"x\" {\n  value = 1\n}\n")]);
-    let out = env
-        .tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .ok();
+    let out = env.tstore().no_fuse().arg("init").arg(&dir).ok();
     assert!(
         stderr(&out).contains("without FUSE root can write into the store's packages"),
         "{}",

@@ -154,11 +154,7 @@ fn a_private_file_of_a_local_module_stays_private_in_its_copy() {
         std::fs::Permissions::from_mode(0o600),
     )
     .unwrap();
-    env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&dir)
-        .ok();
+    env.tstore().no_fuse().arg("init").arg(&dir).ok();
     let copy = dir.join(".terraform/modules/m");
     let mode = |p: &Path| fs_err::metadata(p).unwrap().mode() & 0o777;
     assert!(

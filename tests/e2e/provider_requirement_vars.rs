@@ -20,9 +20,9 @@ const TERRAFORM_1_17: &str = "terraform 1.17.2";
 fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path, args: &[&str]) -> Tstore {
     env.tstore()
         .cli_config(cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_FLAVOR", "terraform")
-        .env("TSTORE_TOOL_VERSION", tool)
+        .tool_version(tool)
         .current_dir(dir)
         .arg("init")
         .args(args)

@@ -207,7 +207,7 @@ fn tampered_package_is_refused(layout: Layout) {
             .cli_config(&cfg)
             .env("TSTORE_HOME", &other)
             .env("TSTORE_MOUNT", env.root.path().join("other-mount"))
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(dir);
         let out = cmd.fails();
@@ -281,8 +281,8 @@ fn a_tampered_package_is_refused_in_each_terraforms_words() {
                     "TSTORE_MOUNT",
                     env.root.path().join(format!("mount-{name}")),
                 )
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .arg("init")
                 .arg(&ours);
             let our_err = words(&cmd.fails());

@@ -93,7 +93,7 @@ fn import_and_check_blocks_add_the_providers_each_tool_adds() {
     run_ok(&mut env.judge_init(judge, &theirs, &cfg));
     env.tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
         .arg("init")
         .arg(&ours)
@@ -119,7 +119,7 @@ fn import_and_check_blocks_add_the_providers_each_tool_adds() {
     let tofu = env.checkout("tofu", &files);
     env.tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_FLAVOR", "tofu")
         .arg("init")
         .arg(&tofu)
@@ -157,7 +157,7 @@ fn an_import_provider_the_declared_target_does_not_use_is_refused_at_init() {
     let ours_out = env
         .tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
         .arg("init")
         .arg(&ours)
@@ -203,8 +203,8 @@ fn a_provider_only_the_state_needs_stays_locked_and_linked() {
         let our_init = |dir: &Path| {
             env.tstore()
                 .cli_config(&cfg)
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .args(["init", "--explain"])
                 .arg(dir)
                 .ok()
@@ -305,9 +305,9 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
         let out = env
             .tstore()
             .cli_config(&tofu_cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .env("TSTORE_FLAVOR", "tofu")
-            .env("TSTORE_TOOL_VERSION", tool)
+            .tool_version(tool)
             .args(["init", "-backend=false", "--json"])
             .arg(&tofu_state)
             .ok();
@@ -354,7 +354,7 @@ fn the_selected_workspace_state_is_read_and_an_unseen_one_is_said() {
     let out = env
         .tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .env("TSTORE_TOOL_VERSION", "terraform 1.11.4")
         .args(["init", "--explain"])
         .arg(&remote)

@@ -114,7 +114,7 @@ fn a_private_copy_shares_the_stores_extents_on_a_reflink_filesystem() {
             .tstore()
             .env("TSTORE_HOME", on_xfs("store"))
             .env("TSTORE_MOUNT", on_xfs("mount"))
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .args(["init", "--json"])
             .arg(&dir)
             .ok();

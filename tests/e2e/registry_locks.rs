@@ -315,7 +315,7 @@ fn providers_lock_two_platforms_is_byte_identical_to_terraform() {
             .tstore()
             .cli_config(&cfg)
             .current_dir(&ours)
-            .env("TSTORE_TOOL_VERSION", tool)
+            .tool_version(tool)
             .args(["providers", "lock"])
             .args(platforms)
             .ok();

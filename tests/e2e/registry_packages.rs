@@ -80,7 +80,7 @@ fn registry(env: &TestEnv, edit: impl FnOnce(&mut serde_json::Value)) -> (TestRe
 
 /// `tstore init DIR` as tool version `tool` (`TSTORE_TOOL_VERSION`), no FUSE.
 fn init(env: &TestEnv, cfg: &Path, tool: &str, dir: &Path) -> Tstore {
-    let tool = env.tstore_plain().env("TSTORE_TOOL_VERSION", tool);
+    let tool = env.tstore_plain().tool_version(tool);
     tool.no_fuse().cli_config(cfg).init(dir)
 }
 

@@ -43,8 +43,8 @@ fn a_developer_signed_provider_is_followed_by_each_terraforms_signing_footer() {
             let our_out = env
                 .tstore()
                 .cli_config(&cfg)
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .arg("init")
                 .arg(&ours)
                 .ok();
@@ -73,7 +73,7 @@ fn explain_says_what_vouches_for_each_hash() {
     let out = env
         .tstore()
         .cli_config(&cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "--explain"])
         .arg(&dir)
         .ok();
@@ -132,7 +132,7 @@ fn explain_says_what_vouches_for_each_hash() {
     let said = stdout(
         &env.tstore()
             .cli_config(&mirror_cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .args(["init", "--explain"])
             .arg(&plain)
             .ok(),
@@ -208,8 +208,8 @@ fn provider_pre_releases_select_as_each_terraform_selects() {
             let our_ok = env
                 .tstore()
                 .cli_config(&cfg)
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .arg("init")
                 .arg(&ours)
                 .output()

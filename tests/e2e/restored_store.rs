@@ -21,7 +21,7 @@ use tstore_test_support::Tstore;
 use crate::common::{TstoreEnv, NULL_CONFIG};
 
 fn tstore_nf(env: &TestEnv) -> Tstore {
-    env.tstore().env("TSTORE_NO_FUSE", "1")
+    env.tstore().no_fuse()
 }
 
 /// A bare repository `pkg.git` under `base` whose `v1` holds one output; its working copy

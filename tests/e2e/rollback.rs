@@ -83,7 +83,7 @@ fn store_rm_removes_what_rm_rf_cannot_for_a_non_root_owner() {
     m.env
         .tstore()
         .cli_config(&m.cfg)
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&dir)
         .ok();
@@ -160,7 +160,7 @@ fn a_half_deleted_store_is_rebuilt_without_a_second_copy() {
         m.env
             .tstore()
             .cli_config(&m.cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(&dir)
             .ok()

@@ -68,9 +68,7 @@ module "g" {{
 }
 
 fn tofu(env: &TestEnv) -> Tstore {
-    env.tstore()
-        .env("TSTORE_FLAVOR", "tofu")
-        .env("TSTORE_NO_FUSE", "1")
+    env.tstore().env("TSTORE_FLAVOR", "tofu").no_fuse()
 }
 
 #[test]
@@ -165,12 +163,7 @@ fn the_terraform_flavor_refuses_what_terraform_refuses() {
         "{}",
         stderr(&out)
     );
-    let out = env
-        .tstore()
-        .env("TSTORE_NO_FUSE", "1")
-        .arg("init")
-        .arg(&ours)
-        .fails();
+    let out = env.tstore().no_fuse().arg("init").arg(&ours).fails();
     assert!(
         stderr(&out).contains("Variables not allowed"),
         "{}",
@@ -251,7 +244,7 @@ fn terraform_1_15_evaluates_const_variables_in_module_sources() {
     let init = |dir: &Path, tool: &str| {
         env.tstore()
             .no_fuse()
-            .env("TSTORE_TOOL_VERSION", tool)
+            .tool_version(tool)
             .arg("init")
             .arg(dir)
     };

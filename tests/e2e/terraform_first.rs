@@ -30,13 +30,7 @@ fn a_terraform_copy_with_more_than_its_package_is_kept_aside() {
     fs_err::create_dir_all(&base).unwrap();
     let source = module_repo(&base);
     let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
-    let tstore_init = |dir: &Path| {
-        env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(dir)
-            .ok()
-    };
+    let tstore_init = |dir: &Path| env.tstore().no_fuse().arg("init").arg(dir).ok();
 
     // terraform's copy, as it left it: replaced by the link, nothing kept, nothing said.
     let plain = env.checkout("plain", &[("main.tf", main.as_str())]);
@@ -89,13 +83,7 @@ fn terraform_upgrade_after_tstore_then_a_written_file_is_kept_not_deleted() {
     let source = module_repo(&base);
     let main = format!("module \"m\" {{\n  source = \"{source}\"\n}}\n");
     let dir = env.checkout("stack", &[("main.tf", main.as_str())]);
-    let tstore_init = |dir: &Path| {
-        env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
-            .arg("init")
-            .arg(dir)
-            .ok()
-    };
+    let tstore_init = |dir: &Path| env.tstore().no_fuse().arg("init").arg(dir).ok();
     tstore_init(&dir);
     assert!(fs_err::symlink_metadata(slot(&dir)).unwrap().is_symlink());
     run_ok(

@@ -42,7 +42,7 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
     let ours = env.checkout("ours", &files);
     env.tstore()
         .env("TSTORE_FLAVOR", "tofu")
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&ours)
         .ok();
@@ -84,7 +84,7 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
     );
     env.tstore()
         .env("TSTORE_FLAVOR", "tofu")
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .args(["init", "-test-directory=spec/unit"])
         .arg(&spec)
         .ok();
@@ -104,7 +104,7 @@ fn modules_run_by_test_files_are_installed_under_the_tofu_flavor_only() {
             .args(["init", "-backend=false", "-no-color"]),
     );
     env.tstore()
-        .env("TSTORE_NO_FUSE", "1")
+        .no_fuse()
         .arg("init")
         .arg(&terraform_flavor)
         .ok();
@@ -133,7 +133,7 @@ fn a_test_file_whose_name_starts_with_a_digit_is_installed_and_locked() {
     let init = || {
         env.tstore()
             .env("TSTORE_FLAVOR", "tofu")
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(&ours)
             .ok()

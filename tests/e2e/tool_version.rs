@@ -150,7 +150,7 @@ fn a_release_newer_than_known_is_said_once_and_followed_as_the_newest() {
         let out = env
             .tstore()
             .no_fuse()
-            .env("TSTORE_TOOL_VERSION", tool)
+            .tool_version(tool)
             .args(["init", "--json"])
             .arg(&a)
             .arg(&b)

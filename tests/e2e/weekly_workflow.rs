@@ -65,8 +65,8 @@ fn a_week_of_changes_writes_what_each_terraform_writes() {
             env.tstore()
                 .cli_config(&cfg)
                 .current_dir(&ours)
-                .env("TSTORE_NO_FUSE", "1")
-                .env("TSTORE_TOOL_VERSION", tool)
+                .no_fuse()
+                .tool_version(tool)
                 .args(args)
                 .ok()
         };

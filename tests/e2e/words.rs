@@ -18,7 +18,7 @@ fn counts_agree_and_store_rm_names_only_directories_still_linked() {
     for dir in [&a, &b] {
         env.tstore()
             .cli_config(&cfg)
-            .env("TSTORE_NO_FUSE", "1")
+            .no_fuse()
             .arg("init")
             .arg(dir)
             .ok();
@@ -28,12 +28,7 @@ fn counts_agree_and_store_rm_names_only_directories_still_linked() {
 
     // b's links are gone: it needs nothing after the store is removed.
     fs_err::remove_dir_all(b.join(".terraform")).unwrap();
-    let err = stderr(
-        &env.tstore()
-            .env("TSTORE_NO_FUSE", "1")
-            .args(["store", "rm"])
-            .fails(),
-    );
+    let err = stderr(&env.tstore().no_fuse().args(["store", "rm"]).fails());
     assert!(err.contains("1 working directory links into it"), "{err}");
     assert!(err.contains(&a.display().to_string()), "{err}");
     assert!(!err.contains(&b.display().to_string()), "{err}");
