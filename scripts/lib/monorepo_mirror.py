@@ -14,6 +14,9 @@ first pass wrote a lock file:
     `TSTORE_TRUST_LOCK=1`: the git refs cannot be asked). Every root with a lock file must
     end with the `modules.json` records and installed files of the first pass, and the
     registry must count no request.
+
+Before each timed side the filesystem is synced and left a moment (`settle`): the copies
+just made are flushed before a side starts, not charged to the side that runs first.
 """
 
 import os
@@ -21,6 +24,8 @@ import shutil
 import statistics
 import subprocess
 import time
+
+from monorepo_warm import settle
 
 
 def _run(cmd, **kw):
@@ -67,9 +72,10 @@ def start_registry(work):
 
 
 def measure_mirror(work, roots, args, env, server, rounds, tstore, modules_state,
-                   modules_records):
+                   modules_records, before=None):
     """Paired rounds (module docs): medians, ratios, and the roots that did not end as the
-    first pass did."""
+    first pass did. `before`: an earlier tstore executable, timed from the mirror in the same
+    rounds (another empty store; the two take turns going first)."""
     # The roots whose first pass wrote a module lock file: a root without one (its init
     # failed) has nothing to install from a mirror.
     roots = [(label, rel) for label, rel in roots
@@ -83,12 +89,16 @@ def measure_mirror(work, roots, args, env, server, rounds, tstore, modules_state
         if pushed.returncode != 0:
             raise SystemExit("monorepo-check: the push failed:\n" + pushed.stderr)
         times = {"terraform": [], "tstore_origin": [], "tstore_mirror": []}
+        mirror_sides = [("tstore_mirror", tstore)]
+        if before:
+            times["tstore_mirror_before"] = []
+            mirror_sides.append(("tstore_mirror_before", before))
         problems = []
         for r in range(rounds):
             dirs = {}
             for side, src, keep_locks in (("terraform", "theirs", False),
                                           ("tstore_origin", "ours", True),
-                                          ("tstore_mirror", "ours", True)):
+                                          *((name, "ours", True) for name, _ in mirror_sides)):
                 dest = os.path.join(work, f"mirror-{side}-{r}")
                 ignore = (shutil.ignore_patterns(".terraform") if keep_locks else
                           shutil.ignore_patterns(".terraform", ".terraform.lock.hcl",
@@ -96,6 +106,7 @@ def measure_mirror(work, roots, args, env, server, rounds, tstore, modules_state
                 shutil.copytree(os.path.join(work, src), dest, symlinks=True, ignore=ignore)
                 dirs[side] = [os.path.normpath(os.path.join(dest, label, rel))
                               for label, rel in roots]
+            settle()
             start = time.monotonic()
             for d in dirs["terraform"]:
                 _run([args.terraform, "init", "-backend=false", "-no-color", "-input=false"],
@@ -103,37 +114,48 @@ def measure_mirror(work, roots, args, env, server, rounds, tstore, modules_state
             times["terraform"].append(time.monotonic() - start)
             oenv = dict(penv, TSTORE_HOME=os.path.join(work, f"mirror-store-o{r}"),
                         TSTORE_MOUNT=os.path.join(work, f"mirror-mount-o{r}"))
+            settle()
             start = time.monotonic()
             _run([tstore, "init", *dirs["tstore_origin"]], env=oenv)
             times["tstore_origin"].append(time.monotonic() - start)
-            menv = dict(penv, TSTORE_HOME=os.path.join(work, f"mirror-store-m{r}"),
-                        TSTORE_MOUNT=os.path.join(work, f"mirror-mount-m{r}"),
-                        TSTORE_MODULE_MIRROR=mirror, TSTORE_TRUST_LOCK="1")
             remotes = os.path.join(work, "remotes")
             os.rename(remotes, remotes + ".away")
             server.offline = True
-            before = server.requests
+            asked = server.requests
             try:
-                start = time.monotonic()
-                _run([tstore, "init", *dirs["tstore_mirror"]], env=menv)
-                times["tstore_mirror"].append(time.monotonic() - start)
+                turn = mirror_sides if r % 2 == 0 else list(reversed(mirror_sides))
+                for side, exe in turn:
+                    menv = dict(penv, TSTORE_HOME=os.path.join(work, f"mirror-store-{side}-{r}"),
+                                TSTORE_MOUNT=os.path.join(work, f"mirror-mount-{side}-{r}"),
+                                TSTORE_MODULE_MIRROR=mirror, TSTORE_TRUST_LOCK="1")
+                    settle()
+                    start = time.monotonic()
+                    _run([exe, "init", *dirs[side]], env=menv)
+                    times[side].append(time.monotonic() - start)
             finally:
                 server.offline = False
                 os.rename(remotes + ".away", remotes)
-            if server.requests != before:
-                problems.append(f"round {r}: the registry was asked {server.requests - before} times")
-            for (label, rel), d in zip(roots, dirs["tstore_mirror"]):
-                ours = os.path.normpath(os.path.join(work, "ours", label, rel))
-                if modules_records(d) != modules_records(ours):
-                    problems.append(f"{label}/{rel}: modules.json records differ")
-                elif modules_state(d) != modules_state(ours):
-                    problems.append(f"{label}/{rel}: installed files differ")
+            if server.requests != asked:
+                problems.append(f"round {r}: the registry was asked {server.requests - asked} times")
+            for side, _ in mirror_sides:
+                for (label, rel), d in zip(roots, dirs[side]):
+                    ours = os.path.normpath(os.path.join(work, "ours", label, rel))
+                    if modules_records(d) != modules_records(ours):
+                        problems.append(f"{side} {label}/{rel}: modules.json records differ")
+                    elif modules_state(d) != modules_state(ours):
+                        problems.append(f"{side} {label}/{rel}: installed files differ")
     finally:
         proc.kill()
         proc.wait()
     med = {k: statistics.median(v) for k, v in times.items()}
     share = lambda side: statistics.median(  # noqa: E731
         [t / f for t, f in zip(times[side], times["terraform"])])
-    return {"rounds": rounds, "roots": len(roots), "times": times, "median_s": med,
-            "mirror_vs_terraform": share("tstore_mirror"),
-            "origin_vs_terraform": share("tstore_origin"), "problems": problems}
+    result = {"rounds": rounds, "roots": len(roots), "times": times, "median_s": med,
+              "mirror_vs_terraform": share("tstore_mirror"),
+              "origin_vs_terraform": share("tstore_origin"), "problems": problems,
+              "load": open("/proc/loadavg").read().split()[:3]}
+    if before:
+        result["mirror_before_vs_terraform"] = share("tstore_mirror_before")
+        result["mirror_vs_before"] = statistics.median(
+            [t / b for t, b in zip(times["tstore_mirror"], times["tstore_mirror_before"])])
+    return result

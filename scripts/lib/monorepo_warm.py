@@ -24,6 +24,10 @@ its lock files), every root in turn or in one process:
                             files. Mounted before the side is timed and unmounted after it, so that the
                             other sides run with no daemon holding the index.
 
+With `--before TSTORE`, an earlier tstore executable's one-process, per-root and served
+sides (facts kept) run right after the current one's, on the same store: before and after,
+paired in one run.
+
 Before each timed side the filesystem is synced and left a moment (`settle`): the copies
 and the previous side's writes (terraform's module copies above all) are flushed before a
 side starts, not charged to the side that happens to run while the disk catches up.
@@ -95,8 +99,9 @@ def served_loop(tstore, dirs, env, work):
     return spent
 
 
-def measure_warm(work, roots, args, env, rounds, tstore):
-    """Paired rounds (module docs)."""
+def measure_warm(work, roots, args, env, rounds, tstore, before=None):
+    """Paired rounds (module docs); `before`: an earlier tstore executable, whose one-process,
+    per-root and served sides (facts kept) run right after the current one's, same store."""
     plugin_cache = os.path.join(work, "plugin-cache")
     os.makedirs(plugin_cache, exist_ok=True)
     tf_env = dict(env, TF_PLUGIN_CACHE_DIR=plugin_cache)
@@ -104,7 +109,8 @@ def measure_warm(work, roots, args, env, rounds, tstore):
     fenv = fuse_env(work, env)
     sides = ("terraform", "one_parsed", "one_facts", "loop_parsed", "loop_facts",
              "loop_served") + (
-        ("loop_fuse",) if fenv is not None else ())
+        ("loop_fuse",) if fenv is not None else ()) + (
+        ("one_facts_before", "loop_facts_before", "loop_served_before") if before else ())
     times = {side: [] for side in sides}
     for r in range(rounds):
         dirs = {}
@@ -127,16 +133,21 @@ def measure_warm(work, roots, args, env, rounds, tstore):
         start = time.monotonic()
         _run([tstore, "init", *dirs["one_parsed"]], env=env)
         times["one_parsed"].append(time.monotonic() - start)
-        settle()
-        start = time.monotonic()
-        _run([tstore, "init", *dirs["one_facts"]], env=env)
-        times["one_facts"].append(time.monotonic() - start)
-        settle()
-        start = time.monotonic()
-        for d in dirs["loop_facts"]:
-            _run([tstore, "init", d], env=env)
-        times["loop_facts"].append(time.monotonic() - start)
-        times["loop_served"].append(served_loop(tstore, dirs["loop_served"], env, work))
+        pairs = [("", tstore)] + ([("_before", before)] if before else [])
+        for suffix, exe in pairs:
+            settle()
+            start = time.monotonic()
+            _run([exe, "init", *dirs["one_facts" + suffix]], env=env)
+            times["one_facts" + suffix].append(time.monotonic() - start)
+        for suffix, exe in pairs:
+            settle()
+            start = time.monotonic()
+            for d in dirs["loop_facts" + suffix]:
+                _run([exe, "init", d], env=env)
+            times["loop_facts" + suffix].append(time.monotonic() - start)
+        for suffix, exe in pairs:
+            times["loop_served" + suffix].append(
+                served_loop(exe, dirs["loop_served" + suffix], env, work))
         if fenv is not None:
             # Mounted for this side only: the daemon's open index would spare the other
             # sides' inits their checkpoints too.
@@ -165,5 +176,12 @@ def measure_warm(work, roots, args, env, rounds, tstore):
     against = {side: statistics.median([t / s for s, t in zip(times[side], times["terraform"])])
                for side in sides if side != "terraform"}
     per_root_ms = {side: med[side] * 1000 / len(roots) for side in sides}
-    return {"rounds": rounds, "roots": len(roots), "times": times, "median_s": med,
-            "per_root_ms": per_root_ms, "x_faster_than_terraform": against}
+    result = {"rounds": rounds, "roots": len(roots), "times": times, "median_s": med,
+              "per_root_ms": per_root_ms, "x_faster_than_terraform": against,
+              "load": open("/proc/loadavg").read().split()[:3]}
+    if before:
+        result["new_vs_before"] = {
+            side: statistics.median([t / b for t, b in zip(times[side],
+                                                            times[side + "_before"])])
+            for side in ("one_facts", "loop_facts", "loop_served")}
+    return result

@@ -36,6 +36,7 @@ mod invalid_config;
 mod json_reference;
 mod lock_reach;
 mod lockfile;
+mod mirror_layers;
 mod mirror_names;
 mod mirror_reach;
 mod mirror_trust;

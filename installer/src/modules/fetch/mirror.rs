@@ -260,6 +260,17 @@ impl Fetcher<'_> {
         };
         // From here on the mirror answered for this package: what it serves must be it.
         let layer = layer_of_module_manifest(&manifest, &shown)?;
+        // Content the store holds with that h1: is what the layer must unpack to: the
+        // mirror's answer names it, and the bytes are not downloaded again.
+        if let Some(tree) = self.store.tree_with_h1(h1).map_err(FetchError::from)? {
+            log.reused.push(id.to_owned());
+            return Ok(FromMirror::Found(self.commit(
+                id,
+                &tree,
+                vec![h1.clone()],
+                Provenance::Mirror,
+            )?));
+        }
         let tmp = self.tmpdir()?;
         let file = tmp.path().join("module.zip");
         let progress = self.progress(&shown);

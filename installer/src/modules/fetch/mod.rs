@@ -616,7 +616,7 @@ mod pool;
 mod resolution;
 mod session;
 
-pub(super) use self::session::{FetchSession, Job};
+pub(super) use self::session::{FetchSession, Job, MirrorAsk};
 pub(super) use mirror::reach_from_mirror;
 pub(super) use resolution::{bad_location, resolve_key, Resolved};
 

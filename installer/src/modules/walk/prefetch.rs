@@ -10,7 +10,7 @@ use tstore_tofu::module_source::ModuleSource;
 
 use super::plan::Plan;
 use super::{pins, Walker};
-use crate::modules::fetch::{resolve_key, Job};
+use crate::modules::fetch::{resolve_key, Job, MirrorAsk};
 
 impl<'a> Walker<'a> {
     /// Fetch the packages of the calls of one module in parallel (`prefix`: the key of the
@@ -32,12 +32,39 @@ impl<'a> Walker<'a> {
             })
             .collect();
         let upgrade = self.opts.workdir.upgrade;
+        let plans: Vec<_> = sources
+            .iter()
+            .map(|(key, source, call)| (key, call, self.plan(key, source, call.version.as_deref())))
+            .collect();
+        // What the lock pins and the store lacks, asked of the module mirror all at once.
+        let asks: Vec<MirrorAsk<'_, '_>> = plans
+            .iter()
+            .filter_map(|(_, _, plan)| match plan {
+                Ok(Plan::Remote(plan)) => plan.pinned.map(|entry| MirrorAsk::Package {
+                    package: plan.package,
+                    entry,
+                }),
+                Ok(Plan::Registry(plan)) => {
+                    plan.pinned
+                        .as_ref()
+                        .map(|(entry, version)| MirrorAsk::Registry {
+                            module: &plan.module,
+                            selection: &plan.selection,
+                            version,
+                            entry,
+                        })
+                }
+                _ => None,
+            })
+            .collect();
+        self.session.ask_mirror(&asks);
+        drop(asks);
         let mut jobs = Vec::new();
         // The call that asked for each job, to say "Downloading … for KEY..." before it.
         let mut asked: Vec<(&str, &str)> = Vec::new();
         let mut seen = HashSet::new();
-        for (key, source, call) in &sources {
-            match self.plan(key, source, call.version.as_deref()) {
+        for (key, call, plan) in plans {
+            match plan {
                 Ok(Plan::Remote(plan)) => {
                     let fetch = match plan.pinned {
                         Some(entry) => {

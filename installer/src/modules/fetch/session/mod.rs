@@ -15,23 +15,21 @@
 use std::collections::{HashMap, HashSet};
 
 use tstore_store::Store;
-use tstore_tofu::module_lock::ModuleLockEntry;
 use tstore_tofu::module_source::{Getter, RemotePackage};
 use tstore_tofu::version::ModuleVersionConstraints;
 
-use super::mirror::FromMirror;
 use super::pool::{run_bounded, MAX_FETCHES, MAX_PER_HOST};
 use super::{resolve_key, FetchLog, Fetched, Fetcher, Resolved, Slots};
-use crate::modules::getters::git_reach::MirrorRecord;
 use crate::modules::getters::registry::RegistryModule;
-use crate::modules::locked;
 use crate::modules::mirror::ModuleMirror;
 use crate::modules::FetchError;
 use crate::net::http::HttpClient;
 use crate::net::oci::OciClient;
 use crate::net::NetworkSettings;
 use crate::report::{Event, Reporter};
-use tstore_tofu::version::Version;
+
+mod pins;
+pub(in crate::modules) use pins::MirrorAsk;
 
 /// One job of a prefetch: what one call needs that this init does not have yet.
 pub(in crate::modules) enum Job<'m> {
@@ -249,185 +247,6 @@ impl<'a> FetchSession<'a> {
         }
     }
 
-    /// The package of a pinned call without asking its origin: from the store (a git
-    /// entry's commit, the package an archive URL or OCI layer last gave when it has the
-    /// entry's hash, a tree with the entry's `h1:`), then from the module mirror. `None`:
-    /// it has to be fetched from its origin (and is then checked against the entry). Asked
-    /// by the prefetch, then by the walk: the store and the mirror are asked once per init.
-    pub(in crate::modules) fn pinned_without_origin(
-        &mut self,
-        package: &RemotePackage,
-        entry: &ModuleLockEntry,
-    ) -> Result<Option<Fetched>, FetchError> {
-        let memo_key = format!("{package}\0{:?}\0{:?}", entry.commit, entry.hashes);
-        if let Some(found) = self.stored_pins.get(&memo_key) {
-            return Ok(found.clone());
-        }
-        let mut log = FetchLog::default();
-        let found = match (&package.getter, &entry.commit) {
-            (Getter::Git, Some(commit)) => {
-                self.fetcher()
-                    .stored_git_commit(&package.url, commit, &mut log)?
-            }
-            (Getter::Http, _) => match self.fetcher().stored_archive(&package.url)? {
-                Some(f)
-                    if locked::package_hashes(self.store, &f)?
-                        .iter()
-                        .any(|h| entry.hashes.contains(h)) =>
-                {
-                    log.reused.push(f.id.clone());
-                    Some(f)
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        // Not under its name: content with the entry's h1: (a restored store's verified
-        // trees, what a module mirror served before), which the entry vouches for.
-        let found = match found {
-            Some(f) => Some(f),
-            None => self.fetcher().mirrored_before(package, entry, &mut log)?,
-        };
-        let found = match found {
-            Some(f) => Some(f),
-            None => self
-                .fetcher()
-                .stored_by_lock_hash(package, entry, &mut log)?,
-        };
-        let found = match found {
-            Some(f) => Some(f),
-            None => match self.mirror()? {
-                Some(mirror) => {
-                    let client = self.mirror_client.as_ref().expect("made by mirror()");
-                    match self
-                        .fetcher()
-                        .pinned_from_mirror(mirror, client, package, entry, &mut log)?
-                    {
-                        FromMirror::Found(f) => Some(f),
-                        FromMirror::Missing(why) => {
-                            self.mirror_misses.insert(miss_key(entry), why);
-                            None
-                        }
-                    }
-                }
-                None => None,
-            },
-        };
-        self.logged(log, ());
-        self.stored_pins.insert(memo_key, found.clone());
-        Ok(found)
-    }
-
-    /// A pinned registry call's resolution without asking the registry, made ready for
-    /// [`FetchSession::registry`] to answer: from the store's memo (the registry's own
-    /// answer), else from the module mirror (for this run only).
-    pub(in crate::modules) fn registry_pinned(
-        &mut self,
-        m: &RegistryModule<'_>,
-        selection: &ModuleVersionConstraints,
-        version: &Version,
-        entry: &ModuleLockEntry,
-    ) -> Result<(), FetchError> {
-        if self.mirror.is_none() || self.has_resolution(m, selection, false) {
-            return Ok(());
-        }
-        let key = resolve_key(m, selection);
-        if self.mirror_misses.contains_key(&miss_key(entry)) {
-            return Ok(());
-        }
-        let Some(mirror) = self.mirror()? else {
-            return Ok(());
-        };
-        let client = self.mirror_client.as_ref().expect("made by mirror()");
-        let module = format!("{}/{}", m.host.to_ascii_lowercase(), m.path);
-        let mut log = FetchLog::default();
-        let found = self.fetcher().registry_from_mirror(
-            mirror,
-            client,
-            &module,
-            &version.to_string(),
-            entry,
-            &mut log,
-        );
-        match self.logged(log, found)? {
-            // For this run only: the store remembers a registry's own answers, not a mirror's.
-            FromMirror::Found((resolution, fetched)) => {
-                let subdir = (!resolution.subdir.is_empty()).then_some(resolution.subdir);
-                self.resolved.insert(
-                    key,
-                    Resolved {
-                        version: version.clone(),
-                        location: resolution.location,
-                        fetched: Fetched { subdir, ..fetched },
-                        published: None,
-                        held_back: Vec::new(),
-                    },
-                );
-            }
-            FromMirror::Missing(why) => {
-                self.mirror_misses.insert(miss_key(entry), why);
-            }
-        }
-        Ok(())
-    }
-
-    /// The module mirror's record that `reference` of `repo` reaches `commit` (for the reach
-    /// check of a runner that cannot ask the remote): `Ok(None)` without a mirror.
-    pub(in crate::modules) fn mirror_reach(
-        &mut self,
-        repo: &str,
-        reference: &str,
-        commit: &str,
-    ) -> Result<Option<MirrorRecord>, String> {
-        let Some(mirror) = self.mirror().map_err(|e| crate::modules::chain(&e))? else {
-            return Ok(None);
-        };
-        let client = self.mirror_client.as_ref().expect("made by mirror()");
-        super::mirror::reach_from_mirror(client, mirror, repo, reference, commit).map(Some)
-    }
-
-    /// When the module mirror first held its record that `reference` of `repo` reaches
-    /// `commit` (the cooldown's date of a tag naming a commit): only from a mirror whose
-    /// dates count under `policy`, and only a stamped record of exactly that claim.
-    pub(in crate::modules) fn mirror_first_seen(
-        &mut self,
-        repo: &str,
-        reference: &str,
-        commit: &str,
-        policy: &crate::ReleaseAge,
-    ) -> Option<u64> {
-        let mirror = self.mirror().ok()??;
-        if !mirror.dates_count_under(policy) {
-            return None;
-        }
-        let client = self.mirror_client.as_ref().expect("made by mirror()");
-        super::mirror::reach_from_mirror(client, mirror, repo, reference, commit)
-            .ok()?
-            .first_seen
-    }
-
-    /// Why the module mirror did not serve the lock entry `entry` in this init, if it was
-    /// asked and did not.
-    pub(in crate::modules) fn mirror_miss(&self, entry: &ModuleLockEntry) -> Option<&str> {
-        self.mirror_misses.get(&miss_key(entry)).map(String::as_str)
-    }
-
-    /// The module mirror, with its client (`mirror_client`) made when first asked.
-    fn mirror(&mut self) -> Result<Option<&'a ModuleMirror>, FetchError> {
-        let Some(mirror) = self.mirror else {
-            return Ok(None);
-        };
-        if self.mirror_client.is_none() {
-            let http = self.http()?;
-            let logins = self
-                .network
-                .oci_logins()
-                .map_err(|e| FetchError::Protocol(e.to_string()))?;
-            self.mirror_client = Some(OciClient::new(http, logins));
-        }
-        Ok(Some(mirror))
-    }
-
     /// `fetched` without the entries whose name starts with `.` (at any depth).
     pub(in crate::modules) fn without_dot_entries(
         &mut self,
@@ -521,14 +340,4 @@ impl<'a> FetchSession<'a> {
             self.logged(log, ());
         }
     }
-}
-
-/// The key of a lock entry's mirror lookup: its hashes.
-fn miss_key(entry: &ModuleLockEntry) -> String {
-    entry
-        .hashes
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
