@@ -11,6 +11,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -28,10 +29,12 @@ const PIECE: usize = 4096;
 pub(super) enum Output {
     /// Written to directly.
     Direct(OwnedFd),
-    /// Written to through a pipe of the server's, copied by `copier`.
+    /// Written to through a pipe of the server's, copied by `copier`, which says on
+    /// `copied` when it is done.
     Relayed {
         into: OwnedFd,
         copier: JoinHandle<()>,
+        copied: Receiver<()>,
     },
 }
 
@@ -43,10 +46,18 @@ impl Output {
             return Ok(Output::Direct(stream));
         }
         let (from, into) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let (done, copied) = std::sync::mpsc::sync_channel(1);
         let copier = std::thread::Builder::new()
             .name("relay".to_owned())
-            .spawn(move || copy(from, &stream))?;
-        Ok(Output::Relayed { into, copier })
+            .spawn(move || {
+                copy(from, &stream);
+                let _ = done.send(());
+            })?;
+        Ok(Output::Relayed {
+            into,
+            copier,
+            copied,
+        })
     }
 
     /// The descriptor the request writes to.
@@ -58,13 +69,19 @@ impl Output {
 
     /// After the request (its standard streams already put back): let the copier end, for
     /// at most [`WRITE_TIMEOUT`] (a process the request left running may still hold the
-    /// pipe: its output is then copied, or dropped, without the server waiting).
+    /// pipe: its output is then copied, or dropped, without the server waiting). The
+    /// request ends the moment the copier does: the client is answered only after its
+    /// output, and every served init waits here.
     pub(super) fn finish(self) {
-        if let Output::Relayed { into, copier } = self {
+        if let Output::Relayed {
+            into,
+            copier,
+            copied,
+        } = self
+        {
             drop(into);
-            let started = std::time::Instant::now();
-            while !copier.is_finished() && started.elapsed() < WRITE_TIMEOUT {
-                std::thread::sleep(Duration::from_millis(1));
+            if copied.recv_timeout(WRITE_TIMEOUT).is_ok() {
+                let _ = copier.join();
             }
         }
     }
@@ -135,6 +152,29 @@ mod tests {
         let mut got = String::new();
         reader.read_to_string(&mut got).unwrap();
         assert_eq!(got, "hello\n");
+    }
+
+    #[test]
+    fn a_request_waits_for_its_copier_only_while_someone_holds_the_pipe() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let output = Output::of(OwnedFd::from(writer)).unwrap();
+        // A process the request left running still holds the pipe for a while.
+        let mut held = std::fs::File::from(output.fd().try_clone_to_owned().unwrap());
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            held.write_all(b"late\n").unwrap();
+        });
+        let started = std::time::Instant::now();
+        output.finish();
+        let waited = started.elapsed();
+        holder.join().unwrap();
+        let mut got = String::new();
+        reader.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "late\n", "the copier copied the holder's output first");
+        assert!(
+            waited >= Duration::from_millis(250),
+            "finished early: {waited:?}"
+        );
     }
 
     #[test]
