@@ -22,11 +22,55 @@ use tstore_tofu::config::{set_facts_cache, ContentId, FactsCache};
 /// The rules' suffix: this build.
 const BUILD: &str = env!("TSTORE_LONG_VERSION");
 
+/// The most bytes of facts a process keeps in memory ([`KEPT`]).
+const KEPT_BYTES: usize = 64 << 20;
+
+/// The facts this process has read or recorded, by content and rules: a fact is a function
+/// of its content and rules (tstore's build among them), true whichever init read it, so an
+/// init server keeps them for every request it runs (what a request learns of the store,
+/// which package has which tree, is asked again). Only facts of a trusted index are read
+/// (a restored index's are dropped before any read). Past [`KEPT_BYTES`], all are dropped
+/// and read again as needed.
+static KEPT: Mutex<Kept> = Mutex::new(Kept {
+    bytes: 0,
+    facts: None,
+});
+
+/// Facts by the rules they were derived under and their content.
+type FactsByContent = HashMap<(String, ContentId), Arc<[u8]>>;
+
+struct Kept {
+    bytes: usize,
+    facts: Option<FactsByContent>,
+}
+
+impl Kept {
+    fn fact(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>> {
+        let key = (rules.to_owned(), *id);
+        self.facts.as_ref()?.get(&key).map(|f| f.to_vec())
+    }
+
+    fn keep_fact(&mut self, rules: &str, id: &ContentId, facts: &[u8]) {
+        if self.bytes + facts.len() > KEPT_BYTES {
+            self.facts = None;
+            self.bytes = 0;
+        }
+        self.bytes += facts.len();
+        self.facts
+            .get_or_insert_with(HashMap::new)
+            .insert((rules.to_owned(), *id), facts.into());
+    }
+}
+
+fn kept() -> std::sync::MutexGuard<'static, Kept> {
+    KEPT.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 struct FactsInStore {
     store: Arc<Store>,
     /// The store's directory of module package views (`…/views/modules`).
     module_views: Option<PathBuf>,
-    /// Per tree: its files (decoded once per process).
+    /// Per tree: its files (decoded once per init).
     trees: Mutex<HashMap<TreeId, Arc<TreeFiles>>>,
 }
 
@@ -131,12 +175,21 @@ impl FactsCache for FactsInStore {
     }
 
     fn get(&self, rules: &str, id: &ContentId) -> Option<Vec<u8>> {
+        let rules = Self::rules(rules);
+        if let Some(facts) = kept().fact(&rules, id) {
+            return Some(facts);
+        }
         match self
             .store
             .file_facts()
-            .get(&BlobId::from_bytes(*id), &Self::rules(rules))
+            .get(&BlobId::from_bytes(*id), &rules)
         {
-            Ok(found) => found,
+            Ok(found) => {
+                if let Some(facts) = &found {
+                    kept().keep_fact(&rules, id, facts);
+                }
+                found
+            }
             Err(e) => {
                 tracing::debug!("cannot read a file's facts: {e}");
                 None
@@ -145,12 +198,14 @@ impl FactsCache for FactsInStore {
     }
 
     fn put(&self, rules: &str, id: &ContentId, facts: &[u8]) {
-        if let Err(e) =
-            self.store
-                .file_facts()
-                .record(&BlobId::from_bytes(*id), &Self::rules(rules), facts)
+        let rules = Self::rules(rules);
+        match self
+            .store
+            .file_facts()
+            .record(&BlobId::from_bytes(*id), &rules, facts)
         {
-            tracing::debug!("cannot record a file's facts: {e}");
+            Ok(()) => kept().keep_fact(&rules, id, facts),
+            Err(e) => tracing::debug!("cannot record a file's facts: {e}"),
         }
     }
 }

@@ -3,7 +3,8 @@
 //! version published, a tag deleted), run by a server in one world and by processes of their
 //! own in another, ends alike after every step: exit codes, output, lock files, installed
 //! files. A server that believed an earlier request's answers would lock the old commit
-//! after `-upgrade`, or install a deleted tag.
+//! after `-upgrade`, or install a deleted tag; one that kept a file's facts by its path
+//! would miss a call added to the root's file.
 
 use std::path::{Path, PathBuf};
 
@@ -181,6 +182,26 @@ fn a_sequence_of_inits_ends_alike_served_and_in_processes_of_their_own() {
         published.files
     );
 
+    // The root's file edited in place: the facts a request uses are its new content's (the
+    // server keeps facts by content, never by path).
+    let more = format!(
+        "{calls}module \"again\" {{\n  source = \"{}\"\n}}\n",
+        repo.source("main")
+    );
+    let edited = both("the root's file edited", "w", &more, &[]);
+    assert_eq!(edited.code, Some(0), "{}", edited.stderr);
+    assert!(
+        edited.files.iter().any(|(name, _)| name == "modules/again"),
+        "{:?}",
+        edited.files
+    );
+    let back = both("the root's file as it was", "w", &calls, &[]);
+    assert!(
+        !back.files.iter().any(|(name, _)| name == "modules/again"),
+        "{:?}",
+        back.files
+    );
+
     repo.delete_tag("v1");
     let tag_only = format!(
         "module \"tag\" {{\n  source = \"{}\"\n}}\n",
@@ -188,5 +209,5 @@ fn a_sequence_of_inits_ends_alike_served_and_in_processes_of_their_own() {
     );
     let gone = both("a tag deleted, a new checkout", "new", &tag_only, &[]);
     assert_eq!(gone.code, Some(1), "{}", gone.stderr);
-    assert_eq!(served.served(), 5);
+    assert_eq!(served.served(), 7);
 }

@@ -41,7 +41,14 @@ impl UsageError {
 /// help, version or usage error its own process prints (nothing is printed here, and
 /// nothing exits).
 pub(crate) fn parse_served(args: Vec<OsString>) -> Option<Cli> {
-    try_parse(&args).1.ok()
+    // The command is the same for every request: built once (with the subcommands requests
+    // name), kept for the server's life.
+    static COMMAND: std::sync::Mutex<Option<clap::Command>> = std::sync::Mutex::new(None);
+    let mut kept = COMMAND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let command = kept.get_or_insert_with(Cli::command);
+    parse_with(command, &args).1.ok()
 }
 
 /// Parse the process arguments `args`, accepting tofu's single-dash long flags
@@ -85,12 +92,19 @@ pub(crate) fn parse_from(args: Vec<OsString>) -> Result<Cli, UsageError> {
 /// The arguments with tofu's single-dash long flags given two dashes, and what clap makes
 /// of them.
 fn try_parse(args: &[OsString]) -> (Vec<OsString>, Result<Cli, clap::Error>) {
+    parse_with(&mut Cli::command(), args)
+}
+
+/// [`try_parse`] with `command`, which the parse builds as far as `args` need.
+fn parse_with(
+    command: &mut clap::Command,
+    args: &[OsString],
+) -> (Vec<OsString>, Result<Cli, clap::Error>) {
     // One command serves the rewrite and the parse; a subcommand's arguments are defined
     // only once it is named (`defer`).
-    let command = Cli::command();
-    let rewritten = with_double_dashes(&command, args.iter().cloned());
+    let rewritten = with_double_dashes(command, args.iter().cloned());
     let parsed = command
-        .try_get_matches_from(&rewritten)
+        .try_get_matches_from_mut(&rewritten)
         .and_then(|matches| {
             let mut cli = Cli::from_arg_matches(&matches)?;
             cli.flavor_from_env = from_env(&matches, "flavor");
