@@ -17,11 +17,13 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, Read, Write as _};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest as _, Sha256};
 
 use crate::hashing_copy::{copy_hashing, CopyError};
 use crate::layout::Layout;
@@ -152,6 +154,10 @@ pub(crate) fn write_blob(
 /// in parallel (see [`BlobBatch`]).
 const PER_FILE_SYNC_MAX: usize = 4;
 
+/// Content announced (and found) no larger than this is read into memory and hashed before
+/// a temp file is made for it ([`BlobBatch::write`]).
+const IN_MEMORY_MAX: u64 = 1 << 20;
+
 /// A blob written to `tmp/` whose content is not yet known to be durable.
 struct PendingBlob {
     tmp: tempfile::TempPath,
@@ -235,12 +241,36 @@ impl<'a> BlobBatch<'a> {
         exec: bool,
         size_hint: u64,
     ) -> std::result::Result<WrittenBlob, BlobWriteError> {
-        let layout = self.layout;
-        let tmp = tempfile::Builder::new()
-            .prefix(&crate::temp::temp_prefix("blob"))
-            .tempfile_in(&layout.tmp)
-            .map_err(|e| StoreError::io(&layout.tmp, e))?;
-        let copied = copy_hashing(reader, tmp.as_file(), size_hint).map_err(|e| match e {
+        // Small content is read and hashed before any file is made: content the store or
+        // this batch already has costs no temp file (an inode made and freed, which ext4
+        // makes the next allocations pay for).
+        let mut head = Vec::new();
+        if size_hint <= IN_MEMORY_MAX {
+            reader
+                .take(IN_MEMORY_MAX + 1)
+                .read_to_end(&mut head)
+                .map_err(BlobWriteError::Read)?;
+            if head.len() as u64 <= IN_MEMORY_MAX {
+                let mut written = WrittenBlob {
+                    id: BlobId::of(&head),
+                    size: head.len() as u64,
+                    sha256: Sha256::digest(&head).into(),
+                    written_now: true,
+                };
+                let Some((dest, replace)) = self.to_place(&mut written)? else {
+                    return Ok(written);
+                };
+                let tmp = self.temp_file()?;
+                tmp.as_file()
+                    .write_all(&head)
+                    .map_err(|e| StoreError::io(tmp.path(), e))?;
+                return self.keep(tmp, dest, replace, exec, written);
+            }
+        }
+        // Large content (or more than announced): copied as it is read.
+        let tmp = self.temp_file()?;
+        let mut rest = (&head[..]).chain(reader);
+        let copied = copy_hashing(&mut rest, tmp.as_file(), size_hint).map_err(|e| match e {
             CopyError::Read(e) => BlobWriteError::Read(e),
             CopyError::Write(e) => StoreError::io(tmp.path(), e).into(),
         })?;
@@ -250,10 +280,27 @@ impl<'a> BlobBatch<'a> {
             sha256: copied.sha256,
             written_now: true,
         };
-        if self.seen.contains(&written.id) {
+        let Some((dest, replace)) = self.to_place(&mut written)? else {
             return Ok(written);
+        };
+        self.keep(tmp, dest, replace, exec, written)
+    }
+
+    /// A temp file for a blob, in the store's temp directory.
+    fn temp_file(&self) -> Result<tempfile::NamedTempFile> {
+        tempfile::Builder::new()
+            .prefix(&crate::temp::temp_prefix("blob"))
+            .tempfile_in(&self.layout.tmp)
+            .map_err(|e| StoreError::io(&self.layout.tmp, e))
+    }
+
+    /// Where `written` goes and whether it replaces a file there; `None` when this batch
+    /// or the store already has it (`written_now` then says whether this batch wrote it).
+    fn to_place(&mut self, written: &mut WrittenBlob) -> Result<Option<(PathBuf, bool)>> {
+        if self.seen.contains(&written.id) {
+            return Ok(None);
         }
-        let dest = layout.blob_path(&written.id);
+        let dest = self.layout.blob_path(&written.id);
         let replace = exists(&dest)?;
         if replace {
             match &self.reuse {
@@ -261,15 +308,27 @@ impl<'a> BlobBatch<'a> {
                     self.existing
                         .push(dest.parent().expect("blob path has a parent").to_path_buf());
                     written.written_now = false;
-                    return Ok(written);
+                    return Ok(None);
                 }
                 Some(reuse) if reuse(&written.id)? => {
                     written.written_now = false;
-                    return Ok(written);
+                    return Ok(None);
                 }
                 Some(_) => {}
             }
         }
+        Ok(Some((dest, replace)))
+    }
+
+    /// Keep `tmp`, holding `written`, to be placed at `dest` by [`BlobBatch::finish`].
+    fn keep(
+        &mut self,
+        tmp: tempfile::NamedTempFile,
+        dest: PathBuf,
+        replace: bool,
+        exec: bool,
+        written: WrittenBlob,
+    ) -> std::result::Result<WrittenBlob, BlobWriteError> {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(blob_mode(exec)))
             .map_err(|e| StoreError::io(tmp.path(), e))?;
@@ -519,6 +578,25 @@ mod tests {
         );
         assert_eq!(id_str.parse::<BlobId>().unwrap(), a.id);
         assert!("XYZ".parse::<BlobId>().is_err());
+    }
+
+    #[test]
+    fn content_the_store_holds_makes_no_temp_file_small_or_large() {
+        let (_d, layout) = layout();
+        let large: Vec<u8> = (0..(IN_MEMORY_MAX + 10)).map(|i| (i % 251) as u8).collect();
+        let small = write_blob(&layout, &mut &b"held\n"[..], false).unwrap();
+        let big = write_blob(&layout, &mut &large[..], false).unwrap();
+        assert_eq!(big.size, IN_MEMORY_MAX + 10);
+        assert_eq!(fs_err::read(layout.blob_path(&big.id)).unwrap(), large);
+        // With no temp directory, only content that needs no new file can be written.
+        fs_err::remove_dir(&layout.tmp).unwrap();
+        let mut batch = BlobBatch::new(&layout);
+        let again = batch.write(&mut &b"held\n"[..], false, 5).unwrap();
+        assert_eq!((again.id, again.written_now), (small.id, false));
+        // Announced small, found large: copied to a temp file like any large content.
+        assert!(batch.write(&mut &large[..], false, 5).is_err());
+        assert!(batch.write(&mut &b"new\n"[..], false, 4).is_err());
+        batch.finish().unwrap();
     }
 
     #[test]
