@@ -257,7 +257,7 @@ impl<'a> BlobBatch<'a> {
                     sha256: Sha256::digest(&head).into(),
                     written_now: true,
                 };
-                let Some((dest, replace)) = self.to_place(&mut written)? else {
+                let Some((dest, replace)) = self.placement(&mut written)? else {
                     return Ok(written);
                 };
                 let tmp = self.temp_file()?;
@@ -280,7 +280,7 @@ impl<'a> BlobBatch<'a> {
             sha256: copied.sha256,
             written_now: true,
         };
-        let Some((dest, replace)) = self.to_place(&mut written)? else {
+        let Some((dest, replace)) = self.placement(&mut written)? else {
             return Ok(written);
         };
         self.keep(tmp, dest, replace, exec, written)
@@ -296,7 +296,7 @@ impl<'a> BlobBatch<'a> {
 
     /// Where `written` goes and whether it replaces a file there; `None` when this batch
     /// or the store already has it (`written_now` then says whether this batch wrote it).
-    fn to_place(&mut self, written: &mut WrittenBlob) -> Result<Option<(PathBuf, bool)>> {
+    fn placement(&mut self, written: &mut WrittenBlob) -> Result<Option<(PathBuf, bool)>> {
         if self.seen.contains(&written.id) {
             return Ok(None);
         }

@@ -376,4 +376,53 @@ impl Ingest<'_> {
         let (tree, blobs) = self.store.dir_tree(dir, true)?;
         self.store.record_module_tree(&tree, &blobs)
     }
+
+    /// The module tree `tree` without the entries `leave_out` names, recorded as a tree of
+    /// its own: its files are `tree`'s blobs, and its `h1:` is computed from the SHA-256s
+    /// recorded when those blobs were written; nothing is read or copied. For a package
+    /// derived from one the caller has just found fresh (`Store::trusted_package`), whose
+    /// blobs are then the bytes their rows describe.
+    pub fn module_tree_without(
+        &self,
+        tree: &TreeId,
+        leave_out: impl Fn(&str) -> bool,
+    ) -> Result<IngestedModule> {
+        self.store.ensure_trusted()?;
+        let whole = self.store.tree(tree)?;
+        let kept: Vec<TreeEntry> = whole
+            .entries()
+            .iter()
+            .filter(|e| !leave_out(&e.path))
+            .cloned()
+            .collect();
+        let mut blobs = Vec::new();
+        {
+            let index = self.store.index();
+            for e in &kept {
+                let EntryKind::File { blob, .. } = &e.kind else {
+                    continue;
+                };
+                let (size, sha256): (u64, Vec<u8>) = crate::index::query_row_cached(
+                    &index.conn,
+                    "SELECT size, sha256 FROM blobs WHERE id = ?1",
+                    [blob.to_string()],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(index.err("reading a blob's row"))?;
+                let sha256 = sha256.try_into().map_err(|_| StoreError::CorruptIndex {
+                    what: format!("blob {blob} has no SHA-256"),
+                })?;
+                blobs.push(WrittenBlob {
+                    id: *blob,
+                    size,
+                    sha256,
+                    written_now: false,
+                });
+            }
+        }
+        let part = Tree::new(kept).map_err(|e| StoreError::CorruptIndex {
+            what: format!("tree {tree}: {} {:?}", e.entry, e.reason),
+        })?;
+        self.store.record_module_tree(&part, &blobs)
+    }
 }

@@ -399,3 +399,45 @@ fn a_kept_zip_is_found_by_its_zh_and_collected_with_its_tree() {
     assert!(store.kept_archive(&again.zh).unwrap().is_none());
     assert!(!kept.exists(), "the kept zip outlived its tree");
 }
+
+/// A module tree less some entries, derived in the index, is the tree (and `h1:`) that
+/// ingesting a directory without those entries gives, and reads no file: it holds with every
+/// blob file gone.
+#[test]
+fn a_tree_less_its_dot_entries_is_the_tree_of_the_directory_without_them() {
+    let f = Fixture::new();
+    let whole = f.dir(
+        "whole",
+        &[
+            ("main.tf", b"# main\n", false),
+            ("run.sh", b"#!/bin/sh\n", true),
+            (".github/ci.yml", b"on: push\n", false),
+            ("sub/.keep", b"", false),
+            ("sub/x.tf", b"# x\n", false),
+        ],
+    );
+    let store = f.store();
+    let ingested = store.ingest().module_dir(&whole).unwrap();
+    let want = store
+        .ingest()
+        .module_dir(&f.dir(
+            "without",
+            &[
+                ("main.tf", b"# main\n", false),
+                ("run.sh", b"#!/bin/sh\n", true),
+                ("sub/x.tf", b"# x\n", false),
+            ],
+        ))
+        .unwrap();
+    fs_err::remove_dir_all(f.root.join("blobs-v1")).unwrap();
+    let dotted = |path: &str| path.split('/').any(|p| p.starts_with('.'));
+    let got = store
+        .ingest()
+        .module_tree_without(&ingested.tree, dotted)
+        .unwrap();
+    assert_ne!(got.tree, ingested.tree);
+    assert_eq!(
+        (got.tree, got.h1, got.files),
+        (want.tree, want.h1, want.files)
+    );
+}

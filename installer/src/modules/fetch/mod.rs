@@ -441,11 +441,21 @@ impl Fetcher<'_> {
         fetched: &Fetched,
         log: &mut FetchLog,
     ) -> Result<Fetched, FetchError> {
-        let has_dot_entries = walkdir::WalkDir::new(&fetched.view)
-            .min_depth(1)
-            .into_iter()
-            .filter_map(Result::ok)
-            .any(|e| e.file_name().to_string_lossy().starts_with('.'));
+        let is_dotted = |path: &str| path.split('/').any(|part| part.starts_with('.'));
+        let key = PackageKey::module(&fetched.id);
+        let Some(tree) = self.store.package_tree(&key).map_err(FetchError::from)? else {
+            return Err(FetchError::Package(format!(
+                "package {} is no longer in the store",
+                fetched.id
+            )));
+        };
+        let has_dot_entries = self
+            .store
+            .tree(&tree)
+            .map_err(FetchError::from)?
+            .entries()
+            .iter()
+            .any(|e| is_dotted(&e.path));
         if !has_dot_entries {
             return Ok(fetched.clone());
         }
@@ -460,16 +470,14 @@ impl Fetcher<'_> {
                 ..self.fetched(&id, provenance)?
             });
         }
-        // Made here from a package the store holds: nothing was fetched for it (a report
-        // that counted it would say an origin was asked when none was).
+        // Made here from a package the store holds (and the walk found fresh): nothing was
+        // fetched for it (a report that counted it would say an origin was asked when none
+        // was), and nothing is copied: its tree is the package's, less those entries.
         log.reused.push(id.clone());
-        let tmp = self.tmpdir()?;
-        let dest = tmp.path().join("package");
-        copy_without_dot_entries(&fetched.view, &dest)?;
         let ingested = self
             .store
             .ingest()
-            .module_dir(&dest)
+            .module_tree_without(&tree, is_dotted)
             .map_err(FetchError::from)?;
         let made = self.commit(
             &id,
@@ -499,39 +507,6 @@ impl Fetcher<'_> {
             .map_err(FetchError::from)?;
         self.fetched(id, provenance)
     }
-}
-
-/// Copy the tree at `src` to a new `dest`, leaving out every entry whose name starts with
-/// `.`; symlinks are copied as links, the exec bit is kept.
-fn copy_without_dot_entries(src: &Path, dest: &Path) -> Result<(), FetchError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let walk = walkdir::WalkDir::new(src)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
-    for entry in walk {
-        let entry = entry.map_err(|e| FetchError::from(std::io::Error::from(e)))?;
-        let out = dest.join(entry.path().strip_prefix(src).expect("under src"));
-        let ft = entry.file_type();
-        if ft.is_dir() {
-            fs_err::create_dir_all(&out).map_err(FetchError::from)?;
-        } else if ft.is_symlink() {
-            let target = fs_err::read_link(entry.path()).map_err(FetchError::from)?;
-            std::os::unix::fs::symlink(target, &out).map_err(FetchError::from)?;
-        } else if ft.is_file() {
-            fs_err::copy(entry.path(), &out).map_err(FetchError::from)?;
-            let exec = entry
-                .metadata()
-                .map_err(|e| FetchError::from(std::io::Error::from(e)))?
-                .permissions()
-                .mode()
-                & 0o111;
-            let mode = if exec != 0 { 0o755 } else { 0o644 };
-            fs_err::set_permissions(&out, std::fs::Permissions::from_mode(mode))
-                .map_err(FetchError::from)?;
-        }
-    }
-    Ok(())
 }
 
 pub(super) fn looks_like_sha(r: &str) -> bool {
