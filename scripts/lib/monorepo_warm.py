@@ -25,8 +25,8 @@ its lock files), every root in turn or in one process:
                             other sides run with no daemon holding the index.
 
 With `--before TSTORE`, an earlier tstore executable's one-process, per-root and served
-sides (facts kept) run right after the current one's, on the same store: before and after,
-paired in one run.
+sides (facts kept) run beside the current one's, on the same store, the two taking turns
+going first: before and after, paired in one run.
 
 Before each timed side the filesystem is synced and left a moment (`settle`): the copies
 and the previous side's writes (terraform's module copies above all) are flushed before a
@@ -133,7 +133,11 @@ def measure_warm(work, roots, args, env, rounds, tstore, before=None):
         start = time.monotonic()
         _run([tstore, "init", *dirs["one_parsed"]], env=env)
         times["one_parsed"].append(time.monotonic() - start)
+        # The two executables take turns going first (the one after pays the first's
+        # checkpoints and writeback).
         pairs = [("", tstore)] + ([("_before", before)] if before else [])
+        if r % 2:
+            pairs.reverse()
         for suffix, exe in pairs:
             settle()
             start = time.monotonic()
