@@ -14,6 +14,17 @@ const PROCESS_FACTS: &[(&str, &str, &str)] = &[
         "trees kept by the hash of their encoding: an id names the same files for every run",
     ),
     (
+        "installer/src/facts.rs",
+        "KEPT",
+        "files' facts kept by the BLAKE3 of their bytes and the rules: a fact is true of that \
+         content for every run",
+    ),
+    (
+        "installer/src/bin/tstore/cli/command_line.rs",
+        "COMMAND",
+        "the command-line grammar, built once: the same for every run of this executable",
+    ),
+    (
         "store/src/durability.rs",
         "CURRENT",
         "the boot the machine is in, which no run changes",
