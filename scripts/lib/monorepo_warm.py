@@ -16,7 +16,7 @@ its lock files), every root in turn or in one process:
                             parses what it reads);
   - the same, served:       the loop with the facts kept once more while `tstore serve` runs
                             for the store (started before the side is timed, stopped after
-                            it; every root's init must have been served);
+                            it; a root the server declines runs its own init, said);
   - the same with FUSE:     where `/dev/fuse` is, the loop with the facts kept once more with
                             the store mounted (tstore's default; the rest of the check runs
                             without FUSE): the mount's daemon holds the index open, so no
@@ -40,6 +40,7 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
+import sys
 import time
 
 
@@ -94,8 +95,11 @@ def served_loop(tstore, dirs, env, work):
         server.terminate()
         server.wait()
     served = open(log_path).read().count("init exited")
+    if served == 0:
+        raise SystemExit(f"warm: the server ran none of {len(dirs)} inits")
     if served != len(dirs):
-        raise SystemExit(f"warm: the server ran {served} of {len(dirs)} inits")
+        # A client the server declined ran its own init (as a user's would): counted, said.
+        print(f"warm: the server ran {served} of {len(dirs)} inits", file=sys.stderr)
     return spent
 
 

@@ -117,6 +117,7 @@ pub(crate) fn serve(settings: &Settings, args: &ServeArgs) -> Result<ExitCode> {
                 privileged_clients: args.privileged_clients,
                 own: &own,
                 kept: &kept,
+                busy: &busy,
             },
         );
         busy.store(false, Ordering::SeqCst);
@@ -137,6 +138,8 @@ struct Server<'a> {
     privileged_clients: bool,
     own: &'a Own,
     kept: &'a super::KeptStore,
+    /// Whether a request runs (the acceptor declines clients while it does).
+    busy: &'a AtomicBool,
 }
 
 /// Take one request, admit it or decline it, run it, answer. The log line names the client
@@ -178,6 +181,10 @@ fn handle(mut stream: UnixStream, server: &Server<'_>) -> Outcome {
         Ran::Exited(code) => (Answer::Served(code), format!("init exited {code}")),
         Ran::Panicked => (Answer::Served(101), "init panicked".to_owned()),
     };
+    // Free before the answer: the client's next init (a loop over roots) may connect the
+    // moment it has it, and is then handed to the loop, not declined because this thread
+    // had not yet come back to it (on a loaded machine, milliseconds).
+    server.busy.store(false, Ordering::SeqCst);
     let answered = match wire::send_answer(&mut stream, answer) {
         Ok(()) => String::new(),
         Err(e) => format!(" (the client did not take the answer: {e})"),
