@@ -139,6 +139,14 @@ def measure_warm(work, roots, args, env, rounds, tstore, before=None):
         times["one_parsed"].append(time.monotonic() - start)
         # The two executables take turns going first (the one after pays the first's
         # checkpoints and writeback).
+        if before:
+            # Facts are recorded per build: the earlier build records its own first
+            # (untimed, in a copy of its own), so that its facts-kept sides keep facts too.
+            prime = os.path.join(work, f"warm-prime-{r}")
+            shutil.copytree(os.path.join(work, "ours"), prime, symlinks=True,
+                            ignore=shutil.ignore_patterns(".terraform"))
+            _run([before, "init", *[os.path.normpath(os.path.join(prime, label, rel))
+                                    for label, rel in roots]], env=env)
         pairs = [("", tstore)] + ([("_before", before)] if before else [])
         if r % 2:
             pairs.reverse()
