@@ -27,8 +27,10 @@ const KEPT_BYTES: usize = 64 << 20;
 
 /// The facts this process has read or recorded, by content and rules: a fact is a function
 /// of its content and rules (tstore's build among them), true whichever init read it, so an
-/// init server keeps them for every request it runs (what a request learns of the store,
-/// which package has which tree, is asked again). Only facts of a trusted index are read
+/// init server keeps them for every request it runs (the parser's own memo of decoded facts
+/// also keys the path a file is shown under, which differs between checkouts; this one does
+/// not). What a request learns of the store (which package has which tree) is asked again.
+/// Only facts of a trusted index are read
 /// (a restored index's are dropped before any read). Past [`KEPT_BYTES`], all are dropped
 /// and read again as needed.
 static KEPT: Mutex<Kept> = Mutex::new(Kept {

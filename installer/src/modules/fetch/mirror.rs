@@ -33,7 +33,7 @@ pub(in crate::modules) enum FromMirror<T> {
 }
 
 /// The `h1:` hashes a lock entry names.
-fn entry_h1s(entry: &ModuleLockEntry) -> Vec<Hash> {
+pub(super) fn entry_h1s(entry: &ModuleLockEntry) -> Vec<Hash> {
     entry
         .hashes
         .iter()

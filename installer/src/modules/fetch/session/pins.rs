@@ -170,12 +170,7 @@ impl<'a> FetchSession<'a> {
             let entry = match *ask {
                 MirrorAsk::Package { entry, .. } | MirrorAsk::Registry { entry, .. } => entry,
             };
-            let h1s: Vec<&str> = entry
-                .hashes
-                .iter()
-                .filter(|h| h.starts_with("h1:"))
-                .map(String::as_str)
-                .collect();
+            let h1s = crate::modules::fetch::mirror::entry_h1s(entry);
             if wanted && h1s.iter().all(|h| !pinned_trees.contains(h)) {
                 pinned_trees.extend(h1s);
                 todo.push(ask);
