@@ -366,6 +366,10 @@ pub enum HostileReason {
         /// Bytes actually produced (possibly cut off at `declared + 1`).
         actual: u64,
     },
+    /// A streamed zip whose central directory does not list exactly the entries its local
+    /// headers held (names, sizes, CRC-32s, offsets), or whose end record disagrees with it:
+    /// a reader of the central directory would unpack something else.
+    DirectoryMismatch,
 }
 
 impl fmt::Display for HostileReason {
@@ -421,6 +425,10 @@ impl fmt::Display for HostileReason {
                 f,
                 "the archive declares {declared} bytes but the entry decompresses to {actual}{}",
                 if actual > declared { " or more" } else { "" }
+            ),
+            HostileReason::DirectoryMismatch => write!(
+                f,
+                "the archive's central directory does not describe the entries it holds as they were read; a reader of the central directory would unpack something else"
             ),
         }
     }

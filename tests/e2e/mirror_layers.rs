@@ -180,3 +180,108 @@ fn tag_of(h1: &str) -> String {
         .unwrap();
     format!("h1-{}", hex::encode(raw))
 }
+
+/// The central directory's entry for `name` in `zip`, renamed to `to` (as long): the local
+/// header still says `name`.
+fn rename_in_central_directory(zip: &[u8], name: &str, to: &str) -> Vec<u8> {
+    assert_eq!(name.len(), to.len());
+    let mut out = zip.to_vec();
+    let at = (0..zip.len() - 46)
+        .find(|&i| {
+            zip[i..i + 4] == [0x50, 0x4b, 0x01, 0x02] && zip[i + 46..].starts_with(name.as_bytes())
+        })
+        .expect("a central-directory record of the name");
+    out[at + 46..at + 46 + to.len()].copy_from_slice(to.as_bytes());
+    out
+}
+
+/// A mirror layer is unpacked as it downloads, from its local headers; a layer whose central
+/// directory names other entries (what a reader of the central directory would unpack) is
+/// refused under its own digest and with the tag's `h1:` matching its local headers, and
+/// nothing is linked; the honest layer then installs.
+#[test]
+fn a_layer_whose_central_directory_tells_another_story_is_refused() {
+    let oci = OciRegistry::start();
+    let repository = "team/modules";
+    let mirror = format!("oci://{}/{repository}", oci.host());
+    let a = TestEnv::new();
+    let ca = oci.write_ca(&a.root.path().join("ca.pem"));
+    let archives = ModuleRegistry::start();
+    let cfg = archives.write_cli_config(&a.root.path().join("cli.tfrc"), "");
+    let base = a.root.path().join("git");
+    let net = GitRepo::tagged_module(
+        &base,
+        "net",
+        &[
+            ("main.tf", "output \"v\" {\n  value = \"net\"\n}\n"),
+            ("vars.tf", "variable \"x\" {\n  default = 1\n}\n"),
+        ],
+    );
+    let main = call("net", &format!("git::file://{}?ref=v1", net.display()));
+    let dir_a = a.checkout("w", &[("main.tf", main.as_str())]);
+    tstore(&a, &cfg, &ca).arg("init").arg(&dir_a).ok();
+    tstore(&a, &cfg, &ca)
+        .args(["push", "--modules", &mirror])
+        .ok();
+    let lock = fs_err::read_to_string(dir_a.join(LOCK)).unwrap();
+    fs_err::rename(&base, base.with_extension("moved")).unwrap();
+    let h1 = lock
+        .split("\"h1:")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let tag = tag_of(&h1);
+    let manifest_type = "application/vnd.oci.image.manifest.v1+json";
+    let honest_manifest = oci.get(&format!("/v2/{repository}/manifests/{tag}"), manifest_type);
+    let mut manifest: serde_json::Value = serde_json::from_slice(&honest_manifest).unwrap();
+    let layer = manifest["layers"][0]["digest"].as_str().unwrap().to_owned();
+    let honest = oci.get(
+        &format!("/v2/{repository}/blobs/{layer}"),
+        "application/octet-stream",
+    );
+
+    // The same local headers (the tag's h1:), a central directory that says "evil.tf".
+    let story = rename_in_central_directory(&honest, "vars.tf", "evil.tf");
+    let read_by_directory: Vec<String> = zip::ZipArchive::new(std::io::Cursor::new(&story))
+        .unwrap()
+        .file_names()
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        read_by_directory.contains(&"evil.tf".to_owned()),
+        "{read_by_directory:?}"
+    );
+    let digest = oci.push_blob(repository, &story);
+    manifest["layers"][0]["digest"] = digest.clone().into();
+    manifest["layers"][0]["size"] = story.len().into();
+    oci.push_manifest(
+        repository,
+        &tag,
+        manifest_type,
+        &serde_json::to_vec(&manifest).unwrap(),
+    );
+
+    let b = TestEnv::new();
+    let dir_b = b.checkout("w", &[("main.tf", main.as_str()), (LOCK, lock.as_str())]);
+    let init = || {
+        tstore(&b, &cfg, &ca)
+            .env("TSTORE_MODULE_MIRROR", &mirror)
+            .env("TSTORE_TRUST_LOCK", "1")
+            .arg("init")
+            .arg(&dir_b)
+    };
+    let refused = tstore_test_support::stderr(&init().fails());
+    assert!(refused.contains("central directory"), "{refused}");
+    assert!(refused.contains("vars.tf"), "{refused}");
+    assert!(!dir_b.join(".terraform/modules").exists());
+
+    // The honest layer under the tag again: the same runner installs it.
+    oci.push_manifest(repository, &tag, manifest_type, &honest_manifest);
+    init().ok();
+    let installed = dir_b.join(".terraform/modules/net");
+    assert!(fs_err::read_to_string(installed.join("vars.tf"))
+        .unwrap()
+        .contains("default = 1"));
+    assert!(!installed.join("evil.tf").exists());
+}

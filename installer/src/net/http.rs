@@ -342,62 +342,136 @@ impl HttpClient {
         dest: &Path,
         progress: &dyn Fn(u64, Option<u64>),
     ) -> Result<([u8; 32], u64), HttpError> {
-        let total = resp
-            .header("Content-Length")
-            .and_then(|v| v.parse::<u64>().ok());
         let write_err = |source| HttpError::Write {
             url: url.to_owned(),
             path: dest.to_path_buf(),
             source,
         };
         let mut file = fs_err::File::create(dest).map_err(write_err)?;
-        let mut reader = resp.into_reader();
-        let mut sha = Sha256::new();
+        let mut body = self.body(resp, url, progress)?;
         let mut buf = vec![0u8; 256 * 1024];
-        let mut done = 0u64;
+        loop {
+            let n = match body.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => return Err(body.failure.take().unwrap_or_else(|| body.error(e))),
+            };
+            file.write_all(&buf[..n]).map_err(write_err)?;
+        }
+        file.flush().map_err(write_err)?;
+        Ok(body.finish())
+    }
+
+    /// A download's body to read as it arrives ([`Body`]): at most the download cap, and
+    /// failing when it stalls (see [`STALL_WINDOW`]).
+    pub(crate) fn body<'p>(
+        &self,
+        resp: ureq::Response,
+        url: &str,
+        progress: &'p dyn Fn(u64, Option<u64>),
+    ) -> Result<Body<'p>, HttpError> {
+        let total = resp
+            .header("Content-Length")
+            .and_then(|v| v.parse::<u64>().ok());
         let cap = self.limits.max_download_bytes;
-        let body_err = |message: String| HttpError::Body {
+        let body = Body {
+            reader: resp.into_reader(),
             url: url.to_owned(),
-            source: std::io::Error::other(message),
+            total,
+            cap,
+            done: 0,
+            sha: Sha256::new(),
+            window: (std::time::Instant::now(), 0),
+            progress,
+            failure: None,
         };
         if total.is_some_and(|t| t > cap) {
-            return Err(body_err(format!(
+            return Err(body.error(std::io::Error::other(format!(
                 "the download is {} bytes, more than the {cap} tstore takes \
                  (TSTORE_MAX_ARCHIVE_BYTES)",
                 total.unwrap_or_default()
+            ))));
+        }
+        Ok(body)
+    }
+}
+
+/// A download's body, read as it arrives: hashed (SHA-256) and counted as it is read, at
+/// most the download cap, failing when it stalls; progress is told of every read. A read
+/// that fails keeps its [`HttpError`] ([`Body::failure`]), so that whoever read through
+/// another parser (an archive's) can say the download failed, not the archive.
+pub(crate) struct Body<'p> {
+    reader: Box<dyn Read + Send + Sync + 'static>,
+    url: String,
+    total: Option<u64>,
+    cap: u64,
+    done: u64,
+    sha: Sha256,
+    /// When the current stall window began, and the bytes read by then.
+    window: (std::time::Instant, u64),
+    progress: &'p dyn Fn(u64, Option<u64>),
+    /// Why a read failed, if one did.
+    pub(crate) failure: Option<HttpError>,
+}
+
+impl Body<'_> {
+    /// The SHA-256 of the bytes read so far.
+    pub(crate) fn sha256_so_far(&self) -> [u8; 32] {
+        self.sha.clone().finalize().into()
+    }
+
+    /// The body failed with `source`.
+    pub(crate) fn error(&self, source: std::io::Error) -> HttpError {
+        HttpError::Body {
+            url: self.url.clone(),
+            source,
+        }
+    }
+
+    /// Fail the read with `message`, kept as the body's failure.
+    fn fail(&mut self, message: String) -> std::io::Error {
+        self.failure = Some(self.error(std::io::Error::other(message.clone())));
+        std::io::Error::other(message)
+    }
+
+    /// The SHA-256 of the bytes read, and their count.
+    pub(crate) fn finish(self) -> ([u8; 32], u64) {
+        (self.sha.finalize().into(), self.done)
+    }
+}
+
+impl Read for Body<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = match self.reader.read(buf) {
+            Ok(n) => n,
+            Err(e) => {
+                let message = e.to_string();
+                self.failure = Some(self.error(e));
+                return Err(std::io::Error::other(message));
+            }
+        };
+        let cap = self.cap;
+        if self.done + n as u64 > cap {
+            return Err(self.fail(format!(
+                "the download goes past {cap} bytes, the most tstore takes \
+                 (TSTORE_MAX_ARCHIVE_BYTES)"
             )));
         }
-        let mut window = (std::time::Instant::now(), 0u64);
-        loop {
-            let n = reader.read(&mut buf).map_err(|source| HttpError::Body {
-                url: url.to_owned(),
-                source,
-            })?;
-            if n == 0 {
-                break;
-            }
-            if done + n as u64 > cap {
-                return Err(body_err(format!(
-                    "the download goes past {cap} bytes, the most tstore takes \
-                     (TSTORE_MAX_ARCHIVE_BYTES)"
+        if self.window.0.elapsed() >= STALL_WINDOW {
+            if self.done - self.window.1 < STALL_MIN_BYTES {
+                return Err(self.fail(format!(
+                    "the download stalled: fewer than {STALL_MIN_BYTES} bytes in {} s",
+                    STALL_WINDOW.as_secs()
                 )));
             }
-            if window.0.elapsed() >= STALL_WINDOW {
-                if done - window.1 < STALL_MIN_BYTES {
-                    return Err(body_err(format!(
-                        "the download stalled: fewer than {STALL_MIN_BYTES} bytes in {} s",
-                        STALL_WINDOW.as_secs()
-                    )));
-                }
-                window = (std::time::Instant::now(), done);
-            }
-            sha.update(&buf[..n]);
-            file.write_all(&buf[..n]).map_err(write_err)?;
-            done += n as u64;
-            progress(done, total);
+            self.window = (std::time::Instant::now(), self.done);
         }
-        file.flush().map_err(write_err)?;
-        Ok((sha.finalize().into(), done))
+        self.sha.update(&buf[..n]);
+        self.done += n as u64;
+        if n > 0 {
+            (self.progress)(self.done, self.total);
+        }
+        Ok(n)
     }
 }
 

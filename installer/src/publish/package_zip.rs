@@ -90,3 +90,28 @@ mod tests {
         assert!(link.is_symlink());
     }
 }
+
+#[cfg(test)]
+mod streamed {
+    use super::*;
+
+    #[test]
+    fn a_package_zip_unpacks_as_it_streams_to_the_tree_of_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = dir.path().join("files");
+        fs_err::create_dir_all(files.join("sub")).unwrap();
+        fs_err::write(files.join("main.tf"), "variable \"x\" {}\n").unwrap();
+        fs_err::write(files.join("sub/a.tf"), "").unwrap();
+        fs_err::write(files.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs_err::set_permissions(files.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::os::unix::fs::symlink("main.tf", files.join("link.tf")).unwrap();
+        let zip = package_zip(&files).unwrap();
+        let store = tstore_store::Store::open(&dir.path().join("store")).unwrap();
+        let streamed = store
+            .ingest()
+            .zip_stream(&mut zip.as_slice(), Path::new("layer"))
+            .unwrap();
+        assert_eq!(streamed, store.ingest().dir(&files).unwrap());
+    }
+}

@@ -30,6 +30,8 @@ mod dir_walk;
 mod rules;
 mod tar_archive;
 mod zip_archive;
+mod zip_central;
+mod zip_stream;
 
 pub use tar_archive::{TarCompression, XZ_DECODER_THREAD};
 

@@ -17,6 +17,9 @@ pub(crate) const RATIO_FLOOR: u64 = 1 << 20;
 /// small packages of repetitive text legitimately compress very well.
 pub(crate) const WHOLE_ARCHIVE_RATIO_FLOOR: u64 = 64 << 20;
 
+/// The longest symlink target read from an archive.
+pub(crate) const MAX_LINK_TARGET: u64 = 4096;
+
 const S_IFMT: u32 = 0o170000;
 const S_IFREG: u32 = 0o100000;
 const S_IFDIR: u32 = 0o040000;

@@ -11,8 +11,9 @@ use sha2::{Digest, Sha256};
 
 use super::rules::{
     check_link_target, check_sizes, check_whole_ratio, classify, normalize_name, Claims,
-    DeclaredKind,
+    DeclaredKind, MAX_LINK_TARGET,
 };
+use super::zip_central;
 use super::Ingest;
 use super::IngestedArchive;
 use crate::blob::{read_file_chunks, BlobBatch, BlobId, BlobWriteError, WrittenBlob};
@@ -23,9 +24,6 @@ use crate::ids::TreeId;
 use crate::tree::{EntryKind, Tree, TreeEntry};
 use crate::{Limits, Result, Store, StoreError};
 use rusqlite::OptionalExtension as _;
-
-/// The longest symlink target read from an archive.
-const MAX_LINK_TARGET: u64 = 4096;
 
 type Archive = zip::ZipArchive<BufReader<fs_err::File>>;
 
@@ -60,22 +58,14 @@ fn central_directory_names(path: &Path, start: u64, max: u64) -> Result<Vec<Vec<
     let mut r = BufReader::new(fs_err::File::open(path).map_err(io_err)?);
     r.seek(SeekFrom::Start(start)).map_err(io_err)?;
     let mut names = Vec::new();
-    let mut header = [0u8; 46];
     while (names.len() as u64) <= max {
-        match r.read_exact(&mut header) {
-            Ok(()) => {}
+        match zip_central::signature(&mut r) {
+            Ok(Some(zip_central::CENTRAL_RECORD)) => {}
+            Ok(_) => break,
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
             Err(e) => return Err(io_err(e)),
         }
-        if header[..4] != [0x50, 0x4b, 0x01, 0x02] {
-            break;
-        }
-        let u16_at = |i: usize| u64::from(u16::from_le_bytes([header[i], header[i + 1]]));
-        let mut name = vec![0u8; u16_at(28) as usize];
-        r.read_exact(&mut name).map_err(io_err)?;
-        let skip = u16_at(30) + u16_at(32);
-        r.seek_relative(skip as i64).map_err(io_err)?;
-        names.push(name);
+        names.push(zip_central::record(&mut r).map_err(io_err)?.name);
     }
     Ok(names)
 }

@@ -15,6 +15,8 @@ fn sha(b: &[u8]) -> [u8; 32] {
     sha2::Sha256::digest(b).into()
 }
 
+/// The zip at `zip` is refused for a reason `want` accepts, read as a file and read as a
+/// stream alike.
 #[track_caller]
 fn assert_hostile(store: &Store, zip: &Path, want: fn(&HostileReason) -> bool) {
     let err = store.ingest().zip(zip).unwrap_err();
@@ -23,6 +25,18 @@ fn assert_hostile(store: &Store, zip: &Path, want: fn(&HostileReason) -> bool) {
         other => panic!("unexpected result for {}: {other:?}", zip.display()),
     }
     says_what_and_what_to_do(&err);
+    let bytes = fs_err::read(zip).unwrap();
+    let streamed = store
+        .ingest()
+        .zip_stream(&mut bytes.as_slice(), zip)
+        .unwrap_err();
+    match &streamed {
+        StoreError::HostileArchive { reason, .. } if want(reason) => {}
+        other => panic!(
+            "unexpected result for {} streamed: {other:?}",
+            zip.display()
+        ),
+    }
     assert!(store.packages().unwrap().is_empty());
 }
 
@@ -39,7 +53,7 @@ pub(super) fn says_what_and_what_to_do(err: &StoreError) {
 }
 
 /// Central directory headers: (offset, name) for patching tests.
-fn central_headers(bytes: &[u8]) -> Vec<(usize, String)> {
+pub(super) fn central_headers(bytes: &[u8]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i + 46 <= bytes.len() {
@@ -227,6 +241,24 @@ fn hostile_patched_archives_are_refused() {
         &zip,
         |r| matches!(r, HostileReason::SpecialFile { mode } if mode & 0o170000 == 0o020000),
     );
+
+    // A symlink (mode in the external attributes) whose target is longer than any path.
+    let zip = f.zip_path("long-link.zip");
+    write_zip(&zip, &[Z::File("l", &[b'a'; 5000], 0o644)]);
+    let mut bytes = fs_err::read(&zip).unwrap();
+    let (off, _) = central_headers(&bytes)[0].clone();
+    bytes[off + 5] = 3; // made by Unix
+    bytes[off + 38..off + 42].copy_from_slice(&(0o120777u32 << 16).to_le_bytes());
+    fs_err::write(&zip, &bytes).unwrap();
+    assert_hostile(&store, &zip, |r| {
+        matches!(
+            r,
+            HostileReason::SizeMismatch {
+                declared: 5000,
+                actual: 4097
+            }
+        )
+    });
 
     // Lying declared size: 1000 bytes declared as 10.
     let zip = f.zip_path("liar.zip");

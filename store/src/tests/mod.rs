@@ -23,6 +23,7 @@ mod provenance;
 mod repair;
 mod tar_archives;
 mod trust;
+mod zip_streams;
 
 fn key(name: &str) -> PackageKey {
     PackageKey::provider(format!("example.com/test/{name}"), "1.0.0", "linux_amd64")

@@ -271,27 +271,47 @@ impl Fetcher<'_> {
                 Provenance::Mirror,
             )?));
         }
-        let tmp = self.tmpdir()?;
-        let file = tmp.path().join("module.zip");
+        // The layer is unpacked as it downloads: no file of it is written, and its
+        // digest is checked at its end, before its tree is recorded.
         let progress = self.progress(&shown);
-        let downloaded = client.download_blob(repo, &layer, &file, &progress);
+        let streamed = client
+            .blob_body(repo, &layer, &progress)
+            .map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))
+            .and_then(|body| {
+                // The zip reader asks for a header at a time: one read of the socket,
+                // the digest and progress serve many.
+                let mut buffered = std::io::BufReader::with_capacity(256 << 10, body);
+                let ingested = self
+                    .store
+                    .ingest()
+                    .zip_stream(&mut buffered, std::path::Path::new(&shown));
+                let mut body = buffered.into_inner();
+                // A download that failed, or brought other bytes than the layer's digest
+                // names, is the reason, whatever the unpacking made of them: a refused
+                // layer is read to its end to know which.
+                let finished = match body.failure() {
+                    Some(failure) => Err(failure),
+                    None => body.finish(),
+                };
+                finished.map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))?;
+                ingested.map_err(FetchError::from)
+            });
         self.reporter
             .event(crate::report::Event::DownloadedModuleArchive { package: &shown });
-        downloaded.map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))?;
-        let archive = self.store.ingest().zip(&file).map_err(FetchError::from)?;
-        if archive.ingested.h1 != *h1 {
+        let ingested = streamed?;
+        if ingested.h1 != *h1 {
             return Err(FetchError::MirrorMismatch {
                 mirror: mirror.to_string(),
                 tag,
                 expected: h1.to_string(),
-                received: archive.ingested.h1.to_string(),
+                received: ingested.h1.to_string(),
             });
         }
         log.mirrored.push(id.to_owned());
         Ok(FromMirror::Found(self.commit(
             id,
-            &archive.ingested.tree,
-            vec![archive.ingested.h1],
+            &ingested.tree,
+            vec![ingested.h1],
             Provenance::Mirror,
         )?))
     }

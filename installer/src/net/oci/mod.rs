@@ -75,6 +75,63 @@ impl std::fmt::Display for TagListLimit {
     }
 }
 
+/// A blob's bytes, read as they arrive (an archive unpacked while it downloads): the read
+/// that finds their end fails unless they have the digest asked for, so a reader that reads
+/// to the end has read the blob or seen an error. A failed read keeps its [`OciError`]
+/// ([`BlobBody::failure`]): the download's reason, not the parser's, is the one to show.
+pub struct BlobBody<'p> {
+    body: super::http::Body<'p>,
+    url: String,
+    digest: String,
+    /// The end was read, with the digest asked for.
+    verified: bool,
+    failure: Option<OciError>,
+}
+
+impl BlobBody<'_> {
+    /// Why a read failed, if one did.
+    pub fn failure(&mut self) -> Option<OciError> {
+        self.failure
+            .take()
+            .or_else(|| self.body.failure.take().map(OciError::Http))
+    }
+
+    /// The blob read to its end (what is left is read now) with the digest asked for: its
+    /// size, or why not.
+    pub fn finish(mut self) -> Result<u64, OciError> {
+        if !self.verified {
+            let drained = std::io::copy(&mut self, &mut std::io::sink());
+            if let Some(failure) = self.failure() {
+                return Err(failure);
+            }
+            drained.map_err(|e| OciError::Http(self.body.error(e)))?;
+        }
+        Ok(self.body.finish().1)
+    }
+}
+
+impl std::io::Read for BlobBody<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.body.read(buf)?;
+        if n == 0 && !buf.is_empty() && !self.verified {
+            let actual = format!("sha256:{}", hex::encode(self.body.sha256_so_far()));
+            if actual != self.digest {
+                let failure = OciError::DigestMismatch {
+                    what: "blob".into(),
+                    url: self.url.clone(),
+                    expected: self.digest.clone(),
+                    actual,
+                };
+                let message = failure.to_string();
+                self.failure = Some(failure);
+                return Err(std::io::Error::other(message));
+            }
+            self.verified = true;
+        }
+        Ok(n)
+    }
+}
+
 /// Media types of the documents a pull reads.
 pub(crate) const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
 /// An image manifest.
@@ -408,6 +465,25 @@ impl OciClient {
             });
         }
         Ok(size)
+    }
+
+    /// Blob `digest` of `repo`, to read as it arrives ([`BlobBody`]).
+    pub fn blob_body<'p>(
+        &self,
+        repo: &OciRepository,
+        digest: &str,
+        progress: &'p dyn Fn(u64, Option<u64>),
+    ) -> Result<BlobBody<'p>, OciError> {
+        let url = Self::blob_url(repo, digest);
+        let resp = self.get(repo, &url, &[])?;
+        let body = self.http.body(resp, &url, progress)?;
+        Ok(BlobBody {
+            body,
+            url,
+            digest: digest.to_owned(),
+            verified: false,
+            failure: None,
+        })
     }
 
     fn get(
