@@ -397,9 +397,10 @@ impl HttpClient {
 }
 
 /// A download's body, read as it arrives: hashed (SHA-256) and counted as it is read, at
-/// most the download cap, failing when it stalls; progress is told of every read. A read
-/// that fails keeps its [`HttpError`] ([`Body::failure`]), so that whoever read through
-/// another parser (an archive's) can say the download failed, not the archive.
+/// most the download cap, failing when it stalls; progress is told of every read that
+/// brings bytes. A read that fails keeps its [`HttpError`] ([`Body::failure`]), so that
+/// whoever read through another parser (an archive's) can say the download failed, not the
+/// archive, and every later read fails too.
 pub(crate) struct Body<'p> {
     reader: Box<dyn Read + Send + Sync + 'static>,
     url: String,
@@ -441,8 +442,14 @@ impl Body<'_> {
 }
 
 impl Read for Body<'_> {
+    /// A failed read fails every read after it: a reader that went on past an error (the
+    /// `zip` crate skipping the rest of an entry) must not resume mid-stream.
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(failure) = &self.failure {
+            return Err(std::io::Error::other(failure.to_string()));
+        }
         let n = match self.reader.read(buf) {
+            Ok(0) => return Ok(0),
             Ok(n) => n,
             Err(e) => {
                 let message = e.to_string();
@@ -468,9 +475,7 @@ impl Read for Body<'_> {
         }
         self.sha.update(&buf[..n]);
         self.done += n as u64;
-        if n > 0 {
-            (self.progress)(self.done, self.total);
-        }
+        (self.progress)(self.done, self.total);
         Ok(n)
     }
 }

@@ -44,15 +44,11 @@ pub(super) struct CentralRecord {
     pub(super) offset: u64,
     /// The record's length in bytes, signature included.
     pub(super) length: u64,
+    /// Its extra field holds nothing but a well-formed zip64 field (see [`record`]).
+    pub(super) plain_extra: bool,
 }
 
 impl CentralRecord {
-    /// Whether the record says its entry is encrypted (traditional or strong encryption),
-    /// which no package is.
-    pub(super) fn encrypted(&self) -> bool {
-        self.flags & (0x0001 | 0x0040) != 0
-    }
-
     /// The unix mode the record declares, read as the `zip` crate reads it (so that both
     /// ingests classify an entry alike): the high 16 bits on unix; from the DOS directory
     /// and read-only bits on DOS; none when the attributes are 0 or the system is another.
@@ -136,34 +132,49 @@ pub(super) fn record(r: &mut impl Read) -> io::Result<CentralRecord> {
         size: u32_at(&h, 20),
         offset: u32_at(&h, 38),
         length: 46 + name_len + extra_len + comment_len,
+        plain_extra: false,
     };
-    apply_zip64_extra(&mut record, &extra);
+    record.plain_extra = apply_zip64_extra(&mut record, &extra);
     Ok(record)
 }
 
 /// The zip64 extra field (id 1) holds, in this order, each of the uncompressed size, the
-/// compressed size and the offset whose 32-bit field is all ones.
-fn apply_zip64_extra(record: &mut CentralRecord, mut extra: &[u8]) {
-    while extra.len() >= 4 {
-        let (id, len) = (u16_at(extra, 0), u16_at(extra, 2) as usize);
-        let Some(data) = extra.get(4..4 + len) else {
-            return;
-        };
-        if id == 1 {
-            let mut at = 0;
-            for field in [&mut record.size, &mut record.compressed, &mut record.offset] {
-                if *field == U32_SEE_ZIP64 {
-                    let Some(value) = data.get(at..at + 8) else {
-                        return;
-                    };
-                    *field = u64_at(value, 0);
-                    at += 8;
-                }
-            }
-            return;
-        }
-        extra = &extra[4 + len..];
+/// compressed size and the offset whose 32-bit field is all ones. Applied as Go's
+/// `archive/zip` applies it; `false` unless the extra field is that field alone, exactly as
+/// long as those values, or nothing (readers differ on anything else: the `zip` crate reads
+/// all three values from a field of 24 bytes or more, another field can rename an entry).
+fn apply_zip64_extra(record: &mut CentralRecord, extra: &[u8]) -> bool {
+    let wide = [record.size, record.compressed, record.offset]
+        .iter()
+        .filter(|&&v| v == U32_SEE_ZIP64)
+        .count();
+    if extra.is_empty() {
+        return wide == 0;
     }
+    let plain = extra.len() >= 4
+        && u16_at(extra, 0) == 1
+        && u16_at(extra, 2) as usize == 8 * wide
+        && extra.len() == 4 + 8 * wide
+        && wide > 0;
+    if !plain {
+        return false;
+    }
+    let mut values = extra[4..].chunks_exact(8).map(|v| u64_at(v, 0));
+    for field in [&mut record.size, &mut record.compressed, &mut record.offset] {
+        if *field == U32_SEE_ZIP64 {
+            *field = values.next().unwrap_or(U32_SEE_ZIP64);
+        }
+    }
+    true
+}
+
+/// Whether a local header's extra field holds nothing but one zip64 field (sizes): what
+/// tstore's zips hold; another field can rename an entry for one reader and not another.
+pub(super) fn plain_local_extra(extra: &[u8]) -> bool {
+    extra.is_empty()
+        || (extra.len() >= 4
+            && u16_at(extra, 0) == 1
+            && extra.len() == 4 + u16_at(extra, 2) as usize)
 }
 
 /// What the end records say of the central directory.
@@ -178,9 +189,10 @@ pub(super) struct CentralEnd {
 }
 
 /// The end records after the central directory, from signature `sig` (read already) to
-/// the end of the stream, which must follow the end record's comment: a zip64 end record
-/// and its locator (whose offset must be `zip64_at`, where that record began), then the end
-/// record. `None` when they are not in that shape, or data follows them.
+/// the end of the stream, which must follow the end record: a zip64 end record and its
+/// locator (whose offset must be `zip64_at`, where that record began), then the end record.
+/// `None` when they are not in the one shape every reader agrees on (one disk, no comment,
+/// no zip64 extensible data, the two records agreeing), or data follows them.
 pub(super) fn end_records(
     r: &mut impl Read,
     mut sig: [u8; 4],
@@ -190,16 +202,16 @@ pub(super) fn end_records(
     if sig == ZIP64_END {
         let mut head = [0u8; 8];
         r.read_exact(&mut head)?;
-        let len = u64_at(&head, 0);
-        if len < 44 {
+        // No extensible data: nothing for a reader to find in it.
+        if u64_at(&head, 0) != 44 {
             return Ok(None);
         }
         let mut body = [0u8; 44];
         r.read_exact(&mut body)?;
-        // Its extensible data, bounded by the stream (the download's cap).
-        skip(r, len - 44)?;
-        // One disk: this one, holding every entry.
-        let one_disk = u32_at(&body, 4) == 0
+        // One disk: this one, holding every entry; a version a reader accepts (the `zip`
+        // crate refuses a record that needs a later version than made it).
+        let one_disk = u16_at(&body, 2) <= u16_at(&body, 0)
+            && u32_at(&body, 4) == 0
             && u32_at(&body, 8) == 0
             && u64_at(&body, 12) == u64_at(&body, 20);
         if !one_disk {
@@ -228,7 +240,11 @@ pub(super) fn end_records(
     }
     let mut e = [0u8; 18];
     r.read_exact(&mut e)?;
-    skip(r, u16_at(&e, 16))?;
+    // No comment: a reader that looks for the end record from the end of the file would
+    // find one hidden in it, with another central directory.
+    if u16_at(&e, 16) != 0 {
+        return Ok(None);
+    }
     // One disk, this one, holding every entry (all ones: see the zip64 record, checked).
     let (disk, directory_disk) = (u16_at(&e, 0), u16_at(&e, 2));
     let one_disk = [disk, directory_disk]
@@ -242,16 +258,19 @@ pub(super) fn end_records(
     if r.read(&mut rest)? != 0 {
         return Ok(None);
     }
-    let wide = |short: u64, all_ones: u64, long: Option<u64>| match long {
-        Some(long) if short == all_ones => Some(long),
-        _ if short == all_ones => None,
-        _ => Some(short),
+    // A field all ones defers to the zip64 record; where there is one, every value of it
+    // is the one in force (readers differ on which of two they believe).
+    let resolve = |short: u64, all_ones: u64, long: Option<u64>| match long {
+        Some(long) if short == all_ones || short == long => Some(long),
+        Some(_) => None,
+        None if short == all_ones => None,
+        None => Some(short),
     };
     let end = (|| {
         Some(CentralEnd {
-            entries: wide(u16_at(&e, 6), U16_SEE_ZIP64, zip64.map(|z| z.entries))?,
-            size: wide(u32_at(&e, 8), U32_SEE_ZIP64, zip64.map(|z| z.size))?,
-            offset: wide(u32_at(&e, 12), U32_SEE_ZIP64, zip64.map(|z| z.offset))?,
+            entries: resolve(u16_at(&e, 6), U16_SEE_ZIP64, zip64.map(|z| z.entries))?,
+            size: resolve(u32_at(&e, 8), U32_SEE_ZIP64, zip64.map(|z| z.size))?,
+            offset: resolve(u32_at(&e, 12), U32_SEE_ZIP64, zip64.map(|z| z.offset))?,
         })
     })();
     Ok(end)

@@ -7,17 +7,24 @@
 //! ingest in `zip_archive`) never look at a local header's name or sizes, so an archive whose
 //! two descriptions differ would give two trees. The central directory must list the
 //! unpacked entries in order, each with the same name, method, CRC-32 and sizes, at the
-//! offset its local header was read from; the end record must agree on the count, the size
-//! and the offset of the central directory, and the stream must end with it.
+//! offset its local header was read from; the end records must agree on the count, the size
+//! and the offset of the central directory, and the stream must end with them. Where readers
+//! differ among themselves the archive is refused, in the shape tstore's own zips never
+//! take: an extra field other than zip64's (it can rename an entry or change its sizes for
+//! one reader), a flag that changes how an entry is read (encryption, a data descriptor), an
+//! end record with a comment (a reader searching from the end would find another end record
+//! in it), more than one disk, zip64 records that disagree with the short ones.
 //!
 //! What a local header declares passes the [`rules`](super::rules) before its content is
 //! read (a name inside the package, the entry count, the sizes, the ratio of the entry and of
-//! the archive so far), and content is read through a bound of one byte more than declared
-//! and must have exactly that size and CRC-32. A local header has no unix mode, so an
-//! entry's kind (file, executable, symlink, directory) comes from the central directory at
-//! the end, with the paths' claims and where symlinks lead, as for a zip file. Sizes must be
-//! in the local header: an entry written with a data descriptor is refused (tstore writes its
-//! zips with the sizes in place). A refused stream leaves at most unreferenced blobs.
+//! the archive so far, compressed bytes no more than the content could take), and content is
+//! read through a bound of one byte more than declared and must have exactly that size and
+//! CRC-32. A local header has no unix mode, so an entry's kind (file, executable, symlink,
+//! directory) comes from the central directory at the end, with the paths' claims and where
+//! symlinks lead, as for a zip file. Sizes must be in the local header: an entry written
+//! with a data descriptor is refused (tstore writes its zips with the sizes in place). The
+//! unpacking stops reading at a refusal; a refused stream leaves at most unreferenced blobs,
+//! and nothing is recorded in the index before the stream has ended.
 
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -149,7 +156,7 @@ impl<'s> ZipStream<'s> {
             .ok_or_else(|| self.invalid("a local header that is not one"))?;
         let unpacked = self.unpack(&mut file, offset);
         // A refused entry's bytes are not read on (the `zip` crate reads a dropped entry to
-        // its end): the download stops where the refusal is.
+        // its end): the unpacking stops where the refusal is.
         cut.set(unpacked.is_err());
         drop(file);
         self.unpacked.push(unpacked?);
@@ -185,6 +192,22 @@ impl<'s> ZipStream<'s> {
             CompressionMethod::Deflated => 8,
             _ => return Err(self.bad_zip(ZipError::UnsupportedArchive("compression method"))),
         };
+        if !zip_central::plain_local_extra(file.extra_data().unwrap_or_default()) {
+            return Err(self.bad_zip(ZipError::UnsupportedArchive(
+                "an extra field other than zip64's in a local header",
+            )));
+        }
+        // The compressed bytes are read (and a refused entry's skipped) by their declared
+        // size: no more than the content could take, stored or deflated.
+        let most = match method {
+            0 => size,
+            _ => size.saturating_add(size / 8).saturating_add(64),
+        };
+        if compressed > most {
+            return Err(self.bad_zip(ZipError::InvalidArchive(
+                "an entry's compressed size is more than its content could take".into(),
+            )));
+        }
         self.total = self.total.saturating_add(size);
         check_sizes(self.limits, size, compressed, self.total).map_err(hostile)?;
         // The archive so far, through this entry's compressed bytes.
@@ -401,10 +424,13 @@ fn refused(shown: &Path, entry: &str, reason: HostileReason) -> StoreError {
     }
 }
 
-/// Whether `record` describes `unpacked` as its local header did (which said it was not
-/// encrypted: the `zip` crate refuses to stream an encrypted entry).
+/// Whether `record` describes `unpacked` as its local header did, and in the one way every
+/// reader reads alike: no flag that changes how an entry is read (encryption, a data
+/// descriptor: the local header had neither, the `zip` crate refuses to stream them), no
+/// extra field but zip64's.
 fn describes(record: &CentralRecord, unpacked: &Unpacked) -> bool {
-    !record.encrypted()
+    record.flags & (0x0001 | 0x0008 | 0x0040 | 0x2000) == 0
+        && record.plain_extra
         && record.name == unpacked.name.as_bytes()
         && record.offset == unpacked.offset
         && record.method == unpacked.method

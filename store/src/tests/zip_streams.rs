@@ -189,6 +189,27 @@ fn a_central_directory_that_tells_another_story_is_refused() {
         ),
         ("data after the end", [&bytes[..], b"!"].concat(), ""),
         (
+            // A reader that looks for the end record from the end of the file would find
+            // one in the comment, with a central directory of its own.
+            "a comment",
+            [
+                &patched(&bytes, end + 20, &22u16.to_le_bytes())[..],
+                &bytes[end..],
+            ]
+            .concat(),
+            "",
+        ),
+        (
+            "an extra field in the central directory",
+            {
+                let mut b = patched(&bytes, second + 30, &4u16.to_le_bytes());
+                let at = second + 46 + "b.tf".len();
+                b.splice(at..at, [0x55, 0x54, 0, 0]);
+                b
+            },
+            "b.tf",
+        ),
+        (
             "another disk",
             patched(&bytes, end + 6, &4u16.to_le_bytes()),
             "",
@@ -286,14 +307,25 @@ fn a_bomb_is_refused_at_its_header_and_a_cut_stream_is_not_a_zip() {
             "cut at {cut}: {err:?}"
         );
     }
-    // An end record whose comment runs past the end of the stream.
-    let end = bytes.len() - 22;
-    let mut short_comment = bytes.clone();
-    short_comment[end + 20..end + 22].copy_from_slice(&64u16.to_le_bytes());
-    short_comment.push(b'!');
+    // A compressed size past what the content could take: its bytes are not read.
+    let mut swollen = bytes.clone();
+    swollen[18..22].copy_from_slice(&(1u32 << 30).to_le_bytes());
     assert!(matches!(
-        stream(&store, &short_comment).unwrap_err(),
+        stream(&store, &swollen).unwrap_err(),
         StoreError::BadZip { .. }
+    ));
+    // A local header with an extra field that is not zip64's (here an extended timestamp,
+    // harmless, but such fields can rename an entry for one reader and not another).
+    let mut renamed = bytes.clone();
+    renamed[28..30].copy_from_slice(&9u16.to_le_bytes());
+    let at = 30 + "main.tf".len();
+    renamed.splice(at..at, [0x55, 0x54, 5, 0, 1, 0, 0, 0, 0]);
+    assert!(matches!(
+        stream(&store, &renamed).unwrap_err(),
+        StoreError::BadZip {
+            source: zip::result::ZipError::UnsupportedArchive(_),
+            ..
+        }
     ));
     assert!(matches!(
         stream(&store, b"not a zip at all").unwrap_err(),

@@ -111,7 +111,11 @@ impl BlobBody<'_> {
 }
 
 impl std::io::Read for BlobBody<'_> {
+    /// As [`super::http::Body`]'s: a failed read fails every read after it.
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(failure) = &self.failure {
+            return Err(std::io::Error::other(failure.to_string()));
+        }
         let n = self.body.read(buf)?;
         if n == 0 && !buf.is_empty() && !self.verified {
             let actual = format!("sha256:{}", hex::encode(self.body.sha256_so_far()));
