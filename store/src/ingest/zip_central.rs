@@ -64,8 +64,10 @@ impl CentralRecord {
                 } else {
                     0o100664
                 };
+                // Read-only: the `zip` crate masks with 0o555, which drops the type bits
+                // too (a read-only DOS directory is a file to it); so does this reading.
                 if self.external & 0x01 != 0 {
-                    mode &= 0o170555;
+                    mode &= 0o555;
                 }
                 Some(mode)
             }
@@ -274,4 +276,42 @@ pub(super) fn end_records(
         })
     })();
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dos(external: u32) -> CentralRecord {
+        CentralRecord {
+            name: b"x".to_vec(),
+            system: 0,
+            external,
+            flags: 0,
+            method: 0,
+            crc32: 0,
+            compressed: 0,
+            size: 0,
+            offset: 0,
+            length: 47,
+            plain_extra: true,
+        }
+    }
+
+    #[test]
+    fn a_dos_mode_is_read_as_the_zip_crate_reads_it() {
+        assert_eq!(dos(0x20).unix_mode(), Some(0o100664));
+        assert_eq!(dos(0x10).unix_mode(), Some(0o040775));
+        // Read-only: the type bits go with the write bits.
+        assert_eq!(dos(0x11).unix_mode(), Some(0o555));
+        assert_eq!(dos(0x21).unix_mode(), Some(0o444));
+        assert_eq!(dos(0).unix_mode(), None);
+        let unix = CentralRecord {
+            system: 3,
+            ..dos(0o100755 << 16)
+        };
+        assert_eq!(unix.unix_mode(), Some(0o100755));
+        let other = CentralRecord { system: 30, ..unix };
+        assert_eq!(other.unix_mode(), None);
+    }
 }
