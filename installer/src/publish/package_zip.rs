@@ -89,11 +89,6 @@ mod tests {
         let link = archive.by_name("link").unwrap();
         assert!(link.is_symlink());
     }
-}
-
-#[cfg(test)]
-mod streamed {
-    use super::*;
 
     #[test]
     fn a_package_zip_unpacks_as_it_streams_to_the_tree_of_its_files() {

@@ -285,15 +285,14 @@ impl Fetcher<'_> {
                     .store
                     .ingest()
                     .zip_stream(&mut buffered, std::path::Path::new(&shown));
-                let mut body = buffered.into_inner();
                 // A download that failed, or brought other bytes than the layer's digest
                 // names, is the reason, whatever the unpacking made of them: a refused
-                // layer is read to its end to know which.
-                let finished = match body.failure() {
-                    Some(failure) => Err(failure),
-                    None => body.finish(),
-                };
-                finished.map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))?;
+                // layer is read to its end to know which (`finish` says a failure kept
+                // from an earlier read first).
+                buffered
+                    .into_inner()
+                    .finish()
+                    .map_err(|e| FetchError::Protocol(format!("{shown}: {e}")))?;
                 ingested.map_err(FetchError::from)
             });
         self.reporter

@@ -77,8 +77,8 @@ impl std::fmt::Display for TagListLimit {
 
 /// A blob's bytes, read as they arrive (an archive unpacked while it downloads): the read
 /// that finds their end fails unless they have the digest asked for, so a reader that reads
-/// to the end has read the blob or seen an error. A failed read keeps its [`OciError`]
-/// ([`BlobBody::failure`]): the download's reason, not the parser's, is the one to show.
+/// to the end has read the blob or seen an error. A failed read keeps its [`OciError`], which
+/// [`BlobBody::finish`] returns: the download's reason, not the parser's, is the one to show.
 pub struct BlobBody<'p> {
     body: super::http::Body<'p>,
     url: String,
@@ -90,7 +90,7 @@ pub struct BlobBody<'p> {
 
 impl BlobBody<'_> {
     /// Why a read failed, if one did.
-    pub fn failure(&mut self) -> Option<OciError> {
+    fn failure(&mut self) -> Option<OciError> {
         self.failure
             .take()
             .or_else(|| self.body.failure.take().map(OciError::Http))
